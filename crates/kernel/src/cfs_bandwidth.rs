@@ -1,0 +1,269 @@
+//! CFS bandwidth control (kernel/sched/fair.c), for top-level cgroups.
+//!
+//! A cgroup with `cpu.max = quota period` has a global pool
+//! (`cfs_bandwidth`) refilled to `quota` by a period timer, and one
+//! `cfs_rq` per CPU with its local `runtime_remaining`:
+//!
+//! - `update_curr()` charges run time; at or below zero the cfs_rq takes up
+//!   to `sched_cfs_bandwidth_slice` from the pool, and if it gets nothing
+//!   the CPU reschedules;
+//! - at `put_prev` (`check_cfs_rq_runtime()`) a cfs_rq still without
+//!   runtime is throttled: `throttle_cfs_rq()` walks the cgroup's whole
+//!   subtree (`walk_tg_tree_from(..., tg_throttle_down, ...)`) with the rq
+//!   lock held and IRQs off, and the group leaves the runqueue;
+//! - the period timer (hardirq, on the CPU that armed it) refills the pool
+//!   and `distribute_cfs_runtime()` gives each throttled cfs_rq its deficit
+//!   plus 1 ns in throttle order until the pool is dry, taking each remote
+//!   rq lock; remote cfs_rqs are unthrottled by an async CSD
+//!   (`__cfsb_csd_unthrottle`) whose handler walks the subtree again
+//!   (`tg_unthrottle_up`) with IRQs off.
+//!
+//! Nested cgroups with their own quota are not modelled (scenario error).
+
+use smpsim_engine::Nanos;
+
+use crate::cpu::{CfsRq, Csd};
+use crate::spec::Spec;
+
+/// One top-level cgroup's runqueue on one CPU (its group entity).
+pub struct GroupRq {
+    pub cpu: u32,
+    pub cfs: CfsRq,
+    pub vruntime: u64,
+    /// One of the group's tasks is the CPU's current task.
+    pub running: bool,
+    pub pool: Option<u32>,
+    pub runtime_remaining: i64,
+    pub throttled: bool,
+    pub on_csd_list: bool,
+    /// Task groups visited by a walk of this cgroup's subtree.
+    pub subtree: u64,
+}
+
+/// A cgroup's `cfs_bandwidth`.
+pub struct Pool {
+    pub quota: Nanos,
+    pub period: Nanos,
+    pub runtime: Nanos,
+    /// CPU whose hrtimer fires the period timer (`HRTIMER_MODE_ABS_PINNED`).
+    pub timer_cpu: u32,
+    pub timer_armed_by_use: bool,
+    /// Throttled group runqueues in throttle order.
+    pub throttled: Vec<u32>,
+    pub nr_throttled: u64,
+    pub nr_unthrottled: u64,
+}
+
+/// Builds group runqueues (top-level cgroup x CPU) and pools. Returns them
+/// with, for every cgroup, the index of its top-level ancestor group.
+pub(crate) fn build(spec: &Spec, nr_cpus: u32) -> (Vec<GroupRq>, Vec<Pool>, Vec<Option<u32>>) {
+    let n = spec.cgroups.len();
+    // Top-level ancestor of every cgroup.
+    let mut top = vec![0usize; n];
+    for (i, cg) in spec.cgroups.iter().enumerate() {
+        let mut a = i;
+        let mut parent = cg.parent;
+        while let Some(p) = parent {
+            a = p;
+            parent = spec.cgroups[p].parent;
+        }
+        top[i] = a;
+    }
+    // Subtree sizes: declared descendants plus generated ones.
+    let mut subtree = vec![0u64; n];
+    for (i, cg) in spec.cgroups.iter().enumerate() {
+        let mut a = Some(i);
+        while let Some(x) = a {
+            subtree[x] += 1 + if x == i { cg.generated_descendants } else { 0 };
+            a = spec.cgroups[x].parent;
+        }
+    }
+    // Only top-level cgroups that hold tasks (directly or below) get groups.
+    let mut index: Vec<Option<u32>> = vec![None; n];
+    let mut groups = Vec::new();
+    let mut pools = Vec::new();
+    let mut next = 0u32;
+    for tg in &spec.task_groups {
+        let Some(cg) = tg.cgroup else { continue };
+        let tl = top[cg];
+        if index[tl].is_some() {
+            continue;
+        }
+        index[tl] = Some(next);
+        next += 1;
+        let pool = spec.cgroups[tl].bandwidth.map(|bw| {
+            pools.push(Pool {
+                quota: bw.quota,
+                period: bw.period,
+                runtime: bw.quota,
+                timer_cpu: 0,
+                timer_armed_by_use: false,
+                throttled: Vec::new(),
+                nr_throttled: 0,
+                nr_unthrottled: 0,
+            });
+            pools.len() as u32 - 1
+        });
+        for cpu in 0..nr_cpus {
+            groups.push(GroupRq {
+                cpu,
+                cfs: CfsRq::default(),
+                vruntime: 0,
+                running: false,
+                pool,
+                runtime_remaining: 0,
+                throttled: false,
+                on_csd_list: false,
+                subtree: subtree[tl],
+            });
+        }
+    }
+    let group_of_cgroup = (0..n).map(|i| index[top[i]]).collect();
+    (groups, pools, group_of_cgroup)
+}
+
+impl crate::Kernel<'_> {
+    fn walk_cost(&self, g: u32) -> Nanos {
+        let k = &self.spec.knobs;
+        k.cfs_throttle_base_cost + k.tg_walk_cost * self.groups[g as usize].subtree
+    }
+
+    /// `__assign_cfs_rq_runtime()`: tops the cfs_rq up towards `target`
+    /// from the pool. Returns true if it now has runtime.
+    fn assign_runtime(&mut self, g: u32, target: i64) -> bool {
+        let gr = &mut self.groups[g as usize];
+        let Some(p) = gr.pool else { return true };
+        let pool = &mut self.pools[p as usize];
+        if !pool.timer_armed_by_use {
+            // start_cfs_bandwidth(): the timer is pinned where first needed.
+            pool.timer_armed_by_use = true;
+            pool.timer_cpu = gr.cpu;
+        }
+        let want = (target - gr.runtime_remaining).max(0) as u64;
+        let amount = want.min(pool.runtime);
+        pool.runtime -= amount;
+        gr.runtime_remaining += amount as i64;
+        gr.runtime_remaining > 0
+    }
+
+    /// `account_cfs_rq_runtime()`: returns true if the CPU must reschedule.
+    pub(crate) fn account_cfs_rq_runtime(&mut self, g: u32, delta: Nanos) -> bool {
+        let gr = &mut self.groups[g as usize];
+        if gr.pool.is_none() {
+            return false;
+        }
+        gr.runtime_remaining -= delta as i64;
+        if gr.runtime_remaining > 0 || gr.throttled {
+            return false;
+        }
+        let slice = self.spec.knobs.cfs_bandwidth_slice as i64;
+        !self.assign_runtime(g, slice)
+    }
+
+    /// `check_cfs_rq_runtime()` at put_prev: throttles the group if it has
+    /// no runtime left. Returns the time spent (with IRQs off).
+    pub(crate) fn check_cfs_rq_runtime(&mut self, c: u32, g: u32) -> Nanos {
+        let gr = &self.groups[g as usize];
+        let Some(p) = gr.pool else { return 0 };
+        if gr.throttled || gr.runtime_remaining > 0 {
+            return 0;
+        }
+        // throttle_cfs_rq(): one last 1 ns attempt, then throttle.
+        if self.assign_runtime(g, 1) {
+            return 0;
+        }
+        let cost = self.walk_cost(g);
+        let now = self.now;
+        self.groups[g as usize].throttled = true;
+        let pool = &mut self.pools[p as usize];
+        pool.throttled.push(g);
+        if self.metrics.measuring(now) {
+            pool.nr_throttled += 1;
+        }
+        let ent = self.tasks.len() as u32 + g;
+        if self.pos[ent as usize] != crate::cpu::NOT_QUEUED {
+            self.cpus[c as usize].cfs.remove(&mut self.pos, ent);
+        }
+        cost
+    }
+
+    /// The period timer handler on `c` starting at `t`: refill, then
+    /// `distribute_cfs_runtime()`. Returns when the handler is done.
+    pub(crate) fn cfs_period_timer(&mut self, c: u32, p: u32, mut t: Nanos) -> Nanos {
+        let pool = &mut self.pools[p as usize];
+        pool.runtime = pool.quota;
+        let mut i = 0;
+        while i < self.pools[p as usize].throttled.len() && self.pools[p as usize].runtime > 0 {
+            let g = self.pools[p as usize].throttled[i];
+            i += 1;
+            let target = self.groups[g as usize].cpu;
+            // rq_lock_irqsave(target rq): wait out a walk holding it.
+            t = t.max(self.cpus[target as usize].rq_busy_until)
+                + self.spec.machine.line_transfer(c, target);
+            let gr = &mut self.groups[g as usize];
+            if !gr.throttled || gr.on_csd_list {
+                continue;
+            }
+            let pool = &mut self.pools[p as usize];
+            let runtime = ((-gr.runtime_remaining + 1).max(0) as u64).min(pool.runtime);
+            pool.runtime -= runtime;
+            gr.runtime_remaining += runtime as i64;
+            if gr.runtime_remaining <= 0 {
+                continue;
+            }
+            if target == c {
+                t += self.walk_cost(g);
+                self.unthrottle(g);
+                i -= 1;
+                self.cpus[c as usize].rq_busy_until = t;
+            } else {
+                gr.on_csd_list = true;
+                let list = &mut self.cpus[target as usize].cfsb_list;
+                list.push(g);
+                if list.len() == 1 {
+                    t += self.spec.machine.costs.ipi_send.nanos();
+                    self.queue_csd(target, Csd::CfsbUnthrottle, t);
+                }
+            }
+        }
+        t
+    }
+
+    /// `__cfsb_csd_unthrottle()` in the IPI handler of `c`, from `t`.
+    pub(crate) fn cfsb_csd_unthrottle(&mut self, c: u32, mut t: Nanos) -> Nanos {
+        let list = std::mem::take(&mut self.cpus[c as usize].cfsb_list);
+        for &g in &list {
+            self.groups[g as usize].on_csd_list = false;
+            if self.groups[g as usize].throttled {
+                t += self.walk_cost(g);
+                self.unthrottle(g);
+            }
+        }
+        let mut list = list;
+        list.clear();
+        self.cpus[c as usize].cfsb_list = list;
+        self.cpus[c as usize].rq_busy_until = t;
+        t
+    }
+
+    /// `unthrottle_cfs_rq()`: the group's entity is runnable again.
+    fn unthrottle(&mut self, g: u32) {
+        let now = self.now;
+        let gr = &mut self.groups[g as usize];
+        gr.throttled = false;
+        let c = gr.cpu;
+        if let Some(p) = gr.pool {
+            let pool = &mut self.pools[p as usize];
+            if let Some(i) = pool.throttled.iter().position(|&x| x == g) {
+                pool.throttled.remove(i);
+            }
+            if now >= self.metrics.warmup {
+                pool.nr_unthrottled += 1;
+            }
+        }
+        self.requeue_group(g);
+        if !self.groups[g as usize].cfs.is_empty() && self.cpus[c as usize].curr == crate::task::NO_TASK {
+            self.cpus[c as usize].need_resched = true;
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! Per-CPU state: what the CPU is doing, its runqueues, its pending
+//! interrupts and its time accounting.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use smpsim_engine::Nanos;
+
+use crate::task::{TaskId, NO_TASK};
+
+/// What a CPU is doing right now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    /// Running the idle task.
+    Idle,
+    /// Running `curr` (working or spinning: see the task).
+    Task,
+    /// In a hardirq handler until `end` (IRQs off).
+    Irq { end: Nanos },
+    /// In `__schedule()` until `end`, switching to `next` (IRQs off, rq
+    /// lock held; includes a CFS throttle walk if one was needed).
+    Switch { end: Nanos, next: TaskId },
+}
+
+/// A queued cross-CPU function call (`call_single_data`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Csd {
+    /// `smp_call_function_single(wait=1)`: the caller spins until it runs.
+    Sync { caller: TaskId, gen: u32, cost: Nanos, from_cpu: u32 },
+    /// `cfsb_csd`: unthrottle this CPU's throttled cfs_rqs on its list.
+    CfsbUnthrottle,
+}
+
+/// CPU time split.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CpuTimes {
+    pub user: Nanos,
+    pub sys: Nanos,
+    pub spin: Nanos,
+    pub irq: Nanos,
+    pub idle: Nanos,
+}
+
+impl CpuTimes {
+    pub fn total(&self) -> Nanos {
+        self.user + self.sys + self.spin + self.irq + self.idle
+    }
+}
+
+/// A CFS runqueue (`struct cfs_rq`): entities ordered by vruntime in an
+/// indexed binary heap so any entity can be removed in O(log n) without
+/// allocating. Entity ids are global (tasks, then group entities); the
+/// position table is shared by all runqueues.
+#[derive(Debug, Default)]
+pub struct CfsRq {
+    heap: Vec<(u64, u32)>,
+    pub min_vruntime: u64,
+}
+
+pub const NOT_QUEUED: u32 = u32::MAX;
+
+impl CfsRq {
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+    pub fn first(&self) -> Option<(u64, u32)> {
+        self.heap.first().copied()
+    }
+
+    pub fn push(&mut self, pos: &mut [u32], vruntime: u64, ent: u32) {
+        debug_assert_eq!(pos[ent as usize], NOT_QUEUED);
+        self.heap.push((vruntime, ent));
+        let i = self.heap.len() - 1;
+        pos[ent as usize] = i as u32;
+        self.sift_up(pos, i);
+    }
+
+    pub fn remove(&mut self, pos: &mut [u32], ent: u32) {
+        let i = pos[ent as usize];
+        debug_assert_ne!(i, NOT_QUEUED);
+        let i = i as usize;
+        pos[ent as usize] = NOT_QUEUED;
+        let last = self.heap.pop().expect("queued entity");
+        if i < self.heap.len() {
+            self.heap[i] = last;
+            pos[last.1 as usize] = i as u32;
+            self.sift_down(pos, i);
+            self.sift_up(pos, i);
+        }
+    }
+
+    pub fn pop(&mut self, pos: &mut [u32]) -> Option<(u64, u32)> {
+        let first = self.first()?;
+        self.remove(pos, first.1);
+        Some(first)
+    }
+
+    fn sift_up(&mut self, pos: &mut [u32], mut i: usize) {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.heap[i] >= self.heap[parent] {
+                break;
+            }
+            self.heap.swap(i, parent);
+            pos[self.heap[i].1 as usize] = i as u32;
+            pos[self.heap[parent].1 as usize] = parent as u32;
+            i = parent;
+        }
+    }
+
+    fn sift_down(&mut self, pos: &mut [u32], mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut m = i;
+            if l < n && self.heap[l] < self.heap[m] {
+                m = l;
+            }
+            if r < n && self.heap[r] < self.heap[m] {
+                m = r;
+            }
+            if m == i {
+                break;
+            }
+            self.heap.swap(i, m);
+            pos[self.heap[i].1 as usize] = i as u32;
+            pos[self.heap[m].1 as usize] = m as u32;
+            i = m;
+        }
+    }
+}
+
+/// The RT runqueue: highest priority first, FIFO within a priority.
+#[derive(Debug, Default)]
+pub struct RtRq {
+    heap: BinaryHeap<(u8, Reverse<i64>, TaskId)>,
+    seq: i64,
+}
+
+impl RtRq {
+    pub fn push_tail(&mut self, prio: u8, task: TaskId) {
+        self.seq += 1;
+        self.heap.push((prio, Reverse(self.seq), task));
+    }
+    /// A preempted RT task goes back to the head of its priority list.
+    pub fn push_head(&mut self, prio: u8, task: TaskId) {
+        self.seq += 1;
+        self.heap.push((prio, Reverse(-self.seq), task));
+    }
+    pub fn pop(&mut self) -> Option<TaskId> {
+        self.heap.pop().map(|e| e.2)
+    }
+    pub fn top_prio(&self) -> Option<u8> {
+        self.heap.peek().map(|e| e.0)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+/// Hardirq work waiting for the CPU to enable interrupts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PendingIrq {
+    /// An hrtimer of a sleeping task.
+    Timer { task: TaskId, gen: u32 },
+    /// A CFS bandwidth period timer.
+    CfsPeriod { pool: u32 },
+}
+
+pub struct Cpu {
+    pub id: u32,
+    pub curr: TaskId,
+    pub activity: Activity,
+    /// Invalidates `Event::Cpu` scheduled for earlier activities.
+    pub gen: u32,
+    /// Time up to which this CPU's time has been accounted.
+    pub accounted_to: Nanos,
+    pub need_resched: bool,
+    /// A function-call IPI is latched in the APIC.
+    pub ipi_pending: bool,
+    pub irq_pending: Vec<PendingIrq>,
+    /// `call_single_queue`.
+    pub csd_queue: VecDeque<Csd>,
+    /// Throttled group runqueues waiting for `__cfsb_csd_unthrottle`.
+    pub cfsb_list: Vec<u32>,
+    pub rt: RtRq,
+    pub cfs: CfsRq,
+    /// Runnable tasks (RT + CFS, excluding curr).
+    pub nr_queued: u32,
+    pub times: CpuTimes,
+    pub tick_armed: bool,
+    /// `rq->lock` is held by a long section (throttle walk) until then.
+    pub rq_busy_until: Nanos,
+    /// Start of the current preempt-disabled section of the running task.
+    pub preempt_off_since: Option<Nanos>,
+    /// Start of the current IRQ-disabled section.
+    pub irq_off_since: Option<Nanos>,
+    /// Task that was current when the handler or switch began.
+    pub interrupted: TaskId,
+}
+
+impl Cpu {
+    pub fn new(id: u32) -> Self {
+        Cpu {
+            id,
+            curr: NO_TASK,
+            activity: Activity::Idle,
+            gen: 0,
+            accounted_to: 0,
+            need_resched: false,
+            ipi_pending: false,
+            irq_pending: Vec::with_capacity(8),
+            csd_queue: VecDeque::with_capacity(16),
+            cfsb_list: Vec::new(),
+            rt: RtRq::default(),
+            cfs: CfsRq::default(),
+            nr_queued: 0,
+            times: CpuTimes::default(),
+            tick_armed: false,
+            rq_busy_until: 0,
+            preempt_off_since: None,
+            irq_off_since: None,
+            interrupted: NO_TASK,
+        }
+    }
+
+    pub fn has_pending_irq(&self) -> bool {
+        self.ipi_pending || !self.irq_pending.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cfs_rq_orders_by_vruntime_and_removes_anywhere() {
+        let mut pos = vec![NOT_QUEUED; 10];
+        let mut rq = CfsRq::default();
+        for (v, e) in [(50, 0), (10, 1), (30, 2), (20, 3), (40, 4)] {
+            rq.push(&mut pos, v, e);
+        }
+        rq.remove(&mut pos, 2);
+        assert_eq!(pos[2], NOT_QUEUED);
+        let order: Vec<u32> = std::iter::from_fn(|| rq.pop(&mut pos).map(|x| x.1)).collect();
+        assert_eq!(order, vec![1, 3, 4, 0]);
+        assert!(pos.iter().all(|p| *p == NOT_QUEUED));
+    }
+
+    #[test]
+    fn rt_rq_is_priority_then_fifo_with_head_requeue() {
+        let mut rq = RtRq::default();
+        rq.push_tail(10, 1);
+        rq.push_tail(20, 2);
+        rq.push_tail(10, 3);
+        rq.push_head(10, 4);
+        assert_eq!(rq.pop(), Some(2));
+        assert_eq!(rq.pop(), Some(4));
+        assert_eq!(rq.pop(), Some(1));
+        assert_eq!(rq.pop(), Some(3));
+    }
+}

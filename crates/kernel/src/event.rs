@@ -1,0 +1,23 @@
+//! The events of the kernel model. Each is small and `Copy`; the engine
+//! stores them inline, so scheduling one never allocates.
+
+/// A point where the state of the simulated system changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The CPU's current activity (a work segment, an interrupt handler, a
+    /// context switch) ends. Stale if the CPU's generation moved on.
+    Cpu { cpu: u32, gen: u32 },
+    /// A function-call IPI reaches `cpu`.
+    Ipi { cpu: u32 },
+    /// A reschedule IPI (remote wakeup) reaches `cpu`.
+    Resched { cpu: u32 },
+    /// The scheduler tick on `cpu`.
+    Tick { cpu: u32 },
+    /// A sleeping task's hrtimer expires.
+    Timer { task: u32, gen: u32 },
+    /// The period timer of a CFS bandwidth pool expires.
+    CfsPeriod { pool: u32 },
+    /// A spinning task observes the condition it spins on (a CSD unlocked,
+    /// a mutex handed to it, its mutex owner gone off-CPU).
+    SpinEnd { task: u32, gen: u32 },
+}

@@ -1,0 +1,332 @@
+//! Stepping a task through its program.
+//!
+//! Ops that touch only the task (work, syscall entry, variables, jumps,
+//! counters) are gathered into one [`Batch`](crate::task::Batch) and run as
+//! a single interval: one event however many ops it holds. An op that
+//! touches shared state (a lock, another CPU, preemption) runs only at the
+//! true current time, so the batch before it ends there first.
+
+use smpsim_engine::Nanos;
+
+use crate::event::Event;
+use crate::program::*;
+use crate::task::*;
+
+/// What a mechanism op did.
+pub(crate) enum Flow {
+    /// Done; interpret the next op (the op may have added work to the batch).
+    Next,
+    /// The op set up what the CPU does next (spin, sleep, switch).
+    Stop,
+}
+
+impl crate::Kernel<'_> {
+    /// Runs task `t`, current on CPU `c`, from where it is.
+    pub(crate) fn run_task(&mut self, c: u32, t: TaskId) {
+        // A batch interrupted earlier resumes first.
+        if !self.tasks[t as usize].batch.is_empty() {
+            let end = self.now + self.tasks[t as usize].batch.total();
+            self.arm_cpu(c, end);
+            return;
+        }
+        let spec = self.spec;
+        let program = &spec.task_groups[self.tasks[t as usize].group as usize].program;
+        let mut steps = 0u32;
+        loop {
+            steps += 1;
+            if steps > 10_000 {
+                // A loop with no time in it must not stall simulated time.
+                let task = &mut self.tasks[t as usize];
+                if task.batch.is_empty() {
+                    task.batch.push(task.mode, 1);
+                }
+                break;
+            }
+            let pc = self.tasks[t as usize].pc as usize;
+            let op = &program.ops[pc];
+            let vt = self.now + self.tasks[t as usize].batch.total();
+            let local = match op {
+                Op::Work(d) => {
+                    let ns = d.sample(&mut self.rng);
+                    let task = &mut self.tasks[t as usize];
+                    if !task.batch.push(task.mode, ns) {
+                        break;
+                    }
+                    true
+                }
+                Op::SyscallEnter => {
+                    let cost = self.spec.machine.costs.syscall.nanos();
+                    let task = &mut self.tasks[t as usize];
+                    if !task.batch.push(Mode::Sys, cost) {
+                        break;
+                    }
+                    task.mode = Mode::Sys;
+                    true
+                }
+                Op::SyscallExit => {
+                    self.tasks[t as usize].mode = Mode::User;
+                    true
+                }
+                Op::CpusReadLock | Op::CpusReadUnlock => true,
+                Op::Set { slot, expr } => {
+                    let v = self.eval(t, expr);
+                    self.tasks[t as usize].vars[*slot as usize] = v;
+                    true
+                }
+                Op::Jump(to) => {
+                    self.tasks[t as usize].pc = *to;
+                    continue;
+                }
+                Op::JumpUnless(cond, to) => {
+                    if !self.cond(t, cond) {
+                        self.tasks[t as usize].pc = *to;
+                        continue;
+                    }
+                    true
+                }
+                Op::LoopBack { slot, target } => {
+                    let task = &mut self.tasks[t as usize];
+                    task.vars[*slot as usize] -= 1;
+                    if task.vars[*slot as usize] > 0 {
+                        task.pc = *target;
+                        continue;
+                    }
+                    true
+                }
+                Op::Choose { cumulative } => {
+                    let total = cumulative.last().map(|x| x.0).unwrap_or(1);
+                    let draw = self.rng.below(total);
+                    let to = cumulative.iter().find(|(w, _)| draw < *w).map(|x| x.1);
+                    self.tasks[t as usize].pc = to.expect("draw below total");
+                    continue;
+                }
+                Op::Count(counter) => {
+                    self.metrics.count(vt, *counter);
+                    true
+                }
+                Op::Mark(slot) => {
+                    self.tasks[t as usize].vars[*slot as usize] = vt as i64;
+                    true
+                }
+                Op::RecordSince { hist, slot } => {
+                    let since = self.tasks[t as usize].vars[*slot as usize] as Nanos;
+                    self.metrics.record(vt, *hist, vt.saturating_sub(since));
+                    true
+                }
+                _ => false,
+            };
+            if local {
+                self.tasks[t as usize].pc += 1;
+                continue;
+            }
+            // A shared-state op: first let the batch run up to it.
+            if !self.tasks[t as usize].batch.is_empty() {
+                break;
+            }
+            match self.shared_op(c, t, op) {
+                Flow::Next => continue,
+                Flow::Stop => return,
+            }
+        }
+        let end = self.now + self.tasks[t as usize].batch.total();
+        self.arm_cpu(c, end);
+    }
+
+    /// Executes an op that touches state outside the task, at the current time.
+    fn shared_op(&mut self, c: u32, t: TaskId, op: &Op) -> Flow {
+        let step = match self.tasks[t as usize].resume {
+            Resume::Op => 0,
+            Resume::Step(s) => s,
+        };
+        match op {
+            Op::PreemptDisable => {
+                self.preempt_disable(t);
+                self.advance(t);
+                Flow::Next
+            }
+            Op::PreemptEnable => {
+                let resched = self.preempt_enable(t);
+                self.advance(t);
+                if resched {
+                    self.schedule(c);
+                    return Flow::Stop;
+                }
+                Flow::Next
+            }
+            Op::LocalIrqDisable => {
+                self.tasks[t as usize].irqs_off = true;
+                self.irq_off_begin(c);
+                self.advance(t);
+                Flow::Next
+            }
+            Op::LocalIrqEnable => {
+                self.tasks[t as usize].irqs_off = false;
+                self.irq_off_end(c);
+                self.advance(t);
+                if self.cpus[c as usize].has_pending_irq() {
+                    self.enter_irq(c);
+                    return Flow::Stop;
+                }
+                Flow::Next
+            }
+            Op::MutexLock(r) => {
+                let m = self.instance(t, r);
+                self.mutex_lock(c, t, m, step)
+            }
+            Op::MutexUnlock(r) => {
+                let m = self.instance(t, r);
+                self.mutex_unlock(c, t, m);
+                self.advance(t);
+                Flow::Next
+            }
+            Op::SmpCallFunctionSingle { cpu, func, wait } => {
+                let target = self.eval(t, cpu);
+                self.smp_call_function_single(c, t, target, *func, *wait, step)
+            }
+            Op::Sleep { dist, overshoot } => {
+                let ns = dist.sample(&mut self.rng);
+                let task = &mut self.tasks[t as usize];
+                task.pc += 1;
+                task.resume = Resume::Op;
+                task.wake_deadline = self.now + ns;
+                task.overshoot_hist = *overshoot;
+                let gen = task.gen.wrapping_add(1);
+                task.gen = gen;
+                self.at(self.now + ns, Event::Timer { task: t, gen });
+                self.block(c, t);
+                Flow::Stop
+            }
+            Op::Exit => {
+                self.tasks[t as usize].exited_at = Some(self.now);
+                self.set_state(t, TaskState::Exited);
+                self.schedule(c);
+                Flow::Stop
+            }
+            _ => unreachable!("local op in shared_op"),
+        }
+    }
+
+    /// Moves to the next op.
+    pub(crate) fn advance(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t as usize];
+        task.pc += 1;
+        task.resume = Resume::Op;
+    }
+
+    /// The mutex instance an object reference names for task `t`.
+    fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32 {
+        let base = self.object_base[r.object as usize];
+        match &r.index {
+            None => base,
+            Some(e) => {
+                let i = self.eval(t, e).rem_euclid(self.nr_cpus as i64);
+                base + i as u32
+            }
+        }
+    }
+
+    pub(crate) fn eval(&mut self, t: TaskId, e: &Expr) -> i64 {
+        match e {
+            Expr::Const(v) => *v,
+            Expr::Var(s) => self.tasks[t as usize].vars[*s as usize],
+            Expr::ThisCpu => self.tasks[t as usize].cpu as i64,
+            Expr::NrCpus => self.nr_cpus as i64,
+            Expr::TaskIndex => self.tasks[t as usize].index as i64,
+            Expr::GroupSize => {
+                let g = self.tasks[t as usize].group as usize;
+                self.spec.task_groups[g].placement.len() as i64
+            }
+            Expr::RandomCpu => self.rng.below(self.nr_cpus as u64) as i64,
+            Expr::Uniform(lo, hi) => {
+                let (lo, hi) = (self.eval(t, lo), self.eval(t, hi));
+                if hi <= lo {
+                    lo
+                } else {
+                    lo + self.rng.below((hi - lo) as u64) as i64
+                }
+            }
+            Expr::Bin(op, a, b) => {
+                let (a, b) = (self.eval(t, a), self.eval(t, b));
+                match op {
+                    BinOp::Add => a.wrapping_add(b),
+                    BinOp::Sub => a.wrapping_sub(b),
+                    BinOp::Mul => a.wrapping_mul(b),
+                    BinOp::Div => a.checked_div(b).unwrap_or(0),
+                    BinOp::Rem => a.checked_rem(b).unwrap_or(0),
+                }
+            }
+        }
+    }
+
+    fn cond(&mut self, t: TaskId, c: &Cond) -> bool {
+        match c {
+            Cond::CpuOnline(e) => {
+                let cpu = self.eval(t, e);
+                cpu >= 0 && cpu < self.nr_cpus as i64
+            }
+            Cond::CpuCurrSharesMm(e) => {
+                let cpu = self.eval(t, e);
+                if cpu < 0 || cpu >= self.nr_cpus as i64 {
+                    return false;
+                }
+                let curr = self.cpus[cpu as usize].curr;
+                curr != NO_TASK && self.tasks[curr as usize].mm == self.tasks[t as usize].mm
+            }
+            Cond::Cmp(op, a, b) => {
+                let (a, b) = (self.eval(t, a), self.eval(t, b));
+                match op {
+                    CmpOp::Eq => a == b,
+                    CmpOp::Ne => a != b,
+                    CmpOp::Lt => a < b,
+                    CmpOp::Le => a <= b,
+                    CmpOp::Gt => a > b,
+                    CmpOp::Ge => a >= b,
+                }
+            }
+            Cond::Not(inner) => !self.cond(t, inner),
+        }
+    }
+
+    /// A spinning task observed what it waited for.
+    pub(crate) fn on_spin_end(&mut self, t: TaskId, gen: u32) -> smpsim_engine::Handled {
+        let task = &mut self.tasks[t as usize];
+        if task.gen != gen || task.spin == Spin::None {
+            return smpsim_engine::Handled::Stale;
+        }
+        task.spin_done = true;
+        let c = task.cpu;
+        let cpu = &self.cpus[c as usize];
+        if cpu.curr == t && cpu.activity == crate::cpu::Activity::Task {
+            self.kick(c);
+        }
+        smpsim_engine::Handled::Done
+    }
+
+    /// Completes the op a task was spinning in, then continues its program.
+    pub(crate) fn finish_spin(&mut self, c: u32, t: TaskId) {
+        self.settle(c);
+        let task = &mut self.tasks[t as usize];
+        let spin = task.spin;
+        task.spin = Spin::None;
+        task.spin_done = false;
+        task.gen = task.gen.wrapping_add(1);
+        match spin {
+            Spin::CsdWait => {
+                let start = self.tasks[t as usize].wait_start;
+                self.metrics.csd_wait(c, start, self.now);
+                self.advance(t);
+                if self.preempt_enable(t) {
+                    self.schedule(c);
+                    return;
+                }
+            }
+            Spin::MutexOwner { lock } | Spin::OsqQueued { lock } => {
+                if !self.mutex_spin_finished(c, t, lock) {
+                    return;
+                }
+            }
+            Spin::None => {}
+        }
+        self.run_task(c, t);
+    }
+}

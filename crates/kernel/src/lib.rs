@@ -1,0 +1,51 @@
+//! The kernel mechanisms smpsim simulates, named as in Linux.
+//!
+//! # Lifecycle
+//!
+//! 1. The scenario crate compiles a scenario into a [`Spec`]: the machine,
+//!    kernel knobs, objects (mutexes), cgroups and task groups, each task
+//!    group with a [`Program`].
+//! 2. [`Kernel::new`] builds the system: per-CPU runqueues, one task per
+//!    placement, cgroup bandwidth pools. [`Kernel::run`] drives it with the
+//!    deterministic engine until the scenario's duration.
+//! 3. Each CPU is always doing exactly one thing (an [`cpu::Activity`]):
+//!    running a task, spinning, handling an interrupt, switching tasks, or
+//!    idling. Work and spinning are intervals with a start and an end, never
+//!    loops of events; an event fires only where the state of the system
+//!    changes (a lock is released, an IPI arrives, a timer expires).
+//! 4. The run returns a [`RunResult`]: counters, latency histograms, CPU time
+//!    split, per-CPU maximum preempt-off and IRQ-off sections per window, a
+//!    `lock_stat`-style table, and detector findings.
+//!
+//! Mechanisms live in modules named after the kernel concept:
+//! [`sched`] (runqueues, tick, wakeup, preemption), [`mutex`] (fast path,
+//! optimistic spinning with the OSQ, wait list, handoff), [`smp`]
+//! (`smp_call_function_single`, CSD queues, `csd_lock_wait`),
+//! [`cfs_bandwidth`] (quota, throttle, unthrottle, period timer), [`interp`]
+//! (stepping a task through its program).
+
+pub mod cfs_bandwidth;
+pub mod cpu;
+pub mod event;
+pub mod interp;
+pub mod metrics;
+pub mod mutex;
+pub mod program;
+pub mod result;
+pub mod sched;
+mod sim;
+pub mod smp;
+pub mod spec;
+pub mod task;
+pub mod testkit;
+
+pub use program::*;
+pub use result::*;
+pub use sim::Kernel;
+pub use spec::*;
+
+/// Runs a spec to completion and returns its result.
+pub fn simulate(spec: &Spec) -> RunResult {
+    let mut kernel = Kernel::new(spec);
+    kernel.run()
+}

@@ -1,0 +1,384 @@
+//! `struct mutex` as kernel/locking/mutex.c has it (without ww_mutex):
+//!
+//! - fast path: an uncontended `cmpxchg` of the owner word;
+//! - optimistic spinning (`mutex_optimistic_spin`), with preemption
+//!   disabled: allowed when `CONFIG_MUTEX_SPIN_ON_OWNER`, the lock's own
+//!   `spin` knob, no `need_resched()`, and the owner on a CPU. Spinners
+//!   queue on the OSQ (an MCS lock); only its head spins on the owner. A
+//!   spin ends when the lock is released to the spinner, the owner leaves
+//!   its CPU, or `need_resched()` is set (then the spinner reschedules
+//!   first, `schedule_preempt_disabled()`);
+//! - the wait list: FIFO, sleeping in TASK_UNINTERRUPTIBLE; unlock wakes
+//!   the first waiter only;
+//! - handoff: a woken first waiter that still finds the lock taken sets
+//!   `MUTEX_FLAG_HANDOFF`; the next unlock hands the lock straight to it,
+//!   so spinners cannot steal it again. The first waiter spins on the owner
+//!   itself (without the OSQ) after wakeup.
+//!
+//! Every acquisition pays a cache-line transfer of the lock word from the
+//! CPU that last wrote it.
+
+use std::collections::VecDeque;
+
+use crate::event::Event;
+use crate::interp::Flow;
+use crate::task::*;
+
+/// Steps of `mutex_lock()` a task can be resumed at.
+const STEP_WOKEN_WAITER: u8 = 1;
+const STEP_AFTER_YIELD: u8 = 2;
+
+pub struct Mutex {
+    /// The object this instance belongs to (for `lock_stat`).
+    pub object: u32,
+    /// False for a mutex that never spins (`slow_mutex_lock`).
+    pub spin: bool,
+    pub owner: TaskId,
+    /// CPU that last wrote the lock word.
+    pub last_cpu: u32,
+    /// `MUTEX_FLAG_HANDOFF`.
+    pub handoff: bool,
+    /// OSQ: the head spins on the owner, the rest on their own node.
+    pub osq: VecDeque<TaskId>,
+    /// The wait list, FIFO.
+    pub waiters: VecDeque<TaskId>,
+    /// The first waiter, spinning on the owner after a wakeup.
+    pub waiter_spinner: TaskId,
+    pub acquired_at: u64,
+}
+
+impl Mutex {
+    pub fn new(object: u32, spin: bool) -> Self {
+        Mutex {
+            object,
+            spin,
+            owner: NO_TASK,
+            last_cpu: 0,
+            handoff: false,
+            osq: VecDeque::new(),
+            waiters: VecDeque::new(),
+            waiter_spinner: NO_TASK,
+            acquired_at: 0,
+        }
+    }
+}
+
+impl crate::Kernel<'_> {
+    fn owner_on_cpu(&self, owner: TaskId) -> bool {
+        owner != NO_TASK && self.tasks[owner as usize].state == TaskState::Running
+    }
+
+    /// `mutex_can_spin_on_owner()` plus the knobs that turn spinning off.
+    fn can_spin(&self, c: u32, m: u32) -> bool {
+        let lock = &self.mutexes[m as usize];
+        self.spec.knobs.mutex_spin_on_owner
+            && lock.spin
+            && !self.cpus[c as usize].need_resched
+            && self.owner_on_cpu(lock.owner)
+    }
+
+    /// Makes `t` the owner; returns the cost of pulling the lock word over.
+    fn take_ownership(&mut self, c: u32, t: TaskId, m: u32) -> u64 {
+        let cost = self.spec.machine.line_transfer(self.mutexes[m as usize].last_cpu, c);
+        let now = self.now;
+        let lock = &mut self.mutexes[m as usize];
+        lock.owner = t;
+        lock.last_cpu = c;
+        lock.acquired_at = now + cost;
+        let stat = &mut self.metrics.locks[lock.object as usize];
+        if self.metrics.warmup <= now {
+            stat.acquisitions += 1;
+            let waited = now + cost - self.tasks[t as usize].wait_start;
+            stat.wait_total_ns += waited;
+            stat.wait_max_ns = stat.wait_max_ns.max(waited);
+        }
+        let task = &mut self.tasks[t as usize];
+        if (task.nheld as usize) < task.held.len() {
+            task.held[task.nheld as usize] = m;
+            task.nheld += 1;
+        }
+        cost
+    }
+
+    /// `mutex_lock()` at `step` (0 = first attempt).
+    pub(crate) fn mutex_lock(&mut self, c: u32, t: TaskId, m: u32, step: u8) -> Flow {
+        let lock = &self.mutexes[m as usize];
+        if step == 0 {
+            self.tasks[t as usize].wait_start = self.now;
+            self.tasks[t as usize].want_lock = m;
+            if lock.owner == NO_TASK && !lock.handoff {
+                let cost = self.take_ownership(c, t, m);
+                self.tasks[t as usize].batch.push(Mode::Sys, cost);
+                self.advance(t);
+                return Flow::Next;
+            }
+            if self.metrics.warmup <= self.now {
+                self.metrics.locks[lock.object as usize].contentions += 1;
+            }
+            if self.can_spin(c, m) {
+                self.start_osq_spin(t, m);
+                return Flow::Stop;
+            }
+            self.sleep_on_mutex(c, t, m);
+            return Flow::Stop;
+        }
+        // Resumed in the slow path.
+        if lock.owner == t {
+            // Handed off to us while we slept.
+            self.tasks[t as usize].batch.push(Mode::Sys, 0);
+            self.advance(t);
+            return Flow::Next;
+        }
+        if lock.owner == NO_TASK && !lock.handoff {
+            if step == STEP_WOKEN_WAITER {
+                self.remove_waiter(m, t);
+            }
+            let cost = self.take_ownership(c, t, m);
+            self.tasks[t as usize].batch.push(Mode::Sys, cost);
+            self.advance(t);
+            return Flow::Next;
+        }
+        if step == STEP_WOKEN_WAITER && self.mutexes[m as usize].waiters.front() == Some(&t) {
+            // `__mutex_trylock_or_handoff(lock, first)`.
+            self.mutexes[m as usize].handoff = true;
+            if self.can_spin(c, m) && self.mutexes[m as usize].waiter_spinner == NO_TASK {
+                self.mutexes[m as usize].waiter_spinner = t;
+                self.begin_spin(t, Spin::MutexOwner { lock: m });
+                return Flow::Stop;
+            }
+        }
+        self.sleep_on_mutex(c, t, m);
+        Flow::Stop
+    }
+
+    fn begin_spin(&mut self, t: TaskId, spin: Spin) {
+        self.preempt_disable(t);
+        let task = &mut self.tasks[t as usize];
+        task.spin = spin;
+        task.spin_done = false;
+        task.spin_abort = false;
+        task.gen = task.gen.wrapping_add(1);
+    }
+
+    fn start_osq_spin(&mut self, t: TaskId, m: u32) {
+        let lock = &mut self.mutexes[m as usize];
+        lock.osq.push_back(t);
+        let spin = if lock.osq.len() == 1 {
+            Spin::MutexOwner { lock: m }
+        } else {
+            Spin::OsqQueued { lock: m }
+        };
+        self.begin_spin(t, spin);
+    }
+
+    /// Adds the task to the wait list (if not on it) and sleeps.
+    fn sleep_on_mutex(&mut self, c: u32, t: TaskId, m: u32) {
+        let lock = &mut self.mutexes[m as usize];
+        if !lock.waiters.contains(&t) {
+            lock.waiters.push_back(t);
+        }
+        self.tasks[t as usize].resume = Resume::Step(STEP_WOKEN_WAITER);
+        let wait_start = self.tasks[t as usize].wait_start;
+        self.block(c, t);
+        // Keep the lock-wait start, not the sleep start, for lock_stat.
+        self.tasks[t as usize].wait_start = wait_start;
+    }
+
+    fn remove_waiter(&mut self, m: u32, t: TaskId) {
+        let lock = &mut self.mutexes[m as usize];
+        if let Some(i) = lock.waiters.iter().position(|&w| w == t) {
+            lock.waiters.remove(i);
+        }
+    }
+
+    /// `mutex_unlock()`.
+    pub(crate) fn mutex_unlock(&mut self, c: u32, t: TaskId, m: u32) {
+        let now = self.now;
+        {
+            let task = &mut self.tasks[t as usize];
+            if let Some(i) = task.held[..task.nheld as usize].iter().position(|&h| h == m) {
+                task.held.copy_within(i + 1..task.nheld as usize, i);
+                task.nheld -= 1;
+            }
+        }
+        let lock = &mut self.mutexes[m as usize];
+        debug_assert_eq!(lock.owner, t, "unlock by non-owner");
+        let held = now.saturating_sub(lock.acquired_at);
+        if self.metrics.warmup <= now {
+            let stat = &mut self.metrics.locks[lock.object as usize];
+            stat.hold_total_ns += held;
+            stat.hold_max_ns = stat.hold_max_ns.max(held);
+        }
+        lock.last_cpu = c;
+        let mut woke = false;
+        if lock.handoff && !lock.waiters.is_empty() {
+            // `__mutex_handoff()` to the top waiter.
+            let w = lock.waiters.pop_front().expect("waiter");
+            lock.handoff = false;
+            lock.owner = w;
+            if self.metrics.warmup <= now {
+                self.metrics.locks[lock.object as usize].handoffs += 1;
+            }
+            if lock.waiter_spinner == w {
+                lock.waiter_spinner = NO_TASK;
+                self.grant_to_spinner(c, w, m);
+            } else {
+                self.grant_ownership_to_sleeper(w, m);
+                if self.tasks[w as usize].state == TaskState::Sleeping {
+                    self.wake_up(w, c);
+                    woke = true;
+                }
+            }
+        } else if let Some(&head) = lock.osq.front().filter(|&&h| {
+            matches!(self.tasks[h as usize].spin, Spin::MutexOwner { .. })
+        }) {
+            // The OSQ head sees the release first and takes the lock.
+            lock.osq.pop_front();
+            lock.owner = head;
+            if let Some(&next) = lock.osq.front() {
+                self.tasks[next as usize].spin = Spin::MutexOwner { lock: m };
+            }
+            self.grant_to_spinner(c, head, m);
+            woke = self.wake_first_waiter(c, m);
+        } else if lock.waiter_spinner != NO_TASK {
+            let w = lock.waiter_spinner;
+            lock.waiter_spinner = NO_TASK;
+            lock.owner = w;
+            self.remove_waiter(m, w);
+            self.mutexes[m as usize].handoff = false;
+            self.grant_to_spinner(c, w, m);
+        } else {
+            lock.owner = NO_TASK;
+            woke = self.wake_first_waiter(c, m);
+        }
+        if woke {
+            let cost = self.spec.machine.costs.wakeup.nanos();
+            self.tasks[t as usize].batch.push(Mode::Sys, cost);
+        }
+    }
+
+    fn wake_first_waiter(&mut self, c: u32, m: u32) -> bool {
+        if let Some(&w) = self.mutexes[m as usize].waiters.front() {
+            if self.tasks[w as usize].state == TaskState::Sleeping {
+                self.wake_up(w, c);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Ownership moved to a spinner: it sees it one line transfer later.
+    fn grant_to_spinner(&mut self, from_cpu: u32, w: TaskId, m: u32) {
+        let wc = self.tasks[w as usize].cpu;
+        let cost = self.take_ownership(wc, w, m);
+        let cost = cost.max(self.spec.machine.line_transfer(from_cpu, wc));
+        let gen = self.tasks[w as usize].gen;
+        self.at(self.now + cost, Event::SpinEnd { task: w, gen });
+    }
+
+    fn grant_ownership_to_sleeper(&mut self, w: TaskId, m: u32) {
+        let wc = self.tasks[w as usize].cpu;
+        self.take_ownership(wc, w, m);
+    }
+
+    /// A task leaves its CPU: spinners on the locks it owns give up.
+    pub(crate) fn owner_leaves_cpu(&mut self, owner: TaskId) {
+        let oc = self.tasks[owner as usize].cpu;
+        for i in 0..self.tasks[owner as usize].nheld as usize {
+            let m = self.tasks[owner as usize].held[i];
+            let lock = &self.mutexes[m as usize];
+            let ws = lock.waiter_spinner;
+            for k in 0..=lock.osq.len() {
+                let s = match self.mutexes[m as usize].osq.get(k) {
+                    Some(&s) => s,
+                    None if k == self.mutexes[m as usize].osq.len() && ws != NO_TASK => ws,
+                    None => break,
+                };
+                let task = &mut self.tasks[s as usize];
+                if task.spin_done || task.spin_abort {
+                    continue;
+                }
+                task.spin_abort = true;
+                let (gen, sc) = (task.gen, task.cpu);
+                let delay = self.spec.machine.line_transfer(oc, sc);
+                self.at(self.now + delay, Event::SpinEnd { task: s, gen });
+            }
+        }
+    }
+
+    /// `need_resched()` seen by a mutex spinner: leave the OSQ, reschedule
+    /// (`schedule_preempt_disabled()`), then continue in the slow path.
+    pub(crate) fn mutex_spin_need_resched(&mut self, c: u32, t: TaskId) {
+        self.settle(c);
+        let (Spin::MutexOwner { lock: m } | Spin::OsqQueued { lock: m }) = self.tasks[t as usize].spin
+        else {
+            return;
+        };
+        self.leave_spin(t, m);
+        let task = &mut self.tasks[t as usize];
+        task.resume = Resume::Step(if self.mutexes[m as usize].waiters.contains(&t) {
+            STEP_WOKEN_WAITER
+        } else {
+            STEP_AFTER_YIELD
+        });
+        self.preempt_enable(t);
+        self.schedule(c);
+    }
+
+    /// Removes a spinner from the OSQ or the waiter-spinner slot.
+    fn leave_spin(&mut self, t: TaskId, m: u32) {
+        let task = &mut self.tasks[t as usize];
+        task.spin = Spin::None;
+        task.spin_done = false;
+        task.gen = task.gen.wrapping_add(1);
+        let lock = &mut self.mutexes[m as usize];
+        if lock.waiter_spinner == t {
+            lock.waiter_spinner = NO_TASK;
+        }
+        if let Some(i) = lock.osq.iter().position(|&s| s == t) {
+            lock.osq.remove(i);
+            if i == 0 {
+                if let Some(&next) = lock.osq.front() {
+                    self.tasks[next as usize].spin = Spin::MutexOwner { lock: m };
+                }
+            }
+        }
+    }
+
+    /// A mutex spin ended: the lock was handed over, or the owner left its
+    /// CPU. Returns true if the task goes on with its program.
+    pub(crate) fn mutex_spin_finished(&mut self, c: u32, t: TaskId, m: u32) -> bool {
+        let abort = std::mem::take(&mut self.tasks[t as usize].spin_abort);
+        let acquired = self.mutexes[m as usize].owner == t;
+        if acquired {
+            self.preempt_enable(t);
+            self.advance(t);
+            return true;
+        }
+        debug_assert!(abort, "spin ended without the lock");
+        // `mutex_spin_on_owner()` failed: the owner is off-CPU.
+        let lock = &mut self.mutexes[m as usize];
+        if lock.waiter_spinner == t {
+            lock.waiter_spinner = NO_TASK;
+        }
+        if let Some(i) = lock.osq.iter().position(|&s| s == t) {
+            lock.osq.remove(i);
+            if i == 0 {
+                if let Some(&next) = lock.osq.front() {
+                    self.tasks[next as usize].spin = Spin::MutexOwner { lock: m };
+                }
+            }
+        }
+        self.preempt_enable(t);
+        if self.mutexes[m as usize].owner == NO_TASK && !self.mutexes[m as usize].handoff {
+            // Released meanwhile: take it.
+            self.remove_waiter(m, t);
+            let cost = self.take_ownership(c, t, m);
+            self.tasks[t as usize].batch.push(Mode::Sys, cost);
+            self.advance(t);
+            return true;
+        }
+        self.sleep_on_mutex(c, t, m);
+        false
+    }
+}

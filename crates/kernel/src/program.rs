@@ -1,0 +1,162 @@
+//! The program IR: what a task executes.
+//!
+//! The scenario compiler turns a task group's `code` into a flat [`Program`]
+//! of [`Op`]s with resolved jump targets, object ids and variable slots.
+//! The kernel interprets it; nothing in the kernel knows which workload a
+//! program describes.
+
+use smpsim_engine::{Nanos, Rng};
+
+/// A task-local variable slot.
+pub type Slot = u16;
+/// Index into [`crate::Spec::objects`].
+pub type ObjectId = u32;
+/// Index into [`crate::Spec::counters`].
+pub type CounterId = u32;
+/// Index into [`crate::Spec::histograms`].
+pub type HistId = u32;
+/// Index into a program's ops.
+pub type Pc = u32;
+
+/// An integer expression evaluated in a task's context.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Const(i64),
+    Var(Slot),
+    /// The CPU the task runs on (`smp_processor_id()`).
+    ThisCpu,
+    /// `nr_cpu_ids`.
+    NrCpus,
+    /// Index of the task within its task group.
+    TaskIndex,
+    /// Number of tasks in the task group.
+    GroupSize,
+    /// A uniformly random CPU in `[0, nr_cpu_ids)`.
+    RandomCpu,
+    /// A uniformly random integer in `[lo, hi)`.
+    Uniform(Box<Expr>, Box<Expr>),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// A condition for `if` ops.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cond {
+    /// `cpu_online(cpu)`.
+    CpuOnline(Expr),
+    /// `cpu_rq(cpu)->curr->mm == current->mm` (membarrier's check).
+    CpuCurrSharesMm(Expr),
+    Cmp(CmpOp, Expr, Expr),
+    Not(Box<Cond>),
+}
+
+/// A duration drawn from a distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dist {
+    Const(Nanos),
+    Exp { mean: Nanos },
+    Uniform { lo: Nanos, hi: Nanos },
+    /// Normal, truncated at zero.
+    Normal { mean: Nanos, sd: Nanos },
+}
+
+impl Dist {
+    #[inline]
+    pub fn sample(&self, rng: &mut Rng) -> Nanos {
+        match *self {
+            Dist::Const(v) => v,
+            Dist::Exp { mean } => rng.exp(mean),
+            Dist::Uniform { lo, hi } => lo + rng.below(hi - lo + 1),
+            Dist::Normal { mean, sd } => {
+                let v = mean as f64 + sd as f64 * rng.normal();
+                v.max(0.0).round() as Nanos
+            }
+        }
+    }
+
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Dist::Const(v) => v as f64,
+            Dist::Exp { mean } => mean as f64,
+            Dist::Uniform { lo, hi } => (lo + hi) as f64 / 2.0,
+            Dist::Normal { mean, .. } => mean as f64,
+        }
+    }
+}
+
+/// A reference to an object instance: a global object, or one element of a
+/// per-CPU array selected by an index expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjRef {
+    pub object: ObjectId,
+    pub index: Option<Expr>,
+}
+
+/// One operation of a program.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Burn CPU time in the current mode (user, or sys inside a syscall).
+    Work(Dist),
+    /// Enter the kernel: charges the machine's syscall cost, then runs in sys mode.
+    SyscallEnter,
+    /// Return to user mode.
+    SyscallExit,
+    PreemptDisable,
+    PreemptEnable,
+    LocalIrqDisable,
+    LocalIrqEnable,
+    MutexLock(ObjRef),
+    MutexUnlock(ObjRef),
+    /// `cpus_read_lock()`: the percpu-rwsem reader fast path.
+    CpusReadLock,
+    CpusReadUnlock,
+    /// `smp_call_function_single(cpu, func, NULL, wait)`; `func` is the
+    /// handler's cost on the target.
+    SmpCallFunctionSingle { cpu: Expr, func: Dist, wait: bool },
+    /// Sleep on an hrtimer (`clock_nanosleep`); if `overshoot` is set,
+    /// record how late the task ran again.
+    Sleep { dist: Dist, overshoot: Option<HistId> },
+    Set { slot: Slot, expr: Expr },
+    Jump(Pc),
+    /// Jump to the target when the condition is false.
+    JumpUnless(Cond, Pc),
+    /// Decrement the slot; jump back while it stays positive.
+    LoopBack { slot: Slot, target: Pc },
+    /// Jump to the first target whose cumulative weight exceeds a draw in
+    /// `[0, total)`.
+    Choose { cumulative: Vec<(u64, Pc)> },
+    Count(CounterId),
+    /// Store the current time in a slot.
+    Mark(Slot),
+    /// Record `now - slot` in a histogram.
+    RecordSince { hist: HistId, slot: Slot },
+    Exit,
+}
+
+/// A compiled program.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Program {
+    pub ops: Vec<Op>,
+    /// Number of variable slots a task needs.
+    pub slots: u16,
+    /// Initial values of slots, evaluated once when the task is created.
+    pub init: Vec<(Slot, Expr)>,
+}

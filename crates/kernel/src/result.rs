@@ -1,0 +1,105 @@
+//! The result of a run, as data (the report crate formats it).
+
+use serde::Serialize;
+use smpsim_engine::Nanos;
+
+use crate::cpu::CpuTimes;
+use crate::metrics::LockStat;
+use crate::task::TaskTimes;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunResult {
+    pub nr_cpus: u32,
+    pub duration_ns: Nanos,
+    pub warmup_ns: Nanos,
+    pub seed: u64,
+    pub counters: Vec<CounterResult>,
+    pub histograms: Vec<HistResult>,
+    pub cpus: Vec<CpuResult>,
+    pub task_groups: Vec<TaskGroupResult>,
+    pub locks: Vec<LockStat>,
+    pub findings: Vec<Finding>,
+    pub stats: RunStats,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CounterResult {
+    pub name: String,
+    pub count: u64,
+    /// Per second of measured (post-warmup) simulated time.
+    pub rate: f64,
+}
+
+/// A latency histogram summary, in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HistResult {
+    pub name: String,
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CpuResult {
+    pub cpu: u32,
+    #[serde(flatten)]
+    pub times: CpuTimes,
+    pub max_preempt_off_ns: Nanos,
+    pub max_irq_off_ns: Nanos,
+    /// Longest preempt-off section per window (`latency_window`).
+    pub preempt_off_windows: Vec<Nanos>,
+    pub irq_off_windows: Vec<Nanos>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TaskGroupResult {
+    pub name: String,
+    pub tasks: u32,
+    /// Summed over the group's tasks.
+    pub total: TaskTimes,
+    /// Per task, only for groups of at most 64 tasks.
+    pub per_task: Vec<TaskResult>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TaskResult {
+    pub index: u32,
+    pub cpu: u32,
+    #[serde(flatten)]
+    pub times: TaskTimes,
+    /// Time from the start of the run until the task exited.
+    pub wall_ns: Option<Nanos>,
+}
+
+/// A report of one of the kernel's detectors.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub detector: String,
+    pub time_ns: Nanos,
+    pub cpu: u32,
+    pub message: String,
+    pub occurrences: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RunStats {
+    pub events: u64,
+    pub stale_events: u64,
+}
+
+impl RunResult {
+    pub fn counter(&self, name: &str) -> Option<&CounterResult> {
+        self.counters.iter().find(|c| c.name == name)
+    }
+    pub fn histogram(&self, name: &str) -> Option<&HistResult> {
+        self.histograms.iter().find(|h| h.name == name)
+    }
+    pub fn lock(&self, name: &str) -> Option<&LockStat> {
+        self.locks.iter().find(|l| l.name == name)
+    }
+}

@@ -1,0 +1,302 @@
+//! The scheduler: per-CPU RT and CFS runqueues, `__schedule()`, wakeups,
+//! the tick and preemption.
+//!
+//! Modelled after CFS with group scheduling flattened to two levels: tasks
+//! of the root cgroup are entities of the CPU's root runqueue; each
+//! top-level cgroup has one group entity per CPU whose own runqueue holds
+//! all tasks of its subtree. Tasks do not migrate (no load balancing).
+//! SCHED_FIFO tasks always run before CFS ones and are never tick-preempted.
+
+use smpsim_engine::Handled;
+
+use crate::cpu::{Activity, NOT_QUEUED};
+use crate::event::Event;
+use crate::spec::Policy;
+use crate::task::*;
+
+impl crate::Kernel<'_> {
+    fn placement_credit(&self) -> u64 {
+        self.spec.knobs.sched_slice
+    }
+
+    fn group_entity(&self, g: u32) -> u32 {
+        self.tasks.len() as u32 + g
+    }
+
+    /// Puts a runnable (not running) task on its CPU's runqueue.
+    pub(crate) fn enqueue_task(&mut self, t: TaskId) {
+        let credit = self.placement_credit();
+        let task = &self.tasks[t as usize];
+        let c = task.cpu as usize;
+        if let Policy::Fifo(prio) = task.policy {
+            self.cpus[c].rt.push_tail(prio, t);
+            return;
+        }
+        match task.group_rq {
+            None => {
+                let cfs = &mut self.cpus[c].cfs;
+                let v = task.vruntime.max(cfs.min_vruntime.saturating_sub(credit));
+                self.tasks[t as usize].vruntime = v;
+                cfs.push(&mut self.pos, v, t);
+            }
+            Some(g) => {
+                let gr = &mut self.groups[g as usize];
+                let v = task.vruntime.max(gr.cfs.min_vruntime.saturating_sub(credit));
+                self.tasks[t as usize].vruntime = v;
+                gr.cfs.push(&mut self.pos, v, t);
+                self.requeue_group(g);
+            }
+        }
+    }
+
+    /// Queues the group entity on the root runqueue if it has runnable
+    /// tasks, is not throttled and is not the running entity.
+    pub(crate) fn requeue_group(&mut self, g: u32) {
+        let ent = self.group_entity(g);
+        let credit = self.placement_credit();
+        let gr = &mut self.groups[g as usize];
+        if gr.throttled || gr.running || gr.cfs.is_empty() || self.pos[ent as usize] != NOT_QUEUED {
+            return;
+        }
+        let cfs = &mut self.cpus[gr.cpu as usize].cfs;
+        gr.vruntime = gr.vruntime.max(cfs.min_vruntime.saturating_sub(credit));
+        cfs.push(&mut self.pos, gr.vruntime, ent);
+    }
+
+    /// Takes the next task to run off the CPU's runqueues.
+    fn pick_next(&mut self, c: u32) -> TaskId {
+        let cpu = &mut self.cpus[c as usize];
+        if let Some(t) = cpu.rt.pop() {
+            return t;
+        }
+        let Some((v, ent)) = cpu.cfs.pop(&mut self.pos) else {
+            return NO_TASK;
+        };
+        cpu.cfs.min_vruntime = cpu.cfs.min_vruntime.max(v);
+        if (ent as usize) < self.tasks.len() {
+            return ent;
+        }
+        let g = ent - self.tasks.len() as u32;
+        let gr = &mut self.groups[g as usize];
+        let (tv, t) = gr.cfs.pop(&mut self.pos).expect("queued group has tasks");
+        gr.cfs.min_vruntime = gr.cfs.min_vruntime.max(tv);
+        gr.running = true;
+        t
+    }
+
+    /// Charges the running task's CPU time to its vruntime and, for a
+    /// bandwidth-limited group, to the group's runtime (`update_curr()`).
+    pub(crate) fn update_curr(&mut self, c: u32) {
+        let t = self.cpus[c as usize].curr;
+        if t == NO_TASK {
+            return;
+        }
+        let now = self.now;
+        let task = &mut self.tasks[t as usize];
+        let delta = now - task.exec_start;
+        task.exec_start = now;
+        if task.is_rt() || delta == 0 {
+            return;
+        }
+        task.vruntime += delta;
+        if let Some(g) = task.group_rq {
+            self.groups[g as usize].vruntime += delta;
+            if self.account_cfs_rq_runtime(g, delta) {
+                self.cpus[c as usize].need_resched = true;
+            }
+        }
+    }
+
+    /// `__schedule()`: puts the current task back (or not, if it blocked),
+    /// throttles its group if it ran out of runtime, picks the next task,
+    /// and spends the context-switch time (IRQs off) before running it.
+    pub(crate) fn schedule(&mut self, c: u32) {
+        self.settle(c);
+        self.update_curr(c);
+        let prev = self.cpus[c as usize].curr;
+        let mut cost = 0;
+        if prev != NO_TASK {
+            let task = &self.tasks[prev as usize];
+            if task.preempt_count > 0 && task.state != TaskState::Running {
+                self.metrics.sleep_in_atomic(c, self.now, "schedule() with preemption disabled");
+            }
+            if task.state == TaskState::Running {
+                self.set_state(prev, TaskState::Runnable);
+                self.put_prev_runnable(prev);
+            }
+            if let Some(g) = self.tasks[prev as usize].group_rq {
+                self.groups[g as usize].running = false;
+                cost += self.check_cfs_rq_runtime(c, g);
+                self.requeue_group(g);
+            }
+            self.owner_leaves_cpu(prev);
+        }
+        self.cpus[c as usize].need_resched = false;
+        let next = self.pick_next(c);
+        if next != NO_TASK {
+            self.set_state(next, TaskState::Running);
+        }
+        if next != prev && next != NO_TASK && prev != NO_TASK {
+            cost += self.spec.machine.costs.context_switch.nanos();
+        } else if next != prev && next != NO_TASK {
+            // Leaving idle: the idle task's switch out is part of the cost too.
+            cost += self.spec.machine.costs.context_switch.nanos();
+        }
+        let cpu = &mut self.cpus[c as usize];
+        cpu.curr = next;
+        if cost == 0 {
+            self.finish_switch(c, next);
+            return;
+        }
+        cpu.activity = Activity::Switch { end: self.now + cost, next };
+        cpu.rq_busy_until = cpu.rq_busy_until.max(self.now + cost);
+        self.irq_off_begin(c);
+        self.arm_cpu(c, self.now + cost);
+    }
+
+    fn put_prev_runnable(&mut self, t: TaskId) {
+        let task = &self.tasks[t as usize];
+        let c = task.cpu as usize;
+        match (task.policy, task.group_rq) {
+            (Policy::Fifo(prio), _) => self.cpus[c].rt.push_head(prio, t),
+            (Policy::Normal, None) => {
+                let v = task.vruntime;
+                self.cpus[c].cfs.push(&mut self.pos, v, t)
+            }
+            (Policy::Normal, Some(g)) => {
+                let v = task.vruntime;
+                self.groups[g as usize].cfs.push(&mut self.pos, v, t)
+            }
+        }
+    }
+
+    /// The switch is done: `next` (or idle) runs from now.
+    pub(crate) fn finish_switch(&mut self, c: u32, next: TaskId) {
+        self.settle(c);
+        self.irq_off_end(c);
+        let now = self.now;
+        let cpu = &mut self.cpus[c as usize];
+        cpu.curr = next;
+        if next == NO_TASK {
+            cpu.activity = Activity::Idle;
+        } else {
+            cpu.activity = Activity::Task;
+            let task = &mut self.tasks[next as usize];
+            task.exec_start = now;
+            task.slice_start = now;
+            if let Some(h) = task.overshoot_hist.take() {
+                let late = now.saturating_sub(task.wake_deadline);
+                self.metrics.record(now, h, late);
+            }
+            if !self.cpus[c as usize].tick_armed {
+                self.cpus[c as usize].tick_armed = true;
+                let next_tick = (now / self.tick_ns + 1) * self.tick_ns;
+                self.at(next_tick, Event::Tick { cpu: c });
+            }
+        }
+        self.kick(c);
+    }
+
+    /// `try_to_wake_up()`: makes a sleeping task runnable and decides
+    /// whether it preempts its CPU's current task. `from` is the waking CPU.
+    pub(crate) fn wake_up(&mut self, t: TaskId, from: u32) {
+        debug_assert_eq!(self.tasks[t as usize].state, TaskState::Sleeping);
+        self.set_state(t, TaskState::Runnable);
+        self.tasks[t as usize].gen = self.tasks[t as usize].gen.wrapping_add(1);
+        self.enqueue_task(t);
+        let c = self.tasks[t as usize].cpu;
+        if self.should_preempt(c, t) {
+            self.resched_cpu(c, from);
+        }
+    }
+
+    /// `check_preempt_curr()`.
+    fn should_preempt(&mut self, c: u32, woken: TaskId) -> bool {
+        let curr = self.cpus[c as usize].curr;
+        if curr == NO_TASK {
+            return true;
+        }
+        let (w, cur) = (&self.tasks[woken as usize], &self.tasks[curr as usize]);
+        match (w.policy, cur.policy) {
+            (Policy::Fifo(a), Policy::Fifo(b)) => a > b,
+            (Policy::Fifo(_), Policy::Normal) => true,
+            (Policy::Normal, Policy::Fifo(_)) => false,
+            (Policy::Normal, Policy::Normal) => {
+                if w.group_rq.is_some() && w.group_rq == cur.group_rq {
+                    return false;
+                }
+                let wv = match w.group_rq {
+                    None => w.vruntime,
+                    Some(g) => self.groups[g as usize].vruntime,
+                };
+                let cv = match cur.group_rq {
+                    None => cur.vruntime,
+                    Some(g) => self.groups[g as usize].vruntime,
+                };
+                cv > wv + self.spec.knobs.wakeup_granularity
+            }
+        }
+    }
+
+    /// `resched_curr()`: locally sets `need_resched`; remotely sends a
+    /// reschedule IPI.
+    pub(crate) fn resched_cpu(&mut self, c: u32, from: u32) {
+        if c == from {
+            self.cpus[c as usize].need_resched = true;
+            // A local spinner polls need_resched; the running task reaches a
+            // preemption point on its own.
+            return;
+        }
+        let latency = self.spec.machine.costs.ipi_latency.nanos();
+        self.at(self.now + latency, Event::Resched { cpu: c });
+    }
+
+    pub(crate) fn on_resched_ipi(&mut self, c: u32) -> Handled {
+        let cpu = &mut self.cpus[c as usize];
+        cpu.need_resched = true;
+        if matches!(cpu.activity, Activity::Idle | Activity::Task) {
+            self.kick(c);
+        }
+        Handled::Done
+    }
+
+    /// The scheduler tick (`scheduler_tick()`): accounts the running task,
+    /// preempts a CFS task whose slice is used up when others wait. Idle
+    /// CPUs stop their tick (NO_HZ).
+    pub(crate) fn tick(&mut self, c: u32) -> Handled {
+        let cpu = &self.cpus[c as usize];
+        if cpu.curr == NO_TASK && cpu.activity == Activity::Idle {
+            self.cpus[c as usize].tick_armed = false;
+            return Handled::Done;
+        }
+        let t = cpu.curr;
+        self.at(self.now + self.tick_ns, Event::Tick { cpu: c });
+        if t == NO_TASK {
+            return Handled::Done;
+        }
+        self.update_curr(c);
+        let task = &self.tasks[t as usize];
+        let cpu = &self.cpus[c as usize];
+        let others_wait = !cpu.rt.is_empty()
+            || !cpu.cfs.is_empty()
+            || task
+                .group_rq
+                .is_some_and(|g| !self.groups[g as usize].cfs.is_empty());
+        if !task.is_rt() && others_wait && self.now - task.slice_start >= self.spec.knobs.sched_slice {
+            self.cpus[c as usize].need_resched = true;
+        }
+        if self.cpus[c as usize].need_resched
+            && matches!(self.cpus[c as usize].activity, Activity::Task)
+        {
+            self.kick(c);
+        }
+        Handled::Done
+    }
+
+    /// The task gives up the CPU because it blocks (state already set).
+    pub(crate) fn block(&mut self, c: u32, t: TaskId) {
+        self.set_state(t, TaskState::Sleeping);
+        self.tasks[t as usize].wait_start = self.now;
+        self.schedule(c);
+    }
+}

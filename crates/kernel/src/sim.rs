@@ -1,0 +1,519 @@
+//! The kernel model's state and its core loop: event dispatch, time
+//! accounting, and the decision of what a CPU does next.
+
+use smpsim_engine::{Engine, Handled, Model, Nanos, Rng, Stop};
+
+use crate::cfs_bandwidth::{GroupRq, Pool};
+use crate::cpu::{Activity, Cpu, PendingIrq, NOT_QUEUED};
+use crate::event::Event;
+use crate::metrics::Metrics;
+use crate::mutex::Mutex;
+use crate::result::*;
+use crate::spec::{ObjectKind, Spec};
+use crate::task::*;
+
+/// The simulated kernel of one run.
+pub struct Kernel<'s> {
+    pub(crate) spec: &'s Spec,
+    pub(crate) now: Nanos,
+    pub(crate) rng: Rng,
+    /// Events scheduled while handling the current one.
+    out: Vec<(Nanos, Event)>,
+    pub(crate) cpus: Vec<Cpu>,
+    pub(crate) tasks: Vec<Task>,
+    /// Heap position of every scheduling entity: tasks, then group entities.
+    pub(crate) pos: Vec<u32>,
+    pub(crate) groups: Vec<GroupRq>,
+    pub(crate) pools: Vec<Pool>,
+    pub(crate) mutexes: Vec<Mutex>,
+    /// First mutex instance of each object.
+    pub(crate) object_base: Vec<u32>,
+    pub(crate) metrics: Metrics,
+    pub(crate) tick_ns: Nanos,
+    pub(crate) nr_cpus: u32,
+}
+
+impl<'s> Kernel<'s> {
+    pub fn new(spec: &'s Spec) -> Self {
+        let nr_cpus = spec.machine.nr_cpus() as u32;
+        let mut cpus: Vec<Cpu> = (0..nr_cpus).map(Cpu::new).collect();
+        let mut mutexes = Vec::new();
+        let mut object_base = Vec::new();
+        let mut metrics = Metrics::new(
+            nr_cpus as usize,
+            spec.duration,
+            spec.warmup,
+            spec.knobs.latency_window,
+            spec.counters.len(),
+            spec.histograms.len(),
+        );
+        for (id, obj) in spec.objects.iter().enumerate() {
+            object_base.push(mutexes.len() as u32);
+            let n = if obj.per_cpu { nr_cpus } else { 1 };
+            match obj.kind {
+                ObjectKind::Mutex { spin } => {
+                    for _ in 0..n {
+                        mutexes.push(Mutex::new(id as u32, spin));
+                    }
+                }
+            }
+            metrics.locks.push(crate::metrics::LockStat {
+                name: obj.name.clone(),
+                instances: n,
+                ..Default::default()
+            });
+        }
+
+        let (groups, pools, group_index) = crate::cfs_bandwidth::build(spec, nr_cpus);
+        let mut tasks = Vec::new();
+        for (g, tg) in spec.task_groups.iter().enumerate() {
+            let top = tg.cgroup.and_then(|c| group_index[c]);
+            for (i, &cpu) in tg.placement.iter().enumerate() {
+                tasks.push(Task {
+                    group: g as u32,
+                    index: i as u32,
+                    cpu,
+                    policy: tg.policy,
+                    mm: tg.mm,
+                    group_rq: top.map(|t| t * nr_cpus + cpu),
+                    state: TaskState::Runnable,
+                    since: 0,
+                    pc: 0,
+                    resume: Resume::Op,
+                    vars: vec![0; tg.program.slots as usize],
+                    preempt_count: 0,
+                    irqs_off: false,
+                    mode: Mode::User,
+                    vruntime: 0,
+                    exec_start: 0,
+                    slice_start: 0,
+                    batch: Batch::default(),
+                    spin: Spin::None,
+                    gen: 0,
+                    spin_done: false,
+                    spin_abort: false,
+                    held: [0; 4],
+                    nheld: 0,
+                    wait_start: 0,
+                    wake_deadline: 0,
+                    overshoot_hist: None,
+                    want_lock: 0,
+                    times: TaskTimes::default(),
+                    exited_at: None,
+                });
+            }
+        }
+        let pos = vec![NOT_QUEUED; tasks.len() + groups.len()];
+        let mut kernel = Kernel {
+            spec,
+            now: 0,
+            rng: Rng::seed_from_u64(spec.seed),
+            out: Vec::with_capacity(64),
+            cpus: Vec::new(),
+            tasks,
+            pos,
+            groups,
+            pools,
+            mutexes,
+            object_base,
+            metrics,
+            tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
+            nr_cpus,
+        };
+        std::mem::swap(&mut kernel.cpus, &mut cpus);
+        // Initial variable values, then every task on its runqueue.
+        for t in 0..kernel.tasks.len() as u32 {
+            let tg = &spec.task_groups[kernel.tasks[t as usize].group as usize];
+            for (slot, expr) in &tg.program.init {
+                let v = kernel.eval(t, expr);
+                kernel.tasks[t as usize].vars[*slot as usize] = v;
+            }
+            kernel.enqueue_task(t);
+        }
+        kernel
+    }
+
+    /// Schedules an event (flushed into the engine after the current one).
+    #[inline]
+    pub(crate) fn at(&mut self, time: Nanos, event: Event) {
+        self.out.push((time, event));
+    }
+
+    /// Runs the spec's duration and returns the result.
+    pub fn run(&mut self) -> RunResult {
+        let mut engine: Engine<Event> = Engine::with_capacity(4 * self.tasks.len() + 1024);
+        for cpu in 0..self.nr_cpus {
+            engine.schedule(0, Event::Resched { cpu });
+        }
+        for pool in 0..self.pools.len() as u32 {
+            let first = self.pools[pool as usize].period;
+            engine.schedule(first, Event::CfsPeriod { pool });
+        }
+        engine.run(self, Stop::at(self.spec.duration));
+        self.now = self.spec.duration;
+        for cpu in 0..self.nr_cpus {
+            self.settle(cpu);
+            self.close_sections(cpu);
+        }
+        self.finish(engine.stats())
+    }
+
+    // ----- accounting -------------------------------------------------
+
+    /// Charges the time since the CPU was last accounted to whatever it was
+    /// doing: idle, irq, the context switch, or the current task (user, sys
+    /// or spin, following its work batch).
+    pub(crate) fn settle(&mut self, c: u32) {
+        let now = self.now;
+        let cpu = &mut self.cpus[c as usize];
+        let dt = now - cpu.accounted_to;
+        cpu.accounted_to = now;
+        if dt == 0 {
+            return;
+        }
+        match cpu.activity {
+            Activity::Idle => cpu.times.idle += dt,
+            Activity::Switch { .. } => cpu.times.sys += dt,
+            Activity::Irq { .. } => {
+                cpu.times.irq += dt;
+                if cpu.interrupted != NO_TASK {
+                    self.tasks[cpu.interrupted as usize].times.irq += dt;
+                }
+            }
+            Activity::Task => {
+                let task = &mut self.tasks[cpu.curr as usize];
+                if task.spin != Spin::None {
+                    cpu.times.spin += dt;
+                    task.times.spin += dt;
+                    task.times.sys += dt;
+                    let lock = match task.spin {
+                        Spin::OsqQueued { lock } | Spin::MutexOwner { lock } => Some(lock),
+                        _ => None,
+                    };
+                    if let Some(lock) = lock {
+                        let obj = self.mutexes[lock as usize].object as usize;
+                        self.metrics.locks[obj].spin_total_ns += dt;
+                    }
+                } else {
+                    let mut left = dt;
+                    let (times, batch, mode) = (&mut task.times, &mut task.batch, task.mode);
+                    batch.consume(dt, |m, ns| {
+                        left -= ns;
+                        match m {
+                            Mode::User => {
+                                times.user += ns;
+                                cpu.times.user += ns
+                            }
+                            Mode::Sys => {
+                                times.sys += ns;
+                                cpu.times.sys += ns
+                            }
+                        }
+                    });
+                    if left > 0 {
+                        match mode {
+                            Mode::User => {
+                                times.user += left;
+                                cpu.times.user += left
+                            }
+                            Mode::Sys => {
+                                times.sys += left;
+                                cpu.times.sys += left
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Moves a task to a new scheduler state, accounting the old one.
+    pub(crate) fn set_state(&mut self, t: TaskId, state: TaskState) {
+        let now = self.now;
+        let task = &mut self.tasks[t as usize];
+        let dt = now - task.since;
+        match task.state {
+            TaskState::Sleeping => task.times.sleep += dt,
+            TaskState::Runnable => task.times.runnable += dt,
+            _ => {}
+        }
+        task.state = state;
+        task.since = now;
+    }
+
+    pub(crate) fn preempt_disable(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t as usize];
+        task.preempt_count += 1;
+        if task.preempt_count == 1 {
+            self.cpus[task.cpu as usize].preempt_off_since = Some(self.now);
+        }
+    }
+
+    /// Returns true when the CPU should reschedule now.
+    pub(crate) fn preempt_enable(&mut self, t: TaskId) -> bool {
+        let task = &mut self.tasks[t as usize];
+        debug_assert!(task.preempt_count > 0);
+        task.preempt_count -= 1;
+        let c = task.cpu;
+        if task.preempt_count == 0 {
+            if let Some(start) = self.cpus[c as usize].preempt_off_since.take() {
+                self.metrics.preempt_off_section(c, start, self.now);
+            }
+            return self.cpus[c as usize].need_resched;
+        }
+        false
+    }
+
+    pub(crate) fn irq_off_begin(&mut self, c: u32) {
+        let cpu = &mut self.cpus[c as usize];
+        if cpu.irq_off_since.is_none() {
+            cpu.irq_off_since = Some(self.now);
+        }
+    }
+
+    pub(crate) fn irq_off_end(&mut self, c: u32) {
+        if let Some(start) = self.cpus[c as usize].irq_off_since.take() {
+            self.metrics.irq_off_section(c, start, self.now);
+        }
+    }
+
+    fn close_sections(&mut self, c: u32) {
+        self.irq_off_end(c);
+        if let Some(start) = self.cpus[c as usize].preempt_off_since.take() {
+            self.metrics.preempt_off_section(c, start, self.now);
+        }
+    }
+
+    // ----- the CPU's next step ------------------------------------------
+
+    /// Can the CPU take an interrupt now?
+    pub(crate) fn irqs_enabled(&self, c: u32) -> bool {
+        let cpu = &self.cpus[c as usize];
+        match cpu.activity {
+            Activity::Irq { .. } | Activity::Switch { .. } => false,
+            Activity::Idle => true,
+            Activity::Task => !self.tasks[cpu.curr as usize].irqs_off,
+        }
+    }
+
+    /// Decides what CPU `c` does from now on. Called whenever something the
+    /// CPU waits for may have changed, while it is idle or running a task.
+    pub(crate) fn kick(&mut self, c: u32) {
+        debug_assert!(matches!(
+            self.cpus[c as usize].activity,
+            Activity::Idle | Activity::Task
+        ));
+        self.settle(c);
+        if self.irqs_enabled(c) && self.cpus[c as usize].has_pending_irq() {
+            self.enter_irq(c);
+            return;
+        }
+        let cpu = &self.cpus[c as usize];
+        let t = cpu.curr;
+        if t == NO_TASK {
+            if cpu.rt.is_empty() && cpu.cfs.is_empty() {
+                self.cpus[c as usize].activity = Activity::Idle;
+                self.cpus[c as usize].need_resched = false;
+            } else {
+                self.schedule(c);
+            }
+            return;
+        }
+        let need_resched = cpu.need_resched;
+        let task = &self.tasks[t as usize];
+        if need_resched && task.preemptible() && task.spin == Spin::None {
+            self.schedule(c);
+            return;
+        }
+        match task.spin {
+            Spin::None => self.run_task(c, t),
+            Spin::CsdWait => {
+                if task.spin_done {
+                    self.finish_spin(c, t);
+                }
+            }
+            Spin::OsqQueued { .. } | Spin::MutexOwner { .. } => {
+                if task.spin_done {
+                    self.finish_spin(c, t);
+                } else if need_resched {
+                    self.mutex_spin_need_resched(c, t);
+                }
+            }
+        }
+    }
+
+    /// Starts the CPU's next activity end event.
+    pub(crate) fn arm_cpu(&mut self, c: u32, end: Nanos) {
+        let cpu = &mut self.cpus[c as usize];
+        cpu.gen = cpu.gen.wrapping_add(1);
+        let gen = cpu.gen;
+        self.at(end, Event::Cpu { cpu: c, gen });
+    }
+
+    fn on_cpu_event(&mut self, c: u32, gen: u32) -> Handled {
+        if self.cpus[c as usize].gen != gen {
+            return Handled::Stale;
+        }
+        // Invalidate this event's generation so nothing double-fires.
+        self.cpus[c as usize].gen = gen.wrapping_add(1);
+        match self.cpus[c as usize].activity {
+            Activity::Irq { .. } => self.exit_irq(c),
+            Activity::Switch { next, .. } => self.finish_switch(c, next),
+            Activity::Task | Activity::Idle => self.kick(c),
+        }
+        Handled::Done
+    }
+
+    fn finish(&mut self, stats: smpsim_engine::EngineStats) -> RunResult {
+        let spec = self.spec;
+        let measured = (spec.duration - spec.warmup).max(1) as f64 / 1e9;
+        let counters = spec
+            .counters
+            .iter()
+            .zip(&self.metrics.counters)
+            .map(|(name, &count)| CounterResult {
+                name: name.clone(),
+                count,
+                rate: count as f64 / measured,
+            })
+            .collect();
+        let histograms = spec
+            .histograms
+            .iter()
+            .zip(&self.metrics.hists)
+            .map(|(name, h)| HistResult {
+                name: name.clone(),
+                count: h.len(),
+                min: if h.is_empty() { 0 } else { h.min() },
+                mean: if h.is_empty() { 0.0 } else { h.mean() },
+                p50: h.value_at_quantile(0.50),
+                p90: h.value_at_quantile(0.90),
+                p99: h.value_at_quantile(0.99),
+                p999: h.value_at_quantile(0.999),
+                max: h.max(),
+            })
+            .collect();
+        let w = self.metrics.windows;
+        let cpus = self
+            .cpus
+            .iter()
+            .map(|cpu| {
+                let i = cpu.id as usize * w;
+                let pw = self.metrics.preempt_off_windows[i..i + w].to_vec();
+                let iw = self.metrics.irq_off_windows[i..i + w].to_vec();
+                CpuResult {
+                    cpu: cpu.id,
+                    times: cpu.times,
+                    max_preempt_off_ns: pw.iter().copied().max().unwrap_or(0),
+                    max_irq_off_ns: iw.iter().copied().max().unwrap_or(0),
+                    preempt_off_windows: pw,
+                    irq_off_windows: iw,
+                }
+            })
+            .collect();
+        // Close the per-task state accounting.
+        for t in 0..self.tasks.len() as u32 {
+            let state = self.tasks[t as usize].state;
+            self.set_state(t, state);
+            let task = &self.tasks[t as usize];
+            if state == TaskState::Sleeping && task.spin == Spin::None {
+                let blocked = self.now - task.wait_start;
+                if blocked >= self.metrics.thresholds.hung_task {
+                    let name = format!("{}/{}", spec.task_groups[task.group as usize].name, task.index);
+                    self.metrics.hung_task(task.cpu, self.now, name, blocked);
+                }
+            }
+        }
+        let mut task_groups: Vec<TaskGroupResult> = spec
+            .task_groups
+            .iter()
+            .map(|tg| TaskGroupResult {
+                name: tg.name.clone(),
+                tasks: tg.placement.len() as u32,
+                total: TaskTimes::default(),
+                per_task: Vec::new(),
+            })
+            .collect();
+        for task in &self.tasks {
+            let g = &mut task_groups[task.group as usize];
+            let t = &task.times;
+            let total = &mut g.total;
+            total.user += t.user;
+            total.sys += t.sys;
+            total.spin += t.spin;
+            total.sleep += t.sleep;
+            total.runnable += t.runnable;
+            total.irq += t.irq;
+            if g.tasks <= 64 {
+                g.per_task.push(TaskResult {
+                    index: task.index,
+                    cpu: task.cpu,
+                    times: *t,
+                    wall_ns: task.exited_at,
+                });
+            }
+        }
+        RunResult {
+            nr_cpus: self.nr_cpus,
+            duration_ns: spec.duration,
+            warmup_ns: spec.warmup,
+            seed: spec.seed,
+            counters,
+            histograms,
+            cpus,
+            task_groups,
+            locks: std::mem::take(&mut self.metrics.locks),
+            findings: std::mem::take(&mut self.metrics.findings),
+            stats: RunStats {
+                events: stats.events,
+                stale_events: stats.stale_events,
+            },
+        }
+    }
+}
+
+impl Model for Kernel<'_> {
+    type Event = Event;
+
+    fn handle(&mut self, engine: &mut Engine<Event>, event: Event) -> Handled {
+        self.now = engine.now();
+        let handled = match event {
+            Event::Cpu { cpu, gen } => self.on_cpu_event(cpu, gen),
+            Event::Ipi { cpu } => {
+                self.cpus[cpu as usize].ipi_pending = true;
+                self.interrupt(cpu);
+                Handled::Done
+            }
+            Event::Resched { cpu } => self.on_resched_ipi(cpu),
+            Event::Tick { cpu } => self.tick(cpu),
+            Event::Timer { task, gen } => {
+                let t = &self.tasks[task as usize];
+                if t.gen != gen || t.state != TaskState::Sleeping {
+                    Handled::Stale
+                } else {
+                    let cpu = t.cpu;
+                    self.cpus[cpu as usize]
+                        .irq_pending
+                        .push(PendingIrq::Timer { task, gen });
+                    self.interrupt(cpu);
+                    Handled::Done
+                }
+            }
+            Event::CfsPeriod { pool } => {
+                let p = &self.pools[pool as usize];
+                let (cpu, period) = (p.timer_cpu, p.period);
+                self.at(self.now + period, Event::CfsPeriod { pool });
+                self.cpus[cpu as usize]
+                    .irq_pending
+                    .push(PendingIrq::CfsPeriod { pool });
+                self.interrupt(cpu);
+                Handled::Done
+            }
+            Event::SpinEnd { task, gen } => self.on_spin_end(task, gen),
+        };
+        for (at, ev) in self.out.drain(..) {
+            engine.schedule(at, ev);
+        }
+        handled
+    }
+}

@@ -1,0 +1,175 @@
+//! Cross-CPU function calls (kernel/smp.c) and hardirq handling.
+//!
+//! `smp_call_function_single(cpu, func, info, wait=1)`: the caller disables
+//! preemption (`get_cpu()`), queues a CSD on the target's
+//! `call_single_queue`, sends an IPI only if that queue was empty, and spins
+//! in `csd_lock_wait()` with preemption disabled until the target has run
+//! `func`. A target with IRQs disabled takes the IPI only when it enables
+//! them again. The target's handler (`__flush_smp_call_function_queue`)
+//! takes every queued CSD at once, runs the synchronous ones first, then the
+//! asynchronous ones (such as the CFS bandwidth unthrottle CSD).
+
+use crate::cpu::{Activity, Csd, PendingIrq};
+use crate::event::Event;
+use crate::interp::Flow;
+use crate::task::*;
+
+/// Step of `smp_call_function_single` after the IPI has been sent.
+const STEP_QUEUE: u8 = 1;
+
+impl crate::Kernel<'_> {
+    /// An interrupt became pending on `c`: take it now if the CPU can.
+    pub(crate) fn interrupt(&mut self, c: u32) {
+        if self.irqs_enabled(c) {
+            self.enter_irq(c);
+        }
+    }
+
+    /// Enters the hardirq handler for everything pending on `c`, computing
+    /// the handler's timeline: entry cost, timers, CFS period timers, then
+    /// the CSD queue. The CPU is busy (IRQs off) until the handler ends.
+    pub(crate) fn enter_irq(&mut self, c: u32) {
+        self.settle(c);
+        let cpu = &mut self.cpus[c as usize];
+        cpu.interrupted = if cpu.activity == Activity::Task { cpu.curr } else { NO_TASK };
+        self.irq_off_begin(c);
+        let mut t = self.now + self.spec.machine.costs.irq_entry_exit.nanos();
+        let mut pending = std::mem::take(&mut self.cpus[c as usize].irq_pending);
+        for irq in pending.drain(..) {
+            match irq {
+                PendingIrq::Timer { task, gen } => {
+                    let tk = &self.tasks[task as usize];
+                    if tk.gen == gen && tk.state == TaskState::Sleeping {
+                        self.wake_up(task, c);
+                    }
+                }
+                PendingIrq::CfsPeriod { pool } => t = self.cfs_period_timer(c, pool, t),
+            }
+        }
+        self.cpus[c as usize].irq_pending = pending;
+        if std::mem::take(&mut self.cpus[c as usize].ipi_pending) {
+            t = self.flush_call_function_queue(c, t);
+        }
+        self.cpus[c as usize].activity = Activity::Irq { end: t };
+        self.arm_cpu(c, t);
+    }
+
+    /// Runs the CSDs queued on `c` starting at `t`; returns the end time.
+    fn flush_call_function_queue(&mut self, c: u32, mut t: u64) -> u64 {
+        let mut queue = std::mem::take(&mut self.cpus[c as usize].csd_queue);
+        let mut unthrottle = false;
+        for csd in queue.iter() {
+            match *csd {
+                Csd::Sync { caller, gen, cost, from_cpu } => {
+                    t += cost;
+                    // csd_unlock(): the caller sees the flag one transfer later.
+                    let seen = t + self.spec.machine.line_transfer(c, from_cpu);
+                    self.at(seen, Event::SpinEnd { task: caller, gen });
+                }
+                Csd::CfsbUnthrottle => unthrottle = true,
+            }
+        }
+        if unthrottle {
+            t = self.cfsb_csd_unthrottle(c, t);
+        }
+        queue.clear();
+        self.cpus[c as usize].csd_queue = queue;
+        t
+    }
+
+    /// The handler is done: return to what was interrupted.
+    pub(crate) fn exit_irq(&mut self, c: u32) {
+        self.settle(c);
+        let cpu = &mut self.cpus[c as usize];
+        let back = cpu.interrupted;
+        cpu.interrupted = NO_TASK;
+        cpu.activity = if back != NO_TASK { Activity::Task } else { Activity::Idle };
+        if cpu.curr != back && back == NO_TASK && cpu.curr != NO_TASK {
+            // Idle was interrupted while curr was already set: cannot happen.
+            debug_assert!(false, "irq returned to a different context");
+        }
+        let task_irqs_off = back != NO_TASK && self.tasks[back as usize].irqs_off;
+        if !task_irqs_off {
+            self.irq_off_end(c);
+        }
+        self.kick(c);
+    }
+
+    /// Queues a CSD on `target`; sends the IPI if the queue was empty.
+    pub(crate) fn queue_csd(&mut self, target: u32, csd: Csd, at: u64) {
+        let q = &mut self.cpus[target as usize].csd_queue;
+        let first = q.is_empty();
+        q.push_back(csd);
+        if first {
+            let latency = self.spec.machine.costs.ipi_latency.nanos();
+            self.at(at + latency, Event::Ipi { cpu: target });
+        }
+    }
+
+    /// `smp_call_function_single()` at `step`.
+    pub(crate) fn smp_call_function_single(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        target: i64,
+        func: crate::program::Dist,
+        wait: bool,
+        step: u8,
+    ) -> Flow {
+        if step == 0 {
+            self.preempt_disable(t);
+            if target == c as i64 {
+                // Runs func locally with IRQs off; no IPI.
+                let cost = func.sample(&mut self.rng);
+                self.tasks[t as usize].batch.push(Mode::Sys, cost);
+                self.tasks[t as usize].resume = Resume::Step(STEP_QUEUE + 1);
+                return self.end_batch(c, t);
+            }
+            if target < 0 || target >= self.nr_cpus as i64 {
+                // -ENXIO: nothing sent.
+                return self.smp_call_done(c, t);
+            }
+            let send = self.spec.machine.costs.ipi_send.nanos();
+            let task = &mut self.tasks[t as usize];
+            task.batch.push(Mode::Sys, send);
+            task.resume = Resume::Step(STEP_QUEUE);
+            return self.end_batch(c, t);
+        }
+        if step == STEP_QUEUE {
+            let cost = func.sample(&mut self.rng);
+            let gen = self.tasks[t as usize].gen.wrapping_add(1);
+            let csd = Csd::Sync { caller: t, gen, cost, from_cpu: c };
+            self.queue_csd(target as u32, csd, self.now);
+            if wait {
+                self.preempt_count_keep_spin(t);
+                return Flow::Stop;
+            }
+        }
+        self.smp_call_done(c, t)
+    }
+
+    /// Begins `csd_lock_wait()` (preemption already disabled).
+    fn preempt_count_keep_spin(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t as usize];
+        task.gen = task.gen.wrapping_add(1);
+        task.spin = Spin::CsdWait;
+        task.spin_done = false;
+        task.wait_start = self.now;
+    }
+
+    fn smp_call_done(&mut self, c: u32, t: TaskId) -> Flow {
+        self.advance(t);
+        if self.preempt_enable(t) {
+            self.schedule(c);
+            return Flow::Stop;
+        }
+        Flow::Next
+    }
+
+    /// Ends the task's batch now and resumes the op at its end.
+    fn end_batch(&mut self, c: u32, t: TaskId) -> Flow {
+        let end = self.now + self.tasks[t as usize].batch.total();
+        self.arm_cpu(c, end);
+        Flow::Stop
+    }
+}

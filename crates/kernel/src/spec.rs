@@ -1,0 +1,127 @@
+//! What a simulation is built from: the validated, compiled scenario.
+//!
+//! The scenario crate produces a [`Spec`]; [`crate::Kernel::new`] turns it
+//! into a running system. Everything here is plain data with resolved ids.
+
+use smpsim_engine::Nanos;
+use smpsim_machine::{CpuId, Machine};
+
+use crate::program::Program;
+
+/// Kernel configuration and tunables, named after the kernel's own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Knobs {
+    /// `CONFIG_HZ`: scheduler tick frequency.
+    pub hz: u32,
+    /// `sysctl_sched_base_slice`-like: how long a CFS task runs before the
+    /// tick preempts it when others wait.
+    pub sched_slice: Nanos,
+    /// Waking CFS task preempts the current one if its vruntime is smaller
+    /// by more than this (`sysctl_sched_wakeup_granularity`).
+    pub wakeup_granularity: Nanos,
+    /// `CONFIG_MUTEX_SPIN_ON_OWNER`.
+    pub mutex_spin_on_owner: bool,
+    /// `sysctl_sched_cfs_bandwidth_slice_us`, as ns.
+    pub cfs_bandwidth_slice: Nanos,
+    /// Cost of visiting one task group in `walk_tg_tree_from()` during
+    /// throttle (`tg_throttle_down`) and unthrottle (`tg_unthrottle_up`).
+    pub tg_walk_cost: Nanos,
+    /// Fixed part of throttle/unthrottle (dequeue/enqueue of the group entity).
+    pub cfs_throttle_base_cost: Nanos,
+    /// Length of the windows over which per-CPU maximum preempt-off and
+    /// IRQ-off sections are collected.
+    pub latency_window: Nanos,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            hz: 1000,
+            sched_slice: 3_000_000,
+            wakeup_granularity: 1_000_000,
+            mutex_spin_on_owner: true,
+            cfs_bandwidth_slice: 5_000_000,
+            tg_walk_cost: 100,
+            cfs_throttle_base_cost: 1_000,
+            latency_window: 30_000_000_000,
+        }
+    }
+}
+
+/// A kernel object declared by the scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectDecl {
+    pub name: String,
+    pub kind: ObjectKind,
+    /// One instance per possible CPU (`DEFINE_PER_CPU`).
+    pub per_cpu: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ObjectKind {
+    /// `struct mutex`. `spin = false` is a mutex that never spins
+    /// optimistically (the seed's `slow_mutex_lock`).
+    Mutex { spin: bool },
+}
+
+/// CFS bandwidth control of a cgroup (`cpu.max` = quota period).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bandwidth {
+    pub quota: Nanos,
+    pub period: Nanos,
+}
+
+/// A cgroup with the cpu controller.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CgroupDecl {
+    pub name: String,
+    pub parent: Option<usize>,
+    pub bandwidth: Option<Bandwidth>,
+    /// Task groups in this cgroup's subtree that the scenario generated in
+    /// bulk (e.g. 2000 children each 5 deep), beyond the declared ones. They
+    /// hold tasks but matter to the model through `walk_tg_tree_from()`.
+    pub generated_descendants: u64,
+}
+
+/// Scheduling policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// SCHED_OTHER (CFS).
+    Normal,
+    /// SCHED_FIFO with a priority 1..=99 (higher runs first).
+    Fifo(u8),
+}
+
+/// A group of identical tasks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskGroupDecl {
+    pub name: String,
+    /// The CPU each task is placed on, one entry per task. Tasks do not
+    /// migrate (no load balancing is modelled).
+    pub placement: Vec<CpuId>,
+    pub policy: Policy,
+    /// Index into `Spec::cgroups`; `None` is the root cgroup.
+    pub cgroup: Option<usize>,
+    /// Address space: tasks with the same id are threads of one process.
+    pub mm: u32,
+    pub program: Program,
+}
+
+/// A compiled scenario variant, ready to run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub machine: Machine,
+    pub knobs: Knobs,
+    pub objects: Vec<ObjectDecl>,
+    pub cgroups: Vec<CgroupDecl>,
+    pub task_groups: Vec<TaskGroupDecl>,
+    /// Names of counters (`count` ops), indexed by `CounterId`.
+    pub counters: Vec<String>,
+    /// Names of latency histograms, indexed by `HistId`.
+    pub histograms: Vec<String>,
+    /// Simulated duration.
+    pub duration: Nanos,
+    /// Leading part of the run excluded from rates and histograms.
+    pub warmup: Nanos,
+    pub seed: u64,
+}

@@ -1,0 +1,179 @@
+//! A task (`struct task_struct`): its scheduling state, where it is in its
+//! program, and what it is doing on the CPU.
+
+use smpsim_engine::Nanos;
+
+use crate::spec::Policy;
+
+pub type TaskId = u32;
+pub const NO_TASK: TaskId = u32::MAX;
+
+/// Scheduler-visible state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    Running,
+    Runnable,
+    /// TASK_UNINTERRUPTIBLE (mutex wait) or an hrtimer sleep.
+    Sleeping,
+    Exited,
+}
+
+/// CPU-time category of a stretch of task execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    User,
+    Sys,
+}
+
+/// Up to four consecutive pieces of local work with their modes: a batch of
+/// ops that touched no shared state, run as one interval.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Batch {
+    parts: [(u8, Nanos); 4],
+    len: u8,
+}
+
+impl Batch {
+    pub const CAPACITY: usize = 4;
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn is_full(&self) -> bool {
+        self.len as usize == Self::CAPACITY
+    }
+    pub fn total(&self) -> Nanos {
+        self.parts[..self.len as usize].iter().map(|p| p.1).sum()
+    }
+    /// Appends work; merges with the last part when the mode is the same.
+    /// Returns false when full.
+    pub fn push(&mut self, mode: Mode, ns: Nanos) -> bool {
+        if ns == 0 {
+            return true;
+        }
+        let m = mode as u8;
+        if self.len > 0 && self.parts[self.len as usize - 1].0 == m {
+            self.parts[self.len as usize - 1].1 += ns;
+            return true;
+        }
+        if self.is_full() {
+            return false;
+        }
+        self.parts[self.len as usize] = (m, ns);
+        self.len += 1;
+        true
+    }
+    /// Consumes `elapsed` ns from the front, calling `charge` per mode.
+    pub fn consume(&mut self, mut elapsed: Nanos, mut charge: impl FnMut(Mode, Nanos)) {
+        let mut i = 0;
+        while elapsed > 0 && i < self.len as usize {
+            let (m, ns) = self.parts[i];
+            let take = ns.min(elapsed);
+            charge(if m == Mode::User as u8 { Mode::User } else { Mode::Sys }, take);
+            elapsed -= take;
+            self.parts[i].1 -= take;
+            if self.parts[i].1 == 0 {
+                i += 1;
+            }
+        }
+        if i > 0 {
+            self.parts.copy_within(i..self.len as usize, 0);
+            self.len -= i as u8;
+        }
+    }
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+/// What a task that spins is waiting to observe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spin {
+    None,
+    /// Queued on a mutex's OSQ behind another spinner.
+    OsqQueued { lock: u32 },
+    /// OSQ head, or the first waiter after wakeup, spinning on the owner.
+    MutexOwner { lock: u32 },
+    /// `csd_lock_wait()` for a CSD sent to another CPU.
+    CsdWait,
+}
+
+/// What the task does when it next gets a CPU (or when its spin ends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// Interpret the op at `pc` from its start.
+    Op,
+    /// Continue a multi-step op at `pc` from this step.
+    Step(u8),
+}
+
+/// Per-task CPU-time accounting, like `time(1)` plus the waits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TaskTimes {
+    pub user: Nanos,
+    pub sys: Nanos,
+    /// Part of `sys` spent spinning (mutex optimistic spin, csd_lock_wait).
+    pub spin: Nanos,
+    /// Sleeping (mutex wait list, hrtimer sleep).
+    pub sleep: Nanos,
+    /// Runnable but not running.
+    pub runnable: Nanos,
+    /// Interrupted by hardirqs while current.
+    pub irq: Nanos,
+}
+
+pub struct Task {
+    pub group: u32,
+    pub index: u32,
+    pub cpu: u32,
+    pub policy: Policy,
+    pub mm: u32,
+    /// Bandwidth-group runqueue id (top-level cgroup), if any.
+    pub group_rq: Option<u32>,
+    pub state: TaskState,
+    pub since: Nanos,
+    pub pc: u32,
+    pub resume: Resume,
+    pub vars: Vec<i64>,
+    pub preempt_count: u32,
+    pub irqs_off: bool,
+    pub mode: Mode,
+    pub vruntime: u64,
+    pub exec_start: Nanos,
+    pub slice_start: Nanos,
+    pub batch: Batch,
+    pub spin: Spin,
+    /// Invalidates `SpinEnd` and `Timer` events sent earlier.
+    pub gen: u32,
+    /// A `SpinEnd` has been observed while the CPU was busy elsewhere.
+    pub spin_done: bool,
+    /// The spin ended without success (mutex owner left its CPU).
+    pub spin_abort: bool,
+    /// Mutex instances held, innermost last.
+    pub held: [u32; 4],
+    pub nheld: u8,
+    /// When the current wait (lock, sleep, spin) began.
+    pub wait_start: Nanos,
+    /// Intended wakeup time of an hrtimer sleep and where to record lateness.
+    pub wake_deadline: Nanos,
+    pub overshoot_hist: Option<u32>,
+    /// Mutex instance being acquired, while in `mutex_lock`.
+    pub want_lock: u32,
+    pub times: TaskTimes,
+    pub exited_at: Option<Nanos>,
+}
+
+impl Task {
+    pub fn is_rt(&self) -> bool {
+        matches!(self.policy, Policy::Fifo(_))
+    }
+    pub fn rt_prio(&self) -> u8 {
+        match self.policy {
+            Policy::Fifo(p) => p,
+            Policy::Normal => 0,
+        }
+    }
+    pub fn preemptible(&self) -> bool {
+        self.preempt_count == 0 && !self.irqs_off
+    }
+}

@@ -1,0 +1,133 @@
+//! Machine descriptions: the topology of a host and what cross-CPU
+//! operations cost on it.
+//!
+//! A machine is read from TOML (a built-in preset from `presets/`, or a
+//! profile written by `smpsim calibrate`). Every cost is a [`Cost`]: a number
+//! of nanoseconds plus the source it came from, so reports can say where each
+//! figure in a result originates.
+//!
+//! CPU numbering follows Linux on x86: the first hardware thread of every
+//! core is numbered first, socket by socket, then the second thread of every
+//! core (`smt_numbering = "sibling-last"`). POWER numbers the threads of a
+//! core adjacently (`"sibling-adjacent"`).
+
+mod preset;
+mod topology;
+
+pub use preset::{preset, preset_names, preset_source, PresetError};
+pub use topology::{CpuId, CpuPlace, Distance, Topology};
+
+use serde::Deserialize;
+
+/// A cost in nanoseconds and where the number comes from.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Cost {
+    pub ns: f64,
+    pub source: String,
+}
+
+impl Cost {
+    pub fn assumed(ns: f64, why: &str) -> Self {
+        Cost {
+            ns,
+            source: format!("assumed: {why}"),
+        }
+    }
+    #[inline]
+    pub fn nanos(&self) -> u64 {
+        self.ns.round() as u64
+    }
+}
+
+/// Cache-line transfer cost by topology distance: the latency of a
+/// read-for-ownership that finds the line in another CPU's cache.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LineTransfer {
+    /// Line already held by this CPU.
+    pub local: Cost,
+    pub smt_sibling: Cost,
+    /// Same last-level cache (core complex).
+    pub same_llc: Cost,
+    /// Same NUMA node, different LLC.
+    pub same_node: Cost,
+    /// Same socket, different NUMA node.
+    pub same_socket: Cost,
+    pub cross_socket: Cost,
+}
+
+/// The cost table of a machine.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Costs {
+    pub line_transfer: LineTransfer,
+    /// Sender side of an IPI (APIC ICR write, or doorbell).
+    pub ipi_send: Cost,
+    /// From the send until the target enters its handler (IRQs on).
+    pub ipi_latency: Cost,
+    /// Interrupt entry plus exit on the target, excluding the handler body.
+    pub irq_entry_exit: Cost,
+    /// Syscall entry plus exit (with the host's mitigations).
+    pub syscall: Cost,
+    /// `__schedule()` switching between two tasks.
+    pub context_switch: Cost,
+    /// `try_to_wake_up()` work charged to the waker.
+    pub wakeup: Cost,
+    /// Invalidating one page in the local TLB (`flush_tlb_func`, per page).
+    pub tlb_flush_page: Cost,
+    /// Full local TLB flush.
+    pub tlb_flush_full: Cost,
+}
+
+/// A machine: topology plus costs.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    pub name: String,
+    pub description: String,
+    pub topology: Topology,
+    pub costs: Costs,
+}
+
+impl Machine {
+    pub fn nr_cpus(&self) -> usize {
+        self.topology.nr_cpus()
+    }
+
+    /// Cost of moving a cache line last written by `from` to `to`.
+    #[inline]
+    pub fn line_transfer(&self, from: CpuId, to: CpuId) -> u64 {
+        let lt = &self.costs.line_transfer;
+        match self.topology.distance(from, to) {
+            Distance::Local => lt.local.nanos(),
+            Distance::SmtSibling => lt.smt_sibling.nanos(),
+            Distance::SameLlc => lt.same_llc.nanos(),
+            Distance::SameNode => lt.same_node.nanos(),
+            Distance::SameSocket => lt.same_socket.nanos(),
+            Distance::CrossSocket => lt.cross_socket.nanos(),
+        }
+    }
+
+    /// Every cost with its name, for reports and `machine show`.
+    pub fn cost_list(&self) -> Vec<(&'static str, &Cost)> {
+        let c = &self.costs;
+        let lt = &c.line_transfer;
+        vec![
+            ("line_transfer.local", &lt.local),
+            ("line_transfer.smt_sibling", &lt.smt_sibling),
+            ("line_transfer.same_llc", &lt.same_llc),
+            ("line_transfer.same_node", &lt.same_node),
+            ("line_transfer.same_socket", &lt.same_socket),
+            ("line_transfer.cross_socket", &lt.cross_socket),
+            ("ipi_send", &c.ipi_send),
+            ("ipi_latency", &c.ipi_latency),
+            ("irq_entry_exit", &c.irq_entry_exit),
+            ("syscall", &c.syscall),
+            ("context_switch", &c.context_switch),
+            ("wakeup", &c.wakeup),
+            ("tlb_flush_page", &c.tlb_flush_page),
+            ("tlb_flush_full", &c.tlb_flush_full),
+        ]
+    }
+}
