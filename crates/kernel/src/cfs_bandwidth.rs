@@ -52,6 +52,9 @@ pub struct Pool {
     pub throttled: Vec<u32>,
     pub nr_throttled: u64,
     pub nr_unthrottled: u64,
+    pub nr_periods: u64,
+    pub usage: u64,
+    pub cgroup: usize,
 }
 
 /// Builds group runqueues (top-level cgroup x CPU) and pools. Returns them
@@ -101,6 +104,9 @@ pub(crate) fn build(spec: &Spec, nr_cpus: u32) -> (Vec<GroupRq>, Vec<Pool>, Vec<
                 throttled: Vec::new(),
                 nr_throttled: 0,
                 nr_unthrottled: 0,
+                nr_periods: 0,
+                usage: 0,
+                cgroup: tl,
             });
             pools.len() as u32 - 1
         });
@@ -149,8 +155,9 @@ impl crate::Kernel<'_> {
     /// `account_cfs_rq_runtime()`: returns true if the CPU must reschedule.
     pub(crate) fn account_cfs_rq_runtime(&mut self, g: u32, delta: Nanos) -> bool {
         let gr = &mut self.groups[g as usize];
-        if gr.pool.is_none() {
-            return false;
+        let Some(p) = gr.pool else { return false };
+        if self.now >= self.metrics.warmup {
+            self.pools[p as usize].usage += delta;
         }
         gr.runtime_remaining -= delta as i64;
         if gr.runtime_remaining > 0 || gr.throttled {
@@ -190,8 +197,12 @@ impl crate::Kernel<'_> {
     /// The period timer handler on `c` starting at `t`: refill, then
     /// `distribute_cfs_runtime()`. Returns when the handler is done.
     pub(crate) fn cfs_period_timer(&mut self, c: u32, p: u32, mut t: Nanos) -> Nanos {
+        let measuring = self.metrics.measuring(self.now);
         let pool = &mut self.pools[p as usize];
         pool.runtime = pool.quota;
+        if measuring {
+            pool.nr_periods += 1;
+        }
         let mut i = 0;
         while i < self.pools[p as usize].throttled.len() && self.pools[p as usize].runtime > 0 {
             let g = self.pools[p as usize].throttled[i];

@@ -18,8 +18,22 @@ pub struct RunResult {
     pub cpus: Vec<CpuResult>,
     pub task_groups: Vec<TaskGroupResult>,
     pub locks: Vec<LockStat>,
+    /// `cpu.stat` of every bandwidth-limited cgroup.
+    pub cfs_bandwidth: Vec<BandwidthStat>,
     pub findings: Vec<Finding>,
     pub stats: RunStats,
+}
+
+/// Like a cgroup's `cpu.stat`, over the measured part of the run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BandwidthStat {
+    pub cgroup: String,
+    pub nr_periods: u64,
+    /// Per-CPU cfs_rq throttle events.
+    pub nr_throttled: u64,
+    pub nr_unthrottled: u64,
+    /// CPU time the cgroup's tasks used.
+    pub usage_ns: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -93,6 +93,9 @@ impl crate::Kernel<'_> {
         }
         let now = self.now;
         let task = &mut self.tasks[t as usize];
+        if task.exec_start > now {
+            return; // still being switched in
+        }
         let delta = now - task.exec_start;
         task.exec_start = now;
         if task.is_rt() || delta == 0 {
@@ -135,6 +138,8 @@ impl crate::Kernel<'_> {
         let next = self.pick_next(c);
         if next != NO_TASK {
             self.set_state(next, TaskState::Running);
+            // Its run time starts being charged when the switch completes.
+            self.tasks[next as usize].exec_start = u64::MAX;
         }
         if next != prev && next != NO_TASK && prev != NO_TASK {
             cost += self.spec.machine.costs.context_switch.nanos();

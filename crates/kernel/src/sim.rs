@@ -304,12 +304,21 @@ impl<'s> Kernel<'s> {
             Activity::Idle | Activity::Task
         ));
         self.settle(c);
-        if self.irqs_enabled(c) && self.cpus[c as usize].has_pending_irq() {
+        let cpu = &self.cpus[c as usize];
+        let t = cpu.curr;
+        // Preemption on the way back from an interrupt comes before the
+        // next interrupt is taken (the switch runs with IRQs off).
+        if t != NO_TASK && cpu.need_resched {
+            let task = &self.tasks[t as usize];
+            if task.preemptible() && task.spin == Spin::None {
+                self.schedule(c);
+                return;
+            }
+        }
+        if self.irqs_enabled(c) && cpu.has_pending_irq() {
             self.enter_irq(c);
             return;
         }
-        let cpu = &self.cpus[c as usize];
-        let t = cpu.curr;
         if t == NO_TASK {
             if cpu.rt.is_empty() && cpu.cfs.is_empty() {
                 self.cpus[c as usize].activity = Activity::Idle;
@@ -463,6 +472,17 @@ impl<'s> Kernel<'s> {
             cpus,
             task_groups,
             locks: std::mem::take(&mut self.metrics.locks),
+            cfs_bandwidth: self
+                .pools
+                .iter()
+                .map(|p| BandwidthStat {
+                    cgroup: spec.cgroups[p.cgroup].name.clone(),
+                    nr_periods: p.nr_periods,
+                    nr_throttled: p.nr_throttled,
+                    nr_unthrottled: p.nr_unthrottled,
+                    usage_ns: p.usage,
+                })
+                .collect(),
             findings: std::mem::take(&mut self.metrics.findings),
             stats: RunStats {
                 events: stats.events,

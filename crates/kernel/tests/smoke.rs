@@ -12,3 +12,33 @@ fn global_mutex_runs_and_conserves_cpu_time() {
     }
     assert!(acquired > 1000);
 }
+
+/// A throttled cgroup of CPU burners gets about its quota, not more.
+#[test]
+fn cfs_bandwidth_limits_usage_to_quota() {
+    use smpsim_kernel::*;
+    let cpus = 8;
+    let mut s = spec(flat_machine(cpus), 200_000_000);
+    s.warmup = 20_000_000;
+    s.cgroups.push(CgroupDecl {
+        name: "base".into(),
+        parent: None,
+        bandwidth: Some(Bandwidth { quota: 1_000_000, period: 5_000_000 }),
+        generated_descendants: 100,
+    });
+    s.task_groups.push(TaskGroupDecl {
+        name: "burner".into(),
+        placement: (0..4 * cpus).map(|k| k % cpus).collect(),
+        policy: Policy::Normal,
+        cgroup: Some(0),
+        mm: 0,
+        program: Program { ops: vec![Op::Work(Dist::Const(1_000_000)), Op::Jump(0)], slots: 0, init: vec![] },
+    });
+    let r = simulate(&s);
+    let bw = &r.cfs_bandwidth[0];
+    eprintln!("{bw:?}");
+    let quota_total = 1_000_000 * bw.nr_periods;
+    // Each period may overrun by up to a tick per CPU that ran.
+    assert!(bw.usage_ns <= quota_total + 2 * 1_000_000 * bw.nr_periods, "{bw:?}");
+    assert!(bw.usage_ns >= quota_total / 2, "{bw:?}");
+}

@@ -1,0 +1,58 @@
+//! Turning results into text and JSON.
+//!
+//! [`text`] prints runs side by side as plain-text tables meant to be pasted
+//! into an LKML reply; [`metric`] evaluates the metric expressions of a
+//! reproduction (`percpu-mutex.counter.ok.rate / global-mutex.counter.ok.rate`)
+//! against the JSON form of the runs.
+
+pub mod metric;
+pub mod text;
+
+use serde::Serialize;
+use smpsim_kernel::RunResult;
+
+/// One run of one variant, as reported.
+#[derive(Clone, Debug, Serialize)]
+pub struct VariantRun {
+    pub variant: String,
+    pub description: String,
+    #[serde(flatten)]
+    pub result: RunResult,
+    /// Host time spent simulating (not deterministic; everything else is).
+    pub wall_seconds: f64,
+}
+
+/// JSON of a `run`: the scenario and its variants.
+#[derive(Debug, Serialize)]
+pub struct RunReport<'a> {
+    pub scenario: &'a str,
+    pub machine: &'a str,
+    pub variants: &'a [VariantRun],
+}
+
+/// Human-friendly nanoseconds: `850ns`, `12.3us`, `4.56ms`, `1.23s`.
+pub fn fmt_ns(ns: f64) -> String {
+    let a = ns.abs();
+    if a < 1e3 {
+        format!("{ns:.0}ns")
+    } else if a < 1e6 {
+        format!("{:.1}us", ns / 1e3)
+    } else if a < 1e9 {
+        format!("{:.2}ms", ns / 1e6)
+    } else {
+        format!("{:.3}s", ns / 1e9)
+    }
+}
+
+/// Human-friendly rate: `12.3k`, `4.56M`.
+pub fn fmt_rate(r: f64) -> String {
+    if r >= 1e9 {
+        format!("{:.2}G", r / 1e9)
+    } else if r >= 1e6 {
+        format!("{:.2}M", r / 1e6)
+    } else if r >= 1e3 {
+        format!("{:.1}k", r / 1e3)
+    } else {
+        format!("{r:.1}")
+    }
+}

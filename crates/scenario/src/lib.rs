@@ -1,0 +1,145 @@
+//! Scenario files: what a simulation runs, written in TOML.
+//!
+//! A scenario names a machine, kernel knobs, kernel objects, cgroups and
+//! groups of tasks with the code they run. [`load`] reads and checks a file,
+//! including every `[variant.*]`; [`Scenario::compile`] merges a variant and
+//! `--set` overrides over the base document and lowers it to the kernel's
+//! [`Spec`]. Every error points at the place in the file (or the `--set`
+//! option) it comes from. The format is described in
+//! `docs/scenario-format.md`.
+
+mod compile;
+mod document;
+mod duration;
+mod error;
+mod expr;
+mod machine;
+mod ops;
+mod raw;
+mod reproduce;
+
+use std::path::{Path, PathBuf};
+
+use smpsim_kernel::Spec;
+use toml::de::DeTable;
+
+pub use error::{Location, ScenarioError};
+pub use reproduce::{MetricDef, PassRule, Reproduce};
+
+use error::{Diag, Sources};
+
+/// A loaded scenario file, checked in its base form and in every variant.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub path: PathBuf,
+    pub text: String,
+    pub name: String,
+    pub description: String,
+    /// The `[variant.*]` tables, in file order.
+    pub variants: Vec<VariantInfo>,
+    pub reproduce: Option<Reproduce>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantInfo {
+    pub name: String,
+    pub description: String,
+}
+
+/// Reads and checks a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ScenarioError::file(path, format!("cannot read scenario: {e}")))?;
+    parse(path, text)
+}
+
+/// Checks a scenario given as text; `path` names it in messages and
+/// anchors relative machine profile paths.
+pub fn parse(path: &Path, text: String) -> Result<Scenario, ScenarioError> {
+    let srcs = Sources::new(path, &text);
+    let header = read_header(&text).map_err(|d| srcs.render(d))?;
+    let mut scn = Scenario {
+        path: path.to_path_buf(),
+        text: String::new(),
+        name: String::new(),
+        description: String::new(),
+        variants: header.variants,
+        reproduce: None,
+    };
+    scn.text = text;
+    scn.compile(None, &[])?;
+    // The base compiled, so `[scenario]` is well-formed.
+    let (name, description, reproduce) = read_details(&scn.text).map_err(|d| srcs.render(d))?;
+    scn.name = name;
+    scn.description = description;
+    scn.reproduce = reproduce;
+    for v in scn.variants.clone() {
+        scn.compile(Some(&v.name), &[])?;
+    }
+    Ok(scn)
+}
+
+struct Header {
+    variants: Vec<VariantInfo>,
+}
+
+fn read_header(text: &str) -> Result<Header, Diag> {
+    let doc = DeTable::parse(text).map_err(|e| Diag::from_toml(&e, 0, 0..0))?;
+    let decls = document::variant_decls(doc.get_ref().get("variant"))?;
+    Ok(Header {
+        variants: decls
+            .into_iter()
+            .map(|d| VariantInfo {
+                name: d.name,
+                description: d.description,
+            })
+            .collect(),
+    })
+}
+
+fn read_details(text: &str) -> Result<(String, String, Option<Reproduce>), Diag> {
+    let mut doc = DeTable::parse(text)
+        .map_err(|e| Diag::from_toml(&e, 0, 0..0))?
+        .into_inner();
+    let sc = doc.get("scenario").and_then(|s| s.get_ref().as_table());
+    let field = |k: &str| {
+        sc.and_then(|t| t.get(k))
+            .and_then(|v| v.get_ref().as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (name, description) = (field("name"), field("description"));
+    let reproduce = match doc.remove("reproduce") {
+        None => None,
+        Some(v) => Some(reproduce::parse(v, text, &name)?),
+    };
+    Ok((name, description, reproduce))
+}
+
+impl Scenario {
+    /// Compiles the base document (`variant = None`) or a variant, with
+    /// `--set KEY=VALUE` overrides applied last.
+    pub fn compile(
+        &self,
+        variant: Option<&str>,
+        sets: &[(String, String)],
+    ) -> Result<Spec, ScenarioError> {
+        if let Some(name) = variant {
+            if !self.variants.iter().any(|v| v.name == name) {
+                let mut e = ScenarioError::file(&self.path, format!("unknown variant `{name}`"));
+                e.help = Some(format!(
+                    "available variants: {}",
+                    error::list(self.variant_names())
+                ));
+                return Err(e);
+            }
+        }
+        let mut srcs = Sources::new(&self.path, &self.text);
+        compile::compile(self, variant, sets, &mut srcs).map_err(|d| srcs.render(d))
+    }
+
+    /// Names of the variants, in file order.
+    pub fn variant_names(&self) -> impl Iterator<Item = &str> {
+        self.variants.iter().map(|v| v.name.as_str())
+    }
+}

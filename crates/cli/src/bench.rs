@@ -1,0 +1,98 @@
+//! `smpsim bench`: model events per second on the plain global-mutex model
+//! (N CPUs, each loops: lock, hold Exp(1 us), unlock, work Exp(20 us)),
+//! against a bare binary-heap event loop doing nothing but reschedule.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use smpsim_engine::{Engine, Handled, Model, Rng, Stop};
+
+use crate::cli::{BenchArgs, Format};
+
+#[derive(Serialize)]
+struct Point {
+    model: String,
+    cpus: u32,
+    simulated_ms: u64,
+    events: u64,
+    stale_events: u64,
+    wall_seconds: f64,
+    events_per_second: f64,
+}
+
+/// The floor: every event reschedules itself an Exp(10 us) later.
+struct BareLoop {
+    rng: Rng,
+}
+
+impl Model for BareLoop {
+    type Event = u32;
+    fn handle(&mut self, engine: &mut Engine<u32>, e: u32) -> Handled {
+        let d = self.rng.exp(10_000);
+        engine.schedule_in(d, e);
+        Handled::Done
+    }
+}
+
+fn bare(cpus: u32, events: u64) -> Point {
+    let mut engine = Engine::with_capacity(cpus as usize);
+    for i in 0..cpus {
+        engine.schedule(i as u64, i);
+    }
+    let mut model = BareLoop { rng: Rng::seed_from_u64(1) };
+    let start = Instant::now();
+    engine.run(&mut model, Stop { horizon: u64::MAX, max_events: events });
+    let wall = start.elapsed().as_secs_f64();
+    Point {
+        model: "bare-heap".into(),
+        cpus,
+        simulated_ms: engine.now() / 1_000_000,
+        events: engine.stats().events,
+        stale_events: 0,
+        wall_seconds: wall,
+        events_per_second: engine.stats().events as f64 / wall,
+    }
+}
+
+pub fn main(args: BenchArgs) -> i32 {
+    let mut points = Vec::new();
+    for &cpus in &args.cpus {
+        if cpus == 0 {
+            return crate::output::fail("error: --cpus: a benchmark needs at least one CPU");
+        }
+        let spec = smpsim_kernel::testkit::global_mutex_bench(cpus, 1_000, 20_000, args.millis * 1_000_000);
+        let start = Instant::now();
+        let r = smpsim_kernel::simulate(&spec);
+        let wall = start.elapsed().as_secs_f64();
+        let events = r.stats.events;
+        points.push(Point {
+            model: "global-mutex".into(),
+            cpus,
+            simulated_ms: args.millis,
+            events,
+            stale_events: r.stats.stale_events,
+            wall_seconds: wall,
+            events_per_second: events as f64 / wall,
+        });
+        points.push(bare(cpus, events.max(1_000_000)));
+        eprintln!("bench: {cpus} CPUs done");
+    }
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&points).expect("serializable")),
+        Format::Text => {
+            println!("{:<14} {:>6} {:>12} {:>10} {:>9} {:>12}", "model", "cpus", "events", "stale", "wall s", "events/s");
+            for p in &points {
+                println!(
+                    "{:<14} {:>6} {:>12} {:>10} {:>9.2} {:>11.1}M",
+                    p.model,
+                    p.cpus,
+                    p.events,
+                    p.stale_events,
+                    p.wall_seconds,
+                    p.events_per_second / 1e6
+                );
+            }
+        }
+    }
+    0
+}

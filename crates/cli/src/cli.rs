@@ -1,0 +1,90 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(name = "smpsim", version, about = "Simulate Linux kernel SMP synchronization on large machines")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run a scenario; with several variants, print them side by side.
+    Run(RunArgs),
+    /// Reproduce the published seed cases, simulated next to the published figures.
+    Reproduce(ReproduceArgs),
+    /// Measure the engine's speed (model events per second).
+    Bench(BenchArgs),
+    /// Show a machine preset with the source of every cost.
+    Machine(MachineArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Variant to run (repeatable; default: every variant, or the base if none).
+    #[arg(long = "variant", short = 'v')]
+    pub variants: Vec<String>,
+    /// Override a scenario value: KEY=VALUE with a dotted KEY (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Seed (overrides scenario.seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the report to this file (atomically) instead of stdout.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct ReproduceArgs {
+    /// Cases to run (default: all). `list` prints them.
+    pub cases: Vec<String>,
+    /// Short runs (the case's `quick` overrides) for CI and a first look.
+    #[arg(long)]
+    pub quick: bool,
+    /// Number of seeds per variant (overrides the case's).
+    #[arg(long)]
+    pub seeds: Option<u32>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Exit with status 1 if any metric misses its pass rule.
+    #[arg(long)]
+    pub check: bool,
+    /// Directory holding the scenario files (default: ./scenarios).
+    #[arg(long)]
+    pub scenarios: Option<PathBuf>,
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// CPU counts of the global-mutex benchmark.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![16, 384, 4096])]
+    pub cpus: Vec<u32>,
+    /// Simulated milliseconds per benchmark point.
+    #[arg(long, default_value_t = 200)]
+    pub millis: u64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(clap::Args)]
+pub struct MachineArgs {
+    /// Preset name (omit to list them).
+    pub name: Option<String>,
+}

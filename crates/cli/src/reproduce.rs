@@ -1,0 +1,220 @@
+//! `smpsim reproduce`: every scenario with a `[reproduce]` section is a
+//! case; its variants are run over the case's seeds and its metrics
+//! evaluated next to the published figures.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use smpsim_report::metric::{self, Runs};
+use smpsim_report::{text, VariantRun};
+use smpsim_scenario::{PassRule, Scenario};
+
+use crate::cli::{Format, ReproduceArgs};
+use crate::output::{emit, fail};
+
+#[derive(Serialize)]
+struct MetricRow {
+    case: String,
+    metric: String,
+    published: f64,
+    simulated: f64,
+    /// Simulated / published.
+    ratio: f64,
+    pass: bool,
+    rule: String,
+    seeds: u32,
+    min: f64,
+    max: f64,
+    source: String,
+}
+
+fn scenario_dir(arg: Option<&Path>) -> PathBuf {
+    if let Some(p) = arg {
+        return p.to_path_buf();
+    }
+    let here = PathBuf::from("scenarios");
+    if here.is_dir() {
+        return here;
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios"))
+}
+
+fn load_cases(dir: &Path) -> Result<Vec<Scenario>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("error: {}: {e} (use --scenarios DIR)", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for f in files {
+        let s = smpsim_scenario::load(&f).map_err(|e| e.to_string())?;
+        if s.reproduce.is_some() {
+            cases.push(s);
+        }
+    }
+    Ok(cases)
+}
+
+fn rule_text(r: &PassRule) -> String {
+    match r {
+        PassRule::Factor(f) => format!("within {f}x"),
+        PassRule::WithinPct(p) => format!("within {p}%"),
+        PassRule::Abs(a) => format!("within +/-{a}"),
+        PassRule::Range { min, max } => match (min, max) {
+            (Some(a), Some(b)) => format!("in [{a}, {b}]"),
+            (Some(a), None) => format!(">= {a}"),
+            (None, Some(b)) => format!("<= {b}"),
+            (None, None) => "any".into(),
+        },
+    }
+}
+
+fn passes(r: &PassRule, published: f64, v: f64) -> bool {
+    if !v.is_finite() {
+        return false;
+    }
+    match *r {
+        PassRule::Factor(f) => v >= published / f && v <= published * f,
+        PassRule::WithinPct(p) => (v - published).abs() <= published.abs() * p / 100.0,
+        PassRule::Abs(a) => (v - published).abs() <= a,
+        PassRule::Range { min, max } => min.is_none_or(|m| v >= m) && max.is_none_or(|m| v <= m),
+    }
+}
+
+pub fn main(args: ReproduceArgs) -> i32 {
+    let dir = scenario_dir(args.scenarios.as_deref());
+    let cases = match load_cases(&dir) {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let names: Vec<String> = cases.iter().map(|c| c.reproduce.as_ref().unwrap().case.clone()).collect();
+    if args.cases.iter().any(|c| c == "list") {
+        for (n, c) in names.iter().zip(&cases) {
+            println!("{n:<20} {}", c.description);
+        }
+        return 0;
+    }
+    for want in &args.cases {
+        if !names.contains(want) {
+            return fail(format!("error: unknown case `{want}`; known cases: {}", names.join(", ")));
+        }
+    }
+    let mut rows = Vec::new();
+    let mut text_out = String::new();
+    for scenario in &cases {
+        let rep = scenario.reproduce.as_ref().unwrap();
+        if !args.cases.is_empty() && !args.cases.contains(&rep.case) {
+            continue;
+        }
+        let seeds = args.seeds.unwrap_or(rep.seeds).max(1);
+        let variants: Vec<Option<String>> = scenario.variants.iter().map(|v| Some(v.name.clone())).collect();
+        let mut per_seed: Vec<Vec<VariantRun>> = Vec::new();
+        for k in 0..seeds {
+            let mut sets: Vec<(String, String)> = if args.quick { rep.quick.clone() } else { Vec::new() };
+            let base_seed = scenario.compile(None, &sets).map(|s| s.seed).unwrap_or(1);
+            sets.push(("scenario.seed".into(), (base_seed + k as u64).to_string()));
+            eprintln!(
+                "reproduce {}: seed {}/{} ({} variants{})",
+                rep.case,
+                k + 1,
+                seeds,
+                variants.len(),
+                if args.quick { ", quick" } else { "" }
+            );
+            match crate::run::run_variants(scenario, &variants, &sets) {
+                Ok(r) => per_seed.push(r),
+                Err(e) => return fail(e),
+            }
+        }
+        let first = &per_seed[0];
+        let machine = scenario.compile(None, &[]).map(|s| s.machine.name).unwrap_or_default();
+        text_out.push_str(&format!("=== {} ===\n", rep.case));
+        text_out.push_str(&text::runs(&scenario.name, &machine, first));
+        for m in &rep.metrics {
+            let mut values = Vec::new();
+            for runs in &per_seed {
+                let map: Runs = runs
+                    .iter()
+                    .map(|r| (r.variant.clone(), serde_json::to_value(&r.result).expect("json")))
+                    .collect::<BTreeMap<_, _>>();
+                match metric::eval(&m.expr, &map) {
+                    Ok(v) => values.push(v),
+                    Err(e) => {
+                        return fail(format!(
+                            "error: {}: metric `{}`: {e}",
+                            scenario.path.display(),
+                            m.name
+                        ))
+                    }
+                }
+            }
+            let mean = values.iter().sum::<f64>() / values.len() as f64;
+            let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            rows.push(MetricRow {
+                case: rep.case.clone(),
+                metric: m.name.clone(),
+                published: m.published,
+                simulated: mean,
+                ratio: mean / m.published,
+                pass: passes(&m.pass, m.published, mean),
+                rule: rule_text(&m.pass),
+                seeds,
+                min,
+                max,
+                source: m.source.clone(),
+            });
+        }
+        text_out.push('\n');
+    }
+    let all_pass = rows.iter().all(|r| r.pass);
+    let out = match args.format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&rows).expect("json");
+            s.push('\n');
+            s
+        }
+        Format::Text => {
+            let mut t = text::Table::new(
+                ["case", "metric", "published", "simulated", "sim/pub", "rule", "seeds", "pass"]
+                    .map(String::from)
+                    .to_vec(),
+            );
+            for r in &rows {
+                t.row(vec![
+                    r.case.clone(),
+                    r.metric.clone(),
+                    num(r.published),
+                    num(r.simulated),
+                    format!("{:.2}", r.ratio),
+                    r.rule.clone(),
+                    r.seeds.to_string(),
+                    if r.pass { "yes".into() } else { "NO".into() },
+                ]);
+            }
+            text_out.push_str("=== published vs simulated ===\n");
+            t.render(&mut text_out);
+            text_out
+        }
+    };
+    if let Err(e) = emit(&out, args.output.as_deref()) {
+        return fail(format!("error: {e}"));
+    }
+    if args.check && !all_pass {
+        return 1;
+    }
+    0
+}
+
+fn num(v: f64) -> String {
+    if v.abs() >= 1e5 {
+        format!("{v:.0}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+

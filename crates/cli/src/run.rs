@@ -1,0 +1,123 @@
+//! `smpsim run` and `smpsim machine`.
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use smpsim_report::{text, RunReport, VariantRun};
+
+use crate::cli::{Format, MachineArgs, RunArgs};
+use crate::output::{emit, fail, parse_sets};
+
+/// Compiles and runs the variants of a scenario, in parallel; the results
+/// do not depend on the number of threads.
+pub fn run_variants(
+    scenario: &smpsim_scenario::Scenario,
+    variants: &[Option<String>],
+    sets: &[(String, String)],
+) -> Result<Vec<VariantRun>, String> {
+    let specs = variants
+        .iter()
+        .map(|v| scenario.compile(v.as_deref(), sets).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(variants
+        .par_iter()
+        .zip(specs.par_iter())
+        .map(|(v, spec)| {
+            let start = Instant::now();
+            let result = smpsim_kernel::simulate(spec);
+            let description = v
+                .as_ref()
+                .and_then(|name| scenario.variants.iter().find(|x| &x.name == name))
+                .map(|x| x.description.clone())
+                .unwrap_or_else(|| "base scenario".into());
+            VariantRun {
+                variant: v.clone().unwrap_or_else(|| "base".into()),
+                description,
+                result,
+                wall_seconds: start.elapsed().as_secs_f64(),
+            }
+        })
+        .collect())
+}
+
+pub fn main(args: RunArgs) -> i32 {
+    let scenario = match smpsim_scenario::load(&args.scenario) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let mut sets = match parse_sets(&args.sets) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    if let Some(seed) = args.seed {
+        sets.push(("scenario.seed".into(), seed.to_string()));
+    }
+    let variants: Vec<Option<String>> = if !args.variants.is_empty() {
+        args.variants.iter().cloned().map(Some).collect()
+    } else if scenario.variants.is_empty() {
+        vec![None]
+    } else {
+        scenario.variants.iter().map(|v| Some(v.name.clone())).collect()
+    };
+    let runs = match run_variants(&scenario, &variants, &sets) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let machine = runs_machine(&scenario, &variants, &sets);
+    let out = match args.format {
+        Format::Text => text::runs(&scenario.name, &machine, &runs),
+        Format::Json => {
+            let report = RunReport { scenario: &scenario.name, machine: &machine, variants: &runs };
+            let mut s = serde_json::to_string_pretty(&report).expect("serializable");
+            s.push('\n');
+            s
+        }
+    };
+    match emit(&out, args.output.as_deref()) {
+        Ok(()) => 0,
+        Err(e) => fail(format!("error: {e}")),
+    }
+}
+
+fn runs_machine(
+    scenario: &smpsim_scenario::Scenario,
+    variants: &[Option<String>],
+    sets: &[(String, String)],
+) -> String {
+    scenario
+        .compile(variants[0].as_deref(), sets)
+        .map(|s| s.machine.name)
+        .unwrap_or_default()
+}
+
+pub fn machine(args: MachineArgs) -> i32 {
+    let Some(name) = args.name else {
+        for n in smpsim_machine::preset_names() {
+            println!("{n}");
+        }
+        return 0;
+    };
+    let m = match smpsim_machine::preset(&name) {
+        Some(Ok(m)) => m,
+        Some(Err(e)) => return fail(format!("error: preset {}: {}", e.name, e.message)),
+        None => {
+            let known: Vec<_> = smpsim_machine::preset_names().collect();
+            return fail(format!("error: unknown machine preset `{name}`; known: {}", known.join(", ")));
+        }
+    };
+    let t = &m.topology;
+    println!("{}: {}", m.name, m.description);
+    println!(
+        "topology: {} sockets x {} nodes x {} LLCs x {} cores x {} threads = {} CPUs",
+        t.sockets,
+        t.numa_nodes_per_socket,
+        t.llcs_per_node,
+        t.cores_per_llc,
+        t.threads_per_core,
+        m.nr_cpus()
+    );
+    for (name, cost) in m.cost_list() {
+        println!("  {name:<28} {:>8} ns  {}", cost.ns, cost.source);
+    }
+    0
+}

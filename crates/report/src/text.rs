@@ -1,0 +1,244 @@
+//! Plain-text tables, variants side by side.
+
+use std::fmt::Write;
+
+use crate::{fmt_ns, fmt_rate, VariantRun};
+
+/// A table with a header row; columns right-aligned except the first.
+pub struct Table {
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(header: Vec<String>) -> Self {
+        Table { rows: vec![header] }
+    }
+    pub fn row(&mut self, row: Vec<String>) {
+        self.rows.push(row);
+    }
+    pub fn render(&self, out: &mut String) {
+        let cols = self.rows.iter().map(|r| r.len()).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..cols)
+            .map(|c| self.rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+            .collect();
+        for (i, row) in self.rows.iter().enumerate() {
+            let mut line = String::new();
+            for (c, cell) in row.iter().enumerate() {
+                let pad = widths[c] - cell.chars().count();
+                if c == 0 {
+                    line.push_str(cell);
+                    line.push_str(&" ".repeat(pad));
+                } else {
+                    line.push_str("  ");
+                    line.push_str(&" ".repeat(pad));
+                    line.push_str(cell);
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+            if i == 0 {
+                let total: usize = widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1);
+                out.push_str(&"-".repeat(total));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+fn ratio(v: f64, base: f64) -> String {
+    if base == 0.0 {
+        if v == 0.0 { "=".into() } else { "inf".into() }
+    } else {
+        format!("{:.2}x", v / base)
+    }
+}
+
+/// Formats runs of one scenario, variants side by side; ratios are against
+/// the first variant.
+pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
+    let mut out = String::new();
+    let first = &runs[0].result;
+    let _ = writeln!(
+        out,
+        "{scenario} on {machine} ({} CPUs), {} simulated{}, seed {}",
+        first.nr_cpus,
+        fmt_ns(first.duration_ns as f64),
+        if first.warmup_ns > 0 { format!(" (first {} warm-up excluded)", fmt_ns(first.warmup_ns as f64)) } else { String::new() },
+        first.seed
+    );
+    for r in runs {
+        let _ = writeln!(out, "  {:<18} {}", r.variant, r.description);
+    }
+    out.push('\n');
+    let names: Vec<String> = runs.iter().map(|r| r.variant.clone()).collect();
+    let multi = runs.len() > 1;
+
+    // Counters.
+    if !first.counters.is_empty() {
+        let mut head = vec!["counter (per second)".to_string()];
+        head.extend(names.iter().cloned());
+        if multi {
+            head.extend(names[1..].iter().map(|n| format!("{n}/{}", names[0])));
+        }
+        let mut t = Table::new(head);
+        for (i, c) in first.counters.iter().enumerate() {
+            let mut row = vec![c.name.clone()];
+            row.extend(runs.iter().map(|r| fmt_rate(r.result.counters[i].rate)));
+            if multi {
+                row.extend(runs[1..].iter().map(|r| ratio(r.result.counters[i].rate, c.rate)));
+            }
+            t.row(row);
+        }
+        t.render(&mut out);
+        out.push('\n');
+    }
+
+    // Histograms.
+    if !first.histograms.is_empty() {
+        let mut t = Table::new(
+            ["latency", "variant", "count", "p50", "p90", "p99", "p99.9", "max"].map(String::from).to_vec(),
+        );
+        for (i, h) in first.histograms.iter().enumerate() {
+            for r in runs {
+                let h2 = &r.result.histograms[i];
+                t.row(vec![
+                    h.name.clone(),
+                    r.variant.clone(),
+                    h2.count.to_string(),
+                    fmt_ns(h2.p50 as f64),
+                    fmt_ns(h2.p90 as f64),
+                    fmt_ns(h2.p99 as f64),
+                    fmt_ns(h2.p999 as f64),
+                    fmt_ns(h2.max as f64),
+                ]);
+            }
+        }
+        t.render(&mut out);
+        out.push('\n');
+    }
+
+    // CPU time split and section maxima.
+    let mut t = Table::new(
+        ["cpu time", "user", "sys", "spin", "irq", "idle", "max preempt-off", "max irq-off"]
+            .map(String::from)
+            .to_vec(),
+    );
+    for r in runs {
+        let mut sum = smpsim_kernel::cpu::CpuTimes::default();
+        let (mut mp, mut mi) = (0, 0);
+        for c in &r.result.cpus {
+            sum.user += c.times.user;
+            sum.sys += c.times.sys;
+            sum.spin += c.times.spin;
+            sum.irq += c.times.irq;
+            sum.idle += c.times.idle;
+            mp = mp.max(c.max_preempt_off_ns);
+            mi = mi.max(c.max_irq_off_ns);
+        }
+        let total = sum.total().max(1) as f64;
+        let pct = |v: u64| format!("{:.1}%", 100.0 * v as f64 / total);
+        t.row(vec![
+            r.variant.clone(),
+            pct(sum.user),
+            pct(sum.sys),
+            pct(sum.spin),
+            pct(sum.irq),
+            pct(sum.idle),
+            fmt_ns(mp as f64),
+            fmt_ns(mi as f64),
+        ]);
+    }
+    t.render(&mut out);
+    out.push('\n');
+
+    // Task groups.
+    let mut t = Table::new(
+        ["task group", "variant", "tasks", "user", "sys", "(spin)", "runnable", "sleep"].map(String::from).to_vec(),
+    );
+    for (i, g) in first.task_groups.iter().enumerate() {
+        for r in runs {
+            let g2 = &r.result.task_groups[i];
+            let n = g2.tasks.max(1) as f64;
+            let per = |v: u64| fmt_ns(v as f64 / n);
+            t.row(vec![
+                g.name.clone(),
+                r.variant.clone(),
+                g2.tasks.to_string(),
+                per(g2.total.user),
+                per(g2.total.sys),
+                per(g2.total.spin),
+                per(g2.total.runnable),
+                per(g2.total.sleep),
+            ]);
+        }
+    }
+    out.push_str("(times per task)\n");
+    t.render(&mut out);
+    out.push('\n');
+
+    // lock_stat.
+    if !first.locks.is_empty() {
+        let mut t = Table::new(
+            [
+                "class name", "variant", "contentions", "waittime-max", "waittime-total", "acquisitions",
+                "holdtime-max", "holdtime-total", "spin-total", "handoffs",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        for (i, l) in first.locks.iter().enumerate() {
+            for r in runs {
+                let l2 = &r.result.locks[i];
+                if l2.acquisitions == 0 && l2.contentions == 0 {
+                    continue;
+                }
+                let name = if l.instances > 1 { format!("{}[{}]", l.name, l.instances) } else { l.name.clone() };
+                t.row(vec![
+                    name,
+                    r.variant.clone(),
+                    l2.contentions.to_string(),
+                    fmt_ns(l2.wait_max_ns as f64),
+                    fmt_ns(l2.wait_total_ns as f64),
+                    l2.acquisitions.to_string(),
+                    fmt_ns(l2.hold_max_ns as f64),
+                    fmt_ns(l2.hold_total_ns as f64),
+                    fmt_ns(l2.spin_total_ns as f64),
+                    l2.handoffs.to_string(),
+                ]);
+            }
+        }
+        out.push_str("lock_stat\n");
+        t.render(&mut out);
+        out.push('\n');
+    }
+
+    // Findings.
+    for r in runs {
+        if r.result.findings.is_empty() {
+            let _ = writeln!(out, "detectors [{}]: nothing reported", r.variant);
+        }
+        for f in &r.result.findings {
+            let _ = writeln!(
+                out,
+                "detectors [{}]: {} at {} ({} occurrences): {}",
+                r.variant,
+                f.detector,
+                fmt_ns(f.time_ns as f64),
+                f.occurrences,
+                f.message
+            );
+        }
+    }
+    for r in runs {
+        let _ = writeln!(
+            out,
+            "engine [{}]: {} events ({} stale) in {:.2}s host time, {:.1}M events/s",
+            r.variant,
+            r.result.stats.events,
+            r.result.stats.stale_events,
+            r.wall_seconds,
+            r.result.stats.events as f64 / r.wall_seconds.max(1e-9) / 1e6
+        );
+    }
+    out
+}

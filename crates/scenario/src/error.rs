@@ -1,0 +1,309 @@
+//! Errors with source locations, and the registry of texts spans point into.
+//!
+//! Every span the scenario crate handles is a byte range in one *virtual*
+//! text: the scenario file comes first (offset 0), then each machine preset
+//! or profile and each `--set` value gets its own region after it. A span
+//! therefore says by itself which text it belongs to, which lets values from
+//! several texts be merged into one TOML table and still be reported where
+//! they were written.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// A scenario that failed to load or compile, with where the problem is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    pub message: String,
+    pub location: Location,
+    pub help: Option<String>,
+}
+
+/// Where a [`ScenarioError`] is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Location {
+    /// A whole file (e.g. it cannot be read).
+    File { path: PathBuf },
+    /// A place in a text: the scenario file, a machine profile, or a preset.
+    Text {
+        /// How the text is named in messages: a path, or `<preset NAME>`.
+        name: String,
+        /// 1-based.
+        line: usize,
+        /// 1-based, counted in characters.
+        column: usize,
+        /// The source line, without its line terminator.
+        line_text: String,
+        /// How many characters of the line the problem spans (at least 1).
+        width: usize,
+    },
+    /// The value of a `--set KEY=VALUE` option.
+    Set { key: String, value: String },
+}
+
+impl ScenarioError {
+    pub(crate) fn file(path: &Path, message: impl Into<String>) -> Self {
+        ScenarioError {
+            message: message.into(),
+            location: Location::File {
+                path: path.to_path_buf(),
+            },
+            help: None,
+        }
+    }
+
+    /// The 1-based line and column, for errors located in a text.
+    pub fn line_col(&self) -> Option<(usize, usize)> {
+        match &self.location {
+            Location::Text { line, column, .. } => Some((*line, *column)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.location {
+            Location::File { path } => write!(f, "{}: error: {}", path.display(), self.message)?,
+            Location::Set { key, value } => write!(f, "--set {key}={value}: {}", self.message)?,
+            Location::Text {
+                name,
+                line,
+                column,
+                line_text,
+                width,
+            } => {
+                writeln!(f, "{name}:{line}:{column}: error: {}", self.message)?;
+                let gutter = line.to_string().len();
+                writeln!(f, "{:gutter$} |", "")?;
+                writeln!(f, "{line} | {line_text}")?;
+                // Keep tabs so the caret lines up with the text above.
+                let pad: String = line_text
+                    .chars()
+                    .take(column - 1)
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect();
+                write!(f, "{:gutter$} | {pad}{}", "", "^".repeat(*width))?;
+            }
+        }
+        if let Some(help) = &self.help {
+            write!(f, "\n  = help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// An error at a span of the virtual text, before it is rendered.
+#[derive(Clone, Debug)]
+pub(crate) struct Diag {
+    pub span: Range<usize>,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl Diag {
+    pub fn new(span: Range<usize>, message: impl Into<String>) -> Self {
+        Diag {
+            span,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// From a TOML parse or deserialization error; `fallback` is used when
+    /// the error carries no span. `base` is the offset of the text parsed.
+    pub fn from_toml(e: &toml::de::Error, base: usize, fallback: Range<usize>) -> Self {
+        let span = match e.span() {
+            Some(s) => s.start + base..s.end + base,
+            None => fallback,
+        };
+        Diag::new(span, e.message().trim_end().to_string())
+    }
+}
+
+pub(crate) type DResult<T> = Result<T, Diag>;
+
+/// An error inside a string value (an expression, a duration), as a byte
+/// range of the string's content.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct StrErr {
+    pub range: Range<usize>,
+    pub message: String,
+}
+
+impl StrErr {
+    pub fn new(range: Range<usize>, message: impl Into<String>) -> Self {
+        StrErr {
+            range,
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Origin {
+    File(String),
+    Set { key: String, value: String },
+}
+
+#[derive(Clone, Debug)]
+struct Source {
+    origin: Origin,
+    base: usize,
+    text: String,
+}
+
+/// The texts spans point into.
+#[derive(Clone, Debug)]
+pub(crate) struct Sources {
+    sources: Vec<Source>,
+}
+
+impl Sources {
+    pub fn new(path: &Path, text: &str) -> Self {
+        Sources {
+            sources: vec![Source {
+                origin: Origin::File(path.display().to_string()),
+                base: 0,
+                text: text.to_string(),
+            }],
+        }
+    }
+
+    fn next_base(&self) -> usize {
+        let last = self
+            .sources
+            .last()
+            .expect("the scenario file is always a source");
+        last.base + last.text.len() + 1
+    }
+
+    /// Registers another file-like text (a preset or a profile); returns the
+    /// offset to add to spans of that text.
+    pub fn add_text(&mut self, name: String, text: &str) -> usize {
+        let base = self.next_base();
+        self.sources.push(Source {
+            origin: Origin::File(name),
+            base,
+            text: text.to_string(),
+        });
+        base
+    }
+
+    /// Registers a `--set` value; returns the offset of its region.
+    pub fn add_set(&mut self, key: &str, value: &str) -> usize {
+        let base = self.next_base();
+        self.sources.push(Source {
+            origin: Origin::Set {
+                key: key.to_string(),
+                value: value.to_string(),
+            },
+            base,
+            text: value.to_string(),
+        });
+        base
+    }
+
+    fn find(&self, pos: usize) -> &Source {
+        self.sources
+            .iter()
+            .rev()
+            .find(|s| s.base <= pos)
+            .unwrap_or(&self.sources[0])
+    }
+
+    /// The text a span covers, if it lies within one source.
+    pub fn slice(&self, span: &Range<usize>) -> Option<&str> {
+        let s = self.find(span.start);
+        s.text
+            .get(span.start - s.base..span.end.checked_sub(s.base)?)
+    }
+
+    /// The span of bytes `range` of `content`, a string value written at
+    /// `span`: inside the quotes if the value is written without escapes,
+    /// else the whole value.
+    pub fn sub_span(
+        &self,
+        span: &Range<usize>,
+        content: &str,
+        range: Range<usize>,
+    ) -> Range<usize> {
+        let Some(raw) = self.slice(span) else {
+            return span.clone();
+        };
+        let quote = if raw.starts_with("\"\"\"") || raw.starts_with("'''") {
+            3
+        } else if raw.starts_with('"') || raw.starts_with('\'') {
+            1
+        } else {
+            0
+        };
+        let inner = raw.get(quote..raw.len().saturating_sub(quote));
+        let start = span.start + quote;
+        if inner == Some(content) && range.end <= content.len() {
+            start + range.start..start + range.end.max(range.start)
+        } else {
+            span.clone()
+        }
+    }
+
+    pub fn render(&self, d: Diag) -> ScenarioError {
+        let src = self.find(d.span.start);
+        let location = match &src.origin {
+            Origin::Set { key, value } => Location::Set {
+                key: key.clone(),
+                value: value.clone(),
+            },
+            Origin::File(name) => {
+                let text = &src.text;
+                let mut start = (d.span.start - src.base).min(text.len());
+                while !text.is_char_boundary(start) {
+                    start -= 1;
+                }
+                let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+                let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+                let line = text[..start].matches('\n').count() + 1;
+                let column = text[line_start..start].chars().count() + 1;
+                let line_text = text[line_start..line_end]
+                    .trim_end_matches('\r')
+                    .to_string();
+                let end = d.span.end.saturating_sub(src.base).clamp(start, line_end);
+                let width = text
+                    .get(start..end)
+                    .map_or(1, |s| s.trim_end_matches('\r').chars().count().max(1));
+                Location::Text {
+                    name: name.clone(),
+                    line,
+                    column,
+                    line_text,
+                    width,
+                }
+            }
+        };
+        ScenarioError {
+            message: d.message,
+            location,
+            help: d.help,
+        }
+    }
+}
+
+/// `a`, `b` and `c`: a list of names for messages.
+pub(crate) fn list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
+    let names: Vec<String> = names
+        .into_iter()
+        .map(|n| format!("`{}`", n.as_ref()))
+        .collect();
+    if names.is_empty() {
+        "(none)".to_string()
+    } else {
+        names.join(", ")
+    }
+}

@@ -1,0 +1,515 @@
+//! Integer expressions and conditions, written as strings in scenarios.
+//!
+//! ```text
+//! cond  := "not" cond | "!" cond | "(" cond ")"
+//!        | "cpu_online(" expr ")" | "cpu_curr_shares_mm(" expr ")"
+//!        | expr ("==" | "!=" | "<" | "<=" | ">" | ">=") expr
+//! expr  := term (("+" | "-") term)*
+//! term  := unary (("*" | "/" | "%") unary)*
+//! unary := "-" unary | atom
+//! atom  := INT | VAR | "nr_cpus" | "task_index" | "group_size"
+//!        | "this_cpu()" | "random_cpu()" | "uniform(" expr "," expr ")"
+//!        | "(" expr ")"
+//! ```
+
+use std::ops::Range;
+
+use smpsim_kernel::program::{BinOp, CmpOp, Cond, Expr, Slot};
+
+use crate::error::StrErr;
+
+/// Names with a built-in meaning; they cannot be variables.
+pub(crate) const RESERVED: &[&str] = &[
+    "nr_cpus",
+    "task_index",
+    "group_size",
+    "this_cpu",
+    "random_cpu",
+    "uniform",
+    "cpu_online",
+    "cpu_curr_shares_mm",
+    "not",
+    "and",
+    "or",
+    "forever",
+];
+
+const MAX_DEPTH: usize = 64;
+
+/// Looks up a variable's slot; `Err` holds the names that are declared.
+pub(crate) type Resolver<'r> = dyn Fn(&str) -> Result<Slot, Vec<String>> + 'r;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Int(i64),
+    Ident(String),
+    Sym(&'static str),
+}
+
+fn lex(s: &str) -> Result<Vec<(Tok, Range<usize>)>, StrErr> {
+    const SYMS: &[&str] = &[
+        "==", "!=", "<=", ">=", "<", ">", "!", "+", "-", "*", "/", "%", "(", ")", ",",
+    ];
+    let mut out = Vec::new();
+    let mut i = 0;
+    let b = s.as_bytes();
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
+                i += 1;
+            }
+            let digits: String = s[start..i].chars().filter(|&c| c != '_').collect();
+            let v = digits
+                .parse::<i64>()
+                .map_err(|_| StrErr::new(start..i, "integer is too large"))?;
+            out.push((Tok::Int(v), start..i));
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push((Tok::Ident(s[start..i].to_string()), start..i));
+        } else if let Some(sym) = SYMS.iter().find(|sym| s[i..].starts_with(**sym)) {
+            out.push((Tok::Sym(sym), i..i + sym.len()));
+            i += sym.len();
+        } else {
+            let ch = s[i..].chars().next().unwrap_or('?');
+            return Err(StrErr::new(
+                i..i + ch.len_utf8(),
+                format!("unexpected character `{ch}`"),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+struct Parser<'a, 'r> {
+    toks: Vec<(Tok, Range<usize>)>,
+    pos: usize,
+    len: usize,
+    depth: usize,
+    vars: &'a Resolver<'r>,
+}
+
+impl Parser<'_, '_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|t| &t.0)
+    }
+
+    fn here(&self) -> Range<usize> {
+        self.toks
+            .get(self.pos)
+            .map_or(self.len..self.len, |t| t.1.clone())
+    }
+
+    fn describe(&self) -> String {
+        match self.peek() {
+            None => "the end".into(),
+            Some(Tok::Int(v)) => format!("`{v}`"),
+            Some(Tok::Ident(n)) => format!("`{n}`"),
+            Some(Tok::Sym(s)) => format!("`{s}`"),
+        }
+    }
+
+    fn eat(&mut self, sym: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Sym(s)) if *s == sym) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, sym: &str) -> Result<(), StrErr> {
+        if self.eat(sym) {
+            Ok(())
+        } else {
+            Err(StrErr::new(
+                self.here(),
+                format!("expected `{sym}`, found {}", self.describe()),
+            ))
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), StrErr> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(StrErr::new(self.here(), "expression is nested too deeply"));
+        }
+        Ok(())
+    }
+
+    fn cond(&mut self) -> Result<Cond, StrErr> {
+        self.enter()?;
+        let r = self.cond_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn cond_inner(&mut self) -> Result<Cond, StrErr> {
+        if self.eat("!") {
+            return Ok(Cond::Not(Box::new(self.cond()?)));
+        }
+        match self.peek().cloned() {
+            Some(Tok::Ident(n)) if n == "not" => {
+                self.pos += 1;
+                return Ok(Cond::Not(Box::new(self.cond()?)));
+            }
+            Some(Tok::Ident(n)) if n == "cpu_online" || n == "cpu_curr_shares_mm" => {
+                self.pos += 1;
+                self.expect("(")?;
+                let e = self.expr()?;
+                self.expect(")")?;
+                return Ok(if n == "cpu_online" {
+                    Cond::CpuOnline(e)
+                } else {
+                    Cond::CpuCurrSharesMm(e)
+                });
+            }
+            Some(Tok::Sym("(")) => {
+                // Either a parenthesised condition or an expression that
+                // starts with a parenthesis: try the condition first.
+                let save = self.pos;
+                self.pos += 1;
+                if let Ok(c) = self.cond() {
+                    if self.eat(")")
+                        && !matches!(self.peek(), Some(Tok::Sym(s)) if cmp_op(s).is_some() || bin_op(s).is_some())
+                    {
+                        return Ok(c);
+                    }
+                }
+                self.pos = save;
+            }
+            _ => {}
+        }
+        let lhs = self.expr()?;
+        let op = match self.peek() {
+            Some(Tok::Sym(s)) => cmp_op(s),
+            _ => None,
+        };
+        let Some(op) = op else {
+            if let Some(Tok::Ident(w)) = self.peek() {
+                if w == "and" || w == "or" {
+                    return Err(StrErr::new(
+                        self.here(),
+                        format!("`{w}` is not supported in conditions; nest `if` ops instead"),
+                    ));
+                }
+            }
+            return Err(StrErr::new(
+                self.here(),
+                format!(
+                    "expected a comparison (==, !=, <, <=, >, >=), found {}",
+                    self.describe()
+                ),
+            ));
+        };
+        self.pos += 1;
+        let rhs = self.expr()?;
+        Ok(Cond::Cmp(op, lhs, rhs))
+    }
+
+    fn expr(&mut self) -> Result<Expr, StrErr> {
+        self.enter()?;
+        let r = self.binary(0);
+        self.depth -= 1;
+        r
+    }
+
+    /// Level 0: `+ -`; level 1: `* / %`.
+    fn binary(&mut self, level: u8) -> Result<Expr, StrErr> {
+        let mut lhs = if level == 0 {
+            self.binary(1)?
+        } else {
+            self.unary()?
+        };
+        loop {
+            let op = match self.peek() {
+                Some(Tok::Sym(s)) => bin_op(s).filter(|(_, l)| *l == level),
+                _ => None,
+            };
+            let Some((op, _)) = op else { return Ok(lhs) };
+            self.pos += 1;
+            let rhs = if level == 0 {
+                self.binary(1)?
+            } else {
+                self.unary()?
+            };
+            lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs));
+        }
+    }
+
+    fn unary(&mut self) -> Result<Expr, StrErr> {
+        if self.eat("-") {
+            self.enter()?;
+            let e = self.unary();
+            self.depth -= 1;
+            return Ok(match e? {
+                Expr::Const(v) => Expr::Const(v.wrapping_neg()),
+                e => Expr::Bin(BinOp::Sub, Box::new(Expr::Const(0)), Box::new(e)),
+            });
+        }
+        self.atom()
+    }
+
+    fn atom(&mut self) -> Result<Expr, StrErr> {
+        let at = self.here();
+        match self.peek().cloned() {
+            Some(Tok::Int(v)) => {
+                self.pos += 1;
+                Ok(Expr::Const(v))
+            }
+            Some(Tok::Sym("(")) => {
+                self.pos += 1;
+                let e = self.expr()?;
+                self.expect(")")?;
+                Ok(e)
+            }
+            Some(Tok::Ident(name)) => {
+                self.pos += 1;
+                let call = self.peek() == Some(&Tok::Sym("("));
+                match (name.as_str(), call) {
+                    ("nr_cpus", false) => Ok(Expr::NrCpus),
+                    ("task_index", false) => Ok(Expr::TaskIndex),
+                    ("group_size", false) => Ok(Expr::GroupSize),
+                    ("this_cpu", true) | ("random_cpu", true) => {
+                        self.pos += 1;
+                        self.expect(")")?;
+                        Ok(if name == "this_cpu" { Expr::ThisCpu } else { Expr::RandomCpu })
+                    }
+                    ("uniform", true) => {
+                        self.pos += 1;
+                        let lo = self.expr()?;
+                        self.expect(",")?;
+                        let hi = self.expr()?;
+                        self.expect(")")?;
+                        Ok(Expr::Uniform(Box::new(lo), Box::new(hi)))
+                    }
+                    ("this_cpu" | "random_cpu" | "uniform", false) => Err(StrErr::new(
+                        at,
+                        format!("`{name}` is a function: write `{name}(...)`"),
+                    )),
+                    ("nr_cpus" | "task_index" | "group_size", true) => Err(StrErr::new(
+                        at,
+                        format!("`{name}` is not a function: write it without parentheses"),
+                    )),
+                    ("cpu_online" | "cpu_curr_shares_mm", _) => Err(StrErr::new(
+                        at,
+                        format!("`{name}(...)` is a condition, not a number"),
+                    )),
+                    (_, true) => Err(StrErr::new(
+                        at,
+                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b)"),
+                    )),
+                    (_, false) => (self.vars)(&name).map(Expr::Var).map_err(|known| {
+                        StrErr::new(
+                            at,
+                            format!(
+                                "unknown variable `{name}`; declared variables: {} (declare it in the task's `vars` or with a `set` op)",
+                                crate::error::list(&known)
+                            ),
+                        )
+                    }),
+                }
+            }
+            _ => Err(StrErr::new(
+                at,
+                format!(
+                    "expected a number, variable or `(`, found {}",
+                    self.describe()
+                ),
+            )),
+        }
+    }
+}
+
+fn cmp_op(s: &str) -> Option<CmpOp> {
+    Some(match s {
+        "==" => CmpOp::Eq,
+        "!=" => CmpOp::Ne,
+        "<" => CmpOp::Lt,
+        "<=" => CmpOp::Le,
+        ">" => CmpOp::Gt,
+        ">=" => CmpOp::Ge,
+        _ => return None,
+    })
+}
+
+fn bin_op(s: &str) -> Option<(BinOp, u8)> {
+    Some(match s {
+        "+" => (BinOp::Add, 0),
+        "-" => (BinOp::Sub, 0),
+        "*" => (BinOp::Mul, 1),
+        "/" => (BinOp::Div, 1),
+        "%" => (BinOp::Rem, 1),
+        _ => return None,
+    })
+}
+
+fn parse_with<T>(
+    s: &str,
+    vars: &Resolver<'_>,
+    f: impl FnOnce(&mut Parser<'_, '_>) -> Result<T, StrErr>,
+) -> Result<T, StrErr> {
+    let toks = lex(s)?;
+    if toks.is_empty() {
+        return Err(StrErr::new(0..s.len(), "empty expression"));
+    }
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        len: s.len(),
+        depth: 0,
+        vars,
+    };
+    let v = f(&mut p)?;
+    if let Some(Tok::Ident(w)) = p.peek() {
+        if w == "and" || w == "or" {
+            return Err(StrErr::new(
+                p.here(),
+                format!("`{w}` is not supported in conditions; nest `if` ops instead"),
+            ));
+        }
+    }
+    if p.pos < p.toks.len() {
+        return Err(StrErr::new(
+            p.here(),
+            format!(
+                "unexpected {} after the end of the expression",
+                p.describe()
+            ),
+        ));
+    }
+    Ok(v)
+}
+
+/// Parses an integer expression.
+pub(crate) fn parse_expr(s: &str, vars: &Resolver<'_>) -> Result<Expr, StrErr> {
+    parse_with(s, vars, |p| p.expr())
+}
+
+/// Parses a condition.
+pub(crate) fn parse_cond(s: &str, vars: &Resolver<'_>) -> Result<Cond, StrErr> {
+    parse_with(s, vars, |p| p.cond())
+}
+
+/// Whether `s` can name a variable.
+pub(crate) fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(name: &str) -> Result<Slot, Vec<String>> {
+        match name {
+            "x" => Ok(0),
+            "y" => Ok(1),
+            _ => Err(vec!["x".into(), "y".into()]),
+        }
+    }
+
+    fn e(s: &str) -> Result<Expr, StrErr> {
+        parse_expr(s, &vars)
+    }
+
+    fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::Bin(op, Box::new(a), Box::new(b))
+    }
+
+    #[test]
+    fn precedence_and_atoms() {
+        assert_eq!(
+            e("1 + x * 2").unwrap(),
+            bin(
+                BinOp::Add,
+                Expr::Const(1),
+                bin(BinOp::Mul, Expr::Var(0), Expr::Const(2))
+            )
+        );
+        assert_eq!(
+            e("(1 + y) % nr_cpus").unwrap(),
+            bin(
+                BinOp::Rem,
+                bin(BinOp::Add, Expr::Const(1), Expr::Var(1)),
+                Expr::NrCpus
+            )
+        );
+        assert_eq!(
+            e("10 - 3 - 2").unwrap(),
+            bin(
+                BinOp::Sub,
+                bin(BinOp::Sub, Expr::Const(10), Expr::Const(3)),
+                Expr::Const(2)
+            )
+        );
+        assert_eq!(e("-5").unwrap(), Expr::Const(-5));
+        assert_eq!(
+            e("uniform(0, group_size)").unwrap(),
+            Expr::Uniform(Box::new(Expr::Const(0)), Box::new(Expr::GroupSize))
+        );
+        assert_eq!(e("this_cpu()").unwrap(), Expr::ThisCpu);
+        assert_eq!(e("random_cpu()").unwrap(), Expr::RandomCpu);
+        assert_eq!(
+            e("task_index / 25").unwrap(),
+            bin(BinOp::Div, Expr::TaskIndex, Expr::Const(25))
+        );
+    }
+
+    #[test]
+    fn conditions() {
+        let c = |s: &str| parse_cond(s, &vars);
+        assert_eq!(c("cpu_online(x)").unwrap(), Cond::CpuOnline(Expr::Var(0)));
+        assert_eq!(
+            c("not cpu_curr_shares_mm(x)").unwrap(),
+            Cond::Not(Box::new(Cond::CpuCurrSharesMm(Expr::Var(0))))
+        );
+        assert_eq!(
+            c("!(x == 1)").unwrap(),
+            Cond::Not(Box::new(Cond::Cmp(CmpOp::Eq, Expr::Var(0), Expr::Const(1))))
+        );
+        assert_eq!(
+            c("(x + 1) >= y").unwrap(),
+            Cond::Cmp(
+                CmpOp::Ge,
+                bin(BinOp::Add, Expr::Var(0), Expr::Const(1)),
+                Expr::Var(1)
+            )
+        );
+        assert!(c("x")
+            .unwrap_err()
+            .message
+            .contains("expected a comparison"));
+        assert!(c("x == 1 and y == 2")
+            .unwrap_err()
+            .message
+            .contains("not supported"));
+    }
+
+    #[test]
+    fn errors_point_at_the_problem() {
+        let err = e("x + zz").unwrap_err();
+        assert_eq!(err.range, 4..6);
+        assert!(err.message.contains("unknown variable `zz`"));
+        assert_eq!(e("1 +").unwrap_err().range, 3..3);
+        assert_eq!(e("1 $ 2").unwrap_err().range, 2..3);
+        assert!(e("foo(1)")
+            .unwrap_err()
+            .message
+            .contains("unknown function"));
+        assert!(e("1 2").unwrap_err().message.contains("after the end"));
+        assert!(e(&"(".repeat(500))
+            .unwrap_err()
+            .message
+            .contains("too deeply"));
+        assert!(e("99999999999999999999").is_err());
+        assert!(e("").is_err());
+    }
+}

@@ -1,0 +1,111 @@
+//! `[machine]`: a preset or profile with overrides merged over it.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use smpsim_machine::Machine;
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use crate::document::{merge, shift_table, Value};
+use crate::error::{list, DResult, Diag, Sources};
+
+const TOPOLOGY_FIELDS: &[&str] = &[
+    "sockets",
+    "numa_nodes_per_socket",
+    "llcs_per_node",
+    "cores_per_llc",
+    "threads_per_core",
+];
+
+/// Builds the machine from the `[machine]` value of the merged document.
+pub(crate) fn build(
+    section: Option<Value<'_>>,
+    doc_span: std::ops::Range<usize>,
+    dir: &Path,
+    srcs: &mut Sources,
+) -> DResult<Machine> {
+    let Some(section) = section else {
+        return Err(Diag::new(
+            doc_span.start..doc_span.start,
+            "missing `[machine]` section",
+        )
+        .help(format!(
+            "add `[machine]` with `preset = \"...\"` (one of {}) or `profile = \"path.toml\"`",
+            list(smpsim_machine::preset_names())
+        )));
+    };
+    let span = section.span();
+    let DeValue::Table(mut over) = section.into_inner() else {
+        return Err(Diag::new(span, "`machine` must be a table"));
+    };
+    let preset = over.remove("preset");
+    let profile = over.remove("profile");
+    let string = |v: &Value<'_>| -> DResult<String> {
+        v.get_ref()
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| Diag::new(v.span(), "expected a string"))
+    };
+    let profile_text;
+    let (base_text, base): (&str, usize) = match (&preset, &profile) {
+        (Some(_), Some(p)) => {
+            return Err(Diag::new(
+                p.span(),
+                "`machine` has both `preset` and `profile`; give exactly one",
+            ));
+        }
+        (None, None) => {
+            return Err(Diag::new(
+                span,
+                "`machine` needs `preset = \"NAME\"` or `profile = \"PATH\"`",
+            )
+            .help(format!("presets: {}", list(smpsim_machine::preset_names()))));
+        }
+        (Some(p), None) => {
+            let name = string(p)?;
+            let Some(text) = smpsim_machine::preset_source(&name) else {
+                return Err(
+                    Diag::new(p.span(), format!("unknown machine preset `{name}`")).help(format!(
+                        "known presets: {}",
+                        list(smpsim_machine::preset_names())
+                    )),
+                );
+            };
+            (text, srcs.add_text(format!("<preset {name}>"), text))
+        }
+        (None, Some(p)) => {
+            let rel = string(p)?;
+            let path = dir.join(&rel);
+            profile_text = std::fs::read_to_string(&path).map_err(|e| {
+                Diag::new(
+                    p.span(),
+                    format!("cannot read machine profile `{}`: {e}", path.display()),
+                )
+            })?;
+            let base = srcs.add_text(path.display().to_string(), &profile_text);
+            (profile_text.as_str(), base)
+        }
+    };
+    let parsed = DeTable::parse(base_text).map_err(|e| Diag::from_toml(&e, base, base..base))?;
+    let root_span = parsed.span();
+    let mut table = shift_table(parsed.into_inner(), base);
+    merge(&mut table, over, "machine")?;
+    let keep = table.clone();
+    let machine = Machine::deserialize(toml::de::Deserializer::from(Spanned::new(
+        root_span.start + base..root_span.end + base,
+        table,
+    )))
+    .map_err(|e| Diag::from_toml(&e, 0, span.clone()))?;
+    if let Err(msg) = machine.topology.validate() {
+        let topo = keep.get("topology");
+        let at = TOPOLOGY_FIELDS
+            .iter()
+            .find(|f| msg.contains(&format!("topology.{f} ")))
+            .and_then(|f| topo?.get_ref().as_table()?.get(*f))
+            .or(topo)
+            .map_or(span, |v| v.span());
+        return Err(Diag::new(at, format!("invalid machine topology: {msg}")));
+    }
+    Ok(machine)
+}

@@ -1,0 +1,671 @@
+//! A task group's `code` compiled to the kernel's program IR.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use smpsim_kernel::program::{CmpOp, Cond, Expr, ObjRef, ObjectId, Op, Pc, Program, Slot};
+
+use crate::duration::parse_dist;
+use crate::error::{list, DResult, Diag, Sources, StrErr};
+use crate::expr::{is_identifier, parse_cond, parse_expr, RESERVED};
+use crate::raw::{Entries, RawExpr, RawOp, S};
+
+/// Upper bound on a program's length after functions are inlined.
+const MAX_OPS: usize = 1 << 20;
+
+/// Every op kind: its required fields, then its optional ones.
+pub(crate) const KINDS: &[(&str, &[&str], &[&str])] = &[
+    ("work", &["time"], &[]),
+    ("syscall", &["name", "body"], &[]),
+    ("preempt_disable", &[], &[]),
+    ("preempt_enable", &[], &[]),
+    ("local_irq_disable", &[], &[]),
+    ("local_irq_enable", &[], &[]),
+    ("cpus_read_lock", &[], &[]),
+    ("cpus_read_unlock", &[], &[]),
+    ("mutex_lock", &["lock"], &[]),
+    ("mutex_unlock", &["lock"], &[]),
+    ("mutex_guard", &["lock", "body"], &[]),
+    ("smp_call_function_single", &["cpu", "func"], &["wait"]),
+    ("sleep", &["time"], &["overshoot"]),
+    ("set", &["var", "value"], &[]),
+    ("if", &["cond", "then"], &["else"]),
+    ("loop", &["count", "body"], &[]),
+    ("choose", &["options"], &[]),
+    ("count", &["counter"], &[]),
+    ("mark", &["var"], &[]),
+    ("record", &["hist", "since"], &[]),
+    ("call", &["fn"], &[]),
+    ("exit", &[], &[]),
+];
+
+/// A declared object, by name.
+#[derive(Debug)]
+pub(crate) enum ObjEntry {
+    Mutex { id: ObjectId, per_cpu: bool },
+    Alias { to: S<String> },
+}
+
+/// What programs are compiled against: objects, functions, and the
+/// counters and histograms found so far.
+pub(crate) struct Ctx<'d> {
+    pub srcs: &'d Sources,
+    pub objects: HashMap<String, ObjEntry>,
+    pub object_names: Vec<String>,
+    pub functions: HashMap<String, &'d S<Vec<S<RawOp>>>>,
+    pub counters: Vec<String>,
+    pub histograms: Vec<String>,
+}
+
+impl Ctx<'_> {
+    /// An error at bytes `e.range` of the string value `v`.
+    pub fn at_str(&self, v: &S<String>, e: StrErr) -> Diag {
+        Diag::new(
+            self.srcs.sub_span(&v.span(), v.get_ref(), e.range),
+            e.message,
+        )
+    }
+}
+
+fn intern(names: &mut Vec<String>, name: &str) -> u32 {
+    match names.iter().position(|n| n == name) {
+        Some(i) => i as u32,
+        None => {
+            names.push(name.to_string());
+            (names.len() - 1) as u32
+        }
+    }
+}
+
+/// Splits `name` or `name[index]` into the byte ranges of the name and index.
+pub(crate) fn split_lockref(s: &str) -> Result<(Range<usize>, Option<Range<usize>>), StrErr> {
+    let start = s.len() - s.trim_start().len();
+    let end = s.trim_end().len();
+    if start >= end {
+        return Err(StrErr::new(0..s.len(), "expected an object name"));
+    }
+    match s[..end].find('[') {
+        None => Ok((start..end, None)),
+        Some(open) => {
+            if !s[..end].ends_with(']') || end - 1 <= open {
+                return Err(StrErr::new(
+                    open..end,
+                    "expected `NAME[INDEX]` with a closing `]`",
+                ));
+            }
+            let name_end = s[..open].trim_end().len();
+            if name_end <= start {
+                return Err(StrErr::new(
+                    start..open,
+                    "expected an object name before `[`",
+                ));
+            }
+            Ok((start..name_end, Some(open + 1..end - 1)))
+        }
+    }
+}
+
+fn check_fields(op: &S<RawOp>) -> DResult<(&'static str, &'static [&'static str])> {
+    let kind = op.get_ref().op.get_ref().as_str();
+    let Some(&(name, req, opt)) = KINDS.iter().find(|(k, _, _)| *k == kind) else {
+        return Err(
+            Diag::new(op.get_ref().op.span(), format!("unknown op `{kind}`"))
+                .help(format!("ops: {}", list(KINDS.iter().map(|k| k.0)))),
+        );
+    };
+    let present = op.get_ref().present();
+    for (field, span) in &present {
+        if !req.contains(field) && !opt.contains(field) {
+            let allowed: Vec<&str> = req.iter().chain(opt.iter()).copied().collect();
+            let msg = if allowed.is_empty() {
+                format!("`{field}` is not a field of op `{name}`; op `{name}` takes no fields")
+            } else {
+                format!(
+                    "`{field}` is not a field of op `{name}`; expected one of: {}",
+                    allowed.join(", ")
+                )
+            };
+            return Err(Diag::new(span.clone(), msg));
+        }
+    }
+    for field in req {
+        if !present.iter().any(|(f, _)| f == field) {
+            return Err(Diag::new(op.span(), format!("op `{name}` needs `{field}`")));
+        }
+    }
+    Ok((name, req))
+}
+
+fn need<'a, T>(v: &'a Option<S<T>>, op: &S<RawOp>, field: &str) -> DResult<&'a S<T>> {
+    v.as_ref().ok_or_else(|| {
+        Diag::new(
+            op.span(),
+            format!("op `{}` needs `{field}`", op.get_ref().op.get_ref()),
+        )
+    })
+}
+
+/// Calls `f` on every op, descending into bodies and called functions
+/// (each function once).
+fn walk<'d>(
+    ctx: &Ctx<'d>,
+    ops: &'d [S<RawOp>],
+    seen: &mut Vec<String>,
+    f: &mut dyn FnMut(&'d S<RawOp>) -> DResult<()>,
+) -> DResult<()> {
+    for op in ops {
+        f(op)?;
+        let r = op.get_ref();
+        for body in [&r.body, &r.then, &r.else_].into_iter().flatten() {
+            walk(ctx, body.get_ref(), seen, f)?;
+        }
+        for choice in r.options.iter().flat_map(|o| o.get_ref()) {
+            walk(ctx, choice.get_ref().body.get_ref(), seen, f)?;
+        }
+        if let (Some(name), "call") = (&r.func_name, r.op.get_ref().as_str()) {
+            if let Some(body) = ctx.functions.get(name.get_ref()) {
+                if !seen.contains(name.get_ref()) {
+                    seen.push(name.get_ref().clone());
+                    walk(ctx, body.get_ref(), seen, f)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Emitter<'c, 'd> {
+    ctx: &'c mut Ctx<'d>,
+    ops: Vec<Op>,
+    slots: HashMap<String, Slot>,
+    nslots: usize,
+    calls: Vec<String>,
+}
+
+fn resolver(slots: &HashMap<String, Slot>) -> impl Fn(&str) -> Result<Slot, Vec<String>> + '_ {
+    move |name| {
+        slots.get(name).copied().ok_or_else(|| {
+            let mut names: Vec<String> = slots
+                .keys()
+                .filter(|k| !k.starts_with(' '))
+                .cloned()
+                .collect();
+            names.sort();
+            names
+        })
+    }
+}
+
+impl Emitter<'_, '_> {
+    fn pc(&self) -> Pc {
+        self.ops.len() as Pc
+    }
+
+    fn push(&mut self, op: Op) -> usize {
+        self.ops.push(op);
+        self.ops.len() - 1
+    }
+
+    fn new_slot(&mut self, name: String, span: Range<usize>) -> DResult<Slot> {
+        if self.nslots >= u16::MAX as usize {
+            return Err(Diag::new(
+                span,
+                "too many variables (at most 65535 per task, loops included)",
+            ));
+        }
+        let slot = self.nslots as Slot;
+        self.nslots += 1;
+        self.slots.insert(name, slot);
+        Ok(slot)
+    }
+
+    fn declare(&mut self, var: &S<String>) -> DResult<()> {
+        let name = var.get_ref();
+        if !is_identifier(name) || RESERVED.contains(&name.as_str()) {
+            return Err(Diag::new(var.span(), format!("`{name}` cannot be a variable name"))
+                .help("variables are identifiers (letters, digits, `_`) other than the built-in names"));
+        }
+        if !self.slots.contains_key(name) {
+            self.new_slot(name.clone(), var.span())?;
+        }
+        Ok(())
+    }
+
+    fn expr(&self, v: &S<RawExpr>) -> DResult<Expr> {
+        match v.get_ref() {
+            RawExpr::Int(i) => Ok(Expr::Const(*i)),
+            RawExpr::Text(t) => {
+                let r = resolver(&self.slots);
+                parse_expr(t, &r).map_err(|e| self.ctx.at_str(&S::new(v.span(), t.clone()), e))
+            }
+        }
+    }
+
+    fn cond(&self, v: &S<String>) -> DResult<Cond> {
+        let r = resolver(&self.slots);
+        parse_cond(v.get_ref(), &r).map_err(|e| self.ctx.at_str(v, e))
+    }
+
+    fn slot_of(&self, v: &S<String>) -> DResult<Slot> {
+        self.slots.get(v.get_ref()).copied().ok_or_else(|| {
+            Diag::new(v.span(), format!("unknown variable `{}`", v.get_ref()))
+                .help("a `record` op's `since` names a variable set by a `mark` op")
+        })
+    }
+
+    fn lock(&self, lock: &S<String>) -> DResult<ObjRef> {
+        let ctx = &*self.ctx;
+        let (mut name_r, idx) = split_lockref(lock.get_ref()).map_err(|e| ctx.at_str(lock, e))?;
+        let mut owner = lock;
+        let mut index: Option<(&S<String>, Range<usize>)> = idx.map(|r| (lock, r));
+        for _ in 0..=ctx.objects.len() {
+            let name = &owner.get_ref()[name_r.clone()];
+            match ctx.objects.get(name) {
+                None => {
+                    return Err(ctx
+                        .at_str(
+                            owner,
+                            StrErr::new(name_r, format!("unknown object `{name}`")),
+                        )
+                        .help(format!("declared objects: {}", list(&ctx.object_names))));
+                }
+                Some(ObjEntry::Alias { to }) => {
+                    let (n, i) = split_lockref(to.get_ref()).map_err(|e| ctx.at_str(to, e))?;
+                    if let (Some(i), Some((o, _))) = (&i, &index) {
+                        return Err(ctx.at_str(to, StrErr::new(i.clone(), format!(
+                            "alias `{name}` already selects an element, so `{}` cannot index it again",
+                            o.get_ref().trim()
+                        ))));
+                    }
+                    if let Some(i) = i {
+                        index = Some((to, i));
+                    }
+                    owner = to;
+                    name_r = n;
+                }
+                Some(ObjEntry::Mutex { id, per_cpu }) => {
+                    let index = match (index, per_cpu) {
+                        (None, false) => None,
+                        (Some((o, r)), true) => {
+                            let text = o.get_ref()[r.clone()].to_string();
+                            let res = resolver(&self.slots);
+                            let e = parse_expr(&text, &res).map_err(|e| {
+                                ctx.at_str(
+                                    o,
+                                    StrErr::new(
+                                        e.range.start + r.start..e.range.end + r.start,
+                                        e.message,
+                                    ),
+                                )
+                            })?;
+                            Some(e)
+                        }
+                        (None, true) => {
+                            return Err(Diag::new(lock.span(), format!("`{name}` is a per-CPU object: say which CPU's, e.g. `{name}[this_cpu()]`")));
+                        }
+                        (Some((o, r)), false) => {
+                            return Err(ctx.at_str(
+                                o,
+                                StrErr::new(
+                                    r,
+                                    format!(
+                                        "`{name}` is not a per-CPU object, so it cannot be indexed"
+                                    ),
+                                ),
+                            ));
+                        }
+                    };
+                    return Ok(ObjRef { object: *id, index });
+                }
+            }
+        }
+        Err(Diag::new(lock.span(), "alias cycle"))
+    }
+
+    fn dist(&self, v: &S<String>) -> DResult<smpsim_kernel::program::Dist> {
+        parse_dist(v.get_ref()).map_err(|e| self.ctx.at_str(v, e))
+    }
+
+    fn block(&mut self, ops: &[S<RawOp>]) -> DResult<()> {
+        ops.iter().try_for_each(|op| self.op(op))
+    }
+
+    fn op(&mut self, op: &S<RawOp>) -> DResult<()> {
+        if self.ops.len() > MAX_OPS {
+            return Err(Diag::new(
+                op.span(),
+                "program is too long (over 1,048,576 ops after inlining functions)",
+            ));
+        }
+        let (kind, _) = check_fields(op)?;
+        let r = op.get_ref();
+        match kind {
+            "work" => {
+                let d = self.dist(need(&r.time, op, "time")?)?;
+                self.push(Op::Work(d));
+            }
+            "syscall" => {
+                need(&r.name, op, "name")?;
+                self.push(Op::SyscallEnter);
+                self.block(need(&r.body, op, "body")?.get_ref())?;
+                self.push(Op::SyscallExit);
+            }
+            "preempt_disable" => {
+                self.push(Op::PreemptDisable);
+            }
+            "preempt_enable" => {
+                self.push(Op::PreemptEnable);
+            }
+            "local_irq_disable" => {
+                self.push(Op::LocalIrqDisable);
+            }
+            "local_irq_enable" => {
+                self.push(Op::LocalIrqEnable);
+            }
+            "cpus_read_lock" => {
+                self.push(Op::CpusReadLock);
+            }
+            "cpus_read_unlock" => {
+                self.push(Op::CpusReadUnlock);
+            }
+            "exit" => {
+                self.push(Op::Exit);
+            }
+            "mutex_lock" | "mutex_unlock" => {
+                let l = self.lock(need(&r.lock, op, "lock")?)?;
+                self.push(if kind == "mutex_lock" {
+                    Op::MutexLock(l)
+                } else {
+                    Op::MutexUnlock(l)
+                });
+            }
+            "mutex_guard" => {
+                let l = self.lock(need(&r.lock, op, "lock")?)?;
+                self.push(Op::MutexLock(l.clone()));
+                self.block(need(&r.body, op, "body")?.get_ref())?;
+                self.push(Op::MutexUnlock(l));
+            }
+            "smp_call_function_single" => {
+                let cpu = self.expr(need(&r.cpu, op, "cpu")?)?;
+                let func = self.dist(need(&r.func, op, "func")?)?;
+                let wait = r.wait.as_ref().map(|w| *w.get_ref()).unwrap_or(true);
+                self.push(Op::SmpCallFunctionSingle { cpu, func, wait });
+            }
+            "sleep" => {
+                let dist = self.dist(need(&r.time, op, "time")?)?;
+                let overshoot = r
+                    .overshoot
+                    .as_ref()
+                    .map(|h| intern(&mut self.ctx.histograms, h.get_ref()));
+                self.push(Op::Sleep { dist, overshoot });
+            }
+            "set" => {
+                let slot = self.slot_of(need(&r.var, op, "var")?)?;
+                let expr = self.expr(need(&r.value, op, "value")?)?;
+                self.push(Op::Set { slot, expr });
+            }
+            "if" => {
+                let cond = self.cond(need(&r.cond, op, "cond")?)?;
+                let branch = self.push(Op::JumpUnless(cond, 0));
+                self.block(need(&r.then, op, "then")?.get_ref())?;
+                match &r.else_ {
+                    Some(else_) => {
+                        let skip = self.push(Op::Jump(0));
+                        self.patch(branch, self.pc());
+                        self.block(else_.get_ref())?;
+                        self.patch(skip, self.pc());
+                    }
+                    None => self.patch(branch, self.pc()),
+                }
+            }
+            "loop" => self.emit_loop(op)?,
+            "choose" => self.emit_choose(op)?,
+            "count" => {
+                let c = intern(
+                    &mut self.ctx.counters,
+                    need(&r.counter, op, "counter")?.get_ref(),
+                );
+                self.push(Op::Count(c));
+            }
+            "mark" => {
+                let slot = self.slot_of(need(&r.var, op, "var")?)?;
+                self.push(Op::Mark(slot));
+            }
+            "record" => {
+                let slot = self.slot_of(need(&r.since, op, "since")?)?;
+                let hist = intern(
+                    &mut self.ctx.histograms,
+                    need(&r.hist, op, "hist")?.get_ref(),
+                );
+                self.push(Op::RecordSince { hist, slot });
+            }
+            "call" => {
+                let name = need(&r.func_name, op, "fn")?;
+                let Some(body) = self.ctx.functions.get(name.get_ref()).copied() else {
+                    let mut known: Vec<&String> = self.ctx.functions.keys().collect();
+                    known.sort();
+                    return Err(Diag::new(
+                        name.span(),
+                        format!("unknown function `{}`", name.get_ref()),
+                    )
+                    .help(format!("functions: {}", list(known))));
+                };
+                if self.calls.contains(name.get_ref()) {
+                    return Err(Diag::new(
+                        name.span(),
+                        format!("function `{}` calls itself", name.get_ref()),
+                    ));
+                }
+                self.calls.push(name.get_ref().clone());
+                self.block(body.get_ref())?;
+                self.calls.pop();
+            }
+            _ => unreachable!("check_fields accepts only known ops"),
+        }
+        Ok(())
+    }
+
+    fn patch(&mut self, at: usize, target: Pc) {
+        match &mut self.ops[at] {
+            Op::Jump(t) | Op::JumpUnless(_, t) => *t = target,
+            _ => unreachable!("patching a non-jump"),
+        }
+    }
+
+    fn emit_loop(&mut self, op: &S<RawOp>) -> DResult<()> {
+        let r = op.get_ref();
+        let count = need(&r.count, op, "count")?;
+        let body = need(&r.body, op, "body")?;
+        if matches!(count.get_ref(), RawExpr::Text(t) if t.trim() == "forever") {
+            if body.get_ref().is_empty() {
+                return Err(Diag::new(
+                    body.span(),
+                    "a `forever` loop needs a body that takes time",
+                ));
+            }
+            let start = self.pc();
+            self.block(body.get_ref())?;
+            self.push(Op::Jump(start));
+            return Ok(());
+        }
+        let n = self.expr(count)?;
+        if let Expr::Const(c) = n {
+            if c < 0 {
+                return Err(Diag::new(
+                    count.span(),
+                    format!("loop count cannot be negative (got {c})"),
+                ));
+            }
+        }
+        let slot = self.new_slot(format!(" loop{}", self.nslots), count.span())?;
+        self.push(Op::Set { slot, expr: n });
+        let skip = self.push(Op::JumpUnless(
+            Cond::Cmp(CmpOp::Gt, Expr::Var(slot), Expr::Const(0)),
+            0,
+        ));
+        let target = self.pc();
+        self.block(body.get_ref())?;
+        self.push(Op::LoopBack { slot, target });
+        self.patch(skip, self.pc());
+        Ok(())
+    }
+
+    fn emit_choose(&mut self, op: &S<RawOp>) -> DResult<()> {
+        let options = need(&op.get_ref().options, op, "options")?;
+        if options.get_ref().is_empty() {
+            return Err(Diag::new(
+                options.span(),
+                "`choose` needs at least one option",
+            ));
+        }
+        let at = self.push(Op::Choose {
+            cumulative: Vec::new(),
+        });
+        let mut total: u64 = 0;
+        let mut cumulative = Vec::new();
+        let mut to_end = Vec::new();
+        let last = options.get_ref().len() - 1;
+        for (i, choice) in options.get_ref().iter().enumerate() {
+            let w = &choice.get_ref().weight;
+            if *w.get_ref() <= 0 {
+                return Err(Diag::new(w.span(), "weights must be positive integers"));
+            }
+            total = total
+                .checked_add(*w.get_ref() as u64)
+                .ok_or_else(|| Diag::new(w.span(), "weights add up to too much"))?;
+            cumulative.push((total, self.pc()));
+            self.block(choice.get_ref().body.get_ref())?;
+            if i < last {
+                to_end.push(self.push(Op::Jump(0)));
+            }
+        }
+        let end = self.pc();
+        for j in to_end {
+            self.patch(j, end);
+        }
+        self.ops[at] = Op::Choose { cumulative };
+        Ok(())
+    }
+}
+
+/// Compiles one task group's program.
+pub(crate) fn compile(
+    ctx: &mut Ctx<'_>,
+    vars: Option<&Entries<S<RawExpr>>>,
+    code: &S<Vec<S<RawOp>>>,
+) -> DResult<Program> {
+    let mut e = Emitter {
+        ctx,
+        ops: Vec::new(),
+        slots: HashMap::new(),
+        nslots: 0,
+        calls: Vec::new(),
+    };
+    // Declare every variable first: `vars`, then `set` and `mark` targets.
+    let vars: &[(S<String>, S<RawExpr>)] = vars.map_or(&[], |v| &v.0);
+    for (name, _) in vars {
+        e.declare(name)?;
+    }
+    let mut declared = Vec::new();
+    walk(e.ctx, code.get_ref(), &mut Vec::new(), &mut |op| {
+        let r = op.get_ref();
+        if matches!(r.op.get_ref().as_str(), "set" | "mark") {
+            if let Some(v) = &r.var {
+                declared.push(v);
+            }
+        }
+        Ok(())
+    })?;
+    for v in declared {
+        e.declare(v)?;
+    }
+    let mut init = Vec::new();
+    for (name, value) in vars {
+        init.push((e.slots[name.get_ref()], e.expr(value)?));
+    }
+    e.block(code.get_ref())?;
+    let end = e.pc();
+    let falls_off = e.ops.is_empty()
+        || !matches!(e.ops.last(), Some(Op::Exit | Op::Jump(_)))
+        || e.ops.iter().any(|op| match op {
+            Op::Jump(t) | Op::JumpUnless(_, t) | Op::LoopBack { target: t, .. } => *t == end,
+            Op::Choose { cumulative } => cumulative.iter().any(|(_, t)| *t == end),
+            _ => false,
+        });
+    if falls_off {
+        e.ops.push(Op::Exit);
+    }
+    Ok(Program {
+        ops: e.ops,
+        slots: e.nslots as u16,
+        init,
+    })
+}
+
+/// Reports a cycle among `[functions]` (even unused ones) at a call in it.
+pub(crate) fn check_function_cycles(
+    functions: &HashMap<String, &S<Vec<S<RawOp>>>>,
+    order: &[String],
+) -> DResult<()> {
+    fn calls(ops: &[S<RawOp>], out: &mut Vec<S<String>>) {
+        for op in ops {
+            let r = op.get_ref();
+            if r.op.get_ref() == "call" {
+                if let Some(f) = &r.func_name {
+                    out.push(f.clone());
+                }
+            }
+            for body in [&r.body, &r.then, &r.else_].into_iter().flatten() {
+                calls(body.get_ref(), out);
+            }
+            for c in r.options.iter().flat_map(|o| o.get_ref()) {
+                calls(c.get_ref().body.get_ref(), out);
+            }
+        }
+    }
+    // 0 = unvisited, 1 = on the stack, 2 = done.
+    fn visit(
+        name: &str,
+        functions: &HashMap<String, &S<Vec<S<RawOp>>>>,
+        state: &mut HashMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) -> DResult<()> {
+        state.insert(name.to_string(), 1);
+        stack.push(name.to_string());
+        let mut out = Vec::new();
+        calls(functions[name].get_ref(), &mut out);
+        for callee in out {
+            let c = callee.get_ref();
+            if !functions.contains_key(c) {
+                continue; // reported where it is compiled
+            }
+            match state.get(c).copied().unwrap_or(0) {
+                1 => {
+                    let from = stack.iter().position(|s| s == c).unwrap_or(0);
+                    let mut cycle = stack[from..].to_vec();
+                    cycle.push(c.clone());
+                    return Err(Diag::new(
+                        callee.span(),
+                        format!(
+                            "functions call each other in a cycle: {}",
+                            cycle.join(" -> ")
+                        ),
+                    )
+                    .help("functions are inlined where they are called, so they cannot recurse"));
+                }
+                0 => visit(c, functions, state, stack)?,
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(name.to_string(), 2);
+        Ok(())
+    }
+    let mut state = HashMap::new();
+    for name in order {
+        if state.get(name).copied().unwrap_or(0) == 0 {
+            visit(name, functions, &mut state, &mut Vec::new())?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,274 @@
+//! Error messages: every error says where it is and what was expected.
+
+use std::path::Path;
+
+use smpsim_scenario::{parse, Location, ScenarioError};
+
+const BASE: &str = r#"[scenario]
+name = "t"
+duration = "1s"
+
+[machine]
+preset = "generic-x86"
+topology = { sockets = 1, numa_nodes_per_socket = 1, llcs_per_node = 1, cores_per_llc = 4, threads_per_core = 1 }
+
+[objects]
+m = { type = "mutex" }
+pm = { type = "mutex", per_cpu = true }
+
+[[tasks]]
+name = "w"
+count = 2
+code = [ { op = "work", time = "1us" } ]
+"#;
+
+fn err(text: &str) -> ScenarioError {
+    match parse(Path::new("t.toml"), text.to_string()) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => {
+            println!("{e}\n");
+            e
+        }
+    }
+}
+
+/// The base with `from` replaced by `to` (which must occur once).
+fn edit(from: &str, to: &str) -> String {
+    assert_eq!(BASE.matches(from).count(), 1, "{from}");
+    BASE.replace(from, to)
+}
+
+/// Line, column, and the text under the caret.
+fn at(e: &ScenarioError) -> (usize, usize, String) {
+    match &e.location {
+        Location::Text {
+            line,
+            column,
+            line_text,
+            width,
+            ..
+        } => {
+            let under: String = line_text.chars().skip(column - 1).take(*width).collect();
+            (*line, *column, under)
+        }
+        other => panic!("not located in text: {other:?}"),
+    }
+}
+
+#[test]
+fn base_is_valid() {
+    parse(Path::new("t.toml"), BASE.to_string()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn toml_syntax_error_is_located() {
+    let e = err(&edit("name = \"t\"", "name = \"t"));
+    let (line, col, _) = at(&e);
+    assert_eq!(line, 2);
+    assert!(col >= 8, "{col}");
+    assert!(e.to_string().starts_with("t.toml:2:"));
+}
+
+#[test]
+fn unknown_field_names_the_field() {
+    let e = err(&edit(
+        "duration = \"1s\"",
+        "duration = \"1s\"\ndurration = \"2s\"",
+    ));
+    assert!(e.message.contains("durration"), "{}", e.message);
+    assert_eq!(at(&e).0, 4);
+}
+
+#[test]
+fn field_not_allowed_for_op() {
+    let e = err(&edit(
+        "{ op = \"work\", time = \"1us\" }",
+        "{ op = \"work\", time = \"1us\", lock = \"m\" }",
+    ));
+    assert_eq!(
+        e.message,
+        "`lock` is not a field of op `work`; expected one of: time"
+    );
+    assert_eq!(at(&e).2, "\"m\"");
+}
+
+#[test]
+fn unknown_lock_name() {
+    let e = err(&edit(
+        "{ op = \"work\", time = \"1us\" }",
+        "{ op = \"mutex_lock\", lock = \"nope\" }",
+    ));
+    assert!(e.message.contains("unknown object `nope`"), "{}", e.message);
+    assert_eq!(at(&e), (16, 39, "nope".to_string()));
+    assert!(e.help.as_deref().unwrap().contains("`m`, `pm`"));
+}
+
+#[test]
+fn per_cpu_objects_need_an_index_and_others_refuse_one() {
+    let e = err(&edit(
+        "{ op = \"work\", time = \"1us\" }",
+        "{ op = \"mutex_lock\", lock = \"pm\" }",
+    ));
+    assert!(e.message.contains("per-CPU"), "{}", e.message);
+    let e = err(&edit(
+        "{ op = \"work\", time = \"1us\" }",
+        "{ op = \"mutex_lock\", lock = \"m[0]\" }",
+    ));
+    assert_eq!(at(&e).2, "0");
+}
+
+#[test]
+fn negative_duration() {
+    let e = err(&edit("duration = \"1s\"", "duration = \"-1s\""));
+    assert!(e.message.contains("negative"), "{}", e.message);
+    assert_eq!(at(&e), (3, 13, "-1s".to_string()));
+}
+
+#[test]
+fn duration_without_unit() {
+    let e = err(&edit("time = \"1us\"", "time = \"15\""));
+    assert!(e.message.contains("no unit"), "{}", e.message);
+}
+
+#[test]
+fn unknown_variant_lists_the_available_ones() {
+    let text = format!("{BASE}\n[variant.fast]\ndescription = \"x\"\nscenario.duration = \"2s\"\n");
+    let scn = parse(Path::new("t.toml"), text).unwrap();
+    let e = scn.compile(Some("slow"), &[]).unwrap_err();
+    println!("{e}");
+    assert!(e.message.contains("unknown variant `slow`"));
+    assert!(e.help.unwrap().contains("`fast`"));
+}
+
+#[test]
+fn variant_error_is_located_in_the_variant_table() {
+    let text = format!("{BASE}\n[variant.fast]\ndescription = \"x\"\n[[variant.fast.tasks]]\nname = \"w\"\ncount = -3\n");
+    let e = err(&text);
+    assert!(e.message.contains("cannot be negative"), "{}", e.message);
+    let (line, col, under) = at(&e);
+    assert_eq!((line, col, under.as_str()), (22, 9, "-3"));
+}
+
+#[test]
+fn variant_override_of_unknown_task_group() {
+    let text = format!("{BASE}\n[[variant.v.tasks]]\nname = \"nope\"\ncount = 1\n");
+    let e = err(&text);
+    assert!(
+        e.message.contains("no `tasks` entry named `nope`"),
+        "{}",
+        e.message
+    );
+    assert_eq!(at(&e).0, 19);
+}
+
+#[test]
+fn set_errors_name_the_option() {
+    let scn = parse(Path::new("t.toml"), BASE.to_string()).unwrap();
+    let sets = vec![("scenario.duration".to_string(), "-5ms".to_string())];
+    let e = scn.compile(None, &sets).unwrap_err();
+    assert_eq!(
+        e.location,
+        Location::Set {
+            key: "scenario.duration".into(),
+            value: "-5ms".into()
+        }
+    );
+    assert!(
+        e.to_string().starts_with("--set scenario.duration=-5ms: "),
+        "{e}"
+    );
+    let sets = vec![("tasks.nope.count".to_string(), "1".to_string())];
+    let e = scn.compile(None, &sets).unwrap_err();
+    assert!(
+        e.to_string().starts_with("--set tasks.nope.count=1: "),
+        "{e}"
+    );
+    // A valid set applies.
+    let sets = vec![
+        ("tasks.w.count".to_string(), "3".to_string()),
+        ("kernel.hz".to_string(), "250".to_string()),
+    ];
+    let spec = scn.compile(None, &sets).unwrap();
+    assert_eq!(spec.task_groups[0].placement, vec![0, 1, 2]);
+    assert_eq!(spec.knobs.hz, 250);
+}
+
+#[test]
+fn per_cpu_and_count_contradict() {
+    let e = err(&edit("count = 2", "count = 2\nper_cpu = 1"));
+    assert!(e.message.contains("`per_cpu` and `count`"), "{}", e.message);
+    assert_eq!(at(&e).0, 15);
+}
+
+#[test]
+fn function_cycle() {
+    let text = format!(
+        "{BASE}\n[functions]\na = [ {{ op = \"call\", fn = \"b\" }} ]\nb = [ {{ op = \"work\", time = \"1us\" }}, {{ op = \"call\", fn = \"a\" }} ]\n"
+    );
+    let e = err(&text);
+    assert!(e.message.contains("a -> b -> a"), "{}", e.message);
+    assert_eq!(at(&e), (20, 58, "\"a\"".to_string()));
+}
+
+#[test]
+fn contradictions() {
+    let e = err(&edit("count = 2", "count = 2\npolicy = \"fifo\""));
+    assert!(e.message.contains("needs `priority"), "{}", e.message);
+    let e = err(&edit(
+        "count = 2",
+        "count = 2\npolicy = \"fifo\"\npriority = 100",
+    ));
+    assert!(e.message.contains("between 1 and 99"), "{}", e.message);
+    let e = err(&edit("count = 2", "count = 2\npriority = 10"));
+    assert!(e.message.contains("only for"), "{}", e.message);
+    let e = err(&edit(
+        "duration = \"1s\"",
+        "duration = \"1s\"\nwarmup = \"1s\"",
+    ));
+    assert!(e.message.contains("shorter than"), "{}", e.message);
+    let e = err(&edit(
+        "preset = \"generic-x86\"",
+        "preset = \"generic-x86\"\nprofile = \"x.toml\"",
+    ));
+    assert!(e.message.contains("both"), "{}", e.message);
+    let e = err(&edit("preset = \"generic-x86\"", "preset = \"nope\""));
+    assert!(e.help.unwrap().contains("generic-x86"));
+    let e = err(&edit("cores_per_llc = 4", "cores_per_llc = 0"));
+    assert!(e.message.contains("cores_per_llc"), "{}", e.message);
+    assert_eq!(at(&e).2, "0");
+    let e = err(&edit("count = 2", "count = 2\ncpus = \"0-4\""));
+    assert!(e.message.contains("CPU 4 does not exist"), "{}", e.message);
+    let e = err(&format!(
+        "{BASE}\n[[cgroup]]\nname = \"g\"\ncpu_max = {{ quota = \"0ms\", period = \"5ms\" }}\n"
+    ));
+    assert!(e.message.contains("quota"), "{}", e.message);
+    let e = err(&edit("name = \"w\"", "name = \"w\"\nmm = 3"));
+    assert!(e.message.contains("invalid type"), "{}", e.message);
+}
+
+#[test]
+fn expression_errors_point_into_the_string() {
+    let e = err(&edit(
+        "{ op = \"work\", time = \"1us\" }",
+        "{ op = \"set\", var = \"x\", value = \"1 + y\" }",
+    ));
+    assert!(e.message.contains("unknown variable `y`"), "{}", e.message);
+    assert_eq!(at(&e).2, "y");
+}
+
+#[test]
+fn display_format() {
+    let e = err(&edit("duration = \"1s\"", "duration = \"-1s\""));
+    assert_eq!(
+        e.to_string(),
+        "t.toml:3:13: error: a duration cannot be negative\n  |\n3 | duration = \"-1s\"\n  |             ^^^"
+    );
+}
+
+#[test]
+fn load_reports_unreadable_files() {
+    let e = smpsim_scenario::load(Path::new("/nonexistent/x.toml")).unwrap_err();
+    assert!(e
+        .to_string()
+        .starts_with("/nonexistent/x.toml: error: cannot read scenario"));
+}
