@@ -39,9 +39,17 @@ fn bare(cpus: u32, events: u64) -> Point {
     for i in 0..cpus {
         engine.schedule(i as u64, i);
     }
-    let mut model = BareLoop { rng: Rng::seed_from_u64(1) };
+    let mut model = BareLoop {
+        rng: Rng::seed_from_u64(1),
+    };
     let start = Instant::now();
-    engine.run(&mut model, Stop { horizon: u64::MAX, max_events: events });
+    engine.run(
+        &mut model,
+        Stop {
+            horizon: u64::MAX,
+            max_events: events,
+        },
+    );
     let wall = start.elapsed().as_secs_f64();
     Point {
         model: "bare-heap".into(),
@@ -60,7 +68,12 @@ pub fn main(args: BenchArgs) -> i32 {
         if cpus == 0 {
             return crate::output::fail("error: --cpus: a benchmark needs at least one CPU");
         }
-        let spec = smpsim_kernel::testkit::global_mutex_bench(cpus, 1_000, 20_000, args.millis * 1_000_000);
+        let spec = smpsim_kernel::testkit::global_mutex_bench(
+            cpus,
+            1_000,
+            20_000,
+            args.millis * 1_000_000,
+        );
         let start = Instant::now();
         let r = smpsim_kernel::simulate(&spec);
         let wall = start.elapsed().as_secs_f64();
@@ -78,9 +91,15 @@ pub fn main(args: BenchArgs) -> i32 {
         eprintln!("bench: {cpus} CPUs done");
     }
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&points).expect("serializable")),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&points).expect("serializable")
+        ),
         Format::Text => {
-            println!("{:<14} {:>6} {:>12} {:>10} {:>9} {:>12}", "model", "cpus", "events", "stale", "wall s", "events/s");
+            println!(
+                "{:<14} {:>6} {:>12} {:>10} {:>9} {:>12}",
+                "model", "cpus", "events", "stale", "wall s", "events/s"
+            );
             for p in &points {
                 println!(
                     "{:<14} {:>6} {:>12} {:>10} {:>9.2} {:>11.1}M",

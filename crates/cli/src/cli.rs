@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
-#[command(name = "smpsim", version, about = "Simulate Linux kernel SMP synchronization on large machines")]
+#[command(
+    name = "smpsim",
+    version,
+    about = "Simulate Linux kernel SMP synchronization on large machines"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -8,12 +8,22 @@ pub fn emit(text: &str, output: Option<&Path>) -> Result<(), String> {
     match output {
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes()).map_err(|e| format!("stdout: {e}"))
+            out.write_all(text.as_bytes())
+                .map_err(|e| format!("stdout: {e}"))
         }
         Some(path) => {
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            let name = path.file_name().ok_or_else(|| format!("{}: not a file name", path.display()))?;
-            let tmp = dir.join(format!(".{}.tmp{}", name.to_string_lossy(), std::process::id()));
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let name = path
+                .file_name()
+                .ok_or_else(|| format!("{}: not a file name", path.display()))?;
+            let tmp = dir.join(format!(
+                ".{}.tmp{}",
+                name.to_string_lossy(),
+                std::process::id()
+            ));
             std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
             std::fs::rename(&tmp, path).map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
@@ -36,7 +46,9 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, String> {
             s.split_once('=')
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
                 .filter(|(k, _)| !k.is_empty())
-                .ok_or_else(|| format!("error: --set {s}: expected KEY=VALUE, e.g. --set scenario.duration=2s"))
+                .ok_or_else(|| {
+                    format!("error: --set {s}: expected KEY=VALUE, e.g. --set scenario.duration=2s")
+                })
         })
         .collect()
 }

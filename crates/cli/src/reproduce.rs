@@ -89,7 +89,10 @@ pub fn main(args: ReproduceArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let names: Vec<String> = cases.iter().map(|c| c.reproduce.as_ref().unwrap().case.clone()).collect();
+    let names: Vec<String> = cases
+        .iter()
+        .map(|c| c.reproduce.as_ref().unwrap().case.clone())
+        .collect();
     if args.cases.iter().any(|c| c == "list") {
         for (n, c) in names.iter().zip(&cases) {
             println!("{n:<20} {}", c.description);
@@ -98,7 +101,10 @@ pub fn main(args: ReproduceArgs) -> i32 {
     }
     for want in &args.cases {
         if !names.contains(want) {
-            return fail(format!("error: unknown case `{want}`; known cases: {}", names.join(", ")));
+            return fail(format!(
+                "error: unknown case `{want}`; known cases: {}",
+                names.join(", ")
+            ));
         }
     }
     let mut rows = Vec::new();
@@ -109,10 +115,18 @@ pub fn main(args: ReproduceArgs) -> i32 {
             continue;
         }
         let seeds = args.seeds.unwrap_or(rep.seeds).max(1);
-        let variants: Vec<Option<String>> = scenario.variants.iter().map(|v| Some(v.name.clone())).collect();
+        let variants: Vec<Option<String>> = scenario
+            .variants
+            .iter()
+            .map(|v| Some(v.name.clone()))
+            .collect();
         let mut per_seed: Vec<Vec<VariantRun>> = Vec::new();
         for k in 0..seeds {
-            let mut sets: Vec<(String, String)> = if args.quick { rep.quick.clone() } else { Vec::new() };
+            let mut sets: Vec<(String, String)> = if args.quick {
+                rep.quick.clone()
+            } else {
+                Vec::new()
+            };
             let base_seed = scenario.compile(None, &sets).map(|s| s.seed).unwrap_or(1);
             sets.push(("scenario.seed".into(), (base_seed + k as u64).to_string()));
             eprintln!(
@@ -129,7 +143,10 @@ pub fn main(args: ReproduceArgs) -> i32 {
             }
         }
         let first = &per_seed[0];
-        let machine = scenario.compile(None, &[]).map(|s| s.machine.name).unwrap_or_default();
+        let machine = scenario
+            .compile(None, &[])
+            .map(|s| s.machine.name)
+            .unwrap_or_default();
         text_out.push_str(&format!("=== {} ===\n", rep.case));
         text_out.push_str(&text::runs(&scenario.name, &machine, first));
         for m in &rep.metrics {
@@ -137,7 +154,12 @@ pub fn main(args: ReproduceArgs) -> i32 {
             for runs in &per_seed {
                 let map: Runs = runs
                     .iter()
-                    .map(|r| (r.variant.clone(), serde_json::to_value(&r.result).expect("json")))
+                    .map(|r| {
+                        (
+                            r.variant.clone(),
+                            serde_json::to_value(&r.result).expect("json"),
+                        )
+                    })
                     .collect::<BTreeMap<_, _>>();
                 match metric::eval(&m.expr, &map) {
                     Ok(v) => values.push(v),
@@ -178,9 +200,18 @@ pub fn main(args: ReproduceArgs) -> i32 {
         }
         Format::Text => {
             let mut t = text::Table::new(
-                ["case", "metric", "published", "simulated", "sim/pub", "rule", "seeds", "pass"]
-                    .map(String::from)
-                    .to_vec(),
+                [
+                    "case",
+                    "metric",
+                    "published",
+                    "simulated",
+                    "sim/pub",
+                    "rule",
+                    "seeds",
+                    "pass",
+                ]
+                .map(String::from)
+                .to_vec(),
             );
             for r in &rows {
                 t.row(vec![
@@ -217,4 +248,3 @@ fn num(v: f64) -> String {
         format!("{v:.3}")
     }
 }
-

@@ -17,7 +17,11 @@ pub fn run_variants(
 ) -> Result<Vec<VariantRun>, String> {
     let specs = variants
         .iter()
-        .map(|v| scenario.compile(v.as_deref(), sets).map_err(|e| e.to_string()))
+        .map(|v| {
+            scenario
+                .compile(v.as_deref(), sets)
+                .map_err(|e| e.to_string())
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(variants
         .par_iter()
@@ -57,7 +61,11 @@ pub fn main(args: RunArgs) -> i32 {
     } else if scenario.variants.is_empty() {
         vec![None]
     } else {
-        scenario.variants.iter().map(|v| Some(v.name.clone())).collect()
+        scenario
+            .variants
+            .iter()
+            .map(|v| Some(v.name.clone()))
+            .collect()
     };
     let runs = match run_variants(&scenario, &variants, &sets) {
         Ok(r) => r,
@@ -67,7 +75,11 @@ pub fn main(args: RunArgs) -> i32 {
     let out = match args.format {
         Format::Text => text::runs(&scenario.name, &machine, &runs),
         Format::Json => {
-            let report = RunReport { scenario: &scenario.name, machine: &machine, variants: &runs };
+            let report = RunReport {
+                scenario: &scenario.name,
+                machine: &machine,
+                variants: &runs,
+            };
             let mut s = serde_json::to_string_pretty(&report).expect("serializable");
             s.push('\n');
             s
@@ -102,7 +114,10 @@ pub fn machine(args: MachineArgs) -> i32 {
         Some(Err(e)) => return fail(format!("error: preset {}: {}", e.name, e.message)),
         None => {
             let known: Vec<_> = smpsim_machine::preset_names().collect();
-            return fail(format!("error: unknown machine preset `{name}`; known: {}", known.join(", ")));
+            return fail(format!(
+                "error: unknown machine preset `{name}`; known: {}",
+                known.join(", ")
+            ));
         }
     };
     let t = &m.topology;

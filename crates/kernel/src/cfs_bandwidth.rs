@@ -273,7 +273,9 @@ impl crate::Kernel<'_> {
             }
         }
         self.requeue_group(g);
-        if !self.groups[g as usize].cfs.is_empty() && self.cpus[c as usize].curr == crate::task::NO_TASK {
+        if !self.groups[g as usize].cfs.is_empty()
+            && self.cpus[c as usize].curr == crate::task::NO_TASK
+        {
             self.cpus[c as usize].need_resched = true;
         }
     }

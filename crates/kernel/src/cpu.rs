@@ -26,7 +26,12 @@ pub enum Activity {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Csd {
     /// `smp_call_function_single(wait=1)`: the caller spins until it runs.
-    Sync { caller: TaskId, gen: u32, cost: Nanos, from_cpu: u32 },
+    Sync {
+        caller: TaskId,
+        gen: u32,
+        cost: Nanos,
+        from_cpu: u32,
+    },
     /// `cfsb_csd`: unthrottle this CPU's throttled cfs_rqs on its list.
     CfsbUnthrottle,
 }

@@ -118,8 +118,16 @@ impl Metrics {
     pub fn preempt_off_section(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         let len = now - start;
         if len >= self.thresholds.soft_lockup {
-            self.finding(0, "soft_lockup", now, cpu, format!(
-                "BUG: soft lockup - CPU#{cpu} stuck for {}s with preemption disabled", len / 1_000_000_000));
+            self.finding(
+                0,
+                "soft_lockup",
+                now,
+                cpu,
+                format!(
+                    "BUG: soft lockup - CPU#{cpu} stuck for {}s with preemption disabled",
+                    len / 1_000_000_000
+                ),
+            );
         }
         if self.measuring(now) {
             let slot = cpu as usize * self.windows + self.window_of(now);
@@ -132,8 +140,16 @@ impl Metrics {
     pub fn irq_off_section(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         let len = now - start;
         if len >= self.thresholds.hard_lockup {
-            self.finding(1, "hard_lockup", now, cpu, format!(
-                "NMI watchdog: Watchdog detected hard LOCKUP on cpu {cpu} (IRQs off for {} ms)", len / 1_000_000));
+            self.finding(
+                1,
+                "hard_lockup",
+                now,
+                cpu,
+                format!(
+                    "NMI watchdog: Watchdog detected hard LOCKUP on cpu {cpu} (IRQs off for {} ms)",
+                    len / 1_000_000
+                ),
+            );
         }
         if self.measuring(now) {
             let slot = cpu as usize * self.windows + self.window_of(now);
@@ -144,28 +160,62 @@ impl Metrics {
 
     pub fn csd_wait(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         if now - start >= self.thresholds.csd_lock_timeout {
-            self.finding(2, "csd_lock_timeout", now, cpu, format!(
-                "csd: Detected non-responsive CSD lock on CPU#{cpu} for {} ms", (now - start) / 1_000_000));
+            self.finding(
+                2,
+                "csd_lock_timeout",
+                now,
+                cpu,
+                format!(
+                    "csd: Detected non-responsive CSD lock on CPU#{cpu} for {} ms",
+                    (now - start) / 1_000_000
+                ),
+            );
         }
     }
 
     pub fn sleep_in_atomic(&mut self, cpu: u32, now: Nanos, what: &str) {
-        self.finding(3, "sleeping_in_atomic", now, cpu, format!(
-            "BUG: sleeping function called from invalid context ({what}) on CPU#{cpu}"));
+        self.finding(
+            3,
+            "sleeping_in_atomic",
+            now,
+            cpu,
+            format!("BUG: sleeping function called from invalid context ({what}) on CPU#{cpu}"),
+        );
     }
 
     pub fn hung_task(&mut self, cpu: u32, now: Nanos, task: String, blocked: Nanos) {
-        self.finding(4, "hung_task", now, cpu, format!(
-            "INFO: task {task} blocked for more than {} seconds", blocked / 1_000_000_000));
+        self.finding(
+            4,
+            "hung_task",
+            now,
+            cpu,
+            format!(
+                "INFO: task {task} blocked for more than {} seconds",
+                blocked / 1_000_000_000
+            ),
+        );
     }
 
     /// Records the first finding of each detector (later ones only count).
-    fn finding(&mut self, kind: usize, detector: &'static str, now: Nanos, cpu: u32, message: String) {
+    fn finding(
+        &mut self,
+        kind: usize,
+        detector: &'static str,
+        now: Nanos,
+        cpu: u32,
+        message: String,
+    ) {
         if let Some(f) = self.findings.iter_mut().find(|f| f.detector == detector) {
             f.occurrences += 1;
             return;
         }
         self.reported[kind] = true;
-        self.findings.push(Finding { detector: detector.to_string(), time_ns: now, cpu, message, occurrences: 1 });
+        self.findings.push(Finding {
+            detector: detector.to_string(),
+            time_ns: now,
+            cpu,
+            message,
+            occurrences: 1,
+        });
     }
 }

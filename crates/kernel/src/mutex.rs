@@ -79,7 +79,10 @@ impl crate::Kernel<'_> {
 
     /// Makes `t` the owner; returns the cost of pulling the lock word over.
     fn take_ownership(&mut self, c: u32, t: TaskId, m: u32) -> u64 {
-        let cost = self.spec.machine.line_transfer(self.mutexes[m as usize].last_cpu, c);
+        let cost = self
+            .spec
+            .machine
+            .line_transfer(self.mutexes[m as usize].last_cpu, c);
         let now = self.now;
         let lock = &mut self.mutexes[m as usize];
         lock.owner = t;
@@ -196,7 +199,10 @@ impl crate::Kernel<'_> {
         let now = self.now;
         {
             let task = &mut self.tasks[t as usize];
-            if let Some(i) = task.held[..task.nheld as usize].iter().position(|&h| h == m) {
+            if let Some(i) = task.held[..task.nheld as usize]
+                .iter()
+                .position(|&h| h == m)
+            {
                 task.held.copy_within(i + 1..task.nheld as usize, i);
                 task.nheld -= 1;
             }
@@ -229,9 +235,11 @@ impl crate::Kernel<'_> {
                     woke = true;
                 }
             }
-        } else if let Some(&head) = lock.osq.front().filter(|&&h| {
-            matches!(self.tasks[h as usize].spin, Spin::MutexOwner { .. })
-        }) {
+        } else if let Some(&head) = lock
+            .osq
+            .front()
+            .filter(|&&h| matches!(self.tasks[h as usize].spin, Spin::MutexOwner { .. }))
+        {
             // The OSQ head sees the release first and takes the lock.
             lock.osq.pop_front();
             lock.owner = head;
@@ -310,7 +318,8 @@ impl crate::Kernel<'_> {
     /// (`schedule_preempt_disabled()`), then continue in the slow path.
     pub(crate) fn mutex_spin_need_resched(&mut self, c: u32, t: TaskId) {
         self.settle(c);
-        let (Spin::MutexOwner { lock: m } | Spin::OsqQueued { lock: m }) = self.tasks[t as usize].spin
+        let (Spin::MutexOwner { lock: m } | Spin::OsqQueued { lock: m }) =
+            self.tasks[t as usize].spin
         else {
             return;
         };

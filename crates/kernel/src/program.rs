@@ -72,10 +72,18 @@ pub enum Cond {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Dist {
     Const(Nanos),
-    Exp { mean: Nanos },
-    Uniform { lo: Nanos, hi: Nanos },
+    Exp {
+        mean: Nanos,
+    },
+    Uniform {
+        lo: Nanos,
+        hi: Nanos,
+    },
     /// Normal, truncated at zero.
-    Normal { mean: Nanos, sd: Nanos },
+    Normal {
+        mean: Nanos,
+        sd: Nanos,
+    },
 }
 
 impl Dist {
@@ -130,24 +138,42 @@ pub enum Op {
     CpusReadUnlock,
     /// `smp_call_function_single(cpu, func, NULL, wait)`; `func` is the
     /// handler's cost on the target.
-    SmpCallFunctionSingle { cpu: Expr, func: Dist, wait: bool },
+    SmpCallFunctionSingle {
+        cpu: Expr,
+        func: Dist,
+        wait: bool,
+    },
     /// Sleep on an hrtimer (`clock_nanosleep`); if `overshoot` is set,
     /// record how late the task ran again.
-    Sleep { dist: Dist, overshoot: Option<HistId> },
-    Set { slot: Slot, expr: Expr },
+    Sleep {
+        dist: Dist,
+        overshoot: Option<HistId>,
+    },
+    Set {
+        slot: Slot,
+        expr: Expr,
+    },
     Jump(Pc),
     /// Jump to the target when the condition is false.
     JumpUnless(Cond, Pc),
     /// Decrement the slot; jump back while it stays positive.
-    LoopBack { slot: Slot, target: Pc },
+    LoopBack {
+        slot: Slot,
+        target: Pc,
+    },
     /// Jump to the first target whose cumulative weight exceeds a draw in
     /// `[0, total)`.
-    Choose { cumulative: Vec<(u64, Pc)> },
+    Choose {
+        cumulative: Vec<(u64, Pc)>,
+    },
     Count(CounterId),
     /// Store the current time in a slot.
     Mark(Slot),
     /// Record `now - slot` in a histogram.
-    RecordSince { hist: HistId, slot: Slot },
+    RecordSince {
+        hist: HistId,
+        slot: Slot,
+    },
     Exit,
 }
 

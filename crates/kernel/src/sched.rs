@@ -41,7 +41,9 @@ impl crate::Kernel<'_> {
             }
             Some(g) => {
                 let gr = &mut self.groups[g as usize];
-                let v = task.vruntime.max(gr.cfs.min_vruntime.saturating_sub(credit));
+                let v = task
+                    .vruntime
+                    .max(gr.cfs.min_vruntime.saturating_sub(credit));
                 self.tasks[t as usize].vruntime = v;
                 gr.cfs.push(&mut self.pos, v, t);
                 self.requeue_group(g);
@@ -121,7 +123,8 @@ impl crate::Kernel<'_> {
         if prev != NO_TASK {
             let task = &self.tasks[prev as usize];
             if task.preempt_count > 0 && task.state != TaskState::Running {
-                self.metrics.sleep_in_atomic(c, self.now, "schedule() with preemption disabled");
+                self.metrics
+                    .sleep_in_atomic(c, self.now, "schedule() with preemption disabled");
             }
             if task.state == TaskState::Running {
                 self.set_state(prev, TaskState::Runnable);
@@ -153,7 +156,10 @@ impl crate::Kernel<'_> {
             self.finish_switch(c, next);
             return;
         }
-        cpu.activity = Activity::Switch { end: self.now + cost, next };
+        cpu.activity = Activity::Switch {
+            end: self.now + cost,
+            next,
+        };
         cpu.rq_busy_until = cpu.rq_busy_until.max(self.now + cost);
         self.irq_off_begin(c);
         self.arm_cpu(c, self.now + cost);
@@ -287,7 +293,10 @@ impl crate::Kernel<'_> {
             || task
                 .group_rq
                 .is_some_and(|g| !self.groups[g as usize].cfs.is_empty());
-        if !task.is_rt() && others_wait && self.now - task.slice_start >= self.spec.knobs.sched_slice {
+        if !task.is_rt()
+            && others_wait
+            && self.now - task.slice_start >= self.spec.knobs.sched_slice
+        {
             self.cpus[c as usize].need_resched = true;
         }
         if self.cpus[c as usize].need_resched

@@ -428,7 +428,10 @@ impl<'s> Kernel<'s> {
             if state == TaskState::Sleeping && task.spin == Spin::None {
                 let blocked = self.now - task.wait_start;
                 if blocked >= self.metrics.thresholds.hung_task {
-                    let name = format!("{}/{}", spec.task_groups[task.group as usize].name, task.index);
+                    let name = format!(
+                        "{}/{}",
+                        spec.task_groups[task.group as usize].name, task.index
+                    );
                     self.metrics.hung_task(task.cpu, self.now, name, blocked);
                 }
             }

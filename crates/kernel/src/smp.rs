@@ -31,7 +31,11 @@ impl crate::Kernel<'_> {
     pub(crate) fn enter_irq(&mut self, c: u32) {
         self.settle(c);
         let cpu = &mut self.cpus[c as usize];
-        cpu.interrupted = if cpu.activity == Activity::Task { cpu.curr } else { NO_TASK };
+        cpu.interrupted = if cpu.activity == Activity::Task {
+            cpu.curr
+        } else {
+            NO_TASK
+        };
         self.irq_off_begin(c);
         let mut t = self.now + self.spec.machine.costs.irq_entry_exit.nanos();
         let mut pending = std::mem::take(&mut self.cpus[c as usize].irq_pending);
@@ -60,7 +64,12 @@ impl crate::Kernel<'_> {
         let mut unthrottle = false;
         for csd in queue.iter() {
             match *csd {
-                Csd::Sync { caller, gen, cost, from_cpu } => {
+                Csd::Sync {
+                    caller,
+                    gen,
+                    cost,
+                    from_cpu,
+                } => {
                     t += cost;
                     // csd_unlock(): the caller sees the flag one transfer later.
                     let seen = t + self.spec.machine.line_transfer(c, from_cpu);
@@ -83,7 +92,11 @@ impl crate::Kernel<'_> {
         let cpu = &mut self.cpus[c as usize];
         let back = cpu.interrupted;
         cpu.interrupted = NO_TASK;
-        cpu.activity = if back != NO_TASK { Activity::Task } else { Activity::Idle };
+        cpu.activity = if back != NO_TASK {
+            Activity::Task
+        } else {
+            Activity::Idle
+        };
         if cpu.curr != back && back == NO_TASK && cpu.curr != NO_TASK {
             // Idle was interrupted while curr was already set: cannot happen.
             debug_assert!(false, "irq returned to a different context");
@@ -138,7 +151,12 @@ impl crate::Kernel<'_> {
         if step == STEP_QUEUE {
             let cost = func.sample(&mut self.rng);
             let gen = self.tasks[t as usize].gen.wrapping_add(1);
-            let csd = Csd::Sync { caller: t, gen, cost, from_cpu: c };
+            let csd = Csd::Sync {
+                caller: t,
+                gen,
+                cost,
+                from_cpu: c,
+            };
             self.queue_csd(target as u32, csd, self.now);
             if wait {
                 self.preempt_count_keep_spin(t);

@@ -69,7 +69,14 @@ impl Batch {
         while elapsed > 0 && i < self.len as usize {
             let (m, ns) = self.parts[i];
             let take = ns.min(elapsed);
-            charge(if m == Mode::User as u8 { Mode::User } else { Mode::Sys }, take);
+            charge(
+                if m == Mode::User as u8 {
+                    Mode::User
+                } else {
+                    Mode::Sys
+                },
+                take,
+            );
             elapsed -= take;
             self.parts[i].1 -= take;
             if self.parts[i].1 == 0 {
@@ -91,9 +98,13 @@ impl Batch {
 pub enum Spin {
     None,
     /// Queued on a mutex's OSQ behind another spinner.
-    OsqQueued { lock: u32 },
+    OsqQueued {
+        lock: u32,
+    },
     /// OSQ head, or the first waiter after wakeup, spinning on the owner.
-    MutexOwner { lock: u32 },
+    MutexOwner {
+        lock: u32,
+    },
     /// `csd_lock_wait()` for a CSD sent to another CPU.
     CsdWait,
 }

@@ -59,7 +59,11 @@ pub fn forever(spec: &mut Spec, name: &str, placement: Vec<u32>, policy: Policy,
         policy,
         cgroup: None,
         mm: spec.task_groups.len() as u32,
-        program: Program { ops, slots: 4, init: vec![] },
+        program: Program {
+            ops,
+            slots: 4,
+            init: vec![],
+        },
     });
 }
 
@@ -69,7 +73,10 @@ pub fn global_mutex_bench(cpus: u32, hold: u64, think: u64, duration: u64) -> Sp
     let mut s = spec(flat_machine(cpus), duration);
     let m = mutex(&mut s, "global", true, false);
     let c = counter(&mut s, "acquired");
-    let lock = ObjRef { object: m, index: None };
+    let lock = ObjRef {
+        object: m,
+        index: None,
+    };
     forever(
         &mut s,
         "lockers",

@@ -6,9 +6,18 @@ fn global_mutex_runs_and_conserves_cpu_time() {
     let r = smpsim_kernel::simulate(&spec);
     let acquired = r.counter("acquired").unwrap().count;
     let lock = r.lock("global").unwrap();
-    eprintln!("acquired {acquired} events {} lock {:?}", r.stats.events, lock);
+    eprintln!(
+        "acquired {acquired} events {} lock {:?}",
+        r.stats.events, lock
+    );
     for cpu in &r.cpus {
-        assert_eq!(cpu.times.total(), spec.duration, "cpu {} {:?}", cpu.cpu, cpu.times);
+        assert_eq!(
+            cpu.times.total(),
+            spec.duration,
+            "cpu {} {:?}",
+            cpu.cpu,
+            cpu.times
+        );
     }
     assert!(acquired > 1000);
 }
@@ -23,7 +32,10 @@ fn cfs_bandwidth_limits_usage_to_quota() {
     s.cgroups.push(CgroupDecl {
         name: "base".into(),
         parent: None,
-        bandwidth: Some(Bandwidth { quota: 1_000_000, period: 5_000_000 }),
+        bandwidth: Some(Bandwidth {
+            quota: 1_000_000,
+            period: 5_000_000,
+        }),
         generated_descendants: 100,
     });
     s.task_groups.push(TaskGroupDecl {
@@ -32,13 +44,20 @@ fn cfs_bandwidth_limits_usage_to_quota() {
         policy: Policy::Normal,
         cgroup: Some(0),
         mm: 0,
-        program: Program { ops: vec![Op::Work(Dist::Const(1_000_000)), Op::Jump(0)], slots: 0, init: vec![] },
+        program: Program {
+            ops: vec![Op::Work(Dist::Const(1_000_000)), Op::Jump(0)],
+            slots: 0,
+            init: vec![],
+        },
     });
     let r = simulate(&s);
     let bw = &r.cfs_bandwidth[0];
     eprintln!("{bw:?}");
     let quota_total = 1_000_000 * bw.nr_periods;
     // Each period may overrun by up to a tick per CPU that ran.
-    assert!(bw.usage_ns <= quota_total + 2 * 1_000_000 * bw.nr_periods, "{bw:?}");
+    assert!(
+        bw.usage_ns <= quota_total + 2 * 1_000_000 * bw.nr_periods,
+        "{bw:?}"
+    );
     assert!(bw.usage_ns >= quota_total / 2, "{bw:?}");
 }

@@ -3,7 +3,10 @@
 use crate::Machine;
 
 const PRESETS: &[(&str, &str)] = &[
-    ("amd-turin-384", include_str!("../presets/amd-turin-384.toml")),
+    (
+        "amd-turin-384",
+        include_str!("../presets/amd-turin-384.toml"),
+    ),
     ("generic-x86", include_str!("../presets/generic-x86.toml")),
 ];
 
@@ -38,7 +41,9 @@ mod tests {
     #[test]
     fn every_preset_parses_and_every_cost_has_a_source() {
         for name in preset_names() {
-            let m = preset(name).unwrap().unwrap_or_else(|e| panic!("{}", e.message));
+            let m = preset(name)
+                .unwrap()
+                .unwrap_or_else(|e| panic!("{}", e.message));
             m.topology.validate().unwrap();
             for (cost, c) in m.cost_list() {
                 assert!(!c.source.trim().is_empty(), "{name}: {cost} has no source");

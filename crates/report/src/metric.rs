@@ -27,7 +27,9 @@ fn resolve<'a>(mut v: &'a Value, path: &[&str]) -> Result<&'a Value, String> {
             Value::Object(map) => map.get(key).ok_or_else(|| format!("no field `{seg}`"))?,
             Value::Array(items) => {
                 if let Ok(i) = key.parse::<usize>() {
-                    items.get(i).ok_or_else(|| format!("index {i} out of range"))?
+                    items
+                        .get(i)
+                        .ok_or_else(|| format!("index {i} out of range"))?
                 } else {
                     items
                         .iter()
@@ -58,8 +60,14 @@ impl Parser<'_> {
         loop {
             self.ws();
             match self.s.get(self.i) {
-                Some(b'+') => { self.i += 1; v += self.term()?; }
-                Some(b'-') => { self.i += 1; v -= self.term()?; }
+                Some(b'+') => {
+                    self.i += 1;
+                    v += self.term()?;
+                }
+                Some(b'-') => {
+                    self.i += 1;
+                    v -= self.term()?;
+                }
                 _ => return Ok(v),
             }
         }
@@ -69,8 +77,14 @@ impl Parser<'_> {
         loop {
             self.ws();
             match self.s.get(self.i) {
-                Some(b'*') => { self.i += 1; v *= self.atom()?; }
-                Some(b'/') => { self.i += 1; v /= self.atom()?; }
+                Some(b'*') => {
+                    self.i += 1;
+                    v *= self.atom()?;
+                }
+                Some(b'/') => {
+                    self.i += 1;
+                    v /= self.atom()?;
+                }
                 _ => return Ok(v),
             }
         }
@@ -90,7 +104,11 @@ impl Parser<'_> {
                 Ok(v)
             }
             Some(c) if c.is_ascii_digit() => {
-                while self.i < self.s.len() && (self.s[self.i].is_ascii_digit() || self.s[self.i] == b'.' || self.s[self.i] == b'e') {
+                while self.i < self.s.len()
+                    && (self.s[self.i].is_ascii_digit()
+                        || self.s[self.i] == b'.'
+                        || self.s[self.i] == b'e')
+                {
                     self.i += 1;
                 }
                 let t = std::str::from_utf8(&self.s[start..self.i]).unwrap();
@@ -114,7 +132,10 @@ impl Parser<'_> {
                     while self.i < self.s.len() && self.s[self.i] != b')' {
                         self.i += 1;
                     }
-                    let arg = std::str::from_utf8(&self.s[argstart..self.i]).unwrap().trim().to_string();
+                    let arg = std::str::from_utf8(&self.s[argstart..self.i])
+                        .unwrap()
+                        .trim()
+                        .to_string();
                     self.i += 1;
                     return self.function(word, &arg);
                 }
@@ -124,34 +145,62 @@ impl Parser<'_> {
         }
     }
     fn path(&self, word: &str) -> Result<f64, String> {
-        let (variant, rest) = word.split_once('.').ok_or_else(|| format!("`{word}` is not VARIANT.path"))?;
-        let run = self.runs.get(variant).ok_or_else(|| format!("no variant `{variant}` in this reproduction"))?;
+        let (variant, rest) = word
+            .split_once('.')
+            .ok_or_else(|| format!("`{word}` is not VARIANT.path"))?;
+        let run = self
+            .runs
+            .get(variant)
+            .ok_or_else(|| format!("no variant `{variant}` in this reproduction"))?;
         let segs: Vec<&str> = rest.split('.').collect();
-        resolve(run, &segs)?.as_f64().ok_or_else(|| format!("`{word}` is not a number"))
+        resolve(run, &segs)?
+            .as_f64()
+            .ok_or_else(|| format!("`{word}` is not a number"))
     }
     fn function(&self, name: &str, arg: &str) -> Result<f64, String> {
-        let (variant, field) = arg.split_once('.').ok_or_else(|| format!("`{arg}` is not VARIANT.field"))?;
-        let run = self.runs.get(variant).ok_or_else(|| format!("no variant `{variant}`"))?;
-        let cpus = run.get("cpus").and_then(|c| c.as_array()).ok_or("no cpus")?;
+        let (variant, field) = arg
+            .split_once('.')
+            .ok_or_else(|| format!("`{arg}` is not VARIANT.field"))?;
+        let run = self
+            .runs
+            .get(variant)
+            .ok_or_else(|| format!("no variant `{variant}`"))?;
+        let cpus = run
+            .get("cpus")
+            .and_then(|c| c.as_array())
+            .ok_or("no cpus")?;
         let vals = cpus.iter().map(|c| {
             let segs: Vec<&str> = field.split('.').collect();
-            resolve(c, &segs).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)
+            resolve(c, &segs)
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0)
         });
         match name {
             "max_cpu" => Ok(vals.fold(0.0, f64::max)),
             "sum_cpu" => Ok(vals.sum()),
-            _ => Err(format!("unknown function `{name}`; expected max_cpu or sum_cpu")),
+            _ => Err(format!(
+                "unknown function `{name}`; expected max_cpu or sum_cpu"
+            )),
         }
     }
 }
 
 /// Evaluates `expr` against `runs`.
 pub fn eval(expr: &str, runs: &Runs) -> Result<f64, String> {
-    let mut p = Parser { s: expr.as_bytes(), i: 0, runs };
+    let mut p = Parser {
+        s: expr.as_bytes(),
+        i: 0,
+        runs,
+    };
     let v = p.expr()?;
     p.ws();
     if p.i != p.s.len() {
-        return Err(format!("unexpected `{}` at column {}", &expr[p.i..], p.i + 1));
+        return Err(format!(
+            "unexpected `{}` at column {}",
+            &expr[p.i..],
+            p.i + 1
+        ));
     }
     Ok(v)
 }
@@ -163,14 +212,30 @@ mod tests {
     #[test]
     fn paths_ratios_and_functions() {
         let mut runs = Runs::new();
-        runs.insert("a".into(), serde_json::json!({
-            "counters": [{"name": "ok", "rate": 10.0}],
-            "cpus": [{"max_preempt_off_ns": 5}, {"max_preempt_off_ns": 9}],
-        }));
-        runs.insert("b".into(), serde_json::json!({"counters": [{"name": "ok", "rate": 2000.0}]}));
-        assert_eq!(eval("b.counter.ok.rate / a.counter.ok.rate", &runs).unwrap(), 200.0);
-        assert_eq!(eval("(1 + 2) * 3 - max_cpu(a.max_preempt_off_ns)", &runs).unwrap(), 0.0);
-        assert!(eval("c.counter.ok.rate", &runs).unwrap_err().contains("no variant"));
-        assert!(eval("a.counter.nope.rate", &runs).unwrap_err().contains("nope"));
+        runs.insert(
+            "a".into(),
+            serde_json::json!({
+                "counters": [{"name": "ok", "rate": 10.0}],
+                "cpus": [{"max_preempt_off_ns": 5}, {"max_preempt_off_ns": 9}],
+            }),
+        );
+        runs.insert(
+            "b".into(),
+            serde_json::json!({"counters": [{"name": "ok", "rate": 2000.0}]}),
+        );
+        assert_eq!(
+            eval("b.counter.ok.rate / a.counter.ok.rate", &runs).unwrap(),
+            200.0
+        );
+        assert_eq!(
+            eval("(1 + 2) * 3 - max_cpu(a.max_preempt_off_ns)", &runs).unwrap(),
+            0.0
+        );
+        assert!(eval("c.counter.ok.rate", &runs)
+            .unwrap_err()
+            .contains("no variant"));
+        assert!(eval("a.counter.nope.rate", &runs)
+            .unwrap_err()
+            .contains("nope"));
     }
 }

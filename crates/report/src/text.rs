@@ -19,7 +19,14 @@ impl Table {
     pub fn render(&self, out: &mut String) {
         let cols = self.rows.iter().map(|r| r.len()).max().unwrap_or(0);
         let widths: Vec<usize> = (0..cols)
-            .map(|c| self.rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.get(c))
+                    .map(|s| s.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect();
         for (i, row) in self.rows.iter().enumerate() {
             let mut line = String::new();
@@ -47,7 +54,11 @@ impl Table {
 
 fn ratio(v: f64, base: f64) -> String {
     if base == 0.0 {
-        if v == 0.0 { "=".into() } else { "inf".into() }
+        if v == 0.0 {
+            "=".into()
+        } else {
+            "inf".into()
+        }
     } else {
         format!("{:.2}x", v / base)
     }
@@ -63,7 +74,14 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
         "{scenario} on {machine} ({} CPUs), {} simulated{}, seed {}",
         first.nr_cpus,
         fmt_ns(first.duration_ns as f64),
-        if first.warmup_ns > 0 { format!(" (first {} warm-up excluded)", fmt_ns(first.warmup_ns as f64)) } else { String::new() },
+        if first.warmup_ns > 0 {
+            format!(
+                " (first {} warm-up excluded)",
+                fmt_ns(first.warmup_ns as f64)
+            )
+        } else {
+            String::new()
+        },
         first.seed
     );
     for r in runs {
@@ -85,7 +103,11 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
             let mut row = vec![c.name.clone()];
             row.extend(runs.iter().map(|r| fmt_rate(r.result.counters[i].rate)));
             if multi {
-                row.extend(runs[1..].iter().map(|r| ratio(r.result.counters[i].rate, c.rate)));
+                row.extend(
+                    runs[1..]
+                        .iter()
+                        .map(|r| ratio(r.result.counters[i].rate, c.rate)),
+                );
             }
             t.row(row);
         }
@@ -96,7 +118,11 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     // Histograms.
     if !first.histograms.is_empty() {
         let mut t = Table::new(
-            ["latency", "variant", "count", "p50", "p90", "p99", "p99.9", "max"].map(String::from).to_vec(),
+            [
+                "latency", "variant", "count", "p50", "p90", "p99", "p99.9", "max",
+            ]
+            .map(String::from)
+            .to_vec(),
         );
         for (i, h) in first.histograms.iter().enumerate() {
             for r in runs {
@@ -119,9 +145,18 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
 
     // CPU time split and section maxima.
     let mut t = Table::new(
-        ["cpu time", "user", "sys", "spin", "irq", "idle", "max preempt-off", "max irq-off"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "cpu time",
+            "user",
+            "sys",
+            "spin",
+            "irq",
+            "idle",
+            "max preempt-off",
+            "max irq-off",
+        ]
+        .map(String::from)
+        .to_vec(),
     );
     for r in runs {
         let mut sum = smpsim_kernel::cpu::CpuTimes::default();
@@ -153,7 +188,18 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
 
     // Task groups.
     let mut t = Table::new(
-        ["task group", "variant", "tasks", "user", "sys", "(spin)", "runnable", "sleep"].map(String::from).to_vec(),
+        [
+            "task group",
+            "variant",
+            "tasks",
+            "user",
+            "sys",
+            "(spin)",
+            "runnable",
+            "sleep",
+        ]
+        .map(String::from)
+        .to_vec(),
     );
     for (i, g) in first.task_groups.iter().enumerate() {
         for r in runs {
@@ -180,8 +226,16 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     if !first.locks.is_empty() {
         let mut t = Table::new(
             [
-                "class name", "variant", "contentions", "waittime-max", "waittime-total", "acquisitions",
-                "holdtime-max", "holdtime-total", "spin-total", "handoffs",
+                "class name",
+                "variant",
+                "contentions",
+                "waittime-max",
+                "waittime-total",
+                "acquisitions",
+                "holdtime-max",
+                "holdtime-total",
+                "spin-total",
+                "handoffs",
             ]
             .map(String::from)
             .to_vec(),
@@ -192,7 +246,11 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
                 if l2.acquisitions == 0 && l2.contentions == 0 {
                     continue;
                 }
-                let name = if l.instances > 1 { format!("{}[{}]", l.name, l.instances) } else { l.name.clone() };
+                let name = if l.instances > 1 {
+                    format!("{}[{}]", l.name, l.instances)
+                } else {
+                    l.name.clone()
+                };
                 t.row(vec![
                     name,
                     r.variant.clone(),
