@@ -210,7 +210,7 @@ impl crate::Kernel<'_> {
             let target = self.groups[g as usize].cpu;
             // rq_lock_irqsave(target rq): wait out a walk holding it.
             t = t.max(self.cpus[target as usize].rq_busy_until)
-                + self.spec.machine.line_transfer(c, target);
+                + self.cost.line_transfer(c, target);
             let gr = &mut self.groups[g as usize];
             if !gr.throttled || gr.on_csd_list {
                 continue;
@@ -232,7 +232,7 @@ impl crate::Kernel<'_> {
                 let list = &mut self.cpus[target as usize].cfsb_list;
                 list.push(g);
                 if list.len() == 1 {
-                    t += self.spec.machine.costs.ipi_send.nanos();
+                    t += self.cost.ipi_send;
                     self.queue_csd(target, Csd::CfsbUnthrottle, t);
                 }
             }

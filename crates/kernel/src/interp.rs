@@ -55,7 +55,7 @@ impl crate::Kernel<'_> {
                     true
                 }
                 Op::SyscallEnter => {
-                    let cost = self.spec.machine.costs.syscall.nanos();
+                    let cost = self.cost.syscall;
                     let task = &mut self.tasks[t as usize];
                     if !task.batch.push(Mode::Sys, cost) {
                         break;

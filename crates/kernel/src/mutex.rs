@@ -260,7 +260,7 @@ impl crate::Kernel<'_> {
             woke = self.wake_first_waiter(c, m);
         }
         if woke {
-            let cost = self.spec.machine.costs.wakeup.nanos();
+            let cost = self.cost.wakeup;
             self.tasks[t as usize].batch.push(Mode::Sys, cost);
         }
     }
@@ -279,7 +279,7 @@ impl crate::Kernel<'_> {
     fn grant_to_spinner(&mut self, from_cpu: u32, w: TaskId, m: u32) {
         let wc = self.tasks[w as usize].cpu;
         let cost = self.take_ownership(wc, w, m);
-        let cost = cost.max(self.spec.machine.line_transfer(from_cpu, wc));
+        let cost = cost.max(self.cost.line_transfer(from_cpu, wc));
         let gen = self.tasks[w as usize].gen;
         self.at(self.now + cost, Event::SpinEnd { task: w, gen });
     }
@@ -308,7 +308,7 @@ impl crate::Kernel<'_> {
                 }
                 task.spin_abort = true;
                 let (gen, sc) = (task.gen, task.cpu);
-                let delay = self.spec.machine.line_transfer(oc, sc);
+                let delay = self.cost.line_transfer(oc, sc);
                 self.at(self.now + delay, Event::SpinEnd { task: s, gen });
             }
         }

@@ -145,10 +145,10 @@ impl crate::Kernel<'_> {
             self.tasks[next as usize].exec_start = u64::MAX;
         }
         if next != prev && next != NO_TASK && prev != NO_TASK {
-            cost += self.spec.machine.costs.context_switch.nanos();
+            cost += self.cost.context_switch;
         } else if next != prev && next != NO_TASK {
             // Leaving idle: the idle task's switch out is part of the cost too.
-            cost += self.spec.machine.costs.context_switch.nanos();
+            cost += self.cost.context_switch;
         }
         let cpu = &mut self.cpus[c as usize];
         cpu.curr = next;
@@ -258,7 +258,7 @@ impl crate::Kernel<'_> {
             // preemption point on its own.
             return;
         }
-        let latency = self.spec.machine.costs.ipi_latency.nanos();
+        let latency = self.cost.ipi_latency;
         self.at(self.now + latency, Event::Resched { cpu: c });
     }
 

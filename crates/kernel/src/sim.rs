@@ -31,6 +31,7 @@ pub struct Kernel<'s> {
     pub(crate) metrics: Metrics,
     pub(crate) tick_ns: Nanos,
     pub(crate) nr_cpus: u32,
+    pub(crate) cost: crate::costs::CostNs,
 }
 
 impl<'s> Kernel<'s> {
@@ -119,6 +120,7 @@ impl<'s> Kernel<'s> {
             metrics,
             tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
             nr_cpus,
+            cost: crate::costs::CostNs::new(&spec.machine),
         };
         std::mem::swap(&mut kernel.cpus, &mut cpus);
         // Initial variable values, then every task on its runqueue.

@@ -37,7 +37,7 @@ impl crate::Kernel<'_> {
             NO_TASK
         };
         self.irq_off_begin(c);
-        let mut t = self.now + self.spec.machine.costs.irq_entry_exit.nanos();
+        let mut t = self.now + self.cost.irq_entry_exit;
         let mut pending = std::mem::take(&mut self.cpus[c as usize].irq_pending);
         for irq in pending.drain(..) {
             match irq {
@@ -72,7 +72,7 @@ impl crate::Kernel<'_> {
                 } => {
                     t += cost;
                     // csd_unlock(): the caller sees the flag one transfer later.
-                    let seen = t + self.spec.machine.line_transfer(c, from_cpu);
+                    let seen = t + self.cost.line_transfer(c, from_cpu);
                     self.at(seen, Event::SpinEnd { task: caller, gen });
                 }
                 Csd::CfsbUnthrottle => unthrottle = true,
@@ -114,7 +114,7 @@ impl crate::Kernel<'_> {
         let first = q.is_empty();
         q.push_back(csd);
         if first {
-            let latency = self.spec.machine.costs.ipi_latency.nanos();
+            let latency = self.cost.ipi_latency;
             self.at(at + latency, Event::Ipi { cpu: target });
         }
     }
@@ -142,7 +142,7 @@ impl crate::Kernel<'_> {
                 // -ENXIO: nothing sent.
                 return self.smp_call_done(c, t);
             }
-            let send = self.spec.machine.costs.ipi_send.nanos();
+            let send = self.cost.ipi_send;
             let task = &mut self.tasks[t as usize];
             task.batch.push(Mode::Sys, send);
             task.resume = Resume::Step(STEP_QUEUE);

@@ -1,0 +1,163 @@
+//! End-to-end tests of the `smpsim` binary: determinism, bad input,
+//! reproduction output.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn smpsim() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_smpsim"))
+}
+
+fn repo(path: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
+}
+
+/// Drops the host-time fields, the only ones allowed to differ between runs.
+fn strip_wall(json: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(json).expect("valid JSON");
+    if let Some(vars) = v.get_mut("variants").and_then(|x| x.as_array_mut()) {
+        for var in vars {
+            var.as_object_mut().unwrap().remove("wall_seconds");
+        }
+    }
+    v
+}
+
+fn run_json(args: &[&str], threads: &str) -> String {
+    let out = smpsim()
+        .args(args)
+        .env("RAYON_NUM_THREADS", threads)
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn same_seed_gives_identical_json_on_any_thread_count() {
+    let scenario = repo("scenarios/membarrier-percpu.toml");
+    let args = [
+        "run",
+        scenario.to_str().unwrap(),
+        "--set",
+        "scenario.duration=25ms",
+        "--set",
+        "scenario.warmup=5ms",
+        "--seed",
+        "7",
+        "--format",
+        "json",
+    ];
+    let a = run_json(&args, "1");
+    let b = run_json(&args, "2");
+    let c = run_json(&args, "2");
+    assert_eq!(strip_wall(&a), strip_wall(&b));
+    assert_eq!(strip_wall(&b), strip_wall(&c));
+    let v = strip_wall(&a);
+    assert!(v["variants"][0]["stats"]["events"].as_u64().unwrap() > 0);
+    // And a different seed gives a different run.
+    let mut other = args.to_vec();
+    other[7] = "8";
+    assert_ne!(strip_wall(&run_json(&other, "2")), v);
+}
+
+fn bad_scenario(name: &str, text: &str) -> (i32, String, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("smpsim-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    let out_file = dir.join("result.json");
+    let out = smpsim()
+        .args(["run", path.to_str().unwrap(), "--format", "json", "-o", out_file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    if code != 0 {
+        assert!(!out_file.exists(), "no result file may be written on bad input");
+    } else {
+        assert!(out_file.exists(), "a good run writes its result file");
+    }
+    (code, String::from_utf8_lossy(&out.stderr).into_owned(), path)
+}
+
+const GOOD: &str = r#"
+[scenario]
+name = "t"
+duration = "1ms"
+[machine]
+preset = "generic-x86"
+[objects]
+m = { type = "mutex" }
+[[tasks]]
+name = "a"
+per_cpu = 1
+code = [ { op = "mutex_guard", lock = "m", body = [ { op = "work", time = "1us" } ] } ]
+"#;
+
+#[test]
+fn bad_input_is_located_and_exits_2_without_output() {
+    let cases = [
+        ("syntax", GOOD.replace("name = \"a\"", "name = \"a"), 10),
+        ("unknown-field", GOOD.replace("per_cpu = 1", "per_cpu = 1\ncolour = 3"), 12),
+        ("unknown-lock", GOOD.replace("lock = \"m\"", "lock = \"nope\""), 12),
+        ("negative", GOOD.replace("time = \"1us\"", "time = \"-1us\""), 12),
+    ];
+    for (name, text, line) in cases {
+        let (code, err, path) = bad_scenario(name, &text);
+        assert_eq!(code, 2, "{name}: {err}");
+        let loc = format!("{}:{line}:", path.display());
+        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
+    let (code, err, _) = bad_scenario("good", GOOD);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn unknown_variant_and_bad_set_are_errors() {
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    let out = smpsim()
+        .args(["run", scenario.to_str().unwrap(), "--variant", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nospin"));
+    let out = smpsim()
+        .args(["run", scenario.to_str().unwrap(), "--set", "scenario.duration=-5ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--set scenario.duration"));
+}
+
+#[test]
+fn reproduce_json_has_the_contract_fields() {
+    let dir = std::env::temp_dir().join(format!("smpsim-repro-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A tiny case built from the example, so the test stays fast.
+    let text = std::fs::read_to_string(repo("scenarios/examples/mutex-contention.toml")).unwrap()
+        + r#"
+[reproduce]
+case = "tiny"
+quick = { "scenario.duration" = "20ms" }
+[[reproduce.metric]]
+name = "spin_over_nospin"
+published = 1.5
+expr = "spin.counter.ops.rate / nospin.counter.ops.rate"
+pass = { factor = 2.0 }
+source = "test"
+"#;
+    std::fs::write(dir.join("tiny.toml"), text).unwrap();
+    let out = smpsim()
+        .args(["reproduce", "--quick", "--format", "json", "--scenarios", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &v.as_array().unwrap()[0];
+    for key in ["case", "metric", "published", "simulated", "pass"] {
+        assert!(row.get(key).is_some(), "missing {key}: {row}");
+    }
+    assert_eq!(row["case"], "tiny");
+    assert!(row["simulated"].as_f64().unwrap() > 1.0, "spinning must beat sleeping here: {row}");
+}

@@ -1,0 +1,75 @@
+//! The machine's costs as integer nanoseconds, with CPU places precomputed,
+//! so the hot path neither rounds floats nor divides to find a distance.
+
+use smpsim_machine::{CpuPlace, Machine};
+
+pub struct CostNs {
+    pub ipi_send: u64,
+    pub ipi_latency: u64,
+    pub irq_entry_exit: u64,
+    pub syscall: u64,
+    pub context_switch: u64,
+    pub wakeup: u64,
+    /// Line transfer by distance: local, SMT, LLC, node, socket, remote.
+    line: [u64; 6],
+    places: Vec<CpuPlace>,
+}
+
+impl CostNs {
+    pub fn new(m: &Machine) -> Self {
+        let c = &m.costs;
+        let lt = &c.line_transfer;
+        CostNs {
+            ipi_send: c.ipi_send.nanos(),
+            ipi_latency: c.ipi_latency.nanos(),
+            irq_entry_exit: c.irq_entry_exit.nanos(),
+            syscall: c.syscall.nanos(),
+            context_switch: c.context_switch.nanos(),
+            wakeup: c.wakeup.nanos(),
+            line: [
+                lt.local.nanos(),
+                lt.smt_sibling.nanos(),
+                lt.same_llc.nanos(),
+                lt.same_node.nanos(),
+                lt.same_socket.nanos(),
+                lt.cross_socket.nanos(),
+            ],
+            places: (0..m.nr_cpus() as u32).map(|c| m.topology.place(c)).collect(),
+        }
+    }
+
+    /// Cost of moving a cache line last written by `from` to `to`.
+    #[inline]
+    pub fn line_transfer(&self, from: u32, to: u32) -> u64 {
+        if from == to {
+            return self.line[0];
+        }
+        let (a, b) = (&self.places[from as usize], &self.places[to as usize]);
+        let d = if a.core == b.core {
+            1
+        } else if a.llc == b.llc {
+            2
+        } else if a.node == b.node {
+            3
+        } else if a.socket == b.socket {
+            4
+        } else {
+            5
+        };
+        self.line[d]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_the_machine_model() {
+        let m = smpsim_machine::preset("amd-turin-384").unwrap().unwrap();
+        let c = CostNs::new(&m);
+        for (a, b) in [(0, 0), (0, 192), (0, 5), (0, 9), (0, 100), (383, 2)] {
+            assert_eq!(c.line_transfer(a, b), m.line_transfer(a, b), "{a}->{b}");
+        }
+    }
+}
