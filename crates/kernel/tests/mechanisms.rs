@@ -1,0 +1,187 @@
+//! Behaviour of the kernel mechanisms on small hand-built systems.
+
+use smpsim_kernel::testkit::*;
+use smpsim_kernel::*;
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+fn group(s: &mut Spec, name: &str, cpus: Vec<u32>, policy: Policy, ops: Vec<Op>, slots: u16) {
+    forever(s, name, cpus, policy, ops);
+    s.task_groups.last_mut().unwrap().program.slots = slots;
+}
+
+/// The caller of `smp_call_function_single(wait=1)` waits while the target
+/// has IRQs off, and is released only when they come back on.
+#[test]
+fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
+    let run = |irq_off: bool| {
+        let mut s = spec(flat_machine(2), 50 * MS);
+        let h = histogram(&mut s, "call");
+        let body = if irq_off {
+            vec![Op::LocalIrqDisable, Op::Work(Dist::Const(2 * MS)), Op::LocalIrqEnable, Op::Work(Dist::Const(10 * US))]
+        } else {
+            vec![Op::Work(Dist::Const(2 * MS))]
+        };
+        group(&mut s, "target", vec![1], Policy::Normal, body, 0);
+        group(
+            &mut s,
+            "caller",
+            vec![0],
+            Policy::Normal,
+            vec![
+                Op::Mark(0),
+                Op::SmpCallFunctionSingle { cpu: Expr::Const(1), func: Dist::Const(100), wait: true },
+                Op::RecordSince { hist: h, slot: 0 },
+                Op::Sleep { dist: Dist::Const(700 * US), overshoot: None },
+            ],
+            1,
+        );
+        simulate(&s)
+    };
+    let fast = run(false);
+    let slow = run(true);
+    let f = fast.histogram("call").unwrap();
+    let w = slow.histogram("call").unwrap();
+    assert!(f.max < 5 * US, "IRQs on: a call takes an IPI round trip, got {f:?}");
+    assert!(w.max > MS, "IRQs off for 2 ms: some call waits for them, got {w:?}");
+    // The waiting caller had preemption disabled all along.
+    assert!(slow.cpus[0].max_preempt_off_ns >= w.max - 2 * US);
+    assert!(slow.cpus[1].max_irq_off_ns >= 2 * MS);
+}
+
+fn lockers(spin: bool, owner_sleeps: bool) -> RunResult {
+    let mut s = spec(flat_machine(4), 100 * MS);
+    let m = mutex(&mut s, "m", spin, false);
+    let lock = ObjRef { object: m, index: None };
+    let hold = if owner_sleeps {
+        Op::Sleep { dist: Dist::Const(200 * US), overshoot: None }
+    } else {
+        Op::Work(Dist::Exp { mean: 5 * US })
+    };
+    group(
+        &mut s,
+        "lockers",
+        vec![0, 1, 2, 3],
+        Policy::Normal,
+        vec![
+            Op::MutexLock(lock.clone()),
+            hold,
+            Op::MutexUnlock(lock),
+            Op::Work(Dist::Exp { mean: 5 * US }),
+        ],
+        0,
+    );
+    simulate(&s)
+}
+
+#[test]
+fn no_spin_mutex_never_spins() {
+    let r = lockers(false, false);
+    let l = r.lock("m").unwrap();
+    assert!(l.contentions > 100, "{l:?}");
+    assert_eq!(l.spin_total_ns, 0);
+    assert_eq!(r.task_groups[0].total.spin, 0);
+    assert!(r.task_groups[0].total.sleep > 0);
+}
+
+#[test]
+fn waiters_spin_on_a_running_owner() {
+    let r = lockers(true, false);
+    let l = r.lock("m").unwrap();
+    assert!(l.spin_total_ns > 10 * MS, "contended short holds are spun on: {l:?}");
+}
+
+#[test]
+fn waiters_do_not_spin_on_a_sleeping_owner() {
+    let r = lockers(true, true);
+    let g = &r.task_groups[0].total;
+    let l = r.lock("m").unwrap();
+    assert!(l.contentions > 50, "{l:?}");
+    // The owner sleeps while holding: spinners give up at once and sleep.
+    assert!(g.spin * 100 < g.sleep, "spin {} vs sleep {}", g.spin, g.sleep);
+}
+
+/// A SCHED_FIFO task waking from an hrtimer preempts a CFS CPU hog at once.
+#[test]
+fn fifo_wakeup_preempts_cfs() {
+    let mut s = spec(flat_machine(1), 50 * MS);
+    let h = histogram(&mut s, "late");
+    group(&mut s, "hog", vec![0, 0], Policy::Normal, vec![Op::Work(Dist::Const(10 * MS))], 0);
+    group(
+        &mut s,
+        "rt",
+        vec![0],
+        Policy::Fifo(20),
+        vec![Op::Sleep { dist: Dist::Const(500 * US), overshoot: Some(h) }],
+        0,
+    );
+    let r = simulate(&s);
+    let late = r.histogram("late").unwrap();
+    assert!(late.count > 50);
+    let c = &s.machine.costs;
+    let expect = (c.irq_entry_exit.ns + c.context_switch.ns) as u64;
+    assert!(late.max <= expect + 100, "{late:?} vs {expect}");
+}
+
+/// A CPU stuck with preemption disabled delays the RT wakeup: the
+/// preempt-disabled section is what the latency tracker sees.
+#[test]
+fn preempt_off_section_delays_rt_wakeup() {
+    let mut s = spec(flat_machine(1), 50 * MS);
+    let h = histogram(&mut s, "late");
+    group(
+        &mut s,
+        "kernel",
+        vec![0],
+        Policy::Normal,
+        vec![Op::PreemptDisable, Op::Work(Dist::Const(3 * MS)), Op::PreemptEnable, Op::Work(Dist::Const(US))],
+        0,
+    );
+    group(
+        &mut s,
+        "rt",
+        vec![0],
+        Policy::Fifo(50),
+        vec![Op::Sleep { dist: Dist::Const(700 * US), overshoot: Some(h) }],
+        0,
+    );
+    let r = simulate(&s);
+    assert!(r.histogram("late").unwrap().max > MS);
+    assert!(r.cpus[0].max_preempt_off_ns >= 3 * MS);
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let s = global_mutex_bench(32, US, 20 * US, 20 * MS);
+    assert_eq!(simulate(&s), simulate(&s));
+    let mut other = s.clone();
+    other.seed = 2;
+    assert_ne!(simulate(&s).counters, simulate(&other).counters);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Whatever the load, every CPU's time adds up to the run's duration,
+    /// tasks never get more CPU than the CPUs gave, and every acquisition
+    /// of the lock is matched by the counter of completed critical sections.
+    #[test]
+    fn cpu_time_is_conserved(cpus in 1u32..12, hold in 100u64..5_000, think in 100u64..50_000, spin in proptest::bool::ANY) {
+        let mut s = global_mutex_bench(cpus, hold, think, 5 * MS);
+        if !spin {
+            if let ObjectKind::Mutex { spin } = &mut s.objects[0].kind { *spin = false; }
+        }
+        let r = simulate(&s);
+        let mut busy = 0;
+        for c in &r.cpus {
+            proptest::prop_assert_eq!(c.times.total(), s.duration);
+            busy += c.times.user + c.times.sys + c.times.spin;
+        }
+        let t = &r.task_groups[0].total;
+        proptest::prop_assert!(t.user + t.sys <= busy);
+        let acquired = r.lock("global").unwrap().acquisitions;
+        let done = r.counter("acquired").unwrap().count;
+        proptest::prop_assert!(acquired >= done && acquired <= done + cpus as u64);
+    }
+}
