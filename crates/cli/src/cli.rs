@@ -68,6 +68,9 @@ pub struct ReproduceArgs {
     /// Exit with status 1 if any metric misses its pass rule.
     #[arg(long)]
     pub check: bool,
+    /// Override a value in every case's scenario (for sensitivity sweeps).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
     /// Directory holding the scenario files (default: ./scenarios).
     #[arg(long)]
     pub scenarios: Option<PathBuf>,

@@ -89,6 +89,10 @@ pub fn main(args: ReproduceArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
+    let extra_sets = match crate::output::parse_sets(&args.sets) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
     let names: Vec<String> = cases
         .iter()
         .map(|c| c.reproduce.as_ref().unwrap().case.clone())
@@ -127,6 +131,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
             } else {
                 Vec::new()
             };
+            sets.extend(extra_sets.iter().cloned());
             let base_seed = scenario.compile(None, &sets).map(|s| s.seed).unwrap_or(1);
             sets.push(("scenario.seed".into(), (base_seed + k as u64).to_string()));
             eprintln!(

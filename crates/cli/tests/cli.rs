@@ -29,7 +29,11 @@ fn run_json(args: &[&str], threads: &str) -> String {
         .env("RAYON_NUM_THREADS", threads)
         .output()
         .expect("runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -68,16 +72,30 @@ fn bad_scenario(name: &str, text: &str) -> (i32, String, PathBuf) {
     std::fs::write(&path, text).unwrap();
     let out_file = dir.join("result.json");
     let out = smpsim()
-        .args(["run", path.to_str().unwrap(), "--format", "json", "-o", out_file.to_str().unwrap()])
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--format",
+            "json",
+            "-o",
+            out_file.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     let code = out.status.code().unwrap();
     if code != 0 {
-        assert!(!out_file.exists(), "no result file may be written on bad input");
+        assert!(
+            !out_file.exists(),
+            "no result file may be written on bad input"
+        );
     } else {
         assert!(out_file.exists(), "a good run writes its result file");
     }
-    (code, String::from_utf8_lossy(&out.stderr).into_owned(), path)
+    (
+        code,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        path,
+    )
 }
 
 const GOOD: &str = r#"
@@ -98,9 +116,21 @@ code = [ { op = "mutex_guard", lock = "m", body = [ { op = "work", time = "1us" 
 fn bad_input_is_located_and_exits_2_without_output() {
     let cases = [
         ("syntax", GOOD.replace("name = \"a\"", "name = \"a"), 10),
-        ("unknown-field", GOOD.replace("per_cpu = 1", "per_cpu = 1\ncolour = 3"), 12),
-        ("unknown-lock", GOOD.replace("lock = \"m\"", "lock = \"nope\""), 12),
-        ("negative", GOOD.replace("time = \"1us\"", "time = \"-1us\""), 12),
+        (
+            "unknown-field",
+            GOOD.replace("per_cpu = 1", "per_cpu = 1\ncolour = 3"),
+            12,
+        ),
+        (
+            "unknown-lock",
+            GOOD.replace("lock = \"m\"", "lock = \"nope\""),
+            12,
+        ),
+        (
+            "negative",
+            GOOD.replace("time = \"1us\"", "time = \"-1us\""),
+            12,
+        ),
     ];
     for (name, text, line) in cases {
         let (code, err, path) = bad_scenario(name, &text);
@@ -123,7 +153,12 @@ fn unknown_variant_and_bad_set_are_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nospin"));
     let out = smpsim()
-        .args(["run", scenario.to_str().unwrap(), "--set", "scenario.duration=-5ms"])
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--set",
+            "scenario.duration=-5ms",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -149,15 +184,29 @@ source = "test"
 "#;
     std::fs::write(dir.join("tiny.toml"), text).unwrap();
     let out = smpsim()
-        .args(["reproduce", "--quick", "--format", "json", "--scenarios", dir.to_str().unwrap()])
+        .args([
+            "reproduce",
+            "--quick",
+            "--format",
+            "json",
+            "--scenarios",
+            dir.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let row = &v.as_array().unwrap()[0];
     for key in ["case", "metric", "published", "simulated", "pass"] {
         assert!(row.get(key).is_some(), "missing {key}: {row}");
     }
     assert_eq!(row["case"], "tiny");
-    assert!(row["simulated"].as_f64().unwrap() > 1.0, "spinning must beat sleeping here: {row}");
+    assert!(
+        row["simulated"].as_f64().unwrap() > 1.0,
+        "spinning must beat sleeping here: {row}"
+    );
 }

@@ -34,7 +34,9 @@ impl CostNs {
                 lt.same_socket.nanos(),
                 lt.cross_socket.nanos(),
             ],
-            places: (0..m.nr_cpus() as u32).map(|c| m.topology.place(c)).collect(),
+            places: (0..m.nr_cpus() as u32)
+                .map(|c| m.topology.place(c))
+                .collect(),
         }
     }
 

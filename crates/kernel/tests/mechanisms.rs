@@ -19,7 +19,12 @@ fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
         let mut s = spec(flat_machine(2), 50 * MS);
         let h = histogram(&mut s, "call");
         let body = if irq_off {
-            vec![Op::LocalIrqDisable, Op::Work(Dist::Const(2 * MS)), Op::LocalIrqEnable, Op::Work(Dist::Const(10 * US))]
+            vec![
+                Op::LocalIrqDisable,
+                Op::Work(Dist::Const(2 * MS)),
+                Op::LocalIrqEnable,
+                Op::Work(Dist::Const(10 * US)),
+            ]
         } else {
             vec![Op::Work(Dist::Const(2 * MS))]
         };
@@ -31,9 +36,16 @@ fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
             Policy::Normal,
             vec![
                 Op::Mark(0),
-                Op::SmpCallFunctionSingle { cpu: Expr::Const(1), func: Dist::Const(100), wait: true },
+                Op::SmpCallFunctionSingle {
+                    cpu: Expr::Const(1),
+                    func: Dist::Const(100),
+                    wait: true,
+                },
                 Op::RecordSince { hist: h, slot: 0 },
-                Op::Sleep { dist: Dist::Const(700 * US), overshoot: None },
+                Op::Sleep {
+                    dist: Dist::Const(700 * US),
+                    overshoot: None,
+                },
             ],
             1,
         );
@@ -43,8 +55,14 @@ fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
     let slow = run(true);
     let f = fast.histogram("call").unwrap();
     let w = slow.histogram("call").unwrap();
-    assert!(f.max < 5 * US, "IRQs on: a call takes an IPI round trip, got {f:?}");
-    assert!(w.max > MS, "IRQs off for 2 ms: some call waits for them, got {w:?}");
+    assert!(
+        f.max < 5 * US,
+        "IRQs on: a call takes an IPI round trip, got {f:?}"
+    );
+    assert!(
+        w.max > MS,
+        "IRQs off for 2 ms: some call waits for them, got {w:?}"
+    );
     // The waiting caller had preemption disabled all along.
     assert!(slow.cpus[0].max_preempt_off_ns >= w.max - 2 * US);
     assert!(slow.cpus[1].max_irq_off_ns >= 2 * MS);
@@ -53,9 +71,15 @@ fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
 fn lockers(spin: bool, owner_sleeps: bool) -> RunResult {
     let mut s = spec(flat_machine(4), 100 * MS);
     let m = mutex(&mut s, "m", spin, false);
-    let lock = ObjRef { object: m, index: None };
+    let lock = ObjRef {
+        object: m,
+        index: None,
+    };
     let hold = if owner_sleeps {
-        Op::Sleep { dist: Dist::Const(200 * US), overshoot: None }
+        Op::Sleep {
+            dist: Dist::Const(200 * US),
+            overshoot: None,
+        }
     } else {
         Op::Work(Dist::Exp { mean: 5 * US })
     };
@@ -89,7 +113,10 @@ fn no_spin_mutex_never_spins() {
 fn waiters_spin_on_a_running_owner() {
     let r = lockers(true, false);
     let l = r.lock("m").unwrap();
-    assert!(l.spin_total_ns > 10 * MS, "contended short holds are spun on: {l:?}");
+    assert!(
+        l.spin_total_ns > 10 * MS,
+        "contended short holds are spun on: {l:?}"
+    );
 }
 
 #[test]
@@ -99,7 +126,12 @@ fn waiters_do_not_spin_on_a_sleeping_owner() {
     let l = r.lock("m").unwrap();
     assert!(l.contentions > 50, "{l:?}");
     // The owner sleeps while holding: spinners give up at once and sleep.
-    assert!(g.spin * 100 < g.sleep, "spin {} vs sleep {}", g.spin, g.sleep);
+    assert!(
+        g.spin * 100 < g.sleep,
+        "spin {} vs sleep {}",
+        g.spin,
+        g.sleep
+    );
 }
 
 /// A SCHED_FIFO task waking from an hrtimer preempts a CFS CPU hog at once.
@@ -107,13 +139,23 @@ fn waiters_do_not_spin_on_a_sleeping_owner() {
 fn fifo_wakeup_preempts_cfs() {
     let mut s = spec(flat_machine(1), 50 * MS);
     let h = histogram(&mut s, "late");
-    group(&mut s, "hog", vec![0, 0], Policy::Normal, vec![Op::Work(Dist::Const(10 * MS))], 0);
+    group(
+        &mut s,
+        "hog",
+        vec![0, 0],
+        Policy::Normal,
+        vec![Op::Work(Dist::Const(10 * MS))],
+        0,
+    );
     group(
         &mut s,
         "rt",
         vec![0],
         Policy::Fifo(20),
-        vec![Op::Sleep { dist: Dist::Const(500 * US), overshoot: Some(h) }],
+        vec![Op::Sleep {
+            dist: Dist::Const(500 * US),
+            overshoot: Some(h),
+        }],
         0,
     );
     let r = simulate(&s);
@@ -135,7 +177,12 @@ fn preempt_off_section_delays_rt_wakeup() {
         "kernel",
         vec![0],
         Policy::Normal,
-        vec![Op::PreemptDisable, Op::Work(Dist::Const(3 * MS)), Op::PreemptEnable, Op::Work(Dist::Const(US))],
+        vec![
+            Op::PreemptDisable,
+            Op::Work(Dist::Const(3 * MS)),
+            Op::PreemptEnable,
+            Op::Work(Dist::Const(US)),
+        ],
         0,
     );
     group(
@@ -143,7 +190,10 @@ fn preempt_off_section_delays_rt_wakeup() {
         "rt",
         vec![0],
         Policy::Fifo(50),
-        vec![Op::Sleep { dist: Dist::Const(700 * US), overshoot: Some(h) }],
+        vec![Op::Sleep {
+            dist: Dist::Const(700 * US),
+            overshoot: Some(h),
+        }],
         0,
     );
     let r = simulate(&s);
