@@ -220,7 +220,7 @@ proptest::proptest! {
     fn cpu_time_is_conserved(cpus in 1u32..12, hold in 100u64..5_000, think in 100u64..50_000, spin in proptest::bool::ANY) {
         let mut s = global_mutex_bench(cpus, hold, think, 5 * MS);
         if !spin {
-            if let ObjectKind::Mutex { spin } = &mut s.objects[0].kind { *spin = false; }
+            s.objects[0].kind = ObjectKind::Mutex { spin: false };
         }
         let r = simulate(&s);
         let mut busy = 0;
