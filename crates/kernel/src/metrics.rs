@@ -60,7 +60,6 @@ pub struct Metrics {
     pub locks: Vec<LockStat>,
     pub findings: Vec<Finding>,
     pub thresholds: Thresholds,
-    reported: [bool; 5],
 }
 
 impl Metrics {
@@ -87,7 +86,6 @@ impl Metrics {
             locks: Vec::new(),
             findings: Vec::new(),
             thresholds: Thresholds::default(),
-            reported: [false; 5],
         }
     }
 
@@ -197,19 +195,11 @@ impl Metrics {
     }
 
     /// Records the first finding of each detector (later ones only count).
-    fn finding(
-        &mut self,
-        kind: usize,
-        detector: &'static str,
-        now: Nanos,
-        cpu: u32,
-        message: String,
-    ) {
+    fn finding(&mut self, detector: &'static str, now: Nanos, cpu: u32, message: String) {
         if let Some(f) = self.findings.iter_mut().find(|f| f.detector == detector) {
             f.occurrences += 1;
             return;
         }
-        self.reported[kind] = true;
         self.findings.push(Finding {
             detector: detector.to_string(),
             time_ns: now,

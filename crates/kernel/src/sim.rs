@@ -37,7 +37,7 @@ pub struct Kernel<'s> {
 impl<'s> Kernel<'s> {
     pub fn new(spec: &'s Spec) -> Self {
         let nr_cpus = spec.machine.nr_cpus() as u32;
-        let mut cpus: Vec<Cpu> = (0..nr_cpus).map(Cpu::new).collect();
+        let cpus: Vec<Cpu> = (0..nr_cpus).map(Cpu::new).collect();
         let mut mutexes = Vec::new();
         let mut object_base = Vec::new();
         let mut metrics = Metrics::new(
@@ -110,7 +110,7 @@ impl<'s> Kernel<'s> {
             now: 0,
             rng: Rng::seed_from_u64(spec.seed),
             out: Vec::with_capacity(64),
-            cpus: Vec::new(),
+            cpus,
             tasks,
             pos,
             groups,
@@ -122,7 +122,6 @@ impl<'s> Kernel<'s> {
             nr_cpus,
             cost: crate::costs::CostNs::new(&spec.machine),
         };
-        std::mem::swap(&mut kernel.cpus, &mut cpus);
         // Initial variable values, then every task on its runqueue.
         for t in 0..kernel.tasks.len() as u32 {
             let tg = &spec.task_groups[kernel.tasks[t as usize].group as usize];
