@@ -117,7 +117,6 @@ impl Metrics {
         let len = now - start;
         if len >= self.thresholds.soft_lockup {
             self.finding(
-                0,
                 "soft_lockup",
                 now,
                 cpu,
@@ -139,7 +138,6 @@ impl Metrics {
         let len = now - start;
         if len >= self.thresholds.hard_lockup {
             self.finding(
-                1,
                 "hard_lockup",
                 now,
                 cpu,
@@ -159,7 +157,6 @@ impl Metrics {
     pub fn csd_wait(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         if now - start >= self.thresholds.csd_lock_timeout {
             self.finding(
-                2,
                 "csd_lock_timeout",
                 now,
                 cpu,
@@ -173,7 +170,6 @@ impl Metrics {
 
     pub fn sleep_in_atomic(&mut self, cpu: u32, now: Nanos, what: &str) {
         self.finding(
-            3,
             "sleeping_in_atomic",
             now,
             cpu,
@@ -183,7 +179,6 @@ impl Metrics {
 
     pub fn hung_task(&mut self, cpu: u32, now: Nanos, task: String, blocked: Nanos) {
         self.finding(
-            4,
             "hung_task",
             now,
             cpu,
