@@ -28,7 +28,8 @@ pub fn run_variants(
         .zip(specs.par_iter())
         .map(|(v, spec)| {
             let start = Instant::now();
-            let result = smpsim_kernel::simulate(spec);
+            let mut result = smpsim_kernel::simulate(spec);
+            result.stats.wall_seconds = start.elapsed().as_secs_f64();
             let description = v
                 .as_ref()
                 .and_then(|name| scenario.variants.iter().find(|x| &x.name == name))
@@ -38,7 +39,6 @@ pub fn run_variants(
                 variant: v.clone().unwrap_or_else(|| "base".into()),
                 description,
                 result,
-                wall_seconds: start.elapsed().as_secs_f64(),
             }
         })
         .collect())

@@ -17,7 +17,7 @@ fn strip_wall(json: &str) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_str(json).expect("valid JSON");
     if let Some(vars) = v.get_mut("variants").and_then(|x| x.as_array_mut()) {
         for var in vars {
-            var.as_object_mut().unwrap().remove("wall_seconds");
+            var["stats"].as_object_mut().unwrap().remove("wall_seconds");
         }
     }
     v
@@ -209,4 +209,26 @@ source = "test"
         row["simulated"].as_f64().unwrap() > 1.0,
         "spinning must beat sleeping here: {row}"
     );
+}
+
+#[test]
+fn event_budget_stops_the_run_early() {
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    let out = run_json(
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--variant",
+            "spin",
+            "--set",
+            "scenario.max_events=5000",
+            "--format",
+            "json",
+        ],
+        "1",
+    );
+    let v = strip_wall(&out);
+    let stats = &v["variants"][0]["stats"];
+    assert!(stats["events"].as_u64().unwrap() + stats["stale_events"].as_u64().unwrap() <= 5000);
+    assert!(stats["simulated_ns"].as_u64().unwrap() < 200_000_000);
 }

@@ -100,10 +100,17 @@ pub struct Finding {
     pub occurrences: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct RunStats {
+    /// Events that changed the model.
     pub events: u64,
+    /// Events found superseded (a re-armed timer, a cancelled segment).
     pub stale_events: u64,
+    /// Simulated time reached (less than the duration if the event budget ran out).
+    pub simulated_ns: Nanos,
+    /// Host time spent simulating, filled in by the caller; the only
+    /// non-deterministic field of a result.
+    pub wall_seconds: f64,
 }
 
 impl RunResult {

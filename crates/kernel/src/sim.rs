@@ -150,8 +150,16 @@ impl<'s> Kernel<'s> {
             let first = self.pools[pool as usize].period;
             engine.schedule(first, Event::CfsPeriod { pool });
         }
-        engine.run(self, Stop::at(self.spec.duration));
-        self.now = self.spec.duration;
+        let stop = Stop {
+            horizon: self.spec.duration,
+            max_events: self.spec.max_events.unwrap_or(u64::MAX),
+        };
+        let reason = engine.run(self, stop);
+        // An event budget ends the run early: report what was simulated.
+        self.now = match reason {
+            smpsim_engine::StopReason::EventBudget => engine.now(),
+            _ => self.spec.duration,
+        };
         for cpu in 0..self.nr_cpus {
             self.settle(cpu);
             self.close_sections(cpu);
@@ -376,7 +384,7 @@ impl<'s> Kernel<'s> {
 
     fn finish(&mut self, stats: smpsim_engine::EngineStats) -> RunResult {
         let spec = self.spec;
-        let measured = (spec.duration - spec.warmup).max(1) as f64 / 1e9;
+        let measured = self.now.saturating_sub(spec.warmup).max(1) as f64 / 1e9;
         let counters = spec
             .counters
             .iter()
@@ -491,6 +499,8 @@ impl<'s> Kernel<'s> {
             stats: RunStats {
                 events: stats.events,
                 stale_events: stats.stale_events,
+                simulated_ns: self.now,
+                wall_seconds: 0.0,
             },
         }
     }

@@ -124,4 +124,6 @@ pub struct Spec {
     /// Leading part of the run excluded from rates and histograms.
     pub warmup: Nanos,
     pub seed: u64,
+    /// Event budget: the run stops early after this many events.
+    pub max_events: Option<u64>,
 }

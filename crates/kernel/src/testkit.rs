@@ -28,6 +28,7 @@ pub fn spec(machine: Machine, duration: u64) -> Spec {
         duration,
         warmup: 0,
         seed: 1,
+        max_events: None,
     }
 }
 

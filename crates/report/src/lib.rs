@@ -18,8 +18,6 @@ pub struct VariantRun {
     pub description: String,
     #[serde(flatten)]
     pub result: RunResult,
-    /// Host time spent simulating (not deterministic; everything else is).
-    pub wall_seconds: f64,
 }
 
 /// JSON of a `run`: the scenario and its variants.

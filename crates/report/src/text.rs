@@ -294,8 +294,8 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
             r.variant,
             r.result.stats.events,
             r.result.stats.stale_events,
-            r.wall_seconds,
-            r.result.stats.events as f64 / r.wall_seconds.max(1e-9) / 1e6
+            r.result.stats.wall_seconds,
+            r.result.stats.events as f64 / r.result.stats.wall_seconds.max(1e-9) / 1e6
         );
     }
     out

@@ -186,6 +186,16 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
             "`duration` must be greater than zero",
         ));
     }
+    let max_events = match &sc.max_events {
+        None => None,
+        Some(v) if *v.get_ref() > 0 => Some(*v.get_ref() as u64),
+        Some(v) => {
+            return Err(Diag::new(
+                v.span(),
+                "`max_events` must be a positive number of events",
+            ))
+        }
+    };
     let warmup = opt_duration(srcs, &sc.warmup, 0)?;
     if warmup >= duration_ns {
         let at = sc.warmup.as_ref().map_or(sc.duration.span(), |w| w.span());
@@ -387,6 +397,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         duration: duration_ns,
         warmup,
         seed,
+        max_events,
     })
 }
 

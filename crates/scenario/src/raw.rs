@@ -128,6 +128,7 @@ pub(crate) struct RawScenario {
     pub duration: S<String>,
     pub warmup: Option<S<String>>,
     pub seed: Option<S<i64>>,
+    pub max_events: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
