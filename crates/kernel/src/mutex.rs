@@ -340,6 +340,12 @@ impl crate::Kernel<'_> {
         task.spin = Spin::None;
         task.spin_done = false;
         task.gen = task.gen.wrapping_add(1);
+        self.drop_spinner(t, m);
+    }
+
+    /// Takes a spinner off the OSQ (promoting the next node to head) or out
+    /// of the waiter-spinner slot.
+    fn drop_spinner(&mut self, t: TaskId, m: u32) {
         let lock = &mut self.mutexes[m as usize];
         if lock.waiter_spinner == t {
             lock.waiter_spinner = NO_TASK;
@@ -366,18 +372,7 @@ impl crate::Kernel<'_> {
         }
         debug_assert!(abort, "spin ended without the lock");
         // `mutex_spin_on_owner()` failed: the owner is off-CPU.
-        let lock = &mut self.mutexes[m as usize];
-        if lock.waiter_spinner == t {
-            lock.waiter_spinner = NO_TASK;
-        }
-        if let Some(i) = lock.osq.iter().position(|&s| s == t) {
-            lock.osq.remove(i);
-            if i == 0 {
-                if let Some(&next) = lock.osq.front() {
-                    self.tasks[next as usize].spin = Spin::MutexOwner { lock: m };
-                }
-            }
-        }
+        self.drop_spinner(t, m);
         self.preempt_enable(t);
         if self.mutexes[m as usize].owner == NO_TASK && !self.mutexes[m as usize].handoff {
             // Released meanwhile: take it.

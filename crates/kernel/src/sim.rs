@@ -206,30 +206,23 @@ impl<'s> Kernel<'s> {
                 } else {
                     let mut left = dt;
                     let (times, batch, mode) = (&mut task.times, &mut task.batch, task.mode);
+                    let mut charge = |m: Mode, ns: u64| match m {
+                        Mode::User => {
+                            times.user += ns;
+                            cpu.times.user += ns
+                        }
+                        Mode::Sys => {
+                            times.sys += ns;
+                            cpu.times.sys += ns
+                        }
+                    };
                     batch.consume(dt, |m, ns| {
                         left -= ns;
-                        match m {
-                            Mode::User => {
-                                times.user += ns;
-                                cpu.times.user += ns
-                            }
-                            Mode::Sys => {
-                                times.sys += ns;
-                                cpu.times.sys += ns
-                            }
-                        }
+                        charge(m, ns)
                     });
+                    // Time past the batch runs in the task's current mode.
                     if left > 0 {
-                        match mode {
-                            Mode::User => {
-                                times.user += left;
-                                cpu.times.user += left
-                            }
-                            Mode::Sys => {
-                                times.sys += left;
-                                cpu.times.sys += left
-                            }
-                        }
+                        charge(mode, left);
                     }
                 }
             }
