@@ -198,6 +198,7 @@ impl crate::Kernel<'_> {
             }
             Op::Exit => {
                 self.tasks[t as usize].exited_at = Some(self.now);
+                self.live_tasks -= 1;
                 self.set_state(t, TaskState::Exited);
                 self.schedule(c);
                 Flow::Stop

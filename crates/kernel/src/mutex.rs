@@ -386,3 +386,169 @@ impl crate::Kernel<'_> {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testkit::*;
+    use crate::*;
+
+    const US: u64 = 1_000;
+    const MS: u64 = 1_000_000;
+
+    /// One task takes the lock and holds it for `hold`; the others arrive
+    /// slightly later and contend.
+    fn contenders(cpus: u32, hold: u64, duration: u64) -> Spec {
+        let mut s = spec(flat_machine(cpus), duration);
+        let m = mutex(&mut s, "m", true, false);
+        let lock = ObjRef {
+            object: m,
+            index: None,
+        };
+        s.task_groups.push(TaskGroupDecl {
+            name: "owner".into(),
+            placement: vec![0],
+            policy: Policy::Normal,
+            cgroup: None,
+            mm: 0,
+            program: Program {
+                ops: vec![
+                    Op::MutexLock(lock.clone()),
+                    Op::Work(Dist::Const(hold)),
+                    Op::MutexUnlock(lock.clone()),
+                    Op::Exit,
+                ],
+                slots: 0,
+                init: vec![],
+            },
+        });
+        s.task_groups.push(TaskGroupDecl {
+            name: "waiter".into(),
+            placement: (1..cpus).collect(),
+            policy: Policy::Normal,
+            cgroup: None,
+            mm: 0,
+            program: Program {
+                ops: vec![
+                    Op::Work(Dist::Const(US)),
+                    Op::MutexLock(lock.clone()),
+                    Op::MutexUnlock(lock),
+                    Op::Exit,
+                ],
+                slots: 0,
+                init: vec![],
+            },
+        });
+        s
+    }
+
+    #[test]
+    fn only_the_osq_head_spins_on_the_owner() {
+        let s = contenders(4, 10 * MS, 2 * MS);
+        let mut k = Kernel::new(&s);
+        k.run();
+        let heads = k
+            .tasks
+            .iter()
+            .filter(|t| matches!(t.spin, task::Spin::MutexOwner { .. }))
+            .count();
+        let queued = k
+            .tasks
+            .iter()
+            .filter(|t| matches!(t.spin, task::Spin::OsqQueued { .. }))
+            .count();
+        assert_eq!((heads, queued), (1, 2));
+        let lock = &k.mutexes[0];
+        assert_eq!(lock.osq.len(), 3);
+        assert!(matches!(
+            k.tasks[lock.osq[0] as usize].spin,
+            task::Spin::MutexOwner { .. }
+        ));
+    }
+
+    #[test]
+    fn the_lock_passes_down_the_osq_in_order() {
+        let s = contenders(4, 100 * US, 5 * MS);
+        let r = simulate(&s);
+        let l = r.lock("m").unwrap();
+        assert_eq!(l.acquisitions, 4);
+        assert_eq!(l.contentions, 3);
+        // Nobody slept: each waiter spun until its turn.
+        assert_eq!(r.task_groups[1].total.sleep, 0);
+        assert!(r.task_groups[1].total.spin >= 3 * 99 * US);
+    }
+
+    /// A spinner whose CPU has other work stops spinning when the tick sets
+    /// need_resched, and sleeps on the wait list instead.
+    #[test]
+    fn need_resched_ends_the_spin() {
+        let hog = |with_hog: bool| {
+            let mut s = contenders(2, 20 * MS, 40 * MS);
+            if with_hog {
+                s.task_groups.push(TaskGroupDecl {
+                    name: "hog".into(),
+                    placement: vec![1],
+                    policy: Policy::Normal,
+                    cgroup: None,
+                    mm: 1,
+                    program: Program {
+                        ops: vec![Op::Work(Dist::Const(MS)), Op::Jump(0)],
+                        slots: 0,
+                        init: vec![],
+                    },
+                });
+            }
+            simulate(&s).task_groups[1].total
+        };
+        let alone = hog(false);
+        let shared = hog(true);
+        assert!(alone.spin > 19 * MS, "{alone:?}");
+        assert!(
+            shared.spin < 5 * MS,
+            "spun {} ns with a runnable task waiting",
+            shared.spin
+        );
+        assert!(shared.sleep > 10 * MS, "{shared:?}");
+    }
+
+    /// A waiter woken by unlock that finds the lock stolen sets HANDOFF and
+    /// gets it at the next unlock, however fast the other side re-locks.
+    #[test]
+    fn handoff_prevents_starvation() {
+        let mut s = spec(flat_machine(2), 50 * MS);
+        let m = mutex(&mut s, "m", false, false);
+        let got = counter(&mut s, "waiter_got_it");
+        let lock = ObjRef {
+            object: m,
+            index: None,
+        };
+        forever(
+            &mut s,
+            "greedy",
+            vec![0],
+            Policy::Normal,
+            vec![
+                Op::MutexLock(lock.clone()),
+                Op::Work(Dist::Const(100 * US)),
+                Op::MutexUnlock(lock.clone()),
+            ],
+        );
+        forever(
+            &mut s,
+            "waiter",
+            vec![1],
+            Policy::Normal,
+            vec![
+                Op::Work(Dist::Const(10 * US)),
+                Op::MutexLock(lock.clone()),
+                Op::Count(got),
+                Op::MutexUnlock(lock),
+            ],
+        );
+        let r = simulate(&s);
+        let l = r.lock("m").unwrap();
+        assert!(l.handoffs > 0, "{l:?}");
+        assert!(r.counter("waiter_got_it").unwrap().count > 100);
+        // Never more than about two of the greedy task's hold times.
+        assert!(l.wait_max_ns < 300 * US, "{l:?}");
+    }
+}

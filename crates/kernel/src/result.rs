@@ -76,6 +76,11 @@ pub struct TaskGroupResult {
     pub tasks: u32,
     /// Summed over the group's tasks.
     pub total: TaskTimes,
+    /// Tasks that ran their program to the end, and their mean and
+    /// longest wall time (from the start of the run to `exit`).
+    pub exited: u32,
+    pub wall_mean_ns: Nanos,
+    pub wall_max_ns: Nanos,
     /// Per task, only for groups of at most 64 tasks.
     pub per_task: Vec<TaskResult>,
 }

@@ -32,6 +32,8 @@ pub struct Kernel<'s> {
     pub(crate) tick_ns: Nanos,
     pub(crate) nr_cpus: u32,
     pub(crate) cost: crate::costs::CostNs,
+    /// Tasks that have not exited; the run ends when none are left.
+    pub(crate) live_tasks: usize,
 }
 
 impl<'s> Kernel<'s> {
@@ -121,7 +123,9 @@ impl<'s> Kernel<'s> {
             tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
             nr_cpus,
             cost: crate::costs::CostNs::new(&spec.machine),
+            live_tasks: 0,
         };
+        kernel.live_tasks = kernel.tasks.len();
         // Initial variable values, then every task on its runqueue.
         for t in 0..kernel.tasks.len() as u32 {
             let tg = &spec.task_groups[kernel.tasks[t as usize].group as usize];
@@ -155,9 +159,12 @@ impl<'s> Kernel<'s> {
             max_events: self.spec.max_events.unwrap_or(u64::MAX),
         };
         let reason = engine.run(self, stop);
-        // An event budget ends the run early: report what was simulated.
+        // An event budget, or every task having exited, ends the run early:
+        // report what was simulated.
         self.now = match reason {
-            smpsim_engine::StopReason::EventBudget => engine.now(),
+            smpsim_engine::StopReason::EventBudget | smpsim_engine::StopReason::ModelRequested => {
+                engine.now()
+            }
             _ => self.spec.duration,
         };
         for cpu in 0..self.nr_cpus {
@@ -445,6 +452,9 @@ impl<'s> Kernel<'s> {
                 name: tg.name.clone(),
                 tasks: tg.placement.len() as u32,
                 total: TaskTimes::default(),
+                exited: 0,
+                wall_mean_ns: 0,
+                wall_max_ns: 0,
                 per_task: Vec::new(),
             })
             .collect();
@@ -458,6 +468,11 @@ impl<'s> Kernel<'s> {
             total.sleep += t.sleep;
             total.runnable += t.runnable;
             total.irq += t.irq;
+            if let Some(wall) = task.exited_at {
+                g.exited += 1;
+                g.wall_mean_ns += wall; // summed here, divided below
+                g.wall_max_ns = g.wall_max_ns.max(wall);
+            }
             if g.tasks <= 64 {
                 g.per_task.push(TaskResult {
                     index: task.index,
@@ -466,6 +481,9 @@ impl<'s> Kernel<'s> {
                     wall_ns: task.exited_at,
                 });
             }
+        }
+        for g in &mut task_groups {
+            g.wall_mean_ns /= g.exited.max(1) as u64;
         }
         RunResult {
             nr_cpus: self.nr_cpus,
@@ -540,6 +558,9 @@ impl Model for Kernel<'_> {
         };
         for (at, ev) in self.out.drain(..) {
             engine.schedule(at, ev);
+        }
+        if self.live_tasks == 0 && handled == Handled::Done {
+            return Handled::Stop;
         }
         handled
     }

@@ -8,6 +8,10 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../presets/amd-turin-384.toml"),
     ),
     ("generic-x86", include_str!("../presets/generic-x86.toml")),
+    (
+        "intel-spr-224",
+        include_str!("../presets/intel-spr-224.toml"),
+    ),
 ];
 
 /// A preset failed to parse: a bug in smpsim, reported with the location.

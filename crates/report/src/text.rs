@@ -222,6 +222,35 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     t.render(&mut out);
     out.push('\n');
 
+    // time(1) of tasks that ran to completion.
+    for r in runs {
+        for g in &r.result.task_groups {
+            if g.exited == 0 || g.per_task.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "time(1) of {} [{}]:", g.name, r.variant);
+            for t in &g.per_task {
+                let Some(wall) = t.wall_ns else { continue };
+                let s = |ns: u64| {
+                    let secs = ns as f64 / 1e9;
+                    format!("{}m{:.3}s", (secs / 60.0).floor() as u64, secs % 60.0)
+                };
+                let _ = writeln!(
+                    out,
+                    "  {}/{} (cpu{}): real {}  user {}  sys {}  (spinning {})",
+                    g.name,
+                    t.index,
+                    t.cpu,
+                    s(wall),
+                    s(t.times.user),
+                    s(t.times.sys),
+                    s(t.times.spin)
+                );
+            }
+        }
+    }
+    out.push('\n');
+
     // lock_stat.
     if !first.locks.is_empty() {
         let mut t = Table::new(
