@@ -185,7 +185,11 @@ pub fn main(args: ReproduceArgs) -> i32 {
                 metric: m.name.clone(),
                 published: m.published,
                 simulated: mean,
-                ratio: mean / m.published,
+                ratio: if m.published != 0.0 {
+                    mean / m.published
+                } else {
+                    f64::NAN
+                },
                 pass: passes(&m.pass, m.published, mean),
                 rule: rule_text(&m.pass),
                 seeds,

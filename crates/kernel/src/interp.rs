@@ -181,7 +181,18 @@ impl crate::Kernel<'_> {
             }
             Op::SmpCallFunctionSingle { cpu, func, wait } => {
                 let target = self.eval(t, cpu);
-                self.smp_call_function_single(c, t, target, *func, *wait, step)
+                self.smp_call_function_single(c, t, target, func, *wait, step)
+            }
+            Op::SmpCallFunctionMany { cpus, func, wait } => {
+                self.smp_call_function_many(c, t, cpus, func, *wait, step)
+            }
+            Op::SpinLock { lock, irqsave } => {
+                let l = self.instance(t, lock);
+                self.spin_lock(c, t, l, *irqsave)
+            }
+            Op::SpinUnlock { lock, irqrestore } => {
+                let l = self.instance(t, lock);
+                self.spin_unlock(c, t, l, *irqrestore)
             }
             Op::Sleep { dist, overshoot } => {
                 let ns = dist.sample(&mut self.rng);
@@ -294,6 +305,12 @@ impl crate::Kernel<'_> {
         if task.gen != gen || task.spin == Spin::None {
             return smpsim_engine::Handled::Stale;
         }
+        if task.spin == Spin::CsdWait && task.csd_pending > 1 {
+            // csd_lock_wait() moves on to the next CSD.
+            task.csd_pending -= 1;
+            return smpsim_engine::Handled::Done;
+        }
+        task.csd_pending = 0;
         task.spin_done = true;
         let c = task.cpu;
         let cpu = &self.cpus[c as usize];
@@ -315,11 +332,13 @@ impl crate::Kernel<'_> {
             Spin::CsdWait => {
                 let start = self.tasks[t as usize].wait_start;
                 self.metrics.csd_wait(c, start, self.now);
-                self.advance(t);
-                if self.preempt_enable(t) {
-                    self.schedule(c);
+                if let Flow::Stop = self.smp_call_done(c, t) {
                     return;
                 }
+            }
+            Spin::SpinLock { .. } => {
+                // The lock was handed to us; preemption (and IRQs) stay off.
+                self.advance(t);
             }
             Spin::MutexOwner { lock } | Spin::OsqQueued { lock } => {
                 if !self.mutex_spin_finished(c, t, lock) {

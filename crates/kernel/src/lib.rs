@@ -32,11 +32,13 @@ pub mod interp;
 pub mod metrics;
 pub mod mutex;
 pub mod program;
+pub mod replicas;
 pub mod result;
 pub mod sched;
 mod sim;
 pub mod smp;
 pub mod spec;
+pub mod spinlock;
 pub mod task;
 pub mod testkit;
 
@@ -45,8 +47,7 @@ pub use result::*;
 pub use sim::Kernel;
 pub use spec::*;
 
-/// Runs a spec to completion and returns its result.
+/// Runs a spec to completion (all its replicas) and returns its result.
 pub fn simulate(spec: &Spec) -> RunResult {
-    let mut kernel = Kernel::new(spec);
-    kernel.run()
+    replicas::simulate(spec)
 }

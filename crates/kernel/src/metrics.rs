@@ -52,11 +52,18 @@ pub struct Metrics {
     pub warmup: Nanos,
     pub window: Nanos,
     pub windows: usize,
+    /// The measured run is shorter than one window: it is the only one.
+    partial_window: bool,
     pub counters: Vec<u64>,
     pub hists: Vec<Histogram<u64>>,
     /// Per CPU, per window: longest preempt-disabled section ending in it.
     pub preempt_off_windows: Vec<Nanos>,
     pub irq_off_windows: Vec<Nanos>,
+    /// Per CPU: longest sections over the whole measured run.
+    pub max_preempt_off: Vec<Nanos>,
+    pub max_irq_off: Vec<Nanos>,
+    /// Per CPU: preempt-off sections of 1-10, 10-50, 50-100 and 100+ ms.
+    pub long_preempt_off: Vec<[u64; 4]>,
     pub locks: Vec<LockStat>,
     pub findings: Vec<Finding>,
     pub thresholds: Thresholds,
@@ -72,17 +79,24 @@ impl Metrics {
         hists: usize,
     ) -> Self {
         let window = window.max(1);
-        let windows = (duration.saturating_sub(warmup)).div_ceil(window).max(1) as usize;
+        // Only whole windows count; a run shorter than one window has one
+        // partial window.
+        let measured = duration.saturating_sub(warmup);
+        let windows = (measured / window).max(1) as usize;
         Metrics {
             warmup,
             window,
             windows,
+            partial_window: measured < window,
             counters: vec![0; counters],
             hists: (0..hists)
                 .map(|_| Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds"))
                 .collect(),
             preempt_off_windows: vec![0; cpus * windows],
             irq_off_windows: vec![0; cpus * windows],
+            max_preempt_off: vec![0; cpus],
+            max_irq_off: vec![0; cpus],
+            long_preempt_off: vec![[0; 4]; cpus],
             locks: Vec::new(),
             findings: Vec::new(),
             thresholds: Thresholds::default(),
@@ -108,8 +122,13 @@ impl Metrics {
         }
     }
 
-    fn window_of(&self, now: Nanos) -> usize {
-        (((now - self.warmup) / self.window) as usize).min(self.windows - 1)
+    /// The window a section ending at `now` belongs to, if a whole one.
+    fn window_of(&self, now: Nanos) -> Option<usize> {
+        if self.partial_window {
+            return Some(0);
+        }
+        let w = ((now - self.warmup) / self.window) as usize;
+        (w < self.windows).then_some(w)
     }
 
     /// A preempt-disabled section `[start, now)` ended on `cpu`.
@@ -127,9 +146,22 @@ impl Metrics {
             );
         }
         if self.measuring(now) {
-            let slot = cpu as usize * self.windows + self.window_of(now);
-            let w = &mut self.preempt_off_windows[slot];
-            *w = (*w).max(len);
+            let c = cpu as usize;
+            self.max_preempt_off[c] = self.max_preempt_off[c].max(len);
+            let bucket = match len / 1_000_000 {
+                0 => None,
+                1..=9 => Some(0),
+                10..=49 => Some(1),
+                50..=99 => Some(2),
+                _ => Some(3),
+            };
+            if let Some(b) = bucket {
+                self.long_preempt_off[c][b] += 1;
+            }
+            if let Some(w) = self.window_of(now) {
+                let slot = &mut self.preempt_off_windows[c * self.windows + w];
+                *slot = (*slot).max(len);
+            }
         }
     }
 
@@ -148,9 +180,12 @@ impl Metrics {
             );
         }
         if self.measuring(now) {
-            let slot = cpu as usize * self.windows + self.window_of(now);
-            let w = &mut self.irq_off_windows[slot];
-            *w = (*w).max(len);
+            let c = cpu as usize;
+            self.max_irq_off[c] = self.max_irq_off[c].max(len);
+            if let Some(w) = self.window_of(now) {
+                let slot = &mut self.irq_off_windows[c * self.windows + w];
+                *slot = (*slot).max(len);
+            }
         }
     }
 
@@ -202,5 +237,52 @@ impl Metrics {
             message,
             occurrences: 1,
         });
+    }
+}
+
+/// The `p`-quantile (0..=1) of `values` by nearest rank; 0 when empty.
+pub fn nearest_rank(values: &[Nanos], p: f64) -> Nanos {
+    if values.is_empty() {
+        return 0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    let rank = (p * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_maxima_and_percentiles_on_a_hand_built_trace() {
+        // 2 CPUs, 10 windows of 1 ms after a 1 ms warm-up.
+        let mut m = Metrics::new(2, 11_000_000, 1_000_000, 1_000_000, 0, 0);
+        assert_eq!(m.windows, 10);
+        // Before the warm-up ends: ignored.
+        m.preempt_off_section(0, 0, 900_000);
+        // cpu0: window k gets sections of (k+1)*10 us and a shorter one.
+        for k in 0..10u64 {
+            let end = 1_000_000 + k * 1_000_000 + 500_000;
+            m.preempt_off_section(0, end - (k + 1) * 10_000, end);
+            m.preempt_off_section(0, end + 100_000 - 5_000, end + 100_000);
+        }
+        // cpu1: one 2 ms section ending in window 3, one 20 ms section.
+        m.preempt_off_section(1, 2_500_000, 4_500_000);
+        m.preempt_off_section(1, 0, 20_000_000);
+        let cpu0: Vec<_> = m.preempt_off_windows[0..10].to_vec();
+        assert_eq!(cpu0, (1..=10).map(|k| k * 10_000).collect::<Vec<_>>());
+        assert_eq!(nearest_rank(&cpu0, 0.5), 50_000);
+        assert_eq!(nearest_rank(&cpu0, 0.99), 100_000);
+        assert_eq!(m.max_preempt_off[0], 100_000);
+        let cpu1 = &m.preempt_off_windows[10..20];
+        assert_eq!(cpu1[3], 2_000_000);
+        // The 20 ms section ends after the last whole window: not in a window,
+        // but counted in the maximum and the long-section buckets.
+        assert_eq!(cpu1.iter().filter(|&&v| v > 0).count(), 1);
+        assert_eq!(m.max_preempt_off[1], 20_000_000);
+        assert_eq!(m.long_preempt_off[1], [1, 1, 0, 0]);
+        assert_eq!(m.long_preempt_off[0], [0, 0, 0, 0]);
     }
 }

@@ -84,6 +84,12 @@ pub enum Dist {
         mean: Nanos,
         sd: Nanos,
     },
+    /// Log-normal with the given median and shape (sigma of the log):
+    /// heavy-tailed, for sections that are usually short and rarely long.
+    LogNormal {
+        median: Nanos,
+        sigma: f64,
+    },
 }
 
 impl Dist {
@@ -97,6 +103,10 @@ impl Dist {
                 let v = mean as f64 + sd as f64 * rng.normal();
                 v.max(0.0).round() as Nanos
             }
+            Dist::LogNormal { median, sigma } => {
+                let v = median as f64 * (sigma * rng.normal()).exp();
+                v.min(1e15).round() as Nanos
+            }
         }
     }
 
@@ -106,6 +116,7 @@ impl Dist {
             Dist::Exp { mean } => mean as f64,
             Dist::Uniform { lo, hi } => (lo + hi) as f64 / 2.0,
             Dist::Normal { mean, .. } => mean as f64,
+            Dist::LogNormal { median, sigma } => median as f64 * (sigma * sigma / 2.0).exp(),
         }
     }
 }
@@ -116,6 +127,27 @@ impl Dist {
 pub struct ObjRef {
     pub object: ObjectId,
     pub index: Option<Expr>,
+}
+
+/// A set of CPUs, evaluated when an op runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CpuSet {
+    /// `mm_cpumask(current->mm)` without this CPU: the CPUs currently
+    /// running a task of this address space.
+    MmCpumask,
+    /// Every online CPU but this one (`smp_call_function()`).
+    AllButSelf,
+    /// An explicit list of CPU expressions.
+    List(Vec<Expr>),
+}
+
+/// The cost of the function a cross-CPU call runs on each target: a
+/// duration, optionally multiplied by a count evaluated by the caller (for
+/// example pages to flush).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallFunc {
+    pub cost: Dist,
+    pub units: Option<Expr>,
 }
 
 /// One operation of a program.
@@ -140,8 +172,25 @@ pub enum Op {
     /// handler's cost on the target.
     SmpCallFunctionSingle {
         cpu: Expr,
-        func: Dist,
+        func: CallFunc,
         wait: bool,
+    },
+    /// `smp_call_function_many(mask, func, NULL, wait)`: one CSD per CPU of
+    /// the mask (this CPU excluded), then wait for each.
+    SmpCallFunctionMany {
+        cpus: CpuSet,
+        func: CallFunc,
+        wait: bool,
+    },
+    /// `spin_lock()` (or `spin_lock_irqsave()` with `irqsave`).
+    SpinLock {
+        lock: ObjRef,
+        irqsave: bool,
+    },
+    /// `spin_unlock()` (or `spin_unlock_irqrestore()`).
+    SpinUnlock {
+        lock: ObjRef,
+        irqrestore: bool,
     },
     /// Sleep on an hrtimer (`clock_nanosleep`); if `overshoot` is set,
     /// record how late the task ran again.

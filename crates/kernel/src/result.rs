@@ -10,6 +10,8 @@ use crate::task::TaskTimes;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunResult {
     pub nr_cpus: u32,
+    /// Independent replicas merged into this result.
+    pub replicas: u32,
     pub duration_ns: Nanos,
     pub warmup_ns: Nanos,
     pub seed: u64,
@@ -22,6 +24,9 @@ pub struct RunResult {
     pub cfs_bandwidth: Vec<BandwidthStat>,
     pub findings: Vec<Finding>,
     pub stats: RunStats,
+    /// The histograms themselves, for merging replicas.
+    #[serde(skip)]
+    pub raw_histograms: Vec<hdrhistogram::Histogram<u64>>,
 }
 
 /// Like a cgroup's `cpu.stat`, over the measured part of the run.
@@ -65,6 +70,12 @@ pub struct CpuResult {
     pub times: CpuTimes,
     pub max_preempt_off_ns: Nanos,
     pub max_irq_off_ns: Nanos,
+    /// P50 and P99 over windows of the longest preempt-off section in
+    /// each window (the seed 001 table).
+    pub preempt_off_window_p50_ns: Nanos,
+    pub preempt_off_window_p99_ns: Nanos,
+    /// Preempt-off sections of 1-10, 10-50, 50-100 and 100+ ms.
+    pub long_preempt_off: [u64; 4],
     /// Longest preempt-off section per window (`latency_window`).
     pub preempt_off_windows: Vec<Nanos>,
     pub irq_off_windows: Vec<Nanos>,

@@ -26,7 +26,8 @@ pub struct Kernel<'s> {
     pub(crate) groups: Vec<GroupRq>,
     pub(crate) pools: Vec<Pool>,
     pub(crate) mutexes: Vec<Mutex>,
-    /// First mutex instance of each object.
+    pub(crate) spinlocks: Vec<crate::spinlock::Spinlock>,
+    /// First instance of each object in its kind's table.
     pub(crate) object_base: Vec<u32>,
     pub(crate) metrics: Metrics,
     pub(crate) tick_ns: Nanos,
@@ -41,6 +42,7 @@ impl<'s> Kernel<'s> {
         let nr_cpus = spec.machine.nr_cpus() as u32;
         let cpus: Vec<Cpu> = (0..nr_cpus).map(Cpu::new).collect();
         let mut mutexes = Vec::new();
+        let mut spinlocks = Vec::new();
         let mut object_base = Vec::new();
         let mut metrics = Metrics::new(
             nr_cpus as usize,
@@ -51,12 +53,18 @@ impl<'s> Kernel<'s> {
             spec.histograms.len(),
         );
         for (id, obj) in spec.objects.iter().enumerate() {
-            object_base.push(mutexes.len() as u32);
             let n = if obj.per_cpu { nr_cpus } else { 1 };
             match obj.kind {
                 ObjectKind::Mutex { spin } => {
+                    object_base.push(mutexes.len() as u32);
                     for _ in 0..n {
                         mutexes.push(Mutex::new(id as u32, spin));
+                    }
+                }
+                ObjectKind::Spinlock => {
+                    object_base.push(spinlocks.len() as u32);
+                    for _ in 0..n {
+                        spinlocks.push(crate::spinlock::Spinlock::new(id as u32));
                     }
                 }
             }
@@ -101,6 +109,10 @@ impl<'s> Kernel<'s> {
                     wake_deadline: 0,
                     overshoot_hist: None,
                     want_lock: 0,
+                    csd_pending: 0,
+                    csd_wait_preemptible: false,
+                    call_targets: Vec::new(),
+                    call_units: 1,
                     times: TaskTimes::default(),
                     exited_at: None,
                 });
@@ -118,6 +130,7 @@ impl<'s> Kernel<'s> {
             groups,
             pools,
             mutexes,
+            spinlocks,
             object_base,
             metrics,
             tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
@@ -202,13 +215,17 @@ impl<'s> Kernel<'s> {
                     cpu.times.spin += dt;
                     task.times.spin += dt;
                     task.times.sys += dt;
-                    let lock = match task.spin {
-                        Spin::OsqQueued { lock } | Spin::MutexOwner { lock } => Some(lock),
+                    let object = match task.spin {
+                        Spin::OsqQueued { lock } | Spin::MutexOwner { lock } => {
+                            Some(self.mutexes[lock as usize].object)
+                        }
+                        Spin::SpinLock { lock } => Some(self.spinlocks[lock as usize].object),
                         _ => None,
                     };
-                    if let Some(lock) = lock {
-                        let obj = self.mutexes[lock as usize].object as usize;
-                        self.metrics.locks[obj].spin_total_ns += dt;
+                    if let Some(obj) = object {
+                        if self.metrics.measuring(now) {
+                            self.metrics.locks[obj as usize].spin_total_ns += dt;
+                        }
                     }
                 } else {
                     let mut left = dt;
@@ -319,7 +336,10 @@ impl<'s> Kernel<'s> {
         // next interrupt is taken (the switch runs with IRQs off).
         if t != NO_TASK && cpu.need_resched {
             let task = &self.tasks[t as usize];
-            if task.preemptible() && task.spin == Spin::None {
+            // A preemptible csd_lock_wait() can be preempted mid-spin; mutex
+            // spinners run with preemption off and stop on their own.
+            let preemptible_spin = matches!(task.spin, Spin::None | Spin::CsdWait);
+            if task.preemptible() && preemptible_spin && !task.spin_done {
                 self.schedule(c);
                 return;
             }
@@ -339,13 +359,9 @@ impl<'s> Kernel<'s> {
         }
         let need_resched = cpu.need_resched;
         let task = &self.tasks[t as usize];
-        if need_resched && task.preemptible() && task.spin == Spin::None {
-            self.schedule(c);
-            return;
-        }
         match task.spin {
             Spin::None => self.run_task(c, t),
-            Spin::CsdWait => {
+            Spin::CsdWait | Spin::SpinLock { .. } => {
                 if task.spin_done {
                     self.finish_spin(c, t);
                 }
@@ -399,31 +415,24 @@ impl<'s> Kernel<'s> {
             .histograms
             .iter()
             .zip(&self.metrics.hists)
-            .map(|(name, h)| HistResult {
-                name: name.clone(),
-                count: h.len(),
-                min: if h.is_empty() { 0 } else { h.min() },
-                mean: if h.is_empty() { 0.0 } else { h.mean() },
-                p50: h.value_at_quantile(0.50),
-                p90: h.value_at_quantile(0.90),
-                p99: h.value_at_quantile(0.99),
-                p999: h.value_at_quantile(0.999),
-                max: h.max(),
-            })
+            .map(|(name, h)| summarize(name, h))
             .collect();
         let w = self.metrics.windows;
         let cpus = self
             .cpus
             .iter()
             .map(|cpu| {
-                let i = cpu.id as usize * w;
-                let pw = self.metrics.preempt_off_windows[i..i + w].to_vec();
-                let iw = self.metrics.irq_off_windows[i..i + w].to_vec();
+                let c = cpu.id as usize;
+                let pw = self.metrics.preempt_off_windows[c * w..(c + 1) * w].to_vec();
+                let iw = self.metrics.irq_off_windows[c * w..(c + 1) * w].to_vec();
                 CpuResult {
                     cpu: cpu.id,
                     times: cpu.times,
-                    max_preempt_off_ns: pw.iter().copied().max().unwrap_or(0),
-                    max_irq_off_ns: iw.iter().copied().max().unwrap_or(0),
+                    max_preempt_off_ns: self.metrics.max_preempt_off[c],
+                    max_irq_off_ns: self.metrics.max_irq_off[c],
+                    preempt_off_window_p50_ns: crate::metrics::nearest_rank(&pw, 0.50),
+                    preempt_off_window_p99_ns: crate::metrics::nearest_rank(&pw, 0.99),
+                    long_preempt_off: self.metrics.long_preempt_off[c],
                     preempt_off_windows: pw,
                     irq_off_windows: iw,
                 }
@@ -487,6 +496,7 @@ impl<'s> Kernel<'s> {
         }
         RunResult {
             nr_cpus: self.nr_cpus,
+            replicas: 1,
             duration_ns: spec.duration,
             warmup_ns: spec.warmup,
             seed: spec.seed,
@@ -513,7 +523,23 @@ impl<'s> Kernel<'s> {
                 simulated_ns: self.now,
                 wall_seconds: 0.0,
             },
+            raw_histograms: std::mem::take(&mut self.metrics.hists),
         }
+    }
+}
+
+/// The summary of a latency histogram.
+pub(crate) fn summarize(name: &str, h: &hdrhistogram::Histogram<u64>) -> HistResult {
+    HistResult {
+        name: name.to_string(),
+        count: h.len(),
+        min: if h.is_empty() { 0 } else { h.min() },
+        mean: if h.is_empty() { 0.0 } else { h.mean() },
+        p50: h.value_at_quantile(0.50),
+        p90: h.value_at_quantile(0.90),
+        p99: h.value_at_quantile(0.99),
+        p999: h.value_at_quantile(0.999),
+        max: h.max(),
     }
 }
 

@@ -12,10 +12,13 @@
 use crate::cpu::{Activity, Csd, PendingIrq};
 use crate::event::Event;
 use crate::interp::Flow;
+use crate::program::{CallFunc, CpuSet};
 use crate::task::*;
 
-/// Step of `smp_call_function_single` after the IPI has been sent.
+/// Steps of the cross-CPU calls: after the IPI send cost, the CSDs are
+/// queued; after a local call's function, the call is done.
 const STEP_QUEUE: u8 = 1;
+const STEP_DONE: u8 = 2;
 
 impl crate::Kernel<'_> {
     /// An interrupt became pending on `c`: take it now if the CPU can.
@@ -119,23 +122,39 @@ impl crate::Kernel<'_> {
         }
     }
 
+    /// The per-target cost of a call's function, sampled for one target.
+    fn func_cost(&mut self, t: TaskId, func: &CallFunc) -> u64 {
+        let base = func.cost.sample(&mut self.rng);
+        base.saturating_mul(self.tasks[t as usize].call_units)
+    }
+
+    /// Evaluates the call's unit count once, when the call starts.
+    fn set_units(&mut self, t: TaskId, func: &CallFunc) {
+        let units = match &func.units {
+            None => 1,
+            Some(e) => self.eval(t, e).max(0) as u64,
+        };
+        self.tasks[t as usize].call_units = units;
+    }
+
     /// `smp_call_function_single()` at `step`.
     pub(crate) fn smp_call_function_single(
         &mut self,
         c: u32,
         t: TaskId,
         target: i64,
-        func: crate::program::Dist,
+        func: &CallFunc,
         wait: bool,
         step: u8,
     ) -> Flow {
         if step == 0 {
             self.preempt_disable(t);
+            self.set_units(t, func);
             if target == c as i64 {
                 // Runs func locally with IRQs off; no IPI.
-                let cost = func.sample(&mut self.rng);
+                let cost = self.func_cost(t, func);
                 self.tasks[t as usize].batch.push(Mode::Sys, cost);
-                self.tasks[t as usize].resume = Resume::Step(STEP_QUEUE + 1);
+                self.tasks[t as usize].resume = Resume::Step(STEP_DONE);
                 return self.end_batch(c, t);
             }
             if target < 0 || target >= self.nr_cpus as i64 {
@@ -149,8 +168,8 @@ impl crate::Kernel<'_> {
             return self.end_batch(c, t);
         }
         if step == STEP_QUEUE {
-            let cost = func.sample(&mut self.rng);
             let gen = self.tasks[t as usize].gen.wrapping_add(1);
+            let cost = self.func_cost(t, func);
             let csd = Csd::Sync {
                 caller: t,
                 gen,
@@ -159,24 +178,115 @@ impl crate::Kernel<'_> {
             };
             self.queue_csd(target as u32, csd, self.now);
             if wait {
-                self.preempt_count_keep_spin(t);
-                return Flow::Stop;
+                return self.csd_lock_wait(c, t, 1);
             }
         }
         self.smp_call_done(c, t)
     }
 
-    /// Begins `csd_lock_wait()` (preemption already disabled).
-    fn preempt_count_keep_spin(&mut self, t: TaskId) {
+    /// `smp_call_function_many()` at `step`: a CSD for every CPU of the
+    /// mask but this one, the IPIs, then a wait for each CSD in turn (which
+    /// ends when the slowest target has run the function).
+    pub(crate) fn smp_call_function_many(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        cpus: &CpuSet,
+        func: &CallFunc,
+        wait: bool,
+        step: u8,
+    ) -> Flow {
+        if step == 0 {
+            self.preempt_disable(t);
+            self.set_units(t, func);
+            let mut targets = std::mem::take(&mut self.tasks[t as usize].call_targets);
+            targets.clear();
+            self.eval_cpuset(t, cpus, &mut targets);
+            let n = targets.len() as u64;
+            self.tasks[t as usize].call_targets = targets;
+            if n == 0 {
+                return self.smp_call_done(c, t);
+            }
+            let send = self.cost.ipi_send * n;
+            let task = &mut self.tasks[t as usize];
+            task.batch.push(Mode::Sys, send);
+            task.resume = Resume::Step(STEP_QUEUE);
+            return self.end_batch(c, t);
+        }
+        if step == STEP_QUEUE {
+            let gen = self.tasks[t as usize].gen.wrapping_add(1);
+            let targets = std::mem::take(&mut self.tasks[t as usize].call_targets);
+            for &target in &targets {
+                let cost = self.func_cost(t, func);
+                let csd = Csd::Sync {
+                    caller: t,
+                    gen,
+                    cost,
+                    from_cpu: c,
+                };
+                self.queue_csd(target, csd, self.now);
+            }
+            let n = targets.len() as u32;
+            self.tasks[t as usize].call_targets = targets;
+            if wait {
+                return self.csd_lock_wait(c, t, n);
+            }
+        }
+        self.smp_call_done(c, t)
+    }
+
+    /// The CPUs of a set, this CPU and offline ones left out, in CPU order.
+    fn eval_cpuset(&mut self, t: TaskId, set: &CpuSet, out: &mut Vec<u32>) {
+        let me = self.tasks[t as usize].cpu;
+        match set {
+            CpuSet::MmCpumask => {
+                let mm = self.tasks[t as usize].mm;
+                for (cpu, state) in self.cpus.iter().enumerate() {
+                    let curr = state.curr;
+                    if cpu as u32 != me && curr != NO_TASK && self.tasks[curr as usize].mm == mm {
+                        out.push(cpu as u32);
+                    }
+                }
+            }
+            CpuSet::AllButSelf => out.extend((0..self.nr_cpus).filter(|&cpu| cpu != me)),
+            CpuSet::List(exprs) => {
+                for e in exprs {
+                    let cpu = self.eval(t, e);
+                    if cpu >= 0 && cpu < self.nr_cpus as i64 && cpu as u32 != me {
+                        out.push(cpu as u32);
+                    }
+                }
+                out.sort_unstable();
+                out.dedup();
+            }
+        }
+    }
+
+    /// Begins `csd_lock_wait()` on `pending` CSDs. Preemption stays
+    /// disabled, unless the kernel has the preemptible-wait series, which
+    /// re-enables it once the IPIs are queued.
+    fn csd_lock_wait(&mut self, c: u32, t: TaskId, pending: u32) -> Flow {
+        let preemptible = self.spec.knobs.csd_wait_preemptible;
         let task = &mut self.tasks[t as usize];
         task.gen = task.gen.wrapping_add(1);
         task.spin = Spin::CsdWait;
         task.spin_done = false;
+        task.csd_pending = pending;
+        task.csd_wait_preemptible = preemptible;
         task.wait_start = self.now;
+        if preemptible && self.preempt_enable(t) {
+            self.schedule(c);
+        }
+        Flow::Stop
     }
 
-    fn smp_call_done(&mut self, c: u32, t: TaskId) -> Flow {
+    /// The wait is over (or there was none): `put_cpu()`.
+    pub(crate) fn smp_call_done(&mut self, c: u32, t: TaskId) -> Flow {
         self.advance(t);
+        let task = &mut self.tasks[t as usize];
+        if std::mem::take(&mut task.csd_wait_preemptible) {
+            return Flow::Next;
+        }
         if self.preempt_enable(t) {
             self.schedule(c);
             return Flow::Stop;

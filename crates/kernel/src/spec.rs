@@ -31,6 +31,9 @@ pub struct Knobs {
     /// Length of the windows over which per-CPU maximum preempt-off and
     /// IRQ-off sections are collected.
     pub latency_window: Nanos,
+    /// `csd_lock_wait()` with preemption enabled (the "Allow preemption
+    /// during IPI completion waiting" series) instead of disabled.
+    pub csd_wait_preemptible: bool,
 }
 
 impl Default for Knobs {
@@ -44,6 +47,7 @@ impl Default for Knobs {
             tg_walk_cost: 100,
             cfs_throttle_base_cost: 1_000,
             latency_window: 30_000_000_000,
+            csd_wait_preemptible: false,
         }
     }
 }
@@ -62,6 +66,9 @@ pub enum ObjectKind {
     /// `struct mutex`. `spin = false` is a mutex that never spins
     /// optimistically (the seed's `slow_mutex_lock`).
     Mutex { spin: bool },
+    /// `spinlock_t` (qspinlock: waiters queue FIFO and spin with
+    /// preemption disabled).
+    Spinlock,
 }
 
 /// CFS bandwidth control of a cgroup (`cpu.max` = quota period).
@@ -126,4 +133,7 @@ pub struct Spec {
     pub seed: u64,
     /// Event budget: the run stops early after this many events.
     pub max_events: Option<u64>,
+    /// Independent replicas run (in parallel) with seeds `seed..seed+n` and
+    /// merged into one result: windows and histograms pooled.
+    pub replicas: u32,
 }

@@ -105,8 +105,12 @@ pub enum Spin {
     MutexOwner {
         lock: u32,
     },
-    /// `csd_lock_wait()` for a CSD sent to another CPU.
+    /// `csd_lock_wait()` for CSDs sent to other CPUs.
     CsdWait,
+    /// Queued on a spinlock (qspinlock MCS queue), FIFO.
+    SpinLock {
+        lock: u32,
+    },
 }
 
 /// What the task does when it next gets a CPU (or when its spin ends).
@@ -170,6 +174,13 @@ pub struct Task {
     pub overshoot_hist: Option<u32>,
     /// Mutex instance being acquired, while in `mutex_lock`.
     pub want_lock: u32,
+    /// CSDs of the current call not yet run by their targets.
+    pub csd_pending: u32,
+    /// The current `csd_lock_wait()` runs with preemption enabled.
+    pub csd_wait_preemptible: bool,
+    /// Targets and unit count of the current cross-CPU call (reused).
+    pub call_targets: Vec<u32>,
+    pub call_units: u64,
     pub times: TaskTimes,
     pub exited_at: Option<Nanos>,
 }

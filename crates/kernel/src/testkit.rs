@@ -29,6 +29,7 @@ pub fn spec(machine: Machine, duration: u64) -> Spec {
         warmup: 0,
         seed: 1,
         max_events: None,
+        replicas: 1,
     }
 }
 

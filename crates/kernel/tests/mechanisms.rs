@@ -38,7 +38,10 @@ fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
                 Op::Mark(0),
                 Op::SmpCallFunctionSingle {
                     cpu: Expr::Const(1),
-                    func: Dist::Const(100),
+                    func: CallFunc {
+                        cost: Dist::Const(100),
+                        units: None,
+                    },
                     wait: true,
                 },
                 Op::RecordSince { hist: h, slot: 0 },
@@ -234,4 +237,135 @@ proptest::proptest! {
         let done = r.counter("acquired").unwrap().count;
         proptest::prop_assert!(acquired >= done && acquired <= done + cpus as u64);
     }
+}
+
+/// With the preemptible-wait series a waker of higher priority runs on the
+/// CPU that waits in csd_lock_wait(); without it, it waits for the IPI.
+#[test]
+fn preemptible_csd_wait_lets_rt_task_run() {
+    let run = |preemptible: bool| {
+        let mut s = spec(flat_machine(2), 60 * MS);
+        s.knobs.csd_wait_preemptible = preemptible;
+        let late = histogram(&mut s, "rt_late");
+        group(
+            &mut s,
+            "irqs_off",
+            vec![1],
+            Policy::Normal,
+            vec![
+                Op::LocalIrqDisable,
+                Op::Work(Dist::Const(5 * MS)),
+                Op::LocalIrqEnable,
+                Op::Work(Dist::Const(10 * US)),
+            ],
+            0,
+        );
+        group(
+            &mut s,
+            "caller",
+            vec![0],
+            Policy::Normal,
+            vec![Op::SmpCallFunctionMany {
+                cpus: CpuSet::List(vec![Expr::Const(1)]),
+                func: CallFunc {
+                    cost: Dist::Const(200),
+                    units: None,
+                },
+                wait: true,
+            }],
+            0,
+        );
+        group(
+            &mut s,
+            "rt",
+            vec![0],
+            Policy::Fifo(99),
+            vec![
+                Op::Sleep {
+                    dist: Dist::Const(700 * US),
+                    overshoot: Some(late),
+                },
+                Op::Work(Dist::Const(5 * US)),
+            ],
+            0,
+        );
+        simulate(&s)
+    };
+    let off = run(false);
+    let on = run(true);
+    let (l_off, l_on) = (
+        off.histogram("rt_late").unwrap(),
+        on.histogram("rt_late").unwrap(),
+    );
+    assert!(
+        l_off.max > MS,
+        "preempt-off wait delays the RT task: {l_off:?}"
+    );
+    assert!(l_on.max < 10 * US, "preemptible wait lets it run: {l_on:?}");
+    assert!(off.cpus[0].max_preempt_off_ns > MS);
+    assert!(
+        on.cpus[0].max_preempt_off_ns < 10 * US,
+        "{}",
+        on.cpus[0].max_preempt_off_ns
+    );
+}
+
+/// smp_call_function_many waits for the slowest target; mm_cpumask picks
+/// the CPUs running the caller's mm.
+#[test]
+fn call_many_waits_for_every_target_of_the_mm() {
+    let mut s = spec(flat_machine(4), 20 * MS);
+    let h = histogram(&mut s, "flush");
+    // CPU 1 and 2 run threads of the caller's mm, CPU 3 another process.
+    group(
+        &mut s,
+        "sibling",
+        vec![1, 2],
+        Policy::Normal,
+        vec![Op::Work(Dist::Const(MS))],
+        0,
+    );
+    s.task_groups.last_mut().unwrap().mm = 100;
+    group(
+        &mut s,
+        "other",
+        vec![3],
+        Policy::Normal,
+        vec![Op::Work(Dist::Const(MS))],
+        0,
+    );
+    group(
+        &mut s,
+        "caller",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::Mark(0),
+            Op::SmpCallFunctionMany {
+                cpus: CpuSet::MmCpumask,
+                func: CallFunc {
+                    cost: Dist::Const(100),
+                    units: Some(Expr::Const(33)),
+                },
+                wait: true,
+            },
+            Op::RecordSince { hist: h, slot: 0 },
+            Op::Sleep {
+                dist: Dist::Const(100 * US),
+                overshoot: None,
+            },
+        ],
+        1,
+    );
+    s.task_groups.last_mut().unwrap().mm = 100;
+    let r = simulate(&s);
+    let flush = r.histogram("flush").unwrap();
+    // Two targets: send costs, one IPI latency, 33 x 100 ns of flushing.
+    let c = &s.machine.costs;
+    let floor = (c.ipi_latency.ns + c.irq_entry_exit.ns) as u64 + 3_300;
+    assert!(flush.min >= floor, "{flush:?} vs {floor}");
+    assert!(flush.max < floor + 2 * US, "{flush:?}");
+    // CPU 3 never saw an IPI: no irq time there.
+    assert_eq!(r.cpus[3].times.irq, 0);
+    assert!(r.cpus[1].times.irq > 0 && r.cpus[2].times.irq > 0);
 }

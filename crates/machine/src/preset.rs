@@ -12,6 +12,7 @@ const PRESETS: &[(&str, &str)] = &[
         "intel-spr-224",
         include_str!("../presets/intel-spr-224.toml"),
     ),
+    ("x86-16", include_str!("../presets/x86-16.toml")),
 ];
 
 /// A preset failed to parse: a bug in smpsim, reported with the location.

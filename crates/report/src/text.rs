@@ -52,6 +52,19 @@ impl Table {
     }
 }
 
+/// Length of one latency window of a run.
+fn window_len(r: &smpsim_kernel::RunResult) -> u64 {
+    let windows = r
+        .cpus
+        .first()
+        .map_or(1, |c| c.preempt_off_windows.len().max(1)) as u64;
+    let measured = r
+        .stats
+        .simulated_ns
+        .saturating_sub(r.warmup_ns * r.replicas as u64);
+    measured / windows
+}
+
 fn ratio(v: f64, base: f64) -> String {
     if base == 0.0 {
         if v == 0.0 {
@@ -71,9 +84,14 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     let first = &runs[0].result;
     let _ = writeln!(
         out,
-        "{scenario} on {machine} ({} CPUs), {} simulated{}, seed {}",
+        "{scenario} on {machine} ({} CPUs), {} simulated{}{}, seed {}",
         first.nr_cpus,
         fmt_ns(first.duration_ns as f64),
+        if first.replicas > 1 {
+            format!(" x {} replicas", first.replicas)
+        } else {
+            String::new()
+        },
         if first.warmup_ns > 0 {
             format!(
                 " (first {} warm-up excluded)",
@@ -185,6 +203,59 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     }
     t.render(&mut out);
     out.push('\n');
+
+    // Per-CPU preempt-off windows (the seed 001 table), when there are
+    // several windows.
+    let windows = first
+        .cpus
+        .first()
+        .map_or(0, |c| c.preempt_off_windows.len());
+    if windows >= 2 {
+        let mut head = vec!["cpu".to_string()];
+        for r in runs {
+            head.push(format!("{} p50", r.variant));
+            head.push(format!("{} p99", r.variant));
+        }
+        let mut t = Table::new(head);
+        for (i, c) in first.cpus.iter().enumerate() {
+            let mut row = vec![format!("cpu{}", c.cpu)];
+            for r in runs {
+                let cpu = &r.result.cpus[i];
+                row.push(cpu.preempt_off_window_p50_ns.to_string());
+                row.push(cpu.preempt_off_window_p99_ns.to_string());
+            }
+            t.row(row);
+        }
+        let _ = writeln!(
+            out,
+            "longest preempt-off section per {} window, P50/P99 over {} windows (ns)",
+            fmt_ns(window_len(first) as f64),
+            windows
+        );
+        t.render(&mut out);
+        out.push('\n');
+    }
+    let long: Vec<(usize, &crate::VariantRun)> = runs
+        .iter()
+        .flat_map(|r| (0..r.result.cpus.len()).map(move |i| (i, r)))
+        .filter(|(i, r)| r.result.cpus[*i].long_preempt_off.iter().any(|&n| n > 0))
+        .collect();
+    if !long.is_empty() {
+        let mut t = Table::new(
+            ["cpu", "variant", "1~10ms", "10~50ms", "50~100ms", "100ms~"]
+                .map(String::from)
+                .to_vec(),
+        );
+        for (i, r) in long {
+            let c = &r.result.cpus[i];
+            let mut row = vec![format!("cpu{}", c.cpu), r.variant.clone()];
+            row.extend(c.long_preempt_off.iter().map(|n| n.to_string()));
+            t.row(row);
+        }
+        out.push_str("preempt-off sections longer than 1 ms (CPUs with none omitted)\n");
+        t.render(&mut out);
+        out.push('\n');
+    }
 
     // Task groups.
     let mut t = Table::new(

@@ -12,14 +12,16 @@ use toml::de::DeTable;
 use toml::Spanned;
 
 use crate::document::{apply_set, apply_variant, parse_set_value};
-use crate::duration::parse_duration;
+use crate::duration::{parse_duration, MachineCosts};
 use crate::error::{list, DResult, Diag, Sources, StrErr};
-use crate::ops::{self, split_lockref, Ctx, ObjEntry};
+use crate::ops::{self, split_lockref, Ctx, LockKind, ObjEntry};
 use crate::raw::{RawCpus, RawDoc, RawKernel, RawTask, S};
 use crate::Scenario;
 
 /// Upper bound on the tasks of one group.
 const MAX_TASKS: u64 = 1 << 20;
+/// Upper bound on `replicas`: each one is a whole simulation.
+const MAX_REPLICAS: u32 = 100_000;
 
 /// Parses the document, merges the variant and the `--set` overrides, and
 /// hands back the pieces: the `[machine]` value and the rest, deserialized.
@@ -52,16 +54,27 @@ pub(crate) fn compile<'t>(
     lower(raw, machine, srcs)
 }
 
-fn duration(srcs: &Sources, v: &S<String>) -> DResult<Nanos> {
-    parse_duration(v.get_ref())
-        .map_err(|e| Diag::new(srcs.sub_span(&v.span(), v.get_ref(), e.range), e.message))
+/// Where durations are read: the texts for locating errors and the
+/// machine's costs for `cost.NAME`.
+struct Durations<'a> {
+    srcs: &'a Sources,
+    costs: &'a MachineCosts,
 }
 
-fn opt_duration(srcs: &Sources, v: &Option<S<String>>, default: Nanos) -> DResult<Nanos> {
-    v.as_ref().map_or(Ok(default), |v| duration(srcs, v))
+impl Durations<'_> {
+    fn get(&self, v: &S<String>) -> DResult<Nanos> {
+        parse_duration(v.get_ref(), self.costs).map_err(|e| {
+            let span = self.srcs.sub_span(&v.span(), v.get_ref(), e.range.clone());
+            e.at(span)
+        })
+    }
+
+    fn opt(&self, v: &Option<S<String>>, default: Nanos) -> DResult<Nanos> {
+        v.as_ref().map_or(Ok(default), |v| self.get(v))
+    }
 }
 
-fn knobs(srcs: &Sources, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
+fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
     let d = Knobs::default();
     let Some(k) = k else { return Ok(d) };
     let k = k.get_ref();
@@ -73,7 +86,7 @@ fn knobs(srcs: &Sources, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
         },
     };
     let positive = |v: &Option<S<String>>, default: Nanos, what: &str| -> DResult<Nanos> {
-        let n = opt_duration(srcs, v, default)?;
+        let n = dur.opt(v, default)?;
         match v {
             Some(s) if n == 0 => Err(Diag::new(
                 s.span(),
@@ -85,7 +98,7 @@ fn knobs(srcs: &Sources, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
     Ok(Knobs {
         hz,
         sched_slice: positive(&k.sched_slice, d.sched_slice, "sched_slice")?,
-        wakeup_granularity: opt_duration(srcs, &k.wakeup_granularity, d.wakeup_granularity)?,
+        wakeup_granularity: dur.opt(&k.wakeup_granularity, d.wakeup_granularity)?,
         mutex_spin_on_owner: k
             .mutex_spin_on_owner
             .as_ref()
@@ -95,13 +108,13 @@ fn knobs(srcs: &Sources, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
             d.cfs_bandwidth_slice,
             "cfs_bandwidth_slice",
         )?,
-        tg_walk_cost: opt_duration(srcs, &k.tg_walk_cost, d.tg_walk_cost)?,
-        cfs_throttle_base_cost: opt_duration(
-            srcs,
-            &k.cfs_throttle_base_cost,
-            d.cfs_throttle_base_cost,
-        )?,
+        tg_walk_cost: dur.opt(&k.tg_walk_cost, d.tg_walk_cost)?,
+        cfs_throttle_base_cost: dur.opt(&k.cfs_throttle_base_cost, d.cfs_throttle_base_cost)?,
         latency_window: positive(&k.latency_window, d.latency_window, "latency_window")?,
+        csd_wait_preemptible: k
+            .csd_wait_preemptible
+            .as_ref()
+            .map_or(d.csd_wait_preemptible, |v| *v.get_ref()),
     })
 }
 
@@ -176,10 +189,31 @@ fn cpus(srcs: &Sources, v: Option<&S<RawCpus>>, nr: usize) -> DResult<Vec<CpuId>
     Ok(cpus)
 }
 
+/// `[scenario] replicas`: how many independent runs are merged.
+fn replicas(v: &Option<S<i64>>) -> DResult<u32> {
+    let Some(v) = v else { return Ok(1) };
+    match u32::try_from(*v.get_ref()) {
+        Ok(n) if (1..=MAX_REPLICAS).contains(&n) => Ok(n),
+        _ => Err(Diag::new(
+            v.span(),
+            format!(
+                "`replicas` must be between 1 and {MAX_REPLICAS}, not {}",
+                v.get_ref()
+            ),
+        )),
+    }
+}
+
 fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResult<Spec> {
+    // Costs after `[machine]` overrides, so `cost.NAME` follows them.
+    let costs = MachineCosts::of(&machine);
+    let dur = Durations {
+        srcs,
+        costs: &costs,
+    };
     // [scenario]
     let sc = raw.scenario.get_ref();
-    let duration_ns = duration(srcs, &sc.duration)?;
+    let duration_ns = dur.get(&sc.duration)?;
     if duration_ns == 0 {
         return Err(Diag::new(
             sc.duration.span(),
@@ -196,7 +230,8 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
             ))
         }
     };
-    let warmup = opt_duration(srcs, &sc.warmup, 0)?;
+    let replicas = replicas(&sc.replicas)?;
+    let warmup = dur.opt(&sc.warmup, 0)?;
     if warmup >= duration_ns {
         let at = sc.warmup.as_ref().map_or(sc.duration.span(), |w| w.span());
         return Err(Diag::new(
@@ -213,7 +248,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         Some(s) => u64::try_from(*s.get_ref())
             .map_err(|_| Diag::new(s.span(), "`seed` cannot be negative"))?,
     };
-    let knobs = knobs(srcs, raw.kernel.as_ref())?;
+    let knobs = knobs(&dur, raw.kernel.as_ref())?;
     let nr = machine.nr_cpus();
 
     // [objects]
@@ -244,20 +279,28 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
             }
         };
         let entry = match o.kind.get_ref().as_str() {
-            "mutex" => {
+            kind @ ("mutex" | "spinlock") => {
                 if let Some(to) = &o.to {
                     return Err(Diag::new(to.span(), "`to` is only for `type = \"alias\"`"));
                 }
                 let per_cpu = o.per_cpu.as_ref().is_some_and(|v| *v.get_ref());
-                let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
+                let (kind, lock_kind) = if kind == "mutex" {
+                    let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
+                    (ObjectKind::Mutex { spin }, LockKind::Mutex)
+                } else {
+                    // A spinlock always spins: `spin` would be meaningless.
+                    not_for(&o.spin, "spin", "spinlock")?;
+                    (ObjectKind::Spinlock, LockKind::Spinlock)
+                };
                 objects.push(ObjectDecl {
                     name: n.clone(),
-                    kind: ObjectKind::Mutex { spin },
+                    kind,
                     per_cpu,
                 });
-                ObjEntry::Mutex {
+                ObjEntry::Lock {
                     id: (objects.len() - 1) as u32,
                     per_cpu,
+                    kind: lock_kind,
                 }
             }
             "alias" => {
@@ -275,7 +318,9 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
             other => {
                 return Err(Diag::new(
                     o.kind.span(),
-                    format!("unknown object type `{other}`; expected one of: mutex, alias"),
+                    format!(
+                        "unknown object type `{other}`; expected one of: mutex, spinlock, alias"
+                    ),
                 ));
             }
         };
@@ -313,8 +358,8 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         let bandwidth = match &c.cpu_max {
             None => None,
             Some(m) => {
-                let quota = duration(srcs, &m.get_ref().quota)?;
-                let period = duration(srcs, &m.get_ref().period)?;
+                let quota = dur.get(&m.get_ref().quota)?;
+                let period = dur.get(&m.get_ref().period)?;
                 if quota == 0 {
                     return Err(Diag::new(
                         m.get_ref().quota.span(),
@@ -372,6 +417,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         functions,
         counters: Vec::new(),
         histograms: Vec::new(),
+        costs,
     };
     let mut task_groups: Vec<TaskGroupDecl> = Vec::new();
     let mut mms: Vec<String> = Vec::new();
@@ -398,6 +444,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         warmup,
         seed,
         max_events,
+        replicas,
     })
 }
 
@@ -412,7 +459,8 @@ fn check_aliases(
         let mut cur = start.as_str();
         while let Some(ObjEntry::Alias { to }) = entries.get(cur) {
             let (r, _) = split_lockref(to.get_ref()).map_err(|e: StrErr| {
-                Diag::new(srcs.sub_span(&to.span(), to.get_ref(), e.range), e.message)
+                let span = srcs.sub_span(&to.span(), to.get_ref(), e.range.clone());
+                e.at(span)
             })?;
             let target = &to.get_ref()[r.clone()];
             if !entries.contains_key(target) {

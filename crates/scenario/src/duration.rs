@@ -1,9 +1,53 @@
-//! Durations (`"1.5ms"`) and duration distributions (`"exp(1us)"`).
+//! Durations (`"1.5ms"`, `"cost.ipi_latency"`) and duration distributions
+//! (`"exp(1us)"`, `"lognormal(50us, 1.5)"`).
 
 use smpsim_engine::Nanos;
 use smpsim_kernel::program::Dist;
+use smpsim_machine::Machine;
 
-use crate::error::StrErr;
+use crate::error::{list, StrErr};
+
+/// Prefix of a duration that names one of the machine's costs.
+const COST_PREFIX: &str = "cost.";
+
+/// The machine's costs by name (as `Machine::cost_list` names them), so a
+/// scenario can write `"cost.tlb_flush_page"` and follow the machine,
+/// including `[machine]` overrides, instead of copying its numbers.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MachineCosts(Vec<(&'static str, Nanos)>);
+
+impl MachineCosts {
+    pub fn of(machine: &Machine) -> Self {
+        MachineCosts(
+            machine
+                .cost_list()
+                .into_iter()
+                .map(|(name, c)| (name, c.nanos()))
+                .collect(),
+        )
+    }
+
+    fn get(&self, name: &str) -> Option<Nanos> {
+        self.0.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
+
+    fn names(&self) -> impl Iterator<Item = String> + '_ {
+        self.0.iter().map(|(n, _)| format!("{COST_PREFIX}{n}"))
+    }
+}
+
+/// Resolves `cost.NAME` (already trimmed, starting at byte `start` of the
+/// string) to the machine's cost.
+fn machine_cost(trimmed: &str, start: usize, costs: &MachineCosts) -> Result<Nanos, StrErr> {
+    let name = &trimmed[COST_PREFIX.len()..];
+    costs.get(name).ok_or_else(|| {
+        StrErr::new(
+            start + COST_PREFIX.len()..start + trimmed.len(),
+            format!("unknown machine cost `{name}`"),
+        )
+        .help(format!("known costs: {}", list(costs.names())))
+    })
+}
 
 const UNITS: &[(&str, u64)] = &[
     ("ns", 1),
@@ -13,8 +57,9 @@ const UNITS: &[(&str, u64)] = &[
 ];
 
 /// Parses `s[range]` as a duration: a non-negative decimal number followed
-/// by a unit (`ns`, `us`, `ms`, `s`), optionally separated by spaces.
-fn parse_at(s: &str, range: std::ops::Range<usize>) -> Result<Nanos, StrErr> {
+/// by a unit (`ns`, `us`, `ms`, `s`), optionally separated by spaces, or
+/// `cost.NAME`.
+fn parse_at(s: &str, range: std::ops::Range<usize>, costs: &MachineCosts) -> Result<Nanos, StrErr> {
     let part = &s[range.clone()];
     let lead = part.len() - part.trim_start().len();
     let trimmed = part.trim();
@@ -23,6 +68,9 @@ fn parse_at(s: &str, range: std::ops::Range<usize>) -> Result<Nanos, StrErr> {
     let err = |m: &str| StrErr::new(whole.clone(), m);
     if trimmed.is_empty() {
         return Err(err("expected a duration such as \"3us\""));
+    }
+    if trimmed.starts_with(COST_PREFIX) {
+        return machine_cost(trimmed, start, costs);
     }
     if trimmed.starts_with('-') {
         return Err(err("a duration cannot be negative"));
@@ -86,19 +134,23 @@ fn parse_at(s: &str, range: std::ops::Range<usize>) -> Result<Nanos, StrErr> {
     Ok(total)
 }
 
-/// Parses a duration string such as `"20s"`, `"500us"` or `"1.5ms"`.
-pub(crate) fn parse_duration(s: &str) -> Result<Nanos, StrErr> {
-    parse_at(s, 0..s.len())
+/// Parses a duration string such as `"20s"`, `"500us"`, `"1.5ms"` or
+/// `"cost.syscall"`.
+pub(crate) fn parse_duration(s: &str, costs: &MachineCosts) -> Result<Nanos, StrErr> {
+    parse_at(s, 0..s.len(), costs)
 }
 
-/// Parses a distribution: a plain duration, `exp(MEAN)`,
-/// `uniform(LO, HI)` or `normal(MEAN, SD)`.
-pub(crate) fn parse_dist(s: &str) -> Result<Dist, StrErr> {
+const DISTS: &str = "expected a duration, cost.NAME, exp(MEAN), uniform(LO, HI), normal(MEAN, SD) or lognormal(MEDIAN, SIGMA)";
+
+/// Parses a distribution: a plain duration (or `cost.NAME`), `exp(MEAN)`,
+/// `uniform(LO, HI)`, `normal(MEAN, SD)` or `lognormal(MEDIAN, SIGMA)`.
+/// Every duration argument may itself be `cost.NAME`.
+pub(crate) fn parse_dist(s: &str, costs: &MachineCosts) -> Result<Dist, StrErr> {
     let t = s.trim_end();
     let lead = t.len() - t.trim_start().len();
     let body = &t[lead..];
     let Some(open) = body.find('(') else {
-        return parse_duration(s).map(Dist::Const);
+        return parse_duration(s, costs).map(Dist::Const);
     };
     let name = body[..open].trim();
     let name_range = lead..lead + open;
@@ -130,17 +182,15 @@ pub(crate) fn parse_dist(s: &str) -> Result<Dist, StrErr> {
             ))
         }
     };
+    let dur = |i: usize| parse_at(s, args[i].clone(), costs);
     match name {
         "exp" => {
             arity(1)?;
-            Ok(Dist::Exp {
-                mean: parse_at(s, args[0].clone())?,
-            })
+            Ok(Dist::Exp { mean: dur(0)? })
         }
         "uniform" => {
             arity(2)?;
-            let lo = parse_at(s, args[0].clone())?;
-            let hi = parse_at(s, args[1].clone())?;
+            let (lo, hi) = (dur(0)?, dur(1)?);
             if lo > hi {
                 return Err(StrErr::new(lead..t.len(), "uniform(LO, HI) needs LO <= HI"));
             }
@@ -149,20 +199,63 @@ pub(crate) fn parse_dist(s: &str) -> Result<Dist, StrErr> {
         "normal" => {
             arity(2)?;
             Ok(Dist::Normal {
-                mean: parse_at(s, args[0].clone())?,
-                sd: parse_at(s, args[1].clone())?,
+                mean: dur(0)?,
+                sd: dur(1)?,
+            })
+        }
+        "lognormal" => {
+            arity(2)?;
+            Ok(Dist::LogNormal {
+                median: dur(0)?,
+                sigma: parse_sigma(s, args[1].clone())?,
             })
         }
         _ => Err(StrErr::new(
             name_range,
-            format!("unknown distribution `{name}`; expected a duration, exp(MEAN), uniform(LO, HI) or normal(MEAN, SD)"),
+            format!("unknown distribution `{name}`; {DISTS}"),
         )),
+    }
+}
+
+/// The shape of a log-normal: a plain non-negative number (the standard
+/// deviation of the logarithm), not a duration.
+fn parse_sigma(s: &str, range: std::ops::Range<usize>) -> Result<f64, StrErr> {
+    let part = &s[range.clone()];
+    let lead = part.len() - part.trim_start().len();
+    let trimmed = part.trim();
+    let at = range.start + lead..range.start + lead + trimmed.len();
+    if trimmed.is_empty() {
+        return Err(StrErr::new(range, "expected SIGMA, a number such as 1.5"));
+    }
+    // Only digits and a point: `f64::from_str` would also take `inf`, `NaN`
+    // and exponents, none of which is a sensible shape.
+    let plain = trimmed.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    match trimmed.parse::<f64>() {
+        Ok(v) if plain && v.is_finite() => Ok(v),
+        _ if trimmed.starts_with('-') => Err(StrErr::new(at, "SIGMA cannot be negative")),
+        _ => Err(StrErr::new(
+            at,
+            format!("SIGMA must be a non-negative number such as 1.5, not `{trimmed}`"),
+        )
+        .help("lognormal(MEDIAN, SIGMA): MEDIAN is a duration, SIGMA the standard deviation of its logarithm (no unit)")),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse_duration(s: &str) -> Result<Nanos, StrErr> {
+        super::parse_duration(s, &MachineCosts::default())
+    }
+
+    fn parse_dist(s: &str) -> Result<Dist, StrErr> {
+        super::parse_dist(s, &MachineCosts::default())
+    }
+
+    fn costs() -> MachineCosts {
+        MachineCosts(vec![("ipi_latency", 900), ("tlb_flush_page", 120)])
+    }
 
     #[test]
     fn durations() {
@@ -211,5 +304,70 @@ mod tests {
             .message
             .contains("unknown distribution"));
         assert!(parse_dist("exp(1us").is_err());
+    }
+
+    #[test]
+    fn lognormal() {
+        assert_eq!(
+            parse_dist("lognormal(50us, 1.5)"),
+            Ok(Dist::LogNormal {
+                median: 50_000,
+                sigma: 1.5
+            })
+        );
+        assert_eq!(
+            parse_dist(" lognormal( 1ms ,0 ) "),
+            Ok(Dist::LogNormal {
+                median: 1_000_000,
+                sigma: 0.0
+            })
+        );
+        let e = parse_dist("lognormal(50us, -1)").unwrap_err();
+        assert_eq!(e.range, 16..18);
+        assert!(e.message.contains("negative"));
+        let e = parse_dist("lognormal(50us, 1.5us)").unwrap_err();
+        assert_eq!(e.range, 16..21);
+        assert!(e.message.contains("non-negative number"), "{}", e.message);
+        for bad in ["inf", "NaN", "1e3", "1.2.3", ""] {
+            let text = format!("lognormal(50us, {bad})");
+            assert!(parse_dist(&text).is_err(), "{text}");
+        }
+        let e = parse_dist("lognormal(50, 1)").unwrap_err();
+        assert_eq!(e.range, 10..12);
+        assert!(e.message.contains("no unit"));
+        assert!(parse_dist("lognormal(50us)")
+            .unwrap_err()
+            .message
+            .contains("takes 2 arguments"));
+    }
+
+    #[test]
+    fn machine_costs() {
+        let c = costs();
+        assert_eq!(super::parse_duration("cost.ipi_latency", &c), Ok(900));
+        assert_eq!(
+            super::parse_dist(" cost.tlb_flush_page", &c),
+            Ok(Dist::Const(120))
+        );
+        assert_eq!(
+            super::parse_dist("exp(cost.ipi_latency)", &c),
+            Ok(Dist::Exp { mean: 900 })
+        );
+        assert_eq!(
+            super::parse_dist("lognormal(cost.ipi_latency, 0.5)", &c),
+            Ok(Dist::LogNormal {
+                median: 900,
+                sigma: 0.5
+            })
+        );
+        let e = super::parse_dist("uniform(1us, cost.nope)", &c).unwrap_err();
+        assert_eq!(e.range, 18..22);
+        assert!(e.message.contains("unknown machine cost `nope`"));
+        let help = e.help.unwrap();
+        assert!(
+            help.contains("`cost.ipi_latency`, `cost.tlb_flush_page`"),
+            "{help}"
+        );
+        assert!(super::parse_duration("cost.", &c).is_err());
     }
 }

@@ -136,6 +136,7 @@ pub(crate) type DResult<T> = Result<T, Diag>;
 pub(crate) struct StrErr {
     pub range: Range<usize>,
     pub message: String,
+    pub help: Option<String>,
 }
 
 impl StrErr {
@@ -143,6 +144,21 @@ impl StrErr {
         StrErr {
             range,
             message: message.into(),
+            help: None,
+        }
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// The error at `span` of the virtual text, keeping its help.
+    pub fn at(self, span: Range<usize>) -> Diag {
+        Diag {
+            span,
+            message: self.message,
+            help: self.help,
         }
     }
 }

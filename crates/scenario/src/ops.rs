@@ -3,9 +3,11 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use smpsim_kernel::program::{CmpOp, Cond, Expr, ObjRef, ObjectId, Op, Pc, Program, Slot};
+use smpsim_kernel::program::{
+    CallFunc, CmpOp, Cond, CpuSet, Dist, Expr, ObjRef, ObjectId, Op, Pc, Program, Slot,
+};
 
-use crate::duration::parse_dist;
+use crate::duration::{parse_dist, MachineCosts};
 use crate::error::{list, DResult, Diag, Sources, StrErr};
 use crate::expr::{is_identifier, parse_cond, parse_expr, RESERVED};
 use crate::raw::{Entries, RawExpr, RawOp, S};
@@ -26,7 +28,21 @@ pub(crate) const KINDS: &[(&str, &[&str], &[&str])] = &[
     ("mutex_lock", &["lock"], &[]),
     ("mutex_unlock", &["lock"], &[]),
     ("mutex_guard", &["lock", "body"], &[]),
-    ("smp_call_function_single", &["cpu", "func"], &["wait"]),
+    ("spin_lock", &["lock"], &[]),
+    ("spin_unlock", &["lock"], &[]),
+    ("spin_lock_irqsave", &["lock"], &[]),
+    ("spin_unlock_irqrestore", &["lock"], &[]),
+    ("spin_guard", &["lock", "body"], &["irqsave"]),
+    (
+        "smp_call_function_single",
+        &["cpu", "func"],
+        &["units", "wait"],
+    ),
+    (
+        "smp_call_function_many",
+        &["cpus", "func"],
+        &["units", "wait"],
+    ),
     ("sleep", &["time"], &["overshoot"]),
     ("set", &["var", "value"], &[]),
     ("if", &["cond", "then"], &["else"]),
@@ -39,11 +55,54 @@ pub(crate) const KINDS: &[(&str, &[&str], &[&str])] = &[
     ("exit", &[], &[]),
 ];
 
+/// What kind of lock an object is, which decides the ops that may take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LockKind {
+    Mutex,
+    Spinlock,
+}
+
+impl LockKind {
+    fn name(self) -> &'static str {
+        match self {
+            LockKind::Mutex => "mutex",
+            LockKind::Spinlock => "spinlock",
+        }
+    }
+
+    fn ops(self) -> &'static str {
+        match self {
+            LockKind::Mutex => "mutex_lock, mutex_unlock, mutex_guard",
+            LockKind::Spinlock => {
+                "spin_lock, spin_unlock, spin_lock_irqsave, spin_unlock_irqrestore, spin_guard"
+            }
+        }
+    }
+}
+
+/// The op of the other lock kind that does what `op` meant to do.
+fn counterpart(op: &str) -> &'static str {
+    match op {
+        "mutex_lock" => "spin_lock",
+        "mutex_unlock" => "spin_unlock",
+        "mutex_guard" => "spin_guard",
+        "spin_unlock" | "spin_unlock_irqrestore" => "mutex_unlock",
+        "spin_guard" => "mutex_guard",
+        _ => "mutex_lock",
+    }
+}
+
 /// A declared object, by name.
 #[derive(Debug)]
 pub(crate) enum ObjEntry {
-    Mutex { id: ObjectId, per_cpu: bool },
-    Alias { to: S<String> },
+    Lock {
+        id: ObjectId,
+        per_cpu: bool,
+        kind: LockKind,
+    },
+    Alias {
+        to: S<String>,
+    },
 }
 
 /// What programs are compiled against: objects, functions, and the
@@ -55,16 +114,36 @@ pub(crate) struct Ctx<'d> {
     pub functions: HashMap<String, &'d S<Vec<S<RawOp>>>>,
     pub counters: Vec<String>,
     pub histograms: Vec<String>,
+    /// For `cost.NAME` in distributions.
+    pub costs: MachineCosts,
 }
 
 impl Ctx<'_> {
     /// An error at bytes `e.range` of the string value `v`.
     pub fn at_str(&self, v: &S<String>, e: StrErr) -> Diag {
-        Diag::new(
-            self.srcs.sub_span(&v.span(), v.get_ref(), e.range),
-            e.message,
-        )
+        let span = self.srcs.sub_span(&v.span(), v.get_ref(), e.range.clone());
+        e.at(span)
     }
+}
+
+/// Byte ranges of the comma-separated parts of `s`, ignoring commas inside
+/// parentheses (so `"uniform(0, 4), 2"` has two parts).
+fn split_top_level(s: &str) -> Vec<Range<usize>> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(start..i);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(start..s.len());
+    parts
 }
 
 fn intern(names: &mut Vec<String>, name: &str) -> u32 {
@@ -174,6 +253,23 @@ fn walk<'d>(
     Ok(())
 }
 
+/// A cross-CPU call's `wait`: synchronous unless told otherwise, as most
+/// callers in the kernel are.
+fn wait(r: &RawOp) -> bool {
+    r.wait.as_ref().map(|w| *w.get_ref()).unwrap_or(true)
+}
+
+/// "`zone_lock` is a spinlock; use spin_lock", naming the alias too when
+/// the lock was reached through one.
+fn wrong_kind(written: &str, name: &str, kind: LockKind, op: &str) -> String {
+    let what = if written == name {
+        format!("`{name}` is a {}", kind.name())
+    } else {
+        format!("`{written}` stands for `{name}`, a {}", kind.name())
+    };
+    format!("{what}; use {}", counterpart(op))
+}
+
 struct Emitter<'c, 'd> {
     ctx: &'c mut Ctx<'d>,
     ops: Vec<Op>,
@@ -253,9 +349,21 @@ impl Emitter<'_, '_> {
         })
     }
 
-    fn lock(&self, lock: &S<String>) -> DResult<ObjRef> {
+    /// An expression written at bytes `r` of the string value `v`.
+    fn sub_expr(&self, v: &S<String>, r: Range<usize>) -> DResult<Expr> {
+        let res = resolver(&self.slots);
+        parse_expr(&v.get_ref()[r.clone()], &res).map_err(|mut e| {
+            e.range = e.range.start + r.start..e.range.end + r.start;
+            self.ctx.at_str(v, e)
+        })
+    }
+
+    /// Resolves a `lock` field through aliases to an object of kind `want`;
+    /// `op` names the op, to suggest the right one on a kind mismatch.
+    fn lock(&self, lock: &S<String>, want: LockKind, op: &str) -> DResult<ObjRef> {
         let ctx = &*self.ctx;
         let (mut name_r, idx) = split_lockref(lock.get_ref()).map_err(|e| ctx.at_str(lock, e))?;
+        let written = name_r.clone();
         let mut owner = lock;
         let mut index: Option<(&S<String>, Range<usize>)> = idx.map(|r| (lock, r));
         for _ in 0..=ctx.objects.len() {
@@ -283,23 +391,18 @@ impl Emitter<'_, '_> {
                     owner = to;
                     name_r = n;
                 }
-                Some(ObjEntry::Mutex { id, per_cpu }) => {
+                Some(&ObjEntry::Lock { id, per_cpu, kind }) => {
+                    if kind != want {
+                        let msg = wrong_kind(&lock.get_ref()[written.clone()], name, kind, op);
+                        return Err(ctx.at_str(lock, StrErr::new(written, msg)).help(format!(
+                            "{} ops: {}",
+                            kind.name(),
+                            kind.ops()
+                        )));
+                    }
                     let index = match (index, per_cpu) {
                         (None, false) => None,
-                        (Some((o, r)), true) => {
-                            let text = o.get_ref()[r.clone()].to_string();
-                            let res = resolver(&self.slots);
-                            let e = parse_expr(&text, &res).map_err(|e| {
-                                ctx.at_str(
-                                    o,
-                                    StrErr::new(
-                                        e.range.start + r.start..e.range.end + r.start,
-                                        e.message,
-                                    ),
-                                )
-                            })?;
-                            Some(e)
-                        }
+                        (Some((o, r)), true) => Some(self.sub_expr(o, r)?),
                         (None, true) => {
                             return Err(Diag::new(lock.span(), format!("`{name}` is a per-CPU object: say which CPU's, e.g. `{name}[this_cpu()]`")));
                         }
@@ -315,15 +418,63 @@ impl Emitter<'_, '_> {
                             ));
                         }
                     };
-                    return Ok(ObjRef { object: *id, index });
+                    return Ok(ObjRef { object: id, index });
                 }
             }
         }
         Err(Diag::new(lock.span(), "alias cycle"))
     }
 
-    fn dist(&self, v: &S<String>) -> DResult<smpsim_kernel::program::Dist> {
-        parse_dist(v.get_ref()).map_err(|e| self.ctx.at_str(v, e))
+    /// `smp_call_function_many`'s `cpus`: `mm_cpumask`, `all_but_self`, or a
+    /// comma-separated list of CPU expressions.
+    fn cpuset(&self, v: &S<String>) -> DResult<CpuSet> {
+        let text = v.get_ref();
+        match text.trim() {
+            "mm_cpumask" => return Ok(CpuSet::MmCpumask),
+            "all_but_self" => return Ok(CpuSet::AllButSelf),
+            "all" => {
+                return Err(Diag::new(
+                    v.span(),
+                    "`all` would include the calling CPU, which smp_call_function_many never runs the function on",
+                )
+                .help("write \"all_but_self\" for every other online CPU, or \"mm_cpumask\" for the CPUs running this address space"));
+            }
+            _ => {}
+        }
+        let mut cpus = Vec::new();
+        for part in split_top_level(text) {
+            if text[part.clone()].trim().is_empty() {
+                return Err(self
+                    .ctx
+                    .at_str(v, StrErr::new(part, "expected a CPU expression"))
+                    .help("a CPU set is \"mm_cpumask\", \"all_but_self\", or CPU expressions separated by commas, e.g. \"0, 3, target\""));
+            }
+            cpus.push(self.sub_expr(v, part)?);
+        }
+        Ok(CpuSet::List(cpus))
+    }
+
+    /// The function a cross-CPU call runs: its cost, times `units` if given.
+    fn call_func(&self, op: &S<RawOp>) -> DResult<CallFunc> {
+        let r = op.get_ref();
+        let cost = self.dist(need(&r.func, op, "func")?)?;
+        let units = match &r.units {
+            None => None,
+            Some(u) => match self.expr(u)? {
+                Expr::Const(c) if c < 0 => {
+                    return Err(Diag::new(
+                        u.span(),
+                        format!("`units` cannot be negative (got {c})"),
+                    ));
+                }
+                e => Some(e),
+            },
+        };
+        Ok(CallFunc { cost, units })
+    }
+
+    fn dist(&self, v: &S<String>) -> DResult<Dist> {
+        parse_dist(v.get_ref(), &self.ctx.costs).map_err(|e| self.ctx.at_str(v, e))
     }
 
     fn block(&mut self, ops: &[S<RawOp>]) -> DResult<()> {
@@ -372,7 +523,7 @@ impl Emitter<'_, '_> {
                 self.push(Op::Exit);
             }
             "mutex_lock" | "mutex_unlock" => {
-                let l = self.lock(need(&r.lock, op, "lock")?)?;
+                let l = self.lock(need(&r.lock, op, "lock")?, LockKind::Mutex, kind)?;
                 self.push(if kind == "mutex_lock" {
                     Op::MutexLock(l)
                 } else {
@@ -380,16 +531,44 @@ impl Emitter<'_, '_> {
                 });
             }
             "mutex_guard" => {
-                let l = self.lock(need(&r.lock, op, "lock")?)?;
+                let l = self.lock(need(&r.lock, op, "lock")?, LockKind::Mutex, kind)?;
                 self.push(Op::MutexLock(l.clone()));
                 self.block(need(&r.body, op, "body")?.get_ref())?;
                 self.push(Op::MutexUnlock(l));
             }
+            "spin_lock" | "spin_lock_irqsave" | "spin_unlock" | "spin_unlock_irqrestore" => {
+                self.emit_spin(op, kind)?;
+            }
+            "spin_guard" => {
+                let lock = self.lock(need(&r.lock, op, "lock")?, LockKind::Spinlock, kind)?;
+                let irqsave = r.irqsave.as_ref().is_some_and(|v| *v.get_ref());
+                self.push(Op::SpinLock {
+                    lock: lock.clone(),
+                    irqsave,
+                });
+                self.block(need(&r.body, op, "body")?.get_ref())?;
+                self.push(Op::SpinUnlock {
+                    lock,
+                    irqrestore: irqsave,
+                });
+            }
             "smp_call_function_single" => {
                 let cpu = self.expr(need(&r.cpu, op, "cpu")?)?;
-                let func = self.dist(need(&r.func, op, "func")?)?;
-                let wait = r.wait.as_ref().map(|w| *w.get_ref()).unwrap_or(true);
-                self.push(Op::SmpCallFunctionSingle { cpu, func, wait });
+                let func = self.call_func(op)?;
+                self.push(Op::SmpCallFunctionSingle {
+                    cpu,
+                    func,
+                    wait: wait(r),
+                });
+            }
+            "smp_call_function_many" => {
+                let cpus = self.cpuset(need(&r.cpus, op, "cpus")?)?;
+                let func = self.call_func(op)?;
+                self.push(Op::SmpCallFunctionMany {
+                    cpus,
+                    func,
+                    wait: wait(r),
+                });
             }
             "sleep" => {
                 let dist = self.dist(need(&r.time, op, "time")?)?;
@@ -462,6 +641,35 @@ impl Emitter<'_, '_> {
             }
             _ => unreachable!("check_fields accepts only known ops"),
         }
+        Ok(())
+    }
+
+    /// The four single spinlock ops; the `_irqsave`/`_irqrestore` forms
+    /// also disable and restore local interrupts.
+    fn emit_spin(&mut self, op: &S<RawOp>, kind: &str) -> DResult<()> {
+        let lock = self.lock(
+            need(&op.get_ref().lock, op, "lock")?,
+            LockKind::Spinlock,
+            kind,
+        )?;
+        self.push(match kind {
+            "spin_lock" => Op::SpinLock {
+                lock,
+                irqsave: false,
+            },
+            "spin_lock_irqsave" => Op::SpinLock {
+                lock,
+                irqsave: true,
+            },
+            "spin_unlock" => Op::SpinUnlock {
+                lock,
+                irqrestore: false,
+            },
+            _ => Op::SpinUnlock {
+                lock,
+                irqrestore: true,
+            },
+        });
         Ok(())
     }
 

@@ -129,6 +129,7 @@ pub(crate) struct RawScenario {
     pub warmup: Option<S<String>>,
     pub seed: Option<S<i64>>,
     pub max_events: Option<S<i64>>,
+    pub replicas: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -142,6 +143,7 @@ pub(crate) struct RawKernel {
     pub tg_walk_cost: Option<S<String>>,
     pub cfs_throttle_base_cost: Option<S<String>>,
     pub latency_window: Option<S<String>>,
+    pub csd_wait_preemptible: Option<S<bool>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -204,7 +206,10 @@ pub(crate) struct RawOp {
     pub lock: Option<S<String>>,
     pub cpu: Option<S<RawExpr>>,
     pub func: Option<S<String>>,
+    pub units: Option<S<RawExpr>>,
+    pub cpus: Option<S<String>>,
     pub wait: Option<S<bool>>,
+    pub irqsave: Option<S<bool>>,
     pub overshoot: Option<S<String>>,
     pub var: Option<S<String>>,
     pub value: Option<S<RawExpr>>,
@@ -234,7 +239,10 @@ impl RawOp {
             ("lock", sp(&self.lock)),
             ("cpu", sp(&self.cpu)),
             ("func", sp(&self.func)),
+            ("units", sp(&self.units)),
+            ("cpus", sp(&self.cpus)),
             ("wait", sp(&self.wait)),
+            ("irqsave", sp(&self.irqsave)),
             ("overshoot", sp(&self.overshoot)),
             ("var", sp(&self.var)),
             ("value", sp(&self.value)),

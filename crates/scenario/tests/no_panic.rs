@@ -5,6 +5,8 @@ use std::path::Path;
 use proptest::prelude::*;
 
 const SEED: &str = include_str!("data/membarrier.toml");
+/// Spinlocks, cross-CPU calls to many CPUs, machine costs, log-normal.
+const SEED_SMP: &str = include_str!("data/tlb_shootdown.toml");
 
 /// Characters that tend to produce interesting near-miss documents.
 const ALPHABET: &[char] = &[
@@ -58,4 +60,25 @@ proptest! {
             }
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn load_smp_never_panics(edits in proptest::collection::vec((any::<usize>(), any::<u8>(), any::<usize>()), 1..6)) {
+        let text = mutate(SEED_SMP, &edits);
+        if let Ok(scn) = smpsim_scenario::parse(Path::new("t.toml"), text) {
+            for v in scn.variant_names() {
+                let _ = scn.compile(Some(v), &[]);
+            }
+        }
+    }
+}
+
+#[test]
+fn smp_seed_is_valid() {
+    let scn = smpsim_scenario::parse(Path::new("t.toml"), SEED_SMP.to_string())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scn.variant_names().count(), 2);
 }
