@@ -369,3 +369,79 @@ fn call_many_waits_for_every_target_of_the_mm() {
     assert_eq!(r.cpus[3].times.irq, 0);
     assert!(r.cpus[1].times.irq > 0 && r.cpus[2].times.irq > 0);
 }
+
+/// Spinlock waiters spin with preemption off; with irqsave an IPI to a
+/// waiting or holding CPU waits too.
+#[test]
+fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
+    let mut s = spec(flat_machine(3), 30 * MS);
+    let l = s.objects.len() as u32;
+    s.objects.push(ObjectDecl {
+        name: "zone".into(),
+        kind: ObjectKind::Spinlock,
+        per_cpu: false,
+    });
+    let h = histogram(&mut s, "ipi");
+    let lock = ObjRef {
+        object: l,
+        index: None,
+    };
+    group(
+        &mut s,
+        "holders",
+        vec![0, 1],
+        Policy::Normal,
+        vec![
+            Op::SpinLock {
+                lock: lock.clone(),
+                irqsave: true,
+            },
+            Op::Work(Dist::Const(300 * US)),
+            Op::SpinUnlock {
+                lock,
+                irqrestore: true,
+            },
+            Op::Work(Dist::Const(10 * US)),
+        ],
+        0,
+    );
+    group(
+        &mut s,
+        "caller",
+        vec![2],
+        Policy::Normal,
+        vec![
+            Op::Mark(0),
+            Op::SmpCallFunctionSingle {
+                cpu: Expr::Const(1),
+                func: CallFunc {
+                    cost: Dist::Const(100),
+                    units: None,
+                },
+                wait: true,
+            },
+            Op::RecordSince { hist: h, slot: 0 },
+            Op::Sleep {
+                dist: Dist::Const(77 * US),
+                overshoot: None,
+            },
+        ],
+        1,
+    );
+    let r = simulate(&s);
+    let zone = r.lock("zone").unwrap();
+    assert!(zone.contentions > 10, "{zone:?}");
+    // Each holder waits for the other's 300 us hold: sections of ~600 us.
+    assert!(
+        r.cpus[0].max_preempt_off_ns >= 550 * US,
+        "{}",
+        r.cpus[0].max_preempt_off_ns
+    );
+    assert!(r.cpus[1].max_irq_off_ns >= 550 * US);
+    // CPU 1 is almost always IRQs-off: the caller waits hundreds of us.
+    assert!(r.histogram("ipi").unwrap().p50 > 100 * US);
+    assert!(
+        zone.wait_max_ns <= 320 * US,
+        "FIFO: at most one hold ahead: {zone:?}"
+    );
+}
