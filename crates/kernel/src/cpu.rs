@@ -34,6 +34,8 @@ pub enum Csd {
     },
     /// `cfsb_csd`: unthrottle this CPU's throttled cfs_rqs on its list.
     CfsbUnthrottle,
+    /// `rcu_exp_handler()` of an expedited grace period.
+    RcuExp,
 }
 
 /// CPU time split.
@@ -177,6 +179,8 @@ pub enum PendingIrq {
 
 pub struct Cpu {
     pub id: u32,
+    /// In `cpu_online_mask`.
+    pub online: bool,
     pub curr: TaskId,
     pub activity: Activity,
     /// Invalidates `Event::Cpu` scheduled for earlier activities.
@@ -211,6 +215,7 @@ impl Cpu {
     pub fn new(id: u32) -> Self {
         Cpu {
             id,
+            online: true,
             curr: NO_TASK,
             activity: Activity::Idle,
             gen: 0,

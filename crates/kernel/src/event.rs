@@ -20,4 +20,20 @@ pub enum Event {
     /// A spinning task observes the condition it spins on (a CSD unlocked,
     /// a mutex handed to it, its mutex owner gone off-CPU).
     SpinEnd { task: u32, gen: u32 },
+    /// The RCU GP kthread starts a grace period (`rcu_gp_init()`).
+    RcuGpStart,
+    /// A force-quiescent-state scan of grace period `gen`.
+    RcuFqs { gen: u32 },
+    /// `rcu_gp_cleanup()` done.
+    RcuGpEnd,
+    /// The expedited-GP worker selects CPUs and sends IPIs.
+    RcuExpStart,
+    /// `rcu_core()` (RCU_SOFTIRQ) on `cpu` at its tick: new callbacks ask
+    /// for a grace period.
+    RcuCore { cpu: u32 },
+    /// An RCU callback runs (RCU_SOFTIRQ on `cpu`).
+    RcuCallback {
+        cpu: u32,
+        cb: crate::rcu::RcuCallback,
+    },
 }

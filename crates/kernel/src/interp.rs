@@ -67,7 +67,14 @@ impl crate::Kernel<'_> {
                     self.tasks[t as usize].mode = Mode::User;
                     true
                 }
-                Op::CpusReadLock | Op::CpusReadUnlock => true,
+                Op::RcuExpediteGp => {
+                    self.rcu.expedite_nesting += 1;
+                    true
+                }
+                Op::RcuUnexpediteGp => {
+                    self.rcu.expedite_nesting = self.rcu.expedite_nesting.saturating_sub(1);
+                    true
+                }
                 Op::Set { slot, expr } => {
                     let v = self.eval(t, expr);
                     self.tasks[t as usize].vars[*slot as usize] = v;
@@ -194,6 +201,38 @@ impl crate::Kernel<'_> {
                 let l = self.instance(t, lock);
                 self.spin_unlock(c, t, l, *irqrestore)
             }
+            Op::CpusReadLock => self.cpus_read_lock(c, t),
+            Op::CpusReadUnlock => {
+                self.cpus_read_unlock(c, t);
+                Flow::Next
+            }
+            Op::CpusWriteLock => self.cpus_write_lock(c, t, step),
+            Op::CpusWriteUnlock => {
+                self.cpus_write_unlock(c, t);
+                Flow::Next
+            }
+            Op::SynchronizeRcu | Op::SynchronizeRcuExpedited => {
+                if step == 0 {
+                    self.tasks[t as usize].resume = Resume::Step(1);
+                    let expedited = matches!(op, Op::SynchronizeRcuExpedited);
+                    self.synchronize_rcu(c, t, expedited);
+                    return Flow::Stop;
+                }
+                self.advance(t);
+                Flow::Next
+            }
+            Op::CpuOffline(e) => {
+                let target = self.eval(t, e);
+                self.set_cpu_online(c, target, false);
+                self.advance(t);
+                Flow::Next
+            }
+            Op::CpuOnline(e) => {
+                let target = self.eval(t, e);
+                self.set_cpu_online(c, target, true);
+                self.advance(t);
+                Flow::Next
+            }
             Op::Sleep { dist, overshoot } => {
                 let ns = dist.sample(&mut self.rng);
                 let task = &mut self.tasks[t as usize];
@@ -205,6 +244,7 @@ impl crate::Kernel<'_> {
                 task.gen = gen;
                 self.at(self.now + ns, Event::Timer { task: t, gen });
                 self.block(c, t);
+                self.tasks[t as usize].interruptible = true;
                 Flow::Stop
             }
             Op::Exit => {
@@ -274,7 +314,7 @@ impl crate::Kernel<'_> {
         match c {
             Cond::CpuOnline(e) => {
                 let cpu = self.eval(t, e);
-                cpu >= 0 && cpu < self.nr_cpus as i64
+                cpu >= 0 && cpu < self.nr_cpus as i64 && self.cpus[cpu as usize].online
             }
             Cond::CpuCurrSharesMm(e) => {
                 let cpu = self.eval(t, e);

@@ -224,6 +224,17 @@ impl Metrics {
         );
     }
 
+    pub fn offline_with_tasks(&mut self, cpu: u32, now: Nanos) {
+        self.finding(
+            "offline_with_tasks",
+            now,
+            cpu,
+            format!(
+                "CPU#{cpu} went offline with tasks placed on it (smpsim does not migrate them)"
+            ),
+        );
+    }
+
     /// Records the first finding of each detector (later ones only count).
     fn finding(&mut self, detector: &'static str, now: Nanos, cpu: u32, message: String) {
         if let Some(f) = self.findings.iter_mut().find(|f| f.detector == detector) {

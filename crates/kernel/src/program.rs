@@ -165,9 +165,27 @@ pub enum Op {
     LocalIrqEnable,
     MutexLock(ObjRef),
     MutexUnlock(ObjRef),
-    /// `cpus_read_lock()`: the percpu-rwsem reader fast path.
+    /// `cpus_read_lock()`: `percpu_down_read(&cpu_hotplug_lock)`; blocks
+    /// while a writer holds it.
     CpusReadLock,
     CpusReadUnlock,
+    /// `cpus_write_lock()`: `percpu_down_write(&cpu_hotplug_lock)`:
+    /// `rcu_sync_enter()` (a grace period from GP_IDLE), then waits for
+    /// readers to drain.
+    CpusWriteLock,
+    CpusWriteUnlock,
+    /// `synchronize_rcu()` (expedited while `rcu_expedite_gp()` is in force
+    /// or the `rcu_expedited` knob is set).
+    SynchronizeRcu,
+    SynchronizeRcuExpedited,
+    /// `rcu_expedite_gp()` / `rcu_unexpedite_gp()` (nesting).
+    RcuExpediteGp,
+    RcuUnexpediteGp,
+    /// The CPU leaves the system: scheduler, RCU, IPI targets (the end of
+    /// `takedown_cpu()`). It must have no tasks placed on it.
+    CpuOffline(Expr),
+    /// The CPU joins the system again (`notify_cpu_starting()` / set_cpu_online).
+    CpuOnline(Expr),
     /// `smp_call_function_single(cpu, func, NULL, wait)`; `func` is the
     /// handler's cost on the target.
     SmpCallFunctionSingle {

@@ -54,6 +54,8 @@ pub struct CounterResult {
 pub struct HistResult {
     pub name: String,
     pub count: u64,
+    /// Sum of all samples (count x mean), for time breakdowns.
+    pub total: f64,
     pub min: u64,
     pub mean: f64,
     pub p50: u64,

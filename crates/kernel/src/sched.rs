@@ -118,6 +118,8 @@ impl crate::Kernel<'_> {
     pub(crate) fn schedule(&mut self, c: u32) {
         self.settle(c);
         self.update_curr(c);
+        // rcu_note_context_switch(): a quiescent state.
+        self.rcu_qs(c);
         let prev = self.cpus[c as usize].curr;
         let mut cost = 0;
         if prev != NO_TASK {
@@ -212,6 +214,16 @@ impl crate::Kernel<'_> {
     /// whether it preempts its CPU's current task. `from` is the waking CPU.
     pub(crate) fn wake_up(&mut self, t: TaskId, from: u32) {
         debug_assert_eq!(self.tasks[t as usize].state, TaskState::Sleeping);
+        // khungtaskd would have reported a D-state sleep this long.
+        let task = &self.tasks[t as usize];
+        let blocked = self.now - task.wait_start;
+        if !task.interruptible && blocked >= self.metrics.thresholds.hung_task {
+            let name = format!(
+                "{}/{}",
+                self.spec.task_groups[task.group as usize].name, task.index
+            );
+            self.metrics.hung_task(task.cpu, self.now, name, blocked);
+        }
         self.set_state(t, TaskState::Runnable);
         self.tasks[t as usize].gen = self.tasks[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
@@ -254,8 +266,11 @@ impl crate::Kernel<'_> {
     pub(crate) fn resched_cpu(&mut self, c: u32, from: u32) {
         if c == from {
             self.cpus[c as usize].need_resched = true;
-            // A local spinner polls need_resched; the running task reaches a
-            // preemption point on its own.
+            // A local spinner polls need_resched and a running task reaches a
+            // preemption point on its own; an idle CPU picks the task now.
+            if self.cpus[c as usize].activity == Activity::Idle {
+                self.kick(c);
+            }
             return;
         }
         let latency = self.cost.ipi_latency;
@@ -286,6 +301,13 @@ impl crate::Kernel<'_> {
             return Handled::Done;
         }
         self.update_curr(c);
+        // rcu_sched_clock_irq(): a tick that interrupted user mode is a
+        // quiescent state.
+        if self.tasks[t as usize].mode == Mode::User
+            && self.cpus[c as usize].activity == Activity::Task
+        {
+            self.rcu_qs(c);
+        }
         let task = &self.tasks[t as usize];
         let cpu = &self.cpus[c as usize];
         let others_wait = !cpu.rt.is_empty()
@@ -311,6 +333,7 @@ impl crate::Kernel<'_> {
     pub(crate) fn block(&mut self, c: u32, t: TaskId) {
         self.set_state(t, TaskState::Sleeping);
         self.tasks[t as usize].wait_start = self.now;
+        self.tasks[t as usize].interruptible = false;
         self.schedule(c);
     }
 }

@@ -35,6 +35,8 @@ pub struct Kernel<'s> {
     pub(crate) cost: crate::costs::CostNs,
     /// Tasks that have not exited; the run ends when none are left.
     pub(crate) live_tasks: usize,
+    pub(crate) rcu: crate::rcu::Rcu,
+    pub(crate) hotplug_lock: crate::percpu_rwsem::HotplugLock,
 }
 
 impl<'s> Kernel<'s> {
@@ -106,6 +108,7 @@ impl<'s> Kernel<'s> {
                     held: [0; 4],
                     nheld: 0,
                     wait_start: 0,
+                    interruptible: false,
                     wake_deadline: 0,
                     overshoot_hist: None,
                     want_lock: 0,
@@ -137,6 +140,8 @@ impl<'s> Kernel<'s> {
             nr_cpus,
             cost: crate::costs::CostNs::new(&spec.machine),
             live_tasks: 0,
+            rcu: crate::rcu::Rcu::new(nr_cpus as usize),
+            hotplug_lock: Default::default(),
         };
         kernel.live_tasks = kernel.tasks.len();
         // Initial variable values, then every task on its runqueue.
@@ -443,7 +448,7 @@ impl<'s> Kernel<'s> {
             let state = self.tasks[t as usize].state;
             self.set_state(t, state);
             let task = &self.tasks[t as usize];
-            if state == TaskState::Sleeping && task.spin == Spin::None {
+            if state == TaskState::Sleeping && !task.interruptible {
                 let blocked = self.now - task.wait_start;
                 if blocked >= self.metrics.thresholds.hung_task {
                     let name = format!(
@@ -533,6 +538,11 @@ pub(crate) fn summarize(name: &str, h: &hdrhistogram::Histogram<u64>) -> HistRes
     HistResult {
         name: name.to_string(),
         count: h.len(),
+        total: if h.is_empty() {
+            0.0
+        } else {
+            h.mean() * h.len() as f64
+        },
         min: if h.is_empty() { 0 } else { h.min() },
         mean: if h.is_empty() { 0.0 } else { h.mean() },
         p50: h.value_at_quantile(0.50),
@@ -581,6 +591,33 @@ impl Model for Kernel<'_> {
                 Handled::Done
             }
             Event::SpinEnd { task, gen } => self.on_spin_end(task, gen),
+            Event::RcuGpStart => {
+                self.rcu_gp_start();
+                Handled::Done
+            }
+            Event::RcuFqs { gen } => {
+                if self.rcu_fqs(gen) {
+                    Handled::Done
+                } else {
+                    Handled::Stale
+                }
+            }
+            Event::RcuGpEnd => {
+                self.rcu_gp_end();
+                Handled::Done
+            }
+            Event::RcuExpStart => {
+                self.rcu_exp_start();
+                Handled::Done
+            }
+            Event::RcuCore { cpu } => {
+                self.rcu_core(cpu);
+                Handled::Done
+            }
+            Event::RcuCallback { cb, .. } => {
+                self.rcu_callback(cb);
+                Handled::Done
+            }
         };
         for (at, ev) in self.out.drain(..) {
             engine.schedule(at, ev);

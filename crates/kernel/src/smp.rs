@@ -39,6 +39,8 @@ impl crate::Kernel<'_> {
         } else {
             NO_TASK
         };
+        // In the handler from now on: wakeups it does must not switch tasks.
+        cpu.activity = Activity::Irq { end: self.now };
         self.irq_off_begin(c);
         let mut t = self.now + self.cost.irq_entry_exit;
         let mut pending = std::mem::take(&mut self.cpus[c as usize].irq_pending);
@@ -62,7 +64,7 @@ impl crate::Kernel<'_> {
     }
 
     /// Runs the CSDs queued on `c` starting at `t`; returns the end time.
-    fn flush_call_function_queue(&mut self, c: u32, mut t: u64) -> u64 {
+    pub(crate) fn flush_call_function_queue(&mut self, c: u32, mut t: u64) -> u64 {
         let mut queue = std::mem::take(&mut self.cpus[c as usize].csd_queue);
         let mut unthrottle = false;
         for csd in queue.iter() {
@@ -79,6 +81,7 @@ impl crate::Kernel<'_> {
                     self.at(seen, Event::SpinEnd { task: caller, gen });
                 }
                 Csd::CfsbUnthrottle => unthrottle = true,
+                Csd::RcuExp => self.rcu_exp_handler(c),
             }
         }
         if unthrottle {
@@ -157,7 +160,7 @@ impl crate::Kernel<'_> {
                 self.tasks[t as usize].resume = Resume::Step(STEP_DONE);
                 return self.end_batch(c, t);
             }
-            if target < 0 || target >= self.nr_cpus as i64 {
+            if target < 0 || target >= self.nr_cpus as i64 || !self.cpus[target as usize].online {
                 // -ENXIO: nothing sent.
                 return self.smp_call_done(c, t);
             }
@@ -243,16 +246,26 @@ impl crate::Kernel<'_> {
                 let mm = self.tasks[t as usize].mm;
                 for (cpu, state) in self.cpus.iter().enumerate() {
                     let curr = state.curr;
-                    if cpu as u32 != me && curr != NO_TASK && self.tasks[curr as usize].mm == mm {
+                    if cpu as u32 != me
+                        && state.online
+                        && curr != NO_TASK
+                        && self.tasks[curr as usize].mm == mm
+                    {
                         out.push(cpu as u32);
                     }
                 }
             }
-            CpuSet::AllButSelf => out.extend((0..self.nr_cpus).filter(|&cpu| cpu != me)),
+            CpuSet::AllButSelf => out.extend(
+                (0..self.nr_cpus).filter(|&cpu| cpu != me && self.cpus[cpu as usize].online),
+            ),
             CpuSet::List(exprs) => {
                 for e in exprs {
                     let cpu = self.eval(t, e);
-                    if cpu >= 0 && cpu < self.nr_cpus as i64 && cpu as u32 != me {
+                    if cpu >= 0
+                        && cpu < self.nr_cpus as i64
+                        && cpu as u32 != me
+                        && self.cpus[cpu as usize].online
+                    {
                         out.push(cpu as u32);
                     }
                 }

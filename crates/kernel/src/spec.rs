@@ -34,6 +34,16 @@ pub struct Knobs {
     /// `csd_lock_wait()` with preemption enabled (the "Allow preemption
     /// during IPI completion waiting" series) instead of disabled.
     pub csd_wait_preemptible: bool,
+    /// `rcupdate.rcu_expedited`: every `synchronize_rcu()` is expedited.
+    pub rcu_expedited: bool,
+    /// RCU FQS cadence in jiffies; `None` = the kernel's default from HZ and
+    /// the number of CPUs (kernel/rcu/tree.c `rcu_init_geometry()`).
+    pub jiffies_till_first_fqs: Option<u32>,
+    pub jiffies_till_next_fqs: Option<u32>,
+    /// Work of the RCU GP kthread per rcu_node at GP init and cleanup.
+    pub rcu_node_cost: Nanos,
+    /// `CONFIG_RCU_FANOUT_LEAF`: CPUs per leaf rcu_node.
+    pub rcu_fanout_leaf: u32,
 }
 
 impl Default for Knobs {
@@ -48,6 +58,11 @@ impl Default for Knobs {
             cfs_throttle_base_cost: 1_000,
             latency_window: 30_000_000_000,
             csd_wait_preemptible: false,
+            rcu_expedited: false,
+            jiffies_till_first_fqs: None,
+            jiffies_till_next_fqs: None,
+            rcu_node_cost: 1_000,
+            rcu_fanout_leaf: 16,
         }
     }
 }

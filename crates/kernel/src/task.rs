@@ -169,6 +169,8 @@ pub struct Task {
     pub nheld: u8,
     /// When the current wait (lock, sleep, spin) began.
     pub wait_start: Nanos,
+    /// Sleeping in TASK_INTERRUPTIBLE (an hrtimer sleep), not in D state.
+    pub interruptible: bool,
     /// Intended wakeup time of an hrtimer sleep and where to record lateness.
     pub wake_deadline: Nanos,
     pub overshoot_hist: Option<u32>,

@@ -13,6 +13,10 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../presets/intel-spr-224.toml"),
     ),
     ("x86-16", include_str!("../presets/x86-16.toml")),
+    (
+        "ppc64-400-smt8",
+        include_str!("../presets/ppc64-400-smt8.toml"),
+    ),
 ];
 
 /// A preset failed to parse: a bug in smpsim, reported with the location.

@@ -65,6 +65,22 @@ fn window_len(r: &smpsim_kernel::RunResult) -> u64 {
     measured / windows
 }
 
+/// Names across runs, in order of first appearance.
+fn union<'a>(
+    runs: &'a [VariantRun],
+    names: impl Fn(&'a VariantRun) -> Vec<&'a str>,
+) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for r in runs {
+        for n in names(r) {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
 fn ratio(v: f64, base: f64) -> String {
     if base == 0.0 {
         if v == 0.0 {
@@ -109,23 +125,26 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     let names: Vec<String> = runs.iter().map(|r| r.variant.clone()).collect();
     let multi = runs.len() > 1;
 
-    // Counters.
-    if !first.counters.is_empty() {
+    // Counters, matched by name (variants may differ in what they count).
+    let counter_names = union(runs, |r| {
+        r.result.counters.iter().map(|c| c.name.as_str()).collect()
+    });
+    if !counter_names.is_empty() {
         let mut head = vec!["counter (per second)".to_string()];
         head.extend(names.iter().cloned());
         if multi {
             head.extend(names[1..].iter().map(|n| format!("{n}/{}", names[0])));
         }
         let mut t = Table::new(head);
-        for (i, c) in first.counters.iter().enumerate() {
-            let mut row = vec![c.name.clone()];
-            row.extend(runs.iter().map(|r| fmt_rate(r.result.counters[i].rate)));
+        for name in &counter_names {
+            let rate = |r: &VariantRun| r.result.counter(name).map(|c| c.rate);
+            let mut row = vec![name.to_string()];
+            row.extend(runs.iter().map(|r| rate(r).map_or("-".into(), fmt_rate)));
             if multi {
-                row.extend(
-                    runs[1..]
-                        .iter()
-                        .map(|r| ratio(r.result.counters[i].rate, c.rate)),
-                );
+                row.extend(runs[1..].iter().map(|r| match (rate(r), rate(&runs[0])) {
+                    (Some(v), Some(b)) => ratio(v, b),
+                    _ => "-".into(),
+                }));
             }
             t.row(row);
         }
@@ -133,27 +152,37 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
         out.push('\n');
     }
 
-    // Histograms.
-    if !first.histograms.is_empty() {
+    // Histograms, matched by name.
+    let hist_names = union(runs, |r| {
+        r.result
+            .histograms
+            .iter()
+            .map(|h| h.name.as_str())
+            .collect()
+    });
+    if !hist_names.is_empty() {
         let mut t = Table::new(
             [
-                "latency", "variant", "count", "p50", "p90", "p99", "p99.9", "max",
+                "latency", "variant", "count", "total", "p50", "p90", "p99", "p99.9", "max",
             ]
             .map(String::from)
             .to_vec(),
         );
-        for (i, h) in first.histograms.iter().enumerate() {
+        for name in &hist_names {
             for r in runs {
-                let h2 = &r.result.histograms[i];
+                let Some(h) = r.result.histogram(name) else {
+                    continue;
+                };
                 t.row(vec![
-                    h.name.clone(),
+                    name.to_string(),
                     r.variant.clone(),
-                    h2.count.to_string(),
-                    fmt_ns(h2.p50 as f64),
-                    fmt_ns(h2.p90 as f64),
-                    fmt_ns(h2.p99 as f64),
-                    fmt_ns(h2.p999 as f64),
-                    fmt_ns(h2.max as f64),
+                    h.count.to_string(),
+                    fmt_ns(h.total),
+                    fmt_ns(h.p50 as f64),
+                    fmt_ns(h.p90 as f64),
+                    fmt_ns(h.p99 as f64),
+                    fmt_ns(h.p999 as f64),
+                    fmt_ns(h.max as f64),
                 ]);
             }
         }
@@ -274,7 +303,9 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     );
     for (i, g) in first.task_groups.iter().enumerate() {
         for r in runs {
-            let g2 = &r.result.task_groups[i];
+            let Some(g2) = r.result.task_groups.get(i) else {
+                continue;
+            };
             let n = g2.tasks.max(1) as f64;
             let per = |v: u64| fmt_ns(v as f64 / n);
             t.row(vec![
@@ -342,7 +373,9 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
         );
         for (i, l) in first.locks.iter().enumerate() {
             for r in runs {
-                let l2 = &r.result.locks[i];
+                let Some(l2) = r.result.locks.get(i) else {
+                    continue;
+                };
                 if l2.acquisitions == 0 && l2.contentions == 0 {
                     continue;
                 }

@@ -115,7 +115,40 @@ fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
             .csd_wait_preemptible
             .as_ref()
             .map_or(d.csd_wait_preemptible, |v| *v.get_ref()),
+        rcu_expedited: k
+            .rcu_expedited
+            .as_ref()
+            .map_or(d.rcu_expedited, |v| *v.get_ref()),
+        jiffies_till_first_fqs: jiffies(&k.jiffies_till_first_fqs, "jiffies_till_first_fqs")?,
+        jiffies_till_next_fqs: jiffies(&k.jiffies_till_next_fqs, "jiffies_till_next_fqs")?,
+        rcu_node_cost: dur.opt(&k.rcu_node_cost, d.rcu_node_cost)?,
+        rcu_fanout_leaf: match &k.rcu_fanout_leaf {
+            None => d.rcu_fanout_leaf,
+            Some(v) => match u32::try_from(*v.get_ref()) {
+                Ok(n) if (2..=64).contains(&n) => n,
+                _ => {
+                    return Err(Diag::new(
+                        v.span(),
+                        "`rcu_fanout_leaf` must be between 2 and 64 (CONFIG_RCU_FANOUT_LEAF)",
+                    ))
+                }
+            },
+        },
     })
+}
+
+/// A jiffies count knob: 1 to 300 jiffies, as the kernel clamps them.
+fn jiffies(v: &Option<S<i64>>, what: &str) -> DResult<Option<u32>> {
+    match v {
+        None => Ok(None),
+        Some(j) => match u32::try_from(*j.get_ref()) {
+            Ok(n) if (1..=300).contains(&n) => Ok(Some(n)),
+            _ => Err(Diag::new(
+                j.span(),
+                format!("`{what}` must be between 1 and 300 jiffies"),
+            )),
+        },
+    }
 }
 
 /// Parses a CPU list against a machine of `nr` CPUs.

@@ -25,6 +25,16 @@ pub(crate) const KINDS: &[(&str, &[&str], &[&str])] = &[
     ("local_irq_enable", &[], &[]),
     ("cpus_read_lock", &[], &[]),
     ("cpus_read_unlock", &[], &[]),
+    ("cpus_write_lock", &[], &[]),
+    ("cpus_write_unlock", &[], &[]),
+    ("rcu_read_lock", &[], &[]),
+    ("rcu_read_unlock", &[], &[]),
+    ("synchronize_rcu", &[], &[]),
+    ("synchronize_rcu_expedited", &[], &[]),
+    ("rcu_expedite_gp", &[], &[]),
+    ("rcu_unexpedite_gp", &[], &[]),
+    ("set_cpu_offline", &["cpu"], &[]),
+    ("set_cpu_online", &["cpu"], &[]),
     ("mutex_lock", &["lock"], &[]),
     ("mutex_unlock", &["lock"], &[]),
     ("mutex_guard", &["lock", "body"], &[]),
@@ -518,6 +528,40 @@ impl Emitter<'_, '_> {
             }
             "cpus_read_unlock" => {
                 self.push(Op::CpusReadUnlock);
+            }
+            "cpus_write_lock" => {
+                self.push(Op::CpusWriteLock);
+            }
+            "cpus_write_unlock" => {
+                self.push(Op::CpusWriteUnlock);
+            }
+            // Without CONFIG_PREEMPT_RCU a read-side critical section is a
+            // preempt-disabled region.
+            "rcu_read_lock" => {
+                self.push(Op::PreemptDisable);
+            }
+            "rcu_read_unlock" => {
+                self.push(Op::PreemptEnable);
+            }
+            "synchronize_rcu" => {
+                self.push(Op::SynchronizeRcu);
+            }
+            "synchronize_rcu_expedited" => {
+                self.push(Op::SynchronizeRcuExpedited);
+            }
+            "rcu_expedite_gp" => {
+                self.push(Op::RcuExpediteGp);
+            }
+            "rcu_unexpedite_gp" => {
+                self.push(Op::RcuUnexpediteGp);
+            }
+            "set_cpu_offline" | "set_cpu_online" => {
+                let cpu = self.expr(need(&r.cpu, op, "cpu")?)?;
+                self.push(if kind == "set_cpu_offline" {
+                    Op::CpuOffline(cpu)
+                } else {
+                    Op::CpuOnline(cpu)
+                });
             }
             "exit" => {
                 self.push(Op::Exit);

@@ -144,6 +144,11 @@ pub(crate) struct RawKernel {
     pub cfs_throttle_base_cost: Option<S<String>>,
     pub latency_window: Option<S<String>>,
     pub csd_wait_preemptible: Option<S<bool>>,
+    pub rcu_expedited: Option<S<bool>>,
+    pub jiffies_till_first_fqs: Option<S<i64>>,
+    pub jiffies_till_next_fqs: Option<S<i64>>,
+    pub rcu_node_cost: Option<S<String>>,
+    pub rcu_fanout_leaf: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,35 @@
+//! CPUs leaving and joining the system. The hotplug state machine itself
+//! (which callbacks run, which locks and grace periods they wait for) is
+//! written in the scenario; this is the step where `cpu_online_mask`
+//! changes and every mechanism stops or starts counting the CPU.
+
+use crate::task::NO_TASK;
+
+impl crate::Kernel<'_> {
+    /// Marks `target` offline or online, from a task on CPU `c`.
+    pub(crate) fn set_cpu_online(&mut self, c: u32, target: i64, online: bool) {
+        if target < 0 || target >= self.nr_cpus as i64 {
+            return;
+        }
+        let t = target as u32;
+        let cpu = &mut self.cpus[t as usize];
+        if cpu.online == online {
+            return;
+        }
+        cpu.online = online;
+        if online {
+            return;
+        }
+        if cpu.curr != NO_TASK || !cpu.rt.is_empty() || !cpu.cfs.is_empty() {
+            self.metrics.offline_with_tasks(t, self.now);
+        }
+        // smpcfd_dying_cpu(): run what is still queued for it.
+        if !self.cpus[t as usize].csd_queue.is_empty() {
+            self.cpus[t as usize].ipi_pending = false;
+            self.flush_call_function_queue(t, self.now);
+        }
+        // rcutree_report_cpu_dead(): it no longer holds up grace periods.
+        self.rcu_cpu_offline(t);
+        let _ = c;
+    }
+}

@@ -1,0 +1,260 @@
+//! RCU grace periods and cpu_hotplug_lock's rcu_sync.
+
+use smpsim_kernel::testkit::*;
+use smpsim_kernel::*;
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+fn group(s: &mut Spec, name: &str, cpus: Vec<u32>, policy: Policy, ops: Vec<Op>, slots: u16) {
+    forever(s, name, cpus, policy, ops);
+    s.task_groups.last_mut().unwrap().program.slots = slots;
+}
+
+/// Times one op in a loop: mark, op, record, then a pause.
+fn timed(s: &mut Spec, name: &str, cpu: u32, op: Op, pause: u64) {
+    let h = histogram(s, name);
+    group(
+        s,
+        name,
+        vec![cpu],
+        Policy::Normal,
+        vec![
+            Op::Mark(0),
+            op,
+            Op::RecordSince { hist: h, slot: 0 },
+            Op::Sleep {
+                dist: Dist::Const(pause),
+                overshoot: None,
+            },
+        ],
+        1,
+    );
+}
+
+#[test]
+fn a_grace_period_waits_for_a_read_side_critical_section() {
+    let mut s = spec(flat_machine(4), 2_000 * MS);
+    s.knobs.hz = 250;
+    // CPU 1 sits in a 100 ms read-side critical section now and then.
+    group(
+        &mut s,
+        "reader",
+        vec![1],
+        Policy::Normal,
+        vec![
+            Op::SyscallEnter,
+            Op::PreemptDisable,
+            Op::Work(Dist::Const(100 * MS)),
+            Op::PreemptEnable,
+            Op::SyscallExit,
+            Op::Sleep {
+                dist: Dist::Const(50 * MS),
+                overshoot: None,
+            },
+        ],
+        0,
+    );
+    timed(&mut s, "gp", 0, Op::SynchronizeRcu, 7 * MS);
+    let r = simulate(&s);
+    let gp = r.histogram("gp").unwrap();
+    assert!(gp.count > 20, "{gp:?}");
+    // Some synchronize_rcu() calls start inside the 100 ms section and must
+    // outlast what is left of it.
+    assert!(gp.max > 60 * MS, "{gp:?}");
+    // With no section in the way, a grace period takes a few jiffies.
+    assert!(gp.min < 30 * MS, "{gp:?}");
+}
+
+#[test]
+fn an_idle_machine_waits_for_the_fqs_scan() {
+    let mut s = spec(flat_machine(8), 1_000 * MS);
+    s.knobs.hz = 100;
+    timed(&mut s, "gp", 0, Op::SynchronizeRcu, 13 * MS);
+    let r = simulate(&s);
+    let gp = r.histogram("gp").unwrap();
+    // Idle CPUs are reported by the first FQS scan, 1 jiffy (10 ms) after
+    // the start at HZ=100 with 8 CPUs; then the callback waits for a tick.
+    assert!(gp.min >= 10 * MS, "{gp:?}");
+    assert!(gp.max <= 35 * MS, "{gp:?}");
+}
+
+#[test]
+fn expedited_is_shorter_and_waits_for_every_non_idle_cpu() {
+    let run = |irqs_off: bool, expedited: bool| {
+        let mut s = spec(flat_machine(4), 1_000 * MS);
+        s.knobs.hz = 100;
+        let mut body = vec![Op::SyscallEnter];
+        if irqs_off {
+            body.extend([
+                Op::LocalIrqDisable,
+                Op::Work(Dist::Const(20 * MS)),
+                Op::LocalIrqEnable,
+            ]);
+        } else {
+            body.push(Op::Work(Dist::Const(20 * MS)));
+        }
+        body.push(Op::SyscallExit);
+        body.push(Op::Work(Dist::Const(10 * US)));
+        group(&mut s, "busy", vec![1, 2, 3], Policy::Normal, body, 0);
+        let op = if expedited {
+            Op::SynchronizeRcuExpedited
+        } else {
+            Op::SynchronizeRcu
+        };
+        timed(&mut s, "gp", 0, op, 9 * MS);
+        simulate(&s).histogram("gp").unwrap().clone()
+    };
+    let normal = run(false, false);
+    let fast = run(false, true);
+    let blocked = run(true, true);
+    assert!(fast.max < 100 * US, "expedited {fast:?}");
+    assert!(
+        normal.min > 10 * fast.max,
+        "normal {normal:?} vs expedited {fast:?}"
+    );
+    // With IRQs off on the busy CPUs the IPIs wait: the expedited GP too.
+    assert!(blocked.max > 5 * MS, "{blocked:?}");
+}
+
+#[test]
+fn rcu_sync_lets_a_closely_following_writer_skip_the_grace_period() {
+    let mut s = spec(flat_machine(4), 1_000 * MS);
+    s.knobs.hz = 100;
+    let first = histogram(&mut s, "first");
+    let second = histogram(&mut s, "second");
+    let late = histogram(&mut s, "late");
+    let ops = vec![
+        Op::Mark(0),
+        Op::CpusWriteLock,
+        Op::RecordSince {
+            hist: first,
+            slot: 0,
+        },
+        Op::Work(Dist::Const(100 * US)),
+        Op::CpusWriteUnlock,
+        // Right away: rcu_sync is in GP_EXIT, no grace period needed.
+        Op::Mark(0),
+        Op::CpusWriteLock,
+        Op::RecordSince {
+            hist: second,
+            slot: 0,
+        },
+        Op::CpusWriteUnlock,
+        // Long after: back to GP_IDLE, a grace period again.
+        Op::Sleep {
+            dist: Dist::Const(200 * MS),
+            overshoot: None,
+        },
+        Op::Mark(0),
+        Op::CpusWriteLock,
+        Op::RecordSince {
+            hist: late,
+            slot: 0,
+        },
+        Op::CpusWriteUnlock,
+        Op::Sleep {
+            dist: Dist::Const(200 * MS),
+            overshoot: None,
+        },
+    ];
+    group(&mut s, "writer", vec![0], Policy::Normal, ops, 1);
+    let r = simulate(&s);
+    let (f, sec, l) = (
+        r.histogram("first").unwrap(),
+        r.histogram("second").unwrap(),
+        r.histogram("late").unwrap(),
+    );
+    assert!(
+        f.min > 5 * MS,
+        "the first writer waits a grace period: {f:?}"
+    );
+    assert!(sec.max < 100 * US, "a writer right after skips it: {sec:?}");
+    assert!(l.min > 5 * MS, "a writer long after waits again: {l:?}");
+}
+
+#[test]
+fn readers_block_while_a_writer_holds_cpu_hotplug_lock() {
+    let mut s = spec(flat_machine(2), 500 * MS);
+    s.knobs.hz = 1000;
+    group(
+        &mut s,
+        "writer",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::Sleep {
+                dist: Dist::Const(10 * MS),
+                overshoot: None,
+            },
+            Op::CpusWriteLock,
+            Op::Sleep {
+                dist: Dist::Const(50 * MS),
+                overshoot: None,
+            },
+            Op::CpusWriteUnlock,
+            Op::Sleep {
+                dist: Dist::Const(1000 * MS),
+                overshoot: None,
+            },
+        ],
+        0,
+    );
+    timed(&mut s, "read", 1, Op::CpusReadLock, MS);
+    s.task_groups
+        .last_mut()
+        .unwrap()
+        .program
+        .ops
+        .insert(3, Op::CpusReadUnlock);
+    let r = simulate(&s);
+    let read = r.histogram("read").unwrap();
+    assert!(read.max > 40 * MS, "{read:?}");
+    assert!(read.p50 < 10 * US, "{read:?}");
+}
+
+#[test]
+fn a_reader_blocked_past_120_s_is_a_hung_task() {
+    let mut s = spec(flat_machine(2), 200_000 * MS);
+    s.knobs.hz = 100;
+    forever(
+        &mut s,
+        "writer",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::CpusWriteLock,
+            Op::Sleep {
+                dist: Dist::Const(130_000 * MS),
+                overshoot: None,
+            },
+            Op::CpusWriteUnlock,
+            Op::Exit,
+        ],
+    );
+    forever(
+        &mut s,
+        "reader",
+        vec![1],
+        Policy::Normal,
+        vec![
+            Op::Sleep {
+                dist: Dist::Const(1_000 * MS),
+                overshoot: None,
+            },
+            Op::CpusReadLock,
+            Op::CpusReadUnlock,
+            Op::Exit,
+        ],
+    );
+    let r = simulate(&s);
+    let hung: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.detector == "hung_task")
+        .collect();
+    assert_eq!(hung.len(), 1, "{:?}", r.findings);
+    assert!(hung[0].message.contains("reader/0"), "{}", hung[0].message);
+    // The writer's own 130 s hrtimer sleep is interruptible: not reported.
+    assert!(!hung[0].message.contains("writer"));
+}
