@@ -25,6 +25,7 @@
 //! (stepping a task through its program).
 
 pub mod cfs_bandwidth;
+pub mod coherence;
 pub mod costs;
 pub mod cpu;
 pub mod event;

@@ -34,8 +34,8 @@ pub struct Mutex {
     /// False for a mutex that never spins (`slow_mutex_lock`).
     pub spin: bool,
     pub owner: TaskId,
-    /// CPU that last wrote the lock word.
-    pub last_cpu: u32,
+    /// The cache line of the lock word (owner and flags).
+    pub word: crate::coherence::Line,
     /// `MUTEX_FLAG_HANDOFF`.
     pub handoff: bool,
     /// OSQ: the head spins on the owner, the rest on their own node.
@@ -48,12 +48,12 @@ pub struct Mutex {
 }
 
 impl Mutex {
-    pub fn new(object: u32, spin: bool) -> Self {
+    pub fn new(object: u32, spin: bool, nr_cpus: usize) -> Self {
         Mutex {
             object,
             spin,
             owner: NO_TASK,
-            last_cpu: 0,
+            word: crate::coherence::Line::new(nr_cpus, 0),
             handoff: false,
             osq: VecDeque::new(),
             waiters: VecDeque::new(),
@@ -77,16 +77,13 @@ impl crate::Kernel<'_> {
             && self.owner_on_cpu(lock.owner)
     }
 
-    /// Makes `t` the owner; returns the cost of pulling the lock word over.
+    /// Makes `t` the owner (a cmpxchg of the lock word from CPU `c`);
+    /// returns how long the RMW takes from now.
     fn take_ownership(&mut self, c: u32, t: TaskId, m: u32) -> u64 {
-        let cost = self
-            .spec
-            .machine
-            .line_transfer(self.mutexes[m as usize].last_cpu, c);
         let now = self.now;
         let lock = &mut self.mutexes[m as usize];
+        let cost = lock.word.rmw(&self.cost, c, now) - now;
         lock.owner = t;
-        lock.last_cpu = c;
         lock.acquired_at = now + cost;
         let stat = &mut self.metrics.locks[lock.object as usize];
         if self.metrics.warmup <= now {
@@ -215,7 +212,9 @@ impl crate::Kernel<'_> {
             stat.hold_total_ns += held;
             stat.hold_max_ns = stat.hold_max_ns.max(held);
         }
-        lock.last_cpu = c;
+        // The release (cmpxchg, or the handoff store) writes the lock word.
+        let released = lock.word.rmw(&self.cost, c, now) - now;
+        self.tasks[t as usize].batch.push(Mode::Sys, released);
         let mut woke = false;
         if lock.handoff && !lock.waiters.is_empty() {
             // `__mutex_handoff()` to the top waiter.
@@ -275,11 +274,11 @@ impl crate::Kernel<'_> {
         false
     }
 
-    /// Ownership moved to a spinner: it sees it one line transfer later.
-    fn grant_to_spinner(&mut self, from_cpu: u32, w: TaskId, m: u32) {
+    /// Ownership moved to a spinner: its cmpxchg pulls the line over after
+    /// the release.
+    fn grant_to_spinner(&mut self, _from_cpu: u32, w: TaskId, m: u32) {
         let wc = self.tasks[w as usize].cpu;
         let cost = self.take_ownership(wc, w, m);
-        let cost = cost.max(self.cost.line_transfer(from_cpu, wc));
         let gen = self.tasks[w as usize].gen;
         self.at(self.now + cost, Event::SpinEnd { task: w, gen });
     }

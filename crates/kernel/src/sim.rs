@@ -60,13 +60,13 @@ impl<'s> Kernel<'s> {
                 ObjectKind::Mutex { spin } => {
                     object_base.push(mutexes.len() as u32);
                     for _ in 0..n {
-                        mutexes.push(Mutex::new(id as u32, spin));
+                        mutexes.push(Mutex::new(id as u32, spin, nr_cpus as usize));
                     }
                 }
                 ObjectKind::Spinlock => {
                     object_base.push(spinlocks.len() as u32);
                     for _ in 0..n {
-                        spinlocks.push(crate::spinlock::Spinlock::new(id as u32));
+                        spinlocks.push(crate::spinlock::Spinlock::new(id as u32, nr_cpus as usize));
                     }
                 }
             }

@@ -15,17 +15,18 @@ use crate::task::*;
 pub struct Spinlock {
     pub object: u32,
     pub owner: TaskId,
-    pub last_cpu: u32,
+    /// The cache line of the lock word.
+    pub word: crate::coherence::Line,
     pub waiters: VecDeque<TaskId>,
     pub acquired_at: u64,
 }
 
 impl Spinlock {
-    pub fn new(object: u32) -> Self {
+    pub fn new(object: u32, nr_cpus: usize) -> Self {
         Spinlock {
             object,
             owner: NO_TASK,
-            last_cpu: 0,
+            word: crate::coherence::Line::new(nr_cpus, 0),
             waiters: VecDeque::new(),
             acquired_at: 0,
         }
@@ -58,8 +59,8 @@ impl crate::Kernel<'_> {
         self.tasks[t as usize].wait_start = self.now;
         let lock = &self.spinlocks[l as usize];
         if lock.owner == NO_TASK {
-            let cost = self.cost.line_transfer(lock.last_cpu, c);
-            self.spinlocks[l as usize].last_cpu = c;
+            let now = self.now;
+            let cost = self.spinlocks[l as usize].word.rmw(&self.cost, c, now) - now;
             self.spin_take(t, l, self.now + cost);
             self.tasks[t as usize].batch.push(Mode::Sys, cost);
             self.advance(t);
@@ -87,12 +88,15 @@ impl crate::Kernel<'_> {
             stat.hold_total_ns += held;
             stat.hold_max_ns = stat.hold_max_ns.max(held);
         }
-        lock.last_cpu = c;
+        // The unlock store, then the head waiter's RMW pulls the line over.
+        let released = lock.word.rmw(&self.cost, c, now);
+        self.tasks[t as usize].batch.push(Mode::Sys, released - now);
         match lock.waiters.pop_front() {
             Some(next) => {
                 let nc = self.tasks[next as usize].cpu;
-                let seen = now + self.cost.line_transfer(c, nc);
-                self.spinlocks[l as usize].last_cpu = nc;
+                let seen = self.spinlocks[l as usize]
+                    .word
+                    .rmw(&self.cost, nc, released);
                 self.spin_take(next, l, seen);
                 let gen = self.tasks[next as usize].gen;
                 self.at(seen, Event::SpinEnd { task: next, gen });
