@@ -10,6 +10,7 @@ pub struct CostNs {
     pub syscall: u64,
     pub context_switch: u64,
     pub wakeup: u64,
+    pub tlb_flush_full: u64,
     /// Line transfer by distance: local, SMT, LLC, node, socket, remote.
     line: [u64; 6],
     places: Vec<CpuPlace>,
@@ -26,6 +27,7 @@ impl CostNs {
             syscall: c.syscall.nanos(),
             context_switch: c.context_switch.nanos(),
             wakeup: c.wakeup.nanos(),
+            tlb_flush_full: c.tlb_flush_full.nanos(),
             line: [
                 lt.local.nanos(),
                 lt.smt_sibling.nanos(),

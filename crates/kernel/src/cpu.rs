@@ -36,6 +36,8 @@ pub enum Csd {
     CfsbUnthrottle,
     /// `rcu_exp_handler()` of an expedited grace period.
     RcuExp,
+    /// `do_shoot_lazy_tlb()` for an mm being freed.
+    ShootLazy { mm: u32 },
 }
 
 /// CPU time split.
@@ -209,6 +211,13 @@ pub struct Cpu {
     pub irq_off_since: Option<Nanos>,
     /// Task that was current when the handler or switch began.
     pub interrupted: TaskId,
+    /// The mm the CPU's page tables point to (`rq->curr->active_mm`);
+    /// `mm::NO_MM` is `init_mm`.
+    pub active_mm: u32,
+    /// The current context (idle, an exited task) uses `active_mm` lazily.
+    pub lazy: bool,
+    /// Context switches (`nr_switches`) in the measured part of the run.
+    pub nr_switches: u64,
 }
 
 impl Cpu {
@@ -234,6 +243,9 @@ impl Cpu {
             preempt_off_since: None,
             irq_off_since: None,
             interrupted: NO_TASK,
+            active_mm: crate::mm::NO_MM,
+            lazy: false,
+            nr_switches: 0,
         }
     }
 

@@ -31,6 +31,10 @@ pub enum Event {
     /// `rcu_core()` (RCU_SOFTIRQ) on `cpu` at its tick: new callbacks ask
     /// for a grace period.
     RcuCore { cpu: u32 },
+    /// The naive cpumask-refcount protocol looks at an mm's mask and users.
+    MmCheck { mm: u32 },
+    /// `__mmdrop()` frees an mm.
+    MmFree { mm: u32 },
     /// An RCU callback runs (RCU_SOFTIRQ on `cpu`).
     RcuCallback {
         cpu: u32,

@@ -248,11 +248,46 @@ impl crate::Kernel<'_> {
                 Flow::Stop
             }
             Op::Exit => {
+                if step == 0 {
+                    // exit_mm(): mm_users, the lazy reference, maybe the free.
+                    let cost = self.mm_exit(c, t);
+                    let task = &mut self.tasks[t as usize];
+                    task.batch.push(Mode::Sys, cost);
+                    task.resume = Resume::Step(1);
+                    let end = self.now + task.batch.total();
+                    self.arm_cpu(c, end);
+                    return Flow::Stop;
+                }
                 self.tasks[t as usize].exited_at = Some(self.now);
                 self.live_tasks -= 1;
                 self.set_state(t, TaskState::Exited);
                 self.schedule(c);
                 Flow::Stop
+            }
+            Op::AtomicRmw(r) => {
+                let l = self.instance(t, r);
+                let now = self.now;
+                let done = self.lines[l as usize].rmw(&self.cost, c, now);
+                self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+                self.advance(t);
+                Flow::Next
+            }
+            Op::AtomicRead(r) => {
+                let l = self.instance(t, r);
+                let now = self.now;
+                let done = self.lines[l as usize].read(&self.cost, c, now);
+                self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+                self.advance(t);
+                Flow::Next
+            }
+            Op::Down(r) => {
+                let s = self.instance(t, r);
+                self.down(c, t, s, step)
+            }
+            Op::Up(r) => {
+                let s = self.instance(t, r);
+                self.up(c, t, s);
+                Flow::Next
             }
             _ => unreachable!("local op in shared_op"),
         }

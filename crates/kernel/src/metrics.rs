@@ -224,6 +224,10 @@ impl Metrics {
         );
     }
 
+    pub fn mm_violation(&mut self, detector: &'static str, now: Nanos, cpu: u32, message: String) {
+        self.finding(detector, now, cpu, message);
+    }
+
     pub fn offline_with_tasks(&mut self, cpu: u32, now: Nanos) {
         self.finding(
             "offline_with_tasks",

@@ -186,6 +186,17 @@ pub enum Op {
     CpuOffline(Expr),
     /// The CPU joins the system again (`notify_cpu_starting()` / set_cpu_online).
     CpuOnline(Expr),
+    /// An atomic read-modify-write (`atomic_inc()` and friends) on an
+    /// `atomic` object: a cache-line RMW.
+    AtomicRmw(ObjRef),
+    /// `atomic_read()`: a cache-line read.
+    AtomicRead(ObjRef),
+    /// `down()` on a semaphore object: take a token or sleep for one (a pipe
+    /// read, a futex wait).
+    Down(ObjRef),
+    /// `up()`: hand a token to the first sleeper or keep it (a pipe write,
+    /// a futex wake).
+    Up(ObjRef),
     /// `smp_call_function_single(cpu, func, NULL, wait)`; `func` is the
     /// handler's cost on the target.
     SmpCallFunctionSingle {

@@ -49,6 +49,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.times.spin += b.times.spin;
             a.times.irq += b.times.irq;
             a.times.idle += b.times.idle;
+            a.nr_switches += b.nr_switches;
             a.max_preempt_off_ns = a.max_preempt_off_ns.max(b.max_preempt_off_ns);
             a.max_irq_off_ns = a.max_irq_off_ns.max(b.max_irq_off_ns);
             for i in 0..4 {
@@ -97,6 +98,10 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
                 None => out.findings.push(f),
             }
         }
+        out.context_switches += r.context_switches;
+        out.mm.lazy_refcount_ops += r.mm.lazy_refcount_ops;
+        out.mm.shootdown_ipis += r.mm.shootdown_ipis;
+        out.mm.mms_freed += r.mm.mms_freed;
         out.stats.events += r.stats.events;
         out.stats.stale_events += r.stats.stale_events;
         out.stats.simulated_ns += r.stats.simulated_ns;

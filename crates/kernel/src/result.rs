@@ -20,6 +20,10 @@ pub struct RunResult {
     pub cpus: Vec<CpuResult>,
     pub task_groups: Vec<TaskGroupResult>,
     pub locks: Vec<LockStat>,
+    /// Context switches in the measured part of the run (all CPUs).
+    pub context_switches: u64,
+    /// Lazy-TLB counters.
+    pub mm: crate::mm::MmStats,
     /// `cpu.stat` of every bandwidth-limited cgroup.
     pub cfs_bandwidth: Vec<BandwidthStat>,
     pub findings: Vec<Finding>,
@@ -70,6 +74,7 @@ pub struct CpuResult {
     pub cpu: u32,
     #[serde(flatten)]
     pub times: CpuTimes,
+    pub nr_switches: u64,
     pub max_preempt_off_ns: Nanos,
     pub max_irq_off_ns: Nanos,
     /// P50 and P99 over windows of the longest preempt-off section in

@@ -146,11 +146,12 @@ impl crate::Kernel<'_> {
             // Its run time starts being charged when the switch completes.
             self.tasks[next as usize].exec_start = u64::MAX;
         }
-        if next != prev && next != NO_TASK && prev != NO_TASK {
+        if next != prev {
             cost += self.cost.context_switch;
-        } else if next != prev && next != NO_TASK {
-            // Leaving idle: the idle task's switch out is part of the cost too.
-            cost += self.cost.context_switch;
+            cost += self.mm_switch_start(c, prev, next);
+            if self.metrics.measuring(self.now) {
+                self.cpus[c as usize].nr_switches += 1;
+            }
         }
         let cpu = &mut self.cpus[c as usize];
         cpu.curr = next;
@@ -194,6 +195,14 @@ impl crate::Kernel<'_> {
             cpu.activity = Activity::Idle;
         } else {
             cpu.activity = Activity::Task;
+            // finish_task_switch(): the mm side of the switch, charged to the
+            // task before it runs.
+            if self.cpus[c as usize].active_mm != self.tasks[next as usize].mm
+                || self.cpus[c as usize].lazy
+            {
+                let t = self.mm_switch_finish(c, next);
+                self.tasks[next as usize].batch.push(Mode::Sys, t);
+            }
             let task = &mut self.tasks[next as usize];
             task.exec_start = now;
             task.slice_start = now;

@@ -36,6 +36,10 @@ pub struct Kernel<'s> {
     /// Tasks that have not exited; the run ends when none are left.
     pub(crate) live_tasks: usize,
     pub(crate) rcu: crate::rcu::Rcu,
+    pub(crate) mms: Vec<crate::mm::Mm>,
+    pub(crate) mm_stats: crate::mm::MmStats,
+    pub(crate) lines: Vec<crate::coherence::Line>,
+    pub(crate) semaphores: Vec<crate::semaphore::Semaphore>,
     pub(crate) hotplug_lock: crate::percpu_rwsem::HotplugLock,
 }
 
@@ -45,6 +49,8 @@ impl<'s> Kernel<'s> {
         let cpus: Vec<Cpu> = (0..nr_cpus).map(Cpu::new).collect();
         let mut mutexes = Vec::new();
         let mut spinlocks = Vec::new();
+        let mut lines = Vec::new();
+        let mut semaphores = Vec::new();
         let mut object_base = Vec::new();
         let mut metrics = Metrics::new(
             nr_cpus as usize,
@@ -61,6 +67,22 @@ impl<'s> Kernel<'s> {
                     object_base.push(mutexes.len() as u32);
                     for _ in 0..n {
                         mutexes.push(Mutex::new(id as u32, spin, nr_cpus as usize));
+                    }
+                }
+                ObjectKind::Atomic => {
+                    object_base.push(lines.len() as u32);
+                    for _ in 0..n {
+                        lines.push(crate::coherence::Line::new(nr_cpus as usize, 0));
+                    }
+                }
+                ObjectKind::Semaphore { initial } => {
+                    object_base.push(semaphores.len() as u32);
+                    for _ in 0..n {
+                        semaphores.push(crate::semaphore::Semaphore {
+                            count: initial,
+                            waiters: Default::default(),
+                            line: crate::coherence::Line::new(nr_cpus as usize, 0),
+                        });
                     }
                 }
                 ObjectKind::Spinlock => {
@@ -141,9 +163,20 @@ impl<'s> Kernel<'s> {
             cost: crate::costs::CostNs::new(&spec.machine),
             live_tasks: 0,
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
+            mms: Vec::new(),
+            mm_stats: Default::default(),
+            lines,
+            semaphores,
             hotplug_lock: Default::default(),
         };
         kernel.live_tasks = kernel.tasks.len();
+        let nr_mms = kernel.tasks.iter().map(|t| t.mm + 1).max().unwrap_or(0);
+        kernel.mms = (0..nr_mms)
+            .map(|mm| {
+                let users = kernel.tasks.iter().filter(|t| t.mm == mm).count() as u32;
+                crate::mm::Mm::new(users, nr_cpus as usize)
+            })
+            .collect();
         // Initial variable values, then every task on its runqueue.
         for t in 0..kernel.tasks.len() as u32 {
             let tg = &spec.task_groups[kernel.tasks[t as usize].group as usize];
@@ -189,6 +222,7 @@ impl<'s> Kernel<'s> {
             self.settle(cpu);
             self.close_sections(cpu);
         }
+        self.mm_check_leaks();
         self.finish(engine.stats())
     }
 
@@ -433,6 +467,7 @@ impl<'s> Kernel<'s> {
                 CpuResult {
                     cpu: cpu.id,
                     times: cpu.times,
+                    nr_switches: cpu.nr_switches,
                     max_preempt_off_ns: self.metrics.max_preempt_off[c],
                     max_irq_off_ns: self.metrics.max_irq_off[c],
                     preempt_off_window_p50_ns: crate::metrics::nearest_rank(&pw, 0.50),
@@ -509,6 +544,8 @@ impl<'s> Kernel<'s> {
             histograms,
             cpus,
             task_groups,
+            context_switches: self.cpus.iter().map(|c| c.nr_switches).sum(),
+            mm: self.mm_stats,
             locks: std::mem::take(&mut self.metrics.locks),
             cfs_bandwidth: self
                 .pools
@@ -608,6 +645,14 @@ impl Model for Kernel<'_> {
             }
             Event::RcuExpStart => {
                 self.rcu_exp_start();
+                Handled::Done
+            }
+            Event::MmCheck { mm } => {
+                self.mm_check(mm);
+                Handled::Done
+            }
+            Event::MmFree { mm } => {
+                self.mm_free(mm);
                 Handled::Done
             }
             Event::RcuCore { cpu } => {

@@ -82,6 +82,10 @@ impl crate::Kernel<'_> {
                 }
                 Csd::CfsbUnthrottle => unthrottle = true,
                 Csd::RcuExp => self.rcu_exp_handler(c),
+                Csd::ShootLazy { mm } => {
+                    t += self.cost.tlb_flush_full;
+                    self.shoot_lazy_tlb(c, mm);
+                }
             }
         }
         if unthrottle {

@@ -44,6 +44,7 @@ pub struct Knobs {
     pub rcu_node_cost: Nanos,
     /// `CONFIG_RCU_FANOUT_LEAF`: CPUs per leaf rcu_node.
     pub rcu_fanout_leaf: u32,
+    pub lazy_tlb: LazyTlb,
 }
 
 impl Default for Knobs {
@@ -63,6 +64,7 @@ impl Default for Knobs {
             jiffies_till_next_fqs: None,
             rcu_node_cost: 1_000,
             rcu_fanout_leaf: 16,
+            lazy_tlb: LazyTlb::Refcount,
         }
     }
 }
@@ -84,6 +86,31 @@ pub enum ObjectKind {
     /// `spinlock_t` (qspinlock: waiters queue FIFO and spin with
     /// preemption disabled).
     Spinlock,
+    /// An `atomic_t` on its own cache line (a counter, a refcount).
+    Atomic,
+    /// A counting semaphore (tokens), for pipe / futex style handoffs.
+    Semaphore { initial: u32 },
+}
+
+/// How the idle task and kernel threads borrow the previous mm
+/// (`CONFIG_MMU_LAZY_TLB_REFCOUNT` / `CONFIG_MMU_LAZY_TLB_SHOOTDOWN`, and
+/// the `mm_cpumask`-as-refcount proposal of seed 004).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LazyTlb {
+    /// `mmgrab_lazy_tlb()` / `mmdrop_lazy_tlb()` on `mm->mm_count` at every
+    /// switch to and from a lazy context.
+    #[default]
+    Refcount,
+    /// No lazy references; the final `__mmdrop()` IPIs the CPUs of
+    /// `mm_cpumask` still using the mm lazily.
+    Shootdown,
+    /// `mm_cpumask` is the lazy reference: a CPU clears its bit after it
+    /// stopped using the mm, and frees it if it cleared the last bit after
+    /// `mm_users` reached zero, deciding with one atomic operation.
+    CpumaskRefcount,
+    /// The same, naively: the bit is cleared before the CPU stops using the
+    /// mm, and the emptiness check and free are separate steps.
+    CpumaskRefcountNaive,
 }
 
 /// CFS bandwidth control of a cgroup (`cpu.max` = quota period).

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 use smpsim_engine::Nanos;
+use smpsim_kernel::LazyTlb;
 use smpsim_kernel::{
     Bandwidth, CgroupDecl, Knobs, ObjectDecl, ObjectKind, Policy, Spec, TaskGroupDecl,
 };
@@ -122,6 +123,21 @@ fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
         jiffies_till_first_fqs: jiffies(&k.jiffies_till_first_fqs, "jiffies_till_first_fqs")?,
         jiffies_till_next_fqs: jiffies(&k.jiffies_till_next_fqs, "jiffies_till_next_fqs")?,
         rcu_node_cost: dur.opt(&k.rcu_node_cost, d.rcu_node_cost)?,
+        lazy_tlb: match &k.lazy_tlb {
+            None => d.lazy_tlb,
+            Some(v) => match v.get_ref().as_str() {
+                "refcount" => LazyTlb::Refcount,
+                "shootdown" => LazyTlb::Shootdown,
+                "cpumask-refcount" => LazyTlb::CpumaskRefcount,
+                "cpumask-refcount-naive" => LazyTlb::CpumaskRefcountNaive,
+                other => {
+                    return Err(Diag::new(
+                        v.span(),
+                        format!("unknown lazy_tlb mode `{other}`; expected one of: refcount, shootdown, cpumask-refcount, cpumask-refcount-naive"),
+                    ))
+                }
+            },
+        },
         rcu_fanout_leaf: match &k.rcu_fanout_leaf {
             None => d.rcu_fanout_leaf,
             Some(v) => match u32::try_from(*v.get_ref()) {
@@ -311,8 +327,43 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
                 None => Ok(()),
             }
         };
+        let not_initial = |kind: &str| -> DResult<()> {
+            match &o.initial {
+                Some(v) => Err(Diag::new(
+                    v.span(),
+                    format!("`initial` is not a field of a `{kind}` object"),
+                )),
+                None => Ok(()),
+            }
+        };
         let entry = match o.kind.get_ref().as_str() {
+            kind @ ("atomic" | "semaphore") => {
+                if let Some(to) = &o.to {
+                    return Err(Diag::new(to.span(), "`to` is only for `type = \"alias\"`"));
+                }
+                not_for(&o.spin, "spin", kind)?;
+                let per_cpu = o.per_cpu.as_ref().is_some_and(|v| *v.get_ref());
+                let (obj_kind, lock_kind) = if kind == "atomic" {
+                    not_initial(kind)?;
+                    (ObjectKind::Atomic, LockKind::Atomic)
+                } else {
+                    let initial = match &o.initial {
+                        None => 0,
+                        Some(v) => u32::try_from(*v.get_ref()).map_err(|_| {
+                            Diag::new(v.span(), "`initial` must be a count of tokens, >= 0")
+                        })?,
+                    };
+                    (ObjectKind::Semaphore { initial }, LockKind::Semaphore)
+                };
+                objects.push(ObjectDecl { name: n.clone(), kind: obj_kind, per_cpu });
+                ObjEntry::Lock {
+                    id: (objects.len() - 1) as u32,
+                    per_cpu,
+                    kind: lock_kind,
+                }
+            }
             kind @ ("mutex" | "spinlock") => {
+                not_initial(kind)?;
                 if let Some(to) = &o.to {
                     return Err(Diag::new(to.span(), "`to` is only for `type = \"alias\"`"));
                 }
@@ -352,7 +403,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
                 return Err(Diag::new(
                     o.kind.span(),
                     format!(
-                        "unknown object type `{other}`; expected one of: mutex, spinlock, alias"
+                        "unknown object type `{other}`; expected one of: mutex, spinlock, atomic, semaphore, alias"
                     ),
                 ));
             }

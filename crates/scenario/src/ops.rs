@@ -63,6 +63,11 @@ pub(crate) const KINDS: &[(&str, &[&str], &[&str])] = &[
     ("record", &["hist", "since"], &[]),
     ("call", &["fn"], &[]),
     ("exit", &[], &[]),
+    ("atomic_inc", &["obj"], &[]),
+    ("atomic_dec", &["obj"], &[]),
+    ("atomic_read", &["obj"], &[]),
+    ("down", &["obj"], &[]),
+    ("up", &["obj"], &[]),
 ];
 
 /// What kind of lock an object is, which decides the ops that may take it.
@@ -70,6 +75,8 @@ pub(crate) const KINDS: &[(&str, &[&str], &[&str])] = &[
 pub(crate) enum LockKind {
     Mutex,
     Spinlock,
+    Atomic,
+    Semaphore,
 }
 
 impl LockKind {
@@ -77,6 +84,8 @@ impl LockKind {
         match self {
             LockKind::Mutex => "mutex",
             LockKind::Spinlock => "spinlock",
+            LockKind::Atomic => "atomic",
+            LockKind::Semaphore => "semaphore",
         }
     }
 
@@ -86,6 +95,8 @@ impl LockKind {
             LockKind::Spinlock => {
                 "spin_lock, spin_unlock, spin_lock_irqsave, spin_unlock_irqrestore, spin_guard"
             }
+            LockKind::Atomic => "atomic_inc, atomic_dec, atomic_read",
+            LockKind::Semaphore => "down, up",
         }
     }
 }
@@ -277,7 +288,10 @@ fn wrong_kind(written: &str, name: &str, kind: LockKind, op: &str) -> String {
     } else {
         format!("`{written}` stands for `{name}`, a {}", kind.name())
     };
-    format!("{what}; use {}", counterpart(op))
+    match kind {
+        LockKind::Mutex | LockKind::Spinlock => format!("{what}; use {}", counterpart(op)),
+        _ => format!("{what}; use one of {}", kind.ops()),
+    }
 }
 
 struct Emitter<'c, 'd> {
@@ -554,6 +568,18 @@ impl Emitter<'_, '_> {
             }
             "rcu_unexpedite_gp" => {
                 self.push(Op::RcuUnexpediteGp);
+            }
+            "atomic_inc" | "atomic_dec" | "atomic_read" => {
+                let l = self.lock(need(&r.obj, op, "obj")?, LockKind::Atomic, kind)?;
+                self.push(if kind == "atomic_read" {
+                    Op::AtomicRead(l)
+                } else {
+                    Op::AtomicRmw(l)
+                });
+            }
+            "down" | "up" => {
+                let l = self.lock(need(&r.obj, op, "obj")?, LockKind::Semaphore, kind)?;
+                self.push(if kind == "down" { Op::Down(l) } else { Op::Up(l) });
             }
             "set_cpu_offline" | "set_cpu_online" => {
                 let cpu = self.expr(need(&r.cpu, op, "cpu")?)?;

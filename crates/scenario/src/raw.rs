@@ -149,6 +149,7 @@ pub(crate) struct RawKernel {
     pub jiffies_till_next_fqs: Option<S<i64>>,
     pub rcu_node_cost: Option<S<String>>,
     pub rcu_fanout_leaf: Option<S<i64>>,
+    pub lazy_tlb: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,6 +160,8 @@ pub(crate) struct RawObject {
     pub per_cpu: Option<S<bool>>,
     pub spin: Option<S<bool>>,
     pub to: Option<S<String>>,
+    /// Initial tokens of a semaphore.
+    pub initial: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -209,6 +212,7 @@ pub(crate) struct RawOp {
     pub name: Option<S<String>>,
     pub body: Option<S<Vec<S<RawOp>>>>,
     pub lock: Option<S<String>>,
+    pub obj: Option<S<String>>,
     pub cpu: Option<S<RawExpr>>,
     pub func: Option<S<String>>,
     pub units: Option<S<RawExpr>>,
@@ -242,6 +246,7 @@ impl RawOp {
             ("name", sp(&self.name)),
             ("body", sp(&self.body)),
             ("lock", sp(&self.lock)),
+            ("obj", sp(&self.obj)),
             ("cpu", sp(&self.cpu)),
             ("func", sp(&self.func)),
             ("units", sp(&self.units)),

@@ -1,0 +1,312 @@
+//! Address spaces (`struct mm_struct`), `active_mm` and lazy TLB, with an
+//! mm-lifetime checker that runs on every scenario.
+//!
+//! Every task has an mm; the idle task has none and, like a kernel thread,
+//! keeps using the previous task's mm lazily (`active_mm`). How that lazy
+//! use is accounted is the [`LazyTlb`] knob:
+//!
+//! - `refcount`: switching from a user task to idle takes a lazy reference
+//!   (`mmgrab_lazy_tlb()`, an atomic on `mm->mm_count`), switching back drops
+//!   it in `finish_task_switch()`. With every CPU running threads of one
+//!   process, that cache line is the whole machine's bottleneck.
+//! - `shootdown`: no lazy references; the final `__mmdrop()` IPIs the CPUs
+//!   of `mm_cpumask` that still use the mm lazily (`cleanup_lazy_tlbs()`)
+//!   and frees it when they have switched away.
+//! - `cpumask-refcount` (seed 004's proposal) and a naive version of it.
+//!
+//! The checker reports an mm freed while a CPU still has it as `active_mm`,
+//! freed twice, or never freed after its last user and lazy user are gone.
+
+use crate::coherence::Line;
+use crate::cpu::Csd;
+use crate::event::Event;
+use crate::spec::LazyTlb;
+use crate::task::*;
+
+pub const NO_MM: u32 = u32::MAX;
+
+pub struct Mm {
+    /// `mm_users`: live tasks.
+    pub users: u32,
+    /// `mm_count`: 1 for all users together, plus lazy references.
+    pub count: u32,
+    /// The line holding `mm_users` and `mm_count`.
+    pub line: Line,
+    pub mask: Vec<bool>,
+    pub mask_weight: u32,
+    /// The line holding `mm_cpumask`.
+    pub mask_line: Line,
+    pub freed: bool,
+    /// Shootdown IPIs still outstanding before the free.
+    pub shoot_pending: u32,
+}
+
+impl Mm {
+    pub fn new(users: u32, nr_cpus: usize) -> Self {
+        Mm {
+            users,
+            count: 1,
+            line: Line::new(nr_cpus, 0),
+            mask: vec![false; nr_cpus],
+            mask_weight: 0,
+            mask_line: Line::new(nr_cpus, 0),
+            freed: false,
+            shoot_pending: 0,
+        }
+    }
+}
+
+/// Lazy-TLB counters of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MmStats {
+    /// Atomic operations on `mm_count` for lazy references.
+    pub lazy_refcount_ops: u64,
+    /// IPIs sent by `cleanup_lazy_tlbs()` at the final `__mmdrop()`.
+    pub shootdown_ipis: u64,
+    pub mms_freed: u64,
+}
+
+impl crate::Kernel<'_> {
+    fn mode(&self) -> LazyTlb {
+        self.spec.knobs.lazy_tlb
+    }
+
+    fn cpumask_mode(&self) -> bool {
+        matches!(self.mode(), LazyTlb::CpumaskRefcount | LazyTlb::CpumaskRefcountNaive)
+    }
+
+    /// An atomic on the mm's `mm_users`/`mm_count` line from CPU `c`;
+    /// returns how long it takes from now.
+    fn mm_atomic(&mut self, mm: u32, c: u32) -> u64 {
+        let now = self.now;
+        self.mms[mm as usize].line.rmw(&self.cost, c, now) - now
+    }
+
+    fn mask_set(&mut self, mm: u32, c: u32) -> u64 {
+        let m = &mut self.mms[mm as usize];
+        if m.mask[c as usize] {
+            return 0;
+        }
+        m.mask[c as usize] = true;
+        m.mask_weight += 1;
+        let now = self.now;
+        m.mask_line.rmw(&self.cost, c, now) - now
+    }
+
+    /// Clears CPU `c` from the mask; returns (RMW latency, mask now empty).
+    fn mask_clear(&mut self, mm: u32, c: u32) -> (u64, bool) {
+        let now = self.now;
+        let m = &mut self.mms[mm as usize];
+        if !m.mask[c as usize] {
+            return (0, m.mask_weight == 0);
+        }
+        m.mask[c as usize] = false;
+        m.mask_weight -= 1;
+        let done = m.mask_line.rmw(&self.cost, c, now) - now;
+        (done, m.mask_weight == 0)
+    }
+
+    /// `context_switch()` at the start of a switch on CPU `c` from `prev`
+    /// to `next`: the lazy reference taken when going lazy, `switch_mm()`
+    /// when the mm changes. Returns the time it adds to the switch.
+    pub(crate) fn mm_switch_start(&mut self, c: u32, prev: TaskId, next: TaskId) -> u64 {
+        let mut cost = 0;
+        let active = self.cpus[c as usize].active_mm;
+        if next == NO_TASK {
+            // To the idle task: it borrows prev's mm.
+            if prev != NO_TASK && self.tasks[prev as usize].state != TaskState::Exited && !self.cpus[c as usize].lazy {
+                self.cpus[c as usize].lazy = true;
+                if self.mode() == LazyTlb::Refcount && active != NO_MM {
+                    self.mms[active as usize].count += 1;
+                    self.mm_stats.lazy_refcount_ops += 1;
+                    cost += self.mm_atomic(active, c);
+                }
+            }
+            return cost;
+        }
+        let n = self.tasks[next as usize].mm;
+        if n != active {
+            cost += self.mask_set(n, c);
+            if self.mode() == LazyTlb::CpumaskRefcountNaive && active != NO_MM {
+                // Naive: drop the bit before the CPU has stopped using the mm,
+                // then look at the mask and mm_users in a separate step.
+                let (t, _) = self.mask_clear(active, c);
+                let read = self.mms[active as usize].mask_line.read(&self.cost, c, self.now + t);
+                self.at(read, Event::MmCheck { mm: active });
+                cost += t;
+            }
+        }
+        cost
+    }
+
+    /// `finish_task_switch()`: `next` (a task) now runs on CPU `c`.
+    /// Returns work the task does first (dropping a lazy reference).
+    pub(crate) fn mm_switch_finish(&mut self, c: u32, next: TaskId) -> u64 {
+        let n = self.tasks[next as usize].mm;
+        let cpu = &mut self.cpus[c as usize];
+        let (old, was_lazy) = (cpu.active_mm, cpu.lazy);
+        cpu.active_mm = n;
+        cpu.lazy = false;
+        if old == NO_MM {
+            return 0;
+        }
+        match self.mode() {
+            LazyTlb::Refcount if was_lazy => {
+                // mmdrop_lazy_tlb_sched(): drop the reference the idle task held.
+                self.mm_stats.lazy_refcount_ops += 1;
+                let t = self.mm_atomic(old, c);
+                let m = &mut self.mms[old as usize];
+                m.count -= 1;
+                if m.count == 0 {
+                    self.at(self.now + t, Event::MmFree { mm: old });
+                }
+                t
+            }
+            LazyTlb::CpumaskRefcount if old != n => {
+                // Stopped using it; clearing the bit and seeing the mask empty
+                // is one atomic operation, so one CPU alone frees.
+                let (t, empty) = self.mask_clear(old, c);
+                if empty && self.mms[old as usize].users == 0 {
+                    self.at(self.now + t, Event::MmFree { mm: old });
+                }
+                t
+            }
+            _ => 0,
+        }
+    }
+
+    /// A task of mm `mm` exits on CPU `c` (`exit_mm()`, `mmput()`): returns
+    /// the time the atomics take.
+    pub(crate) fn mm_exit(&mut self, c: u32, t: TaskId) -> u64 {
+        let mm = self.tasks[t as usize].mm;
+        let mut cost = self.mm_atomic(mm, c);
+        self.mms[mm as usize].users -= 1;
+        // The exiting task keeps running on the mm lazily until it switches.
+        self.cpus[c as usize].lazy = true;
+        if self.mode() == LazyTlb::Refcount {
+            self.mms[mm as usize].count += 1;
+            self.mm_stats.lazy_refcount_ops += 1;
+            cost += self.mm_atomic(mm, c);
+        }
+        if self.mms[mm as usize].users > 0 {
+            return cost;
+        }
+        match self.mode() {
+            LazyTlb::Refcount | LazyTlb::Shootdown => {
+                // mmput() -> mmdrop() of the users' reference.
+                cost += self.mm_atomic(mm, c);
+                let m = &mut self.mms[mm as usize];
+                m.count -= 1;
+                if m.count == 0 {
+                    if self.mode() == LazyTlb::Shootdown {
+                        self.cleanup_lazy_tlbs(c, mm);
+                    } else {
+                        self.at(self.now + cost, Event::MmFree { mm });
+                    }
+                }
+            }
+            LazyTlb::CpumaskRefcount | LazyTlb::CpumaskRefcountNaive => {
+                // The last user is gone: free once no CPU is in the mask.
+                if self.mms[mm as usize].mask_weight == 0 {
+                    self.at(self.now + cost, Event::MmFree { mm });
+                }
+            }
+        }
+        cost
+    }
+
+    /// `cleanup_lazy_tlbs()`: IPI every CPU of `mm_cpumask` still using the
+    /// mm lazily; free it when they have all switched to `init_mm`.
+    fn cleanup_lazy_tlbs(&mut self, c: u32, mm: u32) {
+        // This CPU switches away itself.
+        if self.cpus[c as usize].active_mm == mm {
+            self.cpus[c as usize].active_mm = NO_MM;
+            self.cpus[c as usize].lazy = false;
+        }
+        let mut pending = 0;
+        for x in 0..self.nr_cpus {
+            if x == c || !self.mms[mm as usize].mask[x as usize] || !self.cpus[x as usize].online {
+                continue;
+            }
+            if self.cpus[x as usize].active_mm != mm {
+                continue;
+            }
+            pending += 1;
+            self.mm_stats.shootdown_ipis += 1;
+            self.queue_csd(x, Csd::ShootLazy { mm }, self.now + self.cost.ipi_send * pending as u64);
+        }
+        self.mms[mm as usize].shoot_pending = pending;
+        if pending == 0 {
+            self.at(self.now, Event::MmFree { mm });
+        }
+    }
+
+    /// `do_shoot_lazy_tlb()` on CPU `c`, in its IPI handler.
+    pub(crate) fn shoot_lazy_tlb(&mut self, c: u32, mm: u32) {
+        let cpu = &mut self.cpus[c as usize];
+        if cpu.active_mm == mm && cpu.lazy {
+            cpu.active_mm = NO_MM;
+            cpu.lazy = false;
+        }
+        let m = &mut self.mms[mm as usize];
+        m.shoot_pending -= 1;
+        if m.shoot_pending == 0 {
+            self.mm_free(mm);
+        }
+    }
+
+    /// The naive protocol's second step: look, then free.
+    pub(crate) fn mm_check(&mut self, mm: u32) {
+        let m = &self.mms[mm as usize];
+        if m.users == 0 && m.mask_weight == 0 {
+            self.mm_free(mm);
+        }
+    }
+
+    /// `__mmdrop()` frees the mm: the checker looks at who still uses it.
+    pub(crate) fn mm_free(&mut self, mm: u32) {
+        if self.mms[mm as usize].freed {
+            self.metrics.mm_violation(
+                "mm_double_free",
+                self.now,
+                0,
+                format!("mm {mm} freed twice at {} ns (seed {})", self.now, self.spec.seed),
+            );
+            return;
+        }
+        self.mms[mm as usize].freed = true;
+        self.mm_stats.mms_freed += 1;
+        let users: Vec<u32> = (0..self.nr_cpus).filter(|&x| self.cpus[x as usize].active_mm == mm).collect();
+        if let Some(&first) = users.first() {
+            self.metrics.mm_violation(
+                "mm_use_after_free",
+                self.now,
+                first,
+                format!(
+                    "mm {mm} freed at {} ns while CPUs {users:?} still have it as active_mm (seed {})",
+                    self.now, self.spec.seed
+                ),
+            );
+        }
+    }
+
+    /// At the end of a run: an mm with no users, not in use, never freed.
+    pub(crate) fn mm_check_leaks(&mut self) {
+        for mm in 0..self.mms.len() as u32 {
+            let m = &self.mms[mm as usize];
+            let in_use = (0..self.nr_cpus).any(|x| self.cpus[x as usize].active_mm == mm);
+            if m.users == 0 && !m.freed && !in_use && m.shoot_pending == 0 {
+                let lazy_refs = if self.cpumask_mode() { m.mask_weight } else { m.count };
+                self.metrics.mm_violation(
+                    "mm_leak",
+                    self.now,
+                    0,
+                    format!(
+                        "mm {mm} never freed: no users, no CPU uses it, {lazy_refs} references left (seed {})",
+                        self.spec.seed
+                    ),
+                );
+            }
+        }
+    }
+}
