@@ -46,6 +46,10 @@ pub struct RunArgs {
     /// Seed (overrides scenario.seed).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Explore N seeds (seed, seed+1, ...) in parallel and report which
+    /// ones made a detector fire, with the command that replays each.
+    #[arg(long, value_name = "N")]
+    pub seeds: Option<u64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the report to this file (atomically) instead of stdout.

@@ -67,6 +67,9 @@ pub fn main(args: RunArgs) -> i32 {
             .map(|v| Some(v.name.clone()))
             .collect()
     };
+    if let Some(n) = args.seeds {
+        return explore(&scenario, &args, &variants, &sets, n);
+    }
     let runs = match run_variants(&scenario, &variants, &sets) {
         Ok(r) => r,
         Err(e) => return fail(e),
@@ -82,6 +85,122 @@ pub fn main(args: RunArgs) -> i32 {
             };
             let mut s = serde_json::to_string_pretty(&report).expect("serializable");
             s.push('\n');
+            s
+        }
+    };
+    match emit(&out, args.output.as_deref()) {
+        Ok(()) => 0,
+        Err(e) => fail(format!("error: {e}")),
+    }
+}
+
+/// One seed's detector findings.
+#[derive(serde::Serialize)]
+struct SeedFindings {
+    seed: u64,
+    findings: Vec<smpsim_kernel::Finding>,
+}
+
+#[derive(serde::Serialize)]
+struct Exploration {
+    variant: String,
+    seeds: u64,
+    first_seed: u64,
+    failing: Vec<SeedFindings>,
+}
+
+/// `run --seeds N`: every variant over N seeds, in parallel; each seed's
+/// run is deterministic, so any failing seed replays with `--seed`.
+fn explore(
+    scenario: &smpsim_scenario::Scenario,
+    args: &RunArgs,
+    variants: &[Option<String>],
+    sets: &[(String, String)],
+    n: u64,
+) -> i32 {
+    let base = match scenario.compile(variants[0].as_deref(), sets) {
+        Ok(s) => s.seed,
+        Err(e) => return fail(e),
+    };
+    let mut report = Vec::new();
+    for v in variants {
+        let specs: Result<Vec<_>, _> = (0..n)
+            .map(|k| {
+                let mut s = sets.to_vec();
+                s.push(("scenario.seed".into(), (base + k).to_string()));
+                scenario.compile(v.as_deref(), &s)
+            })
+            .collect();
+        let specs = match specs {
+            Ok(s) => s,
+            Err(e) => return fail(e),
+        };
+        let failing: Vec<SeedFindings> = specs
+            .par_iter()
+            .map(|spec| SeedFindings {
+                seed: spec.seed,
+                findings: smpsim_kernel::simulate(spec).findings,
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .filter(|f| !f.findings.is_empty())
+            .collect();
+        report.push(Exploration {
+            variant: v.clone().unwrap_or_else(|| "base".into()),
+            seeds: n,
+            first_seed: base,
+            failing,
+        });
+    }
+    let out = match args.format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&report).expect("serializable");
+            s.push('\n');
+            s
+        }
+        Format::Text => {
+            let mut s = String::new();
+            for e in &report {
+                s.push_str(&format!(
+                    "{}: {} of {} seeds ({}..{}) made a detector fire\n",
+                    e.variant,
+                    e.failing.len(),
+                    e.seeds,
+                    e.first_seed,
+                    e.first_seed + e.seeds - 1
+                ));
+                let mut by_detector: std::collections::BTreeMap<&str, Vec<u64>> =
+                    Default::default();
+                for f in &e.failing {
+                    for d in &f.findings {
+                        by_detector
+                            .entry(d.detector.as_str())
+                            .or_default()
+                            .push(f.seed);
+                    }
+                }
+                for (d, seeds) in &by_detector {
+                    let shown: Vec<String> = seeds.iter().take(8).map(|s| s.to_string()).collect();
+                    s.push_str(&format!(
+                        "  {d}: {} seeds, e.g. {}{}\n",
+                        seeds.len(),
+                        shown.join(", "),
+                        if seeds.len() > 8 { ", ..." } else { "" }
+                    ));
+                }
+                if let Some(f) = e.failing.first() {
+                    s.push_str(&format!(
+                        "  first: seed {}: {}\n",
+                        f.seed, f.findings[0].message
+                    ));
+                    s.push_str(&format!(
+                        "  replay: smpsim run {} --variant {} --seed {}\n",
+                        scenario.path.display(),
+                        e.variant,
+                        f.seed
+                    ));
+                }
+            }
             s
         }
     };

@@ -232,3 +232,62 @@ fn event_budget_stops_the_run_early() {
     assert!(stats["events"].as_u64().unwrap() + stats["stale_events"].as_u64().unwrap() <= 5000);
     assert!(stats["simulated_ns"].as_u64().unwrap() < 200_000_000);
 }
+
+#[test]
+fn mm_checker_catches_the_naive_cpumask_refcount_only() {
+    let scenario = repo("scenarios/mm-lifetime.toml");
+    let out = smpsim()
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--seeds",
+            "30",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for e in v.as_array().unwrap() {
+        let failing = e["failing"].as_array().unwrap();
+        match e["variant"].as_str().unwrap() {
+            "cpumask-refcount-naive" => {
+                assert!(!failing.is_empty(), "the naive protocol must be caught");
+                let msg = failing[0]["findings"][0]["message"].as_str().unwrap();
+                assert!(msg.contains("seed"), "{msg}");
+            }
+            other => assert!(failing.is_empty(), "{other}: {failing:?}"),
+        }
+    }
+    // The first failing seed replays to the same finding.
+    let v0 = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["variant"] == "cpumask-refcount-naive")
+        .unwrap();
+    let seed = v0["failing"][0]["seed"].as_u64().unwrap().to_string();
+    let replay = run_json(
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--variant",
+            "cpumask-refcount-naive",
+            "--seed",
+            &seed,
+            "--format",
+            "json",
+        ],
+        "1",
+    );
+    let r: serde_json::Value = serde_json::from_str(&replay).unwrap();
+    assert_eq!(
+        r["variants"][0]["findings"][0],
+        v0["failing"][0]["findings"][0]
+    );
+}

@@ -33,6 +33,8 @@ pub enum Event {
     RcuCore { cpu: u32 },
     /// The naive cpumask-refcount protocol looks at an mm's mask and users.
     MmCheck { mm: u32 },
+    /// Every task exited a while ago: end the run.
+    AllExited,
     /// `__mmdrop()` frees an mm.
     MmFree { mm: u32 },
     /// An RCU callback runs (RCU_SOFTIRQ on `cpu`).

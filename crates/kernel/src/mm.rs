@@ -64,6 +64,8 @@ pub struct MmStats {
     /// IPIs sent by `cleanup_lazy_tlbs()` at the final `__mmdrop()`.
     pub shootdown_ipis: u64,
     pub mms_freed: u64,
+    /// Findings of the mm-lifetime checker.
+    pub violations: u64,
 }
 
 impl crate::Kernel<'_> {
@@ -72,7 +74,10 @@ impl crate::Kernel<'_> {
     }
 
     fn cpumask_mode(&self) -> bool {
-        matches!(self.mode(), LazyTlb::CpumaskRefcount | LazyTlb::CpumaskRefcountNaive)
+        matches!(
+            self.mode(),
+            LazyTlb::CpumaskRefcount | LazyTlb::CpumaskRefcountNaive
+        )
     }
 
     /// An atomic on the mm's `mm_users`/`mm_count` line from CPU `c`;
@@ -114,7 +119,10 @@ impl crate::Kernel<'_> {
         let active = self.cpus[c as usize].active_mm;
         if next == NO_TASK {
             // To the idle task: it borrows prev's mm.
-            if prev != NO_TASK && self.tasks[prev as usize].state != TaskState::Exited && !self.cpus[c as usize].lazy {
+            if prev != NO_TASK
+                && self.tasks[prev as usize].state != TaskState::Exited
+                && !self.cpus[c as usize].lazy
+            {
                 self.cpus[c as usize].lazy = true;
                 if self.mode() == LazyTlb::Refcount && active != NO_MM {
                     self.mms[active as usize].count += 1;
@@ -131,7 +139,9 @@ impl crate::Kernel<'_> {
                 // Naive: drop the bit before the CPU has stopped using the mm,
                 // then look at the mask and mm_users in a separate step.
                 let (t, _) = self.mask_clear(active, c);
-                let read = self.mms[active as usize].mask_line.read(&self.cost, c, self.now + t);
+                let read = self.mms[active as usize]
+                    .mask_line
+                    .read(&self.cost, c, self.now + t);
                 self.at(read, Event::MmCheck { mm: active });
                 cost += t;
             }
@@ -233,7 +243,11 @@ impl crate::Kernel<'_> {
             }
             pending += 1;
             self.mm_stats.shootdown_ipis += 1;
-            self.queue_csd(x, Csd::ShootLazy { mm }, self.now + self.cost.ipi_send * pending as u64);
+            self.queue_csd(
+                x,
+                Csd::ShootLazy { mm },
+                self.now + self.cost.ipi_send * pending as u64,
+            );
         }
         self.mms[mm as usize].shoot_pending = pending;
         if pending == 0 {
@@ -266,18 +280,25 @@ impl crate::Kernel<'_> {
     /// `__mmdrop()` frees the mm: the checker looks at who still uses it.
     pub(crate) fn mm_free(&mut self, mm: u32) {
         if self.mms[mm as usize].freed {
+            self.mm_stats.violations += 1;
             self.metrics.mm_violation(
                 "mm_double_free",
                 self.now,
                 0,
-                format!("mm {mm} freed twice at {} ns (seed {})", self.now, self.spec.seed),
+                format!(
+                    "mm {mm} freed twice at {} ns (seed {})",
+                    self.now, self.spec.seed
+                ),
             );
             return;
         }
         self.mms[mm as usize].freed = true;
         self.mm_stats.mms_freed += 1;
-        let users: Vec<u32> = (0..self.nr_cpus).filter(|&x| self.cpus[x as usize].active_mm == mm).collect();
+        let users: Vec<u32> = (0..self.nr_cpus)
+            .filter(|&x| self.cpus[x as usize].active_mm == mm)
+            .collect();
         if let Some(&first) = users.first() {
+            self.mm_stats.violations += 1;
             self.metrics.mm_violation(
                 "mm_use_after_free",
                 self.now,
@@ -296,7 +317,12 @@ impl crate::Kernel<'_> {
             let m = &self.mms[mm as usize];
             let in_use = (0..self.nr_cpus).any(|x| self.cpus[x as usize].active_mm == mm);
             if m.users == 0 && !m.freed && !in_use && m.shoot_pending == 0 {
-                let lazy_refs = if self.cpumask_mode() { m.mask_weight } else { m.count };
+                let lazy_refs = if self.cpumask_mode() {
+                    m.mask_weight
+                } else {
+                    m.count
+                };
+                self.mm_stats.violations += 1;
                 self.metrics.mm_violation(
                     "mm_leak",
                     self.now,

@@ -102,6 +102,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
         out.mm.lazy_refcount_ops += r.mm.lazy_refcount_ops;
         out.mm.shootdown_ipis += r.mm.shootdown_ipis;
         out.mm.mms_freed += r.mm.mms_freed;
+        out.mm.violations += r.mm.violations;
         out.stats.events += r.stats.events;
         out.stats.stale_events += r.stats.stale_events;
         out.stats.simulated_ns += r.stats.simulated_ns;

@@ -35,6 +35,8 @@ pub struct Kernel<'s> {
     pub(crate) cost: crate::costs::CostNs,
     /// Tasks that have not exited; the run ends when none are left.
     pub(crate) live_tasks: usize,
+    /// Every task has exited; the run ends shortly.
+    ending: bool,
     pub(crate) rcu: crate::rcu::Rcu,
     pub(crate) mms: Vec<crate::mm::Mm>,
     pub(crate) mm_stats: crate::mm::MmStats,
@@ -162,6 +164,7 @@ impl<'s> Kernel<'s> {
             nr_cpus,
             cost: crate::costs::CostNs::new(&spec.machine),
             live_tasks: 0,
+            ending: false,
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
             mms: Vec::new(),
             mm_stats: Default::default(),
@@ -647,6 +650,7 @@ impl Model for Kernel<'_> {
                 self.rcu_exp_start();
                 Handled::Done
             }
+            Event::AllExited => Handled::Done,
             Event::MmCheck { mm } => {
                 self.mm_check(mm);
                 Handled::Done
@@ -667,8 +671,13 @@ impl Model for Kernel<'_> {
         for (at, ev) in self.out.drain(..) {
             engine.schedule(at, ev);
         }
-        if self.live_tasks == 0 && handled == Handled::Done {
+        if let Event::AllExited = event {
             return Handled::Stop;
+        }
+        if self.live_tasks == 0 && handled == Handled::Done && !self.ending {
+            // Let in-flight work (IPIs, frees, callbacks) land, then stop.
+            self.ending = true;
+            engine.schedule(self.now + 1_000_000, Event::AllExited);
         }
         handled
     }

@@ -445,3 +445,75 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
         "FIFO: at most one hold ahead: {zone:?}"
     );
 }
+
+/// The lazy mm_count line is a bottleneck shared by every CPU; without
+/// lazy references the same ping-pong runs per pair, and the final
+/// __mmdrop() of an exiting process shoots down its lazy users.
+#[test]
+fn lazy_refcount_serializes_switches_and_shootdown_sends_ipis() {
+    let run = |mode: LazyTlb| {
+        let mut s = spec(flat_machine(8), 20 * MS);
+        s.knobs.lazy_tlb = mode;
+        s.warmup = 2 * MS;
+        let sem = |s: &mut Spec, name: &str| {
+            s.objects.push(ObjectDecl {
+                name: name.into(),
+                kind: ObjectKind::Semaphore { initial: 0 },
+                per_cpu: true,
+            });
+            s.objects.len() as u32 - 1
+        };
+        let (ab, ba) = (sem(&mut s, "ab"), sem(&mut s, "ba"));
+        let r = |o: u32| ObjRef {
+            object: o,
+            index: Some(Expr::TaskIndex),
+        };
+        for (name, cpus, ops) in [
+            (
+                "ping",
+                vec![0, 2, 4, 6],
+                vec![Op::Up(r(ab)), Op::Down(r(ba))],
+            ),
+            (
+                "pong",
+                vec![1, 3, 5, 7],
+                vec![Op::Down(r(ab)), Op::Up(r(ba))],
+            ),
+        ] {
+            forever(&mut s, name, cpus, Policy::Normal, ops);
+            s.task_groups.last_mut().unwrap().mm = 0;
+        }
+        simulate(&s)
+    };
+    let refcount = run(LazyTlb::Refcount);
+    let shootdown = run(LazyTlb::Shootdown);
+    assert!(refcount.mm.lazy_refcount_ops > 1000);
+    assert_eq!(shootdown.mm.lazy_refcount_ops, 0);
+    assert!(
+        shootdown.context_switches > refcount.context_switches,
+        "{} vs {}",
+        shootdown.context_switches,
+        refcount.context_switches
+    );
+    assert_eq!(refcount.mm.violations + shootdown.mm.violations, 0);
+
+    // Exit: a process whose threads sleep on other CPUs dies; shootdown IPIs.
+    let mut s = spec(flat_machine(4), 5 * MS);
+    s.knobs.lazy_tlb = LazyTlb::Shootdown;
+    s.task_groups.push(TaskGroupDecl {
+        name: "app".into(),
+        placement: vec![0, 1, 2, 3],
+        policy: Policy::Normal,
+        cgroup: None,
+        mm: 0,
+        program: Program {
+            ops: vec![Op::Work(Dist::Const(100 * US)), Op::Exit],
+            slots: 0,
+            init: vec![],
+        },
+    });
+    let r = simulate(&s);
+    assert_eq!(r.mm.mms_freed, 1);
+    assert!(r.mm.shootdown_ipis >= 1, "{:?}", r.mm);
+    assert_eq!(r.mm.violations, 0, "{:?}", r.findings);
+}

@@ -13,6 +13,7 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../presets/intel-spr-224.toml"),
     ),
     ("x86-16", include_str!("../presets/x86-16.toml")),
+    ("power8-192", include_str!("../presets/power8-192.toml")),
     (
         "ppc64-400-smt8",
         include_str!("../presets/ppc64-400-smt8.toml"),

@@ -403,6 +403,28 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
         out.push('\n');
     }
 
+    // Context switches and lazy TLB.
+    for r in runs {
+        let m = &r.result.mm;
+        if r.result.context_switches > 0 || m.mms_freed > 0 {
+            let measured = r
+                .result
+                .stats
+                .simulated_ns
+                .saturating_sub(r.result.warmup_ns * r.result.replicas as u64);
+            let _ = writeln!(
+                out,
+                "switches [{}]: {} context switches ({}/s), {} lazy mm_count atomics, {} shootdown IPIs, {} mms freed",
+                r.variant,
+                r.result.context_switches,
+                fmt_rate(r.result.context_switches as f64 / (measured.max(1) as f64 / 1e9)),
+                m.lazy_refcount_ops,
+                m.shootdown_ipis,
+                m.mms_freed
+            );
+        }
+    }
+
     // Findings.
     for r in runs {
         if r.result.findings.is_empty() {

@@ -355,7 +355,11 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
                     };
                     (ObjectKind::Semaphore { initial }, LockKind::Semaphore)
                 };
-                objects.push(ObjectDecl { name: n.clone(), kind: obj_kind, per_cpu });
+                objects.push(ObjectDecl {
+                    name: n.clone(),
+                    kind: obj_kind,
+                    per_cpu,
+                });
                 ObjEntry::Lock {
                     id: (objects.len() - 1) as u32,
                     per_cpu,

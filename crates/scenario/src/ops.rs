@@ -579,7 +579,11 @@ impl Emitter<'_, '_> {
             }
             "down" | "up" => {
                 let l = self.lock(need(&r.obj, op, "obj")?, LockKind::Semaphore, kind)?;
-                self.push(if kind == "down" { Op::Down(l) } else { Op::Up(l) });
+                self.push(if kind == "down" {
+                    Op::Down(l)
+                } else {
+                    Op::Up(l)
+                });
             }
             "set_cpu_offline" | "set_cpu_online" => {
                 let cpu = self.expr(need(&r.cpu, op, "cpu")?)?;

@@ -285,7 +285,8 @@ fn spinlock_object_errors() {
         "zone_lock = { type = \"rwlock\" }",
     ));
     assert!(
-        e.message.contains("mutex, spinlock, atomic, semaphore, alias"),
+        e.message
+            .contains("mutex, spinlock, atomic, semaphore, alias"),
         "{}",
         e.message
     );
