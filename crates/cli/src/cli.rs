@@ -25,6 +25,80 @@ pub enum Command {
     Bench(BenchArgs),
     /// Show a machine preset with the source of every cost.
     Machine(MachineArgs),
+    /// Real stress tests on this host's kernel: list, run, compare.
+    Host(HostArgs),
+    /// Measure this host's costs into a machine profile (TOML).
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(clap::Args)]
+pub struct HostArgs {
+    #[command(subcommand)]
+    pub command: HostCommand,
+}
+
+#[derive(Subcommand)]
+pub enum HostCommand {
+    /// Which tests can run here, and why not.
+    List {
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Run one test against the running kernel.
+    Run(HostRunArgs),
+    /// Run a test for real and as a simulation on a calibrated profile.
+    Compare(HostCompareArgs),
+}
+
+#[derive(clap::Args, Clone)]
+pub struct HostRunArgs {
+    /// membarrier, ipi-latency, mutex-readers, hotplug or ctxswitch.
+    pub test: String,
+    /// How long the test runs.
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    /// Allow the hotplug test to take CPUs offline (they are brought back).
+    #[arg(long)]
+    pub allow_hotplug: bool,
+    /// Concurrent readers (mutex-readers).
+    #[arg(long, default_value_t = 6)]
+    pub readers: u32,
+    /// Throttled cgroup tree for the membarrier burners: CHILDRENxDEPTH.
+    #[arg(long, value_name = "CxD")]
+    pub cgroup: Option<String>,
+    /// Latency window (ipi-latency), seconds.
+    #[arg(long, default_value_t = 1.0)]
+    pub window: f64,
+    /// Offline/online repetitions (hotplug).
+    #[arg(long, default_value_t = 5)]
+    pub reps: u32,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct HostCompareArgs {
+    /// membarrier, ctxswitch or ipi-latency.
+    pub test: String,
+    /// A profile from `smpsim calibrate` (default: calibrate now).
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(clap::Args)]
+pub struct CalibrateArgs {
+    /// Where to write the profile.
+    #[arg(long, short = 'o', default_value = "host-profile.toml")]
+    pub output: PathBuf,
+    /// The profile's machine name.
+    #[arg(long, default_value = "host")]
+    pub name: String,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]

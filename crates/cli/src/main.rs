@@ -5,6 +5,7 @@
 
 mod bench;
 mod cli;
+mod host;
 mod output;
 mod reproduce;
 mod run;
@@ -18,6 +19,8 @@ fn main() {
         cli::Command::Reproduce(args) => reproduce::main(args),
         cli::Command::Bench(args) => bench::main(args),
         cli::Command::Machine(args) => run::machine(args),
+        cli::Command::Host(args) => host::main(args),
+        cli::Command::Calibrate(args) => host::calibrate(args),
     };
     std::process::exit(code);
 }

@@ -11,6 +11,7 @@ pub struct CostNs {
     pub context_switch: u64,
     pub wakeup: u64,
     pub tlb_flush_full: u64,
+    pub idle_exit: u64,
     /// Line transfer by distance: local, SMT, LLC, node, socket, remote.
     line: [u64; 6],
     places: Vec<CpuPlace>,
@@ -28,6 +29,7 @@ impl CostNs {
             context_switch: c.context_switch.nanos(),
             wakeup: c.wakeup.nanos(),
             tlb_flush_full: c.tlb_flush_full.nanos(),
+            idle_exit: c.idle_exit.as_ref().map_or(0, |x| x.nanos()),
             line: [
                 lt.local.nanos(),
                 lt.smt_sibling.nanos(),

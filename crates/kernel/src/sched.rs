@@ -282,7 +282,11 @@ impl crate::Kernel<'_> {
             }
             return;
         }
-        let latency = self.cost.ipi_latency;
+        let mut latency = self.cost.ipi_latency;
+        if self.cpus[c as usize].activity == Activity::Idle {
+            // The idle CPU wakes up before it can take the IPI.
+            latency += self.cost.idle_exit;
+        }
         self.at(self.now + latency, Event::Resched { cpu: c });
     }
 

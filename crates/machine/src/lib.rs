@@ -78,6 +78,11 @@ pub struct Costs {
     pub tlb_flush_page: Cost,
     /// Full local TLB flush.
     pub tlb_flush_full: Cost,
+    /// Extra time for an idle CPU to start running after a wakeup IPI (the
+    /// cpuidle exit latency, or a halted vCPU's re-entry). Presets leave it
+    /// out (0); `smpsim calibrate` measures it.
+    #[serde(default)]
+    pub idle_exit: Option<Cost>,
 }
 
 /// A machine: topology plus costs.
@@ -113,7 +118,7 @@ impl Machine {
     pub fn cost_list(&self) -> Vec<(&'static str, &Cost)> {
         let c = &self.costs;
         let lt = &c.line_transfer;
-        vec![
+        [
             ("line_transfer.local", &lt.local),
             ("line_transfer.smt_sibling", &lt.smt_sibling),
             ("line_transfer.same_llc", &lt.same_llc),
@@ -129,5 +134,8 @@ impl Machine {
             ("tlb_flush_page", &c.tlb_flush_page),
             ("tlb_flush_full", &c.tlb_flush_full),
         ]
+        .into_iter()
+        .chain(c.idle_exit.as_ref().map(|x| ("idle_exit", x)))
+        .collect()
     }
 }

@@ -325,6 +325,7 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     out.push('\n');
 
     // time(1) of tasks that ran to completion.
+    let before_time = out.len();
     for r in runs {
         for g in &r.result.task_groups {
             if g.exited == 0 || g.per_task.is_empty() {
@@ -351,7 +352,9 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
             }
         }
     }
-    out.push('\n');
+    if out.len() > before_time {
+        out.push('\n');
+    }
 
     // lock_stat.
     if !first.locks.is_empty() {

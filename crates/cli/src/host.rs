@@ -1,0 +1,397 @@
+//! `smpsim host` and `smpsim calibrate`: the real side.
+
+use std::fmt::Write;
+
+use smpsim_host::HostResult;
+use smpsim_report::{fmt_ns, fmt_rate, text::Table};
+
+use crate::cli::{CalibrateArgs, Format, HostArgs, HostCommand, HostCompareArgs, HostRunArgs};
+use crate::output::{emit, fail};
+
+pub fn main(args: HostArgs) -> i32 {
+    match args.command {
+        HostCommand::List { format } => list(format),
+        HostCommand::Run(a) => run(a),
+        HostCommand::Compare(a) => compare(a),
+    }
+}
+
+fn list(format: Format) -> i32 {
+    let statuses = smpsim_host::list();
+    let out = match format {
+        Format::Json => serde_json::to_string_pretty(&statuses).expect("json") + "\n",
+        Format::Text => {
+            let mut s = String::new();
+            for st in &statuses {
+                let _ = writeln!(
+                    s,
+                    "{:<14} {:<4} {}",
+                    st.test,
+                    if st.runnable { "yes" } else { "no" },
+                    st.description
+                );
+                for c in &st.missing {
+                    let _ = writeln!(
+                        s,
+                        "    missing {}: {}; to run it: {}",
+                        c.name, c.detail, c.fix
+                    );
+                }
+                for c in &st.optional_missing {
+                    let _ = writeln!(
+                        s,
+                        "    without {}: {} (runs anyway; {})",
+                        c.name, c.detail, c.fix
+                    );
+                }
+            }
+            s
+        }
+    };
+    match emit(&out, None) {
+        Ok(()) => 0,
+        Err(e) => fail(format!("error: {e}")),
+    }
+}
+
+fn options(a: &HostRunArgs) -> Result<smpsim_host::Options, String> {
+    let cgroup = match &a.cgroup {
+        None => (0, 0),
+        Some(s) => {
+            let (c, d) = s.split_once('x').ok_or_else(|| {
+                format!("error: --cgroup {s}: expected CHILDRENxDEPTH, e.g. 20x3")
+            })?;
+            (
+                c.parse()
+                    .map_err(|_| format!("error: --cgroup {s}: bad CHILDREN"))?,
+                d.parse()
+                    .map_err(|_| format!("error: --cgroup {s}: bad DEPTH"))?,
+            )
+        }
+    };
+    if !(a.seconds > 0.0 && a.seconds <= 3600.0) {
+        return Err(format!(
+            "error: --seconds {}: expected 0 < seconds <= 3600",
+            a.seconds
+        ));
+    }
+    Ok(smpsim_host::Options {
+        seconds: a.seconds,
+        allow_hotplug: a.allow_hotplug,
+        readers: a.readers.max(1),
+        cgroup,
+        window_s: a.window,
+        reps: a.reps.max(1),
+    })
+}
+
+/// A host result as text tables, in the simulator's style.
+pub fn format_result(r: &HostResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "host test {} ({:.1} s)", r.test, r.seconds);
+    for (k, v) in &r.params {
+        let _ = writeln!(out, "  {k} = {v}");
+    }
+    out.push('\n');
+    let mut t = Table::new(vec!["metric".into(), "value".into(), "unit".into()]);
+    for m in &r.rates {
+        let v = if m.unit.ends_with("/s") {
+            fmt_rate(m.value)
+        } else {
+            format!("{:.3}", m.value)
+        };
+        t.row(vec![m.name.clone(), v, m.unit.clone()]);
+    }
+    t.render(&mut out);
+    if !r.histograms.is_empty() {
+        out.push('\n');
+        let mut t = Table::new(
+            ["latency", "count", "p50", "p90", "p99", "p99.9", "max"]
+                .map(String::from)
+                .to_vec(),
+        );
+        for h in &r.histograms {
+            t.row(vec![
+                h.name.clone(),
+                h.count.to_string(),
+                fmt_ns(h.p50 as f64),
+                fmt_ns(h.p90 as f64),
+                fmt_ns(h.p99 as f64),
+                fmt_ns(h.p999 as f64),
+                fmt_ns(h.max as f64),
+            ]);
+        }
+        t.render(&mut out);
+    }
+    for th in &r.threads {
+        let s = |ns: u64| format!("{:.3}s", ns as f64 / 1e9);
+        let _ = writeln!(
+            out,
+            "  {}: real {}  user {}  sys {}",
+            th.name,
+            s(th.real_ns),
+            s(th.user_ns),
+            s(th.sys_ns)
+        );
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+fn run(a: HostRunArgs) -> i32 {
+    let opts = match options(&a) {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
+    match smpsim_host::run(&a.test, &opts) {
+        Ok(r) => {
+            let out = match a.format {
+                Format::Json => serde_json::to_string_pretty(&r).expect("json") + "\n",
+                Format::Text => format_result(&r),
+            };
+            match emit(&out, a.output.as_deref()) {
+                Ok(()) => 0,
+                Err(e) => fail(format!("error: {e}")),
+            }
+        }
+        Err(e) => fail(format!("error: {e}")),
+    }
+}
+
+pub fn calibrate(a: CalibrateArgs) -> i32 {
+    smpsim_host::cleanup::install_signal_handlers();
+    match smpsim_host::calibrate::calibrate(&a.name) {
+        Ok(c) => {
+            for m in &c.measurements {
+                eprintln!("calibrate: {}: {}", m.name, m.source());
+            }
+            match emit(&c.profile, Some(&a.output)) {
+                Ok(()) => {
+                    eprintln!("calibrate: wrote {}", a.output.display());
+                    0
+                }
+                Err(e) => fail(format!("error: {e}")),
+            }
+        }
+        Err(e) => fail(format!("error: {e}")),
+    }
+}
+
+/// The simulated twin of a host test, as scenario text on `profile`.
+fn twin(
+    test: &str,
+    profile: &std::path::Path,
+    real: &HostResult,
+    cpus: usize,
+) -> Result<(String, String, f64), String> {
+    let machine = format!("[machine]\nprofile = {:?}\n", profile.display().to_string());
+    let head = |name: &str, dur: &str| {
+        format!("[scenario]\nname = \"host-{name}\"\nduration = \"{dur}\"\nwarmup = \"20ms\"\n\n{machine}\n[kernel]\nhz = 250   # assumed: the host's CONFIG_HZ (250 on the VM this was written on)\n\n")
+    };
+    match test {
+        "ctxswitch" => {
+            let s = head("ctxswitch", "300ms")
+                + r#"[objects]
+ab = { type = "semaphore" }
+ba = { type = "semaphore" }
+
+[[tasks]]
+name = "ping"
+count = 1
+cpus = "0"
+mm = "bench"
+code = [ { op = "loop", count = "forever", body = [
+  { op = "syscall", name = "write", body = [ { op = "up", obj = "ab" } ] },
+  { op = "syscall", name = "read", body = [ { op = "down", obj = "ba" } ] },
+] } ]
+
+[[tasks]]
+name = "pong"
+count = 1
+cpus = "1"
+mm = "bench"
+code = [ { op = "loop", count = "forever", body = [
+  { op = "syscall", name = "read", body = [ { op = "down", obj = "ab" } ] },
+  { op = "syscall", name = "write", body = [ { op = "up", obj = "ba" } ] },
+] } ]
+"#;
+            let real_rate = real
+                .rate_of("switches_per_s_threads_cross_cpu")
+                .unwrap_or(0.0);
+            Ok((s, "switches_per_s".into(), real_rate))
+        }
+        "membarrier" => {
+            let s = head("membarrier", "300ms")
+                + &format!(
+                    r#"[objects]
+membarrier_ipi_mutex = {{ type = "mutex" }}   # the host kernel's global mutex
+
+[[tasks]]
+name = "burner"
+per_cpu = 1
+mm = "test"
+code = [ {{ op = "loop", count = "forever", body = [ {{ op = "work", time = "1ms" }} ] }} ]
+
+[[tasks]]
+name = "hammer"
+per_cpu = 1
+mm = "test"
+vars = {{ target = "(this_cpu() + 1) % {cpus}" }}
+code = [ {{ op = "loop", count = "forever", body = [
+  {{ op = "syscall", name = "membarrier", body = [
+    {{ op = "mutex_guard", lock = "membarrier_ipi_mutex", body = [
+      {{ op = "if", cond = "cpu_curr_shares_mm(target)", then = [
+        {{ op = "smp_call_function_single", cpu = "target", func = "50ns" }},
+      ] }},
+    ] }},
+  ] }},
+  {{ op = "count", counter = "calls" }},
+] }} ]
+"#
+                );
+            Ok((
+                s,
+                "calls_per_s".into(),
+                real.rate_of("calls_per_s").unwrap_or(0.0),
+            ))
+        }
+        "ipi-latency" => {
+            let alone = real
+                .histograms
+                .iter()
+                .find(|h| h.name == "munmap_1page_alone")
+                .map(|h| h.p50)
+                .unwrap_or(1500);
+            let s = head("ipi-latency", "300ms")
+                + &format!(
+                    r#"[[tasks]]
+name = "sibling"
+count = 1
+cpus = "1"
+mm = "storm"
+code = [ {{ op = "loop", count = "forever", body = [ {{ op = "work", time = "1ms" }} ] }} ]
+
+[[tasks]]
+name = "storm"
+count = 1
+cpus = "0"
+mm = "storm"
+code = [ {{ op = "loop", count = "forever", body = [
+  {{ op = "syscall", name = "munmap", body = [
+    {{ op = "work", time = "{alone}ns" }},   # measured on this host: munmap of one page with no other CPU in the mm
+    {{ op = "smp_call_function_many", cpus = "mm_cpumask", func = "cost.tlb_flush_page" }},
+  ] }},
+  {{ op = "count", counter = "munmaps" }},
+] }} ]
+"#
+                );
+            Ok((
+                s,
+                "munmap_per_s".into(),
+                real.rate_of("munmap_per_s").unwrap_or(0.0),
+            ))
+        }
+        other => Err(format!(
+            "error: host compare supports membarrier, ctxswitch and ipi-latency, not `{other}`"
+        )),
+    }
+}
+
+fn compare(a: HostCompareArgs) -> i32 {
+    let test = a.test.as_str();
+    if !["membarrier", "ctxswitch", "ipi-latency"].contains(&test) {
+        return fail(format!(
+            "error: host compare supports membarrier, ctxswitch and ipi-latency, not `{test}`"
+        ));
+    }
+    let profile = match &a.profile {
+        Some(p) => p.clone(),
+        None => {
+            eprintln!("compare: calibrating this host first");
+            let path =
+                std::env::temp_dir().join(format!("smpsim-profile-{}.toml", std::process::id()));
+            match smpsim_host::calibrate::calibrate("host") {
+                Ok(c) => {
+                    if let Err(e) = emit(&c.profile, Some(&path)) {
+                        return fail(format!("error: {e}"));
+                    }
+                    path
+                }
+                Err(e) => return fail(format!("error: {e}")),
+            }
+        }
+    };
+    let profile = std::fs::canonicalize(&profile).unwrap_or(profile);
+    let opts = smpsim_host::Options {
+        seconds: a.seconds,
+        ..Default::default()
+    };
+    let real = match smpsim_host::run(test, &opts) {
+        Ok(r) => r,
+        Err(e) => return fail(format!("error: {e}")),
+    };
+    let cpus = smpsim_host::sys::online_cpus().len();
+    let (text, metric, real_value) = match twin(test, &profile, &real, cpus) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let path = std::env::temp_dir().join(format!("host-{test}.toml"));
+    let scenario = match smpsim_scenario::parse(&path, text) {
+        Ok(s) => s,
+        Err(e) => {
+            return fail(format!(
+                "error: the simulated twin of {test} does not compile (a bug):\n{e}"
+            ))
+        }
+    };
+    let spec = match scenario.compile(None, &[]) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("error: {e}")),
+    };
+    let sim = smpsim_kernel::simulate(&spec);
+    let measured = (sim.stats.simulated_ns.saturating_sub(sim.warmup_ns)).max(1) as f64 / 1e9;
+    let sim_value = match test {
+        "ctxswitch" => sim.context_switches as f64 / measured,
+        "membarrier" => sim.counter("calls").map_or(0.0, |c| c.rate),
+        _ => sim.counter("munmaps").map_or(0.0, |c| c.rate),
+    };
+    let ratio = sim_value / real_value.max(1e-9);
+    let out = match a.format {
+        Format::Json => {
+            serde_json::to_string_pretty(&serde_json::json!({
+                "test": test, "metric": metric, "real": real_value, "simulated": sim_value,
+                "ratio": ratio, "profile": profile.display().to_string(), "real_result": real,
+            }))
+            .expect("json")
+                + "\n"
+        }
+        Format::Text => {
+            let mut s = format_result(&real);
+            let _ = writeln!(
+                s,
+                "\nsimulated on {} ({} CPUs):",
+                profile.display(),
+                sim.nr_cpus
+            );
+            let mut t = Table::new(
+                ["metric", "real", "simulated", "sim/real"]
+                    .map(String::from)
+                    .to_vec(),
+            );
+            t.row(vec![
+                metric.clone(),
+                fmt_rate(real_value),
+                fmt_rate(sim_value),
+                format!("{ratio:.2}"),
+            ]);
+            t.render(&mut s);
+            s
+        }
+    };
+    match emit(&out, None) {
+        Ok(()) => 0,
+        Err(e) => fail(format!("error: {e}")),
+    }
+}

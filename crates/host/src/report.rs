@@ -1,0 +1,81 @@
+//! What a host test reports, in the shape of a simulation's report.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use smpsim_kernel::HistResult;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Rate {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+/// Like time(1) for one thread or process of a test.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThreadTimes {
+    pub name: String,
+    pub real_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HostResult {
+    pub test: String,
+    pub seconds: f64,
+    pub params: Vec<(String, String)>,
+    pub rates: Vec<Rate>,
+    pub histograms: Vec<HistResult>,
+    pub threads: Vec<ThreadTimes>,
+    pub notes: Vec<String>,
+}
+
+impl HostResult {
+    pub fn new(test: &str, seconds: f64) -> Self {
+        HostResult {
+            test: test.into(),
+            seconds,
+            params: Vec::new(),
+            rates: Vec::new(),
+            histograms: Vec::new(),
+            threads: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+    pub fn param(&mut self, k: &str, v: impl ToString) {
+        self.params.push((k.into(), v.to_string()));
+    }
+    pub fn rate(&mut self, name: &str, value: f64, unit: &str) {
+        self.rates.push(Rate {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+        });
+    }
+    pub fn rate_of(&self, name: &str) -> Option<f64> {
+        self.rates.iter().find(|r| r.name == name).map(|r| r.value)
+    }
+    pub fn hist(&mut self, name: &str, h: &Histogram<u64>) {
+        self.histograms.push(HistResult {
+            name: name.into(),
+            count: h.len(),
+            total: if h.is_empty() {
+                0.0
+            } else {
+                h.mean() * h.len() as f64
+            },
+            min: if h.is_empty() { 0 } else { h.min() },
+            mean: if h.is_empty() { 0.0 } else { h.mean() },
+            p50: h.value_at_quantile(0.5),
+            p90: h.value_at_quantile(0.9),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        });
+    }
+}
+
+pub fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds")
+}

@@ -1,0 +1,142 @@
+//! `ctxswitch`: pipe ping-pong, one byte back and forth, as will-it-scale's
+//! context_switch1: a pair across two CPUs (every switch goes through idle)
+//! and a pair on one CPU; threads of one process, then two processes.
+
+use std::time::Duration;
+
+use crate::cleanup::should_stop;
+use crate::report::HostResult;
+use crate::sys;
+
+fn pipe() -> [libc::c_int; 2] {
+    let mut fds = [0; 2];
+    // SAFETY: valid array of two ints.
+    unsafe { libc::pipe(fds.as_mut_ptr()) };
+    fds
+}
+
+/// One side of the ping-pong: `first` writes first. Returns round trips.
+fn side(cpu: u32, rx: libc::c_int, tx: libc::c_int, first: bool, deadline: u64) -> u64 {
+    let _ = sys::pin_to(cpu);
+    let mut b = [0u8; 1];
+    let mut n = 0;
+    loop {
+        if first {
+            // SAFETY: valid fd and buffer.
+            if unsafe { libc::write(tx, b.as_ptr().cast(), 1) } != 1 {
+                break;
+            }
+        }
+        // SAFETY: valid fd and buffer.
+        if unsafe { libc::read(rx, b.as_mut_ptr().cast(), 1) } != 1 {
+            break;
+        }
+        if !first {
+            // SAFETY: valid fd and buffer.
+            if unsafe { libc::write(tx, b.as_ptr().cast(), 1) } != 1 {
+                break;
+            }
+        }
+        n += 1;
+        if first && (n % 256 == 0) && (sys::now_ns() > deadline || should_stop()) {
+            break;
+        }
+    }
+    n
+}
+
+/// Round trips per second of a ping-pong between `a` and `b`.
+fn threads(a: u32, b: u32, seconds: f64) -> f64 {
+    let (p1, p2) = (pipe(), pipe());
+    let start = sys::now_ns();
+    let deadline = start + (seconds * 1e9) as u64;
+    let partner = std::thread::spawn(move || side(b, p1[0], p2[1], false, deadline));
+    let n = side(a, p2[0], p1[1], true, deadline);
+    let elapsed = (sys::now_ns() - start) as f64 / 1e9;
+    // Closing the pipes ends the partner.
+    for fd in [p1[0], p1[1], p2[0], p2[1]] {
+        // SAFETY: fds we own.
+        unsafe { libc::close(fd) };
+    }
+    let _ = partner.join();
+    n as f64 / elapsed
+}
+
+/// The same between two processes (fork; the child only reads and writes).
+fn processes(a: u32, b: u32, seconds: f64) -> f64 {
+    let (p1, p2) = (pipe(), pipe());
+    let start = sys::now_ns();
+    let deadline = start + (seconds * 1e9) as u64;
+    // SAFETY: the child runs only async-signal-safe calls, then _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // Keep only our ends, so the parent closing its ends ends us (EOF).
+        // SAFETY: fds we own in the child.
+        unsafe {
+            libc::close(p1[1]);
+            libc::close(p2[0]);
+        }
+        side(b, p1[0], p2[1], false, deadline);
+        // SAFETY: leaving the child without running destructors.
+        unsafe { libc::_exit(0) };
+    }
+    // SAFETY: the child's ends, not ours.
+    unsafe {
+        libc::close(p1[0]);
+        libc::close(p2[1]);
+    }
+    let n = side(a, p2[0], p1[1], true, deadline);
+    let elapsed = (sys::now_ns() - start) as f64 / 1e9;
+    for fd in [p1[1], p2[0]] {
+        // SAFETY: fds we own.
+        unsafe { libc::close(fd) };
+    }
+    if pid > 0 {
+        let mut status = 0;
+        // SAFETY: our child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+    }
+    n as f64 / elapsed
+}
+
+pub fn run(seconds: f64) -> Result<HostResult, String> {
+    let cpus = sys::online_cpus();
+    if cpus.len() < 2 {
+        return Err("ctxswitch needs at least 2 online CPUs".into());
+    }
+    let (a, b) = (cpus[0], cpus[1]);
+    let part = seconds / 4.0;
+    let mut r = HostResult::new("ctxswitch", seconds);
+    r.param("cpus", format!("{a},{b}"));
+    // Across CPUs each round trip is 4 switches (each side into and out of idle).
+    let cross_t = threads(a, b, part);
+    r.rate(
+        "switches_per_s_threads_cross_cpu",
+        cross_t * 4.0,
+        "switches/s",
+    );
+    let same_t = threads(a, a, part);
+    r.rate(
+        "switches_per_s_threads_same_cpu",
+        same_t * 2.0,
+        "switches/s",
+    );
+    std::thread::sleep(Duration::from_millis(10));
+    let cross_p = processes(a, b, part);
+    r.rate(
+        "switches_per_s_processes_cross_cpu",
+        cross_p * 4.0,
+        "switches/s",
+    );
+    let same_p = processes(a, a, part);
+    r.rate(
+        "switches_per_s_processes_same_cpu",
+        same_p * 2.0,
+        "switches/s",
+    );
+    r.rate("round_trip_ns_threads_cross_cpu", 1e9 / cross_t, "ns");
+    r.rate("round_trip_ns_threads_same_cpu", 1e9 / same_t, "ns");
+    r.notes
+        .push("will-it-scale context_switch1 style: one byte over two pipes".into());
+    Ok(r)
+}
