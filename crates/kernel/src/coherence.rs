@@ -74,7 +74,12 @@ impl Line {
             worst
         };
         if !alone {
-            self.sharers.iter_mut().for_each(|w| *w = 0);
+            if self.nr_sharers == 1 {
+                // Only the old owner held it: clear one bit, not the mask.
+                self.sharers[self.owner as usize / 64] &= !(1 << (self.owner % 64));
+            } else {
+                self.sharers.iter_mut().for_each(|w| *w = 0);
+            }
             self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
             self.nr_sharers = 1;
         }
