@@ -123,9 +123,10 @@ fn ipi_round_trip(a: u32, b: u32) -> Option<Measurement> {
     Some(Measurement::from("ipi_round_trip", samples, &format!("targeted MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ from CPU {a} to CPU {b} running a thread of the same mm (syscall included)")))
 }
 
-/// Pipe ping-pong on one CPU: ns per round trip (two switches, four syscalls).
-fn ping_pong_same_cpu(cpu: u32) -> Measurement {
-    let samples = (0..5)
+/// Pipe ping-pong between a thread on CPU `a` and one on CPU `b` (the
+/// same CPU or two): ns per round trip, median of 5 runs of `n`.
+fn pipe_ping_pong(a: u32, b: u32, n: u64) -> Vec<f64> {
+    (0..5)
         .map(|_| {
             let mut p1 = [0; 2];
             let mut p2 = [0; 2];
@@ -134,62 +135,10 @@ fn ping_pong_same_cpu(cpu: u32) -> Measurement {
                 libc::pipe(p1.as_mut_ptr());
                 libc::pipe(p2.as_mut_ptr());
             }
-            const N: u64 = 20_000;
-            let partner = std::thread::spawn(move || {
-                let _ = sys::pin_to(cpu);
-                let mut b = [0u8; 1];
-                for _ in 0..N {
-                    // SAFETY: fds valid until joined.
-                    unsafe {
-                        libc::read(p1[0], b.as_mut_ptr().cast(), 1);
-                        libc::write(p2[1], b.as_ptr().cast(), 1);
-                    }
-                }
-            });
-            let _ = sys::pin_to(cpu);
-            let b = [0u8; 1];
-            let mut c = [0u8; 1];
-            let t0 = sys::now_ns();
-            for _ in 0..N {
-                // SAFETY: as above.
-                unsafe {
-                    libc::write(p1[1], b.as_ptr().cast(), 1);
-                    libc::read(p2[0], c.as_mut_ptr().cast(), 1);
-                }
-            }
-            let dt = sys::now_ns() - t0;
-            let _ = partner.join();
-            for fd in p1.iter().chain(p2.iter()) {
-                // SAFETY: our fds.
-                unsafe { libc::close(*fd) };
-            }
-            dt as f64 / N as f64
-        })
-        .collect();
-    Measurement::from(
-        "pipe_round_trip_same_cpu",
-        samples,
-        &format!("pipe ping-pong between two threads on CPU {cpu}"),
-    )
-}
-
-/// Pipe ping-pong between two CPUs (each side sleeps, so every wakeup
-/// brings an idle CPU back): ns per round trip.
-fn ping_pong_cross(a: u32, b: u32) -> Measurement {
-    let samples = (0..5)
-        .map(|_| {
-            let mut p1 = [0; 2];
-            let mut p2 = [0; 2];
-            // SAFETY: valid arrays.
-            unsafe {
-                libc::pipe(p1.as_mut_ptr());
-                libc::pipe(p2.as_mut_ptr());
-            }
-            const N: u64 = 2_000;
             let partner = std::thread::spawn(move || {
                 let _ = sys::pin_to(b);
                 let mut c = [0u8; 1];
-                for _ in 0..N {
+                for _ in 0..n {
                     // SAFETY: fds valid until joined.
                     unsafe {
                         libc::read(p1[0], c.as_mut_ptr().cast(), 1);
@@ -198,13 +147,13 @@ fn ping_pong_cross(a: u32, b: u32) -> Measurement {
                 }
             });
             let _ = sys::pin_to(a);
-            let b = [0u8; 1];
+            let out = [0u8; 1];
             let mut c = [0u8; 1];
             let t0 = sys::now_ns();
-            for _ in 0..N {
+            for _ in 0..n {
                 // SAFETY: as above.
                 unsafe {
-                    libc::write(p1[1], b.as_ptr().cast(), 1);
+                    libc::write(p1[1], out.as_ptr().cast(), 1);
                     libc::read(p2[0], c.as_mut_ptr().cast(), 1);
                 }
             }
@@ -214,13 +163,28 @@ fn ping_pong_cross(a: u32, b: u32) -> Measurement {
                 // SAFETY: our fds.
                 unsafe { libc::close(*fd) };
             }
-            dt as f64 / N as f64
+            dt as f64 / n as f64
         })
-        .collect();
+        .collect()
+}
+
+/// Same CPU: two switches and four syscalls per round trip.
+fn ping_pong_same_cpu(cpu: u32) -> Measurement {
+    let method = format!("pipe ping-pong between two threads on CPU {cpu}");
+    Measurement::from(
+        "pipe_round_trip_same_cpu",
+        pipe_ping_pong(cpu, cpu, 20_000),
+        &method,
+    )
+}
+
+/// Across CPUs: each side sleeps, so every wakeup brings an idle CPU back.
+fn ping_pong_cross(a: u32, b: u32) -> Measurement {
+    let method = format!("pipe ping-pong between threads on CPU {a} and CPU {b}");
     Measurement::from(
         "pipe_round_trip_cross_cpu",
-        samples,
-        &format!("pipe ping-pong between threads on CPU {a} and CPU {b}"),
+        pipe_ping_pong(a, b, 2_000),
+        &method,
     )
 }
 

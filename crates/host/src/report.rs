@@ -57,22 +57,7 @@ impl HostResult {
         self.rates.iter().find(|r| r.name == name).map(|r| r.value)
     }
     pub fn hist(&mut self, name: &str, h: &Histogram<u64>) {
-        self.histograms.push(HistResult {
-            name: name.into(),
-            count: h.len(),
-            total: if h.is_empty() {
-                0.0
-            } else {
-                h.mean() * h.len() as f64
-            },
-            min: if h.is_empty() { 0 } else { h.min() },
-            mean: if h.is_empty() { 0.0 } else { h.mean() },
-            p50: h.value_at_quantile(0.5),
-            p90: h.value_at_quantile(0.9),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            max: h.max(),
-        });
+        self.histograms.push(smpsim_kernel::summarize(name, h));
     }
 }
 

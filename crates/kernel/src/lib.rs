@@ -50,7 +50,7 @@ pub mod testkit;
 
 pub use program::*;
 pub use result::*;
-pub use sim::Kernel;
+pub use sim::{summarize, Kernel};
 pub use spec::*;
 
 /// Runs a spec to completion (all its replicas) and returns its result.

@@ -574,7 +574,7 @@ impl<'s> Kernel<'s> {
 }
 
 /// The summary of a latency histogram.
-pub(crate) fn summarize(name: &str, h: &hdrhistogram::Histogram<u64>) -> HistResult {
+pub fn summarize(name: &str, h: &hdrhistogram::Histogram<u64>) -> HistResult {
     HistResult {
         name: name.to_string(),
         count: h.len(),
