@@ -144,11 +144,21 @@ impl crate::Kernel<'_> {
             if self.can_spin(c, m) && self.mutexes[m as usize].waiter_spinner == NO_TASK {
                 self.mutexes[m as usize].waiter_spinner = t;
                 self.begin_spin(t, Spin::MutexOwner { lock: m });
+                self.watch_owner(t, m);
                 return Flow::Stop;
             }
         }
         self.sleep_on_mutex(c, t, m);
         Flow::Stop
+    }
+
+    /// `t` starts spinning on the owner: `mutex_spin_on_owner()` keeps
+    /// reading the lock word, so its CPU holds a shared copy that the next
+    /// release must invalidate.
+    fn watch_owner(&mut self, t: TaskId, m: u32) {
+        self.tasks[t as usize].spin = Spin::MutexOwner { lock: m };
+        let (c, now) = (self.tasks[t as usize].cpu, self.now);
+        self.mutexes[m as usize].word.read(&self.cost, c, now);
     }
 
     fn begin_spin(&mut self, t: TaskId, spin: Spin) {
@@ -163,12 +173,11 @@ impl crate::Kernel<'_> {
     fn start_osq_spin(&mut self, t: TaskId, m: u32) {
         let lock = &mut self.mutexes[m as usize];
         lock.osq.push_back(t);
-        let spin = if lock.osq.len() == 1 {
-            Spin::MutexOwner { lock: m }
-        } else {
-            Spin::OsqQueued { lock: m }
-        };
-        self.begin_spin(t, spin);
+        let head = lock.osq.len() == 1;
+        self.begin_spin(t, Spin::OsqQueued { lock: m });
+        if head {
+            self.watch_owner(t, m);
+        }
     }
 
     /// Adds the task to the wait list (if not on it) and sleeps.
@@ -243,7 +252,7 @@ impl crate::Kernel<'_> {
             lock.osq.pop_front();
             lock.owner = head;
             if let Some(&next) = lock.osq.front() {
-                self.tasks[next as usize].spin = Spin::MutexOwner { lock: m };
+                self.watch_owner(next, m);
             }
             self.grant_to_spinner(c, head, m);
             woke = self.wake_first_waiter(c, m);
@@ -353,7 +362,7 @@ impl crate::Kernel<'_> {
             lock.osq.remove(i);
             if i == 0 {
                 if let Some(&next) = lock.osq.front() {
-                    self.tasks[next as usize].spin = Spin::MutexOwner { lock: m };
+                    self.watch_owner(next, m);
                 }
             }
         }
