@@ -120,6 +120,13 @@ pub struct RunArgs {
     /// Seed (overrides scenario.seed).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Also write every CPU's timeline (first replica) as a Chrome/Perfetto
+    /// trace-event JSON file (open it in ui.perfetto.dev or chrome://tracing).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Most segments recorded per variant in a trace.
+    #[arg(long, default_value_t = 2_000_000)]
+    pub trace_limit: usize,
     /// Explore N seeds (seed, seed+1, ...) in parallel and report which
     /// ones made a detector fire, with the command that replays each.
     #[arg(long, value_name = "N")]

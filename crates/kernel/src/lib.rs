@@ -47,11 +47,21 @@ pub mod spec;
 pub mod spinlock;
 pub mod task;
 pub mod testkit;
+pub mod trace;
 
 pub use program::*;
 pub use result::*;
 pub use sim::{summarize, Kernel};
 pub use spec::*;
+
+/// Runs one replica of a spec recording every CPU's timeline (at most
+/// `limit` segments).
+pub fn simulate_traced(spec: &Spec, limit: usize) -> (RunResult, trace::Recorder) {
+    let mut kernel = Kernel::new(spec);
+    kernel.trace = Some(trace::Recorder::new(spec.machine.nr_cpus(), limit));
+    let result = kernel.run();
+    (result, kernel.trace.take().expect("recorder"))
+}
 
 /// Runs a spec to completion (all its replicas) and returns its result.
 pub fn simulate(spec: &Spec) -> RunResult {

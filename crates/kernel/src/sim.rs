@@ -37,6 +37,8 @@ pub struct Kernel<'s> {
     pub(crate) live_tasks: usize,
     /// Every task has exited; the run ends shortly.
     ending: bool,
+    /// The timeline being recorded, if asked for.
+    pub trace: Option<crate::trace::Recorder>,
     pub(crate) rcu: crate::rcu::Rcu,
     pub(crate) mms: Vec<crate::mm::Mm>,
     pub(crate) mm_stats: crate::mm::MmStats,
@@ -165,6 +167,7 @@ impl<'s> Kernel<'s> {
             cost: crate::costs::CostNs::new(&spec.machine),
             live_tasks: 0,
             ending: false,
+            trace: None,
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
             mms: Vec::new(),
             mm_stats: Default::default(),
@@ -238,9 +241,40 @@ impl<'s> Kernel<'s> {
         let now = self.now;
         let cpu = &mut self.cpus[c as usize];
         let dt = now - cpu.accounted_to;
+        let from = cpu.accounted_to;
         cpu.accounted_to = now;
         if dt == 0 {
             return;
+        }
+        if let Some(rec) = self.trace.as_mut() {
+            use crate::trace::SegKind;
+            // One segment, or (running a batch) one per piece of the batch.
+            let whole = match cpu.activity {
+                Activity::Idle => Some((SegKind::Idle, NO_TASK)),
+                Activity::Switch { .. } => Some((SegKind::Switch, NO_TASK)),
+                Activity::Irq { .. } => Some((SegKind::Irq, NO_TASK)),
+                Activity::Task => {
+                    let t = &self.tasks[cpu.curr as usize];
+                    if t.spin != Spin::None {
+                        Some((SegKind::Spin, cpu.curr))
+                    } else {
+                        let mut at = from;
+                        t.batch.peek(dt, t.mode, |m, ns| {
+                            let kind = if m == Mode::User {
+                                SegKind::User
+                            } else {
+                                SegKind::Sys
+                            };
+                            rec.push(c, at, at + ns, kind, cpu.curr);
+                            at += ns;
+                        });
+                        None
+                    }
+                }
+            };
+            if let Some((kind, task)) = whole {
+                rec.push(c, from, now, kind, task);
+            }
         }
         match cpu.activity {
             Activity::Idle => cpu.times.idle += dt,

@@ -91,6 +91,28 @@ impl Batch {
     pub fn clear(&mut self) {
         self.len = 0;
     }
+    /// The pieces the next `elapsed` ns consist of, without consuming them;
+    /// time past the batch is reported as `rest`.
+    pub fn peek(&self, mut elapsed: Nanos, rest: Mode, mut f: impl FnMut(Mode, Nanos)) {
+        for &(m, ns) in &self.parts[..self.len as usize] {
+            if elapsed == 0 {
+                return;
+            }
+            let take = ns.min(elapsed);
+            f(
+                if m == Mode::User as u8 {
+                    Mode::User
+                } else {
+                    Mode::Sys
+                },
+                take,
+            );
+            elapsed -= take;
+        }
+        if elapsed > 0 {
+            f(rest, elapsed);
+        }
+    }
 }
 
 /// What a task that spins is waiting to observe.
