@@ -31,6 +31,7 @@ pub enum Csd {
         gen: u32,
         cost: Nanos,
         from_cpu: u32,
+        wait: bool,
     },
     /// `cfsb_csd`: unthrottle this CPU's throttled cfs_rqs on its list.
     CfsbUnthrottle,

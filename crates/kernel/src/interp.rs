@@ -187,8 +187,7 @@ impl crate::Kernel<'_> {
                 Flow::Next
             }
             Op::SmpCallFunctionSingle { cpu, func, wait } => {
-                let target = self.eval(t, cpu);
-                self.smp_call_function_single(c, t, target, func, *wait, step)
+                self.smp_call_function_single(c, t, cpu, func, *wait, step)
             }
             Op::SmpCallFunctionMany { cpus, func, wait } => {
                 self.smp_call_function_many(c, t, cpus, func, *wait, step)

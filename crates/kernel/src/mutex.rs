@@ -93,6 +93,10 @@ impl crate::Kernel<'_> {
             stat.wait_max_ns = stat.wait_max_ns.max(waited);
         }
         let task = &mut self.tasks[t as usize];
+        debug_assert!(
+            (task.nheld as usize) < task.held.len(),
+            "more nested mutexes than tracked"
+        );
         if (task.nheld as usize) < task.held.len() {
             task.held[task.nheld as usize] = m;
             task.nheld += 1;
@@ -242,6 +246,11 @@ impl crate::Kernel<'_> {
                     self.wake_up(w, c);
                     woke = true;
                 }
+                // The new owner is not on a CPU: spinners stop (!owner_on_cpu).
+                if self.tasks[w as usize].state != TaskState::Running {
+                    let wc = self.tasks[w as usize].cpu;
+                    self.abort_spinners(m, wc);
+                }
             }
         } else if let Some(&head) = lock
             .osq
@@ -302,23 +311,29 @@ impl crate::Kernel<'_> {
         let oc = self.tasks[owner as usize].cpu;
         for i in 0..self.tasks[owner as usize].nheld as usize {
             let m = self.tasks[owner as usize].held[i];
-            let lock = &self.mutexes[m as usize];
-            let ws = lock.waiter_spinner;
-            for k in 0..=lock.osq.len() {
-                let s = match self.mutexes[m as usize].osq.get(k) {
-                    Some(&s) => s,
-                    None if k == self.mutexes[m as usize].osq.len() && ws != NO_TASK => ws,
-                    None => break,
-                };
-                let task = &mut self.tasks[s as usize];
-                if task.spin_done || task.spin_abort {
-                    continue;
-                }
-                task.spin_abort = true;
-                let (gen, sc) = (task.gen, task.cpu);
-                let delay = self.cost.line_transfer(oc, sc);
-                self.at(self.now + delay, Event::SpinEnd { task: s, gen });
+            self.abort_spinners(m, oc);
+        }
+    }
+
+    /// The owner of `m` (last on CPU `oc`) is not running: every spinner
+    /// on it notices one line transfer later and gives up.
+    fn abort_spinners(&mut self, m: u32, oc: u32) {
+        let ws = self.mutexes[m as usize].waiter_spinner;
+        let n = self.mutexes[m as usize].osq.len();
+        for k in 0..=n {
+            let s = match self.mutexes[m as usize].osq.get(k) {
+                Some(&s) => s,
+                None if ws != NO_TASK => ws,
+                None => break,
+            };
+            let task = &mut self.tasks[s as usize];
+            if task.spin_done || task.spin_abort {
+                continue;
             }
+            task.spin_abort = true;
+            let (gen, sc) = (task.gen, task.cpu);
+            let delay = self.cost.line_transfer(oc, sc);
+            self.at(self.now + delay, Event::SpinEnd { task: s, gen });
         }
     }
 
@@ -374,8 +389,11 @@ impl crate::Kernel<'_> {
         let abort = std::mem::take(&mut self.tasks[t as usize].spin_abort);
         let acquired = self.mutexes[m as usize].owner == t;
         if acquired {
-            self.preempt_enable(t);
             self.advance(t);
+            if self.preempt_enable(t) {
+                self.schedule(c);
+                return false;
+            }
             return true;
         }
         debug_assert!(abort, "spin ended without the lock");

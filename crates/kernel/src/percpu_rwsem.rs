@@ -165,8 +165,7 @@ impl crate::Kernel<'_> {
             lock.gp_state = GpState::Passed;
             let waiters = std::mem::take(&mut lock.enter_waiters);
             for w in waiters {
-                let c = self.tasks[w as usize].cpu;
-                self.wake_up(w, c);
+                self.wake_up(w, crate::sched::FROM_SOFTIRQ);
             }
         } else if lock.gp_state == GpState::Replay {
             lock.gp_state = GpState::Exit;

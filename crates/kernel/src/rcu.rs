@@ -313,8 +313,7 @@ impl crate::Kernel<'_> {
             RcuCallback::Wake { task, gen } => {
                 let t = &self.tasks[task as usize];
                 if t.gen == gen && t.state == TaskState::Sleeping {
-                    let c = t.cpu;
-                    self.wake_up(task, c);
+                    self.wake_up(task, crate::sched::FROM_SOFTIRQ);
                 }
             }
             RcuCallback::RcuSync => self.rcu_sync_func(),

@@ -14,6 +14,9 @@ use crate::event::Event;
 use crate::spec::Policy;
 use crate::task::*;
 
+/// `wake_up()` from a softirq (an RCU callback) on the woken task's CPU.
+pub(crate) const FROM_SOFTIRQ: u32 = u32::MAX;
+
 impl crate::Kernel<'_> {
     fn placement_credit(&self) -> u64 {
         self.spec.knobs.sched_slice
@@ -137,10 +140,13 @@ impl crate::Kernel<'_> {
                 cost += self.check_cfs_rq_runtime(c, g);
                 self.requeue_group(g);
             }
-            self.owner_leaves_cpu(prev);
         }
         self.cpus[c as usize].need_resched = false;
         let next = self.pick_next(c);
+        if prev != NO_TASK && next != prev {
+            // owner->on_cpu goes to 0: spinners on its mutexes give up.
+            self.owner_leaves_cpu(prev);
+        }
         if next != NO_TASK {
             self.set_state(next, TaskState::Running);
             // Its run time starts being charged when the switch completes.
@@ -273,6 +279,11 @@ impl crate::Kernel<'_> {
     /// `resched_curr()`: locally sets `need_resched`; remotely sends a
     /// reschedule IPI.
     pub(crate) fn resched_cpu(&mut self, c: u32, from: u32) {
+        if from == FROM_SOFTIRQ {
+            // Raised on the target CPU itself, outside any task: act now.
+            self.at(self.now, Event::Resched { cpu: c });
+            return;
+        }
         if c == from {
             self.cpus[c as usize].need_resched = true;
             // A local spinner polls need_resched and a running task reaches a

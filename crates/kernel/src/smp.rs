@@ -74,8 +74,12 @@ impl crate::Kernel<'_> {
                     gen,
                     cost,
                     from_cpu,
+                    wait,
                 } => {
                     t += cost;
+                    if !wait {
+                        continue;
+                    }
                     // csd_unlock(): the caller sees the flag one transfer later.
                     let seen = t + self.cost.line_transfer(c, from_cpu);
                     self.at(seen, Event::SpinEnd { task: caller, gen });
@@ -149,11 +153,22 @@ impl crate::Kernel<'_> {
         &mut self,
         c: u32,
         t: TaskId,
-        target: i64,
+        cpu: &crate::program::Expr,
         func: &CallFunc,
         wait: bool,
         step: u8,
     ) -> Flow {
+        // The target is evaluated once, when the call starts.
+        let target = if step == 0 {
+            let v = self.eval(t, cpu);
+            let task = &mut self.tasks[t as usize];
+            task.call_targets.clear();
+            task.call_targets
+                .push(v.clamp(-1, u32::MAX as i64 - 1) as u32);
+            v
+        } else {
+            self.tasks[t as usize].call_targets[0] as i64
+        };
         if step == 0 {
             self.preempt_disable(t);
             self.set_units(t, func);
@@ -182,6 +197,7 @@ impl crate::Kernel<'_> {
                 gen,
                 cost,
                 from_cpu: c,
+                wait,
             };
             self.queue_csd(target as u32, csd, self.now);
             if wait {
@@ -230,6 +246,7 @@ impl crate::Kernel<'_> {
                     gen,
                     cost,
                     from_cpu: c,
+                    wait,
                 };
                 self.queue_csd(target, csd, self.now);
             }

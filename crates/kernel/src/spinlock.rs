@@ -52,7 +52,15 @@ impl crate::Kernel<'_> {
     /// `spin_lock()` / `spin_lock_irqsave()`.
     pub(crate) fn spin_lock(&mut self, c: u32, t: TaskId, l: u32, irqsave: bool) -> Flow {
         if irqsave {
-            self.tasks[t as usize].irqs_off = true;
+            // local_irq_save(): remember whether IRQs were already off.
+            let task = &mut self.tasks[t as usize];
+            if task.irqs_off {
+                task.irq_saved |= 1 << task.irq_depth;
+            } else {
+                task.irq_saved &= !(1 << task.irq_depth);
+            }
+            task.irq_depth += 1;
+            task.irqs_off = true;
             self.irq_off_begin(c);
         }
         self.preempt_disable(t);
@@ -105,13 +113,17 @@ impl crate::Kernel<'_> {
         }
         self.advance(t);
         if irqrestore {
-            self.tasks[t as usize].irqs_off = false;
-            if self.tasks[t as usize].preempt_count <= 1 {
+            // local_irq_restore(): back to the state saved at lock time.
+            let task = &mut self.tasks[t as usize];
+            task.irq_depth = task.irq_depth.saturating_sub(1);
+            task.irqs_off = task.irq_saved & (1 << task.irq_depth) != 0;
+            if !task.irqs_off {
                 self.irq_off_end(c);
             }
         }
         let resched = self.preempt_enable(t);
-        if irqrestore && self.cpus[c as usize].has_pending_irq() {
+        if irqrestore && !self.tasks[t as usize].irqs_off && self.cpus[c as usize].has_pending_irq()
+        {
             self.enter_irq(c);
             return Flow::Stop;
         }

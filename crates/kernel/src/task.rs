@@ -174,6 +174,10 @@ pub struct Task {
     pub vars: Vec<i64>,
     pub preempt_count: u32,
     pub irqs_off: bool,
+    /// `spin_lock_irqsave()` nesting: the saved IRQ state of each level
+    /// (bit i = level i had IRQs off), and the depth.
+    pub irq_saved: u32,
+    pub irq_depth: u8,
     pub mode: Mode,
     pub vruntime: u64,
     pub exec_start: Nanos,
@@ -187,7 +191,7 @@ pub struct Task {
     /// The spin ended without success (mutex owner left its CPU).
     pub spin_abort: bool,
     /// Mutex instances held, innermost last.
-    pub held: [u32; 4],
+    pub held: [u32; 8],
     pub nheld: u8,
     /// When the current wait (lock, sleep, spin) began.
     pub wait_start: Nanos,

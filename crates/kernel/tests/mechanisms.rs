@@ -517,3 +517,99 @@ fn lazy_refcount_serializes_switches_and_shootdown_sends_ipis() {
     assert!(r.mm.shootdown_ipis >= 1, "{:?}", r.mm);
     assert_eq!(r.mm.violations, 0, "{:?}", r.findings);
 }
+
+/// A fire-and-forget call must not end a later spin (regression: its
+/// completion used to look like the end of the caller's next spin).
+#[test]
+fn async_call_completion_does_not_end_a_later_spin() {
+    let mut s = spec(flat_machine(3), 20 * MS);
+    let l = s.objects.len() as u32;
+    s.objects.push(ObjectDecl {
+        name: "l".into(),
+        kind: ObjectKind::Spinlock,
+        per_cpu: false,
+    });
+    let lock = ObjRef {
+        object: l,
+        index: None,
+    };
+    group(
+        &mut s,
+        "holder",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::SpinLock {
+                lock: lock.clone(),
+                irqsave: false,
+            },
+            Op::Work(Dist::Const(MS)),
+            Op::SpinUnlock {
+                lock: lock.clone(),
+                irqrestore: false,
+            },
+            Op::Work(Dist::Const(10 * US)),
+        ],
+        0,
+    );
+    group(
+        &mut s,
+        "caller",
+        vec![1],
+        Policy::Normal,
+        vec![
+            Op::SmpCallFunctionSingle {
+                cpu: Expr::Const(2),
+                func: CallFunc {
+                    cost: Dist::Const(300 * US),
+                    units: None,
+                },
+                wait: false,
+            },
+            Op::SpinLock {
+                lock: lock.clone(),
+                irqsave: false,
+            },
+            Op::Work(Dist::Const(10 * US)),
+            Op::SpinUnlock {
+                lock,
+                irqrestore: false,
+            },
+            Op::Sleep {
+                dist: Dist::Const(500 * US),
+                overshoot: None,
+            },
+        ],
+        0,
+    );
+    // A debug build asserts lock ownership on unlock; this must not panic.
+    let r = simulate(&s);
+    assert!(r.lock("l").unwrap().acquisitions > 10);
+}
+
+/// The target of smp_call_function_single is drawn once per call.
+#[test]
+fn a_random_call_target_is_evaluated_once() {
+    let mut s = spec(flat_machine(4), 10 * MS);
+    let minus2 = Expr::Const(-2);
+    group(
+        &mut s,
+        "caller",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::SmpCallFunctionSingle {
+                cpu: Expr::Uniform(Box::new(minus2), Box::new(Expr::Const(4))),
+                func: CallFunc {
+                    cost: Dist::Const(100),
+                    units: None,
+                },
+                wait: true,
+            },
+            Op::Work(Dist::Const(US)),
+        ],
+        0,
+    );
+    let r = simulate(&s);
+    assert!(r.cpus[1].times.irq + r.cpus[2].times.irq + r.cpus[3].times.irq > 0);
+}
