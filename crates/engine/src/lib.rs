@@ -18,6 +18,7 @@
 //! (xoshiro256\*\*, seeded through SplitMix64), whose output is identical on
 //! every platform.
 
+pub mod detmath;
 mod queue;
 mod rng;
 

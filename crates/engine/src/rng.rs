@@ -68,16 +68,21 @@ impl Rng {
     pub fn exp(&mut self, mean: Nanos) -> Nanos {
         // 1 - u is in (0, 1], so ln is finite.
         let u = 1.0 - self.next_f64();
-        (-(u.ln()) * mean as f64).round() as Nanos
+        (-crate::detmath::ln(u) * mean as f64).round() as Nanos
     }
 
-    /// Standard normal by Box-Muller (one of the pair is discarded to keep
-    /// the stream position a pure function of the number of draws).
+    /// Standard normal by Marsaglia's polar method (only `ln` and `sqrt`,
+    /// both host-independent here; the second value is discarded).
     #[inline]
     pub fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.next_f64();
-        let u2 = self.next_f64();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        loop {
+            let u = 2.0 * self.next_f64() - 1.0;
+            let v = 2.0 * self.next_f64() - 1.0;
+            let s = u * u + v * v;
+            if s > 0.0 && s < 1.0 {
+                return u * (-2.0 * crate::detmath::ln(s) / s).sqrt();
+            }
+        }
     }
 }
 

@@ -22,6 +22,9 @@ pub struct Line {
     owner: u32,
     /// CPUs holding a shared copy (bitset), the owner included.
     sharers: Vec<u64>,
+    /// The same CPUs as a list, so an RMW touches only them (the list's
+    /// capacity is kept: no allocation once warm).
+    sharer_list: Vec<u32>,
     nr_sharers: u32,
     /// When the last RMW completes: the next one starts no earlier.
     free_at: Nanos,
@@ -36,6 +39,7 @@ impl Line {
         Line {
             owner: home,
             sharers,
+            sharer_list: vec![home],
             nr_sharers: 1,
             free_at: 0,
             rmws: 0,
@@ -58,28 +62,20 @@ impl Line {
             // Fetch from the owner; invalidations to sharers go in parallel,
             // so the farthest one bounds the wait.
             let mut worst = cost.line_transfer(self.owner, cpu);
-            if self.nr_sharers > 1 {
-                for (w, &bits) in self.sharers.iter().enumerate() {
-                    let mut b = bits;
-                    while b != 0 {
-                        let s = (w * 64) as u32 + b.trailing_zeros();
-                        b &= b - 1;
-                        if s != cpu {
-                            worst = worst.max(cost.line_transfer(s, cpu));
-                        }
-                    }
+            for &s in &self.sharer_list {
+                if s != cpu {
+                    worst = worst.max(cost.line_transfer(s, cpu));
                 }
             }
             self.transfers += 1;
             worst
         };
         if !alone {
-            if self.nr_sharers == 1 {
-                // Only the old owner held it: clear one bit, not the mask.
-                self.sharers[self.owner as usize / 64] &= !(1 << (self.owner % 64));
-            } else {
-                self.sharers.iter_mut().for_each(|w| *w = 0);
+            for &s in &self.sharer_list {
+                self.sharers[s as usize / 64] &= !(1 << (s % 64));
             }
+            self.sharer_list.clear();
+            self.sharer_list.push(cpu);
             self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
             self.nr_sharers = 1;
         }
@@ -96,6 +92,7 @@ impl Line {
         }
         let start = now.max(self.free_at);
         self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
+        self.sharer_list.push(cpu);
         self.nr_sharers += 1;
         self.transfers += 1;
         start + cost.line_transfer(self.owner, cpu)

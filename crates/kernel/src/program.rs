@@ -104,7 +104,7 @@ impl Dist {
                 v.max(0.0).round() as Nanos
             }
             Dist::LogNormal { median, sigma } => {
-                let v = median as f64 * (sigma * rng.normal()).exp();
+                let v = median as f64 * smpsim_engine::detmath::exp(sigma * rng.normal());
                 v.min(1e15).round() as Nanos
             }
         }
