@@ -72,7 +72,8 @@ pub fn exp(x: f64) -> f64 {
     }
     // Scale by 2^k in two steps to stay in range.
     let half = k / 2;
-    sum * f64::from_bits(((1023 + half) as u64) << 52) * f64::from_bits(((1023 + k - half) as u64) << 52)
+    sum * f64::from_bits(((1023 + half) as u64) << 52)
+        * f64::from_bits(((1023 + k - half) as u64) << 52)
 }
 
 #[cfg(test)]
@@ -81,11 +82,18 @@ mod tests {
 
     #[test]
     fn close_to_libm() {
-        for &x in &[1e-300, 1e-10, 0.001, 0.5, 0.70710678, 1.0, 1.5, 2.0, 10.0, 12345.678, 1e300] {
+        for &x in &[
+            1e-300, 1e-10, 0.001, 0.5, 0.70710678, 1.0, 1.5, 2.0, 10.0, 12345.678, 1e300,
+        ] {
             let (a, b) = (ln(x), x.ln());
-            assert!((a - b).abs() <= 1e-15 * b.abs().max(1.0), "ln({x}) = {a} vs {b}");
+            assert!(
+                (a - b).abs() <= 1e-15 * b.abs().max(1.0),
+                "ln({x}) = {a} vs {b}"
+            );
         }
-        for &x in &[-700.0, -20.0, -1.0, -1e-9, 0.0, 1e-9, 0.3, 1.0, 5.0, 50.0, 700.0] {
+        for &x in &[
+            -700.0, -20.0, -1.0, -1e-9, 0.0, 1e-9, 0.3, 1.0, 5.0, 50.0, 700.0,
+        ] {
             let (a, b) = (exp(x), x.exp());
             assert!((a - b).abs() <= 4e-15 * b, "exp({x}) = {a} vs {b}");
         }
