@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use smpsim_host::HostResult;
-use smpsim_report::{fmt_ns, fmt_rate, text::Table};
+use smpsim_report::{fmt_rate, text::Table};
 
 use crate::cli::{CalibrateArgs, Format, HostArgs, HostCommand, HostCompareArgs, HostRunArgs};
 use crate::output::{emit, fail};
@@ -111,15 +111,9 @@ pub fn format_result(r: &HostResult) -> String {
                 .to_vec(),
         );
         for h in &r.histograms {
-            t.row(vec![
-                h.name.clone(),
-                h.count.to_string(),
-                fmt_ns(h.p50 as f64),
-                fmt_ns(h.p90 as f64),
-                fmt_ns(h.p99 as f64),
-                fmt_ns(h.p999 as f64),
-                fmt_ns(h.max as f64),
-            ]);
+            let mut row = vec![h.name.clone(), h.count.to_string()];
+            row.extend(smpsim_report::percentile_cells(h));
+            t.row(row);
         }
         t.render(&mut out);
     }

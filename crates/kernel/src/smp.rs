@@ -190,19 +190,7 @@ impl crate::Kernel<'_> {
             return self.end_batch(c, t);
         }
         if step == STEP_QUEUE {
-            let gen = self.tasks[t as usize].gen.wrapping_add(1);
-            let cost = self.func_cost(t, func);
-            let csd = Csd::Sync {
-                caller: t,
-                gen,
-                cost,
-                from_cpu: c,
-                wait,
-            };
-            self.queue_csd(target as u32, csd, self.now);
-            if wait {
-                return self.csd_lock_wait(c, t, 1);
-            }
+            return self.queue_calls(c, t, func, wait);
         }
         self.smp_call_done(c, t)
     }
@@ -237,24 +225,31 @@ impl crate::Kernel<'_> {
             return self.end_batch(c, t);
         }
         if step == STEP_QUEUE {
-            let gen = self.tasks[t as usize].gen.wrapping_add(1);
-            let targets = std::mem::take(&mut self.tasks[t as usize].call_targets);
-            for &target in &targets {
-                let cost = self.func_cost(t, func);
-                let csd = Csd::Sync {
-                    caller: t,
-                    gen,
-                    cost,
-                    from_cpu: c,
-                    wait,
-                };
-                self.queue_csd(target, csd, self.now);
-            }
-            let n = targets.len() as u32;
-            self.tasks[t as usize].call_targets = targets;
-            if wait {
-                return self.csd_lock_wait(c, t, n);
-            }
+            return self.queue_calls(c, t, func, wait);
+        }
+        self.smp_call_done(c, t)
+    }
+
+    /// Queues a CSD on every target in `call_targets` (the IPIs were paid
+    /// for), then waits for them all, or, without `wait`, returns.
+    fn queue_calls(&mut self, c: u32, t: TaskId, func: &CallFunc, wait: bool) -> Flow {
+        let gen = self.tasks[t as usize].gen.wrapping_add(1);
+        let targets = std::mem::take(&mut self.tasks[t as usize].call_targets);
+        for &target in &targets {
+            let cost = self.func_cost(t, func);
+            let csd = Csd::Sync {
+                caller: t,
+                gen,
+                cost,
+                from_cpu: c,
+                wait,
+            };
+            self.queue_csd(target, csd, self.now);
+        }
+        let n = targets.len() as u32;
+        self.tasks[t as usize].call_targets = targets;
+        if wait {
+            return self.csd_lock_wait(c, t, n);
         }
         self.smp_call_done(c, t)
     }

@@ -54,3 +54,11 @@ pub fn fmt_rate(r: f64) -> String {
         format!("{r:.1}")
     }
 }
+
+/// The p50, p90, p99, p99.9 and max cells of a latency row.
+pub fn percentile_cells(h: &smpsim_kernel::HistResult) -> Vec<String> {
+    [h.p50, h.p90, h.p99, h.p999, h.max]
+        .iter()
+        .map(|&v| fmt_ns(v as f64))
+        .collect()
+}

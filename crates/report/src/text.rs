@@ -173,17 +173,14 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
                 let Some(h) = r.result.histogram(name) else {
                     continue;
                 };
-                t.row(vec![
+                let mut row = vec![
                     name.to_string(),
                     r.variant.clone(),
                     h.count.to_string(),
                     fmt_ns(h.total),
-                    fmt_ns(h.p50 as f64),
-                    fmt_ns(h.p90 as f64),
-                    fmt_ns(h.p99 as f64),
-                    fmt_ns(h.p999 as f64),
-                    fmt_ns(h.max as f64),
-                ]);
+                ];
+                row.extend(crate::percentile_cells(h));
+                t.row(row);
             }
         }
         t.render(&mut out);
