@@ -321,8 +321,19 @@ pub fn machine(args: MachineArgs) -> i32 {
         t.threads_per_core,
         m.nr_cpus()
     );
+    if let Some(table) = &t.node_distance {
+        println!("node distances (SLIT):");
+        for (n, row) in table.iter().enumerate() {
+            let row: Vec<String> = row.iter().map(|d| format!("{d:>3}")).collect();
+            println!("  node {n:<3} {}", row.join(" "));
+        }
+    }
     for (name, cost) in m.cost_list() {
         println!("  {name:<28} {:>8} ns  {}", cost.ns, cost.source);
+    }
+    for c in &m.costs.line_transfer.by_node_distance {
+        let name = format!("line_transfer.node_distance {}", c.distance);
+        println!("  {name:<28} {:>8} ns  {}", c.ns, c.source);
     }
     0
 }

@@ -1,14 +1,49 @@
 //! Cache-line coherence: every shared word the model touches (lock words,
-//! refcounts, counters, cpumasks) lives on a [`Line`].
+//! refcounts, counters, queue nodes, `task_struct::on_cpu`) lives on a
+//! [`Line`].
 //!
-//! A line has one owner with the line exclusive, plus the CPUs sharing it
-//! after reads. A read-modify-write needs the line exclusively: it pays a
-//! transfer from the farthest current holder (invalidating the sharers)
-//! unless this CPU already owns it alone. RMWs on one line serialize: each
-//! starts when the previous one has the line (`free_at`), so N CPUs
-//! hammering one line get at most one transfer per transfer-time in total.
-//! A read of a line held elsewhere pays one transfer and joins the sharers;
-//! reads do not serialize with each other.
+//! # The model
+//!
+//! A line has one *owner* (the CPU that last wrote it, holding it Modified
+//! or Owned) and a set of *sharers* holding read-only copies. Every miss on
+//! the line is a transaction served **at the line, one at a time, in
+//! arrival order** (the home agent or directory serializes them, as the
+//! coherence protocols of every multi-socket machine do):
+//!
+//! - a **read miss** waits until the line is free, then pays one transfer
+//!   from the owner to the reader; the reader joins the sharers;
+//! - a **read-for-ownership** (an atomic RMW, or a plain store to a line it
+//!   does not own alone) waits until the line is free, then pays the
+//!   transfer from the owner and the invalidation of every sharer (sent in
+//!   parallel: the farthest sharer bounds it), plus, for an atomic, the
+//!   machine's `atomic` execution cost. The writer is then the only holder;
+//! - a CPU that **polls** the line (spins reading it: a ticket-lock waiter,
+//!   the qspinlock queue head, a `mutex_spin_on_owner()` spinner,
+//!   `csd_lock_wait()`) is registered with [`Line::poll`]. It costs nothing
+//!   while the line does not change: its copy hits in its cache. After every
+//!   write each poller misses once and **re-fetches**; those re-fetches are
+//!   transactions like any other and queue at the line, nearest poller
+//!   first (its request arrives first), ahead of any later RMW.
+//!
+//! Polling is an interval: a write to a line with K pollers queues K
+//! re-fetches at once, it does not generate an event per loop iteration.
+//! [`Line::seen_at`] tells when the write reached a given poller.
+//!
+//! # Worked example: a ticket lock with N waiters
+//!
+//! N CPUs wait for a ticket lock, all polling its word `L`; one transfer
+//! between any two CPUs costs `x`. The holder releases (`head++`, a store):
+//! its read-for-ownership pays `x` plus invalidating N sharers (in
+//! parallel, so about `x` more at most). Then N re-fetches queue at `L`:
+//! the k-th poller in line sees the new `head` at `k*x` after the store.
+//! The next ticket holder is somewhere in that line; it enters its critical
+//! section when its copy arrives. Its own release is a store to `L` that
+//! queues behind the re-fetches still outstanding, so it completes no
+//! earlier than `N*x` after the previous release: the time per handoff
+//! grows linearly with the number of waiters, which is why ticket-lock
+//! throughput falls as CPUs are added. A qspinlock waiter instead polls its
+//! own MCS node; only the queue head (and one pending waiter) poll `L`, so
+//! a release queues at most two re-fetches whatever N is.
 
 use smpsim_engine::Nanos;
 
@@ -18,32 +53,44 @@ pub type LineId = u32;
 
 #[derive(Clone, Debug)]
 pub struct Line {
-    /// CPU holding the line exclusively or last writer.
+    /// CPU holding the line Modified/Owned: the last writer (or, before
+    /// any write, the CPU standing for the line's home node).
     owner: u32,
-    /// CPUs holding a shared copy (bitset), the owner included.
+    /// CPUs holding a copy (bitset), the owner included.
     sharers: Vec<u64>,
-    /// The same CPUs as a list, so an RMW touches only them (the list's
+    /// The same CPUs as a list, so a write touches only them (the list's
     /// capacity is kept: no allocation once warm).
     sharer_list: Vec<u32>,
-    nr_sharers: u32,
-    /// When the last RMW completes: the next one starts no earlier.
+    /// When the line has served every transaction queued so far.
     free_at: Nanos,
+    /// CPUs polling the line, in the order they started, and when the
+    /// last write reached each of them.
+    pollers: Vec<u32>,
+    poll_seen: Vec<Nanos>,
+    /// Scratch for ordering re-fetches (kept: no allocation once warm).
+    order: Vec<(u64, u32)>,
     pub rmws: u64,
+    /// Misses that moved the line (reads, RFOs, re-fetches).
     pub transfers: u64,
+    /// Of those, re-fetches by polling CPUs.
+    pub refetches: u64,
 }
 
 impl Line {
     pub fn new(nr_cpus: usize, home: u32) -> Self {
-        let mut sharers = vec![0u64; nr_cpus.div_ceil(64)];
+        let mut sharers = vec![0u64; nr_cpus.div_ceil(64).max(1)];
         sharers[home as usize / 64] |= 1 << (home % 64);
         Line {
             owner: home,
             sharers,
             sharer_list: vec![home],
-            nr_sharers: 1,
             free_at: 0,
+            pollers: Vec::new(),
+            poll_seen: Vec::new(),
+            order: Vec::new(),
             rmws: 0,
             transfers: 0,
+            refetches: 0,
         }
     }
 
@@ -51,16 +98,35 @@ impl Line {
         self.sharers[cpu as usize / 64] & (1 << (cpu % 64)) != 0
     }
 
-    /// A read-modify-write by `cpu` issued at `now`; returns when it
-    /// completes.
+    fn add_sharer(&mut self, cpu: u32) {
+        if !self.has(cpu) {
+            self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
+            self.sharer_list.push(cpu);
+        }
+    }
+
+    /// An atomic read-modify-write by `cpu` issued at `now`; returns when
+    /// it completes.
     pub fn rmw(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
-        let start = now.max(self.free_at);
-        let alone = self.owner == cpu && self.nr_sharers == 1;
-        let latency = if alone {
-            cost.line_transfer(cpu, cpu)
+        self.rmws += 1;
+        self.write(cost, cpu, now, cost.atomic)
+    }
+
+    /// A plain store (`smp_store_release()`, a non-atomic `head++`) by
+    /// `cpu` at `now`: a read-for-ownership without the atomic's cost.
+    pub fn store(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
+        self.write(cost, cpu, now, 0)
+    }
+
+    fn write(&mut self, cost: &CostNs, cpu: u32, now: Nanos, extra: u64) -> Nanos {
+        let alone = self.owner == cpu && self.sharer_list.len() == 1;
+        let done = if alone {
+            // A hit on a line held exclusively: nothing to wait for at the line.
+            now + cost.line_transfer(cpu, cpu) + extra
         } else {
-            // Fetch from the owner; invalidations to sharers go in parallel,
-            // so the farthest one bounds the wait.
+            let start = now.max(self.free_at);
+            // Fetch from the owner; invalidations go to every sharer in
+            // parallel, so the farthest one bounds the wait.
             let mut worst = cost.line_transfer(self.owner, cpu);
             for &s in &self.sharer_list {
                 if s != cpu {
@@ -68,21 +134,48 @@ impl Line {
                 }
             }
             self.transfers += 1;
-            worst
-        };
-        if !alone {
             for &s in &self.sharer_list {
                 self.sharers[s as usize / 64] &= !(1 << (s % 64));
             }
             self.sharer_list.clear();
             self.sharer_list.push(cpu);
             self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
-            self.nr_sharers = 1;
-        }
+            let done = start + worst + extra;
+            self.free_at = done;
+            done
+        };
         self.owner = cpu;
-        self.rmws += 1;
-        self.free_at = start + latency;
-        self.free_at
+        self.refetch(cost, cpu, done);
+        done
+    }
+
+    /// Every poller but the writer misses and re-fetches the line written
+    /// by `writer` at `at`: nearest first, one at a time.
+    fn refetch(&mut self, cost: &CostNs, writer: u32, at: Nanos) {
+        if self.pollers.is_empty() {
+            return;
+        }
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        for (i, &p) in self.pollers.iter().enumerate() {
+            if p == writer {
+                self.poll_seen[i] = at;
+            } else {
+                order.push((cost.line_transfer(writer, p), i as u32));
+            }
+        }
+        order.sort_unstable();
+        let mut t = self.free_at.max(at);
+        for &(x, i) in &order {
+            t += x;
+            self.poll_seen[i as usize] = t;
+            let p = self.pollers[i as usize];
+            self.add_sharer(p);
+        }
+        self.transfers += order.len() as u64;
+        self.refetches += order.len() as u64;
+        self.free_at = t;
+        self.order = order;
     }
 
     /// A read by `cpu` at `now`; returns when the value is there.
@@ -91,16 +184,51 @@ impl Line {
             return now + cost.line_transfer(cpu, cpu);
         }
         let start = now.max(self.free_at);
-        self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
-        self.sharer_list.push(cpu);
-        self.nr_sharers += 1;
+        self.add_sharer(cpu);
         self.transfers += 1;
-        start + cost.line_transfer(self.owner, cpu)
+        self.free_at = start + cost.line_transfer(self.owner, cpu);
+        self.free_at
+    }
+
+    /// `cpu` starts spinning on the line at `now` (its first read); returns
+    /// when it has the value.
+    pub fn poll(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
+        let seen = self.read(cost, cpu, now);
+        if let Some(i) = self.pollers.iter().position(|&p| p == cpu) {
+            self.poll_seen[i] = seen;
+        } else {
+            self.pollers.push(cpu);
+            self.poll_seen.push(seen);
+        }
+        seen
+    }
+
+    /// `cpu` stops spinning on the line.
+    pub fn unpoll(&mut self, cpu: u32) {
+        if let Some(i) = self.pollers.iter().position(|&p| p == cpu) {
+            self.pollers.remove(i);
+            self.poll_seen.remove(i);
+        }
+    }
+
+    /// When the last write reached polling CPU `cpu` (its re-fetch done).
+    pub fn seen_at(&self, cpu: u32) -> Option<Nanos> {
+        let i = self.pollers.iter().position(|&p| p == cpu)?;
+        Some(self.poll_seen[i])
+    }
+
+    pub fn nr_pollers(&self) -> usize {
+        self.pollers.len()
     }
 
     /// The CPU that last wrote the line.
     pub fn owner(&self) -> u32 {
         self.owner
+    }
+
+    /// When the line has served everything queued on it so far.
+    pub fn free_at(&self) -> Nanos {
+        self.free_at
     }
 }
 
@@ -118,10 +246,12 @@ mod tests {
             cores_per_llc: 4,
             threads_per_core: 1,
             smt_numbering: Default::default(),
+            node_distance: None,
         };
         m.costs.line_transfer.same_llc.ns = 100.0;
         m.costs.line_transfer.cross_socket.ns = 300.0;
         m.costs.line_transfer.local.ns = 1.0;
+        m.costs.atomic = None;
         CostNs::new(&m)
     }
 
@@ -150,9 +280,8 @@ mod tests {
         let mut line = Line::new(8, 0);
         // All 4 CPUs of socket 0 issue 50 RMWs each at time 0.
         let mut done = 0;
-        for round in 0..50 {
+        for _round in 0..50 {
             for cpu in 0..4u32 {
-                let _ = round;
                 done = line.rmw(&c, cpu, 0);
             }
         }
@@ -162,22 +291,62 @@ mod tests {
     }
 
     #[test]
-    fn many_readers_after_one_write_refetch_once_each() {
+    fn reads_of_a_line_serialize_too() {
         let c = costs();
         let mut line = Line::new(8, 0);
         let w = line.rmw(&c, 0, 0);
         let before = line.transfers;
-        for cpu in 1..8 {
-            line.read(&c, cpu, w);
+        let mut last = 0;
+        for cpu in 1..4 {
+            last = line.read(&c, cpu, w);
         }
-        assert_eq!(line.transfers - before, 7);
+        assert_eq!(line.transfers - before, 3);
+        assert_eq!(last, w + 300, "three same-socket misses, one after another");
         // Reading again is a local hit: no more transfers.
-        for cpu in 1..8 {
-            line.read(&c, cpu, w + 10_000);
+        for cpu in 1..4 {
+            line.read(&c, cpu, last + 10_000);
         }
-        assert_eq!(line.transfers - before, 7);
-        // The next write invalidates all 7 sharers: it waits for the farthest.
+        assert_eq!(line.transfers - before, 3);
+        // The next write invalidates the 3 sharers in parallel.
         let t = line.rmw(&c, 0, w + 20_000);
-        assert_eq!(t, w + 20_000 + 300);
+        assert_eq!(t, w + 20_000 + 100);
+    }
+
+    #[test]
+    fn pollers_refetch_after_each_write_nearest_first() {
+        let c = costs();
+        let mut line = Line::new(8, 0);
+        // CPU 5 (far) starts polling before CPUs 1 and 2 (near).
+        line.poll(&c, 5, 0);
+        line.poll(&c, 1, 0);
+        line.poll(&c, 2, 0);
+        let settled = line.free_at();
+        let w = line.store(&c, 0, settled);
+        // Near pollers come first, then the far one.
+        assert_eq!(line.seen_at(1), Some(w + 100));
+        assert_eq!(line.seen_at(2), Some(w + 200));
+        assert_eq!(line.seen_at(5), Some(w + 500));
+        assert_eq!(line.refetches, 3);
+        // A write right after queues behind the three re-fetches.
+        let next = line.rmw(&c, 3, w);
+        assert_eq!(next, w + 500 + 300);
+        line.unpoll(5);
+        assert_eq!(line.nr_pollers(), 2);
+        assert_eq!(line.seen_at(5), None);
+    }
+
+    #[test]
+    fn a_release_with_more_pollers_frees_the_line_later() {
+        let c = costs();
+        let busy = |n: u32| {
+            let mut line = Line::new(8, 0);
+            for p in 1..=n {
+                line.poll(&c, p, 0);
+            }
+            let w = line.store(&c, 0, 10_000);
+            line.free_at() - w
+        };
+        assert!(busy(3) > busy(1));
+        assert_eq!(busy(3), 100 + 100 + 100);
     }
 }

@@ -12,8 +12,15 @@ pub struct CostNs {
     pub wakeup: u64,
     pub tlb_flush_full: u64,
     pub idle_exit: u64,
+    /// Extra time of an atomic RMW over a plain access (0 when the line
+    /// transfers were measured with atomics).
+    pub atomic: u64,
     /// Line transfer by distance: local, SMT, LLC, node, socket, remote.
     line: [u64; 6],
+    /// With a node distance table: the cross-socket transfer between each
+    /// pair of nodes (`nodes x nodes`), else empty.
+    node_line: Vec<u64>,
+    nr_nodes: usize,
     places: Vec<CpuPlace>,
 }
 
@@ -30,6 +37,21 @@ impl CostNs {
             wakeup: c.wakeup.nanos(),
             tlb_flush_full: c.tlb_flush_full.nanos(),
             idle_exit: c.idle_exit.as_ref().map_or(0, |x| x.nanos()),
+            atomic: c.atomic.as_ref().map_or(0, |x| x.nanos()),
+            node_line: match &m.topology.node_distance {
+                None => Vec::new(),
+                Some(table) => table
+                    .iter()
+                    .flatten()
+                    .map(|&d| {
+                        lt.by_node_distance
+                            .iter()
+                            .find(|c| c.distance == d)
+                            .map_or(lt.cross_socket.nanos(), |c| c.ns.round() as u64)
+                    })
+                    .collect(),
+            },
+            nr_nodes: m.topology.nr_nodes(),
             line: [
                 lt.local.nanos(),
                 lt.smt_sibling.nanos(),
@@ -59,6 +81,8 @@ impl CostNs {
             3
         } else if a.socket == b.socket {
             4
+        } else if !self.node_line.is_empty() {
+            return self.node_line[a.node as usize * self.nr_nodes + b.node as usize];
         } else {
             5
         };

@@ -20,6 +20,8 @@ pub enum Event {
     /// A spinning task observes the condition it spins on (a CSD unlocked,
     /// a mutex handed to it, its mutex owner gone off-CPU).
     SpinEnd { task: u32, gen: u32 },
+    /// A timer a spinning lock asked for (a backoff running out).
+    LockTimer { lock: u32 },
     /// The RCU GP kthread starts a grace period (`rcu_gp_init()`).
     RcuGpStart,
     /// A force-quiescent-state scan of grace period `gen`.

@@ -192,13 +192,21 @@ impl crate::Kernel<'_> {
             Op::SmpCallFunctionMany { cpus, func, wait } => {
                 self.smp_call_function_many(c, t, cpus, func, *wait, step)
             }
-            Op::SpinLock { lock, irqsave } => {
+            Op::SpinLock {
+                lock,
+                mode,
+                irqsave,
+            } => {
                 let l = self.instance(t, lock);
-                self.spin_lock(c, t, l, *irqsave)
+                self.spin_lock(c, t, l, *mode, *irqsave)
             }
-            Op::SpinUnlock { lock, irqrestore } => {
+            Op::SpinUnlock {
+                lock,
+                mode,
+                irqrestore,
+            } => {
                 let l = self.instance(t, lock);
-                self.spin_unlock(c, t, l, *irqrestore)
+                self.spin_unlock(c, t, l, *mode, *irqrestore)
             }
             Op::CpusReadLock => self.cpus_read_lock(c, t),
             Op::CpusReadUnlock => {

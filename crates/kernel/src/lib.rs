@@ -18,8 +18,9 @@
 //!    `lock_stat`-style table, and detector findings.
 //!
 //! Mechanisms live in modules named after the kernel concept:
-//! [`sched`] (runqueues, tick, wakeup, preemption), [`mutex`] (fast path,
-//! optimistic spinning with the OSQ, wait list, handoff), [`smp`]
+//! [`sched`] (runqueues, tick, wakeup, preemption), [`locking`] (one file
+//! per lock kind: `qspinlock`, `ticket`, `tas`, `qrwlock`, and `mutex` with
+//! its `osq`), [`coherence`] (cache lines beneath them), [`smp`]
 //! (`smp_call_function_single`, CSD queues, `csd_lock_wait`),
 //! [`cfs_bandwidth`] (quota, throttle, unthrottle, period timer), [`interp`]
 //! (stepping a task through its program).
@@ -31,9 +32,9 @@ pub mod cpu;
 pub mod event;
 pub mod hotplug;
 pub mod interp;
+pub mod locking;
 pub mod metrics;
 pub mod mm;
-pub mod mutex;
 pub mod percpu_rwsem;
 pub mod program;
 pub mod rcu;
@@ -44,7 +45,6 @@ pub mod semaphore;
 mod sim;
 pub mod smp;
 pub mod spec;
-pub mod spinlock;
 pub mod task;
 pub mod testkit;
 pub mod trace;

@@ -224,6 +224,19 @@ impl Metrics {
         );
     }
 
+    /// lockdep's "bad unlock balance": a release of a lock the task does
+    /// not hold (in that mode).
+    pub fn bad_unlock(&mut self, cpu: u32, now: Nanos, task: &str, op: &str, lock: &str) {
+        self.finding(
+            "bad_unlock_balance",
+            now,
+            cpu,
+            format!(
+                "WARNING: bad unlock balance detected! {task} is trying to release lock ({lock}) with {op}() but there are no more locks to release!"
+            ),
+        );
+    }
+
     pub fn mm_violation(&mut self, detector: &'static str, now: Nanos, cpu: u32, message: String) {
         self.finding(detector, now, cpu, message);
     }

@@ -129,6 +129,26 @@ pub struct ObjRef {
     pub index: Option<Expr>,
 }
 
+/// How a lock is held: `spinlock_t` and `struct mutex` only exclusively,
+/// `rwlock_t` shared by readers or exclusively by one writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LockMode {
+    Exclusive,
+    Read,
+    Write,
+}
+
+impl LockMode {
+    /// The prefix of the kernel's op names: `spin_lock`, `read_lock`, `write_lock`.
+    pub fn op_prefix(self) -> &'static str {
+        match self {
+            LockMode::Exclusive => "spin",
+            LockMode::Read => "read",
+            LockMode::Write => "write",
+        }
+    }
+}
+
 /// A set of CPUs, evaluated when an op runs.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CpuSet {
@@ -211,14 +231,19 @@ pub enum Op {
         func: CallFunc,
         wait: bool,
     },
-    /// `spin_lock()` (or `spin_lock_irqsave()` with `irqsave`).
+    /// Take a spinning lock: `spin_lock()` on a `spinlock_t`
+    /// (`LockMode::Exclusive`), `read_lock()` / `write_lock()` on an
+    /// `rwlock_t`; with `irqsave`, the `_irqsave` form.
     SpinLock {
         lock: ObjRef,
+        mode: LockMode,
         irqsave: bool,
     },
-    /// `spin_unlock()` (or `spin_unlock_irqrestore()`).
+    /// Release it: `spin_unlock()`, `read_unlock()`, `write_unlock()`, or
+    /// the `_irqrestore` form.
     SpinUnlock {
         lock: ObjRef,
+        mode: LockMode,
         irqrestore: bool,
     },
     /// Sleep on an hrtimer (`clock_nanosleep`); if `overshoot` is set,

@@ -6,8 +6,8 @@ use smpsim_engine::{Engine, Handled, Model, Nanos, Rng, Stop};
 use crate::cfs_bandwidth::{GroupRq, Pool};
 use crate::cpu::{Activity, Cpu, PendingIrq, NOT_QUEUED};
 use crate::event::Event;
+use crate::locking::mutex::Mutex;
 use crate::metrics::Metrics;
-use crate::mutex::Mutex;
 use crate::result::*;
 use crate::spec::{ObjectKind, Spec};
 use crate::task::*;
@@ -26,7 +26,9 @@ pub struct Kernel<'s> {
     pub(crate) groups: Vec<GroupRq>,
     pub(crate) pools: Vec<Pool>,
     pub(crate) mutexes: Vec<Mutex>,
-    pub(crate) spinlocks: Vec<crate::spinlock::Spinlock>,
+    pub(crate) spinlocks: Vec<crate::locking::spinning::LockInstance>,
+    /// Scratch for the waiters a lock operation grants the lock to.
+    pub(crate) lock_grants: Vec<(TaskId, crate::program::LockMode, Nanos)>,
     /// First instance of each object in its kind's table.
     pub(crate) object_base: Vec<u32>,
     pub(crate) metrics: Metrics,
@@ -66,11 +68,11 @@ impl<'s> Kernel<'s> {
         );
         for (id, obj) in spec.objects.iter().enumerate() {
             let n = if obj.per_cpu { nr_cpus } else { 1 };
-            match obj.kind {
+            match &obj.kind {
                 ObjectKind::Mutex { spin } => {
                     object_base.push(mutexes.len() as u32);
                     for _ in 0..n {
-                        mutexes.push(Mutex::new(id as u32, spin, nr_cpus as usize));
+                        mutexes.push(Mutex::new(id as u32, *spin, nr_cpus as usize));
                     }
                 }
                 ObjectKind::Atomic => {
@@ -83,16 +85,23 @@ impl<'s> Kernel<'s> {
                     object_base.push(semaphores.len() as u32);
                     for _ in 0..n {
                         semaphores.push(crate::semaphore::Semaphore {
-                            count: initial,
+                            count: *initial,
                             waiters: Default::default(),
                             line: crate::coherence::Line::new(nr_cpus as usize, 0),
                         });
                     }
                 }
-                ObjectKind::Spinlock => {
+                ObjectKind::Spinlock { kind, options } => {
                     object_base.push(spinlocks.len() as u32);
+                    let info = crate::locking::LOCK_KINDS
+                        .iter()
+                        .find(|k| k.name == kind)
+                        .unwrap_or_else(|| panic!("unknown lock kind `{kind}` in a compiled spec"));
                     for _ in 0..n {
-                        spinlocks.push(crate::spinlock::Spinlock::new(id as u32, nr_cpus as usize));
+                        spinlocks.push(crate::locking::spinning::LockInstance::new(
+                            id as u32,
+                            (info.new)(*options, nr_cpus as usize),
+                        ));
                     }
                 }
             }
@@ -162,6 +171,7 @@ impl<'s> Kernel<'s> {
             pools,
             mutexes,
             spinlocks,
+            lock_grants: Vec::with_capacity(8),
             object_base,
             metrics,
             tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
@@ -667,6 +677,10 @@ impl Model for Kernel<'_> {
                 Handled::Done
             }
             Event::SpinEnd { task, gen } => self.on_spin_end(task, gen),
+            Event::LockTimer { lock } => {
+                self.on_lock_timer(lock);
+                Handled::Done
+            }
             Event::RcuGpStart => {
                 self.rcu_gp_start();
                 Handled::Done

@@ -83,13 +83,22 @@ pub enum ObjectKind {
     /// `struct mutex`. `spin = false` is a mutex that never spins
     /// optimistically (the seed's `slow_mutex_lock`).
     Mutex { spin: bool },
-    /// `spinlock_t` (qspinlock: waiters queue FIFO and spin with
-    /// preemption disabled).
-    Spinlock,
+    /// A spinning lock (`spinlock_t` or `rwlock_t`) of one of the
+    /// implementations in [`crate::locking::LOCK_KINDS`], by name
+    /// (`qspinlock`, `ticket`, `tas`, `qrwlock`), with its options.
+    Spinlock { kind: String, options: LockOptions },
     /// An `atomic_t` on its own cache line (a counter, a refcount).
     Atomic,
     /// A counting semaphore (tokens), for pipe / futex style handoffs.
     Semaphore { initial: u32 },
+}
+
+/// Options of a spinning-lock implementation; each kind says which it takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockOptions {
+    /// `tas`: test-and-test-and-set with exponential backoff instead of a
+    /// bare test-and-set loop.
+    pub backoff: bool,
 }
 
 /// How the idle task and kernel threads borrow the previous mm

@@ -42,6 +42,72 @@ pub fn mutex(spec: &mut Spec, name: &str, spin: bool, per_cpu: bool) -> ObjectId
     spec.objects.len() as u32 - 1
 }
 
+/// A spinning lock of implementation `kind` (`qspinlock`, `ticket`, `tas`,
+/// `qrwlock`).
+pub fn spinning_lock(spec: &mut Spec, name: &str, kind: &str, options: LockOptions) -> ObjectId {
+    spec.objects.push(ObjectDecl {
+        name: name.into(),
+        kind: ObjectKind::Spinlock {
+            kind: kind.into(),
+            options,
+        },
+        per_cpu: false,
+    });
+    spec.objects.len() as u32 - 1
+}
+
+/// A machine preset by name (panics on an unknown one: for tests).
+pub fn preset_machine(name: &str) -> Machine {
+    smpsim_machine::preset(name)
+        .expect("preset")
+        .expect("preset parses")
+}
+
+/// The lock-scaling model: `cpus` CPUs (the first ones of the machine)
+/// loop taking spinning lock `kind` for `hold` (a critical section that
+/// touches nothing shared), releasing it, then working `think` outside.
+pub fn lock_scaling(
+    machine: Machine,
+    kind: &str,
+    options: LockOptions,
+    cpus: u32,
+    hold: u64,
+    think: u64,
+    duration: u64,
+) -> Spec {
+    let mut s = spec(machine, duration);
+    let l = spinning_lock(&mut s, "lock", kind, options);
+    let c = counter(&mut s, "acquired");
+    let lock = ObjRef {
+        object: l,
+        index: None,
+    };
+    forever(
+        &mut s,
+        "lockers",
+        (0..cpus).collect(),
+        Policy::Normal,
+        vec![
+            Op::SyscallEnter,
+            Op::SpinLock {
+                lock: lock.clone(),
+                mode: LockMode::Exclusive,
+                irqsave: false,
+            },
+            Op::Work(Dist::Const(hold)),
+            Op::SpinUnlock {
+                lock,
+                mode: LockMode::Exclusive,
+                irqrestore: false,
+            },
+            Op::SyscallExit,
+            Op::Count(c),
+            Op::Work(Dist::Const(think)),
+        ],
+    );
+    s
+}
+
 pub fn counter(spec: &mut Spec, name: &str) -> CounterId {
     spec.counters.push(name.into());
     spec.counters.len() as u32 - 1

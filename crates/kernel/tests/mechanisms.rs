@@ -378,7 +378,10 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
     let l = s.objects.len() as u32;
     s.objects.push(ObjectDecl {
         name: "zone".into(),
-        kind: ObjectKind::Spinlock,
+        kind: ObjectKind::Spinlock {
+            kind: "qspinlock".into(),
+            options: Default::default(),
+        },
         per_cpu: false,
     });
     let h = histogram(&mut s, "ipi");
@@ -394,11 +397,13 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
         vec![
             Op::SpinLock {
                 lock: lock.clone(),
+                mode: LockMode::Exclusive,
                 irqsave: true,
             },
             Op::Work(Dist::Const(300 * US)),
             Op::SpinUnlock {
                 lock,
+                mode: LockMode::Exclusive,
                 irqrestore: true,
             },
             Op::Work(Dist::Const(10 * US)),
@@ -526,7 +531,10 @@ fn async_call_completion_does_not_end_a_later_spin() {
     let l = s.objects.len() as u32;
     s.objects.push(ObjectDecl {
         name: "l".into(),
-        kind: ObjectKind::Spinlock,
+        kind: ObjectKind::Spinlock {
+            kind: "qspinlock".into(),
+            options: Default::default(),
+        },
         per_cpu: false,
     });
     let lock = ObjRef {
@@ -541,11 +549,13 @@ fn async_call_completion_does_not_end_a_later_spin() {
         vec![
             Op::SpinLock {
                 lock: lock.clone(),
+                mode: LockMode::Exclusive,
                 irqsave: false,
             },
             Op::Work(Dist::Const(MS)),
             Op::SpinUnlock {
                 lock: lock.clone(),
+                mode: LockMode::Exclusive,
                 irqrestore: false,
             },
             Op::Work(Dist::Const(10 * US)),
@@ -568,11 +578,13 @@ fn async_call_completion_does_not_end_a_later_spin() {
             },
             Op::SpinLock {
                 lock: lock.clone(),
+                mode: LockMode::Exclusive,
                 irqsave: false,
             },
             Op::Work(Dist::Const(10 * US)),
             Op::SpinUnlock {
                 lock,
+                mode: LockMode::Exclusive,
                 irqrestore: false,
             },
             Op::Sleep {

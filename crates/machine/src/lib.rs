@@ -54,7 +54,22 @@ pub struct LineTransfer {
     pub same_node: Cost,
     /// Same socket, different NUMA node.
     pub same_socket: Cost,
+    /// Between sockets; with a `topology.node_distance` table, only the
+    /// default for distances that `by_node_distance` does not list.
     pub cross_socket: Cost,
+    /// Between CPUs of different NUMA nodes, by the nodes' SLIT distance
+    /// (machines with several hop counts between sockets).
+    #[serde(default)]
+    pub by_node_distance: Vec<DistanceCost>,
+}
+
+/// The line-transfer cost between nodes at one SLIT distance.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DistanceCost {
+    pub distance: u32,
+    pub ns: f64,
+    pub source: String,
 }
 
 /// The cost table of a machine.
@@ -83,6 +98,12 @@ pub struct Costs {
     /// out (0); `smpsim calibrate` measures it.
     #[serde(default)]
     pub idle_exit: Option<Cost>,
+    /// Extra time an atomic read-modify-write (a `lock`ed instruction,
+    /// `ldarx/stdcx.`) takes over a plain access once the line is here.
+    /// Absent: line transfers already include it (they were measured with
+    /// CAS ping-pong).
+    #[serde(default)]
+    pub atomic: Option<Cost>,
 }
 
 /// A machine: topology plus costs.
@@ -100,11 +121,39 @@ impl Machine {
         self.topology.nr_cpus()
     }
 
+    /// Checks the topology and that every node distance has a cost.
+    pub fn validate(&self) -> Result<(), String> {
+        self.topology.validate()?;
+        let lt = &self.costs.line_transfer;
+        if let Some(table) = &self.topology.node_distance {
+            for d in table.iter().flatten().filter(|&&d| d != 10) {
+                if !lt.by_node_distance.iter().any(|c| c.distance == *d) {
+                    return Err(format!(
+                        "topology.node_distance uses distance {d}, but costs.line_transfer.by_node_distance has no entry for it"
+                    ));
+                }
+            }
+        } else if !lt.by_node_distance.is_empty() {
+            return Err(
+                "costs.line_transfer.by_node_distance needs a topology.node_distance table".into(),
+            );
+        }
+        Ok(())
+    }
+
     /// Cost of moving a cache line last written by `from` to `to`.
     #[inline]
     pub fn line_transfer(&self, from: CpuId, to: CpuId) -> u64 {
         let lt = &self.costs.line_transfer;
-        match self.topology.distance(from, to) {
+        let distance = self.topology.distance(from, to);
+        if distance == Distance::CrossSocket {
+            if let Some(d) = self.topology.node_distance(from, to) {
+                if let Some(c) = lt.by_node_distance.iter().find(|c| c.distance == d) {
+                    return c.ns.round() as u64;
+                }
+            }
+        }
+        match distance {
             Distance::Local => lt.local.nanos(),
             Distance::SmtSibling => lt.smt_sibling.nanos(),
             Distance::SameLlc => lt.same_llc.nanos(),
@@ -136,6 +185,7 @@ impl Machine {
         ]
         .into_iter()
         .chain(c.idle_exit.as_ref().map(|x| ("idle_exit", x)))
+        .chain(c.atomic.as_ref().map(|x| ("atomic", x)))
         .collect()
     }
 }

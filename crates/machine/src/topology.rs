@@ -26,6 +26,13 @@ pub struct Topology {
     pub threads_per_core: u32,
     #[serde(default)]
     pub smt_numbering: SmtNumbering,
+    /// The firmware's node distance table (ACPI SLIT, as `numactl
+    /// --hardware` prints it): `node_distance[a][b]`, 10 on the diagonal,
+    /// one row per NUMA node. Machines whose nodes are several hops apart
+    /// (rings, twisted ladders, glued blades) give it with a line-transfer
+    /// cost per distance; without it every pair of sockets is one distance.
+    #[serde(default)]
+    pub node_distance: Option<Vec<Vec<u32>>>,
 }
 
 /// Where a CPU sits.
@@ -59,7 +66,20 @@ impl Topology {
             cores_per_llc: cpus,
             threads_per_core: 1,
             smt_numbering: SmtNumbering::SiblingLast,
+            node_distance: None,
         }
+    }
+
+    pub fn nr_nodes(&self) -> usize {
+        (self.sockets * self.numa_nodes_per_socket) as usize
+    }
+
+    /// The SLIT distance between the nodes of two CPUs, if the machine
+    /// gives a table.
+    pub fn node_distance(&self, a: CpuId, b: CpuId) -> Option<u32> {
+        let table = self.node_distance.as_ref()?;
+        let (na, nb) = (self.place(a).node as usize, self.place(b).node as usize);
+        Some(table[na][nb])
     }
 
     pub fn nr_cores(&self) -> usize {
@@ -84,8 +104,36 @@ impl Topology {
                 return Err(format!("topology.{name} must be at least 1"));
             }
         }
-        if self.nr_cpus() > 1 << 20 {
+        let cpus = [
+            self.numa_nodes_per_socket,
+            self.llcs_per_node,
+            self.cores_per_llc,
+            self.threads_per_core,
+        ]
+        .iter()
+        .try_fold(self.sockets as u64, |n, &v| n.checked_mul(v as u64));
+        if cpus.is_none_or(|n| n > 1 << 20) {
             return Err("more than 1,048,576 CPUs is not supported".into());
+        }
+        if let Some(table) = &self.node_distance {
+            let n = self.nr_nodes();
+            if table.len() != n || table.iter().any(|row| row.len() != n) {
+                return Err(format!(
+                    "topology.node_distance must be a {n} x {n} table (one row and column per NUMA node)"
+                ));
+            }
+            for (a, row) in table.iter().enumerate() {
+                if row[a] != 10 {
+                    return Err(format!(
+                        "topology.node_distance[{a}][{a}] must be 10 (a node's distance to itself)"
+                    ));
+                }
+                if let Some(b) = (0..n).find(|&b| b != a && row[b] <= 10) {
+                    return Err(format!(
+                        "topology.node_distance[{a}][{b}] must be above 10 (only a node itself is local)"
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -153,6 +201,7 @@ mod tests {
             cores_per_llc: 8,
             threads_per_core: 2,
             smt_numbering: SmtNumbering::SiblingLast,
+            node_distance: None,
         }
     }
 
@@ -176,6 +225,7 @@ mod tests {
             cores_per_llc: 1,
             threads_per_core: 8,
             smt_numbering: SmtNumbering::SiblingAdjacent,
+            node_distance: None,
         };
         assert_eq!(t.nr_cpus(), 400);
         assert_eq!(t.distance(0, 7), Distance::SmtSibling);

@@ -4,10 +4,11 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 use smpsim_engine::Nanos;
-use smpsim_kernel::LazyTlb;
+use smpsim_kernel::locking;
 use smpsim_kernel::{
     Bandwidth, CgroupDecl, Knobs, ObjectDecl, ObjectKind, Policy, Spec, TaskGroupDecl,
 };
+use smpsim_kernel::{LazyTlb, LockOptions};
 use smpsim_machine::CpuId;
 use toml::de::DeTable;
 use toml::Spanned;
@@ -16,7 +17,7 @@ use crate::document::{apply_set, apply_variant, parse_set_value};
 use crate::duration::{parse_duration, MachineCosts};
 use crate::error::{list, DResult, Diag, Sources, StrErr};
 use crate::ops::{self, split_lockref, Ctx, LockKind, ObjEntry};
-use crate::raw::{RawCpus, RawDoc, RawKernel, RawTask, S};
+use crate::raw::{RawCpus, RawDoc, RawKernel, RawObject, RawTask, S};
 use crate::Scenario;
 
 /// Upper bound on the tasks of one group.
@@ -318,78 +319,66 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
                 format!("`{n}` cannot be an object name"),
             ));
         }
-        let not_for = |f: &Option<S<bool>>, field: &str, kind: &str| -> DResult<()> {
-            match f {
-                Some(v) => Err(Diag::new(
-                    v.span(),
-                    format!("`{field}` is not a field of a `{kind}` object"),
-                )),
-                None => Ok(()),
+        let type_name = o.kind.get_ref().as_str();
+        const TYPES: &[&str] = &[
+            "mutex",
+            "spinlock",
+            "rwlock",
+            "atomic",
+            "semaphore",
+            "alias",
+        ];
+        if !TYPES.contains(&type_name) {
+            return Err(Diag::new(
+                o.kind.span(),
+                format!(
+                    "unknown object type `{type_name}`; expected one of: {}",
+                    TYPES.join(", ")
+                ),
+            ));
+        }
+        if !matches!(type_name, "spinlock" | "rwlock") {
+            not_for(&o.lock_kind, "kind", type_name)?;
+            not_for(&o.backoff, "backoff", type_name)?;
+        }
+        if type_name != "semaphore" {
+            not_for(&o.initial, "initial", type_name)?;
+        }
+        if type_name != "alias" {
+            if let Some(to) = &o.to {
+                return Err(Diag::new(to.span(), "`to` is only for `type = \"alias\"`"));
             }
-        };
-        let not_initial = |kind: &str| -> DResult<()> {
-            match &o.initial {
-                Some(v) => Err(Diag::new(
-                    v.span(),
-                    format!("`initial` is not a field of a `{kind}` object"),
-                )),
-                None => Ok(()),
+        }
+        let per_cpu = o.per_cpu.as_ref().is_some_and(|v| *v.get_ref());
+        let (obj_kind, lock_kind) = match type_name {
+            "mutex" => {
+                let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
+                (ObjectKind::Mutex { spin }, LockKind::Mutex)
             }
-        };
-        let entry = match o.kind.get_ref().as_str() {
-            kind @ ("atomic" | "semaphore") => {
-                if let Some(to) = &o.to {
-                    return Err(Diag::new(to.span(), "`to` is only for `type = \"alias\"`"));
-                }
-                not_for(&o.spin, "spin", kind)?;
-                let per_cpu = o.per_cpu.as_ref().is_some_and(|v| *v.get_ref());
-                let (obj_kind, lock_kind) = if kind == "atomic" {
-                    not_initial(kind)?;
-                    (ObjectKind::Atomic, LockKind::Atomic)
+            "spinlock" | "rwlock" => {
+                // A spinning lock always spins: `spin` would be meaningless.
+                not_for(&o.spin, "spin", type_name)?;
+                let kind = spinning_kind(o, type_name)?;
+                let lock_kind = if type_name == "rwlock" {
+                    LockKind::Rwlock
                 } else {
-                    let initial = match &o.initial {
-                        None => 0,
-                        Some(v) => u32::try_from(*v.get_ref()).map_err(|_| {
-                            Diag::new(v.span(), "`initial` must be a count of tokens, >= 0")
-                        })?,
-                    };
-                    (ObjectKind::Semaphore { initial }, LockKind::Semaphore)
+                    LockKind::Spinlock
                 };
-                objects.push(ObjectDecl {
-                    name: n.clone(),
-                    kind: obj_kind,
-                    per_cpu,
-                });
-                ObjEntry::Lock {
-                    id: (objects.len() - 1) as u32,
-                    per_cpu,
-                    kind: lock_kind,
-                }
+                (kind, lock_kind)
             }
-            kind @ ("mutex" | "spinlock") => {
-                not_initial(kind)?;
-                if let Some(to) = &o.to {
-                    return Err(Diag::new(to.span(), "`to` is only for `type = \"alias\"`"));
-                }
-                let per_cpu = o.per_cpu.as_ref().is_some_and(|v| *v.get_ref());
-                let (kind, lock_kind) = if kind == "mutex" {
-                    let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
-                    (ObjectKind::Mutex { spin }, LockKind::Mutex)
-                } else {
-                    // A spinlock always spins: `spin` would be meaningless.
-                    not_for(&o.spin, "spin", "spinlock")?;
-                    (ObjectKind::Spinlock, LockKind::Spinlock)
+            "atomic" => {
+                not_for(&o.spin, "spin", type_name)?;
+                (ObjectKind::Atomic, LockKind::Atomic)
+            }
+            "semaphore" => {
+                not_for(&o.spin, "spin", type_name)?;
+                let initial = match &o.initial {
+                    None => 0,
+                    Some(v) => u32::try_from(*v.get_ref()).map_err(|_| {
+                        Diag::new(v.span(), "`initial` must be a count of tokens, >= 0")
+                    })?,
                 };
-                objects.push(ObjectDecl {
-                    name: n.clone(),
-                    kind,
-                    per_cpu,
-                });
-                ObjEntry::Lock {
-                    id: (objects.len() - 1) as u32,
-                    per_cpu,
-                    kind: lock_kind,
-                }
+                (ObjectKind::Semaphore { initial }, LockKind::Semaphore)
             }
             "alias" => {
                 not_for(&o.per_cpu, "per_cpu", "alias")?;
@@ -401,16 +390,21 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
                     ));
                 };
                 aliases.push(to.clone());
-                ObjEntry::Alias { to: to.clone() }
+                object_names.push(n.clone());
+                entries.insert(n.clone(), ObjEntry::Alias { to: to.clone() });
+                continue;
             }
-            other => {
-                return Err(Diag::new(
-                    o.kind.span(),
-                    format!(
-                        "unknown object type `{other}`; expected one of: mutex, spinlock, atomic, semaphore, alias"
-                    ),
-                ));
-            }
+            _ => unreachable!("object types are checked above"),
+        };
+        objects.push(ObjectDecl {
+            name: n.clone(),
+            kind: obj_kind,
+            per_cpu,
+        });
+        let entry = ObjEntry::Lock {
+            id: (objects.len() - 1) as u32,
+            per_cpu,
+            kind: lock_kind,
         };
         object_names.push(n.clone());
         entries.insert(n.clone(), entry);
@@ -534,6 +528,91 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         max_events,
         replicas,
     })
+}
+
+/// An error at a field that the object's type does not take.
+fn not_for<T>(f: &Option<S<T>>, field: &str, type_name: &str) -> DResult<()> {
+    match f {
+        Some(v) => Err(Diag::new(
+            v.span(),
+            format!("`{field}` is not a field of a `{type_name}` object"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The implementation of a `spinlock` or `rwlock` object: its `kind` (the
+/// registry's default without one) and options, checked against
+/// [`locking::LOCK_KINDS`].
+fn spinning_kind(o: &RawObject, type_name: &str) -> DResult<ObjectKind> {
+    let name = o.lock_kind.as_ref().map(|k| k.get_ref().as_str());
+    let Some(info) = locking::find_kind(type_name, name) else {
+        let known = list(locking::kind_names(type_name));
+        return Err(match &o.lock_kind {
+            Some(k) => Diag::new(
+                k.span(),
+                format!(
+                    "unknown {type_name} kind `{}`; expected one of: {known}",
+                    k.get_ref()
+                ),
+            )
+            .help(kind_summaries(type_name)),
+            None => Diag::new(
+                o.kind.span(),
+                format!("no {type_name} kind is the default; choose one with `kind`: {known}"),
+            ),
+        });
+    };
+    let mut options = LockOptions::default();
+    if let Some(b) = &o.backoff {
+        if !info.options.contains(&"backoff") {
+            let takers: Vec<&str> = locking::LOCK_KINDS
+                .iter()
+                .filter(|k| k.options.contains(&"backoff"))
+                .map(|k| k.name)
+                .collect();
+            let which = if o.lock_kind.is_some() {
+                format!("`{}`", info.name)
+            } else {
+                format!("`{}` (the default {type_name})", info.name)
+            };
+            return Err(Diag::new(
+                b.span(),
+                format!(
+                    "kind {which} has no `backoff` option; only {} take it",
+                    list(&takers)
+                ),
+            )
+            .help(kind_summaries(type_name)));
+        }
+        options.backoff = *b.get_ref();
+    }
+    Ok(ObjectKind::Spinlock {
+        kind: info.name.to_string(),
+        options,
+    })
+}
+
+/// One line per implementation of `type_name`, for help texts.
+fn kind_summaries(type_name: &str) -> String {
+    let kinds: Vec<String> = locking::LOCK_KINDS
+        .iter()
+        .filter(|k| k.object_type == type_name)
+        .map(|k| {
+            let options = if k.options.is_empty() {
+                String::new()
+            } else {
+                format!(" [options: {}]", k.options.join(", "))
+            };
+            format!(
+                "`{}`{}{options}: {}",
+                k.name,
+                if k.default { " (default)" } else { "" },
+                k.summary
+            )
+        })
+        .collect();
+    format!("{type_name} kinds: {}", kinds.join("; "))
 }
 
 /// Every alias must lead to a declared object without a cycle.

@@ -97,7 +97,7 @@ pub(crate) fn build(
         table,
     )))
     .map_err(|e| Diag::from_toml(&e, 0, span.clone()))?;
-    if let Err(msg) = machine.topology.validate() {
+    if let Err(msg) = machine.validate() {
         let topo = keep.get("topology");
         let at = TOPOLOGY_FIELDS
             .iter()

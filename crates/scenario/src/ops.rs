@@ -1,10 +1,10 @@
 //! A task group's `code` compiled to the kernel's program IR.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use smpsim_kernel::program::{
-    CallFunc, CmpOp, Cond, CpuSet, Dist, Expr, ObjRef, ObjectId, Op, Pc, Program, Slot,
+    CallFunc, CmpOp, Cond, CpuSet, Dist, Expr, LockMode, ObjRef, ObjectId, Op, Pc, Program, Slot,
 };
 
 use crate::duration::{parse_dist, MachineCosts};
@@ -43,6 +43,16 @@ pub(crate) const KINDS: &[(&str, &[&str], &[&str])] = &[
     ("spin_lock_irqsave", &["lock"], &[]),
     ("spin_unlock_irqrestore", &["lock"], &[]),
     ("spin_guard", &["lock", "body"], &["irqsave"]),
+    ("read_lock", &["lock"], &[]),
+    ("read_unlock", &["lock"], &[]),
+    ("read_lock_irqsave", &["lock"], &[]),
+    ("read_unlock_irqrestore", &["lock"], &[]),
+    ("read_guard", &["lock", "body"], &["irqsave"]),
+    ("write_lock", &["lock"], &[]),
+    ("write_unlock", &["lock"], &[]),
+    ("write_lock_irqsave", &["lock"], &[]),
+    ("write_unlock_irqrestore", &["lock"], &[]),
+    ("write_guard", &["lock", "body"], &["irqsave"]),
     (
         "smp_call_function_single",
         &["cpu", "func"],
@@ -75,6 +85,7 @@ pub(crate) const KINDS: &[(&str, &[&str], &[&str])] = &[
 pub(crate) enum LockKind {
     Mutex,
     Spinlock,
+    Rwlock,
     Atomic,
     Semaphore,
 }
@@ -84,6 +95,7 @@ impl LockKind {
         match self {
             LockKind::Mutex => "mutex",
             LockKind::Spinlock => "spinlock",
+            LockKind::Rwlock => "rwlock",
             LockKind::Atomic => "atomic",
             LockKind::Semaphore => "semaphore",
         }
@@ -95,21 +107,71 @@ impl LockKind {
             LockKind::Spinlock => {
                 "spin_lock, spin_unlock, spin_lock_irqsave, spin_unlock_irqrestore, spin_guard"
             }
+            LockKind::Rwlock => {
+                "read_lock, read_unlock, read_lock_irqsave, read_unlock_irqrestore, read_guard, \
+                 write_lock, write_unlock, write_lock_irqsave, write_unlock_irqrestore, write_guard"
+            }
             LockKind::Atomic => "atomic_inc, atomic_dec, atomic_read",
             LockKind::Semaphore => "down, up",
         }
     }
 }
 
-/// The op of the other lock kind that does what `op` meant to do.
-fn counterpart(op: &str) -> &'static str {
-    match op {
-        "mutex_lock" => "spin_lock",
-        "mutex_unlock" => "spin_unlock",
-        "mutex_guard" => "spin_guard",
-        "spin_unlock" | "spin_unlock_irqrestore" => "mutex_unlock",
-        "spin_guard" => "mutex_guard",
-        _ => "mutex_lock",
+/// What a lock op does, apart from which kind of lock it is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LockAction {
+    Lock,
+    Unlock,
+    Guard,
+}
+
+/// A lock op taken apart: `read_unlock_irqrestore` is the `read` family's
+/// unlock with interrupts restored. `None` for ops that take no lock.
+/// The family is `mutex`, or the [`LockMode::op_prefix`] of a spinning lock.
+fn lock_op(op: &str) -> Option<(&'static str, LockAction, bool)> {
+    let (family, rest) = ["mutex", "spin", "read", "write"]
+        .into_iter()
+        .find_map(|f| Some((f, op.strip_prefix(f)?.strip_prefix('_')?)))?;
+    let (action, irq) = match rest {
+        "lock" => (LockAction::Lock, false),
+        "unlock" => (LockAction::Unlock, false),
+        "guard" => (LockAction::Guard, false),
+        "lock_irqsave" if family != "mutex" => (LockAction::Lock, true),
+        "unlock_irqrestore" if family != "mutex" => (LockAction::Unlock, true),
+        _ => return None,
+    };
+    Some((family, action, irq))
+}
+
+/// The spinning-lock mode of a `spin`/`read`/`write` op family.
+fn family_mode(family: &str) -> LockMode {
+    match family {
+        "read" => LockMode::Read,
+        "write" => LockMode::Write,
+        _ => LockMode::Exclusive,
+    }
+}
+
+/// The op(s) for a `kind` object that do what the lock op `op` meant to do:
+/// `spin_lock` for `mutex_lock` on a spinlock, `read_lock or write_lock`
+/// for `spin_lock` on an rwlock.
+fn counterpart(op: &str, kind: LockKind) -> Option<String> {
+    let (_, action, irq) = lock_op(op)?;
+    let suffix = match action {
+        LockAction::Lock => "lock",
+        LockAction::Unlock => "unlock",
+        LockAction::Guard => "guard",
+    };
+    let irq = match (irq, action, kind) {
+        (false, _, _) | (_, _, LockKind::Mutex) => "",
+        (true, LockAction::Lock, _) => "_irqsave",
+        (true, _, _) => "_irqrestore",
+    };
+    match kind {
+        LockKind::Mutex => Some(format!("mutex_{suffix}")),
+        LockKind::Spinlock => Some(format!("spin_{suffix}{irq}")),
+        LockKind::Rwlock => Some(format!("read_{suffix}{irq} or write_{suffix}{irq}")),
+        LockKind::Atomic | LockKind::Semaphore => None,
     }
 }
 
@@ -288,9 +350,9 @@ fn wrong_kind(written: &str, name: &str, kind: LockKind, op: &str) -> String {
     } else {
         format!("`{written}` stands for `{name}`, a {}", kind.name())
     };
-    match kind {
-        LockKind::Mutex | LockKind::Spinlock => format!("{what}; use {}", counterpart(op)),
-        _ => format!("{what}; use one of {}", kind.ops()),
+    match counterpart(op, kind) {
+        Some(ops) => format!("{what}; use {ops}"),
+        None => format!("{what}; use one of {}", kind.ops()),
     }
 }
 
@@ -300,6 +362,13 @@ struct Emitter<'c, 'd> {
     slots: HashMap<String, Slot>,
     nslots: usize,
     calls: Vec<String>,
+    /// Objects the program takes, with the op family taking them (`mutex`,
+    /// `spin`, `read`, `write`).
+    taken: HashSet<(ObjectId, &'static str)>,
+    /// The first release of each object by each family, in program order,
+    /// with the error to report if the program never takes it that way.
+    released: Vec<((ObjectId, &'static str), Diag)>,
+    released_keys: HashSet<(ObjectId, &'static str)>,
 }
 
 fn resolver(slots: &HashMap<String, Slot>) -> impl Fn(&str) -> Result<Slot, Vec<String>> + '_ {
@@ -596,36 +665,6 @@ impl Emitter<'_, '_> {
             "exit" => {
                 self.push(Op::Exit);
             }
-            "mutex_lock" | "mutex_unlock" => {
-                let l = self.lock(need(&r.lock, op, "lock")?, LockKind::Mutex, kind)?;
-                self.push(if kind == "mutex_lock" {
-                    Op::MutexLock(l)
-                } else {
-                    Op::MutexUnlock(l)
-                });
-            }
-            "mutex_guard" => {
-                let l = self.lock(need(&r.lock, op, "lock")?, LockKind::Mutex, kind)?;
-                self.push(Op::MutexLock(l.clone()));
-                self.block(need(&r.body, op, "body")?.get_ref())?;
-                self.push(Op::MutexUnlock(l));
-            }
-            "spin_lock" | "spin_lock_irqsave" | "spin_unlock" | "spin_unlock_irqrestore" => {
-                self.emit_spin(op, kind)?;
-            }
-            "spin_guard" => {
-                let lock = self.lock(need(&r.lock, op, "lock")?, LockKind::Spinlock, kind)?;
-                let irqsave = r.irqsave.as_ref().is_some_and(|v| *v.get_ref());
-                self.push(Op::SpinLock {
-                    lock: lock.clone(),
-                    irqsave,
-                });
-                self.block(need(&r.body, op, "body")?.get_ref())?;
-                self.push(Op::SpinUnlock {
-                    lock,
-                    irqrestore: irqsave,
-                });
-            }
             "smp_call_function_single" => {
                 let cpu = self.expr(need(&r.cpu, op, "cpu")?)?;
                 let func = self.call_func(op)?;
@@ -713,38 +752,93 @@ impl Emitter<'_, '_> {
                 self.block(body.get_ref())?;
                 self.calls.pop();
             }
+            k if lock_op(k).is_some() => self.emit_lock(op, k)?,
             _ => unreachable!("check_fields accepts only known ops"),
         }
         Ok(())
     }
 
-    /// The four single spinlock ops; the `_irqsave`/`_irqrestore` forms
-    /// also disable and restore local interrupts.
-    fn emit_spin(&mut self, op: &S<RawOp>, kind: &str) -> DResult<()> {
-        let lock = self.lock(
-            need(&op.get_ref().lock, op, "lock")?,
-            LockKind::Spinlock,
-            kind,
-        )?;
-        self.push(match kind {
-            "spin_lock" => Op::SpinLock {
+    /// The mutex, spinlock and rwlock ops: take, release, or a guard (take,
+    /// body, release). The `_irqsave`/`_irqrestore` forms (and guards with
+    /// `irqsave`) also disable and restore local interrupts.
+    fn emit_lock(&mut self, op: &S<RawOp>, kind: &str) -> DResult<()> {
+        let r = op.get_ref();
+        let (family, action, irq) = lock_op(kind).expect("emit_lock is called for lock ops");
+        let want = match family {
+            "mutex" => LockKind::Mutex,
+            "spin" => LockKind::Spinlock,
+            _ => LockKind::Rwlock,
+        };
+        let written = need(&r.lock, op, "lock")?;
+        let lock = self.lock(written, want, kind)?;
+        let mode = family_mode(family);
+        let take = |lock: ObjRef, irqsave: bool| match want {
+            LockKind::Mutex => Op::MutexLock(lock),
+            _ => Op::SpinLock {
                 lock,
-                irqsave: false,
+                mode,
+                irqsave,
             },
-            "spin_lock_irqsave" => Op::SpinLock {
-                lock,
-                irqsave: true,
-            },
-            "spin_unlock" => Op::SpinUnlock {
-                lock,
-                irqrestore: false,
-            },
+        };
+        let release = |lock: ObjRef, irqrestore: bool| match want {
+            LockKind::Mutex => Op::MutexUnlock(lock),
             _ => Op::SpinUnlock {
                 lock,
-                irqrestore: true,
+                mode,
+                irqrestore,
             },
-        });
+        };
+        match action {
+            LockAction::Lock => {
+                self.taken.insert((lock.object, family));
+                self.push(take(lock, irq));
+            }
+            LockAction::Unlock => {
+                self.note_release(written, lock.object, family, kind);
+                self.push(release(lock, irq));
+            }
+            LockAction::Guard => {
+                let irqsave = r.irqsave.as_ref().is_some_and(|v| *v.get_ref());
+                self.taken.insert((lock.object, family));
+                self.push(take(lock.clone(), irqsave));
+                self.block(need(&r.body, op, "body")?.get_ref())?;
+                self.push(release(lock, irqsave));
+            }
+        }
         Ok(())
+    }
+
+    /// Remembers the first release of `object` by the op family `family`,
+    /// for the check that the program also takes it (see [`compile`]).
+    fn note_release(
+        &mut self,
+        written: &S<String>,
+        object: ObjectId,
+        family: &'static str,
+        op: &str,
+    ) {
+        if !self.released_keys.insert((object, family)) {
+            return;
+        }
+        let text = written.get_ref();
+        let name_r = split_lockref(text).map_or(0..text.len(), |(r, _)| r);
+        let name = &text[name_r.clone()];
+        let takers = if family == "mutex" {
+            "mutex_lock or mutex_guard".to_string()
+        } else {
+            format!("{family}_lock, {family}_lock_irqsave or {family}_guard")
+        };
+        let msg = format!(
+            "`{op}` of `{name}`, but this task's code never takes it with {family}_lock; \
+             a lock must be released by the task that holds it"
+        );
+        let d = self
+            .ctx
+            .at_str(written, StrErr::new(name_r, msg))
+            .help(format!(
+                "take it in this task group's code (or a function it calls) with {takers}"
+            ));
+        self.released.push(((object, family), d));
     }
 
     fn patch(&mut self, at: usize, target: Pc) {
@@ -842,6 +936,9 @@ pub(crate) fn compile(
         slots: HashMap::new(),
         nslots: 0,
         calls: Vec::new(),
+        taken: HashSet::new(),
+        released: Vec::new(),
+        released_keys: HashSet::new(),
     };
     // Declare every variable first: `vars`, then `set` and `mark` targets.
     let vars: &[(S<String>, S<RawExpr>)] = vars.map_or(&[], |v| &v.0);
@@ -866,6 +963,12 @@ pub(crate) fn compile(
         init.push((e.slots[name.get_ref()], e.expr(value)?));
     }
     e.block(code.get_ref())?;
+    // A lock released by a task that cannot hold it: no take of the object
+    // in the same mode anywhere in the program. Loops and branches are not
+    // followed; this only catches code that releases what others take.
+    if let Some((_, d)) = e.released.iter().find(|(k, _)| !e.taken.contains(k)) {
+        return Err(d.clone());
+    }
     let end = e.pc();
     let falls_off = e.ops.is_empty()
         || !matches!(e.ops.last(), Some(Op::Exit | Op::Jump(_)))

@@ -162,6 +162,12 @@ pub(crate) struct RawObject {
     pub to: Option<S<String>>,
     /// Initial tokens of a semaphore.
     pub initial: Option<S<i64>>,
+    /// The implementation of a spinlock or rwlock (`kind = "ticket"`), a
+    /// name from `smpsim_kernel::locking::LOCK_KINDS`.
+    #[serde(rename = "kind")]
+    pub lock_kind: Option<S<String>>,
+    /// The `backoff` option of the lock kinds that take it.
+    pub backoff: Option<S<bool>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use smpsim_kernel::program::{BinOp, CallFunc, CpuSet, Dist, Expr, ObjRef, Op};
-use smpsim_kernel::ObjectKind;
+use smpsim_kernel::program::{BinOp, CallFunc, CpuSet, Dist, Expr, LockMode, ObjRef, Op};
+use smpsim_kernel::{LockOptions, ObjectKind};
 use smpsim_scenario::{parse, Location, Scenario, ScenarioError};
 
 const BASE: &str = r#"[scenario]
@@ -216,10 +216,12 @@ fn spin_guard_with_irqsave_emits_exact_ops() {
     };
     let lock = |lock: &ObjRef, irqsave| Op::SpinLock {
         lock: lock.clone(),
+        mode: LockMode::Exclusive,
         irqsave,
     };
     let unlock = |lock: &ObjRef, irqrestore| Op::SpinUnlock {
         lock: lock.clone(),
+        mode: LockMode::Exclusive,
         irqrestore,
     };
     assert_eq!(
@@ -240,7 +242,13 @@ fn spin_guard_with_irqsave_emits_exact_ops() {
         ]
     );
     let spec = scenario(BASE).compile(None, &[]).unwrap();
-    assert_eq!(spec.objects[1].kind, ObjectKind::Spinlock);
+    assert_eq!(
+        spec.objects[1].kind,
+        ObjectKind::Spinlock {
+            kind: "qspinlock".to_string(),
+            options: LockOptions::default()
+        }
+    );
     assert!(!spec.objects[1].per_cpu);
     assert!(spec.objects[2].per_cpu);
 }
@@ -282,11 +290,11 @@ fn spinlock_object_errors() {
 
     let e = err(&BASE.replace(
         "zone_lock = { type = \"spinlock\" }",
-        "zone_lock = { type = \"rwlock\" }",
+        "zone_lock = { type = \"rwsem\" }",
     ));
     assert!(
         e.message
-            .contains("mutex, spinlock, atomic, semaphore, alias"),
+            .contains("mutex, spinlock, rwlock, atomic, semaphore, alias"),
         "{}",
         e.message
     );

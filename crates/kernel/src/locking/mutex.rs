@@ -15,14 +15,31 @@
 //!   so spinners cannot steal it again. The first waiter spins on the owner
 //!   itself (without the OSQ) after wakeup.
 //!
-//! Every acquisition pays a cache-line transfer of the lock word from the
-//! CPU that last wrote it.
+//! `struct mutex` is one cache line (owner, `wait_lock`, `osq`,
+//! `wait_list`), and every step the kernel takes on it is a transaction
+//! on that line, served one at a time ([`crate::coherence`]):
+//!
+//! - an arrival that finds the lock taken: the failed
+//!   `__mutex_trylock_fast()` cmpxchg, then `osq_lock()`'s xchg of the
+//!   OSQ tail (a spinner), or `wait_lock` taken and released around
+//!   `__mutex_add_waiter()` and the `MUTEX_FLAG_WAITERS` atomic (a sleeper);
+//! - the OSQ head **polls** the owner word (`mutex_spin_on_owner()` reads
+//!   `lock->owner` and `owner->on_cpu`), so every write to the line makes
+//!   it re-fetch the line, and the release reaches it one re-fetch later;
+//!   it then takes the lock with a cmpxchg. The other OSQ nodes spin on
+//!   their own node: no traffic on the lock's line;
+//! - `__mutex_unlock_slowpath()` with waiters: the releasing cmpxchg, then
+//!   `wait_lock` around picking the waiter to wake (`wake_up_q()` after);
+//! - a woken waiter: `wait_lock` again, its trylock cmpxchg, and the
+//!   `wait_lock` release.
 
-use std::collections::VecDeque;
-
+use crate::coherence::Line;
 use crate::event::Event;
 use crate::interp::Flow;
+use crate::locking::osq::Osq;
 use crate::task::*;
+use smpsim_engine::Nanos;
+use std::collections::VecDeque;
 
 /// Steps of `mutex_lock()` a task can be resumed at.
 const STEP_WOKEN_WAITER: u8 = 1;
@@ -34,12 +51,13 @@ pub struct Mutex {
     /// False for a mutex that never spins (`slow_mutex_lock`).
     pub spin: bool,
     pub owner: TaskId,
-    /// The cache line of the lock word (owner and flags).
-    pub word: crate::coherence::Line,
+    /// The lock's cache line: owner word and flags, `wait_lock`, the OSQ
+    /// tail and the wait list head.
+    pub word: Line,
     /// `MUTEX_FLAG_HANDOFF`.
     pub handoff: bool,
     /// OSQ: the head spins on the owner, the rest on their own node.
-    pub osq: VecDeque<TaskId>,
+    pub osq: Osq,
     /// The wait list, FIFO.
     pub waiters: VecDeque<TaskId>,
     /// The first waiter, spinning on the owner after a wakeup.
@@ -53,9 +71,9 @@ impl Mutex {
             object,
             spin,
             owner: NO_TASK,
-            word: crate::coherence::Line::new(nr_cpus, 0),
+            word: Line::new(nr_cpus, 0),
             handoff: false,
-            osq: VecDeque::new(),
+            osq: Osq::default(),
             waiters: VecDeque::new(),
             waiter_spinner: NO_TASK,
             acquired_at: 0,
@@ -80,9 +98,14 @@ impl crate::Kernel<'_> {
     /// Makes `t` the owner (a cmpxchg of the lock word from CPU `c`);
     /// returns how long the RMW takes from now.
     fn take_ownership(&mut self, c: u32, t: TaskId, m: u32) -> u64 {
+        self.take_ownership_at(c, t, m, self.now)
+    }
+
+    /// The same, the cmpxchg issued at `at` (when the taker saw the release).
+    fn take_ownership_at(&mut self, c: u32, t: TaskId, m: u32, at: Nanos) -> u64 {
         let now = self.now;
         let lock = &mut self.mutexes[m as usize];
-        let cost = lock.word.rmw(&self.cost, c, now) - now;
+        let cost = lock.word.rmw(&self.cost, c, at.max(now)) - now;
         lock.owner = t;
         lock.acquired_at = now + cost;
         let stat = &mut self.metrics.locks[lock.object as usize];
@@ -119,6 +142,9 @@ impl crate::Kernel<'_> {
             if self.metrics.warmup <= self.now {
                 self.metrics.locks[lock.object as usize].contentions += 1;
             }
+            // The failed __mutex_trylock_fast() cmpxchg.
+            let now = self.now;
+            self.mutexes[m as usize].word.rmw(&self.cost, c, now);
             if self.can_spin(c, m) {
                 self.start_osq_spin(t, m);
                 return Flow::Stop;
@@ -134,10 +160,14 @@ impl crate::Kernel<'_> {
             return Flow::Next;
         }
         if lock.owner == NO_TASK && !lock.handoff {
-            if step == STEP_WOKEN_WAITER {
+            let mut cost = self.take_ownership(c, t, m);
+            if step == STEP_WOKEN_WAITER && self.mutexes[m as usize].waiters.contains(&t) {
+                // __mutex_remove_waiter() under wait_lock.
                 self.remove_waiter(m, t);
+                let word = &mut self.mutexes[m as usize].word;
+                let at = word.rmw(&self.cost, c, self.now + cost);
+                cost = word.store(&self.cost, c, at) - self.now;
             }
-            let cost = self.take_ownership(c, t, m);
             self.tasks[t as usize].batch.push(Mode::Sys, cost);
             self.advance(t);
             return Flow::Next;
@@ -148,7 +178,7 @@ impl crate::Kernel<'_> {
             if self.can_spin(c, m) && self.mutexes[m as usize].waiter_spinner == NO_TASK {
                 self.mutexes[m as usize].waiter_spinner = t;
                 self.begin_spin(t, Spin::MutexOwner { lock: m });
-                self.watch_owner(t, m);
+                self.watch_owner(t, m, self.now);
                 return Flow::Stop;
             }
         }
@@ -156,13 +186,20 @@ impl crate::Kernel<'_> {
         Flow::Stop
     }
 
-    /// `t` starts spinning on the owner: `mutex_spin_on_owner()` keeps
-    /// reading the lock word, so its CPU holds a shared copy that the next
-    /// release must invalidate.
-    fn watch_owner(&mut self, t: TaskId, m: u32) {
+    /// `t` starts spinning on the owner at `at`: `mutex_spin_on_owner()`
+    /// polls the lock word (so every write to the line makes it re-fetch)
+    /// and the owner's `on_cpu`.
+    fn watch_owner(&mut self, t: TaskId, m: u32, at: Nanos) {
         self.tasks[t as usize].spin = Spin::MutexOwner { lock: m };
-        let (c, now) = (self.tasks[t as usize].cpu, self.now);
-        self.mutexes[m as usize].word.read(&self.cost, c, now);
+        let c = self.tasks[t as usize].cpu;
+        let at = at.max(self.now);
+        self.mutexes[m as usize].word.poll(&self.cost, c, at);
+    }
+
+    /// A spinner stops watching the owner.
+    fn unwatch_owner(&mut self, t: TaskId, m: u32) {
+        let c = self.tasks[t as usize].cpu;
+        self.mutexes[m as usize].word.unpoll(c);
     }
 
     fn begin_spin(&mut self, t: TaskId, spin: Spin) {
@@ -175,20 +212,26 @@ impl crate::Kernel<'_> {
     }
 
     fn start_osq_spin(&mut self, t: TaskId, m: u32) {
-        let lock = &mut self.mutexes[m as usize];
-        lock.osq.push_back(t);
-        let head = lock.osq.len() == 1;
+        // osq_lock(): xchg of the OSQ tail, on the lock's line.
+        let (c, now) = (self.tasks[t as usize].cpu, self.now);
+        let queued = self.mutexes[m as usize].word.rmw(&self.cost, c, now);
+        let head = self.mutexes[m as usize].osq.lock(t);
         self.begin_spin(t, Spin::OsqQueued { lock: m });
         if head {
-            self.watch_owner(t, m);
+            self.watch_owner(t, m, queued);
         }
     }
 
     /// Adds the task to the wait list (if not on it) and sleeps.
     fn sleep_on_mutex(&mut self, c: u32, t: TaskId, m: u32) {
+        let now = self.now;
         let lock = &mut self.mutexes[m as usize];
         if !lock.waiters.contains(&t) {
             lock.waiters.push_back(t);
+            // wait_lock, __mutex_add_waiter() with the WAITERS flag, unlock.
+            let at = lock.word.rmw(&self.cost, c, now);
+            let at = lock.word.rmw(&self.cost, c, at);
+            lock.word.store(&self.cost, c, at);
         }
         self.tasks[t as usize].resume = Resume::Step(STEP_WOKEN_WAITER);
         let wait_start = self.tasks[t as usize].wait_start;
@@ -225,9 +268,15 @@ impl crate::Kernel<'_> {
             stat.hold_total_ns += held;
             stat.hold_max_ns = stat.hold_max_ns.max(held);
         }
-        // The release (cmpxchg, or the handoff store) writes the lock word.
-        let released = lock.word.rmw(&self.cost, c, now) - now;
-        self.tasks[t as usize].batch.push(Mode::Sys, released);
+        // The release (cmpxchg, or the handoff store) writes the lock word;
+        // with waiters, __mutex_unlock_slowpath() also takes and releases
+        // wait_lock to pick the one to wake.
+        let mut released = lock.word.rmw(&self.cost, c, now);
+        if !lock.waiters.is_empty() {
+            released = lock.word.rmw(&self.cost, c, released);
+            released = lock.word.store(&self.cost, c, released);
+        }
+        self.tasks[t as usize].batch.push(Mode::Sys, released - now);
         let mut woke = false;
         if lock.handoff && !lock.waiters.is_empty() {
             // `__mutex_handoff()` to the top waiter.
@@ -252,18 +301,23 @@ impl crate::Kernel<'_> {
                     self.abort_spinners(m, wc);
                 }
             }
-        } else if let Some(&head) = lock
+        } else if let Some(head) = lock
             .osq
-            .front()
-            .filter(|&&h| matches!(self.tasks[h as usize].spin, Spin::MutexOwner { .. }))
+            .head()
+            .filter(|&h| matches!(self.tasks[h as usize].spin, Spin::MutexOwner { .. }))
         {
-            // The OSQ head sees the release first and takes the lock.
-            lock.osq.pop_front();
+            // The OSQ head sees the release when its re-fetch of the line
+            // lands, takes the lock with a cmpxchg, and osq_unlock() hands
+            // the head role to the next node.
+            let hc = self.tasks[head as usize].cpu;
+            let seen = lock.word.seen_at(hc).unwrap_or(now);
+            let next = lock.osq.pop_head();
             lock.owner = head;
-            if let Some(&next) = lock.osq.front() {
-                self.watch_owner(next, m);
+            let got = self.grant_to_spinner_at(head, m, seen);
+            if let Some(next) = next {
+                let nc = self.tasks[next as usize].cpu;
+                self.watch_owner(next, m, got + self.cost.line_transfer(hc, nc));
             }
-            self.grant_to_spinner(c, head, m);
             woke = self.wake_first_waiter(c, m);
         } else if lock.waiter_spinner != NO_TASK {
             let w = lock.waiter_spinner;
@@ -296,9 +350,22 @@ impl crate::Kernel<'_> {
     /// the release.
     fn grant_to_spinner(&mut self, _from_cpu: u32, w: TaskId, m: u32) {
         let wc = self.tasks[w as usize].cpu;
-        let cost = self.take_ownership(wc, w, m);
+        let seen = self.mutexes[m as usize]
+            .word
+            .seen_at(wc)
+            .unwrap_or(self.now);
+        self.grant_to_spinner_at(w, m, seen);
+    }
+
+    /// The spinner `w` saw the release at `seen`; its cmpxchg makes it the
+    /// owner. Returns when it owns the lock.
+    fn grant_to_spinner_at(&mut self, w: TaskId, m: u32, seen: Nanos) -> Nanos {
+        let wc = self.tasks[w as usize].cpu;
+        self.unwatch_owner(w, m);
+        let cost = self.take_ownership_at(wc, w, m, seen);
         let gen = self.tasks[w as usize].gen;
         self.at(self.now + cost, Event::SpinEnd { task: w, gen });
+        self.now + cost
     }
 
     fn grant_ownership_to_sleeper(&mut self, w: TaskId, m: u32) {
@@ -322,7 +389,7 @@ impl crate::Kernel<'_> {
         let n = self.mutexes[m as usize].osq.len();
         for k in 0..=n {
             let s = match self.mutexes[m as usize].osq.get(k) {
-                Some(&s) => s,
+                Some(s) => s,
                 None if ws != NO_TASK => ws,
                 None => break,
             };
@@ -369,16 +436,14 @@ impl crate::Kernel<'_> {
     /// Takes a spinner off the OSQ (promoting the next node to head) or out
     /// of the waiter-spinner slot.
     fn drop_spinner(&mut self, t: TaskId, m: u32) {
+        self.unwatch_owner(t, m);
         let lock = &mut self.mutexes[m as usize];
         if lock.waiter_spinner == t {
             lock.waiter_spinner = NO_TASK;
         }
-        if let Some(i) = lock.osq.iter().position(|&s| s == t) {
-            lock.osq.remove(i);
-            if i == 0 {
-                if let Some(&next) = lock.osq.front() {
-                    self.watch_owner(next, m);
-                }
+        if lock.osq.unqueue(t) == Some(true) {
+            if let Some(next) = lock.osq.head() {
+                self.watch_owner(next, m, self.now);
             }
         }
     }
@@ -486,7 +551,7 @@ mod tests {
         let lock = &k.mutexes[0];
         assert_eq!(lock.osq.len(), 3);
         assert!(matches!(
-            k.tasks[lock.osq[0] as usize].spin,
+            k.tasks[lock.osq.head().unwrap() as usize].spin,
             task::Spin::MutexOwner { .. }
         ));
     }

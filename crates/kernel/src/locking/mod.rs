@@ -1,0 +1,110 @@
+//! Locks, laid out as the kernel's `kernel/locking/`: one file per
+//! implementation, each behind one small interface.
+//!
+//! Spinning locks (`spinlock_t` and `rwlock_t`) implement [`SpinningLock`]:
+//! the interpreter asks a lock to be taken or released by a task on a CPU
+//! at a time, and the implementation answers with cache-line transactions
+//! on its own [`Line`](crate::coherence::Line)s: when the taker owns the
+//! lock, or that it waits (and later, at a release, which waiters own the
+//! lock and when each sees it). Everything common to every kind (preemption
+//! and IRQ state, the spin interval, `lock_stat`, the bad-unlock detector)
+//! lives in [`spinning`], written once.
+//!
+//! Adding an implementation is one new file with a [`LockKindInfo`] and one
+//! line in [`LOCK_KINDS`].
+
+pub mod mutex;
+pub mod osq;
+pub mod qrwlock;
+pub mod qspinlock;
+pub(crate) mod spinning;
+pub mod tas;
+pub mod ticket;
+
+use smpsim_engine::Nanos;
+
+use crate::costs::CostNs;
+use crate::program::LockMode;
+use crate::spec::LockOptions;
+use crate::task::TaskId;
+
+/// Every spinning-lock implementation smpsim knows.
+pub static LOCK_KINDS: &[LockKindInfo] = &[qspinlock::KIND, ticket::KIND, tas::KIND, qrwlock::KIND];
+
+/// A spinning-lock implementation, as a scenario names it.
+pub struct LockKindInfo {
+    /// `kind = "..."` in a scenario.
+    pub name: &'static str,
+    /// The object type it implements: `spinlock` or `rwlock`.
+    pub object_type: &'static str,
+    /// The implementation an object of this type gets without `kind`.
+    pub default: bool,
+    /// The options (`LockOptions` fields) it takes.
+    pub options: &'static [&'static str],
+    /// One line for error messages and docs.
+    pub summary: &'static str,
+    pub(crate) new: fn(LockOptions, usize) -> Box<dyn SpinningLock>,
+}
+
+impl LockKindInfo {
+    /// The modes its ops take: `spin_*` for a spinlock, `read_*`/`write_*`
+    /// for an rwlock.
+    pub fn modes(&self) -> &'static [LockMode] {
+        if self.object_type == "rwlock" {
+            &[LockMode::Read, LockMode::Write]
+        } else {
+            &[LockMode::Exclusive]
+        }
+    }
+}
+
+/// The implementation `name` of `object_type`, or its default with `None`.
+pub fn find_kind(object_type: &str, name: Option<&str>) -> Option<&'static LockKindInfo> {
+    LOCK_KINDS
+        .iter()
+        .find(|k| k.object_type == object_type && name.map_or(k.default, |n| n == k.name))
+}
+
+/// The names of the implementations of `object_type`.
+pub fn kind_names(object_type: &str) -> impl Iterator<Item = &'static str> + '_ {
+    LOCK_KINDS
+        .iter()
+        .filter(move |k| k.object_type == object_type)
+        .map(|k| k.name)
+}
+
+/// A task asking for, holding or releasing a lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taker {
+    pub task: TaskId,
+    pub cpu: u32,
+    pub mode: LockMode,
+}
+
+/// What a lock operation may use and report.
+pub struct Env<'a> {
+    pub now: Nanos,
+    pub cost: &'a CostNs,
+    /// Waiters that now hold the lock, with when each sees it (a release
+    /// can grant several readers at once).
+    pub grants: &'a mut Vec<(TaskId, LockMode, Nanos)>,
+    /// Set by a lock that wants [`SpinningLock::timer`] called at a time
+    /// (a backoff that expires while nobody else touches the lock).
+    pub timer: Option<Nanos>,
+}
+
+/// The one interface every spinning-lock implementation has.
+pub trait SpinningLock: Send {
+    /// `taker` tries to take the lock at `env.now`: `Some(t)` if it owns it
+    /// at `t` (its atomic done), `None` if it now waits (spins).
+    fn lock(&mut self, env: &mut Env, taker: Taker) -> Option<Nanos>;
+    /// The holder `taker` releases it; returns when the releasing store is
+    /// done. Waiters granted the lock go to `env.grants`.
+    fn unlock(&mut self, env: &mut Env, taker: Taker) -> Nanos;
+    /// Whether `task` holds the lock in `mode`.
+    fn holds(&self, task: TaskId, mode: LockMode) -> bool;
+    /// A timer asked for through `env.timer` fired.
+    fn timer(&mut self, _env: &mut Env) {}
+    /// Cache-line transactions on the lock's lines so far: (RMWs, transfers).
+    fn line_stats(&self) -> (u64, u64);
+}

@@ -1,0 +1,131 @@
+//! `spinlock_t` as mainline has it: the queued spinlock
+//! (kernel/locking/qspinlock.c).
+//!
+//! - Fast path: `atomic_try_cmpxchg_acquire(&lock->val, 0, _Q_LOCKED_VAL)`.
+//! - One waiter, when only the locked byte is set, takes the *pending* bit
+//!   and spins on the lock word (`atomic_cond_read_acquire(&lock->locked,
+//!   !VAL)`), then `clear_pending_set_locked()`.
+//! - Everyone else joins the MCS queue: `xchg_tail()` on the lock word,
+//!   then spins on its **own** `mcs_spinlock` node (a line nobody else
+//!   polls). Only the queue head polls the lock word, waiting for both
+//!   locked and pending to clear; it sets the locked byte and hands the
+//!   head role on by writing `next->locked`
+//!   (`arch_mcs_spin_unlock_contended()`).
+//! - Unlock: `smp_store_release(&lock->locked, 0)`.
+//!
+//! So a release is seen by at most two polling CPUs (the pending waiter and
+//! the queue head) however many wait: the handoff costs a constant number
+//! of line transfers.
+
+use std::collections::VecDeque;
+
+use smpsim_engine::Nanos;
+
+use super::{Env, LockKindInfo, SpinningLock, Taker};
+use crate::coherence::Line;
+use crate::program::LockMode;
+use crate::task::TaskId;
+
+pub const KIND: LockKindInfo = LockKindInfo {
+    name: "qspinlock",
+    object_type: "spinlock",
+    default: true,
+    options: &[],
+    summary: "queued spinlock: pending bit, then an MCS queue; only the head polls the lock word (mainline)",
+    new: |_, nr_cpus| Box::new(Qspinlock::new(nr_cpus)),
+};
+
+pub struct Qspinlock {
+    /// `lock->val`: locked byte, pending bit and tail.
+    word: Line,
+    owner: Option<Taker>,
+    pending: Option<Taker>,
+    /// The MCS queue, head first.
+    queue: VecDeque<Taker>,
+}
+
+impl Qspinlock {
+    pub fn new(nr_cpus: usize) -> Self {
+        Qspinlock {
+            word: Line::new(nr_cpus, 0),
+            owner: None,
+            pending: None,
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// `next` becomes the queue head at `at` and starts polling the word.
+    fn new_head(&mut self, env: &Env, next: Taker, at: Nanos) {
+        self.word.poll(env.cost, next.cpu, at);
+    }
+}
+
+impl SpinningLock for Qspinlock {
+    fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
+        let cost = env.cost;
+        let done = self.word.rmw(cost, me.cpu, env.now);
+        if self.owner.is_none() && self.pending.is_none() && self.queue.is_empty() {
+            self.owner = Some(me);
+            return Some(done);
+        }
+        if self.pending.is_none() && self.queue.is_empty() {
+            // The cmpxchg failed; queued_fetch_set_pending_acquire() wins
+            // the pending bit; spin on the locked byte.
+            let set = self.word.rmw(cost, me.cpu, done);
+            self.word.poll(cost, me.cpu, set);
+            self.pending = Some(me);
+            return None;
+        }
+        // xchg_tail(), then publish ourselves in the previous tail's node.
+        let queued = self.word.rmw(cost, me.cpu, done);
+        match self.queue.back() {
+            // WRITE_ONCE(prev->next, node): a write to the previous tail's node.
+            Some(_) => {}
+            None => self.new_head(env, me, queued),
+        }
+        self.queue.push_back(me);
+        None
+    }
+
+    fn unlock(&mut self, env: &mut Env, me: Taker) -> Nanos {
+        let cost = env.cost;
+        debug_assert_eq!(self.owner.map(|o| o.task), Some(me.task));
+        self.owner = None;
+        let released = self.word.store(cost, me.cpu, env.now);
+        if let Some(p) = self.pending.take() {
+            // The pending waiter sees the locked byte clear, then
+            // clear_pending_set_locked().
+            let seen = self.word.seen_at(p.cpu).unwrap_or(released);
+            self.word.unpoll(p.cpu);
+            let got = self.word.store(cost, p.cpu, seen);
+            self.owner = Some(p);
+            env.grants.push((p.task, p.mode, got));
+        } else if let Some(head) = self.queue.pop_front() {
+            let seen = self.word.seen_at(head.cpu).unwrap_or(released);
+            self.word.unpoll(head.cpu);
+            // The last in the queue must clear the tail with a cmpxchg;
+            // otherwise set_locked() is a plain store.
+            let got = if self.queue.is_empty() {
+                self.word.rmw(cost, head.cpu, seen)
+            } else {
+                self.word.store(cost, head.cpu, seen)
+            };
+            self.owner = Some(head);
+            env.grants.push((head.task, head.mode, got));
+            if let Some(&next) = self.queue.front() {
+                // arch_mcs_spin_unlock_contended(&next->locked).
+                let handed = got + cost.line_transfer(head.cpu, next.cpu);
+                self.new_head(env, next, handed);
+            }
+        }
+        released
+    }
+
+    fn holds(&self, task: TaskId, mode: LockMode) -> bool {
+        mode == LockMode::Exclusive && self.owner.is_some_and(|o| o.task == task)
+    }
+
+    fn line_stats(&self) -> (u64, u64) {
+        (self.word.rmws, self.word.transfers)
+    }
+}

@@ -1,0 +1,230 @@
+//! What every spinning lock does the same way, whatever its
+//! implementation: `spin_lock()` disables preemption (`_irqsave` also
+//! IRQs) for the whole wait and hold, a waiter spins as one interval until
+//! the implementation grants it the lock, and `lock_stat` and the
+//! bad-unlock detector see every kind alike.
+
+use smpsim_engine::Nanos;
+
+use super::{Env, SpinningLock, Taker};
+use crate::event::Event;
+use crate::interp::Flow;
+use crate::program::LockMode;
+use crate::task::*;
+
+/// One spinning-lock instance: the implementation plus who holds it since when.
+pub struct LockInstance {
+    /// The object this instance belongs to (for `lock_stat`).
+    pub object: u32,
+    pub imp: Box<dyn SpinningLock>,
+    /// Holders, how, and since when (a writer or owner, or the readers).
+    holders: Vec<(TaskId, LockMode, Nanos)>,
+}
+
+impl LockInstance {
+    pub fn new(object: u32, imp: Box<dyn SpinningLock>) -> Self {
+        LockInstance {
+            object,
+            imp,
+            holders: Vec::new(),
+        }
+    }
+
+    /// Ownership is sound: an exclusive or write holder holds alone, and
+    /// the implementation agrees with the holders recorded here.
+    pub fn ownership_sound(&self) -> bool {
+        let exclusive = self
+            .holders
+            .iter()
+            .filter(|h| h.1 != LockMode::Read)
+            .count();
+        (exclusive == 0 || self.holders.len() == 1)
+            && self.holders.iter().all(|h| self.imp.holds(h.0, h.1))
+    }
+}
+
+impl crate::Kernel<'_> {
+    /// `t` now holds lock `l`, from `at`.
+    fn lock_granted(&mut self, t: TaskId, l: u32, mode: LockMode, at: Nanos) {
+        let now = self.now;
+        let lock = &mut self.spinlocks[l as usize];
+        lock.holders.push((t, mode, at));
+        debug_assert!(lock.ownership_sound(), "lock ownership unsound");
+        let waited = at - self.tasks[t as usize].wait_start;
+        if self.metrics.measuring(now) {
+            let stat = &mut self.metrics.locks[lock.object as usize];
+            stat.acquisitions += 1;
+            stat.wait_total_ns += waited;
+            stat.wait_max_ns = stat.wait_max_ns.max(waited);
+        }
+    }
+
+    /// Acts on what a lock operation produced: waiters granted the lock see
+    /// it at their time; a timer the lock asked for.
+    fn lock_outcome(&mut self, l: u32, timer: Option<Nanos>) {
+        let mut grants = std::mem::take(&mut self.lock_grants);
+        for &(w, mode, at) in &grants {
+            self.lock_granted(w, l, mode, at);
+            let gen = self.tasks[w as usize].gen;
+            self.at(at, Event::SpinEnd { task: w, gen });
+        }
+        grants.clear();
+        self.lock_grants = grants;
+        if let Some(at) = timer {
+            self.at(at.max(self.now), Event::LockTimer { lock: l });
+        }
+    }
+
+    /// Runs `f` on lock `l`'s implementation with an [`Env`] at the current
+    /// time; returns its answer, then acts on the grants and timer.
+    fn with_lock<R>(&mut self, l: u32, f: impl FnOnce(&mut dyn SpinningLock, &mut Env) -> R) -> R {
+        let mut grants = std::mem::take(&mut self.lock_grants);
+        let mut env = Env {
+            now: self.now,
+            cost: &self.cost,
+            grants: &mut grants,
+            timer: None,
+        };
+        let r = f(self.spinlocks[l as usize].imp.as_mut(), &mut env);
+        let timer = env.timer;
+        self.lock_grants = grants;
+        self.lock_outcome(l, timer);
+        r
+    }
+
+    /// A timer a lock asked for fired.
+    pub(crate) fn on_lock_timer(&mut self, l: u32) {
+        self.with_lock(l, |imp, env| imp.timer(env));
+    }
+
+    /// `spin_lock()`, `read_lock()`, `write_lock()` and their `_irqsave` forms.
+    pub(crate) fn spin_lock(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        l: u32,
+        mode: LockMode,
+        irqsave: bool,
+    ) -> Flow {
+        if irqsave {
+            // local_irq_save(): remember whether IRQs were already off.
+            let task = &mut self.tasks[t as usize];
+            if task.irqs_off {
+                task.irq_saved |= 1 << task.irq_depth;
+            } else {
+                task.irq_saved &= !(1 << task.irq_depth);
+            }
+            task.irq_depth += 1;
+            task.irqs_off = true;
+            self.irq_off_begin(c);
+        }
+        self.preempt_disable(t);
+        self.tasks[t as usize].wait_start = self.now;
+        let taker = Taker {
+            task: t,
+            cpu: c,
+            mode,
+        };
+        match self.with_lock(l, |imp, env| imp.lock(env, taker)) {
+            Some(done) => {
+                self.lock_granted(t, l, mode, done);
+                let cost = done - self.now;
+                self.tasks[t as usize].batch.push(Mode::Sys, cost);
+                self.advance(t);
+                Flow::Next
+            }
+            None => {
+                if self.metrics.measuring(self.now) {
+                    let object = self.spinlocks[l as usize].object;
+                    self.metrics.locks[object as usize].contentions += 1;
+                }
+                let task = &mut self.tasks[t as usize];
+                task.gen = task.gen.wrapping_add(1);
+                task.spin = Spin::SpinLock { lock: l };
+                task.spin_done = false;
+                debug_assert!(
+                    !self.spinlocks[l as usize].holders.iter().any(|h| h.0 == t),
+                    "a lock granted to the task that just found it taken"
+                );
+                Flow::Stop
+            }
+        }
+    }
+
+    /// `spin_unlock()`, `read_unlock()`, `write_unlock()` and their
+    /// `_irqrestore` forms.
+    pub(crate) fn spin_unlock(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        l: u32,
+        mode: LockMode,
+        irqrestore: bool,
+    ) -> Flow {
+        let now = self.now;
+        let held = self.spinlocks[l as usize].imp.holds(t, mode);
+        let at = self.spinlocks[l as usize]
+            .holders
+            .iter()
+            .position(|h| h.0 == t && h.1 == mode);
+        match (held, at) {
+            (true, Some(i)) => {
+                let (_, _, since) = self.spinlocks[l as usize].holders.swap_remove(i);
+                let object = self.spinlocks[l as usize].object as usize;
+                if self.metrics.measuring(now) {
+                    let hold = now.saturating_sub(since);
+                    let stat = &mut self.metrics.locks[object];
+                    stat.hold_total_ns += hold;
+                    stat.hold_max_ns = stat.hold_max_ns.max(hold);
+                }
+                let taker = Taker {
+                    task: t,
+                    cpu: c,
+                    mode,
+                };
+                let released = self.with_lock(l, |imp, env| imp.unlock(env, taker));
+                self.tasks[t as usize].batch.push(Mode::Sys, released - now);
+            }
+            _ => {
+                // Not ours to release: report it as lockdep would and leave
+                // the lock (and the task's IRQ/preempt state) alone.
+                let task = &self.tasks[t as usize];
+                let name = format!(
+                    "{}/{}",
+                    self.spec.task_groups[task.group as usize].name, task.index
+                );
+                let object = self.spinlocks[l as usize].object as usize;
+                let lock = self.spec.objects[object].name.clone();
+                let op = format!(
+                    "{}_unlock{}",
+                    mode.op_prefix(),
+                    if irqrestore { "_irqrestore" } else { "" }
+                );
+                self.metrics.bad_unlock(c, now, &name, &op, &lock);
+                self.advance(t);
+                return Flow::Next;
+            }
+        }
+        self.advance(t);
+        if irqrestore {
+            // local_irq_restore(): back to the state saved at lock time.
+            let task = &mut self.tasks[t as usize];
+            task.irq_depth = task.irq_depth.saturating_sub(1);
+            task.irqs_off = task.irq_saved & (1 << task.irq_depth) != 0;
+            if !task.irqs_off {
+                self.irq_off_end(c);
+            }
+        }
+        let resched = self.preempt_enable(t);
+        if irqrestore && !self.tasks[t as usize].irqs_off && self.cpus[c as usize].has_pending_irq()
+        {
+            self.enter_irq(c);
+            return Flow::Stop;
+        }
+        if resched {
+            self.schedule(c);
+            return Flow::Stop;
+        }
+        Flow::Next
+    }
+}

@@ -1,0 +1,86 @@
+//! The ticket spinlock of x86 before 4.2 (`arch/x86/include/asm/spinlock.h`,
+//! `arch_spin_lock()` until commit 62c7a1e9ae54, "locking/pvqspinlock:
+//! Rename QUEUED_SPINLOCK to QUEUED_SPINLOCKS" switched x86 to qspinlock).
+//!
+//! - Lock: `xadd` on the tail half of the word takes a ticket; if it equals
+//!   the head the lock is ours, else **every** waiter spins reading the
+//!   head (`READ_ONCE(lock->tickets.head)` under `cpu_relax()`).
+//! - Unlock: `head++` (`__add(&lock->tickets.head, TICKET_LOCK_INC,
+//!   UNLOCK_LOCK_PREFIX)`, a plain add on most configurations): a store.
+//!
+//! Every release invalidates every waiter's copy and each re-fetches it,
+//! so the line is busy for one transfer per waiter after each handoff, and
+//! the next release queues behind that: handoff time grows with the number
+//! of waiters (Boyd-Wickizer et al., "Non-scalable locks are dangerous",
+//! Linux Symposium 2012).
+
+use std::collections::VecDeque;
+
+use smpsim_engine::Nanos;
+
+use super::{Env, LockKindInfo, SpinningLock, Taker};
+use crate::coherence::Line;
+use crate::program::LockMode;
+use crate::task::TaskId;
+
+pub const KIND: LockKindInfo = LockKindInfo {
+    name: "ticket",
+    object_type: "spinlock",
+    default: false,
+    options: &[],
+    summary: "ticket spinlock: FIFO tickets, every waiter polls the lock word (x86 before 4.2)",
+    new: |_, nr_cpus| Box::new(Ticket::new(nr_cpus)),
+};
+
+pub struct Ticket {
+    /// `arch_spinlock_t`: head and tail tickets in one word.
+    word: Line,
+    owner: Option<Taker>,
+    /// Waiters in ticket order.
+    waiters: VecDeque<Taker>,
+}
+
+impl Ticket {
+    pub fn new(nr_cpus: usize) -> Self {
+        Ticket {
+            word: Line::new(nr_cpus, 0),
+            owner: None,
+            waiters: VecDeque::new(),
+        }
+    }
+}
+
+impl SpinningLock for Ticket {
+    fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
+        let ticket = self.word.rmw(env.cost, me.cpu, env.now);
+        if self.owner.is_none() && self.waiters.is_empty() {
+            self.owner = Some(me);
+            return Some(ticket);
+        }
+        self.word.poll(env.cost, me.cpu, ticket);
+        self.waiters.push_back(me);
+        None
+    }
+
+    fn unlock(&mut self, env: &mut Env, me: Taker) -> Nanos {
+        debug_assert_eq!(self.owner.map(|o| o.task), Some(me.task));
+        let released = self.word.store(env.cost, me.cpu, env.now);
+        self.owner = self.waiters.pop_front();
+        if let Some(next) = self.owner {
+            // The next ticket's holder owns the lock once its re-fetch of
+            // the head shows its number: no further atomic.
+            let seen = self.word.seen_at(next.cpu).unwrap_or(released);
+            self.word.unpoll(next.cpu);
+            env.grants.push((next.task, next.mode, seen));
+        }
+        released
+    }
+
+    fn holds(&self, task: TaskId, mode: LockMode) -> bool {
+        mode == LockMode::Exclusive && self.owner.is_some_and(|o| o.task == task)
+    }
+
+    fn line_stats(&self) -> (u64, u64) {
+        (self.word.rmws, self.word.transfers)
+    }
+}

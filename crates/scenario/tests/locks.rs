@@ -1,0 +1,474 @@
+//! Spinning-lock objects (`kind`, `backoff`, `rwlock`), the rwlock ops, and
+//! the check that a task releases only locks its own code takes.
+
+use std::path::Path;
+
+use smpsim_kernel::locking::{kind_names, LOCK_KINDS};
+use smpsim_kernel::program::{Dist, Expr, LockMode, ObjRef, Op};
+use smpsim_kernel::{LockOptions, ObjectKind};
+use smpsim_scenario::{parse, Location, ScenarioError};
+
+const BASE: &str = r#"[scenario]
+name = "t"
+duration = "1s"
+
+[machine]
+preset = "generic-x86"
+topology = { sockets = 1, numa_nodes_per_socket = 1, llcs_per_node = 1, cores_per_llc = 4, threads_per_core = 1 }
+
+[objects]
+m = { type = "mutex" }
+sl = { type = "spinlock" }
+tk = { type = "spinlock", kind = "ticket" }
+tas = { type = "spinlock", kind = "tas" }
+tasb = { type = "spinlock", kind = "tas", backoff = true }
+pcp = { type = "spinlock", kind = "ticket", per_cpu = true }
+rw = { type = "rwlock" }
+rwq = { type = "rwlock", kind = "qrwlock", per_cpu = true }
+TREE = { type = "alias", to = "rw" }
+
+[functions]
+read_tree = [ { op = "read_lock", lock = "TREE" } ]
+
+[[tasks]]
+name = "w"
+count = 2
+code = [ { op = "work", time = "1us" } ]
+"#;
+
+/// The line the task's code is on.
+const CODE_LINE: usize = 26;
+
+/// The base with the task's code replaced by `code`.
+fn with_code(code: &str) -> String {
+    BASE.replace("{ op = \"work\", time = \"1us\" }", code)
+}
+
+/// The base with the object line starting with `name = ` replaced by `line`.
+fn with_object(name: &str, line: &str) -> String {
+    let old = BASE
+        .lines()
+        .find(|l| l.starts_with(&format!("{name} = ")))
+        .unwrap();
+    BASE.replace(old, line)
+}
+
+fn spec(text: &str) -> smpsim_kernel::Spec {
+    parse(Path::new("t.toml"), text.to_string())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .compile(None, &[])
+        .unwrap()
+}
+
+/// The ops of the only task group, without the trailing `Exit`.
+fn ops_of(text: &str) -> Vec<Op> {
+    let mut ops = spec(text).task_groups[0].program.ops.clone();
+    assert_eq!(ops.pop(), Some(Op::Exit));
+    ops
+}
+
+fn err(text: &str) -> ScenarioError {
+    match parse(Path::new("t.toml"), text.to_string()) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => {
+            println!("{e}\n");
+            e
+        }
+    }
+}
+
+/// Line, column, and the text under the caret.
+fn at(e: &ScenarioError) -> (usize, usize, String) {
+    match &e.location {
+        Location::Text {
+            line,
+            column,
+            line_text,
+            width,
+            ..
+        } => {
+            let under: String = line_text.chars().skip(column - 1).take(*width).collect();
+            (*line, *column, under)
+        }
+        other => panic!("not located in text: {other:?}"),
+    }
+}
+
+/// The 1-based column of `needle` in line `line` of `text`.
+fn col(text: &str, line: usize, needle: &str) -> usize {
+    let l = text.lines().nth(line - 1).unwrap();
+    l[..l.find(needle).unwrap()].chars().count() + 1
+}
+
+/// `` `a`, `b` ``: names as error messages list them.
+fn listed<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn spinning(kind: &str, backoff: bool) -> ObjectKind {
+    ObjectKind::Spinlock {
+        kind: kind.to_string(),
+        options: LockOptions { backoff },
+    }
+}
+
+fn obj(object: u32) -> ObjRef {
+    ObjRef {
+        object,
+        index: None,
+    }
+}
+
+#[test]
+fn each_object_form_compiles_to_its_kind() {
+    let spec = spec(BASE);
+    let kinds: Vec<(&str, &ObjectKind, bool)> = spec
+        .objects
+        .iter()
+        .map(|o| (o.name.as_str(), &o.kind, o.per_cpu))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("m", &ObjectKind::Mutex { spin: true }, false),
+            ("sl", &spinning("qspinlock", false), false),
+            ("tk", &spinning("ticket", false), false),
+            ("tas", &spinning("tas", false), false),
+            ("tasb", &spinning("tas", true), false),
+            ("pcp", &spinning("ticket", false), true),
+            ("rw", &spinning("qrwlock", false), false),
+            ("rwq", &spinning("qrwlock", false), true),
+        ]
+    );
+    // `backoff = false` is allowed where the kind takes it.
+    let spec = spec_of_object(
+        "tasb",
+        r#"tasb = { type = "spinlock", kind = "tas", backoff = false }"#,
+    );
+    assert_eq!(spec.objects[4].kind, spinning("tas", false));
+}
+
+fn spec_of_object(name: &str, line: &str) -> smpsim_kernel::Spec {
+    spec(&with_object(name, line))
+}
+
+#[test]
+fn rwlock_ops_and_guards_emit_modes_and_irqsave() {
+    let ops = ops_of(&with_code(
+        r#"{ op = "read_lock", lock = "rw" },
+  { op = "read_unlock", lock = "rw" },
+  { op = "read_lock_irqsave", lock = "TREE" },
+  { op = "read_unlock_irqrestore", lock = "TREE" },
+  { op = "write_lock", lock = "rw" },
+  { op = "write_unlock", lock = "TREE" },
+  { op = "write_lock_irqsave", lock = "rw" },
+  { op = "write_unlock_irqrestore", lock = "rw" },
+  { op = "read_guard", lock = "rwq[this_cpu()]", body = [ { op = "work", time = "1us" } ] },
+  { op = "write_guard", lock = "TREE", irqsave = true, body = [] },
+  { op = "read_guard", lock = "rw", irqsave = false, body = [] },
+  { op = "spin_guard", lock = "tasb", body = [] },
+  { op = "spin_lock_irqsave", lock = "pcp[1]" },
+  { op = "spin_unlock_irqrestore", lock = "pcp[2]" }"#,
+    ));
+    let rw = obj(6);
+    let rwq = ObjRef {
+        object: 7,
+        index: Some(Expr::ThisCpu),
+    };
+    let lock = |lock: &ObjRef, mode, irqsave| Op::SpinLock {
+        lock: lock.clone(),
+        mode,
+        irqsave,
+    };
+    let unlock = |lock: &ObjRef, mode, irqrestore| Op::SpinUnlock {
+        lock: lock.clone(),
+        mode,
+        irqrestore,
+    };
+    let pcp = |i| ObjRef {
+        object: 5,
+        index: Some(Expr::Const(i)),
+    };
+    use LockMode::{Exclusive, Read, Write};
+    assert_eq!(
+        ops,
+        vec![
+            lock(&rw, Read, false),
+            unlock(&rw, Read, false),
+            lock(&rw, Read, true),
+            unlock(&rw, Read, true),
+            lock(&rw, Write, false),
+            unlock(&rw, Write, false),
+            lock(&rw, Write, true),
+            unlock(&rw, Write, true),
+            lock(&rwq, Read, false),
+            Op::Work(Dist::Const(1000)),
+            unlock(&rwq, Read, false),
+            lock(&rw, Write, true),
+            unlock(&rw, Write, true),
+            lock(&rw, Read, false),
+            unlock(&rw, Read, false),
+            lock(&obj(4), Exclusive, false),
+            unlock(&obj(4), Exclusive, false),
+            lock(&pcp(1), Exclusive, true),
+            unlock(&pcp(2), Exclusive, true),
+        ]
+    );
+}
+
+#[test]
+fn unknown_kind_lists_the_kinds_of_that_type() {
+    let text = with_object("tk", r#"tk = { type = "spinlock", kind = "mcs" }"#);
+    let e = err(&text);
+    assert_eq!(
+        e.message,
+        format!(
+            "unknown spinlock kind `mcs`; expected one of: {}",
+            listed(kind_names("spinlock"))
+        )
+    );
+    assert!(e.message.contains("`qspinlock`, `ticket`, `tas`"));
+    assert_eq!(
+        at(&e),
+        (12, col(&text, 12, "\"mcs\""), "\"mcs\"".to_string())
+    );
+    let help = e.help.unwrap();
+    assert!(help.contains("`ticket`"), "{help}");
+    assert!(!help.contains("qrwlock"), "{help}");
+
+    // The kinds of another type are not kinds of this one.
+    let text = with_object("rw", r#"rw = { type = "rwlock", kind = "ticket" }"#);
+    let e = err(&text);
+    assert_eq!(
+        e.message,
+        format!(
+            "unknown rwlock kind `ticket`; expected one of: {}",
+            listed(kind_names("rwlock"))
+        )
+    );
+    assert_eq!(at(&e), (16, 32, "\"ticket\"".to_string()));
+}
+
+#[test]
+fn backoff_only_on_kinds_that_take_it() {
+    let takers = listed(
+        LOCK_KINDS
+            .iter()
+            .filter(|k| k.options.contains(&"backoff"))
+            .map(|k| k.name),
+    );
+    let text = with_object(
+        "tk",
+        r#"tk = { type = "spinlock", kind = "ticket", backoff = true }"#,
+    );
+    let e = err(&text);
+    assert_eq!(
+        e.message,
+        format!("kind `ticket` has no `backoff` option; only {takers} take it")
+    );
+    assert!(takers.contains("`tas`"));
+    assert_eq!(at(&e), (12, col(&text, 12, "true"), "true".to_string()));
+
+    // Without `kind`, the default is meant, and said so.
+    let e = err(&with_object(
+        "sl",
+        r#"sl = { type = "spinlock", backoff = false }"#,
+    ));
+    assert!(
+        e.message
+            .starts_with("kind `qspinlock` (the default spinlock) has no `backoff` option"),
+        "{}",
+        e.message
+    );
+    assert_eq!(at(&e).0, 11);
+
+    let e = err(&with_object(
+        "rw",
+        r#"rw = { type = "rwlock", backoff = true }"#,
+    ));
+    assert!(
+        e.message.contains("has no `backoff` option"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn kind_and_backoff_are_not_fields_of_other_objects() {
+    let text = with_object("m", r#"m = { type = "mutex", kind = "ticket" }"#);
+    let e = err(&text);
+    assert_eq!(e.message, "`kind` is not a field of a `mutex` object");
+    assert_eq!(at(&e), (10, 30, "\"ticket\"".to_string()));
+
+    let e = err(&with_object(
+        "m",
+        r#"m = { type = "atomic", backoff = true }"#,
+    ));
+    assert_eq!(e.message, "`backoff` is not a field of a `atomic` object");
+    assert_eq!(at(&e).2, "true");
+
+    let e = err(&with_object(
+        "m",
+        r#"m = { type = "semaphore", kind = "tas" }"#,
+    ));
+    assert_eq!(e.message, "`kind` is not a field of a `semaphore` object");
+
+    let e = err(&with_object(
+        "TREE",
+        r#"TREE = { type = "alias", to = "rw", kind = "qrwlock" }"#,
+    ));
+    assert_eq!(e.message, "`kind` is not a field of a `alias` object");
+    assert_eq!(at(&e).0, 18);
+
+    let e = err(&with_object(
+        "rw",
+        r#"rw = { type = "rwlock", spin = true }"#,
+    ));
+    assert_eq!(e.message, "`spin` is not a field of a `rwlock` object");
+}
+
+#[test]
+fn a_variant_can_switch_the_kind() {
+    let text = format!(
+        "{BASE}\n[variant.tas]\ndescription = \"x\"\nobjects.sl = {{ type = \"spinlock\", kind = \"tas\", backoff = true }}\n\n[variant.bad]\ndescription = \"y\"\n"
+    );
+    let scn = parse(Path::new("t.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    let spec = scn.compile(Some("tas"), &[]).unwrap();
+    assert_eq!(spec.objects[1].kind, spinning("tas", true));
+    let set = [("objects.sl.kind".to_string(), "nope".to_string())];
+    let e = scn.compile(Some("bad"), &set).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("--set objects.sl.kind=nope: unknown spinlock kind `nope`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn spinlock_and_rwlock_ops_do_not_mix() {
+    let e = err(&with_code(r#"{ op = "spin_lock", lock = "rw" }"#));
+    assert_eq!(e.message, "`rw` is a rwlock; use read_lock or write_lock");
+    assert_eq!(at(&e), (CODE_LINE, 38, "rw".to_string()));
+    assert!(e.help.as_deref().unwrap().contains("write_guard"));
+
+    let e = err(&with_code(
+        r#"{ op = "spin_unlock_irqrestore", lock = "TREE" }"#,
+    ));
+    assert_eq!(
+        e.message,
+        "`TREE` stands for `rw`, a rwlock; use read_unlock_irqrestore or write_unlock_irqrestore"
+    );
+    assert_eq!(at(&e).2, "TREE");
+
+    let e = err(&with_code(
+        r#"{ op = "spin_guard", lock = "rw", body = [] }"#,
+    ));
+    assert_eq!(e.message, "`rw` is a rwlock; use read_guard or write_guard");
+
+    let e = err(&with_code(r#"{ op = "mutex_lock", lock = "rw" }"#));
+    assert_eq!(e.message, "`rw` is a rwlock; use read_lock or write_lock");
+
+    let e = err(&with_code(r#"{ op = "read_lock", lock = "sl" }"#));
+    assert_eq!(e.message, "`sl` is a spinlock; use spin_lock");
+    assert_eq!(at(&e).2, "sl");
+
+    let e = err(&with_code(r#"{ op = "write_lock_irqsave", lock = "tk" }"#));
+    assert_eq!(e.message, "`tk` is a spinlock; use spin_lock_irqsave");
+
+    let e = err(&with_code(
+        r#"{ op = "write_guard", lock = "m", body = [] }"#,
+    ));
+    assert_eq!(e.message, "`m` is a mutex; use mutex_guard");
+
+    let e = err(&with_code(
+        r#"{ op = "read_unlock_irqrestore", lock = "m" }"#,
+    ));
+    assert_eq!(e.message, "`m` is a mutex; use mutex_unlock");
+
+    let e = err(&with_code(r#"{ op = "atomic_inc", obj = "rw" }"#));
+    assert!(e
+        .message
+        .starts_with("`rw` is a rwlock; use one of read_lock"));
+
+    let e = err(&with_code(r#"{ op = "read_lock", lock = "rwq" }"#));
+    assert!(e.message.contains("per-CPU"), "{}", e.message);
+
+    let e = err(&with_code(
+        r#"{ op = "read_lock", lock = "rw", irqsave = true }"#,
+    ));
+    assert!(e
+        .message
+        .contains("`irqsave` is not a field of op `read_lock`"));
+}
+
+#[test]
+fn unlock_without_lock_in_the_same_program() {
+    let e = err(&with_code(r#"{ op = "read_unlock", lock = "rw" }"#));
+    assert_eq!(
+        e.message,
+        "`read_unlock` of `rw`, but this task's code never takes it with read_lock; \
+         a lock must be released by the task that holds it"
+    );
+    assert_eq!(at(&e), (CODE_LINE, 40, "rw".to_string()));
+    assert!(e.help.unwrap().contains("read_guard"));
+
+    // Taken in another mode does not count.
+    let e = err(&with_code(
+        r#"{ op = "write_lock", lock = "rw" }, { op = "read_unlock_irqrestore", lock = "TREE" }"#,
+    ));
+    assert_eq!(
+        e.message,
+        "`read_unlock_irqrestore` of `TREE`, but this task's code never takes it with read_lock; \
+         a lock must be released by the task that holds it"
+    );
+    assert_eq!(at(&e), (CODE_LINE, 87, "TREE".to_string()));
+
+    // Nor does another object, or the same one taken by another task group.
+    let e = err(&with_code(
+        r#"{ op = "spin_lock", lock = "tk" }, { op = "spin_unlock", lock = "sl" }"#,
+    ));
+    assert!(
+        e.message.starts_with("`spin_unlock` of `sl`"),
+        "{}",
+        e.message
+    );
+    let two = with_code(r#"{ op = "mutex_unlock", lock = "m" }"#).replace(
+        "[[tasks]]",
+        "[[tasks]]\nname = \"taker\"\ncount = 1\ncode = [ { op = \"mutex_lock\", lock = \"m\" } ]\n\n[[tasks]]",
+    );
+    let e = err(&two);
+    assert_eq!(
+        e.message,
+        "`mutex_unlock` of `m`, but this task's code never takes it with mutex_lock; \
+         a lock must be released by the task that holds it"
+    );
+    assert_eq!(at(&e).0, CODE_LINE + 5);
+
+    // A function that is declared but not called takes nothing.
+    let e = err(&with_code(r#"{ op = "read_unlock", lock = "TREE" }"#));
+    assert!(e.message.starts_with("`read_unlock` of `TREE`"));
+}
+
+#[test]
+fn unlock_check_sees_through_aliases_functions_and_control_flow() {
+    // Taken in a function through an alias, released by name, in a branch.
+    let ops = ops_of(&with_code(
+        r#"{ op = "call", fn = "read_tree" },
+  { op = "if", cond = "task_index == 0", then = [ { op = "read_unlock", lock = "rw" } ] }"#,
+    ));
+    assert_eq!(ops.len(), 3);
+    // Released before it is taken, in a loop, per-CPU with other indices,
+    // and a guard's take counts for a separate unlock.
+    ops_of(&with_code(
+        r#"{ op = "loop", count = 3, body = [
+    { op = "spin_unlock", lock = "pcp[0]" },
+    { op = "spin_lock_irqsave", lock = "pcp[this_cpu()]" } ] },
+  { op = "write_guard", lock = "TREE", body = [] },
+  { op = "write_unlock", lock = "rw" },
+  { op = "mutex_guard", lock = "m", body = [ { op = "mutex_unlock", lock = "m" } ] }"#,
+    ));
+}
