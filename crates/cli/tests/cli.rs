@@ -65,6 +65,58 @@ fn same_seed_gives_identical_json_on_any_thread_count() {
     assert_ne!(strip_wall(&run_json(&other, "2")), v);
 }
 
+/// Every lock implementation, in parallel variants, gives the same bytes
+/// on one thread or two.
+#[test]
+fn lock_scaling_is_deterministic_across_thread_counts() {
+    let scenario = repo("scenarios/lock-scaling.toml");
+    let mut args = vec![
+        "run",
+        scenario.to_str().unwrap(),
+        "--set",
+        "scenario.duration=4ms",
+        "--set",
+        "scenario.warmup=1ms",
+        "--set",
+        "tasks.locker.count=24",
+        "--format",
+        "json",
+    ];
+    for v in ["qspinlock", "ticket", "tas", "tas_backoff"] {
+        args.extend(["--variant", v]);
+    }
+    let a = strip_wall(&run_json(&args, "1"));
+    let b = strip_wall(&run_json(&args, "2"));
+    assert_eq!(a, b);
+    assert_eq!(a["variants"].as_array().unwrap().len(), 4);
+}
+
+/// An unknown lock kind is a located error, and nothing is written.
+#[test]
+fn unknown_lock_kind_is_a_located_error() {
+    let (code, stderr, _) = bad_scenario(
+        "unknown-kind",
+        r#"[scenario]
+name = "k"
+duration = "1ms"
+[machine]
+preset = "generic-x86"
+[objects]
+l = { type = "spinlock", kind = "mcs" }
+[[tasks]]
+name = "t"
+per_cpu = 1
+code = [ { op = "spin_guard", lock = "l", body = [] } ]
+"#,
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("unknown-kind.toml:7:"), "{stderr}");
+    assert!(
+        stderr.contains("mcs") && stderr.contains("qspinlock"),
+        "{stderr}"
+    );
+}
+
 fn bad_scenario(name: &str, text: &str) -> (i32, String, PathBuf) {
     let dir = std::env::temp_dir().join(format!("smpsim-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

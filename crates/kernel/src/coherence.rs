@@ -129,14 +129,12 @@ impl Line {
             // parallel, so the farthest one bounds the wait.
             let mut worst = cost.line_transfer(self.owner, cpu);
             for &s in &self.sharer_list {
-                if s != cpu {
+                if s != cpu && s != self.owner {
                     worst = worst.max(cost.line_transfer(s, cpu));
                 }
-            }
-            self.transfers += 1;
-            for &s in &self.sharer_list {
                 self.sharers[s as usize / 64] &= !(1 << (s % 64));
             }
+            self.transfers += 1;
             self.sharer_list.clear();
             self.sharer_list.push(cpu);
             self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
