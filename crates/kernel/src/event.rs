@@ -35,6 +35,9 @@ pub enum Event {
     RcuCore { cpu: u32 },
     /// The naive cpumask-refcount protocol looks at an mm's mask and users.
     MmCheck { mm: u32 },
+    /// The warm-up ends: counters that are not sampled per operation take
+    /// their baseline.
+    WarmupEnd,
     /// Every task exited a while ago: end the run.
     AllExited,
     /// `__mmdrop()` frees an mm.

@@ -22,6 +22,10 @@ pub struct LockStat {
     pub spin_total_ns: Nanos,
     /// Acquisitions through handoff (`MUTEX_FLAG_HANDOFF`).
     pub handoffs: u64,
+    /// Times the lock's cache lines moved between CPUs (lock_stat's
+    /// `con-bounces` + `acq-bounces`, counted on the model's lines: every
+    /// miss, including spinners' re-fetches).
+    pub bounces: u64,
 }
 
 /// Kernel detector thresholds (defaults from the kernel's own).

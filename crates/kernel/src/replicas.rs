@@ -85,6 +85,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.hold_max_ns = a.hold_max_ns.max(b.hold_max_ns);
             a.spin_total_ns += b.spin_total_ns;
             a.handoffs += b.handoffs;
+            a.bounces += b.bounces;
         }
         for (a, b) in out.cfs_bandwidth.iter_mut().zip(&r.cfs_bandwidth) {
             a.nr_periods += b.nr_periods;

@@ -27,6 +27,8 @@ pub struct Kernel<'s> {
     pub(crate) pools: Vec<Pool>,
     pub(crate) mutexes: Vec<Mutex>,
     pub(crate) spinlocks: Vec<crate::locking::spinning::LockInstance>,
+    /// Line transfers of each object's lines when the warm-up ended.
+    bounce_base: Vec<u64>,
     /// Scratch for the waiters a lock operation grants the lock to.
     pub(crate) lock_grants: Vec<(TaskId, crate::program::LockMode, Nanos)>,
     /// First instance of each object in its kind's table.
@@ -142,6 +144,7 @@ impl<'s> Kernel<'s> {
                     gen: 0,
                     spin_done: false,
                     spin_abort: false,
+                    spin_ready: 0,
                     held: [0; 8],
                     nheld: 0,
                     wait_start: 0,
@@ -172,6 +175,7 @@ impl<'s> Kernel<'s> {
             mutexes,
             spinlocks,
             lock_grants: Vec::with_capacity(8),
+            bounce_base: Vec::new(),
             object_base,
             metrics,
             tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
@@ -222,6 +226,9 @@ impl<'s> Kernel<'s> {
         for pool in 0..self.pools.len() as u32 {
             let first = self.pools[pool as usize].period;
             engine.schedule(first, Event::CfsPeriod { pool });
+        }
+        if self.spec.warmup > 0 {
+            engine.schedule(self.spec.warmup, Event::WarmupEnd);
         }
         let stop = Stop {
             horizon: self.spec.duration,
@@ -464,6 +471,38 @@ impl<'s> Kernel<'s> {
         }
     }
 
+    /// Line transfers so far on each object's cache lines, all instances.
+    fn lock_line_transfers(&self) -> Vec<u64> {
+        self.spec
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(id, obj)| {
+                let base = self.object_base[id] as usize;
+                let n = if obj.per_cpu {
+                    self.nr_cpus as usize
+                } else {
+                    1
+                };
+                let range = base..base + n;
+                match obj.kind {
+                    ObjectKind::Mutex { .. } => {
+                        self.mutexes[range].iter().map(|m| m.word.transfers).sum()
+                    }
+                    ObjectKind::Spinlock { .. } => self.spinlocks[range]
+                        .iter()
+                        .map(|l| l.imp.line_stats().1)
+                        .sum(),
+                    ObjectKind::Semaphore { .. } => self.semaphores[range]
+                        .iter()
+                        .map(|s| s.line.transfers)
+                        .sum(),
+                    ObjectKind::Atomic => self.lines[range].iter().map(|l| l.transfers).sum(),
+                }
+            })
+            .collect()
+    }
+
     /// Starts the CPU's next activity end event.
     pub(crate) fn arm_cpu(&mut self, c: u32, end: Nanos) {
         let cpu = &mut self.cpus[c as usize];
@@ -595,7 +634,14 @@ impl<'s> Kernel<'s> {
             task_groups,
             context_switches: self.cpus.iter().map(|c| c.nr_switches).sum(),
             mm: self.mm_stats,
-            locks: std::mem::take(&mut self.metrics.locks),
+            locks: {
+                let now = self.lock_line_transfers();
+                let mut locks = std::mem::take(&mut self.metrics.locks);
+                for (i, l) in locks.iter_mut().enumerate() {
+                    l.bounces = now[i] - self.bounce_base.get(i).copied().unwrap_or(0);
+                }
+                locks
+            },
             cfs_bandwidth: self
                 .pools
                 .iter()
@@ -701,6 +747,10 @@ impl Model for Kernel<'_> {
                 Handled::Done
             }
             Event::AllExited => Handled::Done,
+            Event::WarmupEnd => {
+                self.bounce_base = self.lock_line_transfers();
+                Handled::Done
+            }
             Event::MmCheck { mm } => {
                 self.mm_check(mm);
                 Handled::Done

@@ -190,6 +190,9 @@ pub struct Task {
     pub spin_done: bool,
     /// The spin ended without success (mutex owner left its CPU).
     pub spin_abort: bool,
+    /// When a spinner's first reads of what it watches are in: it cannot
+    /// notice a change before.
+    pub spin_ready: Nanos,
     /// Mutex instances held, innermost last.
     pub held: [u32; 8],
     pub nheld: u8,

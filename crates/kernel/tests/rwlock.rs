@@ -119,6 +119,38 @@ fn read_unlock_without_read_lock_is_reported_not_a_panic() {
     );
 }
 
+#[test]
+fn mutex_unlock_by_a_non_owner_is_reported_not_a_panic() {
+    let mut s = spec(flat_machine(2), 2 * MS);
+    let m = mutex(&mut s, "m", true, false);
+    let lock = ObjRef {
+        object: m,
+        index: None,
+    };
+    forever(
+        &mut s,
+        "twice",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::MutexLock(lock.clone()),
+            Op::MutexUnlock(lock.clone()),
+            Op::MutexUnlock(lock),
+            Op::Exit,
+        ],
+    );
+    let r = simulate(&s);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.detector == "bad_unlock_balance")
+        .expect("a bad-unlock finding");
+    assert!(
+        f.message.contains("mutex_unlock") && f.message.contains("twice/0"),
+        "{f:?}"
+    );
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;

@@ -367,6 +367,7 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
                 "holdtime-total",
                 "spin-total",
                 "handoffs",
+                "bounces",
             ]
             .map(String::from)
             .to_vec(),
@@ -395,6 +396,7 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
                     fmt_ns(l2.hold_total_ns as f64),
                     fmt_ns(l2.spin_total_ns as f64),
                     l2.handoffs.to_string(),
+                    l2.bounces.to_string(),
                 ]);
             }
         }

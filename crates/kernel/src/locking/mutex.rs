@@ -193,7 +193,15 @@ impl crate::Kernel<'_> {
         self.tasks[t as usize].spin = Spin::MutexOwner { lock: m };
         let c = self.tasks[t as usize].cpu;
         let at = at.max(self.now);
-        self.mutexes[m as usize].word.poll(&self.cost, c, at);
+        let mut ready = self.mutexes[m as usize].word.poll(&self.cost, c, at);
+        // owner_on_cpu(owner): a read of the owner's task_struct, last
+        // written by the owner's CPU when it switched in; it stays in this
+        // CPU's cache while the owner runs.
+        let owner = self.mutexes[m as usize].owner;
+        if owner != NO_TASK {
+            ready += self.cost.line_transfer(self.tasks[owner as usize].cpu, c);
+        }
+        self.tasks[t as usize].spin_ready = ready;
     }
 
     /// A spinner stops watching the owner.
@@ -250,6 +258,19 @@ impl crate::Kernel<'_> {
     /// `mutex_unlock()`.
     pub(crate) fn mutex_unlock(&mut self, c: u32, t: TaskId, m: u32) {
         let now = self.now;
+        if self.mutexes[m as usize].owner != t {
+            // Not ours: lockdep's bad unlock balance; leave the lock alone.
+            let task = &self.tasks[t as usize];
+            let name = format!(
+                "{}/{}",
+                self.spec.task_groups[task.group as usize].name, task.index
+            );
+            let object = self.mutexes[m as usize].object as usize;
+            let lock = self.spec.objects[object].name.clone();
+            self.metrics
+                .bad_unlock(c, now, &name, "mutex_unlock", &lock);
+            return;
+        }
         {
             let task = &mut self.tasks[t as usize];
             if let Some(i) = task.held[..task.nheld as usize]
@@ -261,7 +282,6 @@ impl crate::Kernel<'_> {
             }
         }
         let lock = &mut self.mutexes[m as usize];
-        debug_assert_eq!(lock.owner, t, "unlock by non-owner");
         let held = now.saturating_sub(lock.acquired_at);
         if self.metrics.warmup <= now {
             let stat = &mut self.metrics.locks[lock.object as usize];
@@ -361,6 +381,9 @@ impl crate::Kernel<'_> {
     /// owner. Returns when it owns the lock.
     fn grant_to_spinner_at(&mut self, w: TaskId, m: u32, seen: Nanos) -> Nanos {
         let wc = self.tasks[w as usize].cpu;
+        // It notices only once its first reads of the lock and the owner
+        // are in.
+        let seen = seen.max(self.tasks[w as usize].spin_ready);
         self.unwatch_owner(w, m);
         let cost = self.take_ownership_at(wc, w, m, seen);
         let gen = self.tasks[w as usize].gen;
