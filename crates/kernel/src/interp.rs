@@ -146,12 +146,14 @@ impl crate::Kernel<'_> {
             Resume::Step(s) => s,
         };
         match op {
-            Op::PreemptDisable => {
+            // Without CONFIG_PREEMPT_RCU a read-side critical section is a
+            // preempt-disabled region.
+            Op::PreemptDisable | Op::RcuReadLock => {
                 self.preempt_disable(t);
                 self.advance(t);
                 Flow::Next
             }
-            Op::PreemptEnable => {
+            Op::PreemptEnable | Op::RcuReadUnlock => {
                 let resched = self.preempt_enable(t);
                 self.advance(t);
                 if resched {
@@ -331,6 +333,17 @@ impl crate::Kernel<'_> {
                 self.spec.task_groups[g].placement.len() as i64
             }
             Expr::RandomCpu => self.rng.below(self.nr_cpus as u64) as i64,
+            Expr::CpuCurrMm(cpu) => {
+                let cpu = self.eval(t, cpu);
+                if cpu < 0 || cpu >= self.nr_cpus as i64 {
+                    return -1;
+                }
+                match self.cpus[cpu as usize].curr {
+                    NO_TASK => -1,
+                    curr => self.tasks[curr as usize].mm as i64,
+                }
+            }
+            Expr::CurrentMm => self.tasks[t as usize].mm as i64,
             Expr::Uniform(lo, hi) => {
                 let (lo, hi) = (self.eval(t, lo), self.eval(t, hi));
                 if hi <= lo {
@@ -357,14 +370,6 @@ impl crate::Kernel<'_> {
             Cond::CpuOnline(e) => {
                 let cpu = self.eval(t, e);
                 cpu >= 0 && cpu < self.nr_cpus as i64 && self.cpus[cpu as usize].online
-            }
-            Cond::CpuCurrSharesMm(e) => {
-                let cpu = self.eval(t, e);
-                if cpu < 0 || cpu >= self.nr_cpus as i64 {
-                    return false;
-                }
-                let curr = self.cpus[cpu as usize].curr;
-                curr != NO_TASK && self.tasks[curr as usize].mm == self.tasks[t as usize].mm
             }
             Cond::Cmp(op, a, b) => {
                 let (a, b) = (self.eval(t, a), self.eval(t, b));

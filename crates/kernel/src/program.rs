@@ -35,6 +35,12 @@ pub enum Expr {
     RandomCpu,
     /// A uniformly random integer in `[lo, hi)`.
     Uniform(Box<Expr>, Box<Expr>),
+    /// The address space of the task current on a CPU
+    /// (`cpu_rq(cpu)->curr->mm`): -1 for the idle task (a kernel thread
+    /// has no `mm`) or a CPU out of range.
+    CpuCurrMm(Box<Expr>),
+    /// This task's address space (`current->mm`).
+    CurrentMm,
     Bin(BinOp, Box<Expr>, Box<Expr>),
 }
 
@@ -62,8 +68,6 @@ pub enum CmpOp {
 pub enum Cond {
     /// `cpu_online(cpu)`.
     CpuOnline(Expr),
-    /// `cpu_rq(cpu)->curr->mm == current->mm` (membarrier's check).
-    CpuCurrSharesMm(Expr),
     Cmp(CmpOp, Expr, Expr),
     Not(Box<Cond>),
 }
@@ -181,6 +185,11 @@ pub enum Op {
     SyscallExit,
     PreemptDisable,
     PreemptEnable,
+    /// `rcu_read_lock()` / `rcu_read_unlock()`: what they do depends on the
+    /// preemption model; without `CONFIG_PREEMPT_RCU` they disable and
+    /// enable preemption.
+    RcuReadLock,
+    RcuReadUnlock,
     LocalIrqDisable,
     LocalIrqEnable,
     MutexLock(ObjRef),

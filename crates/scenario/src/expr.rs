@@ -4,11 +4,13 @@
 //! cond  := "not" cond | "!" cond | "(" cond ")"
 //!        | "cpu_online(" expr ")" | "cpu_curr_shares_mm(" expr ")"
 //!        | expr ("==" | "!=" | "<" | "<=" | ">" | ">=") expr
+//! (`cpu_curr_shares_mm(c)` is shorthand for `cpu_curr_mm(c) == current_mm`.)
 //! expr  := term (("+" | "-") term)*
 //! term  := unary (("*" | "/" | "%") unary)*
 //! unary := "-" unary | atom
-//! atom  := INT | VAR | "nr_cpus" | "task_index" | "group_size"
+//! atom  := INT | VAR | "nr_cpus" | "task_index" | "group_size" | "current_mm"
 //!        | "this_cpu()" | "random_cpu()" | "uniform(" expr "," expr ")"
+//!        | "cpu_curr_mm(" expr ")"
 //!        | "(" expr ")"
 //! ```
 
@@ -28,6 +30,8 @@ pub(crate) const RESERVED: &[&str] = &[
     "uniform",
     "cpu_online",
     "cpu_curr_shares_mm",
+    "cpu_curr_mm",
+    "current_mm",
     "not",
     "and",
     "or",
@@ -167,7 +171,8 @@ impl Parser<'_, '_> {
                 return Ok(if n == "cpu_online" {
                     Cond::CpuOnline(e)
                 } else {
-                    Cond::CpuCurrSharesMm(e)
+                    // cpu_rq(cpu)->curr->mm == current->mm
+                    Cond::Cmp(CmpOp::Eq, Expr::CpuCurrMm(Box::new(e)), Expr::CurrentMm)
                 });
             }
             Some(Tok::Sym("(")) => {
@@ -276,6 +281,13 @@ impl Parser<'_, '_> {
                     ("nr_cpus", false) => Ok(Expr::NrCpus),
                     ("task_index", false) => Ok(Expr::TaskIndex),
                     ("group_size", false) => Ok(Expr::GroupSize),
+                    ("current_mm", false) => Ok(Expr::CurrentMm),
+                    ("cpu_curr_mm", true) => {
+                        self.pos += 1;
+                        let cpu = self.expr()?;
+                        self.expect(")")?;
+                        Ok(Expr::CpuCurrMm(Box::new(cpu)))
+                    }
                     ("this_cpu", true) | ("random_cpu", true) => {
                         self.pos += 1;
                         self.expect(")")?;
@@ -289,11 +301,11 @@ impl Parser<'_, '_> {
                         self.expect(")")?;
                         Ok(Expr::Uniform(Box::new(lo), Box::new(hi)))
                     }
-                    ("this_cpu" | "random_cpu" | "uniform", false) => Err(StrErr::new(
+                    ("this_cpu" | "random_cpu" | "uniform" | "cpu_curr_mm", false) => Err(StrErr::new(
                         at,
                         format!("`{name}` is a function: write `{name}(...)`"),
                     )),
-                    ("nr_cpus" | "task_index" | "group_size", true) => Err(StrErr::new(
+                    ("nr_cpus" | "task_index" | "group_size" | "current_mm", true) => Err(StrErr::new(
                         at,
                         format!("`{name}` is not a function: write it without parentheses"),
                     )),
@@ -469,7 +481,11 @@ mod tests {
         assert_eq!(c("cpu_online(x)").unwrap(), Cond::CpuOnline(Expr::Var(0)));
         assert_eq!(
             c("not cpu_curr_shares_mm(x)").unwrap(),
-            Cond::Not(Box::new(Cond::CpuCurrSharesMm(Expr::Var(0))))
+            Cond::Not(Box::new(Cond::Cmp(
+                CmpOp::Eq,
+                Expr::CpuCurrMm(Box::new(Expr::Var(0))),
+                Expr::CurrentMm
+            )))
         );
         assert_eq!(
             c("!(x == 1)").unwrap(),

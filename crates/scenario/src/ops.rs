@@ -618,13 +618,11 @@ impl Emitter<'_, '_> {
             "cpus_write_unlock" => {
                 self.push(Op::CpusWriteUnlock);
             }
-            // Without CONFIG_PREEMPT_RCU a read-side critical section is a
-            // preempt-disabled region.
             "rcu_read_lock" => {
-                self.push(Op::PreemptDisable);
+                self.push(Op::RcuReadLock);
             }
             "rcu_read_unlock" => {
-                self.push(Op::PreemptEnable);
+                self.push(Op::RcuReadUnlock);
             }
             "synchronize_rcu" => {
                 self.push(Op::SynchronizeRcu);
