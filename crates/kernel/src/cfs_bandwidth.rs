@@ -280,3 +280,22 @@ impl crate::Kernel<'_> {
         }
     }
 }
+
+impl crate::Kernel<'_> {
+    /// Routes a bandwidth event: the period timer fires on the CPU it was
+    /// armed on and refills the pool in its hardirq.
+    pub(crate) fn on_cfs_event(&mut self, e: crate::event::CfsEvent) -> smpsim_engine::Handled {
+        let crate::event::CfsEvent::Period { pool } = e;
+        let p = &self.pools[pool as usize];
+        let (cpu, period) = (p.timer_cpu, p.period);
+        self.at(
+            self.now + period,
+            crate::event::Event::Cfs(crate::event::CfsEvent::Period { pool }),
+        );
+        self.cpus[cpu as usize]
+            .irq_pending
+            .push(crate::cpu::PendingIrq::CfsPeriod { pool });
+        self.interrupt(cpu);
+        smpsim_engine::Handled::Done
+    }
+}

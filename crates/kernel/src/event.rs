@@ -1,50 +1,102 @@
-//! The events of the kernel model. Each is small and `Copy`; the engine
-//! stores them inline, so scheduling one never allocates.
+//! The events of the kernel model, grouped by the mechanism that handles
+//! them. Each is small and `Copy`; the engine stores them inline, so
+//! scheduling one never allocates.
 
 /// A point where the state of the simulated system changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
+    Sched(SchedEvent),
+    Smp(SmpEvent),
+    Cfs(CfsEvent),
+    Rcu(RcuEvent),
+    Mm(MmEvent),
+    Lock(LockEvent),
+    Run(RunEvent),
+}
+
+/// CPUs, tasks, and the scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedEvent {
     /// The CPU's current activity (a work segment, an interrupt handler, a
     /// context switch) ends. Stale if the CPU's generation moved on.
     Cpu { cpu: u32, gen: u32 },
-    /// A function-call IPI reaches `cpu`.
-    Ipi { cpu: u32 },
     /// A reschedule IPI (remote wakeup) reaches `cpu`.
     Resched { cpu: u32 },
     /// The scheduler tick on `cpu`.
     Tick { cpu: u32 },
     /// A sleeping task's hrtimer expires.
     Timer { task: u32, gen: u32 },
-    /// The period timer of a CFS bandwidth pool expires.
-    CfsPeriod { pool: u32 },
     /// A spinning task observes the condition it spins on (a CSD unlocked,
-    /// a mutex handed to it, its mutex owner gone off-CPU).
+    /// a lock handed to it, its mutex owner gone off-CPU).
     SpinEnd { task: u32, gen: u32 },
-    /// A timer a spinning lock asked for (a backoff running out).
-    LockTimer { lock: u32 },
+}
+
+/// Cross-CPU function calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmpEvent {
+    /// A function-call IPI reaches `cpu`.
+    Ipi { cpu: u32 },
+}
+
+/// CFS bandwidth control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CfsEvent {
+    /// The period timer of a bandwidth pool expires.
+    Period { pool: u32 },
+}
+
+/// RCU grace periods and callbacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RcuEvent {
     /// The RCU GP kthread starts a grace period (`rcu_gp_init()`).
-    RcuGpStart,
+    GpStart,
     /// A force-quiescent-state scan of grace period `gen`.
-    RcuFqs { gen: u32 },
+    Fqs { gen: u32 },
     /// `rcu_gp_cleanup()` done.
-    RcuGpEnd,
+    GpEnd,
     /// The expedited-GP worker selects CPUs and sends IPIs.
-    RcuExpStart,
+    ExpStart,
     /// `rcu_core()` (RCU_SOFTIRQ) on `cpu` at its tick: new callbacks ask
     /// for a grace period.
-    RcuCore { cpu: u32 },
+    Core { cpu: u32 },
+    /// An RCU callback runs (RCU_SOFTIRQ on `cpu`).
+    Callback {
+        cpu: u32,
+        cb: crate::rcu::RcuCallback,
+    },
+}
+
+/// Address spaces and lazy TLB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmEvent {
     /// The naive cpumask-refcount protocol looks at an mm's mask and users.
-    MmCheck { mm: u32 },
+    Check { mm: u32 },
+    /// `__mmdrop()` frees an mm.
+    Free { mm: u32 },
+}
+
+/// Locks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockEvent {
+    /// A timer a spinning lock asked for (a backoff running out).
+    Timer { lock: u32 },
+}
+
+/// The run itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEvent {
     /// The warm-up ends: counters that are not sampled per operation take
     /// their baseline.
     WarmupEnd,
     /// Every task exited a while ago: end the run.
     AllExited,
-    /// `__mmdrop()` frees an mm.
-    MmFree { mm: u32 },
-    /// An RCU callback runs (RCU_SOFTIRQ on `cpu`).
-    RcuCallback {
-        cpu: u32,
-        cb: crate::rcu::RcuCallback,
-    },
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_stay_small() {
+        // Stored inline in the engine's heap: keep them within 16 bytes.
+        assert!(std::mem::size_of::<super::Event>() <= 16);
+    }
 }

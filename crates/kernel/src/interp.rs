@@ -8,7 +8,7 @@
 
 use smpsim_engine::Nanos;
 
-use crate::event::Event;
+use crate::event::*;
 use crate::program::*;
 use crate::task::*;
 
@@ -251,7 +251,10 @@ impl crate::Kernel<'_> {
                 task.overshoot_hist = *overshoot;
                 let gen = task.gen.wrapping_add(1);
                 task.gen = gen;
-                self.at(self.now + ns, Event::Timer { task: t, gen });
+                self.at(
+                    self.now + ns,
+                    Event::Sched(SchedEvent::Timer { task: t, gen }),
+                );
                 self.block(c, t);
                 self.tasks[t as usize].interruptible = true;
                 Flow::Stop

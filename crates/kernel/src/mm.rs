@@ -19,7 +19,7 @@
 
 use crate::coherence::Line;
 use crate::cpu::Csd;
-use crate::event::Event;
+use crate::event::*;
 use crate::spec::LazyTlb;
 use crate::task::*;
 
@@ -142,7 +142,7 @@ impl crate::Kernel<'_> {
                 let read = self.mms[active as usize]
                     .mask_line
                     .read(&self.cost, c, self.now + t);
-                self.at(read, Event::MmCheck { mm: active });
+                self.at(read, Event::Mm(MmEvent::Check { mm: active }));
                 cost += t;
             }
         }
@@ -168,7 +168,7 @@ impl crate::Kernel<'_> {
                 let m = &mut self.mms[old as usize];
                 m.count -= 1;
                 if m.count == 0 {
-                    self.at(self.now + t, Event::MmFree { mm: old });
+                    self.at(self.now + t, Event::Mm(MmEvent::Free { mm: old }));
                 }
                 t
             }
@@ -177,7 +177,7 @@ impl crate::Kernel<'_> {
                 // is one atomic operation, so one CPU alone frees.
                 let (t, empty) = self.mask_clear(old, c);
                 if empty && self.mms[old as usize].users == 0 {
-                    self.at(self.now + t, Event::MmFree { mm: old });
+                    self.at(self.now + t, Event::Mm(MmEvent::Free { mm: old }));
                 }
                 t
             }
@@ -211,14 +211,14 @@ impl crate::Kernel<'_> {
                     if self.mode() == LazyTlb::Shootdown {
                         self.cleanup_lazy_tlbs(c, mm);
                     } else {
-                        self.at(self.now + cost, Event::MmFree { mm });
+                        self.at(self.now + cost, Event::Mm(MmEvent::Free { mm }));
                     }
                 }
             }
             LazyTlb::CpumaskRefcount | LazyTlb::CpumaskRefcountNaive => {
                 // The last user is gone: free once no CPU is in the mask.
                 if self.mms[mm as usize].mask_weight == 0 {
-                    self.at(self.now + cost, Event::MmFree { mm });
+                    self.at(self.now + cost, Event::Mm(MmEvent::Free { mm }));
                 }
             }
         }
@@ -251,7 +251,7 @@ impl crate::Kernel<'_> {
         }
         self.mms[mm as usize].shoot_pending = pending;
         if pending == 0 {
-            self.at(self.now, Event::MmFree { mm });
+            self.at(self.now, Event::Mm(MmEvent::Free { mm }));
         }
     }
 
@@ -334,5 +334,16 @@ impl crate::Kernel<'_> {
                 );
             }
         }
+    }
+}
+
+impl crate::Kernel<'_> {
+    /// Routes an mm event.
+    pub(crate) fn on_mm_event(&mut self, e: MmEvent) -> smpsim_engine::Handled {
+        match e {
+            MmEvent::Check { mm } => self.mm_check(mm),
+            MmEvent::Free { mm } => self.mm_free(mm),
+        }
+        smpsim_engine::Handled::Done
     }
 }

@@ -24,7 +24,7 @@
 use smpsim_engine::Nanos;
 
 use crate::cpu::{Activity, Csd};
-use crate::event::Event;
+use crate::event::*;
 use crate::task::*;
 
 /// Work queued to run after a grace period.
@@ -161,7 +161,7 @@ impl crate::Kernel<'_> {
                 self.rcu.phase = GpPhase::Starting;
                 // Wake the GP kthread.
                 let wake = self.cost.wakeup + self.cost.context_switch;
-                self.at(self.now + wake, Event::RcuGpStart);
+                self.at(self.now + wake, Event::Rcu(RcuEvent::GpStart));
                 self.rcu.completed + 1
             }
             GpPhase::Starting => self.rcu.completed + 1,
@@ -180,7 +180,7 @@ impl crate::Kernel<'_> {
         self.rcu.unrequested.push((c, cb));
         if !std::mem::replace(&mut self.rcu.core_pending[c as usize], true) {
             let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
-            self.at(next_tick, Event::RcuCore { cpu: c });
+            self.at(next_tick, Event::Rcu(RcuEvent::Core { cpu: c }));
         }
     }
 
@@ -225,7 +225,10 @@ impl crate::Kernel<'_> {
         }
         self.rcu.fqs_gen = self.rcu.fqs_gen.wrapping_add(1);
         let gen = self.rcu.fqs_gen;
-        self.at(self.now + cost + self.fqs_first(), Event::RcuFqs { gen });
+        self.at(
+            self.now + cost + self.fqs_first(),
+            Event::Rcu(RcuEvent::Fqs { gen }),
+        );
         if self.rcu.remaining == 0 {
             self.rcu_gp_done();
         }
@@ -251,7 +254,7 @@ impl crate::Kernel<'_> {
         // Stop FQS scans of this GP; clean up after one pass of the tree.
         self.rcu.fqs_gen = self.rcu.fqs_gen.wrapping_add(1);
         let cost = self.rcu_tree_cost();
-        self.at(self.now + cost, Event::RcuGpEnd);
+        self.at(self.now + cost, Event::Rcu(RcuEvent::GpEnd));
     }
 
     /// The force-quiescent-state scan of the GP kthread.
@@ -270,11 +273,17 @@ impl crate::Kernel<'_> {
                 self.rcu_qs(c);
             } else if holdout {
                 // rcu_implicit_dynticks_qs(): resched_cpu() the holdout.
-                self.at(self.now + self.cost.ipi_latency, Event::Resched { cpu: c });
+                self.at(
+                    self.now + self.cost.ipi_latency,
+                    Event::Sched(SchedEvent::Resched { cpu: c }),
+                );
             }
         }
         if self.rcu.phase == GpPhase::Running && self.rcu.remaining > 0 && gen == self.rcu.fqs_gen {
-            self.at(self.now + self.fqs_next(), Event::RcuFqs { gen });
+            self.at(
+                self.now + self.fqs_next(),
+                Event::Rcu(RcuEvent::Fqs { gen }),
+            );
         }
         true
     }
@@ -293,7 +302,7 @@ impl crate::Kernel<'_> {
                 self.rcu.callbacks.swap_remove(i);
                 // RCU_SOFTIRQ at the queuing CPU's next tick.
                 let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
-                self.at(next_tick, Event::RcuCallback { cpu, cb });
+                self.at(next_tick, Event::Rcu(RcuEvent::Callback { cpu, cb }));
             } else {
                 i += 1;
             }
@@ -302,7 +311,7 @@ impl crate::Kernel<'_> {
         self.rcu.callbacks.sort_by_key(|x| (x.0, x.1));
         if self.rcu.requested || !self.rcu.callbacks.is_empty() {
             self.rcu.phase = GpPhase::Starting;
-            self.at(self.now, Event::RcuGpStart);
+            self.at(self.now, Event::Rcu(RcuEvent::GpStart));
         } else {
             self.rcu.phase = GpPhase::Idle;
         }
@@ -328,7 +337,7 @@ impl crate::Kernel<'_> {
                 self.rcu.exp_phase = GpPhase::Starting;
                 // queue_work() + a kworker switching in.
                 let kick = self.cost.wakeup + self.cost.context_switch;
-                self.at(self.now + kick, Event::RcuExpStart);
+                self.at(self.now + kick, Event::Rcu(RcuEvent::ExpStart));
                 self.rcu.exp_completed + 1
             }
             GpPhase::Starting => self.rcu.exp_completed + 1,
@@ -414,10 +423,10 @@ impl crate::Kernel<'_> {
             if task.gen == gen && task.state == TaskState::Sleeping {
                 self.at(
                     self.now + self.cost.wakeup,
-                    Event::RcuCallback {
+                    Event::Rcu(RcuEvent::Callback {
                         cpu: task.cpu,
                         cb: RcuCallback::Wake { task: t, gen },
-                    },
+                    }),
                 );
             }
             false
@@ -426,7 +435,7 @@ impl crate::Kernel<'_> {
         if self.rcu.exp_requested || !self.rcu.exp_waiters.is_empty() {
             self.rcu.exp_phase = GpPhase::Starting;
             let kick = self.cost.wakeup + self.cost.context_switch;
-            self.at(self.now + kick, Event::RcuExpStart);
+            self.at(self.now + kick, Event::Rcu(RcuEvent::ExpStart));
         } else {
             self.rcu.exp_phase = GpPhase::Idle;
         }
@@ -437,5 +446,24 @@ impl crate::Kernel<'_> {
         self.rcu_qs(c);
         self.rcu_exp_qs(c);
         self.rcu.exp_deferred[c as usize] = false;
+    }
+}
+
+impl crate::Kernel<'_> {
+    /// Routes an RCU event.
+    pub(crate) fn on_rcu_event(&mut self, e: RcuEvent) -> smpsim_engine::Handled {
+        match e {
+            RcuEvent::GpStart => self.rcu_gp_start(),
+            RcuEvent::Fqs { gen } => {
+                if !self.rcu_fqs(gen) {
+                    return smpsim_engine::Handled::Stale;
+                }
+            }
+            RcuEvent::GpEnd => self.rcu_gp_end(),
+            RcuEvent::ExpStart => self.rcu_exp_start(),
+            RcuEvent::Core { cpu } => self.rcu_core(cpu),
+            RcuEvent::Callback { cb, .. } => self.rcu_callback(cb),
+        }
+        smpsim_engine::Handled::Done
     }
 }

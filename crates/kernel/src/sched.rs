@@ -10,7 +10,7 @@
 use smpsim_engine::Handled;
 
 use crate::cpu::{Activity, NOT_QUEUED};
-use crate::event::Event;
+use crate::event::*;
 use crate::spec::Policy;
 use crate::task::*;
 
@@ -219,7 +219,7 @@ impl crate::Kernel<'_> {
             if !self.cpus[c as usize].tick_armed {
                 self.cpus[c as usize].tick_armed = true;
                 let next_tick = (now / self.tick_ns + 1) * self.tick_ns;
-                self.at(next_tick, Event::Tick { cpu: c });
+                self.at(next_tick, Event::Sched(SchedEvent::Tick { cpu: c }));
             }
         }
         self.kick(c);
@@ -281,7 +281,7 @@ impl crate::Kernel<'_> {
     pub(crate) fn resched_cpu(&mut self, c: u32, from: u32) {
         if from == FROM_SOFTIRQ {
             // Raised on the target CPU itself, outside any task: act now.
-            self.at(self.now, Event::Resched { cpu: c });
+            self.at(self.now, Event::Sched(SchedEvent::Resched { cpu: c }));
             return;
         }
         if c == from {
@@ -298,7 +298,10 @@ impl crate::Kernel<'_> {
             // The idle CPU wakes up before it can take the IPI.
             latency += self.cost.idle_exit;
         }
-        self.at(self.now + latency, Event::Resched { cpu: c });
+        self.at(
+            self.now + latency,
+            Event::Sched(SchedEvent::Resched { cpu: c }),
+        );
     }
 
     pub(crate) fn on_resched_ipi(&mut self, c: u32) -> Handled {
@@ -320,7 +323,10 @@ impl crate::Kernel<'_> {
             return Handled::Done;
         }
         let t = cpu.curr;
-        self.at(self.now + self.tick_ns, Event::Tick { cpu: c });
+        self.at(
+            self.now + self.tick_ns,
+            Event::Sched(SchedEvent::Tick { cpu: c }),
+        );
         if t == NO_TASK {
             return Handled::Done;
         }
@@ -359,5 +365,31 @@ impl crate::Kernel<'_> {
         self.tasks[t as usize].wait_start = self.now;
         self.tasks[t as usize].interruptible = false;
         self.schedule(c);
+    }
+}
+
+impl crate::Kernel<'_> {
+    /// Routes a scheduler event.
+    pub(crate) fn on_sched_event(&mut self, e: SchedEvent) -> smpsim_engine::Handled {
+        use smpsim_engine::Handled;
+        match e {
+            SchedEvent::Cpu { cpu, gen } => self.on_cpu_event(cpu, gen),
+            SchedEvent::Resched { cpu } => self.on_resched_ipi(cpu),
+            SchedEvent::Tick { cpu } => self.tick(cpu),
+            SchedEvent::SpinEnd { task, gen } => self.on_spin_end(task, gen),
+            SchedEvent::Timer { task, gen } => {
+                // The hrtimer interrupt fires on the sleeper's CPU.
+                let t = &self.tasks[task as usize];
+                if t.gen != gen || t.state != TaskState::Sleeping {
+                    return Handled::Stale;
+                }
+                let cpu = t.cpu;
+                self.cpus[cpu as usize]
+                    .irq_pending
+                    .push(crate::cpu::PendingIrq::Timer { task, gen });
+                self.interrupt(cpu);
+                Handled::Done
+            }
+        }
     }
 }

@@ -4,8 +4,8 @@
 use smpsim_engine::{Engine, Handled, Model, Nanos, Rng, Stop};
 
 use crate::cfs_bandwidth::{GroupRq, Pool};
-use crate::cpu::{Activity, Cpu, PendingIrq, NOT_QUEUED};
-use crate::event::Event;
+use crate::cpu::{Activity, Cpu, NOT_QUEUED};
+use crate::event::*;
 use crate::locking::mutex::Mutex;
 use crate::metrics::Metrics;
 use crate::result::*;
@@ -221,14 +221,14 @@ impl<'s> Kernel<'s> {
     pub fn run(&mut self) -> RunResult {
         let mut engine: Engine<Event> = Engine::with_capacity(4 * self.tasks.len() + 1024);
         for cpu in 0..self.nr_cpus {
-            engine.schedule(0, Event::Resched { cpu });
+            engine.schedule(0, Event::Sched(SchedEvent::Resched { cpu }));
         }
         for pool in 0..self.pools.len() as u32 {
             let first = self.pools[pool as usize].period;
-            engine.schedule(first, Event::CfsPeriod { pool });
+            engine.schedule(first, Event::Cfs(CfsEvent::Period { pool }));
         }
         if self.spec.warmup > 0 {
-            engine.schedule(self.spec.warmup, Event::WarmupEnd);
+            engine.schedule(self.spec.warmup, Event::Run(RunEvent::WarmupEnd));
         }
         let stop = Stop {
             horizon: self.spec.duration,
@@ -508,10 +508,10 @@ impl<'s> Kernel<'s> {
         let cpu = &mut self.cpus[c as usize];
         cpu.gen = cpu.gen.wrapping_add(1);
         let gen = cpu.gen;
-        self.at(end, Event::Cpu { cpu: c, gen });
+        self.at(end, Event::Sched(SchedEvent::Cpu { cpu: c, gen }));
     }
 
-    fn on_cpu_event(&mut self, c: u32, gen: u32) -> Handled {
+    pub(crate) fn on_cpu_event(&mut self, c: u32, gen: u32) -> Handled {
         if self.cpus[c as usize].gen != gen {
             return Handled::Stale;
         }
@@ -691,93 +691,28 @@ impl Model for Kernel<'_> {
     fn handle(&mut self, engine: &mut Engine<Event>, event: Event) -> Handled {
         self.now = engine.now();
         let handled = match event {
-            Event::Cpu { cpu, gen } => self.on_cpu_event(cpu, gen),
-            Event::Ipi { cpu } => {
-                self.cpus[cpu as usize].ipi_pending = true;
-                self.interrupt(cpu);
-                Handled::Done
-            }
-            Event::Resched { cpu } => self.on_resched_ipi(cpu),
-            Event::Tick { cpu } => self.tick(cpu),
-            Event::Timer { task, gen } => {
-                let t = &self.tasks[task as usize];
-                if t.gen != gen || t.state != TaskState::Sleeping {
-                    Handled::Stale
-                } else {
-                    let cpu = t.cpu;
-                    self.cpus[cpu as usize]
-                        .irq_pending
-                        .push(PendingIrq::Timer { task, gen });
-                    self.interrupt(cpu);
-                    Handled::Done
-                }
-            }
-            Event::CfsPeriod { pool } => {
-                let p = &self.pools[pool as usize];
-                let (cpu, period) = (p.timer_cpu, p.period);
-                self.at(self.now + period, Event::CfsPeriod { pool });
-                self.cpus[cpu as usize]
-                    .irq_pending
-                    .push(PendingIrq::CfsPeriod { pool });
-                self.interrupt(cpu);
-                Handled::Done
-            }
-            Event::SpinEnd { task, gen } => self.on_spin_end(task, gen),
-            Event::LockTimer { lock } => {
-                self.on_lock_timer(lock);
-                Handled::Done
-            }
-            Event::RcuGpStart => {
-                self.rcu_gp_start();
-                Handled::Done
-            }
-            Event::RcuFqs { gen } => {
-                if self.rcu_fqs(gen) {
-                    Handled::Done
-                } else {
-                    Handled::Stale
-                }
-            }
-            Event::RcuGpEnd => {
-                self.rcu_gp_end();
-                Handled::Done
-            }
-            Event::RcuExpStart => {
-                self.rcu_exp_start();
-                Handled::Done
-            }
-            Event::AllExited => Handled::Done,
-            Event::WarmupEnd => {
+            Event::Sched(e) => self.on_sched_event(e),
+            Event::Smp(e) => self.on_smp_event(e),
+            Event::Cfs(e) => self.on_cfs_event(e),
+            Event::Rcu(e) => self.on_rcu_event(e),
+            Event::Mm(e) => self.on_mm_event(e),
+            Event::Lock(e) => self.on_lock_event(e),
+            Event::Run(RunEvent::AllExited) => Handled::Done,
+            Event::Run(RunEvent::WarmupEnd) => {
                 self.bounce_base = self.lock_line_transfers();
-                Handled::Done
-            }
-            Event::MmCheck { mm } => {
-                self.mm_check(mm);
-                Handled::Done
-            }
-            Event::MmFree { mm } => {
-                self.mm_free(mm);
-                Handled::Done
-            }
-            Event::RcuCore { cpu } => {
-                self.rcu_core(cpu);
-                Handled::Done
-            }
-            Event::RcuCallback { cb, .. } => {
-                self.rcu_callback(cb);
                 Handled::Done
             }
         };
         for (at, ev) in self.out.drain(..) {
             engine.schedule(at, ev);
         }
-        if let Event::AllExited = event {
+        if let Event::Run(RunEvent::AllExited) = event {
             return Handled::Stop;
         }
         if self.live_tasks == 0 && handled == Handled::Done && !self.ending {
             // Let in-flight work (IPIs, frees, callbacks) land, then stop.
             self.ending = true;
-            engine.schedule(self.now + 1_000_000, Event::AllExited);
+            engine.schedule(self.now + 1_000_000, Event::Run(RunEvent::AllExited));
         }
         handled
     }

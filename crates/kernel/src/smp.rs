@@ -10,7 +10,7 @@
 //! asynchronous ones (such as the CFS bandwidth unthrottle CSD).
 
 use crate::cpu::{Activity, Csd, PendingIrq};
-use crate::event::Event;
+use crate::event::*;
 use crate::interp::Flow;
 use crate::program::{CallFunc, CpuSet};
 use crate::task::*;
@@ -82,7 +82,10 @@ impl crate::Kernel<'_> {
                     }
                     // csd_unlock(): the caller sees the flag one transfer later.
                     let seen = t + self.cost.line_transfer(c, from_cpu);
-                    self.at(seen, Event::SpinEnd { task: caller, gen });
+                    self.at(
+                        seen,
+                        Event::Sched(SchedEvent::SpinEnd { task: caller, gen }),
+                    );
                 }
                 Csd::CfsbUnthrottle => unthrottle = true,
                 Csd::RcuExp => self.rcu_exp_handler(c),
@@ -129,7 +132,7 @@ impl crate::Kernel<'_> {
         q.push_back(csd);
         if first {
             let latency = self.cost.ipi_latency;
-            self.at(at + latency, Event::Ipi { cpu: target });
+            self.at(at + latency, Event::Smp(SmpEvent::Ipi { cpu: target }));
         }
     }
 
@@ -328,5 +331,18 @@ impl crate::Kernel<'_> {
         let end = self.now + self.tasks[t as usize].batch.total();
         self.arm_cpu(c, end);
         Flow::Stop
+    }
+}
+
+impl crate::Kernel<'_> {
+    /// Routes a cross-CPU call event.
+    pub(crate) fn on_smp_event(&mut self, e: SmpEvent) -> smpsim_engine::Handled {
+        match e {
+            SmpEvent::Ipi { cpu } => {
+                self.cpus[cpu as usize].ipi_pending = true;
+                self.interrupt(cpu);
+            }
+        }
+        smpsim_engine::Handled::Done
     }
 }

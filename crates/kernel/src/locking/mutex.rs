@@ -34,7 +34,7 @@
 //!   `wait_lock` release.
 
 use crate::coherence::Line;
-use crate::event::Event;
+use crate::event::*;
 use crate::interp::Flow;
 use crate::locking::osq::Osq;
 use crate::task::*;
@@ -387,7 +387,10 @@ impl crate::Kernel<'_> {
         self.unwatch_owner(w, m);
         let cost = self.take_ownership_at(wc, w, m, seen);
         let gen = self.tasks[w as usize].gen;
-        self.at(self.now + cost, Event::SpinEnd { task: w, gen });
+        self.at(
+            self.now + cost,
+            Event::Sched(SchedEvent::SpinEnd { task: w, gen }),
+        );
         self.now + cost
     }
 
@@ -423,7 +426,10 @@ impl crate::Kernel<'_> {
             task.spin_abort = true;
             let (gen, sc) = (task.gen, task.cpu);
             let delay = self.cost.line_transfer(oc, sc);
-            self.at(self.now + delay, Event::SpinEnd { task: s, gen });
+            self.at(
+                self.now + delay,
+                Event::Sched(SchedEvent::SpinEnd { task: s, gen }),
+            );
         }
     }
 

@@ -7,7 +7,7 @@
 use smpsim_engine::Nanos;
 
 use super::{Env, SpinningLock, Taker};
-use crate::event::Event;
+use crate::event::*;
 use crate::interp::Flow;
 use crate::program::LockMode;
 use crate::task::*;
@@ -66,12 +66,12 @@ impl crate::Kernel<'_> {
         for &(w, mode, at) in &grants {
             self.lock_granted(w, l, mode, at);
             let gen = self.tasks[w as usize].gen;
-            self.at(at, Event::SpinEnd { task: w, gen });
+            self.at(at, Event::Sched(SchedEvent::SpinEnd { task: w, gen }));
         }
         grants.clear();
         self.lock_grants = grants;
         if let Some(at) = timer {
-            self.at(at.max(self.now), Event::LockTimer { lock: l });
+            self.at(at.max(self.now), Event::Lock(LockEvent::Timer { lock: l }));
         }
     }
 
@@ -93,8 +93,10 @@ impl crate::Kernel<'_> {
     }
 
     /// A timer a lock asked for fired.
-    pub(crate) fn on_lock_timer(&mut self, l: u32) {
-        self.with_lock(l, |imp, env| imp.timer(env));
+    pub(crate) fn on_lock_event(&mut self, e: LockEvent) -> smpsim_engine::Handled {
+        let LockEvent::Timer { lock } = e;
+        self.with_lock(lock, |imp, env| imp.timer(env));
+        smpsim_engine::Handled::Done
     }
 
     /// `spin_lock()`, `read_lock()`, `write_lock()` and their `_irqsave` forms.
