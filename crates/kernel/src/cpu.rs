@@ -213,7 +213,7 @@ pub struct Cpu {
     /// Task that was current when the handler or switch began.
     pub interrupted: TaskId,
     /// The mm the CPU's page tables point to (`rq->curr->active_mm`);
-    /// `mm::NO_MM` is `init_mm`.
+    /// `NO_MM` is `init_mm`.
     pub active_mm: u32,
     /// The current context (idle, an exited task) uses `active_mm` lazily.
     pub lazy: bool,
@@ -244,7 +244,7 @@ impl Cpu {
             preempt_off_since: None,
             irq_off_since: None,
             interrupted: NO_TASK,
-            active_mm: crate::mm::NO_MM,
+            active_mm: crate::ids::NO_MM,
             lazy: false,
             nr_switches: 0,
         }

@@ -2,6 +2,8 @@
 //! them. Each is small and `Copy`; the engine stores them inline, so
 //! scheduling one never allocates.
 
+use crate::ids::TaskId;
+
 /// A point where the state of the simulated system changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -60,10 +62,16 @@ pub enum RcuEvent {
     /// for a grace period.
     Core { cpu: u32 },
     /// An RCU callback runs (RCU_SOFTIRQ on `cpu`).
-    Callback {
-        cpu: u32,
-        cb: crate::rcu::RcuCallback,
-    },
+    Callback { cpu: u32, cb: RcuCallback },
+}
+
+/// Work queued to run after a grace period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RcuCallback {
+    /// `wakeme_after_rcu()`: the `synchronize_rcu()` caller.
+    Wake { task: TaskId, gen: u32 },
+    /// `rcu_sync_func()` of `cpu_hotplug_lock`.
+    RcuSync,
 }
 
 /// Address spaces and lazy TLB.

@@ -25,23 +25,21 @@
 //! [`cfs_bandwidth`] (quota, throttle, unthrottle, period timer), [`interp`]
 //! (stepping a task through its program).
 
-pub mod cfs_bandwidth;
 pub mod coherence;
 pub mod costs;
 pub mod cpu;
 pub mod event;
 pub mod hotplug;
+pub mod ids;
 pub mod interp;
 pub mod locking;
 pub mod metrics;
 pub mod mm;
-pub mod percpu_rwsem;
 pub mod program;
 pub mod rcu;
 pub mod replicas;
 pub mod result;
 pub mod sched;
-pub mod semaphore;
 mod sim;
 pub mod smp;
 pub mod spec;

@@ -23,7 +23,7 @@ use crate::event::*;
 use crate::spec::LazyTlb;
 use crate::task::*;
 
-pub const NO_MM: u32 = u32::MAX;
+pub use crate::ids::NO_MM;
 
 pub struct Mm {
     /// `mm_users`: live tasks.

@@ -4,7 +4,6 @@ use serde::Serialize;
 use smpsim_engine::Nanos;
 
 use crate::cpu::CpuTimes;
-use crate::metrics::LockStat;
 use crate::task::TaskTimes;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -146,4 +145,26 @@ impl RunResult {
     pub fn lock(&self, name: &str) -> Option<&LockStat> {
         self.locks.iter().find(|l| l.name == name)
     }
+}
+
+/// `lock_stat`-style counters of one lock class (all instances of an object).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LockStat {
+    pub name: String,
+    pub instances: u32,
+    pub acquisitions: u64,
+    /// Acquisitions that found the lock held.
+    pub contentions: u64,
+    pub wait_total_ns: Nanos,
+    pub wait_max_ns: Nanos,
+    pub hold_total_ns: Nanos,
+    pub hold_max_ns: Nanos,
+    /// Time waiters spent spinning (optimistic spin) rather than sleeping.
+    pub spin_total_ns: Nanos,
+    /// Acquisitions through handoff (`MUTEX_FLAG_HANDOFF`).
+    pub handoffs: u64,
+    /// Times the lock's cache lines moved between CPUs (lock_stat's
+    /// `con-bounces` + `acq-bounces`, counted on the model's lines: every
+    /// miss, including spinners' re-fetches).
+    pub bounces: u64,
 }

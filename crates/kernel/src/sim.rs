@@ -3,12 +3,12 @@
 
 use smpsim_engine::{Engine, Handled, Model, Nanos, Rng, Stop};
 
-use crate::cfs_bandwidth::{GroupRq, Pool};
 use crate::cpu::{Activity, Cpu, NOT_QUEUED};
 use crate::event::*;
 use crate::locking::mutex::Mutex;
 use crate::metrics::Metrics;
 use crate::result::*;
+use crate::sched::cfs_bandwidth::{GroupRq, Pool};
 use crate::spec::{ObjectKind, Spec};
 use crate::task::*;
 
@@ -47,8 +47,8 @@ pub struct Kernel<'s> {
     pub(crate) mms: Vec<crate::mm::Mm>,
     pub(crate) mm_stats: crate::mm::MmStats,
     pub(crate) lines: Vec<crate::coherence::Line>,
-    pub(crate) semaphores: Vec<crate::semaphore::Semaphore>,
-    pub(crate) hotplug_lock: crate::percpu_rwsem::HotplugLock,
+    pub(crate) semaphores: Vec<crate::locking::semaphore::Semaphore>,
+    pub(crate) hotplug_lock: crate::locking::percpu_rwsem::HotplugLock,
 }
 
 impl<'s> Kernel<'s> {
@@ -86,7 +86,7 @@ impl<'s> Kernel<'s> {
                 ObjectKind::Semaphore { initial } => {
                     object_base.push(semaphores.len() as u32);
                     for _ in 0..n {
-                        semaphores.push(crate::semaphore::Semaphore {
+                        semaphores.push(crate::locking::semaphore::Semaphore {
                             count: *initial,
                             waiters: Default::default(),
                             line: crate::coherence::Line::new(nr_cpus as usize, 0),
@@ -114,7 +114,7 @@ impl<'s> Kernel<'s> {
             });
         }
 
-        let (groups, pools, group_index) = crate::cfs_bandwidth::build(spec, nr_cpus);
+        let (groups, pools, group_index) = crate::sched::cfs_bandwidth::build(spec, nr_cpus);
         let mut tasks = Vec::new();
         for (g, tg) in spec.task_groups.iter().enumerate() {
             let top = tg.cgroup.and_then(|c| group_index[c]);

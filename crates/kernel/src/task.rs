@@ -5,8 +5,7 @@ use smpsim_engine::Nanos;
 
 use crate::spec::Policy;
 
-pub type TaskId = u32;
-pub const NO_TASK: TaskId = u32::MAX;
+pub use crate::ids::{TaskId, NO_TASK};
 
 /// Scheduler-visible state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,8 +15,10 @@
 
 pub mod mutex;
 pub mod osq;
+pub mod percpu_rwsem;
 pub mod qrwlock;
 pub mod qspinlock;
+pub mod semaphore;
 pub(crate) mod spinning;
 pub mod tas;
 pub mod ticket;

@@ -7,6 +7,8 @@
 //! all tasks of its subtree. Tasks do not migrate (no load balancing).
 //! SCHED_FIFO tasks always run before CFS ones and are never tick-preempted.
 
+pub mod cfs_bandwidth;
+
 use smpsim_engine::Handled;
 
 use crate::cpu::{Activity, NOT_QUEUED};

@@ -24,17 +24,9 @@
 use smpsim_engine::Nanos;
 
 use crate::cpu::{Activity, Csd};
+pub use crate::event::RcuCallback;
 use crate::event::*;
 use crate::task::*;
-
-/// Work queued to run after a grace period.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RcuCallback {
-    /// `wakeme_after_rcu()`: the `synchronize_rcu()` caller.
-    Wake { task: TaskId, gen: u32 },
-    /// `rcu_sync_func()` of `cpu_hotplug_lock`.
-    RcuSync,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum GpPhase {
