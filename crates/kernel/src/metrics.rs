@@ -4,8 +4,8 @@
 use hdrhistogram::Histogram;
 use smpsim_engine::Nanos;
 
-use crate::result::Finding;
 pub use crate::result::LockStat;
+use crate::result::{Detector, Finding};
 
 /// Kernel detector thresholds (defaults from the kernel's own).
 #[derive(Clone, Copy, Debug)]
@@ -119,7 +119,7 @@ impl Metrics {
         let len = now - start;
         if len >= self.thresholds.soft_lockup {
             self.finding(
-                "soft_lockup",
+                Detector::SoftLockup,
                 now,
                 cpu,
                 format!(
@@ -153,7 +153,7 @@ impl Metrics {
         let len = now - start;
         if len >= self.thresholds.hard_lockup {
             self.finding(
-                "hard_lockup",
+                Detector::HardLockup,
                 now,
                 cpu,
                 format!(
@@ -175,7 +175,7 @@ impl Metrics {
     pub fn csd_wait(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         if now - start >= self.thresholds.csd_lock_timeout {
             self.finding(
-                "csd_lock_timeout",
+                Detector::CsdLockTimeout,
                 now,
                 cpu,
                 format!(
@@ -188,7 +188,7 @@ impl Metrics {
 
     pub fn sleep_in_atomic(&mut self, cpu: u32, now: Nanos, what: &str) {
         self.finding(
-            "sleeping_in_atomic",
+            Detector::SleepingInAtomic,
             now,
             cpu,
             format!("BUG: sleeping function called from invalid context ({what}) on CPU#{cpu}"),
@@ -197,7 +197,7 @@ impl Metrics {
 
     pub fn hung_task(&mut self, cpu: u32, now: Nanos, task: String, blocked: Nanos) {
         self.finding(
-            "hung_task",
+            Detector::HungTask,
             now,
             cpu,
             format!(
@@ -211,7 +211,7 @@ impl Metrics {
     /// not hold (in that mode).
     pub fn bad_unlock(&mut self, cpu: u32, now: Nanos, task: &str, op: &str, lock: &str) {
         self.finding(
-            "bad_unlock_balance",
+            Detector::BadUnlockBalance,
             now,
             cpu,
             format!(
@@ -220,13 +220,13 @@ impl Metrics {
         );
     }
 
-    pub fn mm_violation(&mut self, detector: &'static str, now: Nanos, cpu: u32, message: String) {
+    pub fn mm_violation(&mut self, detector: Detector, now: Nanos, cpu: u32, message: String) {
         self.finding(detector, now, cpu, message);
     }
 
     pub fn offline_with_tasks(&mut self, cpu: u32, now: Nanos) {
         self.finding(
-            "offline_with_tasks",
+            Detector::OfflineWithTasks,
             now,
             cpu,
             format!(
@@ -236,7 +236,8 @@ impl Metrics {
     }
 
     /// Records the first finding of each detector (later ones only count).
-    fn finding(&mut self, detector: &'static str, now: Nanos, cpu: u32, message: String) {
+    fn finding(&mut self, detector: Detector, now: Nanos, cpu: u32, message: String) {
+        let detector = detector.name();
         if let Some(f) = self.findings.iter_mut().find(|f| f.detector == detector) {
             f.occurrences += 1;
             return;

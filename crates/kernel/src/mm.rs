@@ -282,7 +282,7 @@ impl crate::Kernel<'_> {
         if self.mms[mm as usize].freed {
             self.mm_stats.violations += 1;
             self.metrics.mm_violation(
-                "mm_double_free",
+                crate::result::Detector::MmDoubleFree,
                 self.now,
                 0,
                 format!(
@@ -300,7 +300,7 @@ impl crate::Kernel<'_> {
         if let Some(&first) = users.first() {
             self.mm_stats.violations += 1;
             self.metrics.mm_violation(
-                "mm_use_after_free",
+                crate::result::Detector::MmUseAfterFree,
                 self.now,
                 first,
                 format!(
@@ -324,7 +324,7 @@ impl crate::Kernel<'_> {
                 };
                 self.mm_stats.violations += 1;
                 self.metrics.mm_violation(
-                    "mm_leak",
+                    crate::result::Detector::MmLeak,
                     self.now,
                     0,
                     format!(

@@ -168,3 +168,44 @@ pub struct LockStat {
     /// miss, including spinners' re-fetches).
     pub bounces: u64,
 }
+
+/// The kernel detectors smpsim runs, by the names their reports go by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detector {
+    /// The NMI watchdog: IRQs off for `watchdog_thresh`.
+    HardLockup,
+    /// The softlockup watchdog: no reschedule for 2 x `watchdog_thresh`.
+    SoftLockup,
+    /// `CONFIG_CSD_LOCK_WAIT_DEBUG`: a CSD unlocked only after `csd_lock_timeout`.
+    CsdLockTimeout,
+    /// khungtaskd: D state for `hung_task_timeout_secs`.
+    HungTask,
+    /// `might_sleep()` under `CONFIG_DEBUG_ATOMIC_SLEEP`.
+    SleepingInAtomic,
+    /// lockdep: a release of a lock the task does not hold.
+    BadUnlockBalance,
+    /// The mm-lifetime checker.
+    MmUseAfterFree,
+    MmDoubleFree,
+    MmLeak,
+    /// A CPU went offline with tasks placed on it.
+    OfflineWithTasks,
+}
+
+impl Detector {
+    /// The name in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Detector::HardLockup => "hard_lockup",
+            Detector::SoftLockup => "soft_lockup",
+            Detector::CsdLockTimeout => "csd_lock_timeout",
+            Detector::HungTask => "hung_task",
+            Detector::SleepingInAtomic => "sleeping_in_atomic",
+            Detector::BadUnlockBalance => "bad_unlock_balance",
+            Detector::MmUseAfterFree => "mm_use_after_free",
+            Detector::MmDoubleFree => "mm_double_free",
+            Detector::MmLeak => "mm_leak",
+            Detector::OfflineWithTasks => "offline_with_tasks",
+        }
+    }
+}

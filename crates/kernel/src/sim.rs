@@ -348,6 +348,15 @@ impl<'s> Kernel<'s> {
         }
     }
 
+    /// A task as reports name it: `group/index`.
+    pub(crate) fn task_name(&self, t: TaskId) -> String {
+        let task = &self.tasks[t as usize];
+        format!(
+            "{}/{}",
+            self.spec.task_groups[task.group as usize].name, task.index
+        )
+    }
+
     /// Moves a task to a new scheduler state, accounting the old one.
     pub(crate) fn set_state(&mut self, t: TaskId, state: TaskState) {
         let now = self.now;
@@ -570,17 +579,7 @@ impl<'s> Kernel<'s> {
         for t in 0..self.tasks.len() as u32 {
             let state = self.tasks[t as usize].state;
             self.set_state(t, state);
-            let task = &self.tasks[t as usize];
-            if state == TaskState::Sleeping && !task.interruptible {
-                let blocked = self.now - task.wait_start;
-                if blocked >= self.metrics.thresholds.hung_task {
-                    let name = format!(
-                        "{}/{}",
-                        spec.task_groups[task.group as usize].name, task.index
-                    );
-                    self.metrics.hung_task(task.cpu, self.now, name, blocked);
-                }
-            }
+            self.check_hung_task(t);
         }
         let mut task_groups: Vec<TaskGroupResult> = spec
             .task_groups

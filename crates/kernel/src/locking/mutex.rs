@@ -260,11 +260,7 @@ impl crate::Kernel<'_> {
         let now = self.now;
         if self.mutexes[m as usize].owner != t {
             // Not ours: lockdep's bad unlock balance; leave the lock alone.
-            let task = &self.tasks[t as usize];
-            let name = format!(
-                "{}/{}",
-                self.spec.task_groups[task.group as usize].name, task.index
-            );
+            let name = self.task_name(t);
             let object = self.mutexes[m as usize].object as usize;
             let lock = self.spec.objects[object].name.clone();
             self.metrics

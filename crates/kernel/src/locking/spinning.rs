@@ -190,11 +190,7 @@ impl crate::Kernel<'_> {
             _ => {
                 // Not ours to release: report it as lockdep would and leave
                 // the lock (and the task's IRQ/preempt state) alone.
-                let task = &self.tasks[t as usize];
-                let name = format!(
-                    "{}/{}",
-                    self.spec.task_groups[task.group as usize].name, task.index
-                );
+                let name = self.task_name(t);
                 let object = self.spinlocks[l as usize].object as usize;
                 let lock = self.spec.objects[object].name.clone();
                 let op = format!(

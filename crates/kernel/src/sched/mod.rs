@@ -227,20 +227,27 @@ impl crate::Kernel<'_> {
         self.kick(c);
     }
 
+    /// khungtaskd: a task that has slept in D state (uninterruptibly) for
+    /// `hung_task_timeout_secs` is reported. Checked when it wakes and at
+    /// the end of the run.
+    pub(crate) fn check_hung_task(&mut self, t: TaskId) {
+        let task = &self.tasks[t as usize];
+        if task.state != TaskState::Sleeping || task.interruptible {
+            return;
+        }
+        let blocked = self.now - task.wait_start;
+        if blocked >= self.metrics.thresholds.hung_task {
+            let cpu = task.cpu;
+            let name = self.task_name(t);
+            self.metrics.hung_task(cpu, self.now, name, blocked);
+        }
+    }
+
     /// `try_to_wake_up()`: makes a sleeping task runnable and decides
     /// whether it preempts its CPU's current task. `from` is the waking CPU.
     pub(crate) fn wake_up(&mut self, t: TaskId, from: u32) {
         debug_assert_eq!(self.tasks[t as usize].state, TaskState::Sleeping);
-        // khungtaskd would have reported a D-state sleep this long.
-        let task = &self.tasks[t as usize];
-        let blocked = self.now - task.wait_start;
-        if !task.interruptible && blocked >= self.metrics.thresholds.hung_task {
-            let name = format!(
-                "{}/{}",
-                self.spec.task_groups[task.group as usize].name, task.index
-            );
-            self.metrics.hung_task(task.cpu, self.now, name, blocked);
-        }
+        self.check_hung_task(t);
         self.set_state(t, TaskState::Runnable);
         self.tasks[t as usize].gen = self.tasks[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
