@@ -1,7 +1,7 @@
 //! Stepping a task through its program.
 //!
 //! Ops that touch only the task (work, syscall entry, variables, jumps,
-//! counters) are gathered into one [`Batch`](crate::task::Batch) and run as
+//! counters) are gathered into one [`Batch`] and run as
 //! a single interval: one event however many ops it holds. An op that
 //! touches shared state (a lock, another CPU, preemption) runs only at the
 //! true current time, so the batch before it ends there first.

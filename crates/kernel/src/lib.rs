@@ -1,29 +1,41 @@
 //! The kernel mechanisms smpsim simulates, named as in Linux.
 //!
-//! # Lifecycle
+//! # The life of a run
 //!
-//! 1. The scenario crate compiles a scenario into a [`Spec`]: the machine,
-//!    kernel knobs, objects (mutexes), cgroups and task groups, each task
-//!    group with a [`Program`].
-//! 2. [`Kernel::new`] builds the system: per-CPU runqueues, one task per
-//!    placement, cgroup bandwidth pools. [`Kernel::run`] drives it with the
-//!    deterministic engine until the scenario's duration.
-//! 3. Each CPU is always doing exactly one thing (an [`cpu::Activity`]):
-//!    running a task, spinning, handling an interrupt, switching tasks, or
-//!    idling. Work and spinning are intervals with a start and an end, never
-//!    loops of events; an event fires only where the state of the system
-//!    changes (a lock is released, an IPI arrives, a timer expires).
-//! 4. The run returns a [`RunResult`]: counters, latency histograms, CPU time
-//!    split, per-CPU maximum preempt-off and IRQ-off sections per window, a
-//!    `lock_stat`-style table, and detector findings.
+//! 1. **Spec.** The scenario crate compiles a scenario into a [`Spec`]:
+//!    the machine, kernel knobs, objects (locks, atomics, semaphores),
+//!    cgroups and task groups, each with a [`Program`] of [`Op`]s.
+//! 2. **Kernel.** [`Kernel::new`] builds the system from it: per-CPU
+//!    runqueues, one task per placement, each object's instances with their
+//!    cache lines, cgroup bandwidth pools. [`Kernel::run`] hands it to the
+//!    deterministic engine (`smpsim-engine`) until the scenario's duration.
+//! 3. **Events.** Each CPU is always doing exactly one thing (an
+//!    [`cpu::Activity`]): running a task's batch of local work, spinning,
+//!    handling an interrupt, switching tasks, or idling. Work and spinning
+//!    are intervals with a start and an end, never loops of events; an
+//!    [`event::Event`] fires only where the state of the system changes (a
+//!    lock is released, an IPI arrives, a timer expires). Events are
+//!    grouped by mechanism and the core `handle()` only routes them: the
+//!    scheduler's to [`sched`], IPIs to [`smp`], RCU's to [`rcu`], and so
+//!    on. Between events a task runs its program through [`interp`], which
+//!    calls the mechanism each shared-state op names.
+//! 4. **Result.** The run returns a [`RunResult`]: counters, latency
+//!    histograms, CPU time split, per-CPU maximum preempt-off and IRQ-off
+//!    sections per window, a `lock_stat`-style table, and what the
+//!    detectors ([`result::Detector`]) found. [`simulate`] runs a spec's
+//!    replicas in parallel and merges them.
 //!
-//! Mechanisms live in modules named after the kernel concept:
-//! [`sched`] (runqueues, tick, wakeup, preemption), [`locking`] (one file
-//! per lock kind: `qspinlock`, `ticket`, `tas`, `qrwlock`, and `mutex` with
-//! its `osq`), [`coherence`] (cache lines beneath them), [`smp`]
-//! (`smp_call_function_single`, CSD queues, `csd_lock_wait`),
-//! [`cfs_bandwidth`] (quota, throttle, unthrottle, period timer), [`interp`]
-//! (stepping a task through its program).
+//! # Layout
+//!
+//! As the kernel's tree has it: [`sched`] (runqueues, tick, wakeup,
+//! preemption; [`sched::cfs_bandwidth`] for quota, throttle and
+//! unthrottle), [`locking`] (one file per lock kind: `qspinlock`, `ticket`,
+//! `tas`, `qrwlock`, `mutex` with its `osq`, `semaphore`, `percpu_rwsem`),
+//! [`rcu`] (normal and expedited grace periods, callbacks), [`smp`]
+//! (`smp_call_function_*`, CSD queues, `csd_lock_wait()`), [`hotplug`],
+//! [`mm`] (`mm_struct` lifetime and lazy TLB). Beneath them: [`coherence`]
+//! (cache lines), [`costs`] (the machine's costs as integers), [`ids`]
+//! (ids and sentinels, a leaf every module may use).
 
 pub mod coherence;
 pub mod costs;

@@ -8,7 +8,7 @@
 //! lock, or that it waits (and later, at a release, which waiters own the
 //! lock and when each sees it). Everything common to every kind (preemption
 //! and IRQ state, the spin interval, `lock_stat`, the bad-unlock detector)
-//! lives in [`spinning`], written once.
+//! lives in `spinning.rs`, written once.
 //!
 //! Adding an implementation is one new file with a [`LockKindInfo`] and one
 //! line in [`LOCK_KINDS`].
