@@ -163,13 +163,13 @@ impl crate::Kernel<'_> {
                 Flow::Next
             }
             Op::LocalIrqDisable => {
-                self.tasks[t as usize].irqs_off = true;
+                self.tasks[t as usize].irq.irqs_off = true;
                 self.irq_off_begin(c);
                 self.advance(t);
                 Flow::Next
             }
             Op::LocalIrqEnable => {
-                self.tasks[t as usize].irqs_off = false;
+                self.tasks[t as usize].irq.irqs_off = false;
                 self.irq_off_end(c);
                 self.advance(t);
                 if self.cpus[c as usize].has_pending_irq() {
@@ -247,8 +247,8 @@ impl crate::Kernel<'_> {
                 let task = &mut self.tasks[t as usize];
                 task.pc += 1;
                 task.resume = Resume::Op;
-                task.wake_deadline = self.now + ns;
-                task.overshoot_hist = *overshoot;
+                task.wait.wake_deadline = self.now + ns;
+                task.wait.overshoot_hist = *overshoot;
                 let gen = task.gen.wrapping_add(1);
                 task.gen = gen;
                 self.at(
@@ -256,7 +256,7 @@ impl crate::Kernel<'_> {
                     Event::Sched(SchedEvent::Timer { task: t, gen }),
                 );
                 self.block(c, t);
-                self.tasks[t as usize].interruptible = true;
+                self.tasks[t as usize].wait.interruptible = true;
                 Flow::Stop
             }
             Op::Exit => {
@@ -392,16 +392,16 @@ impl crate::Kernel<'_> {
     /// A spinning task observed what it waited for.
     pub(crate) fn on_spin_end(&mut self, t: TaskId, gen: u32) -> smpsim_engine::Handled {
         let task = &mut self.tasks[t as usize];
-        if task.gen != gen || task.spin == Spin::None {
+        if task.gen != gen || task.wait.spin == Spin::None {
             return smpsim_engine::Handled::Stale;
         }
-        if task.spin == Spin::CsdWait && task.csd_pending > 1 {
+        if task.wait.spin == Spin::CsdWait && task.smp.csd_pending > 1 {
             // csd_lock_wait() moves on to the next CSD.
-            task.csd_pending -= 1;
+            task.smp.csd_pending -= 1;
             return smpsim_engine::Handled::Done;
         }
-        task.csd_pending = 0;
-        task.spin_done = true;
+        task.smp.csd_pending = 0;
+        task.wait.spin_done = true;
         let c = task.cpu;
         let cpu = &self.cpus[c as usize];
         if cpu.curr == t && cpu.activity == crate::cpu::Activity::Task {
@@ -414,13 +414,13 @@ impl crate::Kernel<'_> {
     pub(crate) fn finish_spin(&mut self, c: u32, t: TaskId) {
         self.settle(c);
         let task = &mut self.tasks[t as usize];
-        let spin = task.spin;
-        task.spin = Spin::None;
-        task.spin_done = false;
+        let spin = task.wait.spin;
+        task.wait.spin = Spin::None;
+        task.wait.spin_done = false;
         task.gen = task.gen.wrapping_add(1);
         match spin {
             Spin::CsdWait => {
-                let start = self.tasks[t as usize].wait_start;
+                let start = self.tasks[t as usize].wait.wait_start;
                 self.metrics.csd_wait(c, start, self.now);
                 if let Flow::Stop = self.smp_call_done(c, t) {
                     return;

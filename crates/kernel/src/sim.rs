@@ -131,33 +131,18 @@ impl<'s> Kernel<'s> {
                     pc: 0,
                     resume: Resume::Op,
                     vars: vec![0; tg.program.slots as usize],
-                    preempt_count: 0,
-                    irqs_off: false,
-                    irq_saved: 0,
-                    irq_depth: 0,
                     mode: Mode::User,
                     vruntime: 0,
                     exec_start: 0,
                     slice_start: 0,
                     batch: Batch::default(),
-                    spin: Spin::None,
                     gen: 0,
-                    spin_done: false,
-                    spin_abort: false,
-                    spin_ready: 0,
-                    held: [0; 8],
-                    nheld: 0,
-                    wait_start: 0,
-                    interruptible: false,
-                    wake_deadline: 0,
-                    overshoot_hist: None,
-                    want_lock: 0,
-                    csd_pending: 0,
-                    csd_wait_preemptible: false,
-                    call_targets: Vec::new(),
-                    call_units: 1,
                     times: TaskTimes::default(),
                     exited_at: None,
+
+                    irq: IrqState::default(),
+                    wait: WaitState::default(),
+                    smp: SmpCall::default(),
                 });
             }
         }
@@ -274,7 +259,7 @@ impl<'s> Kernel<'s> {
                 Activity::Irq { .. } => Some((SegKind::Irq, NO_TASK)),
                 Activity::Task => {
                     let t = &self.tasks[cpu.curr as usize];
-                    if t.spin != Spin::None {
+                    if t.wait.spin != Spin::None {
                         Some((SegKind::Spin, cpu.curr))
                     } else {
                         let mut at = from;
@@ -306,11 +291,11 @@ impl<'s> Kernel<'s> {
             }
             Activity::Task => {
                 let task = &mut self.tasks[cpu.curr as usize];
-                if task.spin != Spin::None {
+                if task.wait.spin != Spin::None {
                     cpu.times.spin += dt;
                     task.times.spin += dt;
                     task.times.sys += dt;
-                    let object = match task.spin {
+                    let object = match task.wait.spin {
                         Spin::OsqQueued { lock } | Spin::MutexOwner { lock } => {
                             Some(self.mutexes[lock as usize].object)
                         }
@@ -373,8 +358,8 @@ impl<'s> Kernel<'s> {
 
     pub(crate) fn preempt_disable(&mut self, t: TaskId) {
         let task = &mut self.tasks[t as usize];
-        task.preempt_count += 1;
-        if task.preempt_count == 1 {
+        task.irq.preempt_count += 1;
+        if task.irq.preempt_count == 1 {
             self.cpus[task.cpu as usize].preempt_off_since = Some(self.now);
         }
     }
@@ -382,10 +367,10 @@ impl<'s> Kernel<'s> {
     /// Returns true when the CPU should reschedule now.
     pub(crate) fn preempt_enable(&mut self, t: TaskId) -> bool {
         let task = &mut self.tasks[t as usize];
-        debug_assert!(task.preempt_count > 0);
-        task.preempt_count -= 1;
+        debug_assert!(task.irq.preempt_count > 0);
+        task.irq.preempt_count -= 1;
         let c = task.cpu;
-        if task.preempt_count == 0 {
+        if task.irq.preempt_count == 0 {
             if let Some(start) = self.cpus[c as usize].preempt_off_since.take() {
                 self.metrics.preempt_off_section(c, start, self.now);
             }
@@ -422,7 +407,7 @@ impl<'s> Kernel<'s> {
         match cpu.activity {
             Activity::Irq { .. } | Activity::Switch { .. } => false,
             Activity::Idle => true,
-            Activity::Task => !self.tasks[cpu.curr as usize].irqs_off,
+            Activity::Task => !self.tasks[cpu.curr as usize].irq.irqs_off,
         }
     }
 
@@ -442,8 +427,8 @@ impl<'s> Kernel<'s> {
             let task = &self.tasks[t as usize];
             // A preemptible csd_lock_wait() can be preempted mid-spin; mutex
             // spinners run with preemption off and stop on their own.
-            let preemptible_spin = matches!(task.spin, Spin::None | Spin::CsdWait);
-            if task.preemptible() && preemptible_spin && !task.spin_done {
+            let preemptible_spin = matches!(task.wait.spin, Spin::None | Spin::CsdWait);
+            if task.preemptible() && preemptible_spin && !task.wait.spin_done {
                 self.schedule(c);
                 return;
             }
@@ -463,15 +448,15 @@ impl<'s> Kernel<'s> {
         }
         let need_resched = cpu.need_resched;
         let task = &self.tasks[t as usize];
-        match task.spin {
+        match task.wait.spin {
             Spin::None => self.run_task(c, t),
             Spin::CsdWait | Spin::SpinLock { .. } => {
-                if task.spin_done {
+                if task.wait.spin_done {
                     self.finish_spin(c, t);
                 }
             }
             Spin::OsqQueued { .. } | Spin::MutexOwner { .. } => {
-                if task.spin_done {
+                if task.wait.spin_done {
                     self.finish_spin(c, t);
                 } else if need_resched {
                     self.mutex_spin_need_resched(c, t);

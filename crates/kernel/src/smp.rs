@@ -118,7 +118,7 @@ impl crate::Kernel<'_> {
             // Idle was interrupted while curr was already set: cannot happen.
             debug_assert!(false, "irq returned to a different context");
         }
-        let task_irqs_off = back != NO_TASK && self.tasks[back as usize].irqs_off;
+        let task_irqs_off = back != NO_TASK && self.tasks[back as usize].irq.irqs_off;
         if !task_irqs_off {
             self.irq_off_end(c);
         }
@@ -139,7 +139,7 @@ impl crate::Kernel<'_> {
     /// The per-target cost of a call's function, sampled for one target.
     fn func_cost(&mut self, t: TaskId, func: &CallFunc) -> u64 {
         let base = func.cost.sample(&mut self.rng);
-        base.saturating_mul(self.tasks[t as usize].call_units)
+        base.saturating_mul(self.tasks[t as usize].smp.call_units)
     }
 
     /// Evaluates the call's unit count once, when the call starts.
@@ -148,7 +148,7 @@ impl crate::Kernel<'_> {
             None => 1,
             Some(e) => self.eval(t, e).max(0) as u64,
         };
-        self.tasks[t as usize].call_units = units;
+        self.tasks[t as usize].smp.call_units = units;
     }
 
     /// `smp_call_function_single()` at `step`.
@@ -165,12 +165,13 @@ impl crate::Kernel<'_> {
         let target = if step == 0 {
             let v = self.eval(t, cpu);
             let task = &mut self.tasks[t as usize];
-            task.call_targets.clear();
-            task.call_targets
+            task.smp.call_targets.clear();
+            task.smp
+                .call_targets
                 .push(v.clamp(-1, u32::MAX as i64 - 1) as u32);
             v
         } else {
-            self.tasks[t as usize].call_targets[0] as i64
+            self.tasks[t as usize].smp.call_targets[0] as i64
         };
         if step == 0 {
             self.preempt_disable(t);
@@ -213,11 +214,11 @@ impl crate::Kernel<'_> {
         if step == 0 {
             self.preempt_disable(t);
             self.set_units(t, func);
-            let mut targets = std::mem::take(&mut self.tasks[t as usize].call_targets);
+            let mut targets = std::mem::take(&mut self.tasks[t as usize].smp.call_targets);
             targets.clear();
             self.eval_cpuset(t, cpus, &mut targets);
             let n = targets.len() as u64;
-            self.tasks[t as usize].call_targets = targets;
+            self.tasks[t as usize].smp.call_targets = targets;
             if n == 0 {
                 return self.smp_call_done(c, t);
             }
@@ -237,7 +238,7 @@ impl crate::Kernel<'_> {
     /// for), then waits for them all, or, without `wait`, returns.
     fn queue_calls(&mut self, c: u32, t: TaskId, func: &CallFunc, wait: bool) -> Flow {
         let gen = self.tasks[t as usize].gen.wrapping_add(1);
-        let targets = std::mem::take(&mut self.tasks[t as usize].call_targets);
+        let targets = std::mem::take(&mut self.tasks[t as usize].smp.call_targets);
         for &target in &targets {
             let cost = self.func_cost(t, func);
             let csd = Csd::Sync {
@@ -250,7 +251,7 @@ impl crate::Kernel<'_> {
             self.queue_csd(target, csd, self.now);
         }
         let n = targets.len() as u32;
-        self.tasks[t as usize].call_targets = targets;
+        self.tasks[t as usize].smp.call_targets = targets;
         if wait {
             return self.csd_lock_wait(c, t, n);
         }
@@ -301,11 +302,11 @@ impl crate::Kernel<'_> {
         let preemptible = self.spec.knobs.csd_wait_preemptible;
         let task = &mut self.tasks[t as usize];
         task.gen = task.gen.wrapping_add(1);
-        task.spin = Spin::CsdWait;
-        task.spin_done = false;
-        task.csd_pending = pending;
-        task.csd_wait_preemptible = preemptible;
-        task.wait_start = self.now;
+        task.wait.spin = Spin::CsdWait;
+        task.wait.spin_done = false;
+        task.smp.csd_pending = pending;
+        task.smp.csd_wait_preemptible = preemptible;
+        task.wait.wait_start = self.now;
         if preemptible && self.preempt_enable(t) {
             self.schedule(c);
         }
@@ -316,7 +317,7 @@ impl crate::Kernel<'_> {
     pub(crate) fn smp_call_done(&mut self, c: u32, t: TaskId) -> Flow {
         self.advance(t);
         let task = &mut self.tasks[t as usize];
-        if std::mem::take(&mut task.csd_wait_preemptible) {
+        if std::mem::take(&mut task.smp.csd_wait_preemptible) {
             return Flow::Next;
         }
         if self.preempt_enable(t) {

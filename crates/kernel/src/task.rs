@@ -168,23 +168,39 @@ pub struct Task {
     pub group_rq: Option<u32>,
     pub state: TaskState,
     pub since: Nanos,
+    pub vruntime: u64,
+    pub exec_start: Nanos,
+    pub slice_start: Nanos,
+    /// Where the task is in its program.
     pub pc: u32,
     pub resume: Resume,
     pub vars: Vec<i64>,
+    pub mode: Mode,
+    pub batch: Batch,
+    /// Invalidates `SpinEnd` and `Timer` events sent earlier.
+    pub gen: u32,
+    pub irq: IrqState,
+    pub wait: WaitState,
+    pub smp: SmpCall,
+    pub times: TaskTimes,
+    pub exited_at: Option<Nanos>,
+}
+
+/// Preemption and interrupt state (`preempt_count()`, `irqs_disabled()`).
+#[derive(Clone, Debug, Default)]
+pub struct IrqState {
     pub preempt_count: u32,
     pub irqs_off: bool,
     /// `spin_lock_irqsave()` nesting: the saved IRQ state of each level
     /// (bit i = level i had IRQs off), and the depth.
     pub irq_saved: u32,
     pub irq_depth: u8,
-    pub mode: Mode,
-    pub vruntime: u64,
-    pub exec_start: Nanos,
-    pub slice_start: Nanos,
-    pub batch: Batch,
+}
+
+/// What the task waits for, spinning or sleeping, and the locks it holds.
+#[derive(Clone, Debug)]
+pub struct WaitState {
     pub spin: Spin,
-    /// Invalidates `SpinEnd` and `Timer` events sent earlier.
-    pub gen: u32,
     /// A `SpinEnd` has been observed while the CPU was busy elsewhere.
     pub spin_done: bool,
     /// The spin ended without success (mutex owner left its CPU).
@@ -204,6 +220,29 @@ pub struct Task {
     pub overshoot_hist: Option<u32>,
     /// Mutex instance being acquired, while in `mutex_lock`.
     pub want_lock: u32,
+}
+
+impl Default for WaitState {
+    fn default() -> Self {
+        WaitState {
+            spin: Spin::None,
+            spin_done: false,
+            spin_abort: false,
+            spin_ready: 0,
+            held: [0; 8],
+            nheld: 0,
+            wait_start: 0,
+            interruptible: false,
+            wake_deadline: 0,
+            overshoot_hist: None,
+            want_lock: 0,
+        }
+    }
+}
+
+/// The cross-CPU call the task is making (`smp_call_function_*`).
+#[derive(Clone, Debug)]
+pub struct SmpCall {
     /// CSDs of the current call not yet run by their targets.
     pub csd_pending: u32,
     /// The current `csd_lock_wait()` runs with preemption enabled.
@@ -211,8 +250,17 @@ pub struct Task {
     /// Targets and unit count of the current cross-CPU call (reused).
     pub call_targets: Vec<u32>,
     pub call_units: u64,
-    pub times: TaskTimes,
-    pub exited_at: Option<Nanos>,
+}
+
+impl Default for SmpCall {
+    fn default() -> Self {
+        SmpCall {
+            csd_pending: 0,
+            csd_wait_preemptible: false,
+            call_targets: Vec::new(),
+            call_units: 1,
+        }
+    }
 }
 
 impl Task {
@@ -226,6 +274,6 @@ impl Task {
         }
     }
     pub fn preemptible(&self) -> bool {
-        self.preempt_count == 0 && !self.irqs_off
+        self.irq.preempt_count == 0 && !self.irq.irqs_off
     }
 }

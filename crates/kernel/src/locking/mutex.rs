@@ -111,18 +111,18 @@ impl crate::Kernel<'_> {
         let stat = &mut self.metrics.locks[lock.object as usize];
         if self.metrics.warmup <= now {
             stat.acquisitions += 1;
-            let waited = now + cost - self.tasks[t as usize].wait_start;
+            let waited = now + cost - self.tasks[t as usize].wait.wait_start;
             stat.wait_total_ns += waited;
             stat.wait_max_ns = stat.wait_max_ns.max(waited);
         }
         let task = &mut self.tasks[t as usize];
         debug_assert!(
-            (task.nheld as usize) < task.held.len(),
+            (task.wait.nheld as usize) < task.wait.held.len(),
             "more nested mutexes than tracked"
         );
-        if (task.nheld as usize) < task.held.len() {
-            task.held[task.nheld as usize] = m;
-            task.nheld += 1;
+        if (task.wait.nheld as usize) < task.wait.held.len() {
+            task.wait.held[task.wait.nheld as usize] = m;
+            task.wait.nheld += 1;
         }
         cost
     }
@@ -131,8 +131,8 @@ impl crate::Kernel<'_> {
     pub(crate) fn mutex_lock(&mut self, c: u32, t: TaskId, m: u32, step: u8) -> Flow {
         let lock = &self.mutexes[m as usize];
         if step == 0 {
-            self.tasks[t as usize].wait_start = self.now;
-            self.tasks[t as usize].want_lock = m;
+            self.tasks[t as usize].wait.wait_start = self.now;
+            self.tasks[t as usize].wait.want_lock = m;
             if lock.owner == NO_TASK && !lock.handoff {
                 let cost = self.take_ownership(c, t, m);
                 self.tasks[t as usize].batch.push(Mode::Sys, cost);
@@ -190,7 +190,7 @@ impl crate::Kernel<'_> {
     /// polls the lock word (so every write to the line makes it re-fetch)
     /// and the owner's `on_cpu`.
     fn watch_owner(&mut self, t: TaskId, m: u32, at: Nanos) {
-        self.tasks[t as usize].spin = Spin::MutexOwner { lock: m };
+        self.tasks[t as usize].wait.spin = Spin::MutexOwner { lock: m };
         let c = self.tasks[t as usize].cpu;
         let at = at.max(self.now);
         let mut ready = self.mutexes[m as usize].word.poll(&self.cost, c, at);
@@ -201,7 +201,7 @@ impl crate::Kernel<'_> {
         if owner != NO_TASK {
             ready += self.cost.line_transfer(self.tasks[owner as usize].cpu, c);
         }
-        self.tasks[t as usize].spin_ready = ready;
+        self.tasks[t as usize].wait.spin_ready = ready;
     }
 
     /// A spinner stops watching the owner.
@@ -213,9 +213,9 @@ impl crate::Kernel<'_> {
     fn begin_spin(&mut self, t: TaskId, spin: Spin) {
         self.preempt_disable(t);
         let task = &mut self.tasks[t as usize];
-        task.spin = spin;
-        task.spin_done = false;
-        task.spin_abort = false;
+        task.wait.spin = spin;
+        task.wait.spin_done = false;
+        task.wait.spin_abort = false;
         task.gen = task.gen.wrapping_add(1);
     }
 
@@ -242,10 +242,10 @@ impl crate::Kernel<'_> {
             lock.word.store(&self.cost, c, at);
         }
         self.tasks[t as usize].resume = Resume::Step(STEP_WOKEN_WAITER);
-        let wait_start = self.tasks[t as usize].wait_start;
+        let wait_start = self.tasks[t as usize].wait.wait_start;
         self.block(c, t);
         // Keep the lock-wait start, not the sleep start, for lock_stat.
-        self.tasks[t as usize].wait_start = wait_start;
+        self.tasks[t as usize].wait.wait_start = wait_start;
     }
 
     fn remove_waiter(&mut self, m: u32, t: TaskId) {
@@ -269,12 +269,14 @@ impl crate::Kernel<'_> {
         }
         {
             let task = &mut self.tasks[t as usize];
-            if let Some(i) = task.held[..task.nheld as usize]
+            if let Some(i) = task.wait.held[..task.wait.nheld as usize]
                 .iter()
                 .position(|&h| h == m)
             {
-                task.held.copy_within(i + 1..task.nheld as usize, i);
-                task.nheld -= 1;
+                task.wait
+                    .held
+                    .copy_within(i + 1..task.wait.nheld as usize, i);
+                task.wait.nheld -= 1;
             }
         }
         let lock = &mut self.mutexes[m as usize];
@@ -320,7 +322,7 @@ impl crate::Kernel<'_> {
         } else if let Some(head) = lock
             .osq
             .head()
-            .filter(|&h| matches!(self.tasks[h as usize].spin, Spin::MutexOwner { .. }))
+            .filter(|&h| matches!(self.tasks[h as usize].wait.spin, Spin::MutexOwner { .. }))
         {
             // The OSQ head sees the release when its re-fetch of the line
             // lands, takes the lock with a cmpxchg, and osq_unlock() hands
@@ -379,7 +381,7 @@ impl crate::Kernel<'_> {
         let wc = self.tasks[w as usize].cpu;
         // It notices only once its first reads of the lock and the owner
         // are in.
-        let seen = seen.max(self.tasks[w as usize].spin_ready);
+        let seen = seen.max(self.tasks[w as usize].wait.spin_ready);
         self.unwatch_owner(w, m);
         let cost = self.take_ownership_at(wc, w, m, seen);
         let gen = self.tasks[w as usize].gen;
@@ -398,8 +400,8 @@ impl crate::Kernel<'_> {
     /// A task leaves its CPU: spinners on the locks it owns give up.
     pub(crate) fn owner_leaves_cpu(&mut self, owner: TaskId) {
         let oc = self.tasks[owner as usize].cpu;
-        for i in 0..self.tasks[owner as usize].nheld as usize {
-            let m = self.tasks[owner as usize].held[i];
+        for i in 0..self.tasks[owner as usize].wait.nheld as usize {
+            let m = self.tasks[owner as usize].wait.held[i];
             self.abort_spinners(m, oc);
         }
     }
@@ -416,10 +418,10 @@ impl crate::Kernel<'_> {
                 None => break,
             };
             let task = &mut self.tasks[s as usize];
-            if task.spin_done || task.spin_abort {
+            if task.wait.spin_done || task.wait.spin_abort {
                 continue;
             }
-            task.spin_abort = true;
+            task.wait.spin_abort = true;
             let (gen, sc) = (task.gen, task.cpu);
             let delay = self.cost.line_transfer(oc, sc);
             self.at(
@@ -434,7 +436,7 @@ impl crate::Kernel<'_> {
     pub(crate) fn mutex_spin_need_resched(&mut self, c: u32, t: TaskId) {
         self.settle(c);
         let (Spin::MutexOwner { lock: m } | Spin::OsqQueued { lock: m }) =
-            self.tasks[t as usize].spin
+            self.tasks[t as usize].wait.spin
         else {
             return;
         };
@@ -452,8 +454,8 @@ impl crate::Kernel<'_> {
     /// Removes a spinner from the OSQ or the waiter-spinner slot.
     fn leave_spin(&mut self, t: TaskId, m: u32) {
         let task = &mut self.tasks[t as usize];
-        task.spin = Spin::None;
-        task.spin_done = false;
+        task.wait.spin = Spin::None;
+        task.wait.spin_done = false;
         task.gen = task.gen.wrapping_add(1);
         self.drop_spinner(t, m);
     }
@@ -476,7 +478,7 @@ impl crate::Kernel<'_> {
     /// A mutex spin ended: the lock was handed over, or the owner left its
     /// CPU. Returns true if the task goes on with its program.
     pub(crate) fn mutex_spin_finished(&mut self, c: u32, t: TaskId, m: u32) -> bool {
-        let abort = std::mem::take(&mut self.tasks[t as usize].spin_abort);
+        let abort = std::mem::take(&mut self.tasks[t as usize].wait.spin_abort);
         let acquired = self.mutexes[m as usize].owner == t;
         if acquired {
             self.advance(t);
@@ -565,18 +567,18 @@ mod tests {
         let heads = k
             .tasks
             .iter()
-            .filter(|t| matches!(t.spin, task::Spin::MutexOwner { .. }))
+            .filter(|t| matches!(t.wait.spin, task::Spin::MutexOwner { .. }))
             .count();
         let queued = k
             .tasks
             .iter()
-            .filter(|t| matches!(t.spin, task::Spin::OsqQueued { .. }))
+            .filter(|t| matches!(t.wait.spin, task::Spin::OsqQueued { .. }))
             .count();
         assert_eq!((heads, queued), (1, 2));
         let lock = &k.mutexes[0];
         assert_eq!(lock.osq.len(), 3);
         assert!(matches!(
-            k.tasks[lock.osq.head().unwrap() as usize].spin,
+            k.tasks[lock.osq.head().unwrap() as usize].wait.spin,
             task::Spin::MutexOwner { .. }
         ));
     }

@@ -50,7 +50,7 @@ impl crate::Kernel<'_> {
         let lock = &mut self.spinlocks[l as usize];
         lock.holders.push((t, mode, at));
         debug_assert!(lock.ownership_sound(), "lock ownership unsound");
-        let waited = at - self.tasks[t as usize].wait_start;
+        let waited = at - self.tasks[t as usize].wait.wait_start;
         if self.metrics.measuring(now) {
             let stat = &mut self.metrics.locks[lock.object as usize];
             stat.acquisitions += 1;
@@ -111,17 +111,17 @@ impl crate::Kernel<'_> {
         if irqsave {
             // local_irq_save(): remember whether IRQs were already off.
             let task = &mut self.tasks[t as usize];
-            if task.irqs_off {
-                task.irq_saved |= 1 << task.irq_depth;
+            if task.irq.irqs_off {
+                task.irq.irq_saved |= 1 << task.irq.irq_depth;
             } else {
-                task.irq_saved &= !(1 << task.irq_depth);
+                task.irq.irq_saved &= !(1 << task.irq.irq_depth);
             }
-            task.irq_depth += 1;
-            task.irqs_off = true;
+            task.irq.irq_depth += 1;
+            task.irq.irqs_off = true;
             self.irq_off_begin(c);
         }
         self.preempt_disable(t);
-        self.tasks[t as usize].wait_start = self.now;
+        self.tasks[t as usize].wait.wait_start = self.now;
         let taker = Taker {
             task: t,
             cpu: c,
@@ -142,8 +142,8 @@ impl crate::Kernel<'_> {
                 }
                 let task = &mut self.tasks[t as usize];
                 task.gen = task.gen.wrapping_add(1);
-                task.spin = Spin::SpinLock { lock: l };
-                task.spin_done = false;
+                task.wait.spin = Spin::SpinLock { lock: l };
+                task.wait.spin_done = false;
                 debug_assert!(
                     !self.spinlocks[l as usize].holders.iter().any(|h| h.0 == t),
                     "a lock granted to the task that just found it taken"
@@ -207,14 +207,16 @@ impl crate::Kernel<'_> {
         if irqrestore {
             // local_irq_restore(): back to the state saved at lock time.
             let task = &mut self.tasks[t as usize];
-            task.irq_depth = task.irq_depth.saturating_sub(1);
-            task.irqs_off = task.irq_saved & (1 << task.irq_depth) != 0;
-            if !task.irqs_off {
+            task.irq.irq_depth = task.irq.irq_depth.saturating_sub(1);
+            task.irq.irqs_off = task.irq.irq_saved & (1 << task.irq.irq_depth) != 0;
+            if !task.irq.irqs_off {
                 self.irq_off_end(c);
             }
         }
         let resched = self.preempt_enable(t);
-        if irqrestore && !self.tasks[t as usize].irqs_off && self.cpus[c as usize].has_pending_irq()
+        if irqrestore
+            && !self.tasks[t as usize].irq.irqs_off
+            && self.cpus[c as usize].has_pending_irq()
         {
             self.enter_irq(c);
             return Flow::Stop;

@@ -383,7 +383,7 @@ impl crate::Kernel<'_> {
         } else {
             cpu.curr
         };
-        let in_read_side = t != NO_TASK && self.tasks[t as usize].preempt_count > 0;
+        let in_read_side = t != NO_TASK && self.tasks[t as usize].irq.preempt_count > 0;
         if in_read_side {
             self.rcu.exp_deferred[c as usize] = true;
             self.cpus[c as usize].need_resched = true;

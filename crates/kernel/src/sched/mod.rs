@@ -129,7 +129,7 @@ impl crate::Kernel<'_> {
         let mut cost = 0;
         if prev != NO_TASK {
             let task = &self.tasks[prev as usize];
-            if task.preempt_count > 0 && task.state != TaskState::Running {
+            if task.irq.preempt_count > 0 && task.state != TaskState::Running {
                 self.metrics
                     .sleep_in_atomic(c, self.now, "schedule() with preemption disabled");
             }
@@ -214,8 +214,8 @@ impl crate::Kernel<'_> {
             let task = &mut self.tasks[next as usize];
             task.exec_start = now;
             task.slice_start = now;
-            if let Some(h) = task.overshoot_hist.take() {
-                let late = now.saturating_sub(task.wake_deadline);
+            if let Some(h) = task.wait.overshoot_hist.take() {
+                let late = now.saturating_sub(task.wait.wake_deadline);
                 self.metrics.record(now, h, late);
             }
             if !self.cpus[c as usize].tick_armed {
@@ -232,10 +232,10 @@ impl crate::Kernel<'_> {
     /// the end of the run.
     pub(crate) fn check_hung_task(&mut self, t: TaskId) {
         let task = &self.tasks[t as usize];
-        if task.state != TaskState::Sleeping || task.interruptible {
+        if task.state != TaskState::Sleeping || task.wait.interruptible {
             return;
         }
-        let blocked = self.now - task.wait_start;
+        let blocked = self.now - task.wait.wait_start;
         if blocked >= self.metrics.thresholds.hung_task {
             let cpu = task.cpu;
             let name = self.task_name(t);
@@ -371,8 +371,8 @@ impl crate::Kernel<'_> {
     /// The task gives up the CPU because it blocks (state already set).
     pub(crate) fn block(&mut self, c: u32, t: TaskId) {
         self.set_state(t, TaskState::Sleeping);
-        self.tasks[t as usize].wait_start = self.now;
-        self.tasks[t as usize].interruptible = false;
+        self.tasks[t as usize].wait.wait_start = self.now;
+        self.tasks[t as usize].wait.interruptible = false;
         self.schedule(c);
     }
 }
