@@ -76,12 +76,33 @@ pub fn lock_scaling(
     duration: u64,
 ) -> Spec {
     let mut s = spec(machine, duration);
-    let l = spinning_lock(&mut s, "lock", kind, options);
-    let c = counter(&mut s, "acquired");
     let lock = ObjRef {
-        object: l,
+        object: spinning_lock(&mut s, "lock", kind, options),
         index: None,
     };
+    let take = Op::SpinLock {
+        lock: lock.clone(),
+        mode: LockMode::Exclusive,
+        irqsave: false,
+    };
+    let release = Op::SpinUnlock {
+        lock,
+        mode: LockMode::Exclusive,
+        irqrestore: false,
+    };
+    hammer(
+        s,
+        cpus,
+        [take, release],
+        Dist::Const(hold),
+        Dist::Const(think),
+    )
+}
+
+/// Every one of the first `cpus` CPUs loops: enter a syscall, `take`, hold
+/// for `hold`, `release`, leave, count `acquired`, work `think`.
+fn hammer(mut s: Spec, cpus: u32, [take, release]: [Op; 2], hold: Dist, think: Dist) -> Spec {
+    let c = counter(&mut s, "acquired");
     forever(
         &mut s,
         "lockers",
@@ -89,20 +110,12 @@ pub fn lock_scaling(
         Policy::Normal,
         vec![
             Op::SyscallEnter,
-            Op::SpinLock {
-                lock: lock.clone(),
-                mode: LockMode::Exclusive,
-                irqsave: false,
-            },
-            Op::Work(Dist::Const(hold)),
-            Op::SpinUnlock {
-                lock,
-                mode: LockMode::Exclusive,
-                irqrestore: false,
-            },
+            take,
+            Op::Work(hold),
+            release,
             Op::SyscallExit,
             Op::Count(c),
-            Op::Work(Dist::Const(think)),
+            Op::Work(think),
         ],
     );
     s
@@ -139,26 +152,16 @@ pub fn forever(spec: &mut Spec, name: &str, placement: Vec<u32>, policy: Policy,
 /// unlock, work Exp(think), on one global mutex.
 pub fn global_mutex_bench(cpus: u32, hold: u64, think: u64, duration: u64) -> Spec {
     let mut s = spec(flat_machine(cpus), duration);
-    let m = mutex(&mut s, "global", true, false);
-    let c = counter(&mut s, "acquired");
     let lock = ObjRef {
-        object: m,
+        object: mutex(&mut s, "global", true, false),
         index: None,
     };
-    forever(
-        &mut s,
-        "lockers",
-        (0..cpus).collect(),
-        Policy::Normal,
-        vec![
-            Op::SyscallEnter,
-            Op::MutexLock(lock.clone()),
-            Op::Work(Dist::Exp { mean: hold }),
-            Op::MutexUnlock(lock),
-            Op::SyscallExit,
-            Op::Count(c),
-            Op::Work(Dist::Exp { mean: think }),
-        ],
-    );
-    s
+    let ops = [Op::MutexLock(lock.clone()), Op::MutexUnlock(lock)];
+    hammer(
+        s,
+        cpus,
+        ops,
+        Dist::Exp { mean: hold },
+        Dist::Exp { mean: think },
+    )
 }

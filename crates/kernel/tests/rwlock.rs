@@ -107,16 +107,21 @@ fn read_unlock_without_read_lock_is_reported_not_a_panic() {
             Op::Exit,
         ],
     );
-    let r = simulate(&s);
+    let message = bad_unlock_report(&s);
+    assert!(
+        message.contains("read_unlock") && message.contains("rw"),
+        "{message}"
+    );
+}
+
+/// The bad-unlock finding of a run, which must have one.
+fn bad_unlock_report(s: &Spec) -> String {
+    let r = simulate(s);
     let f = r
         .findings
         .iter()
-        .find(|f| f.detector == "bad_unlock_balance")
-        .expect("a bad-unlock finding");
-    assert!(
-        f.message.contains("read_unlock") && f.message.contains("rw"),
-        "{f:?}"
-    );
+        .find(|f| f.detector == "bad_unlock_balance");
+    f.expect("a bad-unlock finding").message.clone()
 }
 
 #[test]
@@ -139,15 +144,10 @@ fn mutex_unlock_by_a_non_owner_is_reported_not_a_panic() {
             Op::Exit,
         ],
     );
-    let r = simulate(&s);
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.detector == "bad_unlock_balance")
-        .expect("a bad-unlock finding");
+    let message = bad_unlock_report(&s);
     assert!(
-        f.message.contains("mutex_unlock") && f.message.contains("twice/0"),
-        "{f:?}"
+        message.contains("mutex_unlock") && message.contains("twice/0"),
+        "{message}"
     );
 }
 
