@@ -279,7 +279,7 @@ impl crate::Kernel<'_> {
             Op::AtomicRmw(r) => {
                 let l = self.instance(t, r);
                 let now = self.now;
-                let done = self.lines[l as usize].rmw(&self.cost, c, now);
+                let done = self.objects.atomics[l as usize].rmw(&self.cost, c, now);
                 self.tasks[t as usize].batch.push(Mode::Sys, done - now);
                 self.advance(t);
                 Flow::Next
@@ -287,7 +287,7 @@ impl crate::Kernel<'_> {
             Op::AtomicRead(r) => {
                 let l = self.instance(t, r);
                 let now = self.now;
-                let done = self.lines[l as usize].read(&self.cost, c, now);
+                let done = self.objects.atomics[l as usize].read(&self.cost, c, now);
                 self.tasks[t as usize].batch.push(Mode::Sys, done - now);
                 self.advance(t);
                 Flow::Next
@@ -314,7 +314,7 @@ impl crate::Kernel<'_> {
 
     /// The mutex instance an object reference names for task `t`.
     fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32 {
-        let base = self.object_base[r.object as usize];
+        let base = self.objects.first_instance(r.object);
         match &r.index {
             None => base,
             Some(e) => {

@@ -5,11 +5,11 @@ use smpsim_engine::{Engine, Handled, Model, Nanos, Rng, Stop};
 
 use crate::cpu::{Activity, Cpu, NOT_QUEUED};
 use crate::event::*;
-use crate::locking::mutex::Mutex;
+use crate::locking::objects::Objects;
 use crate::metrics::Metrics;
 use crate::result::*;
 use crate::sched::cfs_bandwidth::{GroupRq, Pool};
-use crate::spec::{ObjectKind, Spec};
+use crate::spec::Spec;
 use crate::task::*;
 
 /// The simulated kernel of one run.
@@ -25,14 +25,12 @@ pub struct Kernel<'s> {
     pub(crate) pos: Vec<u32>,
     pub(crate) groups: Vec<GroupRq>,
     pub(crate) pools: Vec<Pool>,
-    pub(crate) mutexes: Vec<Mutex>,
-    pub(crate) spinlocks: Vec<crate::locking::spinning::LockInstance>,
+    /// Every instance of every declared object, by kind.
+    pub(crate) objects: Objects,
     /// Line transfers of each object's lines when the warm-up ended.
     bounce_base: Vec<u64>,
     /// Scratch for the waiters a lock operation grants the lock to.
     pub(crate) lock_grants: Vec<(TaskId, crate::program::LockMode, Nanos)>,
-    /// First instance of each object in its kind's table.
-    pub(crate) object_base: Vec<u32>,
     pub(crate) metrics: Metrics,
     pub(crate) tick_ns: Nanos,
     pub(crate) nr_cpus: u32,
@@ -46,8 +44,6 @@ pub struct Kernel<'s> {
     pub(crate) rcu: crate::rcu::Rcu,
     pub(crate) mms: Vec<crate::mm::Mm>,
     pub(crate) mm_stats: crate::mm::MmStats,
-    pub(crate) lines: Vec<crate::coherence::Line>,
-    pub(crate) semaphores: Vec<crate::locking::semaphore::Semaphore>,
     pub(crate) hotplug_lock: crate::locking::percpu_rwsem::HotplugLock,
 }
 
@@ -55,11 +51,6 @@ impl<'s> Kernel<'s> {
     pub fn new(spec: &'s Spec) -> Self {
         let nr_cpus = spec.machine.nr_cpus() as u32;
         let cpus: Vec<Cpu> = (0..nr_cpus).map(Cpu::new).collect();
-        let mut mutexes = Vec::new();
-        let mut spinlocks = Vec::new();
-        let mut lines = Vec::new();
-        let mut semaphores = Vec::new();
-        let mut object_base = Vec::new();
         let mut metrics = Metrics::new(
             nr_cpus as usize,
             spec.duration,
@@ -68,51 +59,8 @@ impl<'s> Kernel<'s> {
             spec.counters.len(),
             spec.histograms.len(),
         );
-        for (id, obj) in spec.objects.iter().enumerate() {
-            let n = if obj.per_cpu { nr_cpus } else { 1 };
-            match &obj.kind {
-                ObjectKind::Mutex { spin } => {
-                    object_base.push(mutexes.len() as u32);
-                    for _ in 0..n {
-                        mutexes.push(Mutex::new(id as u32, *spin, nr_cpus as usize));
-                    }
-                }
-                ObjectKind::Atomic => {
-                    object_base.push(lines.len() as u32);
-                    for _ in 0..n {
-                        lines.push(crate::coherence::Line::new(nr_cpus as usize, 0));
-                    }
-                }
-                ObjectKind::Semaphore { initial } => {
-                    object_base.push(semaphores.len() as u32);
-                    for _ in 0..n {
-                        semaphores.push(crate::locking::semaphore::Semaphore {
-                            count: *initial,
-                            waiters: Default::default(),
-                            line: crate::coherence::Line::new(nr_cpus as usize, 0),
-                        });
-                    }
-                }
-                ObjectKind::Spinlock { kind, options } => {
-                    object_base.push(spinlocks.len() as u32);
-                    let info = crate::locking::LOCK_KINDS
-                        .iter()
-                        .find(|k| k.name == kind)
-                        .unwrap_or_else(|| panic!("unknown lock kind `{kind}` in a compiled spec"));
-                    for _ in 0..n {
-                        spinlocks.push(crate::locking::spinning::LockInstance::new(
-                            id as u32,
-                            (info.new)(*options, nr_cpus as usize),
-                        ));
-                    }
-                }
-            }
-            metrics.locks.push(crate::metrics::LockStat {
-                name: obj.name.clone(),
-                instances: n,
-                ..Default::default()
-            });
-        }
+        let (objects, lock_stats) = Objects::build(spec, nr_cpus);
+        metrics.locks = lock_stats;
 
         let (groups, pools, group_index) = crate::sched::cfs_bandwidth::build(spec, nr_cpus);
         let mut tasks = Vec::new();
@@ -157,11 +105,9 @@ impl<'s> Kernel<'s> {
             pos,
             groups,
             pools,
-            mutexes,
-            spinlocks,
+            objects,
             lock_grants: Vec::with_capacity(8),
             bounce_base: Vec::new(),
-            object_base,
             metrics,
             tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
             nr_cpus,
@@ -172,8 +118,6 @@ impl<'s> Kernel<'s> {
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
             mms: Vec::new(),
             mm_stats: Default::default(),
-            lines,
-            semaphores,
             hotplug_lock: Default::default(),
         };
         kernel.live_tasks = kernel.tasks.len();
@@ -297,9 +241,11 @@ impl<'s> Kernel<'s> {
                     task.times.sys += dt;
                     let object = match task.wait.spin {
                         Spin::OsqQueued { lock } | Spin::MutexOwner { lock } => {
-                            Some(self.mutexes[lock as usize].object)
+                            Some(self.objects.mutexes[lock as usize].object)
                         }
-                        Spin::SpinLock { lock } => Some(self.spinlocks[lock as usize].object),
+                        Spin::SpinLock { lock } => {
+                            Some(self.objects.spinlocks[lock as usize].object)
+                        }
                         _ => None,
                     };
                     if let Some(obj) = object {
@@ -467,34 +413,7 @@ impl<'s> Kernel<'s> {
 
     /// Line transfers so far on each object's cache lines, all instances.
     fn lock_line_transfers(&self) -> Vec<u64> {
-        self.spec
-            .objects
-            .iter()
-            .enumerate()
-            .map(|(id, obj)| {
-                let base = self.object_base[id] as usize;
-                let n = if obj.per_cpu {
-                    self.nr_cpus as usize
-                } else {
-                    1
-                };
-                let range = base..base + n;
-                match obj.kind {
-                    ObjectKind::Mutex { .. } => {
-                        self.mutexes[range].iter().map(|m| m.word.transfers).sum()
-                    }
-                    ObjectKind::Spinlock { .. } => self.spinlocks[range]
-                        .iter()
-                        .map(|l| l.imp.line_stats().1)
-                        .sum(),
-                    ObjectKind::Semaphore { .. } => self.semaphores[range]
-                        .iter()
-                        .map(|s| s.line.transfers)
-                        .sum(),
-                    ObjectKind::Atomic => self.lines[range].iter().map(|l| l.transfers).sum(),
-                }
-            })
-            .collect()
+        self.objects.line_transfers(self.spec, self.nr_cpus)
     }
 
     /// Starts the CPU's next activity end event.

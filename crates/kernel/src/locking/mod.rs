@@ -14,6 +14,7 @@
 //! line in [`LOCK_KINDS`].
 
 pub mod mutex;
+pub mod objects;
 pub mod osq;
 pub mod percpu_rwsem;
 pub mod qrwlock;

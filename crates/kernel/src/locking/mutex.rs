@@ -88,7 +88,7 @@ impl crate::Kernel<'_> {
 
     /// `mutex_can_spin_on_owner()` plus the knobs that turn spinning off.
     fn can_spin(&self, c: u32, m: u32) -> bool {
-        let lock = &self.mutexes[m as usize];
+        let lock = &self.objects.mutexes[m as usize];
         self.spec.knobs.mutex_spin_on_owner
             && lock.spin
             && !self.cpus[c as usize].need_resched
@@ -104,7 +104,7 @@ impl crate::Kernel<'_> {
     /// The same, the cmpxchg issued at `at` (when the taker saw the release).
     fn take_ownership_at(&mut self, c: u32, t: TaskId, m: u32, at: Nanos) -> u64 {
         let now = self.now;
-        let lock = &mut self.mutexes[m as usize];
+        let lock = &mut self.objects.mutexes[m as usize];
         let cost = lock.word.rmw(&self.cost, c, at.max(now)) - now;
         lock.owner = t;
         lock.acquired_at = now + cost;
@@ -129,7 +129,7 @@ impl crate::Kernel<'_> {
 
     /// `mutex_lock()` at `step` (0 = first attempt).
     pub(crate) fn mutex_lock(&mut self, c: u32, t: TaskId, m: u32, step: u8) -> Flow {
-        let lock = &self.mutexes[m as usize];
+        let lock = &self.objects.mutexes[m as usize];
         if step == 0 {
             self.tasks[t as usize].wait.wait_start = self.now;
             self.tasks[t as usize].wait.want_lock = m;
@@ -144,7 +144,9 @@ impl crate::Kernel<'_> {
             }
             // The failed __mutex_trylock_fast() cmpxchg.
             let now = self.now;
-            self.mutexes[m as usize].word.rmw(&self.cost, c, now);
+            self.objects.mutexes[m as usize]
+                .word
+                .rmw(&self.cost, c, now);
             if self.can_spin(c, m) {
                 self.start_osq_spin(t, m);
                 return Flow::Stop;
@@ -161,10 +163,10 @@ impl crate::Kernel<'_> {
         }
         if lock.owner == NO_TASK && !lock.handoff {
             let mut cost = self.take_ownership(c, t, m);
-            if step == STEP_WOKEN_WAITER && self.mutexes[m as usize].waiters.contains(&t) {
+            if step == STEP_WOKEN_WAITER && self.objects.mutexes[m as usize].waiters.contains(&t) {
                 // __mutex_remove_waiter() under wait_lock.
                 self.remove_waiter(m, t);
-                let word = &mut self.mutexes[m as usize].word;
+                let word = &mut self.objects.mutexes[m as usize].word;
                 let at = word.rmw(&self.cost, c, self.now + cost);
                 cost = word.store(&self.cost, c, at) - self.now;
             }
@@ -172,11 +174,12 @@ impl crate::Kernel<'_> {
             self.advance(t);
             return Flow::Next;
         }
-        if step == STEP_WOKEN_WAITER && self.mutexes[m as usize].waiters.front() == Some(&t) {
+        if step == STEP_WOKEN_WAITER && self.objects.mutexes[m as usize].waiters.front() == Some(&t)
+        {
             // `__mutex_trylock_or_handoff(lock, first)`.
-            self.mutexes[m as usize].handoff = true;
-            if self.can_spin(c, m) && self.mutexes[m as usize].waiter_spinner == NO_TASK {
-                self.mutexes[m as usize].waiter_spinner = t;
+            self.objects.mutexes[m as usize].handoff = true;
+            if self.can_spin(c, m) && self.objects.mutexes[m as usize].waiter_spinner == NO_TASK {
+                self.objects.mutexes[m as usize].waiter_spinner = t;
                 self.begin_spin(t, Spin::MutexOwner { lock: m });
                 self.watch_owner(t, m, self.now);
                 return Flow::Stop;
@@ -193,11 +196,13 @@ impl crate::Kernel<'_> {
         self.tasks[t as usize].wait.spin = Spin::MutexOwner { lock: m };
         let c = self.tasks[t as usize].cpu;
         let at = at.max(self.now);
-        let mut ready = self.mutexes[m as usize].word.poll(&self.cost, c, at);
+        let mut ready = self.objects.mutexes[m as usize]
+            .word
+            .poll(&self.cost, c, at);
         // owner_on_cpu(owner): a read of the owner's task_struct, last
         // written by the owner's CPU when it switched in; it stays in this
         // CPU's cache while the owner runs.
-        let owner = self.mutexes[m as usize].owner;
+        let owner = self.objects.mutexes[m as usize].owner;
         if owner != NO_TASK {
             ready += self.cost.line_transfer(self.tasks[owner as usize].cpu, c);
         }
@@ -207,7 +212,7 @@ impl crate::Kernel<'_> {
     /// A spinner stops watching the owner.
     fn unwatch_owner(&mut self, t: TaskId, m: u32) {
         let c = self.tasks[t as usize].cpu;
-        self.mutexes[m as usize].word.unpoll(c);
+        self.objects.mutexes[m as usize].word.unpoll(c);
     }
 
     fn begin_spin(&mut self, t: TaskId, spin: Spin) {
@@ -222,8 +227,10 @@ impl crate::Kernel<'_> {
     fn start_osq_spin(&mut self, t: TaskId, m: u32) {
         // osq_lock(): xchg of the OSQ tail, on the lock's line.
         let (c, now) = (self.tasks[t as usize].cpu, self.now);
-        let queued = self.mutexes[m as usize].word.rmw(&self.cost, c, now);
-        let head = self.mutexes[m as usize].osq.lock(t);
+        let queued = self.objects.mutexes[m as usize]
+            .word
+            .rmw(&self.cost, c, now);
+        let head = self.objects.mutexes[m as usize].osq.lock(t);
         self.begin_spin(t, Spin::OsqQueued { lock: m });
         if head {
             self.watch_owner(t, m, queued);
@@ -233,7 +240,7 @@ impl crate::Kernel<'_> {
     /// Adds the task to the wait list (if not on it) and sleeps.
     fn sleep_on_mutex(&mut self, c: u32, t: TaskId, m: u32) {
         let now = self.now;
-        let lock = &mut self.mutexes[m as usize];
+        let lock = &mut self.objects.mutexes[m as usize];
         if !lock.waiters.contains(&t) {
             lock.waiters.push_back(t);
             // wait_lock, __mutex_add_waiter() with the WAITERS flag, unlock.
@@ -249,7 +256,7 @@ impl crate::Kernel<'_> {
     }
 
     fn remove_waiter(&mut self, m: u32, t: TaskId) {
-        let lock = &mut self.mutexes[m as usize];
+        let lock = &mut self.objects.mutexes[m as usize];
         if let Some(i) = lock.waiters.iter().position(|&w| w == t) {
             lock.waiters.remove(i);
         }
@@ -258,10 +265,10 @@ impl crate::Kernel<'_> {
     /// `mutex_unlock()`.
     pub(crate) fn mutex_unlock(&mut self, c: u32, t: TaskId, m: u32) {
         let now = self.now;
-        if self.mutexes[m as usize].owner != t {
+        if self.objects.mutexes[m as usize].owner != t {
             // Not ours: lockdep's bad unlock balance; leave the lock alone.
             let name = self.task_name(t);
-            let object = self.mutexes[m as usize].object as usize;
+            let object = self.objects.mutexes[m as usize].object as usize;
             let lock = self.spec.objects[object].name.clone();
             self.metrics
                 .bad_unlock(c, now, &name, "mutex_unlock", &lock);
@@ -279,7 +286,7 @@ impl crate::Kernel<'_> {
                 task.wait.nheld -= 1;
             }
         }
-        let lock = &mut self.mutexes[m as usize];
+        let lock = &mut self.objects.mutexes[m as usize];
         let held = now.saturating_sub(lock.acquired_at);
         if self.metrics.warmup <= now {
             let stat = &mut self.metrics.locks[lock.object as usize];
@@ -342,7 +349,7 @@ impl crate::Kernel<'_> {
             lock.waiter_spinner = NO_TASK;
             lock.owner = w;
             self.remove_waiter(m, w);
-            self.mutexes[m as usize].handoff = false;
+            self.objects.mutexes[m as usize].handoff = false;
             self.grant_to_spinner(c, w, m);
         } else {
             lock.owner = NO_TASK;
@@ -355,7 +362,7 @@ impl crate::Kernel<'_> {
     }
 
     fn wake_first_waiter(&mut self, c: u32, m: u32) -> bool {
-        if let Some(&w) = self.mutexes[m as usize].waiters.front() {
+        if let Some(&w) = self.objects.mutexes[m as usize].waiters.front() {
             if self.tasks[w as usize].state == TaskState::Sleeping {
                 self.wake_up(w, c);
                 return true;
@@ -368,7 +375,7 @@ impl crate::Kernel<'_> {
     /// the release.
     fn grant_to_spinner(&mut self, _from_cpu: u32, w: TaskId, m: u32) {
         let wc = self.tasks[w as usize].cpu;
-        let seen = self.mutexes[m as usize]
+        let seen = self.objects.mutexes[m as usize]
             .word
             .seen_at(wc)
             .unwrap_or(self.now);
@@ -409,10 +416,10 @@ impl crate::Kernel<'_> {
     /// The owner of `m` (last on CPU `oc`) is not running: every spinner
     /// on it notices one line transfer later and gives up.
     fn abort_spinners(&mut self, m: u32, oc: u32) {
-        let ws = self.mutexes[m as usize].waiter_spinner;
-        let n = self.mutexes[m as usize].osq.len();
+        let ws = self.objects.mutexes[m as usize].waiter_spinner;
+        let n = self.objects.mutexes[m as usize].osq.len();
         for k in 0..=n {
-            let s = match self.mutexes[m as usize].osq.get(k) {
+            let s = match self.objects.mutexes[m as usize].osq.get(k) {
                 Some(s) => s,
                 None if ws != NO_TASK => ws,
                 None => break,
@@ -442,7 +449,7 @@ impl crate::Kernel<'_> {
         };
         self.leave_spin(t, m);
         let task = &mut self.tasks[t as usize];
-        task.resume = Resume::Step(if self.mutexes[m as usize].waiters.contains(&t) {
+        task.resume = Resume::Step(if self.objects.mutexes[m as usize].waiters.contains(&t) {
             STEP_WOKEN_WAITER
         } else {
             STEP_AFTER_YIELD
@@ -464,7 +471,7 @@ impl crate::Kernel<'_> {
     /// of the waiter-spinner slot.
     fn drop_spinner(&mut self, t: TaskId, m: u32) {
         self.unwatch_owner(t, m);
-        let lock = &mut self.mutexes[m as usize];
+        let lock = &mut self.objects.mutexes[m as usize];
         if lock.waiter_spinner == t {
             lock.waiter_spinner = NO_TASK;
         }
@@ -479,7 +486,7 @@ impl crate::Kernel<'_> {
     /// CPU. Returns true if the task goes on with its program.
     pub(crate) fn mutex_spin_finished(&mut self, c: u32, t: TaskId, m: u32) -> bool {
         let abort = std::mem::take(&mut self.tasks[t as usize].wait.spin_abort);
-        let acquired = self.mutexes[m as usize].owner == t;
+        let acquired = self.objects.mutexes[m as usize].owner == t;
         if acquired {
             self.advance(t);
             if self.preempt_enable(t) {
@@ -492,7 +499,9 @@ impl crate::Kernel<'_> {
         // `mutex_spin_on_owner()` failed: the owner is off-CPU.
         self.drop_spinner(t, m);
         self.preempt_enable(t);
-        if self.mutexes[m as usize].owner == NO_TASK && !self.mutexes[m as usize].handoff {
+        if self.objects.mutexes[m as usize].owner == NO_TASK
+            && !self.objects.mutexes[m as usize].handoff
+        {
             // Released meanwhile: take it.
             self.remove_waiter(m, t);
             let cost = self.take_ownership(c, t, m);
@@ -575,7 +584,7 @@ mod tests {
             .filter(|t| matches!(t.wait.spin, task::Spin::OsqQueued { .. }))
             .count();
         assert_eq!((heads, queued), (1, 2));
-        let lock = &k.mutexes[0];
+        let lock = &k.objects.mutexes[0];
         assert_eq!(lock.osq.len(), 3);
         assert!(matches!(
             k.tasks[lock.osq.head().unwrap() as usize].wait.spin,

@@ -47,7 +47,7 @@ impl crate::Kernel<'_> {
     /// `t` now holds lock `l`, from `at`.
     fn lock_granted(&mut self, t: TaskId, l: u32, mode: LockMode, at: Nanos) {
         let now = self.now;
-        let lock = &mut self.spinlocks[l as usize];
+        let lock = &mut self.objects.spinlocks[l as usize];
         lock.holders.push((t, mode, at));
         debug_assert!(lock.ownership_sound(), "lock ownership unsound");
         let waited = at - self.tasks[t as usize].wait.wait_start;
@@ -85,7 +85,7 @@ impl crate::Kernel<'_> {
             grants: &mut grants,
             timer: None,
         };
-        let r = f(self.spinlocks[l as usize].imp.as_mut(), &mut env);
+        let r = f(self.objects.spinlocks[l as usize].imp.as_mut(), &mut env);
         let timer = env.timer;
         self.lock_grants = grants;
         self.lock_outcome(l, timer);
@@ -137,7 +137,7 @@ impl crate::Kernel<'_> {
             }
             None => {
                 if self.metrics.measuring(self.now) {
-                    let object = self.spinlocks[l as usize].object;
+                    let object = self.objects.spinlocks[l as usize].object;
                     self.metrics.locks[object as usize].contentions += 1;
                 }
                 let task = &mut self.tasks[t as usize];
@@ -145,7 +145,10 @@ impl crate::Kernel<'_> {
                 task.wait.spin = Spin::SpinLock { lock: l };
                 task.wait.spin_done = false;
                 debug_assert!(
-                    !self.spinlocks[l as usize].holders.iter().any(|h| h.0 == t),
+                    !self.objects.spinlocks[l as usize]
+                        .holders
+                        .iter()
+                        .any(|h| h.0 == t),
                     "a lock granted to the task that just found it taken"
                 );
                 Flow::Stop
@@ -164,15 +167,15 @@ impl crate::Kernel<'_> {
         irqrestore: bool,
     ) -> Flow {
         let now = self.now;
-        let held = self.spinlocks[l as usize].imp.holds(t, mode);
-        let at = self.spinlocks[l as usize]
+        let held = self.objects.spinlocks[l as usize].imp.holds(t, mode);
+        let at = self.objects.spinlocks[l as usize]
             .holders
             .iter()
             .position(|h| h.0 == t && h.1 == mode);
         match (held, at) {
             (true, Some(i)) => {
-                let (_, _, since) = self.spinlocks[l as usize].holders.swap_remove(i);
-                let object = self.spinlocks[l as usize].object as usize;
+                let (_, _, since) = self.objects.spinlocks[l as usize].holders.swap_remove(i);
+                let object = self.objects.spinlocks[l as usize].object as usize;
                 if self.metrics.measuring(now) {
                     let hold = now.saturating_sub(since);
                     let stat = &mut self.metrics.locks[object];
@@ -191,7 +194,7 @@ impl crate::Kernel<'_> {
                 // Not ours to release: report it as lockdep would and leave
                 // the lock (and the task's IRQ/preempt state) alone.
                 let name = self.task_name(t);
-                let object = self.spinlocks[l as usize].object as usize;
+                let object = self.objects.spinlocks[l as usize].object as usize;
                 let lock = self.spec.objects[object].name.clone();
                 let op = format!(
                     "{}_unlock{}",

@@ -1,0 +1,115 @@
+//! The table of kernel objects: every instance of every declared object,
+//! by kind. A scenario declares objects (a global mutex, a per-CPU array
+//! of spinlocks, an atomic counter); [`Objects::build`] makes their
+//! instances once, and an op's object reference resolves to an instance
+//! through [`Objects::first_instance`].
+//!
+//! Adding an object kind is a table here and an arm in `build` (and, for
+//! a spinning lock, not even that: one file under `locking/` and a line in
+//! [`super::LOCK_KINDS`]).
+
+use crate::coherence::Line;
+use crate::ids::ObjId;
+use crate::locking::mutex::Mutex;
+use crate::locking::semaphore::Semaphore;
+use crate::locking::spinning::LockInstance;
+use crate::result::LockStat;
+use crate::spec::{ObjectKind, Spec};
+
+#[derive(Default)]
+pub struct Objects {
+    pub mutexes: Vec<Mutex>,
+    /// Spinning locks of every implementation (`spinlock_t`, `rwlock_t`).
+    pub spinlocks: Vec<LockInstance>,
+    pub semaphores: Vec<Semaphore>,
+    /// `atomic_t`s, each on its own line.
+    pub atomics: Vec<Line>,
+    /// First instance of each declared object in its kind's table.
+    base: Vec<ObjId>,
+}
+
+impl Objects {
+    /// Every object's instances (one per CPU for a per-CPU object), and an
+    /// empty `lock_stat` row per object.
+    pub fn build(spec: &Spec, nr_cpus: u32) -> (Objects, Vec<LockStat>) {
+        let mut o = Objects::default();
+        let mut stats = Vec::with_capacity(spec.objects.len());
+        let lines = nr_cpus as usize;
+        for (id, obj) in spec.objects.iter().enumerate() {
+            let n = if obj.per_cpu { nr_cpus } else { 1 };
+            let id = id as u32;
+            let base = match &obj.kind {
+                ObjectKind::Mutex { spin } => {
+                    let base = o.mutexes.len();
+                    o.mutexes
+                        .extend((0..n).map(|_| Mutex::new(id, *spin, lines)));
+                    base
+                }
+                ObjectKind::Atomic => {
+                    let base = o.atomics.len();
+                    o.atomics.extend((0..n).map(|_| Line::new(lines, 0)));
+                    base
+                }
+                ObjectKind::Semaphore { initial } => {
+                    let base = o.semaphores.len();
+                    o.semaphores.extend((0..n).map(|_| Semaphore {
+                        count: *initial,
+                        waiters: Default::default(),
+                        line: Line::new(lines, 0),
+                    }));
+                    base
+                }
+                ObjectKind::Spinlock { kind, options } => {
+                    let info = super::LOCK_KINDS
+                        .iter()
+                        .find(|k| k.name == kind)
+                        .unwrap_or_else(|| panic!("unknown lock kind `{kind}` in a compiled spec"));
+                    let base = o.spinlocks.len();
+                    o.spinlocks
+                        .extend((0..n).map(|_| LockInstance::new(id, (info.new)(*options, lines))));
+                    base
+                }
+            };
+            o.base.push(base as ObjId);
+            stats.push(LockStat {
+                name: obj.name.clone(),
+                instances: n,
+                ..Default::default()
+            });
+        }
+        (o, stats)
+    }
+
+    /// The instance of object `object` for per-CPU index 0 (or the only one).
+    #[inline]
+    pub fn first_instance(&self, object: u32) -> ObjId {
+        self.base[object as usize]
+    }
+
+    /// Line transfers so far on each object's cache lines, all instances.
+    pub fn line_transfers(&self, spec: &Spec, nr_cpus: u32) -> Vec<u64> {
+        spec.objects
+            .iter()
+            .enumerate()
+            .map(|(id, obj)| {
+                let base = self.base[id] as usize;
+                let n = if obj.per_cpu { nr_cpus as usize } else { 1 };
+                let range = base..base + n;
+                match obj.kind {
+                    ObjectKind::Mutex { .. } => {
+                        self.mutexes[range].iter().map(|m| m.word.transfers).sum()
+                    }
+                    ObjectKind::Spinlock { .. } => self.spinlocks[range]
+                        .iter()
+                        .map(|l| l.imp.line_stats().1)
+                        .sum(),
+                    ObjectKind::Semaphore { .. } => self.semaphores[range]
+                        .iter()
+                        .map(|s| s.line.transfers)
+                        .sum(),
+                    ObjectKind::Atomic => self.atomics[range].iter().map(|l| l.transfers).sum(),
+                }
+            })
+            .collect()
+    }
+}
