@@ -139,12 +139,63 @@ impl crate::Kernel<'_> {
         self.arm_cpu(c, end);
     }
 
-    /// Executes an op that touches state outside the task, at the current time.
+    /// Executes an op that touches state outside the task, at the current
+    /// time, in the mechanism it belongs to.
     fn shared_op(&mut self, c: u32, t: TaskId, op: &Op) -> Flow {
         let step = match self.tasks[t as usize].resume {
             Resume::Op => 0,
             Resume::Step(s) => s,
         };
+        match op {
+            Op::PreemptDisable
+            | Op::PreemptEnable
+            | Op::RcuReadLock
+            | Op::RcuReadUnlock
+            | Op::LocalIrqDisable
+            | Op::LocalIrqEnable => self.preempt_irq_op(c, t, op),
+            Op::MutexLock(_)
+            | Op::MutexUnlock(_)
+            | Op::SpinLock { .. }
+            | Op::SpinUnlock { .. }
+            | Op::Down(_)
+            | Op::Up(_)
+            | Op::CpusReadLock
+            | Op::CpusReadUnlock
+            | Op::CpusWriteLock
+            | Op::CpusWriteUnlock
+            | Op::AtomicRmw(_)
+            | Op::AtomicRead(_) => self.locking_op(c, t, op, step),
+            Op::SmpCallFunctionSingle { cpu, func, wait } => {
+                self.smp_call_function_single(c, t, cpu, func, *wait, step)
+            }
+            Op::SmpCallFunctionMany { cpus, func, wait } => {
+                self.smp_call_function_many(c, t, cpus, func, *wait, step)
+            }
+            Op::SynchronizeRcu | Op::SynchronizeRcuExpedited => {
+                if step == 0 {
+                    self.tasks[t as usize].resume = Resume::Step(1);
+                    let expedited = matches!(op, Op::SynchronizeRcuExpedited);
+                    self.synchronize_rcu(c, t, expedited);
+                    return Flow::Stop;
+                }
+                self.advance(t);
+                Flow::Next
+            }
+            Op::CpuOffline(e) | Op::CpuOnline(e) => {
+                let target = self.eval(t, e);
+                self.set_cpu_online(c, target, matches!(op, Op::CpuOnline(_)));
+                self.advance(t);
+                Flow::Next
+            }
+            Op::Sleep { dist, overshoot } => self.hrtimer_sleep(c, t, dist, *overshoot),
+            Op::Exit => self.exit(c, t, step),
+            _ => unreachable!("local op in shared_op"),
+        }
+    }
+
+    /// `preempt_disable()`/`enable()`, `rcu_read_lock()`/`unlock()`,
+    /// `local_irq_disable()`/`enable()`.
+    fn preempt_irq_op(&mut self, c: u32, t: TaskId, op: &Op) -> Flow {
         match op {
             // Without CONFIG_PREEMPT_RCU a read-side critical section is a
             // preempt-disabled region.
@@ -168,7 +219,7 @@ impl crate::Kernel<'_> {
                 self.advance(t);
                 Flow::Next
             }
-            Op::LocalIrqEnable => {
+            _ => {
                 self.tasks[t as usize].irq.irqs_off = false;
                 self.irq_off_end(c);
                 self.advance(t);
@@ -178,131 +229,45 @@ impl crate::Kernel<'_> {
                 }
                 Flow::Next
             }
-            Op::MutexLock(r) => {
-                let m = self.instance(t, r);
-                self.mutex_lock(c, t, m, step)
-            }
-            Op::MutexUnlock(r) => {
-                let m = self.instance(t, r);
-                self.mutex_unlock(c, t, m);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::SmpCallFunctionSingle { cpu, func, wait } => {
-                self.smp_call_function_single(c, t, cpu, func, *wait, step)
-            }
-            Op::SmpCallFunctionMany { cpus, func, wait } => {
-                self.smp_call_function_many(c, t, cpus, func, *wait, step)
-            }
-            Op::SpinLock {
-                lock,
-                mode,
-                irqsave,
-            } => {
-                let l = self.instance(t, lock);
-                self.spin_lock(c, t, l, *mode, *irqsave)
-            }
-            Op::SpinUnlock {
-                lock,
-                mode,
-                irqrestore,
-            } => {
-                let l = self.instance(t, lock);
-                self.spin_unlock(c, t, l, *mode, *irqrestore)
-            }
-            Op::CpusReadLock => self.cpus_read_lock(c, t),
-            Op::CpusReadUnlock => {
-                self.cpus_read_unlock(c, t);
-                Flow::Next
-            }
-            Op::CpusWriteLock => self.cpus_write_lock(c, t, step),
-            Op::CpusWriteUnlock => {
-                self.cpus_write_unlock(c, t);
-                Flow::Next
-            }
-            Op::SynchronizeRcu | Op::SynchronizeRcuExpedited => {
-                if step == 0 {
-                    self.tasks[t as usize].resume = Resume::Step(1);
-                    let expedited = matches!(op, Op::SynchronizeRcuExpedited);
-                    self.synchronize_rcu(c, t, expedited);
-                    return Flow::Stop;
-                }
-                self.advance(t);
-                Flow::Next
-            }
-            Op::CpuOffline(e) => {
-                let target = self.eval(t, e);
-                self.set_cpu_online(c, target, false);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::CpuOnline(e) => {
-                let target = self.eval(t, e);
-                self.set_cpu_online(c, target, true);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::Sleep { dist, overshoot } => {
-                let ns = dist.sample(&mut self.rng);
-                let task = &mut self.tasks[t as usize];
-                task.pc += 1;
-                task.resume = Resume::Op;
-                task.wait.wake_deadline = self.now + ns;
-                task.wait.overshoot_hist = *overshoot;
-                let gen = task.gen.wrapping_add(1);
-                task.gen = gen;
-                self.at(
-                    self.now + ns,
-                    Event::Sched(SchedEvent::Timer { task: t, gen }),
-                );
-                self.block(c, t);
-                self.tasks[t as usize].wait.interruptible = true;
-                Flow::Stop
-            }
-            Op::Exit => {
-                if step == 0 {
-                    // exit_mm(): mm_users, the lazy reference, maybe the free.
-                    let cost = self.mm_exit(c, t);
-                    let task = &mut self.tasks[t as usize];
-                    task.batch.push(Mode::Sys, cost);
-                    task.resume = Resume::Step(1);
-                    let end = self.now + task.batch.total();
-                    self.arm_cpu(c, end);
-                    return Flow::Stop;
-                }
-                self.tasks[t as usize].exited_at = Some(self.now);
-                self.live_tasks -= 1;
-                self.set_state(t, TaskState::Exited);
-                self.schedule(c);
-                Flow::Stop
-            }
-            Op::AtomicRmw(r) => {
-                let l = self.instance(t, r);
-                let now = self.now;
-                let done = self.objects.atomics[l as usize].rmw(&self.cost, c, now);
-                self.tasks[t as usize].batch.push(Mode::Sys, done - now);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::AtomicRead(r) => {
-                let l = self.instance(t, r);
-                let now = self.now;
-                let done = self.objects.atomics[l as usize].read(&self.cost, c, now);
-                self.tasks[t as usize].batch.push(Mode::Sys, done - now);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::Down(r) => {
-                let s = self.instance(t, r);
-                self.down(c, t, s, step)
-            }
-            Op::Up(r) => {
-                let s = self.instance(t, r);
-                self.up(c, t, s);
-                Flow::Next
-            }
-            _ => unreachable!("local op in shared_op"),
         }
+    }
+
+    /// `clock_nanosleep()` on an hrtimer.
+    fn hrtimer_sleep(&mut self, c: u32, t: TaskId, dist: &Dist, overshoot: Option<HistId>) -> Flow {
+        let ns = dist.sample(&mut self.rng);
+        let task = &mut self.tasks[t as usize];
+        task.pc += 1;
+        task.resume = Resume::Op;
+        task.wait.wake_deadline = self.now + ns;
+        task.wait.overshoot_hist = overshoot;
+        let gen = task.gen.wrapping_add(1);
+        task.gen = gen;
+        self.at(
+            self.now + ns,
+            Event::Sched(SchedEvent::Timer { task: t, gen }),
+        );
+        self.block(c, t);
+        self.tasks[t as usize].wait.interruptible = true;
+        Flow::Stop
+    }
+
+    /// `do_exit()`: `exit_mm()` first (mm_users, the lazy reference, maybe
+    /// the free), then the task is gone.
+    fn exit(&mut self, c: u32, t: TaskId, step: u8) -> Flow {
+        if step == 0 {
+            let cost = self.mm_exit(c, t);
+            let task = &mut self.tasks[t as usize];
+            task.batch.push(Mode::Sys, cost);
+            task.resume = Resume::Step(1);
+            let end = self.now + task.batch.total();
+            self.arm_cpu(c, end);
+            return Flow::Stop;
+        }
+        self.tasks[t as usize].exited_at = Some(self.now);
+        self.live_tasks -= 1;
+        self.set_state(t, TaskState::Exited);
+        self.schedule(c);
+        Flow::Stop
     }
 
     /// Moves to the next op.
@@ -313,7 +278,7 @@ impl crate::Kernel<'_> {
     }
 
     /// The mutex instance an object reference names for task `t`.
-    fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32 {
+    pub(crate) fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32 {
         let base = self.objects.first_instance(r.object);
         match &r.index {
             None => base,

@@ -111,3 +111,80 @@ pub trait SpinningLock: Send {
     /// Cache-line transactions on the lock's lines so far: (RMWs, transfers).
     fn line_stats(&self) -> (u64, u64);
 }
+
+impl crate::Kernel<'_> {
+    /// The one place where the interpreter's lock and atomic ops reach
+    /// their object's implementation.
+    pub(crate) fn locking_op(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        op: &crate::program::Op,
+        step: u8,
+    ) -> crate::interp::Flow {
+        use crate::interp::Flow;
+        use crate::program::Op;
+        use crate::task::Mode;
+        match op {
+            Op::MutexLock(r) => {
+                let m = self.instance(t, r);
+                self.mutex_lock(c, t, m, step)
+            }
+            Op::MutexUnlock(r) => {
+                let m = self.instance(t, r);
+                self.mutex_unlock(c, t, m);
+                self.advance(t);
+                Flow::Next
+            }
+            Op::SpinLock {
+                lock,
+                mode,
+                irqsave,
+            } => {
+                let l = self.instance(t, lock);
+                self.spin_lock(c, t, l, *mode, *irqsave)
+            }
+            Op::SpinUnlock {
+                lock,
+                mode,
+                irqrestore,
+            } => {
+                let l = self.instance(t, lock);
+                self.spin_unlock(c, t, l, *mode, *irqrestore)
+            }
+            Op::Down(r) => {
+                let s = self.instance(t, r);
+                self.down(c, t, s, step)
+            }
+            Op::Up(r) => {
+                let s = self.instance(t, r);
+                self.up(c, t, s);
+                Flow::Next
+            }
+            Op::CpusReadLock => self.cpus_read_lock(c, t),
+            Op::CpusReadUnlock => {
+                self.cpus_read_unlock(c, t);
+                Flow::Next
+            }
+            Op::CpusWriteLock => self.cpus_write_lock(c, t, step),
+            Op::CpusWriteUnlock => {
+                self.cpus_write_unlock(c, t);
+                Flow::Next
+            }
+            Op::AtomicRmw(r) | Op::AtomicRead(r) => {
+                let l = self.instance(t, r);
+                let now = self.now;
+                let line = &mut self.objects.atomics[l as usize];
+                let done = if matches!(op, Op::AtomicRmw(_)) {
+                    line.rmw(&self.cost, c, now)
+                } else {
+                    line.read(&self.cost, c, now)
+                };
+                self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+                self.advance(t);
+                Flow::Next
+            }
+            _ => unreachable!("not a locking op: {op:?}"),
+        }
+    }
+}
