@@ -142,10 +142,7 @@ impl crate::Kernel<'_> {
     /// Executes an op that touches state outside the task, at the current
     /// time, in the mechanism it belongs to.
     fn shared_op(&mut self, c: u32, t: TaskId, op: &Op) -> Flow {
-        let step = match self.tasks[t as usize].resume {
-            Resume::Op => 0,
-            Resume::Step(s) => s,
-        };
+        let resume = self.tasks[t as usize].resume;
         match op {
             Op::PreemptDisable
             | Op::PreemptEnable
@@ -164,16 +161,16 @@ impl crate::Kernel<'_> {
             | Op::CpusWriteLock
             | Op::CpusWriteUnlock
             | Op::AtomicRmw(_)
-            | Op::AtomicRead(_) => self.locking_op(c, t, op, step),
+            | Op::AtomicRead(_) => self.locking_op(c, t, op, resume),
             Op::SmpCallFunctionSingle { cpu, func, wait } => {
-                self.smp_call_function_single(c, t, cpu, func, *wait, step)
+                self.smp_call_function_single(c, t, cpu, func, *wait, smp_step(resume))
             }
             Op::SmpCallFunctionMany { cpus, func, wait } => {
-                self.smp_call_function_many(c, t, cpus, func, *wait, step)
+                self.smp_call_function_many(c, t, cpus, func, *wait, smp_step(resume))
             }
             Op::SynchronizeRcu | Op::SynchronizeRcuExpedited => {
-                if step == 0 {
-                    self.tasks[t as usize].resume = Resume::Step(1);
+                if resume != Resume::SynchronizeRcu {
+                    self.tasks[t as usize].resume = Resume::SynchronizeRcu;
                     let expedited = matches!(op, Op::SynchronizeRcuExpedited);
                     self.synchronize_rcu(c, t, expedited);
                     return Flow::Stop;
@@ -188,7 +185,7 @@ impl crate::Kernel<'_> {
                 Flow::Next
             }
             Op::Sleep { dist, overshoot } => self.hrtimer_sleep(c, t, dist, *overshoot),
-            Op::Exit => self.exit(c, t, step),
+            Op::Exit => self.exit(c, t, resume == Resume::Exit),
             _ => unreachable!("local op in shared_op"),
         }
     }
@@ -253,12 +250,12 @@ impl crate::Kernel<'_> {
 
     /// `do_exit()`: `exit_mm()` first (mm_users, the lazy reference, maybe
     /// the free), then the task is gone.
-    fn exit(&mut self, c: u32, t: TaskId, step: u8) -> Flow {
-        if step == 0 {
+    fn exit(&mut self, c: u32, t: TaskId, mm_done: bool) -> Flow {
+        if !mm_done {
             let cost = self.mm_exit(c, t);
             let task = &mut self.tasks[t as usize];
             task.batch.push(Mode::Sys, cost);
-            task.resume = Resume::Step(1);
+            task.resume = Resume::Exit;
             let end = self.now + task.batch.total();
             self.arm_cpu(c, end);
             return Flow::Stop;
@@ -403,5 +400,13 @@ impl crate::Kernel<'_> {
             Spin::None => {}
         }
         self.run_task(c, t);
+    }
+}
+
+/// The step a cross-CPU call continues at, if it is one.
+fn smp_step(resume: Resume) -> Option<SmpCallStep> {
+    match resume {
+        Resume::SmpCall(s) => Some(s),
+        _ => None,
     }
 }

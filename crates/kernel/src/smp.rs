@@ -15,11 +15,6 @@ use crate::interp::Flow;
 use crate::program::{CallFunc, CpuSet};
 use crate::task::*;
 
-/// Steps of the cross-CPU calls: after the IPI send cost, the CSDs are
-/// queued; after a local call's function, the call is done.
-const STEP_QUEUE: u8 = 1;
-const STEP_DONE: u8 = 2;
-
 impl crate::Kernel<'_> {
     /// An interrupt became pending on `c`: take it now if the CPU can.
     pub(crate) fn interrupt(&mut self, c: u32) {
@@ -159,10 +154,10 @@ impl crate::Kernel<'_> {
         cpu: &crate::program::Expr,
         func: &CallFunc,
         wait: bool,
-        step: u8,
+        step: Option<SmpCallStep>,
     ) -> Flow {
         // The target is evaluated once, when the call starts.
-        let target = if step == 0 {
+        let target = if step.is_none() {
             let v = self.eval(t, cpu);
             let task = &mut self.tasks[t as usize];
             task.smp.call_targets.clear();
@@ -173,14 +168,14 @@ impl crate::Kernel<'_> {
         } else {
             self.tasks[t as usize].smp.call_targets[0] as i64
         };
-        if step == 0 {
+        if step.is_none() {
             self.preempt_disable(t);
             self.set_units(t, func);
             if target == c as i64 {
                 // Runs func locally with IRQs off; no IPI.
                 let cost = self.func_cost(t, func);
                 self.tasks[t as usize].batch.push(Mode::Sys, cost);
-                self.tasks[t as usize].resume = Resume::Step(STEP_DONE);
+                self.tasks[t as usize].resume = Resume::SmpCall(SmpCallStep::Done);
                 return self.end_batch(c, t);
             }
             if target < 0 || target >= self.nr_cpus as i64 || !self.cpus[target as usize].online {
@@ -190,10 +185,10 @@ impl crate::Kernel<'_> {
             let send = self.cost.ipi_send;
             let task = &mut self.tasks[t as usize];
             task.batch.push(Mode::Sys, send);
-            task.resume = Resume::Step(STEP_QUEUE);
+            task.resume = Resume::SmpCall(SmpCallStep::Queue);
             return self.end_batch(c, t);
         }
-        if step == STEP_QUEUE {
+        if step == Some(SmpCallStep::Queue) {
             return self.queue_calls(c, t, func, wait);
         }
         self.smp_call_done(c, t)
@@ -209,9 +204,9 @@ impl crate::Kernel<'_> {
         cpus: &CpuSet,
         func: &CallFunc,
         wait: bool,
-        step: u8,
+        step: Option<SmpCallStep>,
     ) -> Flow {
-        if step == 0 {
+        if step.is_none() {
             self.preempt_disable(t);
             self.set_units(t, func);
             let mut targets = std::mem::take(&mut self.tasks[t as usize].smp.call_targets);
@@ -225,10 +220,10 @@ impl crate::Kernel<'_> {
             let send = self.cost.ipi_send * n;
             let task = &mut self.tasks[t as usize];
             task.batch.push(Mode::Sys, send);
-            task.resume = Resume::Step(STEP_QUEUE);
+            task.resume = Resume::SmpCall(SmpCallStep::Queue);
             return self.end_batch(c, t);
         }
-        if step == STEP_QUEUE {
+        if step == Some(SmpCallStep::Queue) {
             return self.queue_calls(c, t, func, wait);
         }
         self.smp_call_done(c, t)

@@ -134,13 +134,51 @@ pub enum Spin {
     },
 }
 
-/// What the task does when it next gets a CPU (or when its spin ends).
+/// What the task does when it next gets a CPU (or when its spin ends):
+/// start the op at `pc`, or continue the blocking op there from the step
+/// its mechanism recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resume {
     /// Interpret the op at `pc` from its start.
     Op,
-    /// Continue a multi-step op at `pc` from this step.
-    Step(u8),
+    Mutex(MutexStep),
+    CpusWriteLock(CpusWriteLockStep),
+    SmpCall(SmpCallStep),
+    /// `down()`: woken with a token.
+    Down,
+    /// `synchronize_rcu()`: the grace period is over.
+    SynchronizeRcu,
+    /// `do_exit()`: `exit_mm()` is done.
+    Exit,
+}
+
+/// Where `mutex_lock()` continues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MutexStep {
+    /// Woken on the wait list (or back from a spin while on it).
+    WokenWaiter,
+    /// Back from `schedule_preempt_disabled()` after a spin saw need_resched.
+    AfterYield,
+}
+
+/// Where `cpus_write_lock()` continues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpusWriteLockStep {
+    /// `rcu_sync_enter()`'s grace period is over.
+    AfterGp,
+    /// Take the write side (or wait for the writer before us).
+    Take,
+    /// The readers have drained.
+    Drained,
+}
+
+/// Where `smp_call_function_*()` continues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmpCallStep {
+    /// The IPIs are paid for: queue the CSDs.
+    Queue,
+    /// The call is complete.
+    Done,
 }
 
 /// Per-task CPU-time accounting, like `time(1)` plus the waits.

@@ -120,14 +120,19 @@ impl crate::Kernel<'_> {
         c: u32,
         t: TaskId,
         op: &crate::program::Op,
-        step: u8,
+        resume: crate::task::Resume,
     ) -> crate::interp::Flow {
         use crate::interp::Flow;
         use crate::program::Op;
         use crate::task::Mode;
+        use crate::task::Resume;
         match op {
             Op::MutexLock(r) => {
                 let m = self.instance(t, r);
+                let step = match resume {
+                    Resume::Mutex(s) => Some(s),
+                    _ => None,
+                };
                 self.mutex_lock(c, t, m, step)
             }
             Op::MutexUnlock(r) => {
@@ -154,7 +159,7 @@ impl crate::Kernel<'_> {
             }
             Op::Down(r) => {
                 let s = self.instance(t, r);
-                self.down(c, t, s, step)
+                self.down(c, t, s, resume == Resume::Down)
             }
             Op::Up(r) => {
                 let s = self.instance(t, r);
@@ -166,7 +171,13 @@ impl crate::Kernel<'_> {
                 self.cpus_read_unlock(c, t);
                 Flow::Next
             }
-            Op::CpusWriteLock => self.cpus_write_lock(c, t, step),
+            Op::CpusWriteLock => {
+                let step = match resume {
+                    Resume::CpusWriteLock(s) => Some(s),
+                    _ => None,
+                };
+                self.cpus_write_lock(c, t, step)
+            }
             Op::CpusWriteUnlock => {
                 self.cpus_write_unlock(c, t);
                 Flow::Next

@@ -41,10 +41,6 @@ use crate::task::*;
 use smpsim_engine::Nanos;
 use std::collections::VecDeque;
 
-/// Steps of `mutex_lock()` a task can be resumed at.
-const STEP_WOKEN_WAITER: u8 = 1;
-const STEP_AFTER_YIELD: u8 = 2;
-
 pub struct Mutex {
     /// The object this instance belongs to (for `lock_stat`).
     pub object: u32,
@@ -127,10 +123,16 @@ impl crate::Kernel<'_> {
         cost
     }
 
-    /// `mutex_lock()` at `step` (0 = first attempt).
-    pub(crate) fn mutex_lock(&mut self, c: u32, t: TaskId, m: u32, step: u8) -> Flow {
+    /// `mutex_lock()`, first attempt (`step` none) or continued.
+    pub(crate) fn mutex_lock(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        m: u32,
+        step: Option<MutexStep>,
+    ) -> Flow {
         let lock = &self.objects.mutexes[m as usize];
-        if step == 0 {
+        if step.is_none() {
             self.tasks[t as usize].wait.wait_start = self.now;
             self.tasks[t as usize].wait.want_lock = m;
             if lock.owner == NO_TASK && !lock.handoff {
@@ -163,7 +165,9 @@ impl crate::Kernel<'_> {
         }
         if lock.owner == NO_TASK && !lock.handoff {
             let mut cost = self.take_ownership(c, t, m);
-            if step == STEP_WOKEN_WAITER && self.objects.mutexes[m as usize].waiters.contains(&t) {
+            if step == Some(MutexStep::WokenWaiter)
+                && self.objects.mutexes[m as usize].waiters.contains(&t)
+            {
                 // __mutex_remove_waiter() under wait_lock.
                 self.remove_waiter(m, t);
                 let word = &mut self.objects.mutexes[m as usize].word;
@@ -174,7 +178,8 @@ impl crate::Kernel<'_> {
             self.advance(t);
             return Flow::Next;
         }
-        if step == STEP_WOKEN_WAITER && self.objects.mutexes[m as usize].waiters.front() == Some(&t)
+        if step == Some(MutexStep::WokenWaiter)
+            && self.objects.mutexes[m as usize].waiters.front() == Some(&t)
         {
             // `__mutex_trylock_or_handoff(lock, first)`.
             self.objects.mutexes[m as usize].handoff = true;
@@ -248,7 +253,7 @@ impl crate::Kernel<'_> {
             let at = lock.word.rmw(&self.cost, c, at);
             lock.word.store(&self.cost, c, at);
         }
-        self.tasks[t as usize].resume = Resume::Step(STEP_WOKEN_WAITER);
+        self.tasks[t as usize].resume = Resume::Mutex(MutexStep::WokenWaiter);
         let wait_start = self.tasks[t as usize].wait.wait_start;
         self.block(c, t);
         // Keep the lock-wait start, not the sleep start, for lock_stat.
@@ -449,10 +454,10 @@ impl crate::Kernel<'_> {
         };
         self.leave_spin(t, m);
         let task = &mut self.tasks[t as usize];
-        task.resume = Resume::Step(if self.objects.mutexes[m as usize].waiters.contains(&t) {
-            STEP_WOKEN_WAITER
+        task.resume = Resume::Mutex(if self.objects.mutexes[m as usize].waiters.contains(&t) {
+            MutexStep::WokenWaiter
         } else {
-            STEP_AFTER_YIELD
+            MutexStep::AfterYield
         });
         self.preempt_enable(t);
         self.schedule(c);

@@ -63,22 +63,23 @@ impl Default for HotplugLock {
     }
 }
 
-/// Steps of `cpus_write_lock()`.
-const STEP_AFTER_GP: u8 = 1;
-const STEP_TAKE: u8 = 2;
-const STEP_DRAINED: u8 = 3;
-
 impl crate::Kernel<'_> {
-    fn sleep_at(&mut self, c: u32, t: TaskId, step: u8) -> Flow {
-        self.tasks[t as usize].resume = Resume::Step(step);
+    fn sleep_at(&mut self, c: u32, t: TaskId, step: CpusWriteLockStep) -> Flow {
+        self.tasks[t as usize].resume = Resume::CpusWriteLock(step);
         self.block(c, t);
         Flow::Stop
     }
 
-    /// `cpus_write_lock()` at `step`.
-    pub(crate) fn cpus_write_lock(&mut self, c: u32, t: TaskId, step: u8) -> Flow {
+    /// `cpus_write_lock()`, from the start (`step` none) or continued.
+    pub(crate) fn cpus_write_lock(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        step: Option<CpusWriteLockStep>,
+    ) -> Flow {
+        use CpusWriteLockStep::*;
         let mut step = step;
-        if step == 0 {
+        if step.is_none() {
             // rcu_sync_enter()
             let lock = &mut self.hotplug_lock;
             let state = lock.gp_state;
@@ -86,18 +87,18 @@ impl crate::Kernel<'_> {
             if state == GpState::Idle {
                 lock.gp_state = GpState::Enter;
                 lock.enter_gps += 1;
-                self.tasks[t as usize].resume = Resume::Step(STEP_AFTER_GP);
+                self.tasks[t as usize].resume = Resume::CpusWriteLock(AfterGp);
                 self.synchronize_rcu(c, t, false);
                 return Flow::Stop;
             }
             if state == GpState::Enter {
                 lock.enter_waiters.push(t);
-                return self.sleep_at(c, t, STEP_TAKE);
+                return self.sleep_at(c, t, Take);
             }
             lock.enter_skips += 1;
-            step = STEP_TAKE;
+            step = Some(Take);
         }
-        if step == STEP_AFTER_GP {
+        if step == Some(AfterGp) {
             // The synchronous rcu_sync_func(): GP_ENTER -> GP_PASSED.
             let lock = &mut self.hotplug_lock;
             if lock.gp_state == GpState::Enter {
@@ -107,18 +108,18 @@ impl crate::Kernel<'_> {
             for w in waiters {
                 self.wake_up(w, c);
             }
-            step = STEP_TAKE;
+            step = Some(Take);
         }
-        if step == STEP_TAKE {
+        if step == Some(Take) {
             let lock = &mut self.hotplug_lock;
             if lock.block {
                 lock.write_waiters.push_back(t);
-                return self.sleep_at(c, t, STEP_TAKE);
+                return self.sleep_at(c, t, Take);
             }
             lock.block = true;
             if lock.readers > 0 {
                 lock.drain_waiter = t;
-                return self.sleep_at(c, t, STEP_DRAINED);
+                return self.sleep_at(c, t, Drained);
             }
         }
         self.advance(t);
@@ -184,9 +185,11 @@ impl crate::Kernel<'_> {
             self.advance(t);
             return Flow::Next;
         }
-        // Sleep until the writer is done, then try again.
+        // Sleep until the writer is done, then try again from the start.
         lock.read_waiters.push(t);
-        self.sleep_at(c, t, 1)
+        self.tasks[t as usize].resume = Resume::Op;
+        self.block(c, t);
+        Flow::Stop
     }
 
     /// `cpus_read_unlock()`.

@@ -16,9 +16,9 @@ pub struct Semaphore {
 }
 
 impl crate::Kernel<'_> {
-    /// `down()` at `step` (1 = woken with a token).
-    pub(crate) fn down(&mut self, c: u32, t: TaskId, s: u32, step: u8) -> Flow {
-        if step == 1 {
+    /// `down()`; `woken`: back with a token handed over by `up()`.
+    pub(crate) fn down(&mut self, c: u32, t: TaskId, s: u32, woken: bool) -> Flow {
+        if woken {
             self.advance(t);
             return Flow::Next;
         }
@@ -32,7 +32,7 @@ impl crate::Kernel<'_> {
             return Flow::Next;
         }
         sem.waiters.push_back(t);
-        self.tasks[t as usize].resume = Resume::Step(1);
+        self.tasks[t as usize].resume = Resume::Down;
         self.block(c, t);
         Flow::Stop
     }
