@@ -56,17 +56,7 @@ impl Mm {
     }
 }
 
-/// Lazy-TLB counters of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct MmStats {
-    /// Atomic operations on `mm_count` for lazy references.
-    pub lazy_refcount_ops: u64,
-    /// IPIs sent by `cleanup_lazy_tlbs()` at the final `__mmdrop()`.
-    pub shootdown_ipis: u64,
-    pub mms_freed: u64,
-    /// Findings of the mm-lifetime checker.
-    pub violations: u64,
-}
+pub use crate::result::MmStats;
 
 impl crate::Kernel<'_> {
     fn mode(&self) -> LazyTlb {

@@ -22,7 +22,7 @@ pub struct RunResult {
     /// Context switches in the measured part of the run (all CPUs).
     pub context_switches: u64,
     /// Lazy-TLB counters.
-    pub mm: crate::mm::MmStats,
+    pub mm: MmStats,
     /// `cpu.stat` of every bandwidth-limited cgroup.
     pub cfs_bandwidth: Vec<BandwidthStat>,
     pub findings: Vec<Finding>,
@@ -208,4 +208,16 @@ impl Detector {
             Detector::OfflineWithTasks => "offline_with_tasks",
         }
     }
+}
+
+/// Lazy-TLB counters of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MmStats {
+    /// Atomic operations on `mm_count` for lazy references.
+    pub lazy_refcount_ops: u64,
+    /// IPIs sent by `cleanup_lazy_tlbs()` at the final `__mmdrop()`.
+    pub shootdown_ipis: u64,
+    pub mms_freed: u64,
+    /// Findings of the mm-lifetime checker.
+    pub violations: u64,
 }
