@@ -59,9 +59,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-fn digest(scenario: &str, sets: &[&str]) -> String {
+fn run(scenario: &str, sets: &[&str], format: &str) -> Vec<u8> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_smpsim"));
-    cmd.args(["run", repo(scenario).to_str().unwrap(), "--format", "json"]);
+    cmd.args(["run", repo(scenario).to_str().unwrap(), "--format", format]);
     for s in sets {
         cmd.args(["--set", s]);
     }
@@ -71,14 +71,29 @@ fn digest(scenario: &str, sets: &[&str]) -> String {
         "{scenario}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    out.stdout
+}
+
+/// Digests of the JSON and of the text report (host-time lines aside).
+fn digest(scenario: &str, sets: &[&str]) -> String {
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&run(scenario, sets, "json")).expect("JSON");
     for var in v["variants"].as_array_mut().expect("variants") {
         var["stats"]
             .as_object_mut()
             .expect("stats")
             .remove("wall_seconds");
     }
-    format!("{:016x}", fnv1a(v.to_string().as_bytes()))
+    let text = String::from_utf8(run(scenario, sets, "text")).expect("UTF-8");
+    let text: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("engine ["))
+        .collect();
+    format!(
+        "{:016x} {:016x}",
+        fnv1a(v.to_string().as_bytes()),
+        fnv1a(text.join("\n").as_bytes())
+    )
 }
 
 #[test]
