@@ -97,6 +97,21 @@ fn ratio(v: f64, base: f64) -> String {
 /// the first variant.
 pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     let mut out = String::new();
+    header(&mut out, scenario, machine, runs);
+    counters(&mut out, runs);
+    histograms(&mut out, runs);
+    cpu_time(&mut out, runs);
+    preempt_off_windows(&mut out, runs);
+    task_groups(&mut out, runs);
+    time1(&mut out, runs);
+    lock_stat(&mut out, runs);
+    switches(&mut out, runs);
+    findings(&mut out, runs);
+    out
+}
+
+/// The scenario, machine, run length and the variants.
+fn header(out: &mut String, scenario: &str, machine: &str, runs: &[VariantRun]) {
     let first = &runs[0].result;
     let _ = writeln!(
         out,
@@ -122,10 +137,12 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
         let _ = writeln!(out, "  {:<18} {}", r.variant, r.description);
     }
     out.push('\n');
+}
+
+/// Counters, matched by name (variants may differ in what they count).
+fn counters(out: &mut String, runs: &[VariantRun]) {
     let names: Vec<String> = runs.iter().map(|r| r.variant.clone()).collect();
     let multi = runs.len() > 1;
-
-    // Counters, matched by name (variants may differ in what they count).
     let counter_names = union(runs, |r| {
         r.result.counters.iter().map(|c| c.name.as_str()).collect()
     });
@@ -148,11 +165,13 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
             }
             t.row(row);
         }
-        t.render(&mut out);
+        t.render(out);
         out.push('\n');
     }
+}
 
-    // Histograms, matched by name.
+/// Latency histograms, matched by name.
+fn histograms(out: &mut String, runs: &[VariantRun]) {
     let hist_names = union(runs, |r| {
         r.result
             .histograms
@@ -183,11 +202,13 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
                 t.row(row);
             }
         }
-        t.render(&mut out);
+        t.render(out);
         out.push('\n');
     }
+}
 
-    // CPU time split and section maxima.
+/// CPU time split and section maxima.
+fn cpu_time(out: &mut String, runs: &[VariantRun]) {
     let mut t = Table::new(
         [
             "cpu time",
@@ -227,11 +248,14 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
             fmt_ns(mi as f64),
         ]);
     }
-    t.render(&mut out);
+    t.render(out);
     out.push('\n');
+}
 
-    // Per-CPU preempt-off windows (the seed 001 table), when there are
-    // several windows.
+/// Per-CPU preempt-off windows (the seed 001 table) when there are several,
+/// and the CPUs with sections longer than 1 ms.
+fn preempt_off_windows(out: &mut String, runs: &[VariantRun]) {
+    let first = &runs[0].result;
     let windows = first
         .cpus
         .first()
@@ -258,7 +282,7 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
             fmt_ns(window_len(first) as f64),
             windows
         );
-        t.render(&mut out);
+        t.render(out);
         out.push('\n');
     }
     let long: Vec<(usize, &crate::VariantRun)> = runs
@@ -279,11 +303,14 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
             t.row(row);
         }
         out.push_str("preempt-off sections longer than 1 ms (CPUs with none omitted)\n");
-        t.render(&mut out);
+        t.render(out);
         out.push('\n');
     }
+}
 
-    // Task groups.
+/// Task groups, times per task.
+fn task_groups(out: &mut String, runs: &[VariantRun]) {
+    let first = &runs[0].result;
     let mut t = Table::new(
         [
             "task group",
@@ -318,10 +345,12 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
         }
     }
     out.push_str("(times per task)\n");
-    t.render(&mut out);
+    t.render(out);
     out.push('\n');
+}
 
-    // time(1) of tasks that ran to completion.
+/// time(1) of tasks that ran to completion.
+fn time1(out: &mut String, runs: &[VariantRun]) {
     let before_time = out.len();
     for r in runs {
         for g in &r.result.task_groups {
@@ -352,8 +381,11 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     if out.len() > before_time {
         out.push('\n');
     }
+}
 
-    // lock_stat.
+/// The `lock_stat` table.
+fn lock_stat(out: &mut String, runs: &[VariantRun]) {
+    let first = &runs[0].result;
     if !first.locks.is_empty() {
         let mut t = Table::new(
             [
@@ -401,11 +433,13 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
             }
         }
         out.push_str("lock_stat\n");
-        t.render(&mut out);
+        t.render(out);
         out.push('\n');
     }
+}
 
-    // Context switches and lazy TLB.
+/// Context switches and lazy TLB.
+fn switches(out: &mut String, runs: &[VariantRun]) {
     for r in runs {
         let m = &r.result.mm;
         if r.result.context_switches > 0 || m.mms_freed > 0 {
@@ -426,8 +460,10 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
             );
         }
     }
+}
 
-    // Findings.
+/// Detector findings and engine statistics.
+fn findings(out: &mut String, runs: &[VariantRun]) {
     for r in runs {
         if r.result.findings.is_empty() {
             let _ = writeln!(out, "detectors [{}]: nothing reported", r.variant);
@@ -455,5 +491,4 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
             r.result.stats.events as f64 / r.result.stats.wall_seconds.max(1e-9) / 1e6
         );
     }
-    out
 }
