@@ -440,8 +440,56 @@ impl<'s> Kernel<'s> {
 
     fn finish(&mut self, stats: smpsim_engine::EngineStats) -> RunResult {
         let spec = self.spec;
-        let measured = self.now.saturating_sub(spec.warmup).max(1) as f64 / 1e9;
-        let counters = spec
+        // Close the per-task state accounting.
+        for t in 0..self.tasks.len() as u32 {
+            let state = self.tasks[t as usize].state;
+            self.set_state(t, state);
+            self.check_hung_task(t);
+        }
+        RunResult {
+            nr_cpus: self.nr_cpus,
+            replicas: 1,
+            duration_ns: spec.duration,
+            warmup_ns: spec.warmup,
+            seed: spec.seed,
+            counters: self.counter_results(),
+            histograms: spec
+                .histograms
+                .iter()
+                .zip(&self.metrics.hists)
+                .map(|(name, h)| summarize(name, h))
+                .collect(),
+            cpus: self.cpu_results(),
+            task_groups: self.task_group_results(),
+            context_switches: self.cpus.iter().map(|c| c.nr_switches).sum(),
+            mm: self.mm_stats,
+            locks: self.lock_results(),
+            cfs_bandwidth: self
+                .pools
+                .iter()
+                .map(|p| BandwidthStat {
+                    cgroup: spec.cgroups[p.cgroup].name.clone(),
+                    nr_periods: p.nr_periods,
+                    nr_throttled: p.nr_throttled,
+                    nr_unthrottled: p.nr_unthrottled,
+                    usage_ns: p.usage,
+                })
+                .collect(),
+            findings: std::mem::take(&mut self.metrics.findings),
+            stats: RunStats {
+                events: stats.events,
+                stale_events: stats.stale_events,
+                simulated_ns: self.now,
+                wall_seconds: 0.0,
+            },
+            raw_histograms: std::mem::take(&mut self.metrics.hists),
+        }
+    }
+
+    /// Counters with their rates over the measured part of the run.
+    fn counter_results(&self) -> Vec<CounterResult> {
+        let measured = self.now.saturating_sub(self.spec.warmup).max(1) as f64 / 1e9;
+        self.spec
             .counters
             .iter()
             .zip(&self.metrics.counters)
@@ -450,16 +498,13 @@ impl<'s> Kernel<'s> {
                 count,
                 rate: count as f64 / measured,
             })
-            .collect();
-        let histograms = spec
-            .histograms
-            .iter()
-            .zip(&self.metrics.hists)
-            .map(|(name, h)| summarize(name, h))
-            .collect();
+            .collect()
+    }
+
+    /// Each CPU's time split, section maxima and per-window maxima.
+    fn cpu_results(&self) -> Vec<CpuResult> {
         let w = self.metrics.windows;
-        let cpus = self
-            .cpus
+        self.cpus
             .iter()
             .map(|cpu| {
                 let c = cpu.id as usize;
@@ -478,14 +523,14 @@ impl<'s> Kernel<'s> {
                     irq_off_windows: iw,
                 }
             })
-            .collect();
-        // Close the per-task state accounting.
-        for t in 0..self.tasks.len() as u32 {
-            let state = self.tasks[t as usize].state;
-            self.set_state(t, state);
-            self.check_hung_task(t);
-        }
-        let mut task_groups: Vec<TaskGroupResult> = spec
+            .collect()
+    }
+
+    /// Each task group's summed times, exits and wall times (and, for small
+    /// groups, each task's).
+    fn task_group_results(&self) -> Vec<TaskGroupResult> {
+        let mut task_groups: Vec<TaskGroupResult> = self
+            .spec
             .task_groups
             .iter()
             .map(|tg| TaskGroupResult {
@@ -525,46 +570,17 @@ impl<'s> Kernel<'s> {
         for g in &mut task_groups {
             g.wall_mean_ns /= g.exited.max(1) as u64;
         }
-        RunResult {
-            nr_cpus: self.nr_cpus,
-            replicas: 1,
-            duration_ns: spec.duration,
-            warmup_ns: spec.warmup,
-            seed: spec.seed,
-            counters,
-            histograms,
-            cpus,
-            task_groups,
-            context_switches: self.cpus.iter().map(|c| c.nr_switches).sum(),
-            mm: self.mm_stats,
-            locks: {
-                let now = self.lock_line_transfers();
-                let mut locks = std::mem::take(&mut self.metrics.locks);
-                for (i, l) in locks.iter_mut().enumerate() {
-                    l.bounces = now[i] - self.bounce_base.get(i).copied().unwrap_or(0);
-                }
-                locks
-            },
-            cfs_bandwidth: self
-                .pools
-                .iter()
-                .map(|p| BandwidthStat {
-                    cgroup: spec.cgroups[p.cgroup].name.clone(),
-                    nr_periods: p.nr_periods,
-                    nr_throttled: p.nr_throttled,
-                    nr_unthrottled: p.nr_unthrottled,
-                    usage_ns: p.usage,
-                })
-                .collect(),
-            findings: std::mem::take(&mut self.metrics.findings),
-            stats: RunStats {
-                events: stats.events,
-                stale_events: stats.stale_events,
-                simulated_ns: self.now,
-                wall_seconds: 0.0,
-            },
-            raw_histograms: std::mem::take(&mut self.metrics.hists),
+        task_groups
+    }
+
+    /// The `lock_stat` rows, with the line bounces of the measured part.
+    fn lock_results(&mut self) -> Vec<crate::result::LockStat> {
+        let now = self.lock_line_transfers();
+        let mut locks = std::mem::take(&mut self.metrics.locks);
+        for (i, l) in locks.iter_mut().enumerate() {
+            l.bounces = now[i] - self.bounce_base.get(i).copied().unwrap_or(0);
         }
+        locks
     }
 }
 
