@@ -609,6 +609,23 @@ mod tests {
         assert!(r.task_groups[1].total.spin >= 3 * 99 * US);
     }
 
+    /// `struct mutex` is one line: a contended arrival's failed
+    /// `__mutex_trylock_fast()` cmpxchg and its `osq_lock()` xchg, the
+    /// release in `mutex_unlock()` and the spinner's cmpxchg that takes the
+    /// lock are each a transaction on it, and the OSQ head re-fetches it
+    /// after every write.
+    #[test]
+    fn every_step_of_a_contended_acquisition_touches_the_mutex_line() {
+        let s = contenders(4, 100 * US, 5 * MS);
+        let mut k = Kernel::new(&s);
+        k.run();
+        let word = &k.objects.mutexes[0].word;
+        // 1 uncontended take + 3 x (failed fast path, OSQ xchg, cmpxchg)
+        // + 4 releases.
+        assert_eq!(word.rmws, 1 + 3 * 3 + 4, "{word:?}");
+        assert!(word.refetches >= 3, "{word:?}");
+    }
+
     /// A spinner whose CPU has other work stops spinning when the tick sets
     /// need_resched, and sleeps on the wait list instead.
     #[test]

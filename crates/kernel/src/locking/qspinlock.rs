@@ -129,3 +129,67 @@ impl SpinningLock for Qspinlock {
         (self.word.rmws, self.word.transfers)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::costs::CostNs;
+
+    fn env<'a>(
+        cost: &'a CostNs,
+        grants: &'a mut Vec<(TaskId, LockMode, Nanos)>,
+        now: Nanos,
+    ) -> Env<'a> {
+        Env {
+            now,
+            cost,
+            grants,
+            timer: None,
+        }
+    }
+
+    fn taker(task: TaskId) -> Taker {
+        Taker {
+            task,
+            cpu: task,
+            mode: LockMode::Exclusive,
+        }
+    }
+
+    /// queued_spin_lock_slowpath(): the second CPU takes the pending bit,
+    /// the third queues with xchg_tail(); every arrival writes the lock
+    /// word; the pending waiter gets the lock first, then the queue head.
+    #[test]
+    fn arrivals_write_the_word_and_pending_goes_before_the_queue() {
+        let m = crate::testkit::flat_machine(4);
+        let cost = CostNs::new(&m);
+        let mut grants = Vec::new();
+        let mut l = Qspinlock::new(4);
+        assert!(l.lock(&mut env(&cost, &mut grants, 0), taker(0)).is_some());
+        let rmws = l.word.rmws;
+        assert!(l
+            .lock(&mut env(&cost, &mut grants, 1_000), taker(1))
+            .is_none());
+        // The failed cmpxchg, then queued_fetch_set_pending_acquire().
+        assert_eq!(l.word.rmws, rmws + 2);
+        assert!(l
+            .lock(&mut env(&cost, &mut grants, 2_000), taker(2))
+            .is_none());
+        // The failed cmpxchg, then xchg_tail().
+        assert_eq!(l.word.rmws, rmws + 4);
+        assert_eq!(
+            l.word.nr_pollers(),
+            2,
+            "the pending waiter and the queue head"
+        );
+        l.unlock(&mut env(&cost, &mut grants, 10_000), taker(0));
+        assert_eq!(grants.len(), 1);
+        assert_eq!(grants[0].0, 1, "the pending waiter first");
+        assert!(grants[0].2 > 10_000);
+        grants.clear();
+        l.unlock(&mut env(&cost, &mut grants, 20_000), taker(1));
+        assert_eq!(grants[0].0, 2);
+        assert!(l.holds(2, LockMode::Exclusive));
+        assert_eq!(l.word.nr_pollers(), 0);
+    }
+}
