@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 smpsim=${SMPSIM:-./target/release/smpsim}
 machine=${1:-opteron-6172-48}
-variants=(qspinlock ticket tas tas_backoff)
+variants=(qspinlock ticket tas tas_backoff mcs)
 counts=${2:-"1 2 4 6 8 12 16 24 32 40 48"}
 echo "cpus,${variants[*]}" | tr ' ' ','
 for n in $counts; do

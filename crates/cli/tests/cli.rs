@@ -102,7 +102,7 @@ duration = "1ms"
 [machine]
 preset = "generic-x86"
 [objects]
-l = { type = "spinlock", kind = "mcs" }
+l = { type = "spinlock", kind = "bogus" }
 [[tasks]]
 name = "t"
 per_cpu = 1
@@ -112,7 +112,7 @@ code = [ { op = "spin_guard", lock = "l", body = [] } ]
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("unknown-kind.toml:7:"), "{stderr}");
     assert!(
-        stderr.contains("mcs") && stderr.contains("qspinlock"),
+        stderr.contains("bogus") && stderr.contains("qspinlock"),
         "{stderr}"
     );
 }

@@ -60,3 +60,21 @@ fn no_two_modules_import_each_other() {
     assert!(graph.contains_key("locking") && graph.contains_key("ids"));
     assert!(graph["ids"].is_empty(), "ids is a leaf: {:?}", graph["ids"]);
 }
+
+/// Every lock implementation in the registry is documented for scenario
+/// writers.
+#[test]
+fn every_lock_kind_is_in_the_scenario_format_doc() {
+    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/scenario-format.md");
+    let doc = std::fs::read_to_string(doc).unwrap();
+    for k in smpsim_kernel::locking::LOCK_KINDS {
+        let row = format!("| `{}` | `{}`", k.object_type, k.name);
+        assert!(
+            doc.lines()
+                .any(|l| l.replace(' ', "").starts_with(&row.replace(' ', ""))),
+            "docs/scenario-format.md has no row for {} kind `{}`",
+            k.object_type,
+            k.name
+        );
+    }
+}

@@ -105,6 +105,7 @@ fn every_kind_hands_the_lock_to_everyone() {
         ("ticket", false),
         ("tas", false),
         ("tas", true),
+        ("mcs", false),
     ] {
         let s = lock_scaling(
             preset_machine("opteron-6172-48"),

@@ -164,7 +164,7 @@ mod properties {
         /// is conserved.
         #[test]
         fn ownership_is_sound_and_everyone_progresses(
-            kind in prop::sample::select(vec!["qspinlock", "ticket", "tas", "tas+backoff", "qrwlock"]),
+            kind in prop::sample::select(vec!["qspinlock", "ticket", "tas", "tas+backoff", "mcs", "qrwlock"]),
             cpus in 2u32..12,
             hold in 50u64..3_000,
             think in 0u64..3_000,

@@ -222,19 +222,19 @@ fn rwlock_ops_and_guards_emit_modes_and_irqsave() {
 
 #[test]
 fn unknown_kind_lists_the_kinds_of_that_type() {
-    let text = with_object("tk", r#"tk = { type = "spinlock", kind = "mcs" }"#);
+    let text = with_object("tk", r#"tk = { type = "spinlock", kind = "bogus" }"#);
     let e = err(&text);
     assert_eq!(
         e.message,
         format!(
-            "unknown spinlock kind `mcs`; expected one of: {}",
+            "unknown spinlock kind `bogus`; expected one of: {}",
             listed(kind_names("spinlock"))
         )
     );
     assert!(e.message.contains("`qspinlock`, `ticket`, `tas`"));
     assert_eq!(
         at(&e),
-        (12, col(&text, 12, "\"mcs\""), "\"mcs\"".to_string())
+        (12, col(&text, 12, "\"bogus\""), "\"bogus\"".to_string())
     );
     let help = e.help.unwrap();
     assert!(help.contains("`ticket`"), "{help}");

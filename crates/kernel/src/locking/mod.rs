@@ -13,6 +13,7 @@
 //! Adding an implementation is one new file with a [`LockKindInfo`] and one
 //! line in [`LOCK_KINDS`].
 
+pub mod mcs;
 pub mod mutex;
 pub mod objects;
 pub mod osq;
@@ -32,7 +33,13 @@ use crate::spec::LockOptions;
 use crate::task::TaskId;
 
 /// Every spinning-lock implementation smpsim knows.
-pub static LOCK_KINDS: &[LockKindInfo] = &[qspinlock::KIND, ticket::KIND, tas::KIND, qrwlock::KIND];
+pub static LOCK_KINDS: &[LockKindInfo] = &[
+    qspinlock::KIND,
+    ticket::KIND,
+    tas::KIND,
+    mcs::KIND,
+    qrwlock::KIND,
+];
 
 /// A spinning-lock implementation, as a scenario names it.
 pub struct LockKindInfo {

@@ -30,7 +30,7 @@ pub const KIND: LockKindInfo = LockKindInfo {
     object_type: "spinlock",
     default: false,
     options: &["backoff"],
-    summary: "test-and-set: waiters hammer the word with xchg (backoff = true: test-and-test-and-set with exponential backoff)",
+    summary: "test-and-set: waiters hammer the word with xchg (backoff = true: exponential backoff between attempts)",
     new: |options, nr_cpus| Box::new(Tas::new(options.backoff, nr_cpus)),
 };
 
