@@ -91,6 +91,11 @@ pub struct Taker {
     pub mode: LockMode,
 }
 
+/// `holds()` for a lock with one exclusive owner.
+pub(crate) fn held_by(owner: Option<Taker>, task: TaskId, mode: LockMode) -> bool {
+    mode == LockMode::Exclusive && owner.is_some_and(|o| o.task == task)
+}
+
 /// What a lock operation may use and report.
 pub struct Env<'a> {
     pub now: Nanos,

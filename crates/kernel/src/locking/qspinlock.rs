@@ -122,7 +122,7 @@ impl SpinningLock for Qspinlock {
     }
 
     fn holds(&self, task: TaskId, mode: LockMode) -> bool {
-        mode == LockMode::Exclusive && self.owner.is_some_and(|o| o.task == task)
+        super::held_by(self.owner, task, mode)
     }
 
     fn line_stats(&self) -> (u64, u64) {

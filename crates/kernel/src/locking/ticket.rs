@@ -77,7 +77,7 @@ impl SpinningLock for Ticket {
     }
 
     fn holds(&self, task: TaskId, mode: LockMode) -> bool {
-        mode == LockMode::Exclusive && self.owner.is_some_and(|o| o.task == task)
+        super::held_by(self.owner, task, mode)
     }
 
     fn line_stats(&self) -> (u64, u64) {
