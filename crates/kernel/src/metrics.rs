@@ -20,14 +20,23 @@ pub struct Thresholds {
     pub hung_task: Nanos,
 }
 
+impl Thresholds {
+    /// From the kernel's own knobs: `watchdog_thresh` (hard lockup, and
+    /// twice it for a soft lockup), `hung_task_timeout_secs`,
+    /// `csd_lock_timeout`.
+    pub fn from_knobs(k: &crate::spec::Knobs) -> Self {
+        Thresholds {
+            hard_lockup: k.watchdog_thresh,
+            soft_lockup: 2 * k.watchdog_thresh,
+            csd_lock_timeout: k.csd_lock_timeout,
+            hung_task: k.hung_task_timeout,
+        }
+    }
+}
+
 impl Default for Thresholds {
     fn default() -> Self {
-        Thresholds {
-            hard_lockup: 10_000_000_000,
-            soft_lockup: 20_000_000_000,
-            csd_lock_timeout: 5_000_000_000,
-            hung_task: 120_000_000_000,
-        }
+        Thresholds::from_knobs(&crate::spec::Knobs::default())
     }
 }
 

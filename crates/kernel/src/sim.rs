@@ -61,6 +61,7 @@ impl<'s> Kernel<'s> {
         );
         let (objects, lock_stats) = Objects::build(spec, nr_cpus);
         metrics.locks = lock_stats;
+        metrics.thresholds = crate::metrics::Thresholds::from_knobs(&spec.knobs);
 
         let (groups, pools, group_index) = crate::sched::cfs_bandwidth::build(spec, nr_cpus);
         let mut tasks = Vec::new();

@@ -45,6 +45,13 @@ pub struct Knobs {
     /// `CONFIG_RCU_FANOUT_LEAF`: CPUs per leaf rcu_node.
     pub rcu_fanout_leaf: u32,
     pub lazy_tlb: LazyTlb,
+    /// `kernel.watchdog_thresh`: the hard-lockup threshold; the soft-lockup
+    /// one is twice it.
+    pub watchdog_thresh: Nanos,
+    /// `kernel.hung_task_timeout_secs`.
+    pub hung_task_timeout: Nanos,
+    /// `smp.csd_lock_timeout` (`CONFIG_CSD_LOCK_WAIT_DEBUG`).
+    pub csd_lock_timeout: Nanos,
 }
 
 impl Default for Knobs {
@@ -65,6 +72,9 @@ impl Default for Knobs {
             rcu_node_cost: 1_000,
             rcu_fanout_leaf: 16,
             lazy_tlb: LazyTlb::Refcount,
+            watchdog_thresh: 10_000_000_000,
+            hung_task_timeout: 120_000_000_000,
+            csd_lock_timeout: 5_000_000_000,
         }
     }
 }

@@ -205,3 +205,40 @@ mod properties {
         }
     }
 }
+
+/// khungtaskd's threshold is the `hung_task_timeout_secs` knob: a waiter
+/// blocked on a mutex past it is reported, and not with the default.
+#[test]
+fn hung_task_timeout_is_a_knob() {
+    let run = |timeout: Option<u64>| {
+        let mut s = spec(flat_machine(2), 20 * MS);
+        if let Some(t) = timeout {
+            s.knobs.hung_task_timeout = t;
+        }
+        let lock = ObjRef {
+            object: mutex(&mut s, "m", false, false),
+            index: None,
+        };
+        for (name, cpu, hold) in [("holder", 0, 10 * MS), ("waiter", 1, US)] {
+            forever(
+                &mut s,
+                name,
+                vec![cpu],
+                Policy::Normal,
+                vec![
+                    Op::Work(Dist::Const(if cpu == 0 { 0 } else { US })),
+                    Op::MutexLock(lock.clone()),
+                    Op::Work(Dist::Const(hold)),
+                    Op::MutexUnlock(lock.clone()),
+                    Op::Exit,
+                ],
+            );
+        }
+        simulate(&s)
+            .findings
+            .iter()
+            .any(|f| f.detector == "hung_task")
+    };
+    assert!(run(Some(MS)));
+    assert!(!run(None));
+}

@@ -151,6 +151,13 @@ fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
                 }
             },
         },
+        watchdog_thresh: positive(&k.watchdog_thresh, d.watchdog_thresh, "watchdog_thresh")?,
+        hung_task_timeout: positive(
+            &k.hung_task_timeout_secs,
+            d.hung_task_timeout,
+            "hung_task_timeout_secs",
+        )?,
+        csd_lock_timeout: positive(&k.csd_lock_timeout, d.csd_lock_timeout, "csd_lock_timeout")?,
     })
 }
 

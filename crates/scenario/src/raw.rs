@@ -150,6 +150,9 @@ pub(crate) struct RawKernel {
     pub rcu_node_cost: Option<S<String>>,
     pub rcu_fanout_leaf: Option<S<i64>>,
     pub lazy_tlb: Option<S<String>>,
+    pub watchdog_thresh: Option<S<String>>,
+    pub hung_task_timeout_secs: Option<S<String>>,
+    pub csd_lock_timeout: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -191,3 +191,24 @@ fn machine_overrides_and_cgroups() {
     assert_eq!(spec.task_groups[0].cgroup, Some(1));
     assert_ne!(spec.task_groups[0].mm, spec.task_groups[1].mm);
 }
+
+/// The detectors' thresholds are `[kernel]` knobs with the kernel's names.
+#[test]
+fn detector_thresholds_are_kernel_knobs() {
+    let text = SMALL.replace(
+        "[objects]",
+        "[kernel]\nwatchdog_thresh = \"2s\"\nhung_task_timeout_secs = \"30s\"\ncsd_lock_timeout = \"100ms\"\n\n[objects]",
+    );
+    let spec = parse(Path::new("t.toml"), text)
+        .unwrap()
+        .compile(None, &[])
+        .unwrap();
+    assert_eq!(spec.knobs.watchdog_thresh, 2_000_000_000);
+    assert_eq!(spec.knobs.hung_task_timeout, 30_000_000_000);
+    assert_eq!(spec.knobs.csd_lock_timeout, 100_000_000);
+    let defaults = parse(Path::new("t.toml"), SMALL.to_string())
+        .unwrap()
+        .compile(None, &[])
+        .unwrap();
+    assert_eq!(defaults.knobs.hung_task_timeout, 120_000_000_000);
+}
