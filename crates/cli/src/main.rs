@@ -13,6 +13,14 @@ mod run;
 use clap::Parser;
 
 fn main() {
+    // Die quietly when the reader of our output goes away (`| head`), as
+    // command-line tools do, instead of panicking in `println!`.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any
+    // thread starts; no handler is installed.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = cli::Cli::parse();
     let code = match cli.command {
         cli::Command::Run(args) => run::main(args),

@@ -392,3 +392,49 @@ fn trace_is_valid_and_each_cpu_timeline_is_ordered() {
     assert_eq!(last_end.len(), 16, "every CPU has a timeline");
     assert!(spins > 0, "waiters spin on this contended mutex");
 }
+
+/// `-o` writes through devices and symlinks instead of replacing them, and
+/// `-o -` is stdout.
+#[test]
+fn output_paths_are_written_not_replaced() {
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    let run = |out: &str| {
+        smpsim()
+            .args([
+                "run",
+                scenario.to_str().unwrap(),
+                "--set",
+                "scenario.duration=15ms",
+                "-o",
+                out,
+            ])
+            .output()
+            .unwrap()
+    };
+    // A character device stays one.
+    assert!(run("/dev/null").status.success());
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    // A symlink stays a symlink; its target gets the result.
+    let dir = std::env::temp_dir().join(format!("smpsim-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (target, link) = (dir.join("target.txt"), dir.join("link.txt"));
+    std::fs::write(&target, "old").unwrap();
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("target.txt", &link).unwrap();
+    assert!(run(link.to_str().unwrap()).status.success());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let written = std::fs::read_to_string(&target).unwrap();
+    assert!(written.starts_with("mutex-contention"), "{written}");
+    // `-` is standard output, not a file named `-`.
+    let out = run("-");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("mutex-contention"));
+    assert!(!PathBuf::from("-").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
