@@ -438,3 +438,22 @@ fn output_paths_are_written_not_replaced() {
     assert!(!PathBuf::from("-").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A window table that would not fit in memory is refused with the knob
+/// that caused it, not an abort.
+#[test]
+fn huge_window_tables_are_refused() {
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    for set in [
+        "kernel.latency_window=1ns",
+        "scenario.duration=18446744073709551615ns",
+    ] {
+        let out = smpsim()
+            .args(["run", scenario.to_str().unwrap(), "--set", set])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{set}: {stderr}");
+        assert!(stderr.contains("do not fit in memory"), "{set}: {stderr}");
+    }
+}

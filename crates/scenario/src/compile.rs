@@ -161,6 +161,37 @@ fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
     })
 }
 
+/// Per-CPU maxima are kept per `latency_window` of the measured time (two
+/// tables of one u64 per CPU per window): refuse a run whose tables would
+/// not fit in memory, rather than abort allocating them.
+fn check_window_tables(
+    raw: &RawDoc,
+    measured: Nanos,
+    window: Nanos,
+    nr_cpus: usize,
+) -> DResult<()> {
+    /// 2^27 cells: 1 GiB of tables.
+    const MAX_CELLS: u64 = 1 << 27;
+    let windows = (measured / window).max(1);
+    let cells = windows.saturating_mul(2 * nr_cpus as u64);
+    if cells <= MAX_CELLS {
+        return Ok(());
+    }
+    let fits = (MAX_CELLS / (2 * nr_cpus as u64)).max(1);
+    let at = raw
+        .kernel
+        .as_ref()
+        .and_then(|k| k.get_ref().latency_window.as_ref())
+        .map_or(raw.scenario.get_ref().duration.span(), |w| w.span());
+    Err(Diag::new(
+        at,
+        format!(
+            "{windows} latency windows per CPU on {nr_cpus} CPUs do not fit in memory (at most {fits}): \
+             make `latency_window` longer or `duration` shorter"
+        ),
+    ))
+}
+
 /// A jiffies count knob: 1 to 300 jiffies, as the kernel clamps them.
 fn jiffies(v: &Option<S<i64>>, what: &str) -> DResult<Option<u32>> {
     match v {
@@ -307,6 +338,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
     };
     let knobs = knobs(&dur, raw.kernel.as_ref())?;
     let nr = machine.nr_cpus();
+    check_window_tables(&raw, duration_ns - warmup, knobs.latency_window, nr)?;
 
     // [objects]
     let mut objects = Vec::new();
