@@ -12,6 +12,11 @@ use crate::event::*;
 use crate::program::*;
 use crate::task::*;
 
+/// Ops interpreted per step before simulated time must move on.
+const OPS_PER_STEP: u32 = 10_000;
+/// Steps in a row without time after which a task is stuck (10 million ops).
+const TIMELESS_STEPS: u32 = 1_000;
+
 /// What a mechanism op did.
 pub(crate) enum Flow {
     /// Done; interpret the next op (the op may have added work to the batch).
@@ -32,13 +37,15 @@ impl crate::Kernel<'_> {
         let spec = self.spec;
         let program = &spec.task_groups[self.tasks[t as usize].group as usize].program;
         let mut steps = 0u32;
+        let mut timeless = false;
         loop {
             steps += 1;
-            if steps > 10_000 {
+            if steps > OPS_PER_STEP {
                 // A loop with no time in it must not stall simulated time.
                 let task = &mut self.tasks[t as usize];
                 if task.batch.is_empty() {
                     task.batch.push(task.mode, 1);
+                    timeless = true;
                 }
                 break;
             }
@@ -132,11 +139,37 @@ impl crate::Kernel<'_> {
             }
             match self.shared_op(c, t, op) {
                 Flow::Next => continue,
-                Flow::Stop => return,
+                Flow::Stop => {
+                    self.tasks[t as usize].timeless_steps = 0;
+                    return;
+                }
             }
+        }
+        if timeless {
+            self.timeless_step(c, t);
+        } else {
+            self.tasks[t as usize].timeless_steps = 0;
         }
         let end = self.now + self.tasks[t as usize].batch.total();
         self.arm_cpu(c, end);
+    }
+
+    /// The task ran `OPS_PER_STEP` ops without any taking time. A program
+    /// that keeps doing so can never reach the end of the run: after
+    /// `TIMELESS_STEPS` such steps in a row, report it as the kernel's
+    /// softlockup watchdog would a CPU stuck in a loop, and end the run.
+    fn timeless_step(&mut self, c: u32, t: TaskId) {
+        let task = &mut self.tasks[t as usize];
+        task.timeless_steps += 1;
+        if task.timeless_steps < TIMELESS_STEPS {
+            return;
+        }
+        let pc = task.pc;
+        let program = &self.spec.task_groups[task.group as usize].program;
+        let op = format!("{:?}", program.ops[pc as usize]);
+        let name = self.task_name(t);
+        self.metrics.no_progress(c, self.now, &name, pc, &op);
+        self.stuck = true;
     }
 
     /// Executes an op that touches state outside the task, at the current

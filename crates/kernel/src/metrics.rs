@@ -216,6 +216,19 @@ impl Metrics {
         );
     }
 
+    /// A task runs ops forever without simulated time passing: on a real
+    /// CPU that is a loop the softlockup watchdog would catch.
+    pub fn no_progress(&mut self, cpu: u32, now: Nanos, task: &str, pc: u32, op: &str) {
+        self.finding(
+            Detector::SoftLockup,
+            now,
+            cpu,
+            format!(
+                "BUG: soft lockup - CPU#{cpu} stuck: {task} loops without using any time, at op #{pc} ({op}); the run stops here"
+            ),
+        );
+    }
+
     /// lockdep's "bad unlock balance": a release of a lock the task does
     /// not hold (in that mode).
     pub fn bad_unlock(&mut self, cpu: u32, now: Nanos, task: &str, op: &str, lock: &str) {

@@ -39,6 +39,8 @@ pub struct Kernel<'s> {
     pub(crate) live_tasks: usize,
     /// Every task has exited; the run ends shortly.
     ending: bool,
+    /// A task loops without using time: the run ends now.
+    pub(crate) stuck: bool,
     /// The timeline being recorded, if asked for.
     pub trace: Option<crate::trace::Recorder>,
     pub(crate) rcu: crate::rcu::Rcu,
@@ -86,6 +88,7 @@ impl<'s> Kernel<'s> {
                     slice_start: 0,
                     batch: Batch::default(),
                     gen: 0,
+                    timeless_steps: 0,
                     times: TaskTimes::default(),
                     exited_at: None,
 
@@ -115,6 +118,7 @@ impl<'s> Kernel<'s> {
             cost: crate::costs::CostNs::new(&spec.machine),
             live_tasks: 0,
             ending: false,
+            stuck: false,
             trace: None,
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
             mms: Vec::new(),
@@ -627,6 +631,9 @@ impl Model for Kernel<'_> {
             engine.schedule(at, ev);
         }
         if let Event::Run(RunEvent::AllExited) = event {
+            return Handled::Stop;
+        }
+        if self.stuck {
             return Handled::Stop;
         }
         if self.live_tasks == 0 && handled == Handled::Done && !self.ending {

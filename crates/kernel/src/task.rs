@@ -217,6 +217,8 @@ pub struct Task {
     pub batch: Batch,
     /// Invalidates `SpinEnd` and `Timer` events sent earlier.
     pub gen: u32,
+    /// Interpreter steps in a row in which no op took any time.
+    pub timeless_steps: u32,
     pub irq: IrqState,
     pub wait: WaitState,
     pub smp: SmpCall,

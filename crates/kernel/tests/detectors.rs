@@ -1,0 +1,48 @@
+//! Detectors that end a run which could otherwise never end.
+
+use smpsim_kernel::testkit::*;
+use smpsim_kernel::*;
+
+/// A loop whose ops take no time would never let simulated time reach the
+/// end of the run: it is reported as a soft lockup naming the op, and the
+/// run stops.
+#[test]
+fn a_loop_without_time_is_a_soft_lockup_and_stops_the_run() {
+    let mut s = spec(flat_machine(2), 1_000_000_000);
+    let c = counter(&mut s, "c");
+    forever(
+        &mut s,
+        "spinner",
+        vec![0],
+        Policy::Normal,
+        vec![Op::Count(c)],
+    );
+    let r = simulate(&s);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.detector == "soft_lockup")
+        .expect("a soft lockup");
+    assert!(
+        f.message.contains("spinner/0") && f.message.contains("Count"),
+        "{f:?}"
+    );
+    assert!(r.stats.simulated_ns < 1_000_000, "{}", r.stats.simulated_ns);
+}
+
+/// A loop that takes time, however little, is not one.
+#[test]
+fn a_loop_with_time_runs_to_the_end() {
+    let mut s = spec(flat_machine(2), 2_000_000);
+    let c = counter(&mut s, "c");
+    forever(
+        &mut s,
+        "worker",
+        vec![0],
+        Policy::Normal,
+        vec![Op::Count(c), Op::Work(Dist::Const(1))],
+    );
+    let r = simulate(&s);
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(r.stats.simulated_ns, 2_000_000);
+}
