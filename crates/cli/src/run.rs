@@ -68,6 +68,14 @@ pub fn main(args: RunArgs) -> i32 {
             .collect()
     };
     if let Some(n) = args.seeds {
+        if n == 0 {
+            return fail("error: --seeds 0: there is nothing to explore; give 1 or more");
+        }
+        if args.trace.is_some() {
+            return fail(
+                "error: --trace records one run; it cannot be combined with --seeds (replay a seed with --seed N --trace FILE)",
+            );
+        }
         return explore(&scenario, &args, &variants, &sets, n);
     }
     let runs = match run_variants(&scenario, &variants, &sets) {

@@ -457,3 +457,33 @@ fn huge_window_tables_are_refused() {
         assert!(stderr.contains("do not fit in memory"), "{set}: {stderr}");
     }
 }
+
+/// Inputs that used to be accepted and give a silently wrong run.
+#[test]
+fn silently_wrong_inputs_are_refused() {
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    let s = scenario.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["run", s, "--set", "machine.costs.syscall.ns=-500"],
+            "invalid machine cost",
+        ),
+        (vec!["run", s, "--seeds", "0"], "--seeds 0"),
+        (
+            vec![
+                "run",
+                s,
+                "--seeds",
+                "2",
+                "--trace",
+                "/tmp/never-written.json",
+            ],
+            "cannot be combined with --seeds",
+        ),
+    ] {
+        let out = smpsim().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}

@@ -268,7 +268,7 @@ impl crate::Kernel<'_> {
         let task = &mut self.tasks[t as usize];
         task.pc += 1;
         task.resume = Resume::Op;
-        task.wait.wake_deadline = self.now + ns;
+        task.wait.wake_deadline = self.now.saturating_add(ns);
         task.wait.overshoot_hist = overshoot;
         let gen = task.gen.wrapping_add(1);
         task.gen = gen;
@@ -308,12 +308,23 @@ impl crate::Kernel<'_> {
     }
 
     /// The mutex instance an object reference names for task `t`.
+    /// An index outside `[0, nr_cpu_ids)` would be a wild `per_cpu_ptr()`
+    /// in the kernel: it is reported, and the run stops.
     pub(crate) fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32 {
         let base = self.objects.first_instance(r.object);
         match &r.index {
             None => base,
             Some(e) => {
-                let i = self.eval(t, e).rem_euclid(self.nr_cpus as i64);
+                let i = self.eval(t, e);
+                if i < 0 || i >= self.nr_cpus as i64 {
+                    let name = self.task_name(t);
+                    let object = self.spec.objects[r.object as usize].name.clone();
+                    let c = self.tasks[t as usize].cpu;
+                    self.metrics
+                        .bad_index(c, self.now, &name, &object, i, self.nr_cpus);
+                    self.stuck = true;
+                    return base;
+                }
                 base + i as u32
             }
         }

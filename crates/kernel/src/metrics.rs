@@ -229,6 +229,26 @@ impl Metrics {
         );
     }
 
+    /// A per-CPU object indexed outside `[0, nr_cpu_ids)`.
+    pub fn bad_index(
+        &mut self,
+        cpu: u32,
+        now: Nanos,
+        task: &str,
+        object: &str,
+        index: i64,
+        nr: u32,
+    ) {
+        self.finding(
+            Detector::BadPerCpuIndex,
+            now,
+            cpu,
+            format!(
+                "BUG: {task} indexed per-CPU `{object}` with {index}, outside [0, {nr}) (nr_cpu_ids); the run stops here"
+            ),
+        );
+    }
+
     /// lockdep's "bad unlock balance": a release of a lock the task does
     /// not hold (in that mode).
     pub fn bad_unlock(&mut self, cpu: u32, now: Nanos, task: &str, op: &str, lock: &str) {

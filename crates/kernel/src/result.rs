@@ -190,6 +190,8 @@ pub enum Detector {
     MmLeak,
     /// A CPU went offline with tasks placed on it.
     OfflineWithTasks,
+    /// A per-CPU object indexed outside `[0, nr_cpu_ids)`.
+    BadPerCpuIndex,
 }
 
 impl Detector {
@@ -206,6 +208,7 @@ impl Detector {
             Detector::MmDoubleFree => "mm_double_free",
             Detector::MmLeak => "mm_leak",
             Detector::OfflineWithTasks => "offline_with_tasks",
+            Detector::BadPerCpuIndex => "bad_percpu_index",
         }
     }
 }

@@ -46,3 +46,37 @@ fn a_loop_with_time_runs_to_the_end() {
     assert!(r.findings.is_empty(), "{:?}", r.findings);
     assert_eq!(r.stats.simulated_ns, 2_000_000);
 }
+
+/// A per-CPU index outside `[0, nr_cpu_ids)` is reported, not wrapped onto
+/// another CPU's instance.
+#[test]
+fn a_per_cpu_index_out_of_range_is_reported_and_stops_the_run() {
+    let mut s = spec(flat_machine(4), 1_000_000);
+    let m = mutex(&mut s, "pm", true, true);
+    let lock = ObjRef {
+        object: m,
+        index: Some(Expr::Const(-7)),
+    };
+    forever(
+        &mut s,
+        "t",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::MutexLock(lock.clone()),
+            Op::MutexUnlock(lock),
+            Op::Work(Dist::Const(100)),
+        ],
+    );
+    let r = simulate(&s);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.detector == "bad_percpu_index")
+        .expect("a bad per-CPU index finding");
+    assert!(
+        f.message.contains("`pm`") && f.message.contains("-7"),
+        "{f:?}"
+    );
+    assert!(r.stats.simulated_ns < 1_000_000);
+}

@@ -121,9 +121,28 @@ impl Machine {
         self.topology.nr_cpus()
     }
 
-    /// Checks the topology and that every node distance has a cost.
+    /// Checks the topology, that every cost is a finite number of
+    /// nanoseconds, not negative, and that every node distance has a cost.
     pub fn validate(&self) -> Result<(), String> {
         self.topology.validate()?;
+        let by_distance = self
+            .costs
+            .line_transfer
+            .by_node_distance
+            .iter()
+            .map(|c| ("line_transfer.by_node_distance", c.ns));
+        for (name, ns) in self
+            .cost_list()
+            .into_iter()
+            .map(|(n, c)| (n, c.ns))
+            .chain(by_distance)
+        {
+            if !ns.is_finite() || !(0.0..=1e15).contains(&ns) {
+                return Err(format!(
+                    "costs.{name}.ns = {ns}: a cost is a number of nanoseconds between 0 and 1e15"
+                ));
+            }
+        }
         let lt = &self.costs.line_transfer;
         if let Some(table) = &self.topology.node_distance {
             for d in table.iter().flatten().filter(|&&d| d != 10) {

@@ -98,6 +98,21 @@ pub(crate) fn build(
     )))
     .map_err(|e| Diag::from_toml(&e, 0, span.clone()))?;
     if let Err(msg) = machine.validate() {
+        if let Some(cost) = msg.strip_prefix("costs.") {
+            // `costs.NAME.ns = ...` or `costs.line_transfer.FIELD.ns = ...`:
+            // point at the cost's own table.
+            let name = cost.split(".ns").next().unwrap_or("");
+            let path: Vec<&str> = name.split('.').chain(["ns"]).collect();
+            let mut at = keep.get("costs");
+            for key in &path {
+                match at.and_then(|v| v.get_ref().as_table()?.get(*key)) {
+                    Some(v) => at = Some(v),
+                    None => break,
+                }
+            }
+            let at = at.map_or(span, |v| v.span());
+            return Err(Diag::new(at, format!("invalid machine cost: {msg}")));
+        }
         let topo = keep.get("topology");
         let at = TOPOLOGY_FIELDS
             .iter()
