@@ -113,11 +113,23 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
 /// The scenario, machine, run length and the variants.
 fn header(out: &mut String, scenario: &str, machine: &str, runs: &[VariantRun]) {
     let first = &runs[0].result;
+    // A run cut short (an event budget, a detector that stops it) says how
+    // far it got.
+    let planned = first.duration_ns.saturating_mul(first.replicas as u64);
+    let reached = if first.stats.simulated_ns < planned {
+        format!(
+            "{} of {}",
+            fmt_ns(first.stats.simulated_ns as f64 / first.replicas.max(1) as f64),
+            fmt_ns(first.duration_ns as f64)
+        )
+    } else {
+        fmt_ns(first.duration_ns as f64)
+    };
     let _ = writeln!(
         out,
         "{scenario} on {machine} ({} CPUs), {} simulated{}{}, seed {}",
         first.nr_cpus,
-        fmt_ns(first.duration_ns as f64),
+        reached,
         if first.replicas > 1 {
             format!(" x {} replicas", first.replicas)
         } else {
