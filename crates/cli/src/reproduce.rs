@@ -29,17 +29,22 @@ struct MetricRow {
     source: String,
 }
 
+/// Where the cases are: `--scenarios DIR`, else the scenarios shipped with
+/// this build (whatever the current directory), else `./scenarios`.
 fn scenario_dir(arg: Option<&Path>) -> PathBuf {
     if let Some(p) = arg {
         return p.to_path_buf();
     }
-    let here = PathBuf::from("scenarios");
-    if here.is_dir() {
-        return here;
+    let shipped = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios"));
+    if shipped.is_dir() {
+        return shipped;
     }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios"))
+    PathBuf::from("scenarios")
 }
 
+/// Every scenario of `dir` with a `[reproduce]` section. A file without one
+/// is not a case: if it does not even load, it is skipped with a warning
+/// rather than failing every case.
 fn load_cases(dir: &Path) -> Result<Vec<Scenario>, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("error: {}: {e} (use --scenarios DIR)", dir.display()))?
@@ -49,10 +54,30 @@ fn load_cases(dir: &Path) -> Result<Vec<Scenario>, String> {
     files.sort();
     let mut cases = Vec::new();
     for f in files {
-        let s = smpsim_scenario::load(&f).map_err(|e| e.to_string())?;
-        if s.reproduce.is_some() {
-            cases.push(s);
+        match smpsim_scenario::load(&f) {
+            Ok(s) if s.reproduce.is_some() => cases.push(s),
+            Ok(_) => {}
+            Err(e) => {
+                let text = std::fs::read_to_string(&f).unwrap_or_default();
+                if text
+                    .lines()
+                    .any(|l| l.trim_start().starts_with("[reproduce"))
+                {
+                    return Err(e.to_string());
+                }
+                eprintln!(
+                    "reproduce: skipping {} (not a case, and it does not load: {})",
+                    f.display(),
+                    e.to_string().lines().next().unwrap_or("")
+                );
+            }
         }
+    }
+    if cases.is_empty() {
+        return Err(format!(
+            "error: no cases in {}: no scenario there has a [reproduce] section (use --scenarios DIR)",
+            dir.display()
+        ));
     }
     Ok(cases)
 }

@@ -487,3 +487,35 @@ fn silently_wrong_inputs_are_refused() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+/// `reproduce` with no cases fails instead of printing an empty table, and
+/// a broken file that is not a case does not break the others.
+#[test]
+fn reproduce_needs_cases_and_skips_broken_non_cases() {
+    let dir = std::env::temp_dir().join(format!("smpsim-cases-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let list = || {
+        smpsim()
+            .args(["reproduce", "list", "--scenarios", dir.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let out = list();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no cases"));
+    std::fs::copy(
+        repo("scenarios/slow-mutex.toml"),
+        dir.join("slow-mutex.toml"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("broken.toml"), "garbage = [").unwrap();
+    let out = list();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("slow-mutex"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("skipping"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
