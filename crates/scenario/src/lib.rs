@@ -14,6 +14,7 @@ mod duration;
 mod error;
 mod expr;
 mod machine;
+mod objects;
 mod ops;
 mod raw;
 mod reproduce;

@@ -212,7 +212,8 @@ pub(crate) struct RawTask {
 }
 
 /// One op: every field any op kind takes. Which fields a kind allows is
-/// checked when compiling (see `ops::FIELDS`).
+/// checked when compiling, against its entry in the op registry
+/// (`ops::registry::OPS`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawOp {

@@ -1,0 +1,300 @@
+//! `[objects]`: the kernel objects a scenario declares, and the names code
+//! refers to them by.
+
+use std::collections::HashMap;
+
+use smpsim_kernel::locking;
+use smpsim_kernel::{LockOptions, ObjectDecl, ObjectKind};
+
+use crate::error::{list, DResult, Diag, Sources, StrErr};
+use crate::ops::{split_lockref, LockKind, ObjEntry};
+use crate::raw::{Entries, RawObject, S};
+
+/// The declared objects: what the kernel gets, and every name (aliases
+/// too) for compiling code against.
+pub(crate) struct Objects {
+    pub decls: Vec<ObjectDecl>,
+    pub entries: HashMap<String, ObjEntry>,
+    /// In declaration order.
+    pub names: Vec<String>,
+}
+
+/// An object's `type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Type {
+    Mutex,
+    Spinlock,
+    Rwlock,
+    Atomic,
+    Semaphore,
+    Alias,
+}
+
+const TYPES: &[(&str, Type)] = &[
+    ("mutex", Type::Mutex),
+    ("spinlock", Type::Spinlock),
+    ("rwlock", Type::Rwlock),
+    ("atomic", Type::Atomic),
+    ("semaphore", Type::Semaphore),
+    ("alias", Type::Alias),
+];
+
+/// What one `[objects]` entry declares.
+enum Declared {
+    Object(ObjectKind, LockKind),
+    Alias(S<String>),
+}
+
+/// Checks and declares the `[objects]` table.
+pub(crate) fn declare(
+    srcs: &Sources,
+    table: Option<&S<Entries<S<RawObject>>>>,
+) -> DResult<Objects> {
+    let mut out = Objects {
+        decls: Vec::new(),
+        entries: HashMap::new(),
+        names: Vec::new(),
+    };
+    for (name, obj) in table.map_or(&[][..], |o| &o.get_ref().0) {
+        let n = name.get_ref();
+        check_name(name)?;
+        let entry = match declared(obj)? {
+            Declared::Alias(to) => ObjEntry::Alias { to },
+            Declared::Object(kind, lock_kind) => {
+                let per_cpu = obj.get_ref().per_cpu.as_ref().is_some_and(|v| *v.get_ref());
+                out.decls.push(ObjectDecl {
+                    name: n.clone(),
+                    kind,
+                    per_cpu,
+                });
+                ObjEntry::Lock {
+                    id: (out.decls.len() - 1) as u32,
+                    per_cpu,
+                    kind: lock_kind,
+                }
+            }
+        };
+        out.names.push(n.clone());
+        out.entries.insert(n.clone(), entry);
+    }
+    check_aliases(srcs, &out.entries, &out.names)?;
+    Ok(out)
+}
+
+/// An object name is a plain name: no index, no brackets, no spaces
+/// around it.
+fn check_name(name: &S<String>) -> DResult<()> {
+    let n = name.get_ref();
+    if split_lockref(n)
+        .map(|(r, i)| r.len() != n.len() || i.is_some())
+        .unwrap_or(true)
+        || n.contains(['[', ']'])
+    {
+        return Err(Diag::new(
+            name.span(),
+            format!("`{n}` cannot be an object name"),
+        ));
+    }
+    Ok(())
+}
+
+/// One entry, checked against the fields its type takes.
+fn declared(obj: &S<RawObject>) -> DResult<Declared> {
+    let o = obj.get_ref();
+    let type_name = o.kind.get_ref().as_str();
+    let Some(&(_, ty)) = TYPES.iter().find(|(n, _)| *n == type_name) else {
+        let names: Vec<&str> = TYPES.iter().map(|(n, _)| *n).collect();
+        return Err(Diag::new(
+            o.kind.span(),
+            format!(
+                "unknown object type `{type_name}`; expected one of: {}",
+                names.join(", ")
+            ),
+        ));
+    };
+    check_fields(o, ty)?;
+    let (kind, lock_kind) = match ty {
+        Type::Mutex => {
+            let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
+            (ObjectKind::Mutex { spin }, LockKind::Mutex)
+        }
+        Type::Spinlock | Type::Rwlock => {
+            // A spinning lock always spins: `spin` would be meaningless.
+            not_for(&o.spin, "spin", type_name)?;
+            let lock_kind = if ty == Type::Rwlock {
+                LockKind::Rwlock
+            } else {
+                LockKind::Spinlock
+            };
+            (spinning_kind(o, type_name)?, lock_kind)
+        }
+        Type::Atomic => {
+            not_for(&o.spin, "spin", type_name)?;
+            (ObjectKind::Atomic, LockKind::Atomic)
+        }
+        Type::Semaphore => {
+            not_for(&o.spin, "spin", type_name)?;
+            let initial = initial(o)?;
+            (ObjectKind::Semaphore { initial }, LockKind::Semaphore)
+        }
+        Type::Alias => {
+            not_for(&o.per_cpu, "per_cpu", "alias")?;
+            not_for(&o.spin, "spin", "alias")?;
+            let Some(to) = &o.to else {
+                return Err(Diag::new(
+                    obj.span(),
+                    "an alias needs `to = \"OBJECT\"` or `to = \"OBJECT[INDEX]\"`",
+                ));
+            };
+            return Ok(Declared::Alias(to.clone()));
+        }
+    };
+    Ok(Declared::Object(kind, lock_kind))
+}
+
+/// The fields only some types take, refused on the others.
+fn check_fields(o: &RawObject, ty: Type) -> DResult<()> {
+    let type_name = o.kind.get_ref().as_str();
+    if !matches!(ty, Type::Spinlock | Type::Rwlock) {
+        not_for(&o.lock_kind, "kind", type_name)?;
+        not_for(&o.backoff, "backoff", type_name)?;
+    }
+    if ty != Type::Semaphore {
+        not_for(&o.initial, "initial", type_name)?;
+    }
+    if ty != Type::Alias {
+        if let Some(to) = &o.to {
+            return Err(Diag::new(to.span(), "`to` is only for `type = \"alias\"`"));
+        }
+    }
+    Ok(())
+}
+
+/// A semaphore's `initial` tokens.
+fn initial(o: &RawObject) -> DResult<u32> {
+    match &o.initial {
+        None => Ok(0),
+        Some(v) => u32::try_from(*v.get_ref())
+            .map_err(|_| Diag::new(v.span(), "`initial` must be a count of tokens, >= 0")),
+    }
+}
+
+/// An error at a field that the object's type does not take.
+fn not_for<T>(f: &Option<S<T>>, field: &str, type_name: &str) -> DResult<()> {
+    match f {
+        Some(v) => Err(Diag::new(
+            v.span(),
+            format!("`{field}` is not a field of a `{type_name}` object"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The implementation of a `spinlock` or `rwlock` object: its `kind` (the
+/// registry's default without one) and options, checked against
+/// [`locking::LOCK_KINDS`].
+fn spinning_kind(o: &RawObject, type_name: &str) -> DResult<ObjectKind> {
+    let name = o.lock_kind.as_ref().map(|k| k.get_ref().as_str());
+    let Some(info) = locking::find_kind(type_name, name) else {
+        let known = list(locking::kind_names(type_name));
+        return Err(match &o.lock_kind {
+            Some(k) => Diag::new(
+                k.span(),
+                format!(
+                    "unknown {type_name} kind `{}`; expected one of: {known}",
+                    k.get_ref()
+                ),
+            )
+            .help(kind_summaries(type_name)),
+            None => Diag::new(
+                o.kind.span(),
+                format!("no {type_name} kind is the default; choose one with `kind`: {known}"),
+            ),
+        });
+    };
+    let mut options = LockOptions::default();
+    if let Some(b) = &o.backoff {
+        if !info.options.contains(&"backoff") {
+            let takers: Vec<&str> = locking::LOCK_KINDS
+                .iter()
+                .filter(|k| k.options.contains(&"backoff"))
+                .map(|k| k.name)
+                .collect();
+            let which = if o.lock_kind.is_some() {
+                format!("`{}`", info.name)
+            } else {
+                format!("`{}` (the default {type_name})", info.name)
+            };
+            return Err(Diag::new(
+                b.span(),
+                format!(
+                    "kind {which} has no `backoff` option; only {} take it",
+                    list(&takers)
+                ),
+            )
+            .help(kind_summaries(type_name)));
+        }
+        options.backoff = *b.get_ref();
+    }
+    Ok(ObjectKind::Spinlock {
+        kind: info.name.to_string(),
+        options,
+    })
+}
+
+/// One line per implementation of `type_name`, for help texts.
+fn kind_summaries(type_name: &str) -> String {
+    let kinds: Vec<String> = locking::LOCK_KINDS
+        .iter()
+        .filter(|k| k.object_type == type_name)
+        .map(|k| {
+            let options = if k.options.is_empty() {
+                String::new()
+            } else {
+                format!(" [options: {}]", k.options.join(", "))
+            };
+            format!(
+                "`{}`{}{options}: {}",
+                k.name,
+                if k.default { " (default)" } else { "" },
+                k.summary
+            )
+        })
+        .collect();
+    format!("{type_name} kinds: {}", kinds.join("; "))
+}
+
+/// Every alias must lead to a declared object without a cycle.
+fn check_aliases(
+    srcs: &Sources,
+    entries: &HashMap<String, ObjEntry>,
+    names: &[String],
+) -> DResult<()> {
+    for start in names {
+        let mut seen = vec![start.as_str()];
+        let mut cur = start.as_str();
+        while let Some(ObjEntry::Alias { to }) = entries.get(cur) {
+            let (r, _) = split_lockref(to.get_ref()).map_err(|e: StrErr| {
+                let span = srcs.sub_span(&to.span(), to.get_ref(), e.range.clone());
+                e.at(span)
+            })?;
+            let target = &to.get_ref()[r.clone()];
+            if !entries.contains_key(target) {
+                return Err(Diag::new(
+                    srcs.sub_span(&to.span(), to.get_ref(), r),
+                    format!("unknown object `{target}`"),
+                )
+                .help(format!("declared objects: {}", list(names))));
+            }
+            if seen.contains(&target) {
+                return Err(Diag::new(
+                    to.span(),
+                    format!("aliases form a cycle: {} -> {target}", seen.join(" -> ")),
+                ));
+            }
+            seen.push(target);
+            cur = target;
+        }
+    }
+    Ok(())
+}

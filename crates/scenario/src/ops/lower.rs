@@ -1,0 +1,334 @@
+//! The lowering functions of the op registry: each emits one checked op's
+//! IR. The ops without fields, the CPU ops and the object ops are lowered
+//! by `Emitter::op` from their registry entry alone.
+
+use smpsim_kernel::program::{CallFunc, CmpOp, Cond, CpuSet, Expr, ObjRef, ObjectId, Op};
+
+use super::registry::{Family, LockAction, LockOp, OpDef};
+use super::{intern, need, split_lockref, split_top_level, Emitter};
+use crate::error::{list, DResult, Diag, StrErr};
+use crate::raw::{RawExpr, RawOp, S};
+
+pub(super) fn work(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let d = e.dist(need(&op.get_ref().time, op, "time")?)?;
+    e.push(Op::Work(d));
+    Ok(())
+}
+
+pub(super) fn syscall(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    need(&r.name, op, "name")?;
+    e.push(Op::SyscallEnter);
+    e.block(need(&r.body, op, "body")?.get_ref())?;
+    e.push(Op::SyscallExit);
+    Ok(())
+}
+
+pub(super) fn call_single(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let cpu = e.expr(need(&r.cpu, op, "cpu")?)?;
+    let func = e.call_func(op)?;
+    e.push(Op::SmpCallFunctionSingle {
+        cpu,
+        func,
+        wait: wait(r),
+    });
+    Ok(())
+}
+
+pub(super) fn call_many(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let cpus = e.cpuset(need(&r.cpus, op, "cpus")?)?;
+    let func = e.call_func(op)?;
+    e.push(Op::SmpCallFunctionMany {
+        cpus,
+        func,
+        wait: wait(r),
+    });
+    Ok(())
+}
+
+/// A cross-CPU call's `wait`: synchronous unless told otherwise, as most
+/// callers in the kernel are.
+fn wait(r: &RawOp) -> bool {
+    r.wait.as_ref().map(|w| *w.get_ref()).unwrap_or(true)
+}
+
+pub(super) fn sleep(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let dist = e.dist(need(&r.time, op, "time")?)?;
+    let overshoot = r
+        .overshoot
+        .as_ref()
+        .map(|h| intern(&mut e.ctx.histograms, h.get_ref()));
+    e.push(Op::Sleep { dist, overshoot });
+    Ok(())
+}
+
+pub(super) fn set(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let slot = e.slot_of(need(&r.var, op, "var")?)?;
+    let expr = e.expr(need(&r.value, op, "value")?)?;
+    e.push(Op::Set { slot, expr });
+    Ok(())
+}
+
+/// `if`: a jump over `then` unless the condition holds, and one over
+/// `else` at the end of `then`.
+pub(super) fn branch(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let cond = e.cond(need(&r.cond, op, "cond")?)?;
+    let branch = e.push(Op::JumpUnless(cond, 0));
+    e.block(need(&r.then, op, "then")?.get_ref())?;
+    match &r.else_ {
+        Some(else_) => {
+            let skip = e.push(Op::Jump(0));
+            e.patch(branch, e.pc());
+            e.block(else_.get_ref())?;
+            e.patch(skip, e.pc());
+        }
+        None => e.patch(branch, e.pc()),
+    }
+    Ok(())
+}
+
+/// `loop`: forever, or a counted loop on a hidden variable.
+pub(super) fn repeat(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let count = need(&r.count, op, "count")?;
+    let body = need(&r.body, op, "body")?;
+    if matches!(count.get_ref(), RawExpr::Text(t) if t.trim() == "forever") {
+        if body.get_ref().is_empty() {
+            return Err(Diag::new(
+                body.span(),
+                "a `forever` loop needs a body that takes time",
+            ));
+        }
+        let start = e.pc();
+        e.block(body.get_ref())?;
+        e.push(Op::Jump(start));
+        return Ok(());
+    }
+    let n = e.expr(count)?;
+    if let Expr::Const(c) = n {
+        if c < 0 {
+            return Err(Diag::new(
+                count.span(),
+                format!("loop count cannot be negative (got {c})"),
+            ));
+        }
+    }
+    let slot = e.new_slot(format!(" loop{}", e.nslots), count.span())?;
+    e.push(Op::Set { slot, expr: n });
+    let skip = e.push(Op::JumpUnless(
+        Cond::Cmp(CmpOp::Gt, Expr::Var(slot), Expr::Const(0)),
+        0,
+    ));
+    let target = e.pc();
+    e.block(body.get_ref())?;
+    e.push(Op::LoopBack { slot, target });
+    e.patch(skip, e.pc());
+    Ok(())
+}
+
+/// `choose`: a weighted jump to one of the bodies, each ending with a jump
+/// past the others.
+pub(super) fn choose(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let options = need(&op.get_ref().options, op, "options")?;
+    if options.get_ref().is_empty() {
+        return Err(Diag::new(
+            options.span(),
+            "`choose` needs at least one option",
+        ));
+    }
+    let at = e.push(Op::Choose {
+        cumulative: Vec::new(),
+    });
+    let mut total: u64 = 0;
+    let mut cumulative = Vec::new();
+    let mut to_end = Vec::new();
+    let last = options.get_ref().len() - 1;
+    for (i, choice) in options.get_ref().iter().enumerate() {
+        let w = &choice.get_ref().weight;
+        if *w.get_ref() <= 0 {
+            return Err(Diag::new(w.span(), "weights must be positive integers"));
+        }
+        total = total
+            .checked_add(*w.get_ref() as u64)
+            .ok_or_else(|| Diag::new(w.span(), "weights add up to too much"))?;
+        cumulative.push((total, e.pc()));
+        e.block(choice.get_ref().body.get_ref())?;
+        if i < last {
+            to_end.push(e.push(Op::Jump(0)));
+        }
+    }
+    let end = e.pc();
+    for j in to_end {
+        e.patch(j, end);
+    }
+    e.ops[at] = Op::Choose { cumulative };
+    Ok(())
+}
+
+pub(super) fn count(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let counter = need(&op.get_ref().counter, op, "counter")?;
+    let c = intern(&mut e.ctx.counters, counter.get_ref());
+    e.push(Op::Count(c));
+    Ok(())
+}
+
+pub(super) fn mark(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let slot = e.slot_of(need(&op.get_ref().var, op, "var")?)?;
+    e.push(Op::Mark(slot));
+    Ok(())
+}
+
+pub(super) fn record(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let slot = e.slot_of(need(&r.since, op, "since")?)?;
+    let hist = intern(&mut e.ctx.histograms, need(&r.hist, op, "hist")?.get_ref());
+    e.push(Op::RecordSince { hist, slot });
+    Ok(())
+}
+
+/// `call`: the function's body, inlined.
+pub(super) fn call(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let name = need(&op.get_ref().func_name, op, "fn")?;
+    let Some(body) = e.ctx.functions.get(name.get_ref()).copied() else {
+        let mut known: Vec<&String> = e.ctx.functions.keys().collect();
+        known.sort();
+        return Err(Diag::new(
+            name.span(),
+            format!("unknown function `{}`", name.get_ref()),
+        )
+        .help(format!("functions: {}", list(known))));
+    };
+    if e.calls.contains(name.get_ref()) {
+        return Err(Diag::new(
+            name.span(),
+            format!("function `{}` calls itself", name.get_ref()),
+        ));
+    }
+    e.calls.push(name.get_ref().clone());
+    e.block(body.get_ref())?;
+    e.calls.pop();
+    Ok(())
+}
+
+impl Emitter<'_, '_> {
+    /// The mutex, spinlock and rwlock ops: take, release, or a guard (take,
+    /// body, release). The `_irqsave`/`_irqrestore` forms (and guards with
+    /// `irqsave`) also disable and restore local interrupts.
+    pub(super) fn emit_lock(&mut self, op: &S<RawOp>, def: &OpDef, l: LockOp) -> DResult<()> {
+        let r = op.get_ref();
+        let family = l.family;
+        let written = need(&r.lock, op, "lock")?;
+        let lock = self.lock(written, family.kind(), def)?;
+        let take = |lock: ObjRef, irqsave: bool| match family {
+            Family::Mutex => Op::MutexLock(lock),
+            _ => Op::SpinLock {
+                lock,
+                mode: family.mode(),
+                irqsave,
+            },
+        };
+        let release = |lock: ObjRef, irqrestore: bool| match family {
+            Family::Mutex => Op::MutexUnlock(lock),
+            _ => Op::SpinUnlock {
+                lock,
+                mode: family.mode(),
+                irqrestore,
+            },
+        };
+        match l.action {
+            LockAction::Lock => {
+                self.taken.insert((lock.object, family));
+                self.push(take(lock, l.irq));
+            }
+            LockAction::Unlock => {
+                self.note_release(written, lock.object, family, def.name);
+                self.push(release(lock, l.irq));
+            }
+            LockAction::Guard => {
+                let irqsave = r.irqsave.as_ref().is_some_and(|v| *v.get_ref());
+                self.taken.insert((lock.object, family));
+                self.push(take(lock.clone(), irqsave));
+                self.block(need(&r.body, op, "body")?.get_ref())?;
+                self.push(release(lock, irqsave));
+            }
+        }
+        Ok(())
+    }
+
+    /// Remembers the first release of `object` by the op family `family`,
+    /// for the check that the program also takes it (see [`super::compile`]).
+    fn note_release(&mut self, written: &S<String>, object: ObjectId, family: Family, op: &str) {
+        if !self.released_keys.insert((object, family)) {
+            return;
+        }
+        let text = written.get_ref();
+        let name_r = split_lockref(text).map_or(0..text.len(), |(r, _)| r);
+        let name = &text[name_r.clone()];
+        let prefix = family.prefix();
+        let msg = format!(
+            "`{op}` of `{name}`, but this task's code never takes it with {prefix}_lock; \
+             a lock must be released by the task that holds it"
+        );
+        let d = self
+            .ctx
+            .at_str(written, StrErr::new(name_r, msg))
+            .help(format!(
+                "take it in this task group's code (or a function it calls) with {}",
+                family.takers()
+            ));
+        self.released.push(((object, family), d));
+    }
+
+    /// `smp_call_function_many`'s `cpus`: `mm_cpumask`, `all_but_self`, or a
+    /// comma-separated list of CPU expressions.
+    fn cpuset(&self, v: &S<String>) -> DResult<CpuSet> {
+        let text = v.get_ref();
+        match text.trim() {
+            "mm_cpumask" => return Ok(CpuSet::MmCpumask),
+            "all_but_self" => return Ok(CpuSet::AllButSelf),
+            "all" => {
+                return Err(Diag::new(
+                    v.span(),
+                    "`all` would include the calling CPU, which smp_call_function_many never runs the function on",
+                )
+                .help("write \"all_but_self\" for every other online CPU, or \"mm_cpumask\" for the CPUs running this address space"));
+            }
+            _ => {}
+        }
+        let mut cpus = Vec::new();
+        for part in split_top_level(text) {
+            if text[part.clone()].trim().is_empty() {
+                return Err(self
+                    .ctx
+                    .at_str(v, StrErr::new(part, "expected a CPU expression"))
+                    .help("a CPU set is \"mm_cpumask\", \"all_but_self\", or CPU expressions separated by commas, e.g. \"0, 3, target\""));
+            }
+            cpus.push(self.sub_expr(v, part)?);
+        }
+        Ok(CpuSet::List(cpus))
+    }
+
+    /// The function a cross-CPU call runs: its cost, times `units` if given.
+    fn call_func(&self, op: &S<RawOp>) -> DResult<CallFunc> {
+        let r = op.get_ref();
+        let cost = self.dist(need(&r.func, op, "func")?)?;
+        let units = match &r.units {
+            None => None,
+            Some(u) => match self.expr(u)? {
+                Expr::Const(c) if c < 0 => {
+                    return Err(Diag::new(
+                        u.span(),
+                        format!("`units` cannot be negative (got {c})"),
+                    ));
+                }
+                e => Some(e),
+            },
+        };
+        Ok(CallFunc { cost, units })
+    }
+}

@@ -1,0 +1,493 @@
+//! The op registry: every op a scenario's code can use, with the fields it
+//! takes and how it is lowered to the kernel's IR.
+//!
+//! Adding an op is one entry in [`OPS`], plus a lowering function in
+//! `lower.rs` if none of the shared ones ([`Lower`]) fits. The entry is also
+//! what the field checks, the list of ops in errors, and the suggestions
+//! for a lock of the wrong kind are made from.
+
+use smpsim_kernel::program::{Expr, LockMode, ObjRef, Op};
+
+use super::lower;
+use super::Emitter;
+use crate::error::{list, DResult, Diag};
+use crate::raw::{RawOp, S};
+
+use Family::{Mutex, Read, Spin, Write};
+use LockAction::{Guard, Lock, Unlock};
+
+/// Every op, in the order errors list them.
+pub(super) static OPS: &[OpDef] = &[
+    custom("work", &["time"], &[], lower::work),
+    custom("syscall", &["name", "body"], &[], lower::syscall),
+    fixed("preempt_disable", Op::PreemptDisable),
+    fixed("preempt_enable", Op::PreemptEnable),
+    fixed("local_irq_disable", Op::LocalIrqDisable),
+    fixed("local_irq_enable", Op::LocalIrqEnable),
+    fixed("cpus_read_lock", Op::CpusReadLock),
+    fixed("cpus_read_unlock", Op::CpusReadUnlock),
+    fixed("cpus_write_lock", Op::CpusWriteLock),
+    fixed("cpus_write_unlock", Op::CpusWriteUnlock),
+    fixed("rcu_read_lock", Op::RcuReadLock),
+    fixed("rcu_read_unlock", Op::RcuReadUnlock),
+    fixed("synchronize_rcu", Op::SynchronizeRcu),
+    fixed("synchronize_rcu_expedited", Op::SynchronizeRcuExpedited),
+    fixed("rcu_expedite_gp", Op::RcuExpediteGp),
+    fixed("rcu_unexpedite_gp", Op::RcuUnexpediteGp),
+    on_cpu("set_cpu_offline", Op::CpuOffline),
+    on_cpu("set_cpu_online", Op::CpuOnline),
+    lock("mutex_lock", Mutex, Lock, false),
+    lock("mutex_unlock", Mutex, Unlock, false),
+    lock("mutex_guard", Mutex, Guard, false),
+    lock("spin_lock", Spin, Lock, false),
+    lock("spin_unlock", Spin, Unlock, false),
+    lock("spin_lock_irqsave", Spin, Lock, true),
+    lock("spin_unlock_irqrestore", Spin, Unlock, true),
+    lock("spin_guard", Spin, Guard, false),
+    lock("read_lock", Read, Lock, false),
+    lock("read_unlock", Read, Unlock, false),
+    lock("read_lock_irqsave", Read, Lock, true),
+    lock("read_unlock_irqrestore", Read, Unlock, true),
+    lock("read_guard", Read, Guard, false),
+    lock("write_lock", Write, Lock, false),
+    lock("write_unlock", Write, Unlock, false),
+    lock("write_lock_irqsave", Write, Lock, true),
+    lock("write_unlock_irqrestore", Write, Unlock, true),
+    lock("write_guard", Write, Guard, false),
+    custom(
+        "smp_call_function_single",
+        &["cpu", "func"],
+        &["units", "wait"],
+        lower::call_single,
+    ),
+    custom(
+        "smp_call_function_many",
+        &["cpus", "func"],
+        &["units", "wait"],
+        lower::call_many,
+    ),
+    custom("sleep", &["time"], &["overshoot"], lower::sleep),
+    custom("set", &["var", "value"], &[], lower::set),
+    custom("if", &["cond", "then"], &["else"], lower::branch),
+    custom("loop", &["count", "body"], &[], lower::repeat),
+    custom("choose", &["options"], &[], lower::choose),
+    custom("count", &["counter"], &[], lower::count),
+    custom("mark", &["var"], &[], lower::mark),
+    custom("record", &["hist", "since"], &[], lower::record),
+    custom("call", &["fn"], &[], lower::call),
+    fixed("exit", Op::Exit),
+    object("atomic_inc", &["obj"], LockKind::Atomic, Op::AtomicRmw),
+    object("atomic_dec", &["obj"], LockKind::Atomic, Op::AtomicRmw),
+    object("atomic_read", &["obj"], LockKind::Atomic, Op::AtomicRead),
+    object("down", &["lock"], LockKind::Semaphore, Op::Down).alias(&[("obj", "lock")]),
+    object("up", &["lock"], LockKind::Semaphore, Op::Up).alias(&[("obj", "lock")]),
+];
+
+/// One op kind: how it is written and how it is lowered.
+pub(super) struct OpDef {
+    /// What `op = "..."` says.
+    pub name: &'static str,
+    /// The fields the op must have.
+    pub required: &'static [&'static str],
+    /// The fields it may have.
+    pub optional: &'static [&'static str],
+    /// Other names accepted for a field, as `(alias, field)`; an op may not
+    /// give both.
+    pub aliases: &'static [(&'static str, &'static str)],
+    pub lower: Lower,
+}
+
+/// A lowering function: emits a checked op's IR.
+pub(super) type LowerFn = fn(&mut Emitter<'_, '_>, &S<RawOp>) -> DResult<()>;
+
+/// How an op is lowered. Families of ops share one lowering, told apart by
+/// the data here.
+pub(super) enum Lower {
+    /// Takes no fields and emits this op.
+    Fixed(Op),
+    /// Emits the op for the CPU its `cpu` expression names.
+    Cpu(fn(Expr) -> Op),
+    /// Emits the op for an object of this kind, named by the op's one
+    /// object field (`obj` or `lock`).
+    Object(LockKind, fn(ObjRef) -> Op),
+    /// A mutex, spinlock or rwlock op (see `Emitter::emit_lock`).
+    Lock(LockOp),
+    /// Lowered by a function of its own.
+    Custom(LowerFn),
+}
+
+impl Lower {
+    /// The kind of object the op takes, if it takes one.
+    fn object_kind(&self) -> Option<LockKind> {
+        match self {
+            Lower::Object(kind, _) => Some(*kind),
+            Lower::Lock(l) => Some(l.family.kind()),
+            Lower::Fixed(_) | Lower::Cpu(_) | Lower::Custom(_) => None,
+        }
+    }
+}
+
+/// A mutex, spinlock or rwlock op taken apart: `read_unlock_irqrestore` is
+/// the `read` family's unlock with interrupts restored.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LockOp {
+    pub family: Family,
+    pub action: LockAction,
+    /// The `_irqsave`/`_irqrestore` form (a guard says so in `irqsave`).
+    pub irq: bool,
+}
+
+/// What a lock op does, apart from which kind of lock it is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LockAction {
+    Lock,
+    Unlock,
+    Guard,
+}
+
+/// The lock ops named by their prefix: `mutex_*`, `spin_*`, `read_*` and
+/// `write_*`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Family {
+    Mutex,
+    Spin,
+    Read,
+    Write,
+}
+
+impl Family {
+    /// The prefix of the family's op names; for a spinning lock, its
+    /// [`LockMode::op_prefix`].
+    pub(super) fn prefix(self) -> &'static str {
+        match self {
+            Mutex => "mutex",
+            Spin => "spin",
+            Read => "read",
+            Write => "write",
+        }
+    }
+
+    /// The kind of lock the family takes.
+    pub(super) fn kind(self) -> LockKind {
+        match self {
+            Mutex => LockKind::Mutex,
+            Spin => LockKind::Spinlock,
+            Read | Write => LockKind::Rwlock,
+        }
+    }
+
+    /// How a spinning lock is held by the family's ops.
+    pub(super) fn mode(self) -> LockMode {
+        match self {
+            Mutex | Spin => LockMode::Exclusive,
+            Read => LockMode::Read,
+            Write => LockMode::Write,
+        }
+    }
+
+    /// The ops that take a lock in this family's way, as a message lists
+    /// them: "spin_lock, spin_lock_irqsave or spin_guard".
+    pub(super) fn takers(self) -> String {
+        or_list(OPS.iter().filter_map(|d| match d.lower {
+            Lower::Lock(l) if l.family == self && l.action != Unlock => Some(d.name),
+            _ => None,
+        }))
+    }
+}
+
+/// What kind of lock an object is, which decides the ops that may take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LockKind {
+    Mutex,
+    Spinlock,
+    Rwlock,
+    Atomic,
+    Semaphore,
+}
+
+impl LockKind {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            LockKind::Mutex => "mutex",
+            LockKind::Spinlock => "spinlock",
+            LockKind::Rwlock => "rwlock",
+            LockKind::Atomic => "atomic",
+            LockKind::Semaphore => "semaphore",
+        }
+    }
+
+    /// The ops that take an object of this kind, comma-separated.
+    pub(super) fn ops(self) -> String {
+        let ops: Vec<&str> = OPS
+            .iter()
+            .filter(|d| d.lower.object_kind() == Some(self))
+            .map(|d| d.name)
+            .collect();
+        ops.join(", ")
+    }
+}
+
+const fn op(
+    name: &'static str,
+    required: &'static [&'static str],
+    optional: &'static [&'static str],
+    lower: Lower,
+) -> OpDef {
+    OpDef {
+        name,
+        required,
+        optional,
+        aliases: &[],
+        lower,
+    }
+}
+
+const fn custom(
+    name: &'static str,
+    required: &'static [&'static str],
+    optional: &'static [&'static str],
+    f: LowerFn,
+) -> OpDef {
+    op(name, required, optional, Lower::Custom(f))
+}
+
+const fn fixed(name: &'static str, ir: Op) -> OpDef {
+    op(name, &[], &[], Lower::Fixed(ir))
+}
+
+const fn on_cpu(name: &'static str, ir: fn(Expr) -> Op) -> OpDef {
+    op(name, &["cpu"], &[], Lower::Cpu(ir))
+}
+
+const fn object(
+    name: &'static str,
+    field: &'static [&'static str],
+    kind: LockKind,
+    ir: fn(ObjRef) -> Op,
+) -> OpDef {
+    op(name, field, &[], Lower::Object(kind, ir))
+}
+
+/// A lock op: `lock`, and for a guard `body` (and `irqsave` on a
+/// spinning lock).
+const fn lock(name: &'static str, family: Family, action: LockAction, irq: bool) -> OpDef {
+    let (required, optional): (&[&str], &[&str]) = match (action, family) {
+        (Guard, Mutex) => (&["lock", "body"], &[]),
+        (Guard, _) => (&["lock", "body"], &["irqsave"]),
+        (Lock | Unlock, _) => (&["lock"], &[]),
+    };
+    let l = LockOp {
+        family,
+        action,
+        irq,
+    };
+    op(name, required, optional, Lower::Lock(l))
+}
+
+impl OpDef {
+    /// The same op, also taking these field aliases.
+    const fn alias(mut self, aliases: &'static [(&'static str, &'static str)]) -> OpDef {
+        self.aliases = aliases;
+        self
+    }
+
+    /// The op's lock action, for the lock ops.
+    fn lock_op(&self) -> Option<LockOp> {
+        match self.lower {
+            Lower::Lock(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// Whether `field`, or an alias of it, is among the fields `present`.
+    fn has(&self, field: &str, present: &[(&str, std::ops::Range<usize>)]) -> bool {
+        present
+            .iter()
+            .any(|(f, _)| *f == field || self.aliases.iter().any(|(a, to)| a == f && *to == field))
+    }
+}
+
+/// "a, b or c".
+fn or_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// The op's registry entry, once its fields are checked against it.
+pub(super) fn check_fields(op: &S<RawOp>) -> DResult<&'static OpDef> {
+    let kind = op.get_ref().op.get_ref().as_str();
+    let Some(def) = OPS.iter().find(|d| d.name == kind) else {
+        return Err(
+            Diag::new(op.get_ref().op.span(), format!("unknown op `{kind}`"))
+                .help(format!("ops: {}", list(OPS.iter().map(|d| d.name)))),
+        );
+    };
+    let name = def.name;
+    let present = op.get_ref().present();
+    let allowed: Vec<&str> = (def.required.iter().chain(def.optional))
+        .copied()
+        .chain(def.aliases.iter().map(|(a, _)| *a))
+        .collect();
+    for (field, span) in &present {
+        if !allowed.contains(field) {
+            let msg = if allowed.is_empty() {
+                format!("`{field}` is not a field of op `{name}`; op `{name}` takes no fields")
+            } else {
+                format!(
+                    "`{field}` is not a field of op `{name}`; expected one of: {}",
+                    allowed.join(", ")
+                )
+            };
+            return Err(Diag::new(span.clone(), msg));
+        }
+    }
+    for (alias, field) in def.aliases {
+        let given = |f: &str| present.iter().find(|(p, _)| *p == f);
+        if let (Some(_), Some((_, span))) = (given(field), given(alias)) {
+            return Err(Diag::new(
+                span.clone(),
+                format!("op `{name}` takes `{field}` or its alias `{alias}`, not both"),
+            ));
+        }
+    }
+    for field in def.required {
+        if !def.has(field, &present) {
+            return Err(Diag::new(op.span(), format!("op `{name}` needs `{field}`")));
+        }
+    }
+    Ok(def)
+}
+
+/// The op(s) for a `kind` object that do what the lock op `def` meant to
+/// do: `spin_lock` for `mutex_lock` on a spinlock, `read_lock or
+/// write_lock` for `spin_lock` on an rwlock. `None` if `def` is not a lock
+/// op or no lock op takes a `kind` object.
+fn counterpart(def: &OpDef, kind: LockKind) -> Option<String> {
+    let want = def.lock_op()?;
+    let ops: Vec<&str> = OPS
+        .iter()
+        .filter(|d| {
+            d.lock_op().is_some_and(|l| {
+                l.family.kind() == kind
+                    && l.action == want.action
+                    && (l.irq == want.irq || kind == LockKind::Mutex)
+            })
+        })
+        .map(|d| d.name)
+        .collect();
+    (!ops.is_empty()).then(|| ops.join(" or "))
+}
+
+/// "`zone_lock` is a spinlock; use spin_lock", naming the alias too when
+/// the lock was reached through one.
+pub(super) fn wrong_kind(written: &str, name: &str, kind: LockKind, def: &OpDef) -> String {
+    let what = if written == name {
+        format!("`{name}` is a {}", kind.name())
+    } else {
+        format!("`{written}` stands for `{name}`, a {}", kind.name())
+    };
+    match counterpart(def, kind) {
+        Some(ops) => format!("{what}; use {ops}"),
+        None => format!("{what}; use one of {}", kind.ops()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = include_str!("../../../../docs/scenario-format.md");
+
+    /// The rows of the op table in docs/scenario-format.md: the op names of
+    /// the first column, and the fields column.
+    fn doc_rows() -> Vec<(Vec<String>, String)> {
+        let section = DOC.split("\n## Ops\n").nth(1).expect("an `## Ops` section");
+        let section = section.split("\n## ").next().unwrap();
+        section
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| {
+                let cells: Vec<&str> = l.split(" | ").collect();
+                let names = cells[0]
+                    .trim_start_matches('|')
+                    .split(',')
+                    .map(|n| n.trim().trim_matches('`').to_string())
+                    .collect();
+                (names, cells[1].to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_op_is_in_the_docs_op_table_with_its_fields() {
+        let rows = doc_rows();
+        for def in OPS {
+            let Some((_, fields)) = rows
+                .iter()
+                .find(|(names, _)| names.contains(&def.name.into()))
+            else {
+                panic!(
+                    "docs/scenario-format.md's op table has no row for `{}`",
+                    def.name
+                );
+            };
+            let aliases = def.aliases.iter().map(|(a, _)| a);
+            for f in def.required.iter().chain(def.optional).chain(aliases) {
+                assert!(
+                    fields.contains(&format!("`{f}`")) || fields.contains(&format!("`{f} =")),
+                    "docs/scenario-format.md's row for `{}` does not mention `{f}`",
+                    def.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_op_in_the_docs_op_table_is_registered() {
+        for (names, _) in doc_rows() {
+            for n in names {
+                assert!(
+                    OPS.iter().any(|d| d.name == n),
+                    "docs/scenario-format.md documents op `{n}`, which the registry lacks"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        for (i, def) in OPS.iter().enumerate() {
+            assert!(
+                OPS[..i].iter().all(|d| d.name != def.name),
+                "op `{}` is registered twice",
+                def.name
+            );
+        }
+    }
+
+    #[test]
+    fn kinds_list_their_ops_and_counterparts() {
+        assert_eq!(
+            LockKind::Spinlock.ops(),
+            "spin_lock, spin_unlock, spin_lock_irqsave, spin_unlock_irqrestore, spin_guard"
+        );
+        assert_eq!(LockKind::Semaphore.ops(), "down, up");
+        assert_eq!(Mutex.takers(), "mutex_lock or mutex_guard");
+        assert_eq!(Read.takers(), "read_lock, read_lock_irqsave or read_guard");
+        let def = |n: &str| OPS.iter().find(|d| d.name == n).unwrap();
+        assert_eq!(
+            counterpart(def("spin_unlock_irqrestore"), LockKind::Rwlock).as_deref(),
+            Some("read_unlock_irqrestore or write_unlock_irqrestore")
+        );
+        assert_eq!(
+            counterpart(def("read_lock_irqsave"), LockKind::Mutex).as_deref(),
+            Some("mutex_lock")
+        );
+        assert_eq!(counterpart(def("spin_lock"), LockKind::Atomic), None);
+        assert_eq!(counterpart(def("down"), LockKind::Mutex), None);
+    }
+}

@@ -1,0 +1,231 @@
+//! The op registry as scenario writers see it: field names and aliases,
+//! and the list of ops in errors.
+
+use std::path::Path;
+
+use smpsim_kernel::program::{ObjRef, Op};
+use smpsim_scenario::{parse, Location, ScenarioError};
+
+const BASE: &str = r#"[scenario]
+name = "t"
+duration = "1s"
+
+[machine]
+preset = "generic-x86"
+topology = { sockets = 1, numa_nodes_per_socket = 1, llcs_per_node = 1, cores_per_llc = 4, threads_per_core = 1 }
+
+[objects]
+sem = { type = "semaphore", initial = 1 }
+ctr = { type = "atomic" }
+m = { type = "mutex" }
+
+[[tasks]]
+name = "w"
+count = 2
+code = [ { op = "work", time = "1us" } ]
+"#;
+
+/// The line the task's code is on.
+const CODE_LINE: usize = 17;
+
+fn with_code(code: &str) -> String {
+    BASE.replace("{ op = \"work\", time = \"1us\" }", code)
+}
+
+/// The ops of the only task group, without the trailing `Exit`.
+fn ops_of(text: &str) -> Vec<Op> {
+    let spec = parse(Path::new("t.toml"), text.to_string())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .compile(None, &[])
+        .unwrap();
+    let mut ops = spec.task_groups[0].program.ops.clone();
+    assert_eq!(ops.pop(), Some(Op::Exit));
+    ops
+}
+
+fn err(text: &str) -> ScenarioError {
+    match parse(Path::new("t.toml"), text.to_string()) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => {
+            println!("{e}\n");
+            e
+        }
+    }
+}
+
+/// Line, column, and the text under the caret.
+fn at(e: &ScenarioError) -> (usize, usize, String) {
+    match &e.location {
+        Location::Text {
+            line,
+            column,
+            line_text,
+            width,
+            ..
+        } => {
+            let under: String = line_text.chars().skip(column - 1).take(*width).collect();
+            (*line, *column, under)
+        }
+        other => panic!("not located in text: {other:?}"),
+    }
+}
+
+fn obj(object: u32) -> ObjRef {
+    ObjRef {
+        object,
+        index: None,
+    }
+}
+
+#[test]
+fn down_and_up_take_lock_or_its_alias_obj() {
+    let want = vec![Op::Down(obj(0)), Op::Up(obj(0))];
+    let by_lock = ops_of(&with_code(
+        r#"{ op = "down", lock = "sem" }, { op = "up", lock = "sem" }"#,
+    ));
+    assert_eq!(by_lock, want);
+    let by_obj = ops_of(&with_code(
+        r#"{ op = "down", obj = "sem" }, { op = "up", obj = "sem" }"#,
+    ));
+    assert_eq!(by_obj, want);
+    let mixed = ops_of(&with_code(
+        r#"{ op = "down", obj = "sem" }, { op = "up", lock = "sem" }"#,
+    ));
+    assert_eq!(mixed, want);
+}
+
+#[test]
+fn down_and_up_refuse_lock_and_obj_together() {
+    let text = with_code(r#"{ op = "down", lock = "sem", obj = "sem" }"#);
+    let e = err(&text);
+    assert_eq!(
+        e.message,
+        "op `down` takes `lock` or its alias `obj`, not both"
+    );
+    assert_eq!(at(&e), (CODE_LINE, 45, "\"sem\"".to_string()));
+
+    // In either order, at the alias.
+    let e = err(&with_code(r#"{ op = "up", obj = "sem", lock = "sem" }"#));
+    assert_eq!(
+        e.message,
+        "op `up` takes `lock` or its alias `obj`, not both"
+    );
+    assert_eq!(at(&e), (CODE_LINE, 29, "\"sem\"".to_string()));
+}
+
+#[test]
+fn down_and_up_need_one_of_them() {
+    let e = err(&with_code(r#"{ op = "down" }"#));
+    assert_eq!(e.message, "op `down` needs `lock`");
+    assert_eq!(at(&e).0, CODE_LINE);
+
+    let e = err(&with_code(r#"{ op = "up", lock = "sem", cpu = 1 }"#));
+    assert_eq!(
+        e.message,
+        "`cpu` is not a field of op `up`; expected one of: lock, obj"
+    );
+    assert_eq!(at(&e).2, "1");
+}
+
+#[test]
+fn atomics_take_obj_only() {
+    assert_eq!(
+        ops_of(&with_code(
+            r#"{ op = "atomic_inc", obj = "ctr" }, { op = "atomic_read", obj = "ctr" }"#
+        )),
+        vec![Op::AtomicRmw(obj(1)), Op::AtomicRead(obj(1))]
+    );
+    let e = err(&with_code(r#"{ op = "atomic_dec", lock = "ctr" }"#));
+    assert_eq!(
+        e.message,
+        "`lock` is not a field of op `atomic_dec`; expected one of: obj"
+    );
+}
+
+#[test]
+fn object_ops_name_the_ops_of_the_right_kind() {
+    let e = err(&with_code(r#"{ op = "down", lock = "m" }"#));
+    assert_eq!(
+        e.message,
+        "`m` is a mutex; use one of mutex_lock, mutex_unlock, mutex_guard"
+    );
+    assert_eq!(at(&e).2, "m");
+    let e = err(&with_code(r#"{ op = "mutex_lock", lock = "sem" }"#));
+    assert_eq!(e.message, "`sem` is a semaphore; use one of down, up");
+    assert_eq!(e.help.as_deref(), Some("semaphore ops: down, up"));
+}
+
+#[test]
+fn unknown_op_lists_every_op() {
+    let e = err(&with_code(r#"{ op = "mutex_trylock", lock = "m" }"#));
+    assert_eq!(e.message, "unknown op `mutex_trylock`");
+    let ops = [
+        "work",
+        "syscall",
+        "preempt_disable",
+        "preempt_enable",
+        "local_irq_disable",
+        "local_irq_enable",
+        "cpus_read_lock",
+        "cpus_read_unlock",
+        "cpus_write_lock",
+        "cpus_write_unlock",
+        "rcu_read_lock",
+        "rcu_read_unlock",
+        "synchronize_rcu",
+        "synchronize_rcu_expedited",
+        "rcu_expedite_gp",
+        "rcu_unexpedite_gp",
+        "set_cpu_offline",
+        "set_cpu_online",
+        "mutex_lock",
+        "mutex_unlock",
+        "mutex_guard",
+        "spin_lock",
+        "spin_unlock",
+        "spin_lock_irqsave",
+        "spin_unlock_irqrestore",
+        "spin_guard",
+        "read_lock",
+        "read_unlock",
+        "read_lock_irqsave",
+        "read_unlock_irqrestore",
+        "read_guard",
+        "write_lock",
+        "write_unlock",
+        "write_lock_irqsave",
+        "write_unlock_irqrestore",
+        "write_guard",
+        "smp_call_function_single",
+        "smp_call_function_many",
+        "sleep",
+        "set",
+        "if",
+        "loop",
+        "choose",
+        "count",
+        "mark",
+        "record",
+        "call",
+        "exit",
+        "atomic_inc",
+        "atomic_dec",
+        "atomic_read",
+        "down",
+        "up",
+    ];
+    let listed: Vec<String> = ops.iter().map(|o| format!("`{o}`")).collect();
+    assert_eq!(
+        e.help.as_deref(),
+        Some(format!("ops: {}", listed.join(", ")).as_str())
+    );
+}
+
+#[test]
+fn an_op_without_fields_says_so() {
+    let e = err(&with_code(r#"{ op = "exit", lock = "m" }"#));
+    assert_eq!(
+        e.message,
+        "`lock` is not a field of op `exit`; op `exit` takes no fields"
+    );
+}
