@@ -1,8 +1,11 @@
 //! Error messages: every error says where it is and what was expected.
 
+mod common;
+use common::*;
+
 use std::path::Path;
 
-use smpsim_scenario::{parse, Location, ScenarioError};
+use smpsim_scenario::{parse, Location};
 
 const BASE: &str = r#"[scenario]
 name = "t"
@@ -22,37 +25,10 @@ count = 2
 code = [ { op = "work", time = "1us" } ]
 "#;
 
-fn err(text: &str) -> ScenarioError {
-    match parse(Path::new("t.toml"), text.to_string()) {
-        Ok(_) => panic!("expected an error for:\n{text}"),
-        Err(e) => {
-            println!("{e}\n");
-            e
-        }
-    }
-}
-
 /// The base with `from` replaced by `to` (which must occur once).
 fn edit(from: &str, to: &str) -> String {
     assert_eq!(BASE.matches(from).count(), 1, "{from}");
     BASE.replace(from, to)
-}
-
-/// Line, column, and the text under the caret.
-fn at(e: &ScenarioError) -> (usize, usize, String) {
-    match &e.location {
-        Location::Text {
-            line,
-            column,
-            line_text,
-            width,
-            ..
-        } => {
-            let under: String = line_text.chars().skip(column - 1).take(*width).collect();
-            (*line, *column, under)
-        }
-        other => panic!("not located in text: {other:?}"),
-    }
 }
 
 #[test]

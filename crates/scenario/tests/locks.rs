@@ -1,12 +1,15 @@
 //! Spinning-lock objects (`kind`, `backoff`, `rwlock`), the rwlock ops, and
 //! the check that a task releases only locks its own code takes.
 
+mod common;
+use common::*;
+
 use std::path::Path;
 
 use smpsim_kernel::locking::{kind_names, LOCK_KINDS};
 use smpsim_kernel::program::{Dist, Expr, LockMode, ObjRef, Op};
 use smpsim_kernel::{LockOptions, ObjectKind};
-use smpsim_scenario::{parse, Location, ScenarioError};
+use smpsim_scenario::parse;
 
 const BASE: &str = r#"[scenario]
 name = "t"
@@ -51,47 +54,6 @@ fn with_object(name: &str, line: &str) -> String {
         .find(|l| l.starts_with(&format!("{name} = ")))
         .unwrap();
     BASE.replace(old, line)
-}
-
-fn spec(text: &str) -> smpsim_kernel::Spec {
-    parse(Path::new("t.toml"), text.to_string())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .compile(None, &[])
-        .unwrap()
-}
-
-/// The ops of the only task group, without the trailing `Exit`.
-fn ops_of(text: &str) -> Vec<Op> {
-    let mut ops = spec(text).task_groups[0].program.ops.clone();
-    assert_eq!(ops.pop(), Some(Op::Exit));
-    ops
-}
-
-fn err(text: &str) -> ScenarioError {
-    match parse(Path::new("t.toml"), text.to_string()) {
-        Ok(_) => panic!("expected an error for:\n{text}"),
-        Err(e) => {
-            println!("{e}\n");
-            e
-        }
-    }
-}
-
-/// Line, column, and the text under the caret.
-fn at(e: &ScenarioError) -> (usize, usize, String) {
-    match &e.location {
-        Location::Text {
-            line,
-            column,
-            line_text,
-            width,
-            ..
-        } => {
-            let under: String = line_text.chars().skip(column - 1).take(*width).collect();
-            (*line, *column, under)
-        }
-        other => panic!("not located in text: {other:?}"),
-    }
 }
 
 /// The 1-based column of `needle` in line `line` of `text`.

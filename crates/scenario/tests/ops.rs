@@ -1,10 +1,10 @@
 //! The op registry as scenario writers see it: field names and aliases,
 //! and the list of ops in errors.
 
-use std::path::Path;
+mod common;
+use common::*;
 
 use smpsim_kernel::program::{ObjRef, Op};
-use smpsim_scenario::{parse, Location, ScenarioError};
 
 const BASE: &str = r#"[scenario]
 name = "t"
@@ -30,44 +30,6 @@ const CODE_LINE: usize = 17;
 
 fn with_code(code: &str) -> String {
     BASE.replace("{ op = \"work\", time = \"1us\" }", code)
-}
-
-/// The ops of the only task group, without the trailing `Exit`.
-fn ops_of(text: &str) -> Vec<Op> {
-    let spec = parse(Path::new("t.toml"), text.to_string())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .compile(None, &[])
-        .unwrap();
-    let mut ops = spec.task_groups[0].program.ops.clone();
-    assert_eq!(ops.pop(), Some(Op::Exit));
-    ops
-}
-
-fn err(text: &str) -> ScenarioError {
-    match parse(Path::new("t.toml"), text.to_string()) {
-        Ok(_) => panic!("expected an error for:\n{text}"),
-        Err(e) => {
-            println!("{e}\n");
-            e
-        }
-    }
-}
-
-/// Line, column, and the text under the caret.
-fn at(e: &ScenarioError) -> (usize, usize, String) {
-    match &e.location {
-        Location::Text {
-            line,
-            column,
-            line_text,
-            width,
-            ..
-        } => {
-            let under: String = line_text.chars().skip(column - 1).take(*width).collect();
-            (*line, *column, under)
-        }
-        other => panic!("not located in text: {other:?}"),
-    }
 }
 
 fn obj(object: u32) -> ObjRef {

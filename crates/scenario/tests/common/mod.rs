@@ -1,0 +1,51 @@
+//! Helpers shared by the scenario crate's tests.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use smpsim_kernel::program::Op;
+use smpsim_kernel::Spec;
+use smpsim_scenario::{parse, Location, ScenarioError};
+
+/// Compiles `text` (named `t.toml`) with no variant and no `--set`.
+pub fn spec(text: &str) -> Spec {
+    parse(Path::new("t.toml"), text.to_string())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .compile(None, &[])
+        .unwrap()
+}
+
+/// The ops of the only task group, without the trailing `Exit`.
+pub fn ops_of(text: &str) -> Vec<Op> {
+    let mut ops = spec(text).task_groups[0].program.ops.clone();
+    assert_eq!(ops.pop(), Some(Op::Exit));
+    ops
+}
+
+/// The error `text` must give when parsed.
+pub fn err(text: &str) -> ScenarioError {
+    match parse(Path::new("t.toml"), text.to_string()) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => {
+            println!("{e}\n");
+            e
+        }
+    }
+}
+
+/// Line, column, and the text under the caret.
+pub fn at(e: &ScenarioError) -> (usize, usize, String) {
+    match &e.location {
+        Location::Text {
+            line,
+            column,
+            line_text,
+            width,
+            ..
+        } => {
+            let under: String = line_text.chars().skip(column - 1).take(*width).collect();
+            (*line, *column, under)
+        }
+        other => panic!("not located in text: {other:?}"),
+    }
+}
