@@ -7,15 +7,8 @@ use std::path::Path;
 
 use smpsim_scenario::{parse, Location};
 
-const BASE: &str = r#"[scenario]
-name = "t"
-duration = "1s"
-
-[machine]
-preset = "generic-x86"
-topology = { sockets = 1, numa_nodes_per_socket = 1, llcs_per_node = 1, cores_per_llc = 4, threads_per_core = 1 }
-
-[objects]
+const BASE: &str = scenario_text!(
+    r#"[objects]
 m = { type = "mutex" }
 pm = { type = "mutex", per_cpu = true }
 
@@ -23,7 +16,8 @@ pm = { type = "mutex", per_cpu = true }
 name = "w"
 count = 2
 code = [ { op = "work", time = "1us" } ]
-"#;
+"#
+);
 
 /// The base with `from` replaced by `to` (which must occur once).
 fn edit(from: &str, to: &str) -> String {

@@ -11,15 +11,8 @@ use smpsim_kernel::program::{Dist, Expr, LockMode, ObjRef, Op};
 use smpsim_kernel::{LockOptions, ObjectKind};
 use smpsim_scenario::parse;
 
-const BASE: &str = r#"[scenario]
-name = "t"
-duration = "1s"
-
-[machine]
-preset = "generic-x86"
-topology = { sockets = 1, numa_nodes_per_socket = 1, llcs_per_node = 1, cores_per_llc = 4, threads_per_core = 1 }
-
-[objects]
+const BASE: &str = scenario_text!(
+    r#"[objects]
 m = { type = "mutex" }
 sl = { type = "spinlock" }
 tk = { type = "spinlock", kind = "ticket" }
@@ -37,7 +30,8 @@ read_tree = [ { op = "read_lock", lock = "TREE" } ]
 name = "w"
 count = 2
 code = [ { op = "work", time = "1us" } ]
-"#;
+"#
+);
 
 /// The line the task's code is on.
 const CODE_LINE: usize = 26;

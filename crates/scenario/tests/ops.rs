@@ -6,15 +6,8 @@ use common::*;
 
 use smpsim_kernel::program::{ObjRef, Op};
 
-const BASE: &str = r#"[scenario]
-name = "t"
-duration = "1s"
-
-[machine]
-preset = "generic-x86"
-topology = { sockets = 1, numa_nodes_per_socket = 1, llcs_per_node = 1, cores_per_llc = 4, threads_per_core = 1 }
-
-[objects]
+const BASE: &str = scenario_text!(
+    r#"[objects]
 sem = { type = "semaphore", initial = 1 }
 ctr = { type = "atomic" }
 m = { type = "mutex" }
@@ -23,7 +16,8 @@ m = { type = "mutex" }
 name = "w"
 count = 2
 code = [ { op = "work", time = "1us" } ]
-"#;
+"#
+);
 
 /// The line the task's code is on.
 const CODE_LINE: usize = 17;

@@ -1,21 +1,16 @@
 //! Cross-CPU calls to many CPUs, spinlocks, machine costs as durations,
 //! log-normal distributions and replicas.
 
+mod common;
+
 use std::path::Path;
 
 use smpsim_kernel::program::{BinOp, CallFunc, CpuSet, Dist, Expr, LockMode, ObjRef, Op};
 use smpsim_kernel::{LockOptions, ObjectKind};
 use smpsim_scenario::{parse, Location, Scenario, ScenarioError};
 
-const BASE: &str = r#"[scenario]
-name = "t"
-duration = "1s"
-
-[machine]
-preset = "generic-x86"
-topology = { sockets = 1, numa_nodes_per_socket = 1, llcs_per_node = 1, cores_per_llc = 4, threads_per_core = 1 }
-
-[objects]
+const BASE: &str = scenario_text!(
+    r#"[objects]
 m = { type = "mutex" }
 zone_lock = { type = "spinlock" }
 pcp = { type = "spinlock", per_cpu = true }
@@ -26,7 +21,8 @@ name = "w"
 count = 2
 vars = { target = 2, pages = 8 }
 code = [ { op = "work", time = "1us" } ]
-"#;
+"#
+);
 
 /// The base with the task's code replaced by `code`.
 fn with_code(code: &str) -> String {

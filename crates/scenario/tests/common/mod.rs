@@ -3,6 +3,19 @@
 
 use std::path::Path;
 
+/// A test scenario: the shared `[scenario]` and 4-CPU `[machine]` header,
+/// then the rest (objects, functions, tasks) as written.
+#[macro_export]
+macro_rules! scenario_text {
+    ($rest:literal) => {
+        concat!(
+            "[scenario]\nname = \"t\"\nduration = \"1s\"\n\n[machine]\npreset = \"generic-x86\"\n",
+            "topology = { sockets = 1, numa_nodes_per_socket = 1, llcs_per_node = 1, cores_per_llc = 4, threads_per_core = 1 }\n\n",
+            $rest
+        )
+    };
+}
+
 use smpsim_kernel::program::Op;
 use smpsim_kernel::Spec;
 use smpsim_scenario::{parse, Location, ScenarioError};
