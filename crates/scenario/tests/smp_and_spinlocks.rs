@@ -7,7 +7,7 @@ use std::path::Path;
 
 use smpsim_kernel::program::{BinOp, CallFunc, CpuSet, Dist, Expr, LockMode, ObjRef, Op};
 use smpsim_kernel::{LockOptions, ObjectKind};
-use smpsim_scenario::{parse, Location, Scenario, ScenarioError};
+use smpsim_scenario::{parse, Scenario, ScenarioError};
 
 const BASE: &str = scenario_text!(
     r#"[objects]
@@ -53,19 +53,8 @@ fn err(text: &str) -> ScenarioError {
 
 /// Line and the text under the caret.
 fn at(e: &ScenarioError) -> (usize, String) {
-    match &e.location {
-        Location::Text {
-            line,
-            column,
-            line_text,
-            width,
-            ..
-        } => (
-            *line,
-            line_text.chars().skip(column - 1).take(*width).collect(),
-        ),
-        other => panic!("not located in text: {other:?}"),
-    }
+    let (line, _, under) = common::at(e);
+    (line, under)
 }
 
 /// The line the task's code is on.
