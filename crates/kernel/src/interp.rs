@@ -183,10 +183,8 @@ impl crate::Kernel<'_> {
             | Op::RcuReadUnlock
             | Op::LocalIrqDisable
             | Op::LocalIrqEnable => self.preempt_irq_op(c, t, op),
-            Op::MutexLock(_)
-            | Op::MutexUnlock(_)
-            | Op::SpinLock { .. }
-            | Op::SpinUnlock { .. }
+            Op::Lock { .. }
+            | Op::Unlock { .. }
             | Op::Down(_)
             | Op::Up(_)
             | Op::CpusReadLock

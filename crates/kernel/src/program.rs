@@ -192,8 +192,6 @@ pub enum Op {
     RcuReadUnlock,
     LocalIrqDisable,
     LocalIrqEnable,
-    MutexLock(ObjRef),
-    MutexUnlock(ObjRef),
     /// `cpus_read_lock()`: `percpu_down_read(&cpu_hotplug_lock)`; blocks
     /// while a writer holds it.
     CpusReadLock,
@@ -240,17 +238,18 @@ pub enum Op {
         func: CallFunc,
         wait: bool,
     },
-    /// Take a spinning lock: `spin_lock()` on a `spinlock_t`
-    /// (`LockMode::Exclusive`), `read_lock()` / `write_lock()` on an
-    /// `rwlock_t`; with `irqsave`, the `_irqsave` form.
-    SpinLock {
+    /// Take a lock; the object's kind decides what that is:
+    /// `mutex_lock()` on a `struct mutex`, `spin_lock()` on a `spinlock_t`
+    /// (both `LockMode::Exclusive`), `read_lock()` / `write_lock()` on an
+    /// `rwlock_t`; with `irqsave`, the `_irqsave` form (spinning locks).
+    Lock {
         lock: ObjRef,
         mode: LockMode,
         irqsave: bool,
     },
-    /// Release it: `spin_unlock()`, `read_unlock()`, `write_unlock()`, or
-    /// the `_irqrestore` form.
-    SpinUnlock {
+    /// Release it: `mutex_unlock()`, `spin_unlock()`, `read_unlock()`,
+    /// `write_unlock()`, or the `_irqrestore` form.
+    Unlock {
         lock: ObjRef,
         mode: LockMode,
         irqrestore: bool,
@@ -287,6 +286,26 @@ pub enum Op {
         slot: Slot,
     },
     Exit,
+}
+
+impl Op {
+    /// `mutex_lock(lock)`.
+    pub fn mutex_lock(lock: ObjRef) -> Op {
+        Op::Lock {
+            lock,
+            mode: LockMode::Exclusive,
+            irqsave: false,
+        }
+    }
+
+    /// `mutex_unlock(lock)`.
+    pub fn mutex_unlock(lock: ObjRef) -> Op {
+        Op::Unlock {
+            lock,
+            mode: LockMode::Exclusive,
+            irqrestore: false,
+        }
+    }
 }
 
 /// A compiled program.

@@ -80,12 +80,12 @@ pub fn lock_scaling(
         object: spinning_lock(&mut s, "lock", kind, options),
         index: None,
     };
-    let take = Op::SpinLock {
+    let take = Op::Lock {
         lock: lock.clone(),
         mode: LockMode::Exclusive,
         irqsave: false,
     };
-    let release = Op::SpinUnlock {
+    let release = Op::Unlock {
         lock,
         mode: LockMode::Exclusive,
         irqrestore: false,
@@ -156,7 +156,7 @@ pub fn global_mutex_bench(cpus: u32, hold: u64, think: u64, duration: u64) -> Sp
         object: mutex(&mut s, "global", true, false),
         index: None,
     };
-    let ops = [Op::MutexLock(lock.clone()), Op::MutexUnlock(lock)];
+    let ops = [Op::mutex_lock(lock.clone()), Op::mutex_unlock(lock)];
     hammer(
         s,
         cpus,

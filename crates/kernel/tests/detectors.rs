@@ -63,8 +63,8 @@ fn a_per_cpu_index_out_of_range_is_reported_and_stops_the_run() {
         vec![0],
         Policy::Normal,
         vec![
-            Op::MutexLock(lock.clone()),
-            Op::MutexUnlock(lock),
+            Op::mutex_lock(lock.clone()),
+            Op::mutex_unlock(lock),
             Op::Work(Dist::Const(100)),
         ],
     );

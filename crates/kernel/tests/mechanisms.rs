@@ -92,9 +92,9 @@ fn lockers(spin: bool, owner_sleeps: bool) -> RunResult {
         vec![0, 1, 2, 3],
         Policy::Normal,
         vec![
-            Op::MutexLock(lock.clone()),
+            Op::mutex_lock(lock.clone()),
             hold,
-            Op::MutexUnlock(lock),
+            Op::mutex_unlock(lock),
             Op::Work(Dist::Exp { mean: 5 * US }),
         ],
         0,
@@ -395,13 +395,13 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
         vec![0, 1],
         Policy::Normal,
         vec![
-            Op::SpinLock {
+            Op::Lock {
                 lock: lock.clone(),
                 mode: LockMode::Exclusive,
                 irqsave: true,
             },
             Op::Work(Dist::Const(300 * US)),
-            Op::SpinUnlock {
+            Op::Unlock {
                 lock,
                 mode: LockMode::Exclusive,
                 irqrestore: true,
@@ -547,13 +547,13 @@ fn async_call_completion_does_not_end_a_later_spin() {
         vec![0],
         Policy::Normal,
         vec![
-            Op::SpinLock {
+            Op::Lock {
                 lock: lock.clone(),
                 mode: LockMode::Exclusive,
                 irqsave: false,
             },
             Op::Work(Dist::Const(MS)),
-            Op::SpinUnlock {
+            Op::Unlock {
                 lock: lock.clone(),
                 mode: LockMode::Exclusive,
                 irqrestore: false,
@@ -576,13 +576,13 @@ fn async_call_completion_does_not_end_a_later_spin() {
                 },
                 wait: false,
             },
-            Op::SpinLock {
+            Op::Lock {
                 lock: lock.clone(),
                 mode: LockMode::Exclusive,
                 irqsave: false,
             },
             Op::Work(Dist::Const(10 * US)),
-            Op::SpinUnlock {
+            Op::Unlock {
                 lock,
                 mode: LockMode::Exclusive,
                 irqrestore: false,

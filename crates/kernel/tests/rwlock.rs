@@ -8,13 +8,13 @@ const MS: u64 = 1_000_000;
 
 fn op(lock: &ObjRef, mode: LockMode, take: bool) -> Op {
     if take {
-        Op::SpinLock {
+        Op::Lock {
             lock: lock.clone(),
             mode,
             irqsave: false,
         }
     } else {
-        Op::SpinUnlock {
+        Op::Unlock {
             lock: lock.clone(),
             mode,
             irqrestore: false,
@@ -138,9 +138,9 @@ fn mutex_unlock_by_a_non_owner_is_reported_not_a_panic() {
         vec![0],
         Policy::Normal,
         vec![
-            Op::MutexLock(lock.clone()),
-            Op::MutexUnlock(lock.clone()),
-            Op::MutexUnlock(lock),
+            Op::mutex_lock(lock.clone()),
+            Op::mutex_unlock(lock.clone()),
+            Op::mutex_unlock(lock),
             Op::Exit,
         ],
     );
@@ -227,9 +227,9 @@ fn hung_task_timeout_is_a_knob() {
                 Policy::Normal,
                 vec![
                     Op::Work(Dist::Const(if cpu == 0 { 0 } else { US })),
-                    Op::MutexLock(lock.clone()),
+                    Op::mutex_lock(lock.clone()),
                     Op::Work(Dist::Const(hold)),
-                    Op::MutexUnlock(lock.clone()),
+                    Op::mutex_unlock(lock.clone()),
                     Op::Exit,
                 ],
             );

@@ -83,12 +83,12 @@ fn emits_exactly_these_ops() {
         },
         /* 2 */ Op::JumpUnless(Cond::Cmp(CmpOp::Gt, Expr::Var(2), Expr::Const(0)), 11),
         /* 3 */ Op::JumpUnless(Cond::Cmp(CmpOp::Eq, Expr::TaskIndex, Expr::Const(0)), 8),
-        /* 4 */ Op::MutexLock(lock.clone()),
+        /* 4 */ Op::mutex_lock(lock.clone()),
         /* 5 */ Op::Work(Dist::Const(2000)),
-        /* 6 */ Op::MutexUnlock(lock),
+        /* 6 */ Op::mutex_unlock(lock),
         /* 7 */ Op::Jump(10),
-        /* 8 */ Op::MutexLock(mine.clone()),
-        /* 9 */ Op::MutexUnlock(mine),
+        /* 8 */ Op::mutex_lock(mine.clone()),
+        /* 9 */ Op::mutex_unlock(mine),
         /* 10 */ Op::LoopBack { slot: 2, target: 3 },
         /* 11 */ Op::Choose {
             cumulative: vec![(3, 12), (4, 14)],
@@ -137,7 +137,7 @@ fn membarrier_example_and_variants() {
             .ops
             .iter()
             .find_map(|op| match op {
-                Op::MutexLock(r) => Some(r.clone()),
+                Op::Lock { lock: r, .. } => Some(r.clone()),
                 _ => None,
             })
             .unwrap()

@@ -135,12 +135,12 @@ fn rwlock_ops_and_guards_emit_modes_and_irqsave() {
         object: 7,
         index: Some(Expr::ThisCpu),
     };
-    let lock = |lock: &ObjRef, mode, irqsave| Op::SpinLock {
+    let lock = |lock: &ObjRef, mode, irqsave| Op::Lock {
         lock: lock.clone(),
         mode,
         irqsave,
     };
-    let unlock = |lock: &ObjRef, mode, irqrestore| Op::SpinUnlock {
+    let unlock = |lock: &ObjRef, mode, irqrestore| Op::Unlock {
         lock: lock.clone(),
         mode,
         irqrestore,

@@ -199,12 +199,12 @@ fn spin_guard_with_irqsave_emits_exact_ops() {
         object: 0,
         index: None,
     };
-    let lock = |lock: &ObjRef, irqsave| Op::SpinLock {
+    let lock = |lock: &ObjRef, irqsave| Op::Lock {
         lock: lock.clone(),
         mode: LockMode::Exclusive,
         irqsave,
     };
-    let unlock = |lock: &ObjRef, irqrestore| Op::SpinUnlock {
+    let unlock = |lock: &ObjRef, irqrestore| Op::Unlock {
         lock: lock.clone(),
         mode: LockMode::Exclusive,
         irqrestore,
@@ -218,7 +218,7 @@ fn spin_guard_with_irqsave_emits_exact_ops() {
             // Sleeping in atomic context is written freely; the kernel
             // model reports it when it happens.
             lock(&pcp, false),
-            Op::MutexLock(m),
+            Op::mutex_lock(m),
             unlock(&pcp, false),
             lock(&zone, false),
             unlock(&zone, false),

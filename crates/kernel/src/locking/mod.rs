@@ -136,38 +136,41 @@ impl crate::Kernel<'_> {
     ) -> crate::interp::Flow {
         use crate::interp::Flow;
         use crate::program::Op;
+        use crate::spec::ObjectKind;
         use crate::task::Mode;
         use crate::task::Resume;
         match op {
-            Op::MutexLock(r) => {
-                let m = self.instance(t, r);
-                let step = match resume {
-                    Resume::Mutex(s) => Some(s),
-                    _ => None,
-                };
-                self.mutex_lock(c, t, m, step)
-            }
-            Op::MutexUnlock(r) => {
-                let m = self.instance(t, r);
-                self.mutex_unlock(c, t, m);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::SpinLock {
+            Op::Lock {
                 lock,
                 mode,
                 irqsave,
             } => {
                 let l = self.instance(t, lock);
-                self.spin_lock(c, t, l, *mode, *irqsave)
+                match self.spec.objects[lock.object as usize].kind {
+                    ObjectKind::Mutex { .. } => {
+                        let step = match resume {
+                            Resume::Mutex(s) => Some(s),
+                            _ => None,
+                        };
+                        self.mutex_lock(c, t, l, step)
+                    }
+                    _ => self.spin_lock(c, t, l, *mode, *irqsave),
+                }
             }
-            Op::SpinUnlock {
+            Op::Unlock {
                 lock,
                 mode,
                 irqrestore,
             } => {
                 let l = self.instance(t, lock);
-                self.spin_unlock(c, t, l, *mode, *irqrestore)
+                match self.spec.objects[lock.object as usize].kind {
+                    ObjectKind::Mutex { .. } => {
+                        self.mutex_unlock(c, t, l);
+                        self.advance(t);
+                        Flow::Next
+                    }
+                    _ => self.spin_unlock(c, t, l, *mode, *irqrestore),
+                }
             }
             Op::Down(r) => {
                 let s = self.instance(t, r);

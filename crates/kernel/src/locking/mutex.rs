@@ -544,9 +544,9 @@ mod tests {
             mm: 0,
             program: Program {
                 ops: vec![
-                    Op::MutexLock(lock.clone()),
+                    Op::mutex_lock(lock.clone()),
                     Op::Work(Dist::Const(hold)),
-                    Op::MutexUnlock(lock.clone()),
+                    Op::mutex_unlock(lock.clone()),
                     Op::Exit,
                 ],
                 slots: 0,
@@ -562,8 +562,8 @@ mod tests {
             program: Program {
                 ops: vec![
                     Op::Work(Dist::Const(US)),
-                    Op::MutexLock(lock.clone()),
-                    Op::MutexUnlock(lock),
+                    Op::mutex_lock(lock.clone()),
+                    Op::mutex_unlock(lock),
                     Op::Exit,
                 ],
                 slots: 0,
@@ -676,9 +676,9 @@ mod tests {
             vec![0],
             Policy::Normal,
             vec![
-                Op::MutexLock(lock.clone()),
+                Op::mutex_lock(lock.clone()),
                 Op::Work(Dist::Const(100 * US)),
-                Op::MutexUnlock(lock.clone()),
+                Op::mutex_unlock(lock.clone()),
             ],
         );
         forever(
@@ -688,9 +688,9 @@ mod tests {
             Policy::Normal,
             vec![
                 Op::Work(Dist::Const(10 * US)),
-                Op::MutexLock(lock.clone()),
+                Op::mutex_lock(lock.clone()),
                 Op::Count(got),
-                Op::MutexUnlock(lock),
+                Op::mutex_unlock(lock),
             ],
         );
         let r = simulate(&s);

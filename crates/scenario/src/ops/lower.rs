@@ -224,21 +224,15 @@ impl Emitter<'_, '_> {
         let family = l.family;
         let written = need(&r.lock, op, "lock")?;
         let lock = self.lock(written, family.kind(), def)?;
-        let take = |lock: ObjRef, irqsave: bool| match family {
-            Family::Mutex => Op::MutexLock(lock),
-            _ => Op::SpinLock {
-                lock,
-                mode: family.mode(),
-                irqsave,
-            },
+        let take = |lock: ObjRef, irqsave: bool| Op::Lock {
+            lock,
+            mode: family.mode(),
+            irqsave,
         };
-        let release = |lock: ObjRef, irqrestore: bool| match family {
-            Family::Mutex => Op::MutexUnlock(lock),
-            _ => Op::SpinUnlock {
-                lock,
-                mode: family.mode(),
-                irqrestore,
-            },
+        let release = |lock: ObjRef, irqrestore: bool| Op::Unlock {
+            lock,
+            mode: family.mode(),
+            irqrestore,
         };
         match l.action {
             LockAction::Lock => {
