@@ -100,6 +100,49 @@ impl Metrics {
         now >= self.warmup
     }
 
+    // lock_stat, for every lock kind: each event of the measured part of
+    // the run, on the row of the lock's object.
+
+    /// An acquisition that found the lock taken.
+    pub fn lock_contended(&mut self, now: Nanos, object: u32) {
+        if self.measuring(now) {
+            self.locks[object as usize].contentions += 1;
+        }
+    }
+
+    /// An acquisition, after waiting `waited` (0 if uncontended).
+    pub fn lock_acquired(&mut self, now: Nanos, object: u32, waited: Nanos) {
+        if self.measuring(now) {
+            let stat = &mut self.locks[object as usize];
+            stat.acquisitions += 1;
+            stat.wait_total_ns += waited;
+            stat.wait_max_ns = stat.wait_max_ns.max(waited);
+        }
+    }
+
+    /// A release after holding the lock `held`.
+    pub fn lock_released(&mut self, now: Nanos, object: u32, held: Nanos) {
+        if self.measuring(now) {
+            let stat = &mut self.locks[object as usize];
+            stat.hold_total_ns += held;
+            stat.hold_max_ns = stat.hold_max_ns.max(held);
+        }
+    }
+
+    /// An acquisition by handoff (`MUTEX_FLAG_HANDOFF`).
+    pub fn lock_handoff(&mut self, now: Nanos, object: u32) {
+        if self.measuring(now) {
+            self.locks[object as usize].handoffs += 1;
+        }
+    }
+
+    /// Time spent spinning for the lock.
+    pub fn lock_spin(&mut self, now: Nanos, object: u32, spun: Nanos) {
+        if self.measuring(now) {
+            self.locks[object as usize].spin_total_ns += spun;
+        }
+    }
+
     #[inline]
     pub fn count(&mut self, now: Nanos, counter: u32) {
         if self.measuring(now) {

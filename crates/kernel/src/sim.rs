@@ -254,9 +254,7 @@ impl<'s> Kernel<'s> {
                         _ => None,
                     };
                     if let Some(obj) = object {
-                        if self.metrics.measuring(now) {
-                            self.metrics.locks[obj as usize].spin_total_ns += dt;
-                        }
+                        self.metrics.lock_spin(now, obj, dt);
                     }
                 } else {
                     let mut left = dt;

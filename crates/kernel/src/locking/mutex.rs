@@ -104,13 +104,8 @@ impl crate::Kernel<'_> {
         let cost = lock.word.rmw(&self.cost, c, at.max(now)) - now;
         lock.owner = t;
         lock.acquired_at = now + cost;
-        let stat = &mut self.metrics.locks[lock.object as usize];
-        if self.metrics.warmup <= now {
-            stat.acquisitions += 1;
-            let waited = now + cost - self.tasks[t as usize].wait.wait_start;
-            stat.wait_total_ns += waited;
-            stat.wait_max_ns = stat.wait_max_ns.max(waited);
-        }
+        let waited = now + cost - self.tasks[t as usize].wait.wait_start;
+        self.metrics.lock_acquired(now, lock.object, waited);
         let task = &mut self.tasks[t as usize];
         debug_assert!(
             (task.wait.nheld as usize) < task.wait.held.len(),
@@ -141,9 +136,7 @@ impl crate::Kernel<'_> {
                 self.advance(t);
                 return Flow::Next;
             }
-            if self.metrics.warmup <= self.now {
-                self.metrics.locks[lock.object as usize].contentions += 1;
-            }
+            self.metrics.lock_contended(self.now, lock.object);
             // The failed __mutex_trylock_fast() cmpxchg.
             let now = self.now;
             self.objects.mutexes[m as usize]
@@ -293,11 +286,7 @@ impl crate::Kernel<'_> {
         }
         let lock = &mut self.objects.mutexes[m as usize];
         let held = now.saturating_sub(lock.acquired_at);
-        if self.metrics.warmup <= now {
-            let stat = &mut self.metrics.locks[lock.object as usize];
-            stat.hold_total_ns += held;
-            stat.hold_max_ns = stat.hold_max_ns.max(held);
-        }
+        self.metrics.lock_released(now, lock.object, held);
         // The release (cmpxchg, or the handoff store) writes the lock word;
         // with waiters, __mutex_unlock_slowpath() also takes and releases
         // wait_lock to pick the one to wake.
@@ -313,9 +302,7 @@ impl crate::Kernel<'_> {
             let w = lock.waiters.pop_front().expect("waiter");
             lock.handoff = false;
             lock.owner = w;
-            if self.metrics.warmup <= now {
-                self.metrics.locks[lock.object as usize].handoffs += 1;
-            }
+            self.metrics.lock_handoff(now, lock.object);
             if lock.waiter_spinner == w {
                 lock.waiter_spinner = NO_TASK;
                 self.grant_to_spinner(c, w, m);

@@ -51,12 +51,7 @@ impl crate::Kernel<'_> {
         lock.holders.push((t, mode, at));
         debug_assert!(lock.ownership_sound(), "lock ownership unsound");
         let waited = at - self.tasks[t as usize].wait.wait_start;
-        if self.metrics.measuring(now) {
-            let stat = &mut self.metrics.locks[lock.object as usize];
-            stat.acquisitions += 1;
-            stat.wait_total_ns += waited;
-            stat.wait_max_ns = stat.wait_max_ns.max(waited);
-        }
+        self.metrics.lock_acquired(now, lock.object, waited);
     }
 
     /// Acts on what a lock operation produced: waiters granted the lock see
@@ -136,10 +131,8 @@ impl crate::Kernel<'_> {
                 Flow::Next
             }
             None => {
-                if self.metrics.measuring(self.now) {
-                    let object = self.objects.spinlocks[l as usize].object;
-                    self.metrics.locks[object as usize].contentions += 1;
-                }
+                let object = self.objects.spinlocks[l as usize].object;
+                self.metrics.lock_contended(self.now, object);
                 let task = &mut self.tasks[t as usize];
                 task.gen = task.gen.wrapping_add(1);
                 task.wait.spin = Spin::SpinLock { lock: l };
@@ -175,13 +168,9 @@ impl crate::Kernel<'_> {
         match (held, at) {
             (true, Some(i)) => {
                 let (_, _, since) = self.objects.spinlocks[l as usize].holders.swap_remove(i);
-                let object = self.objects.spinlocks[l as usize].object as usize;
-                if self.metrics.measuring(now) {
-                    let hold = now.saturating_sub(since);
-                    let stat = &mut self.metrics.locks[object];
-                    stat.hold_total_ns += hold;
-                    stat.hold_max_ns = stat.hold_max_ns.max(hold);
-                }
+                let object = self.objects.spinlocks[l as usize].object;
+                self.metrics
+                    .lock_released(now, object, now.saturating_sub(since));
                 let taker = Taker {
                     task: t,
                     cpu: c,
