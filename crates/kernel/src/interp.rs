@@ -430,11 +430,17 @@ impl crate::Kernel<'_> {
                     return;
                 }
             }
-            Spin::SpinLock { .. } => {
+            Spin::Lock {
+                how: LockSpin::Spinning,
+                ..
+            } => {
                 // The lock was handed to us; preemption (and IRQs) stay off.
                 self.advance(t);
             }
-            Spin::MutexOwner { lock } | Spin::OsqQueued { lock } => {
+            Spin::Lock {
+                lock,
+                how: LockSpin::OnOwner | LockSpin::OsqQueued,
+            } => {
                 if !self.mutex_spin_finished(c, t, lock) {
                     return;
                 }

@@ -245,12 +245,14 @@ impl<'s> Kernel<'s> {
                     task.times.spin += dt;
                     task.times.sys += dt;
                     let object = match task.wait.spin {
-                        Spin::OsqQueued { lock } | Spin::MutexOwner { lock } => {
-                            Some(self.objects.mutexes[lock as usize].object)
-                        }
-                        Spin::SpinLock { lock } => {
-                            Some(self.objects.spinlocks[lock as usize].object)
-                        }
+                        Spin::Lock {
+                            lock,
+                            how: LockSpin::OsqQueued | LockSpin::OnOwner,
+                        } => Some(self.objects.mutexes[lock as usize].object),
+                        Spin::Lock {
+                            lock,
+                            how: LockSpin::Spinning,
+                        } => Some(self.objects.spinlocks[lock as usize].object),
                         _ => None,
                     };
                     if let Some(obj) = object {
@@ -399,12 +401,19 @@ impl<'s> Kernel<'s> {
         let task = &self.tasks[t as usize];
         match task.wait.spin {
             Spin::None => self.run_task(c, t),
-            Spin::CsdWait | Spin::SpinLock { .. } => {
+            Spin::CsdWait
+            | Spin::Lock {
+                how: LockSpin::Spinning,
+                ..
+            } => {
                 if task.wait.spin_done {
                     self.finish_spin(c, t);
                 }
             }
-            Spin::OsqQueued { .. } | Spin::MutexOwner { .. } => {
+            Spin::Lock {
+                how: LockSpin::OsqQueued | LockSpin::OnOwner,
+                ..
+            } => {
                 if task.wait.spin_done {
                     self.finish_spin(c, t);
                 } else if need_resched {

@@ -118,20 +118,39 @@ impl Batch {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Spin {
     None,
-    /// Queued on a mutex's OSQ behind another spinner.
-    OsqQueued {
+    /// Waiting for lock instance `lock`, in the way `how` says.
+    Lock {
         lock: u32,
-    },
-    /// OSQ head, or the first waiter after wakeup, spinning on the owner.
-    MutexOwner {
-        lock: u32,
+        how: LockSpin,
     },
     /// `csd_lock_wait()` for CSDs sent to other CPUs.
     CsdWait,
-    /// Queued on a spinlock (qspinlock MCS queue), FIFO.
-    SpinLock {
-        lock: u32,
-    },
+}
+
+/// How a task spins for a lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockSpin {
+    /// A spinning lock's waiter (`spinlock_t`, `rwlock_t`): `lock` is a
+    /// spinning-lock instance.
+    Spinning,
+    /// Queued on a mutex's OSQ behind another spinner.
+    OsqQueued,
+    /// The OSQ head, or the first waiter after wakeup, spinning on a
+    /// mutex's owner.
+    OnOwner,
+}
+
+impl Spin {
+    /// The mutex instance a mutex spinner spins for.
+    pub fn mutex(self) -> Option<u32> {
+        match self {
+            Spin::Lock {
+                lock,
+                how: LockSpin::OsqQueued | LockSpin::OnOwner,
+            } => Some(lock),
+            _ => None,
+        }
+    }
 }
 
 /// What the task does when it next gets a CPU (or when its spin ends):

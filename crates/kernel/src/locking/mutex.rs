@@ -178,7 +178,13 @@ impl crate::Kernel<'_> {
             self.objects.mutexes[m as usize].handoff = true;
             if self.can_spin(c, m) && self.objects.mutexes[m as usize].waiter_spinner == NO_TASK {
                 self.objects.mutexes[m as usize].waiter_spinner = t;
-                self.begin_spin(t, Spin::MutexOwner { lock: m });
+                self.begin_spin(
+                    t,
+                    Spin::Lock {
+                        lock: m,
+                        how: LockSpin::OnOwner,
+                    },
+                );
                 self.watch_owner(t, m, self.now);
                 return Flow::Stop;
             }
@@ -191,7 +197,10 @@ impl crate::Kernel<'_> {
     /// polls the lock word (so every write to the line makes it re-fetch)
     /// and the owner's `on_cpu`.
     fn watch_owner(&mut self, t: TaskId, m: u32, at: Nanos) {
-        self.tasks[t as usize].wait.spin = Spin::MutexOwner { lock: m };
+        self.tasks[t as usize].wait.spin = Spin::Lock {
+            lock: m,
+            how: LockSpin::OnOwner,
+        };
         let c = self.tasks[t as usize].cpu;
         let at = at.max(self.now);
         let mut ready = self.objects.mutexes[m as usize]
@@ -229,7 +238,13 @@ impl crate::Kernel<'_> {
             .word
             .rmw(&self.cost, c, now);
         let head = self.objects.mutexes[m as usize].osq.lock(t);
-        self.begin_spin(t, Spin::OsqQueued { lock: m });
+        self.begin_spin(
+            t,
+            Spin::Lock {
+                lock: m,
+                how: LockSpin::OsqQueued,
+            },
+        );
         if head {
             self.watch_owner(t, m, queued);
         }
@@ -318,11 +333,15 @@ impl crate::Kernel<'_> {
                     self.abort_spinners(m, wc);
                 }
             }
-        } else if let Some(head) = lock
-            .osq
-            .head()
-            .filter(|&h| matches!(self.tasks[h as usize].wait.spin, Spin::MutexOwner { .. }))
-        {
+        } else if let Some(head) = lock.osq.head().filter(|&h| {
+            matches!(
+                self.tasks[h as usize].wait.spin,
+                Spin::Lock {
+                    how: LockSpin::OnOwner,
+                    ..
+                }
+            )
+        }) {
             // The OSQ head sees the release when its re-fetch of the line
             // lands, takes the lock with a cmpxchg, and osq_unlock() hands
             // the head role to the next node.
@@ -434,9 +453,7 @@ impl crate::Kernel<'_> {
     /// (`schedule_preempt_disabled()`), then continue in the slow path.
     pub(crate) fn mutex_spin_need_resched(&mut self, c: u32, t: TaskId) {
         self.settle(c);
-        let (Spin::MutexOwner { lock: m } | Spin::OsqQueued { lock: m }) =
-            self.tasks[t as usize].wait.spin
-        else {
+        let Some(m) = self.tasks[t as usize].wait.spin.mutex() else {
             return;
         };
         self.leave_spin(t, m);
@@ -568,19 +585,38 @@ mod tests {
         let heads = k
             .tasks
             .iter()
-            .filter(|t| matches!(t.wait.spin, task::Spin::MutexOwner { .. }))
+            .filter(|t| {
+                matches!(
+                    t.wait.spin,
+                    task::Spin::Lock {
+                        how: task::LockSpin::OnOwner,
+                        ..
+                    }
+                )
+            })
             .count();
         let queued = k
             .tasks
             .iter()
-            .filter(|t| matches!(t.wait.spin, task::Spin::OsqQueued { .. }))
+            .filter(|t| {
+                matches!(
+                    t.wait.spin,
+                    task::Spin::Lock {
+                        how: task::LockSpin::OsqQueued,
+                        ..
+                    }
+                )
+            })
             .count();
         assert_eq!((heads, queued), (1, 2));
         let lock = &k.objects.mutexes[0];
         assert_eq!(lock.osq.len(), 3);
         assert!(matches!(
             k.tasks[lock.osq.head().unwrap() as usize].wait.spin,
-            task::Spin::MutexOwner { .. }
+            task::Spin::Lock {
+                how: task::LockSpin::OnOwner,
+                ..
+            }
         ));
     }
 
