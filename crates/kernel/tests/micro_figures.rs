@@ -44,31 +44,22 @@ struct Place {
     node_distance: Option<u32>,
 }
 
-const SAME_DIE: Place = Place {
-    label: "same die/CCX",
-    distance: Distance::SameLlc,
-    node_distance: None,
-};
-const SAME_MCM: Place = Place {
-    label: "same MCM (other die)",
-    distance: Distance::SameSocket,
-    node_distance: None,
-};
-const ACROSS_CCX: Place = Place {
-    label: "across CCX",
-    distance: Distance::SameNode,
-    node_distance: None,
-};
-const CROSS_SOCKET: Place = Place {
-    label: "cross socket",
-    distance: Distance::CrossSocket,
-    node_distance: None,
-};
-const fn hops(label: &'static str, slit: u32) -> Place {
+const fn place(label: &'static str, distance: Distance) -> Place {
     Place {
         label,
-        distance: Distance::CrossSocket,
+        distance,
+        node_distance: None,
+    }
+}
+const SAME_DIE: Place = place("same die/CCX", Distance::SameLlc);
+const SAME_MCM: Place = place("same MCM (other die)", Distance::SameSocket);
+const ACROSS_CCX: Place = place("across CCX", Distance::SameNode);
+const CROSS_SOCKET: Place = place("cross socket", Distance::CrossSocket);
+/// Across sockets, at SLIT distance `slit`.
+const fn hops(label: &'static str, slit: u32) -> Place {
+    Place {
         node_distance: Some(slit),
+        ..place(label, Distance::CrossSocket)
     }
 }
 

@@ -136,7 +136,6 @@ impl crate::Kernel<'_> {
     ) -> crate::interp::Flow {
         use crate::interp::Flow;
         use crate::program::Op;
-        use crate::spec::ObjectKind;
         use crate::task::Mode;
         use crate::task::Resume;
         match op {
@@ -146,16 +145,14 @@ impl crate::Kernel<'_> {
                 irqsave,
             } => {
                 let l = self.instance(t, lock);
-                match self.spec.objects[lock.object as usize].kind {
-                    ObjectKind::Mutex { .. } => {
-                        let step = match resume {
-                            Resume::Mutex(s) => Some(s),
-                            _ => None,
-                        };
-                        self.mutex_lock(c, t, l, step)
-                    }
-                    _ => self.spin_lock(c, t, l, *mode, *irqsave),
+                if !self.is_mutex(lock) {
+                    return self.spin_lock(c, t, l, *mode, *irqsave);
                 }
+                let step = match resume {
+                    Resume::Mutex(s) => Some(s),
+                    _ => None,
+                };
+                self.mutex_lock(c, t, l, step)
             }
             Op::Unlock {
                 lock,
@@ -163,14 +160,12 @@ impl crate::Kernel<'_> {
                 irqrestore,
             } => {
                 let l = self.instance(t, lock);
-                match self.spec.objects[lock.object as usize].kind {
-                    ObjectKind::Mutex { .. } => {
-                        self.mutex_unlock(c, t, l);
-                        self.advance(t);
-                        Flow::Next
-                    }
-                    _ => self.spin_unlock(c, t, l, *mode, *irqrestore),
+                if !self.is_mutex(lock) {
+                    return self.spin_unlock(c, t, l, *mode, *irqrestore);
                 }
+                self.mutex_unlock(c, t, l);
+                self.advance(t);
+                Flow::Next
             }
             Op::Down(r) => {
                 let s = self.instance(t, r);
@@ -212,5 +207,13 @@ impl crate::Kernel<'_> {
             }
             _ => unreachable!("not a locking op: {op:?}"),
         }
+    }
+
+    /// Whether an op's lock is a `struct mutex` (the rest are spinning locks).
+    fn is_mutex(&self, r: &crate::program::ObjRef) -> bool {
+        matches!(
+            self.spec.objects[r.object as usize].kind,
+            crate::spec::ObjectKind::Mutex { .. }
+        )
     }
 }

@@ -65,9 +65,7 @@ impl Default for HotplugLock {
 
 impl crate::Kernel<'_> {
     fn sleep_at(&mut self, c: u32, t: TaskId, step: CpusWriteLockStep) -> Flow {
-        self.tasks[t as usize].resume = Resume::CpusWriteLock(step);
-        self.block(c, t);
-        Flow::Stop
+        self.sleep_until_woken(c, t, Resume::CpusWriteLock(step))
     }
 
     /// `cpus_write_lock()`, from the start (`step` none) or continued.
@@ -187,9 +185,7 @@ impl crate::Kernel<'_> {
         }
         // Sleep until the writer is done, then try again from the start.
         lock.read_waiters.push(t);
-        self.tasks[t as usize].resume = Resume::Op;
-        self.block(c, t);
-        Flow::Stop
+        self.sleep_until_woken(c, t, Resume::Op)
     }
 
     /// `cpus_read_unlock()`.

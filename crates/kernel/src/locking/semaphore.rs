@@ -32,9 +32,7 @@ impl crate::Kernel<'_> {
             return Flow::Next;
         }
         sem.waiters.push_back(t);
-        self.tasks[t as usize].resume = Resume::Down;
-        self.block(c, t);
-        Flow::Stop
+        self.sleep_until_woken(c, t, Resume::Down)
     }
 
     /// `up()`.

@@ -368,6 +368,18 @@ impl crate::Kernel<'_> {
         Handled::Done
     }
 
+    /// The task sleeps until woken, then continues its op at `resume`.
+    pub(crate) fn sleep_until_woken(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        resume: Resume,
+    ) -> crate::interp::Flow {
+        self.tasks[t as usize].resume = resume;
+        self.block(c, t);
+        crate::interp::Flow::Stop
+    }
+
     /// The task gives up the CPU because it blocks (state already set).
     pub(crate) fn block(&mut self, c: u32, t: TaskId) {
         self.set_state(t, TaskState::Sleeping);
