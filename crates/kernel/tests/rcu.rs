@@ -73,10 +73,12 @@ fn an_idle_machine_waits_for_the_fqs_scan() {
     timed(&mut s, "gp", 0, Op::SynchronizeRcu, 13 * MS);
     let r = simulate(&s);
     let gp = r.histogram("gp").unwrap();
-    // Idle CPUs are reported by the first FQS scan, 1 jiffy (10 ms) after
-    // the start at HZ=100 with 8 CPUs; then the callback waits for a tick.
-    assert!(gp.min >= 10 * MS, "{gp:?}");
-    assert!(gp.max <= 35 * MS, "{gp:?}");
+    // Idle CPUs are reported by the FQS scans, each 1 jiffy (10 ms) at
+    // HZ=100 with 8 CPUs, which the timer wheel turns into a wait to the
+    // tick after jiffies + 1 (`calc_index()` rounds a level-0 expiry up):
+    // 10-20 ms per wait; then the callback waits for a tick.
+    assert!(gp.min >= 20 * MS, "{gp:?}");
+    assert!(gp.max <= 45 * MS, "{gp:?}");
 }
 
 #[test]

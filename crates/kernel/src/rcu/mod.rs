@@ -125,6 +125,17 @@ impl crate::Kernel<'_> {
         j.max(1) * self.jiffy()
     }
 
+    /// When a timeout of `j` jiffies armed at `at` fires: at the tick after
+    /// `jiffies + j`. The GP kthread waits for its FQS time with
+    /// `swait_event_idle_timeout_exclusive(..., j)`, a `schedule_timeout()`
+    /// on the timer wheel, and the wheel rounds a level-0 expiry up by one
+    /// jiffy so that no timer fires early (`calc_index()`,
+    /// kernel/time/timer.c): the wait is between j and j+1 jiffies, ending
+    /// on a tick.
+    fn jiffies_timeout(&self, at: Nanos, j: Nanos) -> Nanos {
+        (at / self.jiffy() + j + 1) * self.jiffy()
+    }
+
     /// `jiffies_till_sched_qs` as `adjust_jiffies_till_sched_qs()` sets it.
     fn sched_qs_after(&self) -> Nanos {
         let first = self.fqs_first() / self.jiffy();
@@ -218,7 +229,7 @@ impl crate::Kernel<'_> {
         self.rcu.fqs_gen = self.rcu.fqs_gen.wrapping_add(1);
         let gen = self.rcu.fqs_gen;
         self.at(
-            self.now + cost + self.fqs_first(),
+            self.jiffies_timeout(self.now + cost, self.fqs_first() / self.jiffy()),
             Event::Rcu(RcuEvent::Fqs { gen }),
         );
         if self.rcu.remaining == 0 {
@@ -273,7 +284,7 @@ impl crate::Kernel<'_> {
         }
         if self.rcu.phase == GpPhase::Running && self.rcu.remaining > 0 && gen == self.rcu.fqs_gen {
             self.at(
-                self.now + self.fqs_next(),
+                self.jiffies_timeout(self.now, self.fqs_next() / self.jiffy()),
                 Event::Rcu(RcuEvent::Fqs { gen }),
             );
         }
