@@ -463,6 +463,8 @@ fn huge_window_tables_are_refused() {
 fn silently_wrong_inputs_are_refused() {
     let scenario = repo("scenarios/examples/mutex-contention.toml");
     let s = scenario.to_str().unwrap();
+    let trace = std::env::temp_dir().join(format!("smpsim-unwritten-{}.json", std::process::id()));
+    let trace = trace.to_str().unwrap();
     for (args, says) in [
         (
             vec!["run", s, "--set", "machine.costs.syscall.ns=-500"],
@@ -470,14 +472,7 @@ fn silently_wrong_inputs_are_refused() {
         ),
         (vec!["run", s, "--seeds", "0"], "--seeds 0"),
         (
-            vec![
-                "run",
-                s,
-                "--seeds",
-                "2",
-                "--trace",
-                "/tmp/never-written.json",
-            ],
+            vec!["run", s, "--seeds", "2", "--trace", trace],
             "cannot be combined with --seeds",
         ),
     ] {
@@ -486,6 +481,7 @@ fn silently_wrong_inputs_are_refused() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
+    assert!(!std::path::Path::new(trace).exists(), "no trace on refusal");
 }
 
 /// `reproduce` with no cases fails instead of printing an empty table, and
