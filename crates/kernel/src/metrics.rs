@@ -272,6 +272,19 @@ impl Metrics {
         );
     }
 
+    /// `preempt_enable()` (or `rcu_read_unlock()`) without a matching
+    /// disable: the kernel's `preempt_count_sub()` warns.
+    pub fn preempt_underflow(&mut self, cpu: u32, now: Nanos, task: &str) {
+        self.finding(
+            Detector::PreemptCountUnderflow,
+            now,
+            cpu,
+            format!(
+                "WARNING: CPU: {cpu} PID: {task} at preempt_count_sub: DEBUG_LOCKS_WARN_ON(val > preempt_count()) (preempt_enable() without preempt_disable())"
+            ),
+        );
+    }
+
     /// A per-CPU object indexed outside `[0, nr_cpu_ids)`.
     pub fn bad_index(
         &mut self,

@@ -192,6 +192,8 @@ pub enum Detector {
     OfflineWithTasks,
     /// A per-CPU object indexed outside `[0, nr_cpu_ids)`.
     BadPerCpuIndex,
+    /// `preempt_enable()` without a matching `preempt_disable()`.
+    PreemptCountUnderflow,
 }
 
 impl Detector {
@@ -209,6 +211,7 @@ impl Detector {
             Detector::MmLeak => "mm_leak",
             Detector::OfflineWithTasks => "offline_with_tasks",
             Detector::BadPerCpuIndex => "bad_percpu_index",
+            Detector::PreemptCountUnderflow => "preempt_count_underflow",
         }
     }
 }

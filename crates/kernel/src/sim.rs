@@ -317,8 +317,14 @@ impl<'s> Kernel<'s> {
 
     /// Returns true when the CPU should reschedule now.
     pub(crate) fn preempt_enable(&mut self, t: TaskId) -> bool {
+        if self.tasks[t as usize].irq.preempt_count == 0 {
+            // preempt_count_sub(): DEBUG_LOCKS_WARN_ON(val > preempt_count())
+            // warns and leaves the count alone.
+            let (c, name) = (self.tasks[t as usize].cpu, self.task_name(t));
+            self.metrics.preempt_underflow(c, self.now, &name);
+            return false;
+        }
         let task = &mut self.tasks[t as usize];
-        debug_assert!(task.irq.preempt_count > 0);
         task.irq.preempt_count -= 1;
         let c = task.cpu;
         if task.irq.preempt_count == 0 {

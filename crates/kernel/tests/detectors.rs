@@ -80,3 +80,26 @@ fn a_per_cpu_index_out_of_range_is_reported_and_stops_the_run() {
     );
     assert!(r.stats.simulated_ns < 1_000_000);
 }
+
+/// An unbalanced `preempt_enable()` is the kernel's preempt_count_sub()
+/// warning, not a panic or a wrapped count that never lets the CPU be
+/// preempted again.
+#[test]
+fn preempt_enable_without_disable_is_reported() {
+    let mut s = spec(flat_machine(2), 2_000_000);
+    forever(
+        &mut s,
+        "t",
+        vec![0],
+        Policy::Normal,
+        vec![Op::PreemptEnable, Op::Work(Dist::Const(1_000))],
+    );
+    let r = simulate(&s);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.detector == "preempt_count_underflow")
+        .expect("a preempt_count underflow finding");
+    assert!(f.message.contains("t/0") && f.occurrences > 1, "{f:?}");
+    assert_eq!(r.stats.simulated_ns, 2_000_000);
+}
