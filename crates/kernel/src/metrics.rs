@@ -285,6 +285,19 @@ impl Metrics {
         );
     }
 
+    /// lockdep's self-deadlock report: a task takes a lock it holds (not a
+    /// recursive read of an rwlock, which lockdep allows).
+    pub fn recursive_locking(&mut self, cpu: u32, now: Nanos, task: &str, op: &str, lock: &str) {
+        self.finding(
+            Detector::RecursiveLocking,
+            now,
+            cpu,
+            format!(
+                "WARNING: possible recursive locking detected: {task} is trying to acquire lock ({lock}) with {op}() but task is already holding lock ({lock}); *** DEADLOCK ***"
+            ),
+        );
+    }
+
     /// A per-CPU object indexed outside `[0, nr_cpu_ids)`.
     pub fn bad_index(
         &mut self,

@@ -194,6 +194,8 @@ pub enum Detector {
     BadPerCpuIndex,
     /// `preempt_enable()` without a matching `preempt_disable()`.
     PreemptCountUnderflow,
+    /// lockdep: a task takes a lock it already holds.
+    RecursiveLocking,
 }
 
 impl Detector {
@@ -212,6 +214,7 @@ impl Detector {
             Detector::OfflineWithTasks => "offline_with_tasks",
             Detector::BadPerCpuIndex => "bad_percpu_index",
             Detector::PreemptCountUnderflow => "preempt_count_underflow",
+            Detector::RecursiveLocking => "recursive_locking",
         }
     }
 }

@@ -103,3 +103,55 @@ fn preempt_enable_without_disable_is_reported() {
     assert!(f.message.contains("t/0") && f.occurrences > 1, "{f:?}");
     assert_eq!(r.stats.simulated_ns, 2_000_000);
 }
+
+/// Taking a lock the task already holds is lockdep's "possible recursive
+/// locking detected" (and, as in the kernel, a deadlock); a recursive read
+/// of an rwlock is allowed.
+#[test]
+fn recursive_locking_is_reported_but_recursive_reads_are_not() {
+    let run = |kind: &str, first: LockMode, second: LockMode| {
+        let mut s = spec(flat_machine(2), 2_000_000);
+        let lock = ObjRef {
+            object: if kind == "mutex" {
+                mutex(&mut s, "l", true, false)
+            } else {
+                spinning_lock(&mut s, "l", kind, LockOptions::default())
+            },
+            index: None,
+        };
+        let take = |mode| Op::Lock {
+            lock: lock.clone(),
+            mode,
+            irqsave: false,
+        };
+        let drop = |mode| Op::Unlock {
+            lock: lock.clone(),
+            mode,
+            irqrestore: false,
+        };
+        forever(
+            &mut s,
+            "t",
+            vec![0],
+            Policy::Normal,
+            vec![
+                take(first),
+                take(second),
+                drop(second),
+                drop(first),
+                Op::Work(Dist::Const(100)),
+            ],
+        );
+        simulate(&s)
+            .findings
+            .iter()
+            .find(|f| f.detector == "recursive_locking")
+            .map(|f| f.message.clone())
+    };
+    let x = LockMode::Exclusive;
+    let m = run("qspinlock", x, x).expect("spinlock taken twice");
+    assert!(m.contains("spin_lock") && m.contains("(l)"), "{m}");
+    assert!(run("mutex", x, x).unwrap().contains("mutex_lock"));
+    assert!(run("qrwlock", LockMode::Write, LockMode::Read).is_some());
+    assert_eq!(run("qrwlock", LockMode::Read, LockMode::Read), None);
+}

@@ -126,6 +126,13 @@ impl crate::Kernel<'_> {
         m: u32,
         step: Option<MutexStep>,
     ) -> Flow {
+        if step.is_none() && self.objects.mutexes[m as usize].owner == t {
+            let name = self.task_name(t);
+            let object = self.objects.mutexes[m as usize].object as usize;
+            let lock = self.spec.objects[object].name.clone();
+            self.metrics
+                .recursive_locking(c, self.now, &name, "mutex_lock", &lock);
+        }
         let lock = &self.objects.mutexes[m as usize];
         if step.is_none() {
             self.tasks[t as usize].wait.wait_start = self.now;

@@ -117,6 +117,19 @@ impl crate::Kernel<'_> {
         }
         self.preempt_disable(t);
         self.tasks[t as usize].wait.wait_start = self.now;
+        let recursive = self.objects.spinlocks[l as usize]
+            .holders
+            .iter()
+            .any(|h| h.0 == t && (h.1 != LockMode::Read || mode != LockMode::Read));
+        if recursive {
+            // The kernel deadlocks here; so does the model, after saying so.
+            let name = self.task_name(t);
+            let object = self.objects.spinlocks[l as usize].object as usize;
+            let lock = self.spec.objects[object].name.clone();
+            let op = format!("{}_lock", mode.op_prefix());
+            self.metrics
+                .recursive_locking(c, self.now, &name, &op, &lock);
+        }
         let taker = Taker {
             task: t,
             cpu: c,
@@ -141,10 +154,11 @@ impl crate::Kernel<'_> {
                 };
                 task.wait.spin_done = false;
                 debug_assert!(
-                    !self.objects.spinlocks[l as usize]
-                        .holders
-                        .iter()
-                        .any(|h| h.0 == t),
+                    recursive
+                        || !self.objects.spinlocks[l as usize]
+                            .holders
+                            .iter()
+                            .any(|h| h.0 == t),
                     "a lock granted to the task that just found it taken"
                 );
                 Flow::Stop
