@@ -145,6 +145,10 @@ impl RunResult {
     pub fn lock(&self, name: &str) -> Option<&LockStat> {
         self.locks.iter().find(|l| l.name == name)
     }
+    /// What a detector (by its report name) found, if anything.
+    pub fn finding(&self, detector: &str) -> Option<&Finding> {
+        self.findings.iter().find(|f| f.detector == detector)
+    }
 }
 
 /// `lock_stat`-style counters of one lock class (all instances of an object).

@@ -18,11 +18,7 @@ fn a_loop_without_time_is_a_soft_lockup_and_stops_the_run() {
         vec![Op::Count(c)],
     );
     let r = simulate(&s);
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.detector == "soft_lockup")
-        .expect("a soft lockup");
+    let f = r.finding("soft_lockup").expect("a soft lockup");
     assert!(
         f.message.contains("spinner/0") && f.message.contains("Count"),
         "{f:?}"
@@ -70,9 +66,7 @@ fn a_per_cpu_index_out_of_range_is_reported_and_stops_the_run() {
     );
     let r = simulate(&s);
     let f = r
-        .findings
-        .iter()
-        .find(|f| f.detector == "bad_percpu_index")
+        .finding("bad_percpu_index")
         .expect("a bad per-CPU index finding");
     assert!(
         f.message.contains("`pm`") && f.message.contains("-7"),
@@ -96,9 +90,7 @@ fn preempt_enable_without_disable_is_reported() {
     );
     let r = simulate(&s);
     let f = r
-        .findings
-        .iter()
-        .find(|f| f.detector == "preempt_count_underflow")
+        .finding("preempt_count_underflow")
         .expect("a preempt_count underflow finding");
     assert!(f.message.contains("t/0") && f.occurrences > 1, "{f:?}");
     assert_eq!(r.stats.simulated_ns, 2_000_000);
@@ -143,9 +135,7 @@ fn recursive_locking_is_reported_but_recursive_reads_are_not() {
             ],
         );
         simulate(&s)
-            .findings
-            .iter()
-            .find(|f| f.detector == "recursive_locking")
+            .finding("recursive_locking")
             .map(|f| f.message.clone())
     };
     let x = LockMode::Exclusive;

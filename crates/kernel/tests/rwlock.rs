@@ -117,10 +117,7 @@ fn read_unlock_without_read_lock_is_reported_not_a_panic() {
 /// The bad-unlock finding of a run, which must have one.
 fn bad_unlock_report(s: &Spec) -> String {
     let r = simulate(s);
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.detector == "bad_unlock_balance");
+    let f = r.finding("bad_unlock_balance");
     f.expect("a bad-unlock finding").message.clone()
 }
 
@@ -234,10 +231,7 @@ fn hung_task_timeout_is_a_knob() {
                 ],
             );
         }
-        simulate(&s)
-            .findings
-            .iter()
-            .any(|f| f.detector == "hung_task")
+        simulate(&s).finding("hung_task").is_some()
     };
     assert!(run(Some(MS)));
     assert!(!run(None));
