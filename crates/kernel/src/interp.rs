@@ -169,7 +169,7 @@ impl crate::Kernel<'_> {
         let op = format!("{:?}", program.ops[pc as usize]);
         let name = self.task_name(t);
         self.metrics.no_progress(c, self.now, &name, pc, &op);
-        self.stuck = true;
+        self.halted = true;
     }
 
     /// Executes an op that touches state outside the task, at the current
@@ -320,7 +320,7 @@ impl crate::Kernel<'_> {
                     let c = self.tasks[t as usize].cpu;
                     self.metrics
                         .bad_index(c, self.now, &name, &object, i, self.nr_cpus);
-                    self.stuck = true;
+                    self.halted = true;
                     return base;
                 }
                 base + i as u32

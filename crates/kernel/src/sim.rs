@@ -39,8 +39,9 @@ pub struct Kernel<'s> {
     pub(crate) live_tasks: usize,
     /// Every task has exited; the run ends shortly.
     ending: bool,
-    /// A task loops without using time: the run ends now.
-    pub(crate) stuck: bool,
+    /// A detector found something the run cannot go on from (a task looping
+    /// without time, a wild per-CPU index): it ends now.
+    pub(crate) halted: bool,
     /// The timeline being recorded, if asked for.
     pub trace: Option<crate::trace::Recorder>,
     pub(crate) rcu: crate::rcu::Rcu,
@@ -118,7 +119,7 @@ impl<'s> Kernel<'s> {
             cost: crate::costs::CostNs::new(&spec.machine),
             live_tasks: 0,
             ending: false,
-            stuck: false,
+            halted: false,
             trace: None,
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
             mms: Vec::new(),
@@ -646,7 +647,7 @@ impl Model for Kernel<'_> {
         if let Event::Run(RunEvent::AllExited) = event {
             return Handled::Stop;
         }
-        if self.stuck {
+        if self.halted {
             return Handled::Stop;
         }
         if self.live_tasks == 0 && handled == Handled::Done && !self.ending {

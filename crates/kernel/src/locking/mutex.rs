@@ -327,7 +327,7 @@ impl crate::Kernel<'_> {
             self.metrics.lock_handoff(now, lock.object);
             if lock.waiter_spinner == w {
                 lock.waiter_spinner = NO_TASK;
-                self.grant_to_spinner(c, w, m);
+                self.grant_to_spinner(w, m);
             } else {
                 self.grant_ownership_to_sleeper(w, m);
                 if self.tasks[w as usize].state == TaskState::Sleeping {
@@ -368,7 +368,7 @@ impl crate::Kernel<'_> {
             lock.owner = w;
             self.remove_waiter(m, w);
             self.objects.mutexes[m as usize].handoff = false;
-            self.grant_to_spinner(c, w, m);
+            self.grant_to_spinner(w, m);
         } else {
             lock.owner = NO_TASK;
             woke = self.wake_first_waiter(c, m);
@@ -391,7 +391,7 @@ impl crate::Kernel<'_> {
 
     /// Ownership moved to a spinner: its cmpxchg pulls the line over after
     /// the release.
-    fn grant_to_spinner(&mut self, _from_cpu: u32, w: TaskId, m: u32) {
+    fn grant_to_spinner(&mut self, w: TaskId, m: u32) {
         let wc = self.tasks[w as usize].cpu;
         let seen = self.objects.mutexes[m as usize]
             .word

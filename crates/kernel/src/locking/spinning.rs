@@ -54,24 +54,9 @@ impl crate::Kernel<'_> {
         self.metrics.lock_acquired(now, lock.object, waited);
     }
 
-    /// Acts on what a lock operation produced: waiters granted the lock see
-    /// it at their time; a timer the lock asked for.
-    fn lock_outcome(&mut self, l: u32, timer: Option<Nanos>) {
-        let mut grants = std::mem::take(&mut self.lock_grants);
-        for &(w, mode, at) in &grants {
-            self.lock_granted(w, l, mode, at);
-            let gen = self.tasks[w as usize].gen;
-            self.at(at, Event::Sched(SchedEvent::SpinEnd { task: w, gen }));
-        }
-        grants.clear();
-        self.lock_grants = grants;
-        if let Some(at) = timer {
-            self.at(at.max(self.now), Event::Lock(LockEvent::Timer { lock: l }));
-        }
-    }
-
     /// Runs `f` on lock `l`'s implementation with an [`Env`] at the current
-    /// time; returns its answer, then acts on the grants and timer.
+    /// time; returns its answer, then acts on what it produced: waiters
+    /// granted the lock see it at their time; a timer the lock asked for.
     fn with_lock<R>(&mut self, l: u32, f: impl FnOnce(&mut dyn SpinningLock, &mut Env) -> R) -> R {
         let mut grants = std::mem::take(&mut self.lock_grants);
         let mut env = Env {
@@ -82,8 +67,16 @@ impl crate::Kernel<'_> {
         };
         let r = f(self.objects.spinlocks[l as usize].imp.as_mut(), &mut env);
         let timer = env.timer;
+        for &(w, mode, at) in &grants {
+            self.lock_granted(w, l, mode, at);
+            let gen = self.tasks[w as usize].gen;
+            self.at(at, Event::Sched(SchedEvent::SpinEnd { task: w, gen }));
+        }
+        grants.clear();
         self.lock_grants = grants;
-        self.lock_outcome(l, timer);
+        if let Some(at) = timer {
+            self.at(at.max(self.now), Event::Lock(LockEvent::Timer { lock: l }));
+        }
         r
     }
 
