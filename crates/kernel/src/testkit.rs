@@ -134,12 +134,25 @@ pub fn histogram(spec: &mut Spec, name: &str) -> HistId {
 /// Adds a task group running `ops` forever (a `Jump(0)` is appended).
 pub fn forever(spec: &mut Spec, name: &str, placement: Vec<u32>, policy: Policy, mut ops: Vec<Op>) {
     ops.push(Op::Jump(0));
+    let mm = spec.task_groups.len() as u32;
+    task_group(spec, name, placement, policy, mm, ops);
+}
+
+/// A task group of one task per CPU in `placement`, running `ops` in `mm`.
+pub fn task_group(
+    spec: &mut Spec,
+    name: &str,
+    placement: Vec<u32>,
+    policy: Policy,
+    mm: u32,
+    ops: Vec<Op>,
+) {
     spec.task_groups.push(TaskGroupDecl {
         name: name.into(),
         placement,
         policy,
         cgroup: None,
-        mm: spec.task_groups.len() as u32,
+        mm,
         program: Program {
             ops,
             slots: 4,

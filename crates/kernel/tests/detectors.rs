@@ -3,6 +3,11 @@
 use smpsim_kernel::testkit::*;
 use smpsim_kernel::*;
 
+/// One looping task of normal policy on CPU 0.
+fn on_cpu0(s: &mut Spec, name: &str, ops: Vec<Op>) {
+    forever(s, name, vec![0], Policy::Normal, ops);
+}
+
 /// A loop whose ops take no time would never let simulated time reach the
 /// end of the run: it is reported as a soft lockup naming the op, and the
 /// run stops.
@@ -10,13 +15,7 @@ use smpsim_kernel::*;
 fn a_loop_without_time_is_a_soft_lockup_and_stops_the_run() {
     let mut s = spec(flat_machine(2), 1_000_000_000);
     let c = counter(&mut s, "c");
-    forever(
-        &mut s,
-        "spinner",
-        vec![0],
-        Policy::Normal,
-        vec![Op::Count(c)],
-    );
+    on_cpu0(&mut s, "spinner", vec![Op::Count(c)]);
     let r = simulate(&s);
     let f = r.finding("soft_lockup").expect("a soft lockup");
     assert!(
@@ -31,11 +30,9 @@ fn a_loop_without_time_is_a_soft_lockup_and_stops_the_run() {
 fn a_loop_with_time_runs_to_the_end() {
     let mut s = spec(flat_machine(2), 2_000_000);
     let c = counter(&mut s, "c");
-    forever(
+    on_cpu0(
         &mut s,
         "worker",
-        vec![0],
-        Policy::Normal,
         vec![Op::Count(c), Op::Work(Dist::Const(1))],
     );
     let r = simulate(&s);
@@ -53,11 +50,9 @@ fn a_per_cpu_index_out_of_range_is_reported_and_stops_the_run() {
         object: m,
         index: Some(Expr::Const(-7)),
     };
-    forever(
+    on_cpu0(
         &mut s,
         "t",
-        vec![0],
-        Policy::Normal,
         vec![
             Op::mutex_lock(lock.clone()),
             Op::mutex_unlock(lock),
@@ -81,11 +76,9 @@ fn a_per_cpu_index_out_of_range_is_reported_and_stops_the_run() {
 #[test]
 fn preempt_enable_without_disable_is_reported() {
     let mut s = spec(flat_machine(2), 2_000_000);
-    forever(
+    on_cpu0(
         &mut s,
         "t",
-        vec![0],
-        Policy::Normal,
         vec![Op::PreemptEnable, Op::Work(Dist::Const(1_000))],
     );
     let r = simulate(&s);
@@ -121,11 +114,9 @@ fn recursive_locking_is_reported_but_recursive_reads_are_not() {
             mode,
             irqrestore: false,
         };
-        forever(
+        on_cpu0(
             &mut s,
             "t",
-            vec![0],
-            Policy::Normal,
             vec![
                 take(first),
                 take(second),

@@ -505,18 +505,14 @@ fn lazy_refcount_serializes_switches_and_shootdown_sends_ipis() {
     // Exit: a process whose threads sleep on other CPUs dies; shootdown IPIs.
     let mut s = spec(flat_machine(4), 5 * MS);
     s.knobs.lazy_tlb = LazyTlb::Shootdown;
-    s.task_groups.push(TaskGroupDecl {
-        name: "app".into(),
-        placement: vec![0, 1, 2, 3],
-        policy: Policy::Normal,
-        cgroup: None,
-        mm: 0,
-        program: Program {
-            ops: vec![Op::Work(Dist::Const(100 * US)), Op::Exit],
-            slots: 0,
-            init: vec![],
-        },
-    });
+    task_group(
+        &mut s,
+        "app",
+        vec![0, 1, 2, 3],
+        Policy::Normal,
+        0,
+        vec![Op::Work(Dist::Const(100 * US)), Op::Exit],
+    );
     let r = simulate(&s);
     assert_eq!(r.mm.mms_freed, 1);
     assert!(r.mm.shootdown_ipis >= 1, "{:?}", r.mm);

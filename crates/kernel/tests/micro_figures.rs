@@ -70,54 +70,63 @@ struct Figure {
     published_ns: f64,
 }
 
-/// A figure published in cycles, converted at the machine's clock.
-fn cycles(machine: &'static str, ghz: f64, op: Op, at: Place, cycles: f64) -> Figure {
-    Figure {
-        machine,
-        op,
-        at,
-        published_ns: cycles / ghz,
+/// Published figures at one place: load and CAS, `None` where the source
+/// gives none.
+type Row = (Place, Option<f64>, Option<f64>);
+
+/// One machine's rows as figures in ns; `ns_per_unit` converts the
+/// published unit (cycles at the machine's clock, or ns).
+fn rows(machine: &'static str, ns_per_unit: f64, rows: &[Row]) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for &(at, load, cas) in rows {
+        for (op, value) in [(Op::Load, load), (Op::Cas, cas)] {
+            if let Some(v) = value {
+                out.push(Figure {
+                    machine,
+                    op,
+                    at,
+                    published_ns: v * ns_per_unit,
+                });
+            }
+        }
     }
+    out
 }
 
 fn figures() -> Vec<Figure> {
-    use Op::*;
-    const OPTERON: &str = "opteron-6172-48";
-    const OPTERON_GHZ: f64 = 2.1;
-    const XEON: &str = "xeon-e7-8867l-80";
-    const XEON_GHZ: f64 = 2.13;
-    const MILAN: &str = "amd-milan-96";
-    let opteron_one_hop = hops("one hop (SLIT 16)", 16);
-    let opteron_two_hops = hops("two hops (SLIT 22)", 22);
-    let xeon_one_hop = hops("one hop (SLIT 15)", 15);
-    let xeon_two_hops = hops("two hops (SLIT 20)", 20);
-    let ns = |op, at, ns| Figure {
-        machine: MILAN,
-        op,
-        at,
-        published_ns: ns,
-    };
-    vec![
-        // SOSP 2013 Table 2, Opteron (unconfirmed transcription).
-        cycles(OPTERON, OPTERON_GHZ, Load, SAME_DIE, 81.0),
-        cycles(OPTERON, OPTERON_GHZ, Load, SAME_MCM, 161.0),
-        cycles(OPTERON, OPTERON_GHZ, Load, opteron_one_hop, 172.0),
-        cycles(OPTERON, OPTERON_GHZ, Load, opteron_two_hops, 252.0),
-        cycles(OPTERON, OPTERON_GHZ, Cas, SAME_DIE, 110.0),
-        cycles(OPTERON, OPTERON_GHZ, Cas, SAME_MCM, 197.0),
-        cycles(OPTERON, OPTERON_GHZ, Cas, opteron_one_hop, 216.0),
-        cycles(OPTERON, OPTERON_GHZ, Cas, opteron_two_hops, 296.0),
-        // SOSP 2013 Table 2, Xeon (as quoted in course notes; no two-hop CAS).
-        cycles(XEON, XEON_GHZ, Load, SAME_DIE, 109.0),
-        cycles(XEON, XEON_GHZ, Load, xeon_one_hop, 289.0),
-        cycles(XEON, XEON_GHZ, Load, xeon_two_hops, 400.0),
-        cycles(XEON, XEON_GHZ, Cas, SAME_DIE, 120.0),
-        cycles(XEON, XEON_GHZ, Cas, xeon_one_hop, 324.0),
-        // nviennot/core-to-core-latency README, EPYC 7R13 (CAS only).
-        ns(Cas, SAME_DIE, 23.0),
-        ns(Cas, ACROSS_CCX, 108.0),
-        ns(Cas, CROSS_SOCKET, 197.0),
-    ]
+    // SOSP 2013 Table 2, Opteron at 2.1 GHz (unconfirmed transcription).
+    let opteron = rows(
+        "opteron-6172-48",
+        1.0 / 2.1,
+        &[
+            (SAME_DIE, Some(81.0), Some(110.0)),
+            (SAME_MCM, Some(161.0), Some(197.0)),
+            (hops("one hop (SLIT 16)", 16), Some(172.0), Some(216.0)),
+            (hops("two hops (SLIT 22)", 22), Some(252.0), Some(296.0)),
+        ],
+    );
+    // SOSP 2013 Table 2, Xeon at 2.13 GHz (as quoted in course notes; no
+    // two-hop CAS).
+    let xeon = rows(
+        "xeon-e7-8867l-80",
+        1.0 / 2.13,
+        &[
+            (SAME_DIE, Some(109.0), Some(120.0)),
+            (hops("one hop (SLIT 15)", 15), Some(289.0), Some(324.0)),
+            (hops("two hops (SLIT 20)", 20), Some(400.0), None),
+        ],
+    );
+    // nviennot/core-to-core-latency README, EPYC 7R13 (CAS only, ns).
+    let milan = rows(
+        "amd-milan-96",
+        1.0,
+        &[
+            (SAME_DIE, None, Some(23.0)),
+            (ACROSS_CCX, None, Some(108.0)),
+            (CROSS_SOCKET, None, Some(197.0)),
+        ],
+    );
+    [opteron, xeon, milan].into_iter().flatten().collect()
 }
 
 fn machine(name: &str) -> Machine {

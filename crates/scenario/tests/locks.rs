@@ -9,9 +9,9 @@ use std::path::Path;
 use smpsim_kernel::locking::{kind_names, LOCK_KINDS};
 use smpsim_kernel::program::{Dist, Expr, LockMode, ObjRef, Op};
 use smpsim_kernel::{LockOptions, ObjectKind};
-use smpsim_scenario::parse;
+use smpsim_scenario::{parse, ScenarioError};
 
-const BASE: &str = scenario_text!(
+const BASE: &str = scenario_with_workers!(
     r#"[objects]
 m = { type = "mutex" }
 sl = { type = "spinlock" }
@@ -25,11 +25,6 @@ TREE = { type = "alias", to = "rw" }
 
 [functions]
 read_tree = [ { op = "read_lock", lock = "TREE" } ]
-
-[[tasks]]
-name = "w"
-count = 2
-code = [ { op = "work", time = "1us" } ]
 "#
 );
 
@@ -38,7 +33,7 @@ const CODE_LINE: usize = 26;
 
 /// The base with the task's code replaced by `code`.
 fn with_code(code: &str) -> String {
-    BASE.replace("{ op = \"work\", time = \"1us\" }", code)
+    with_code_in(BASE, code)
 }
 
 /// The base with the object line starting with `name = ` replaced by `line`.
@@ -176,36 +171,30 @@ fn rwlock_ops_and_guards_emit_modes_and_irqsave() {
     );
 }
 
+/// The error for object `name` written as `line`, whose kind must be one
+/// of `ty`'s.
+fn unknown_kind(name: &str, line: &str, ty: &str, kind: &str) -> ScenarioError {
+    let e = err(&with_object(name, line));
+    let expected = listed(kind_names(ty));
+    let message = format!("unknown {ty} kind `{kind}`; expected one of: {expected}");
+    assert_eq!(e.message, message);
+    e
+}
+
 #[test]
 fn unknown_kind_lists_the_kinds_of_that_type() {
-    let text = with_object("tk", r#"tk = { type = "spinlock", kind = "bogus" }"#);
-    let e = err(&text);
-    assert_eq!(
-        e.message,
-        format!(
-            "unknown spinlock kind `bogus`; expected one of: {}",
-            listed(kind_names("spinlock"))
-        )
-    );
+    let line = r#"tk = { type = "spinlock", kind = "bogus" }"#;
+    let e = unknown_kind("tk", line, "spinlock", "bogus");
     assert!(e.message.contains("`qspinlock`, `ticket`, `tas`"));
-    assert_eq!(
-        at(&e),
-        (12, col(&text, 12, "\"bogus\""), "\"bogus\"".to_string())
-    );
+    let column = line.find("\"bogus\"").unwrap() + 1;
+    assert_eq!(at(&e), (12, column, "\"bogus\"".to_string()));
     let help = e.help.unwrap();
     assert!(help.contains("`ticket`"), "{help}");
     assert!(!help.contains("qrwlock"), "{help}");
 
     // The kinds of another type are not kinds of this one.
-    let text = with_object("rw", r#"rw = { type = "rwlock", kind = "ticket" }"#);
-    let e = err(&text);
-    assert_eq!(
-        e.message,
-        format!(
-            "unknown rwlock kind `ticket`; expected one of: {}",
-            listed(kind_names("rwlock"))
-        )
-    );
+    let line = r#"rw = { type = "rwlock", kind = "ticket" }"#;
+    let e = unknown_kind("rw", line, "rwlock", "ticket");
     assert_eq!(at(&e), (16, 32, "\"ticket\"".to_string()));
 }
 

@@ -6,16 +6,11 @@ use common::*;
 
 use smpsim_kernel::program::{ObjRef, Op};
 
-const BASE: &str = scenario_text!(
+const BASE: &str = scenario_with_workers!(
     r#"[objects]
 sem = { type = "semaphore", initial = 1 }
 ctr = { type = "atomic" }
 m = { type = "mutex" }
-
-[[tasks]]
-name = "w"
-count = 2
-code = [ { op = "work", time = "1us" } ]
 "#
 );
 
@@ -23,7 +18,7 @@ code = [ { op = "work", time = "1us" } ]
 const CODE_LINE: usize = 17;
 
 fn with_code(code: &str) -> String {
-    BASE.replace("{ op = \"work\", time = \"1us\" }", code)
+    with_code_in(BASE, code)
 }
 
 fn obj(object: u32) -> ObjRef {

@@ -22,8 +22,6 @@ use smpsim_engine::Nanos;
 
 use super::{Env, LockKindInfo, SpinningLock, Taker};
 use crate::coherence::Line;
-use crate::program::LockMode;
-use crate::task::TaskId;
 
 pub const KIND: LockKindInfo = LockKindInfo {
     name: "mcs",
@@ -53,6 +51,14 @@ impl Mcs {
 }
 
 impl SpinningLock for Mcs {
+    fn owner(&self) -> Option<Taker> {
+        self.owner
+    }
+
+    fn word(&self) -> &Line {
+        &self.tail
+    }
+
     fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
         let swapped = self.tail.rmw(env.cost, me.cpu, env.now);
         if self.owner.is_none() && self.queue.is_empty() {
@@ -78,13 +84,5 @@ impl SpinningLock for Mcs {
                 stored
             }
         }
-    }
-
-    fn holds(&self, task: TaskId, mode: LockMode) -> bool {
-        super::held_by(self.owner, task, mode)
-    }
-
-    fn line_stats(&self) -> (u64, u64) {
-        (self.tail.rmws, self.tail.transfers)
     }
 }

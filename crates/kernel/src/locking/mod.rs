@@ -27,6 +27,7 @@ pub mod ticket;
 
 use smpsim_engine::Nanos;
 
+use crate::coherence::Line;
 use crate::costs::CostNs;
 use crate::program::LockMode;
 use crate::spec::LockOptions;
@@ -91,9 +92,51 @@ pub struct Taker {
     pub mode: LockMode,
 }
 
-/// `holds()` for a lock with one exclusive owner.
-pub(crate) fn held_by(owner: Option<Taker>, task: TaskId, mode: LockMode) -> bool {
-    mode == LockMode::Exclusive && owner.is_some_and(|o| o.task == task)
+/// A bench for the implementations' unit tests: a flat machine and the
+/// grants of the last release.
+#[cfg(test)]
+pub(crate) struct Rig {
+    pub cost: CostNs,
+    pub grants: Vec<(TaskId, LockMode, Nanos)>,
+}
+
+#[cfg(test)]
+impl Rig {
+    pub fn new(cpus: u32) -> Self {
+        Rig {
+            cost: CostNs::new(&crate::testkit::flat_machine(cpus)),
+            grants: Vec::new(),
+        }
+    }
+
+    fn env(&mut self, now: Nanos) -> Env<'_> {
+        Env {
+            now,
+            cost: &self.cost,
+            grants: &mut self.grants,
+            timer: None,
+        }
+    }
+
+    /// Task `task`, on CPU `task`, asks for `l` exclusively at `now`.
+    pub fn lock(&mut self, l: &mut dyn SpinningLock, now: Nanos, task: TaskId) -> Option<Nanos> {
+        l.lock(&mut self.env(now), Self::taker(task))
+    }
+
+    /// Task `task` releases `l` at `now`; [`Rig::grants`] has only this
+    /// release's grants.
+    pub fn unlock(&mut self, l: &mut dyn SpinningLock, now: Nanos, task: TaskId) -> Nanos {
+        self.grants.clear();
+        l.unlock(&mut self.env(now), Self::taker(task))
+    }
+
+    fn taker(task: TaskId) -> Taker {
+        Taker {
+            task,
+            cpu: task,
+            mode: LockMode::Exclusive,
+        }
+    }
 }
 
 /// What a lock operation may use and report.
@@ -116,12 +159,20 @@ pub trait SpinningLock: Send {
     /// The holder `taker` releases it; returns when the releasing store is
     /// done. Waiters granted the lock go to `env.grants`.
     fn unlock(&mut self, env: &mut Env, taker: Taker) -> Nanos;
+    /// The exclusive holder, for a lock that has one.
+    fn owner(&self) -> Option<Taker>;
+    /// The lock word: the line every taker's atomic goes to.
+    fn word(&self) -> &Line;
     /// Whether `task` holds the lock in `mode`.
-    fn holds(&self, task: TaskId, mode: LockMode) -> bool;
+    fn holds(&self, task: TaskId, mode: LockMode) -> bool {
+        mode == LockMode::Exclusive && self.owner().is_some_and(|o| o.task == task)
+    }
     /// A timer asked for through `env.timer` fired.
     fn timer(&mut self, _env: &mut Env) {}
     /// Cache-line transactions on the lock's lines so far: (RMWs, transfers).
-    fn line_stats(&self) -> (u64, u64);
+    fn line_stats(&self) -> (u64, u64) {
+        (self.word().rmws, self.word().transfers)
+    }
 }
 
 impl crate::Kernel<'_> {

@@ -547,40 +547,32 @@ mod tests {
             object: m,
             index: None,
         };
-        s.task_groups.push(TaskGroupDecl {
-            name: "owner".into(),
-            placement: vec![0],
-            policy: Policy::Normal,
-            cgroup: None,
-            mm: 0,
-            program: Program {
-                ops: vec![
-                    Op::mutex_lock(lock.clone()),
-                    Op::Work(Dist::Const(hold)),
-                    Op::mutex_unlock(lock.clone()),
-                    Op::Exit,
-                ],
-                slots: 0,
-                init: vec![],
-            },
-        });
-        s.task_groups.push(TaskGroupDecl {
-            name: "waiter".into(),
-            placement: (1..cpus).collect(),
-            policy: Policy::Normal,
-            cgroup: None,
-            mm: 0,
-            program: Program {
-                ops: vec![
-                    Op::Work(Dist::Const(US)),
-                    Op::mutex_lock(lock.clone()),
-                    Op::mutex_unlock(lock),
-                    Op::Exit,
-                ],
-                slots: 0,
-                init: vec![],
-            },
-        });
+        task_group(
+            &mut s,
+            "owner",
+            vec![0],
+            Policy::Normal,
+            0,
+            vec![
+                Op::mutex_lock(lock.clone()),
+                Op::Work(Dist::Const(hold)),
+                Op::mutex_unlock(lock.clone()),
+                Op::Exit,
+            ],
+        );
+        task_group(
+            &mut s,
+            "waiter",
+            (1..cpus).collect(),
+            Policy::Normal,
+            0,
+            vec![
+                Op::Work(Dist::Const(US)),
+                Op::mutex_lock(lock.clone()),
+                Op::mutex_unlock(lock),
+                Op::Exit,
+            ],
+        );
         s
     }
 
@@ -589,32 +581,12 @@ mod tests {
         let s = contenders(4, 10 * MS, 2 * MS);
         let mut k = Kernel::new(&s);
         k.run();
-        let heads = k
-            .tasks
-            .iter()
-            .filter(|t| {
-                matches!(
-                    t.wait.spin,
-                    task::Spin::Lock {
-                        how: task::LockSpin::OnOwner,
-                        ..
-                    }
-                )
-            })
-            .count();
-        let queued = k
-            .tasks
-            .iter()
-            .filter(|t| {
-                matches!(
-                    t.wait.spin,
-                    task::Spin::Lock {
-                        how: task::LockSpin::OsqQueued,
-                        ..
-                    }
-                )
-            })
-            .count();
+        let spinning = |how: task::LockSpin| {
+            let is = |t: &&task::Task| matches!(t.wait.spin, task::Spin::Lock { how: h, .. } if h == how);
+            k.tasks.iter().filter(is).count()
+        };
+        let heads = spinning(task::LockSpin::OnOwner);
+        let queued = spinning(task::LockSpin::OsqQueued);
         assert_eq!((heads, queued), (1, 2));
         let lock = &k.objects.mutexes[0];
         assert_eq!(lock.osq.len(), 3);
@@ -663,18 +635,14 @@ mod tests {
         let hog = |with_hog: bool| {
             let mut s = contenders(2, 20 * MS, 40 * MS);
             if with_hog {
-                s.task_groups.push(TaskGroupDecl {
-                    name: "hog".into(),
-                    placement: vec![1],
-                    policy: Policy::Normal,
-                    cgroup: None,
-                    mm: 1,
-                    program: Program {
-                        ops: vec![Op::Work(Dist::Const(MS)), Op::Jump(0)],
-                        slots: 0,
-                        init: vec![],
-                    },
-                });
+                task_group(
+                    &mut s,
+                    "hog",
+                    vec![1],
+                    Policy::Normal,
+                    1,
+                    vec![Op::Work(Dist::Const(MS)), Op::Jump(0)],
+                );
             }
             simulate(&s).task_groups[1].total
         };

@@ -166,6 +166,15 @@ impl SpinningLock for Qrwlock {
         released
     }
 
+    /// Readers share it; the writer is reported through `holds`.
+    fn owner(&self) -> Option<Taker> {
+        None
+    }
+
+    fn word(&self) -> &Line {
+        &self.cnts
+    }
+
     fn holds(&self, task: TaskId, mode: LockMode) -> bool {
         match mode {
             LockMode::Read => self.readers.contains(&task),

@@ -23,8 +23,6 @@ use smpsim_engine::Nanos;
 
 use super::{Env, LockKindInfo, SpinningLock, Taker};
 use crate::coherence::Line;
-use crate::program::LockMode;
-use crate::task::TaskId;
 
 pub const KIND: LockKindInfo = LockKindInfo {
     name: "qspinlock",
@@ -61,6 +59,14 @@ impl Qspinlock {
 }
 
 impl SpinningLock for Qspinlock {
+    fn owner(&self) -> Option<Taker> {
+        self.owner
+    }
+
+    fn word(&self) -> &Line {
+        &self.word
+    }
+
     fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
         let cost = env.cost;
         let done = self.word.rmw(cost, me.cpu, env.now);
@@ -120,75 +126,37 @@ impl SpinningLock for Qspinlock {
         }
         released
     }
-
-    fn holds(&self, task: TaskId, mode: LockMode) -> bool {
-        super::held_by(self.owner, task, mode)
-    }
-
-    fn line_stats(&self) -> (u64, u64) {
-        (self.word.rmws, self.word.transfers)
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::Rig;
     use super::*;
-    use crate::costs::CostNs;
-
-    fn env<'a>(
-        cost: &'a CostNs,
-        grants: &'a mut Vec<(TaskId, LockMode, Nanos)>,
-        now: Nanos,
-    ) -> Env<'a> {
-        Env {
-            now,
-            cost,
-            grants,
-            timer: None,
-        }
-    }
-
-    fn taker(task: TaskId) -> Taker {
-        Taker {
-            task,
-            cpu: task,
-            mode: LockMode::Exclusive,
-        }
-    }
+    use crate::program::LockMode;
 
     /// queued_spin_lock_slowpath(): the second CPU takes the pending bit,
     /// the third queues with xchg_tail(); every arrival writes the lock
     /// word; the pending waiter gets the lock first, then the queue head.
     #[test]
     fn arrivals_write_the_word_and_pending_goes_before_the_queue() {
-        let m = crate::testkit::flat_machine(4);
-        let cost = CostNs::new(&m);
-        let mut grants = Vec::new();
+        let mut rig = Rig::new(4);
         let mut l = Qspinlock::new(4);
-        assert!(l.lock(&mut env(&cost, &mut grants, 0), taker(0)).is_some());
+        assert!(rig.lock(&mut l, 0, 0).is_some());
         let rmws = l.word.rmws;
-        assert!(l
-            .lock(&mut env(&cost, &mut grants, 1_000), taker(1))
-            .is_none());
+        assert!(rig.lock(&mut l, 1_000, 1).is_none());
         // The failed cmpxchg, then queued_fetch_set_pending_acquire().
         assert_eq!(l.word.rmws, rmws + 2);
-        assert!(l
-            .lock(&mut env(&cost, &mut grants, 2_000), taker(2))
-            .is_none());
+        assert!(rig.lock(&mut l, 2_000, 2).is_none());
         // The failed cmpxchg, then xchg_tail().
         assert_eq!(l.word.rmws, rmws + 4);
-        assert_eq!(
-            l.word.nr_pollers(),
-            2,
-            "the pending waiter and the queue head"
-        );
-        l.unlock(&mut env(&cost, &mut grants, 10_000), taker(0));
-        assert_eq!(grants.len(), 1);
-        assert_eq!(grants[0].0, 1, "the pending waiter first");
-        assert!(grants[0].2 > 10_000);
-        grants.clear();
-        l.unlock(&mut env(&cost, &mut grants, 20_000), taker(1));
-        assert_eq!(grants[0].0, 2);
+        let pollers = l.word.nr_pollers();
+        assert_eq!(pollers, 2, "the pending waiter and the queue head");
+        rig.unlock(&mut l, 10_000, 0);
+        assert_eq!(rig.grants.len(), 1);
+        assert_eq!(rig.grants[0].0, 1, "the pending waiter first");
+        assert!(rig.grants[0].2 > 10_000);
+        rig.unlock(&mut l, 20_000, 1);
+        assert_eq!(rig.grants[0].0, 2);
         assert!(l.holds(2, LockMode::Exclusive));
         assert_eq!(l.word.nr_pollers(), 0);
     }

@@ -22,8 +22,6 @@ use smpsim_engine::Nanos;
 
 use super::{Env, LockKindInfo, SpinningLock, Taker};
 use crate::coherence::Line;
-use crate::program::LockMode;
-use crate::task::TaskId;
 
 pub const KIND: LockKindInfo = LockKindInfo {
     name: "tas",
@@ -137,6 +135,14 @@ impl Tas {
 }
 
 impl SpinningLock for Tas {
+    fn owner(&self) -> Option<Taker> {
+        self.owner
+    }
+
+    fn word(&self) -> &Line {
+        &self.word
+    }
+
     fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
         let done = self.word.rmw(env.cost, me.cpu, env.now);
         if self.owner.is_none() {
@@ -179,13 +185,5 @@ impl SpinningLock for Tas {
         if self.owner.is_none() {
             self.try_due(env);
         }
-    }
-
-    fn holds(&self, task: TaskId, mode: LockMode) -> bool {
-        super::held_by(self.owner, task, mode)
-    }
-
-    fn line_stats(&self) -> (u64, u64) {
-        (self.word.rmws, self.word.transfers)
     }
 }

@@ -20,8 +20,6 @@ use smpsim_engine::Nanos;
 
 use super::{Env, LockKindInfo, SpinningLock, Taker};
 use crate::coherence::Line;
-use crate::program::LockMode;
-use crate::task::TaskId;
 
 pub const KIND: LockKindInfo = LockKindInfo {
     name: "ticket",
@@ -51,6 +49,14 @@ impl Ticket {
 }
 
 impl SpinningLock for Ticket {
+    fn owner(&self) -> Option<Taker> {
+        self.owner
+    }
+
+    fn word(&self) -> &Line {
+        &self.word
+    }
+
     fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
         let ticket = self.word.rmw(env.cost, me.cpu, env.now);
         if self.owner.is_none() && self.waiters.is_empty() {
@@ -75,59 +81,30 @@ impl SpinningLock for Ticket {
         }
         released
     }
-
-    fn holds(&self, task: TaskId, mode: LockMode) -> bool {
-        super::held_by(self.owner, task, mode)
-    }
-
-    fn line_stats(&self) -> (u64, u64) {
-        (self.word.rmws, self.word.transfers)
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::Rig;
     use super::*;
-    use crate::costs::CostNs;
-
-    fn t(task: TaskId) -> Taker {
-        Taker {
-            task,
-            cpu: task,
-            mode: LockMode::Exclusive,
-        }
-    }
 
     /// arch_spin_unlock(): head++ is a store every waiter re-fetches; the
     /// next ticket owns the lock when its copy shows its number, in ticket
     /// order whatever the re-fetch order.
     #[test]
     fn tickets_are_served_in_order_and_every_waiter_refetches() {
-        let m = crate::testkit::flat_machine(8);
-        let cost = CostNs::new(&m);
-        let mut grants = Vec::new();
+        let mut rig = Rig::new(8);
         let mut l = Ticket::new(8);
-        macro_rules! env {
-            ($now:expr) => {
-                &mut Env {
-                    now: $now,
-                    cost: &cost,
-                    grants: &mut grants,
-                    timer: None,
-                }
-            };
-        }
-        assert!(l.lock(env!(0), t(0)).is_some());
+        assert!(rig.lock(&mut l, 0, 0).is_some());
         for w in [5, 2, 7] {
-            assert!(l.lock(env!(100), t(w)).is_none());
+            assert!(rig.lock(&mut l, 100, w).is_none());
         }
         let before = l.word.refetches;
-        l.unlock(env!(10_000), t(0));
+        rig.unlock(&mut l, 10_000, 0);
         assert_eq!(l.word.refetches - before, 3, "every waiter re-fetches");
-        assert_eq!(grants.len(), 1);
-        assert_eq!(grants[0].0, 5, "the first ticket");
-        grants.clear();
-        l.unlock(env!(20_000), t(5));
-        assert_eq!(grants[0].0, 2);
+        assert_eq!(rig.grants.len(), 1);
+        assert_eq!(rig.grants[0].0, 5, "the first ticket");
+        rig.unlock(&mut l, 20_000, 5);
+        assert_eq!(rig.grants[0].0, 2);
     }
 }

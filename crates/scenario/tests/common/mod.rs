@@ -7,13 +7,34 @@ use std::path::Path;
 /// then the rest (objects, functions, tasks) as written.
 #[macro_export]
 macro_rules! scenario_text {
-    ($rest:literal) => {
+    ($rest:expr) => {
         concat!(
             "[scenario]\nname = \"t\"\nduration = \"1s\"\n\n[machine]\npreset = \"generic-x86\"\n",
             "topology = { sockets = 1, numa_nodes_per_socket = 1, llcs_per_node = 1, cores_per_llc = 4, threads_per_core = 1 }\n\n",
             $rest
         )
     };
+}
+
+/// [`scenario_text!`] ending with two tasks `w` whose code,
+/// [`WORKER_CODE`], a test replaces with [`with_code`].
+#[macro_export]
+macro_rules! scenario_with_workers {
+    ($rest:literal) => {
+        $crate::scenario_text!(concat!(
+            $rest,
+            "\n[[tasks]]\nname = \"w\"\ncount = 2\ncode = [ { op = \"work\", time = \"1us\" } ]\n"
+        ))
+    };
+}
+
+/// The workers' code in [`scenario_with_workers!`].
+pub const WORKER_CODE: &str = "{ op = \"work\", time = \"1us\" }";
+
+/// `base` (from [`scenario_with_workers!`]) with the workers' code
+/// replaced by `code`.
+pub fn with_code_in(base: &str, code: &str) -> String {
+    base.replace(WORKER_CODE, code)
 }
 
 use smpsim_kernel::program::Op;
