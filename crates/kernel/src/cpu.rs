@@ -79,6 +79,10 @@ impl CfsRq {
     pub fn first(&self) -> Option<(u64, u32)> {
         self.heap.first().copied()
     }
+    /// Every queued entity, in no particular order.
+    pub fn entities(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.heap.iter().copied()
+    }
 
     pub fn push(&mut self, pos: &mut [u32], vruntime: u64, ent: u32) {
         debug_assert_eq!(pos[ent as usize], NOT_QUEUED);
@@ -163,6 +167,9 @@ impl RtRq {
     pub fn pop(&mut self) -> Option<TaskId> {
         self.heap.pop().map(|e| e.2)
     }
+    pub fn remove(&mut self, task: TaskId) {
+        self.heap.retain(|e| e.2 != task);
+    }
     pub fn top_prio(&self) -> Option<u8> {
         self.heap.peek().map(|e| e.0)
     }
@@ -200,8 +207,8 @@ pub struct Cpu {
     pub cfsb_list: Vec<u32>,
     pub rt: RtRq,
     pub cfs: CfsRq,
-    /// Runnable tasks (RT + CFS, excluding curr).
-    pub nr_queued: u32,
+    /// `rq->nr_running`: tasks on this CPU that are running or runnable.
+    pub nr_running: u32,
     pub times: CpuTimes,
     pub tick_armed: bool,
     /// `rq->lock` is held by a long section (throttle walk) until then.
@@ -237,7 +244,7 @@ impl Cpu {
             cfsb_list: Vec::new(),
             rt: RtRq::default(),
             cfs: CfsRq::default(),
-            nr_queued: 0,
+            nr_running: 0,
             times: CpuTimes::default(),
             tick_armed: false,
             rq_busy_until: 0,

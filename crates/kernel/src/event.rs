@@ -28,6 +28,8 @@ pub enum SchedEvent {
     Tick { cpu: u32 },
     /// A sleeping task's hrtimer expires.
     Timer { task: u32, gen: u32 },
+    /// A NOHZ idle-balance kick reaches idle `cpu`.
+    NohzBalance { cpu: u32 },
     /// A spinning task observes the condition it spins on (a CSD unlocked,
     /// a lock handed to it, its mutex owner gone off-CPU).
     SpinEnd { task: u32, gen: u32 },

@@ -20,8 +20,11 @@ impl crate::Kernel<'_> {
         if online {
             return;
         }
-        if cpu.curr != NO_TASK || !cpu.rt.is_empty() || !cpu.cfs.is_empty() {
-            self.metrics.offline_with_tasks(t, self.now);
+        // sched_cpu_deactivate() / balance_push(): queued tasks leave now,
+        // the running one at its next switch, sleepers when they wake.
+        self.migrate_tasks_off(t, c);
+        if self.cpus[t as usize].curr != NO_TASK {
+            self.resched_cpu(t, c);
         }
         // smpcfd_dying_cpu(): run what is still queued for it.
         if !self.cpus[t as usize].csd_queue.is_empty() {
@@ -30,6 +33,5 @@ impl crate::Kernel<'_> {
         }
         // rcutree_report_cpu_dead(): it no longer holds up grace periods.
         self.rcu_cpu_offline(t);
-        let _ = c;
     }
 }

@@ -335,14 +335,12 @@ impl Metrics {
         self.finding(detector, now, cpu, message);
     }
 
-    pub fn offline_with_tasks(&mut self, cpu: u32, now: Nanos) {
+    pub fn no_longer_affine(&mut self, cpu: u32, now: Nanos, task: &str) {
         self.finding(
-            Detector::OfflineWithTasks,
+            Detector::NoLongerAffine,
             now,
             cpu,
-            format!(
-                "CPU#{cpu} went offline with tasks placed on it (smpsim does not migrate them)"
-            ),
+            format!("process {task} no longer affine to cpu{cpu}"),
         );
     }
 

@@ -192,8 +192,9 @@ pub enum Detector {
     MmUseAfterFree,
     MmDoubleFree,
     MmLeak,
-    /// A CPU went offline with tasks placed on it.
-    OfflineWithTasks,
+    /// `select_fallback_rq()`: a task whose CPUs all went offline runs
+    /// elsewhere ("process N (comm) no longer affine to cpuM").
+    NoLongerAffine,
     /// A per-CPU object indexed outside `[0, nr_cpu_ids)`.
     BadPerCpuIndex,
     /// `preempt_enable()` without a matching `preempt_disable()`.
@@ -215,7 +216,7 @@ impl Detector {
             Detector::MmUseAfterFree => "mm_use_after_free",
             Detector::MmDoubleFree => "mm_double_free",
             Detector::MmLeak => "mm_leak",
-            Detector::OfflineWithTasks => "offline_with_tasks",
+            Detector::NoLongerAffine => "no_longer_affine",
             Detector::BadPerCpuIndex => "bad_percpu_index",
             Detector::PreemptCountUnderflow => "preempt_count_underflow",
             Detector::RecursiveLocking => "recursive_locking",

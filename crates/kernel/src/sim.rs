@@ -48,6 +48,8 @@ pub struct Kernel<'s> {
     pub(crate) mms: Vec<crate::mm::Mm>,
     pub(crate) mm_stats: crate::mm::MmStats,
     pub(crate) hotplug_lock: crate::locking::percpu_rwsem::HotplugLock,
+    /// Sched domains, affinity masks and the load balancer's state.
+    pub(crate) balance: crate::sched::balance::Balance,
 }
 
 impl<'s> Kernel<'s> {
@@ -67,9 +69,11 @@ impl<'s> Kernel<'s> {
         metrics.thresholds = crate::metrics::Thresholds::from_knobs(&spec.knobs);
 
         let (groups, pools, group_index) = crate::sched::cfs_bandwidth::build(spec, nr_cpus);
+        let mut balance = crate::sched::balance::Balance::new(&spec.machine);
         let mut tasks = Vec::new();
         for (g, tg) in spec.task_groups.iter().enumerate() {
             let top = tg.cgroup.and_then(|c| group_index[c]);
+            let affinity = balance.add_affinity(&tg.affinity);
             for (i, &cpu) in tg.placement.iter().enumerate() {
                 tasks.push(Task {
                     group: g as u32,
@@ -78,6 +82,10 @@ impl<'s> Kernel<'s> {
                     policy: tg.policy,
                     mm: tg.mm,
                     group_rq: top.map(|t| t * nr_cpus + cpu),
+                    top_group: top,
+                    affinity,
+                    last_ran: 0,
+                    migration_refill: 0,
                     state: TaskState::Runnable,
                     since: 0,
                     pc: 0,
@@ -125,6 +133,7 @@ impl<'s> Kernel<'s> {
             mms: Vec::new(),
             mm_stats: Default::default(),
             hotplug_lock: Default::default(),
+            balance,
         };
         kernel.live_tasks = kernel.tasks.len();
         let nr_mms = kernel.tasks.iter().map(|t| t.mm + 1).max().unwrap_or(0);
@@ -142,6 +151,11 @@ impl<'s> Kernel<'s> {
                 kernel.tasks[t as usize].vars[*slot as usize] = v;
             }
             kernel.enqueue_task(t);
+            let task = &kernel.tasks[t as usize];
+            kernel.cpus[task.cpu as usize].nr_running += 1;
+            if task.affinity != PINNED {
+                kernel.balance.nr_movable_queued += 1;
+            }
         }
         kernel
     }
@@ -294,18 +308,35 @@ impl<'s> Kernel<'s> {
         )
     }
 
-    /// Moves a task to a new scheduler state, accounting the old one.
+    /// Moves a task to a new scheduler state, accounting the old one (and
+    /// its CPU's `nr_running`).
     pub(crate) fn set_state(&mut self, t: TaskId, state: TaskState) {
         let now = self.now;
         let task = &mut self.tasks[t as usize];
         let dt = now - task.since;
-        match task.state {
+        let old = task.state;
+        match old {
             TaskState::Sleeping => task.times.sleep += dt,
             TaskState::Runnable => task.times.runnable += dt,
             _ => {}
         }
         task.state = state;
         task.since = now;
+        let active = |s| matches!(s, TaskState::Running | TaskState::Runnable);
+        let nr = &mut self.cpus[task.cpu as usize].nr_running;
+        match (active(old), active(state)) {
+            (false, true) => *nr += 1,
+            (true, false) => *nr -= 1,
+            _ => {}
+        }
+        if task.affinity != PINNED {
+            let b = &mut self.balance;
+            match (old == TaskState::Runnable, state == TaskState::Runnable) {
+                (false, true) => b.nr_movable_queued += 1,
+                (true, false) => b.nr_movable_queued -= 1,
+                _ => {}
+            }
+        }
     }
 
     pub(crate) fn preempt_disable(&mut self, t: TaskId) {

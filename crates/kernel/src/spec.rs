@@ -52,6 +52,15 @@ pub struct Knobs {
     pub hung_task_timeout: Nanos,
     /// `smp.csd_lock_timeout` (`CONFIG_CSD_LOCK_WAIT_DEBUG`).
     pub csd_lock_timeout: Nanos,
+    /// Load balancing and wake-up placement of tasks that may move: on, as
+    /// in the kernel; off keeps every task where it was placed.
+    pub load_balance: bool,
+    /// `sysctl_sched_migration_cost`: a task that ran this recently is
+    /// cache-hot and the periodic balancer leaves it where it is.
+    pub sched_migration_cost: Nanos,
+    /// Cache lines of a task's working set that follow it to a new CPU,
+    /// each one line transfer from the old CPU, paid when it next runs.
+    pub migration_footprint_lines: u32,
 }
 
 impl Default for Knobs {
@@ -75,6 +84,12 @@ impl Default for Knobs {
             watchdog_thresh: 10_000_000_000,
             hung_task_timeout: 120_000_000_000,
             csd_lock_timeout: 5_000_000_000,
+            load_balance: true,
+            // kernel/sched/fair.c: sysctl_sched_migration_cost = 500000UL.
+            sched_migration_cost: 500_000,
+            // assumed: 64 lines (4 KiB) of hot stack and data; a scenario
+            // that knows its working set sets it.
+            migration_footprint_lines: 64,
         }
     }
 }
@@ -160,13 +175,25 @@ pub enum Policy {
     Fifo(u8),
 }
 
+/// Where a task may run (`cpus_allowed`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Affinity {
+    /// Only the CPU it is placed on (`kthread_bind()`, or `taskset -c N`
+    /// per thread).
+    #[default]
+    Pinned,
+    /// Any of these CPUs (`sched_setaffinity()` to a set).
+    Cpus(Vec<CpuId>),
+}
+
 /// A group of identical tasks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskGroupDecl {
     pub name: String,
-    /// The CPU each task is placed on, one entry per task. Tasks do not
-    /// migrate (no load balancing is modelled).
+    /// The CPU each task starts on, one entry per task.
     pub placement: Vec<CpuId>,
+    /// Where the tasks may run; the load balancer moves those that may.
+    pub affinity: Affinity,
     pub policy: Policy,
     /// Index into `Spec::cgroups`; `None` is the root cgroup.
     pub cgroup: Option<usize>,

@@ -7,6 +7,9 @@ use crate::spec::Policy;
 
 pub use crate::ids::{TaskId, NO_TASK};
 
+/// [`Task::affinity`] of a task that may run only on its own CPU.
+pub const PINNED: u32 = u32::MAX;
+
 /// Scheduler-visible state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskState {
@@ -223,6 +226,16 @@ pub struct Task {
     pub mm: u32,
     /// Bandwidth-group runqueue id (top-level cgroup), if any.
     pub group_rq: Option<u32>,
+    /// The top-level cgroup's index, whose runqueue on each CPU
+    /// `group_rq` is.
+    pub top_group: Option<u32>,
+    /// Where it may run: an index into the kernel's affinity masks, or
+    /// [`PINNED`] for only `cpu`.
+    pub affinity: u32,
+    /// When it last left a CPU (for `task_hot()`).
+    pub last_ran: Nanos,
+    /// Cache refill owed after a migration, paid when it next runs.
+    pub migration_refill: Nanos,
     pub state: TaskState,
     pub since: Nanos,
     pub vruntime: u64,

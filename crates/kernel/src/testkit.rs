@@ -150,6 +150,7 @@ pub fn task_group(
     spec.task_groups.push(TaskGroupDecl {
         name: name.into(),
         placement,
+        affinity: Affinity::Pinned,
         policy,
         cgroup: None,
         mm,

@@ -41,6 +41,7 @@ fn cfs_bandwidth_limits_usage_to_quota() {
     s.task_groups.push(TaskGroupDecl {
         name: "burner".into(),
         placement: (0..4 * cpus).map(|k| k % cpus).collect(),
+        affinity: Affinity::Pinned,
         policy: Policy::Normal,
         cgroup: Some(0),
         mm: 0,

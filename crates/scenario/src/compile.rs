@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use smpsim_engine::Nanos;
 use smpsim_kernel::LazyTlb;
-use smpsim_kernel::{Bandwidth, CgroupDecl, Knobs, Policy, Spec, TaskGroupDecl};
+use smpsim_kernel::{Affinity, Bandwidth, CgroupDecl, Knobs, Policy, Spec, TaskGroupDecl};
 use smpsim_machine::CpuId;
 use toml::de::DeTable;
 use toml::Spanned;
@@ -133,7 +133,30 @@ fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
             "hung_task_timeout_secs",
         )?,
         csd_lock_timeout: positive(&k.csd_lock_timeout, d.csd_lock_timeout, "csd_lock_timeout")?,
+        load_balance: k
+            .load_balance
+            .as_ref()
+            .map_or(d.load_balance, |v| *v.get_ref()),
+        sched_migration_cost: dur.opt(&k.sched_migration_cost, d.sched_migration_cost)?,
+        migration_footprint_lines: footprint_lines(
+            &k.migration_footprint_lines,
+            d.migration_footprint_lines,
+        )?,
     })
+}
+
+/// `migration_footprint_lines`: at most 1 GiB of 64-byte lines.
+fn footprint_lines(v: &Option<S<i64>>, default: u32) -> DResult<u32> {
+    match v {
+        None => Ok(default),
+        Some(n) => match u32::try_from(*n.get_ref()) {
+            Ok(x) if x <= 1 << 24 => Ok(x),
+            _ => Err(Diag::new(
+                n.span(),
+                "`migration_footprint_lines` must be between 0 and 16777216 (1 GiB of lines)",
+            )),
+        },
+    }
 }
 
 /// The `lazy_tlb` knob: a mode of docs/lazy-tlb.md.
@@ -532,6 +555,27 @@ fn task_group(
     }
     let cpus = cpus(ctx.srcs, r.cpus.as_ref(), nr)?;
     let placement = placement(r, &cpus)?;
+    // Per-CPU workers are bound to their CPU, as per-CPU kthreads and
+    // pinned benchmark threads are; a `count` of tasks may use all of
+    // `cpus`, as threads of a process do.
+    let affinity = match &r.affinity {
+        None if r.per_cpu.is_some() => Affinity::Pinned,
+        None => Affinity::Cpus(cpus),
+        Some(a) if matches!(a.get_ref(), RawCpus::Text(t) if t.trim() == "pinned") => {
+            Affinity::Pinned
+        }
+        Some(a) => {
+            let allowed = self::cpus(ctx.srcs, Some(a), nr)?;
+            if let Some(c) = placement.iter().find(|c| !allowed.contains(c)) {
+                return Err(Diag::new(
+                    a.span(),
+                    format!("the tasks start on CPU {c}, which `affinity` does not allow"),
+                )
+                .help("`affinity` must include every CPU of `cpus`; `\"pinned\"` keeps each task on the CPU it starts on"));
+            }
+            Affinity::Cpus(allowed)
+        }
+    };
     let policy = policy(t)?;
     let cgroup = match &r.cgroup {
         None => None,
@@ -562,6 +606,7 @@ fn task_group(
     Ok(TaskGroupDecl {
         name: name.clone(),
         placement,
+        affinity,
         policy,
         cgroup,
         mm,

@@ -153,6 +153,9 @@ pub(crate) struct RawKernel {
     pub watchdog_thresh: Option<S<String>>,
     pub hung_task_timeout_secs: Option<S<String>>,
     pub csd_lock_timeout: Option<S<String>>,
+    pub load_balance: Option<S<bool>>,
+    pub sched_migration_cost: Option<S<String>>,
+    pub migration_footprint_lines: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -203,6 +206,8 @@ pub(crate) struct RawTask {
     pub per_cpu: Option<S<i64>>,
     pub count: Option<S<i64>>,
     pub cpus: Option<S<RawCpus>>,
+    /// `"pinned"`, or the CPUs the tasks may run on (default: `cpus`).
+    pub affinity: Option<S<RawCpus>>,
     pub policy: Option<S<String>>,
     pub priority: Option<S<i64>>,
     pub cgroup: Option<S<String>>,

@@ -4,9 +4,11 @@
 //! Modelled after CFS with group scheduling flattened to two levels: tasks
 //! of the root cgroup are entities of the CPU's root runqueue; each
 //! top-level cgroup has one group entity per CPU whose own runqueue holds
-//! all tasks of its subtree. Tasks do not migrate (no load balancing).
-//! SCHED_FIFO tasks always run before CFS ones and are never tick-preempted.
+//! all tasks of its subtree. Tasks whose affinity allows it move between
+//! CPUs (`balance.rs`). SCHED_FIFO tasks always run before CFS ones and are
+//! never tick-preempted.
 
+pub mod balance;
 pub mod cfs_bandwidth;
 
 use smpsim_engine::Handled;
@@ -52,6 +54,28 @@ impl crate::Kernel<'_> {
                 self.tasks[t as usize].vruntime = v;
                 gr.cfs.push(&mut self.pos, v, t);
                 self.requeue_group(g);
+            }
+        }
+    }
+
+    /// Takes a queued (runnable, not running) task off its runqueue.
+    pub(crate) fn dequeue_task(&mut self, t: TaskId) {
+        let task = &self.tasks[t as usize];
+        let c = task.cpu as usize;
+        if task.is_rt() {
+            self.cpus[c].rt.remove(t);
+            return;
+        }
+        match task.group_rq {
+            None => self.cpus[c].cfs.remove(&mut self.pos, t),
+            Some(g) => {
+                let ent = self.group_entity(g);
+                let gr = &mut self.groups[g as usize];
+                gr.cfs.remove(&mut self.pos, t);
+                if gr.cfs.is_empty() && self.pos[ent as usize] != NOT_QUEUED {
+                    let cpu = gr.cpu as usize;
+                    self.cpus[cpu].cfs.remove(&mut self.pos, ent);
+                }
             }
         }
     }
@@ -135,8 +159,13 @@ impl crate::Kernel<'_> {
             }
             if task.state == TaskState::Running {
                 self.set_state(prev, TaskState::Runnable);
-                self.put_prev_runnable(prev);
+                if self.cpus[c as usize].online {
+                    self.put_prev_runnable(prev);
+                } else {
+                    self.push_off_offline_cpu(prev, c);
+                }
             }
+            self.tasks[prev as usize].last_ran = self.now;
             if let Some(g) = self.tasks[prev as usize].group_rq {
                 self.groups[g as usize].running = false;
                 cost += self.check_cfs_rq_runtime(c, g);
@@ -144,6 +173,10 @@ impl crate::Kernel<'_> {
             }
         }
         self.cpus[c as usize].need_resched = false;
+        let cpu = &self.cpus[c as usize];
+        if cpu.rt.is_empty() && cpu.cfs.is_empty() {
+            cost += self.newidle_balance(c);
+        }
         let next = self.pick_next(c);
         if prev != NO_TASK && next != prev {
             // owner->on_cpu goes to 0: spinners on its mutexes give up.
@@ -212,6 +245,9 @@ impl crate::Kernel<'_> {
                 self.tasks[next as usize].batch.push(Mode::Sys, t);
             }
             let task = &mut self.tasks[next as usize];
+            // The working set follows a migrated task (cache misses).
+            let refill = std::mem::take(&mut task.migration_refill);
+            task.batch.push(task.mode, refill);
             task.exec_start = now;
             task.slice_start = now;
             if let Some(h) = task.wait.overshoot_hist.take() {
@@ -248,10 +284,23 @@ impl crate::Kernel<'_> {
     pub(crate) fn wake_up(&mut self, t: TaskId, from: u32) {
         debug_assert_eq!(self.tasks[t as usize].state, TaskState::Sleeping);
         self.check_hung_task(t);
+        let waker = if from == FROM_SOFTIRQ {
+            self.tasks[t as usize].cpu
+        } else {
+            from
+        };
+        self.place_waking_task(t, waker);
         self.set_state(t, TaskState::Runnable);
         self.tasks[t as usize].gen = self.tasks[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
         let c = self.tasks[t as usize].cpu;
+        self.check_preempt_wakeup(c, t, from);
+    }
+
+    /// `wakeup_preempt()` for a task just queued on `c`, and the end of
+    /// `c`'s idle time if it was idle.
+    pub(crate) fn check_preempt_wakeup(&mut self, c: u32, t: TaskId, from: u32) {
+        self.idle_ends(c);
         if self.should_preempt(c, t) {
             self.resched_cpu(c, from);
         }
@@ -360,6 +409,7 @@ impl crate::Kernel<'_> {
         {
             self.cpus[c as usize].need_resched = true;
         }
+        self.trigger_load_balance(c);
         if self.cpus[c as usize].need_resched
             && matches!(self.cpus[c as usize].activity, Activity::Task)
         {
@@ -397,6 +447,7 @@ impl crate::Kernel<'_> {
             SchedEvent::Cpu { cpu, gen } => self.on_cpu_event(cpu, gen),
             SchedEvent::Resched { cpu } => self.on_resched_ipi(cpu),
             SchedEvent::Tick { cpu } => self.tick(cpu),
+            SchedEvent::NohzBalance { cpu } => self.nohz_idle_balance(cpu),
             SchedEvent::SpinEnd { task, gen } => self.on_spin_end(task, gen),
             SchedEvent::Timer { task, gen } => {
                 // The hrtimer interrupt fires on the sleeper's CPU.
