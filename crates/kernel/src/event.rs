@@ -52,12 +52,8 @@ pub enum CfsEvent {
 /// RCU grace periods and callbacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RcuEvent {
-    /// The RCU GP kthread starts a grace period (`rcu_gp_init()`).
-    GpStart,
-    /// A force-quiescent-state scan of grace period `gen`.
-    Fqs { gen: u32 },
-    /// `rcu_gp_cleanup()` done.
-    GpEnd,
+    /// `rcu_gp_kthread_wake()` from `from`'s softirq or IRQ context.
+    WakeGpKthread { from: u32 },
     /// The expedited-GP worker selects CPUs and sends IPIs.
     ExpStart,
     /// `rcu_core()` (RCU_SOFTIRQ) on `cpu` at its tick: new callbacks ask

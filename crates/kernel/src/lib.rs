@@ -44,6 +44,7 @@ pub mod event;
 pub mod hotplug;
 pub mod ids;
 pub mod interp;
+pub mod kthread;
 pub mod locking;
 pub mod metrics;
 pub mod mm;

@@ -107,8 +107,8 @@ impl crate::Kernel<'_> {
     pub(crate) fn mm_switch_start(&mut self, c: u32, prev: TaskId, next: TaskId) -> u64 {
         let mut cost = 0;
         let active = self.cpus[c as usize].active_mm;
-        if next == NO_TASK {
-            // To the idle task: it borrows prev's mm.
+        if next == NO_TASK || self.tasks[next as usize].kthread.is_some() {
+            // To the idle task or a kthread: it borrows prev's mm.
             if prev != NO_TASK
                 && self.tasks[prev as usize].state != TaskState::Exited
                 && !self.cpus[c as usize].lazy

@@ -59,6 +59,11 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
                 .extend_from_slice(&b.preempt_off_windows);
             a.irq_off_windows.extend_from_slice(&b.irq_off_windows);
         }
+        if let (Some(a), Some(b)) = (out.rcu.as_mut(), r.rcu) {
+            a.grace_periods += b.grace_periods;
+            a.fqs_scans += b.fqs_scans;
+            a.expedited_grace_periods += b.expedited_grace_periods;
+        }
         for (a, b) in out.task_groups.iter_mut().zip(&r.task_groups) {
             let (t, u) = (&mut a.total, &b.total);
             t.user += u.user;

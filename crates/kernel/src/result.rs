@@ -23,6 +23,9 @@ pub struct RunResult {
     pub context_switches: u64,
     /// Lazy-TLB counters.
     pub mm: MmStats,
+    /// Grace periods, in runs that use RCU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rcu: Option<RcuStats>,
     /// `cpu.stat` of every bandwidth-limited cgroup.
     pub cfs_bandwidth: Vec<BandwidthStat>,
     pub findings: Vec<Finding>,
@@ -30,6 +33,18 @@ pub struct RunResult {
     /// The histograms themselves, for merging replicas.
     #[serde(skip)]
     pub raw_histograms: Vec<hdrhistogram::Histogram<u64>>,
+}
+
+/// RCU over the measured part of the run (the `rcu_gp_duration`
+/// histogram has the lengths).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RcuStats {
+    /// Normal grace periods completed.
+    pub grace_periods: u64,
+    /// `rcu_gp_fqs()` scans by the GP kthread.
+    pub fqs_scans: u64,
+    /// Expedited grace periods completed.
+    pub expedited_grace_periods: u64,
 }
 
 /// Like a cgroup's `cpu.stat`, over the measured part of the run.

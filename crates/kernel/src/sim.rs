@@ -50,19 +50,24 @@ pub struct Kernel<'s> {
     pub(crate) hotplug_lock: crate::locking::percpu_rwsem::HotplugLock,
     /// Sched domains, affinity masks and the load balancer's state.
     pub(crate) balance: crate::sched::balance::Balance,
+    /// The kernel threads created, in task-group order after the spec's.
+    pub(crate) kthreads: Vec<crate::kthread::Kthread>,
+    /// Histogram names: the spec's, then the kernel's own.
+    pub(crate) hist_names: Vec<String>,
 }
 
 impl<'s> Kernel<'s> {
     pub fn new(spec: &'s Spec) -> Self {
         let nr_cpus = spec.machine.nr_cpus() as u32;
         let cpus: Vec<Cpu> = (0..nr_cpus).map(Cpu::new).collect();
+        let uses_rcu = crate::rcu::used_by(spec);
         let mut metrics = Metrics::new(
             nr_cpus as usize,
             spec.duration,
             spec.warmup,
             spec.knobs.latency_window,
             spec.counters.len(),
-            spec.histograms.len(),
+            spec.histograms.len() + uses_rcu as usize,
         );
         let (objects, lock_stats) = Objects::build(spec, nr_cpus);
         metrics.locks = lock_stats;
@@ -75,38 +80,26 @@ impl<'s> Kernel<'s> {
             let top = tg.cgroup.and_then(|c| group_index[c]);
             let affinity = balance.add_affinity(&tg.affinity);
             for (i, &cpu) in tg.placement.iter().enumerate() {
-                tasks.push(Task {
-                    group: g as u32,
-                    index: i as u32,
-                    cpu,
-                    policy: tg.policy,
-                    mm: tg.mm,
-                    group_rq: top.map(|t| t * nr_cpus + cpu),
-                    top_group: top,
-                    affinity,
-                    last_ran: 0,
-                    migration_refill: 0,
-                    state: TaskState::Runnable,
-                    since: 0,
-                    pc: 0,
-                    resume: Resume::Op,
-                    vars: vec![0; tg.program.slots as usize],
-                    mode: Mode::User,
-                    vruntime: 0,
-                    exec_start: 0,
-                    slice_start: 0,
-                    batch: Batch::default(),
-                    gen: 0,
-                    timeless_steps: 0,
-                    times: TaskTimes::default(),
-                    exited_at: None,
-
-                    irq: IrqState::default(),
-                    wait: WaitState::default(),
-                    smp: SmpCall::default(),
-                });
+                let mut task = Task::new(g as u32, i as u32, cpu, tg.policy, tg.mm);
+                task.group_rq = top.map(|t| t * nr_cpus + cpu);
+                task.top_group = top;
+                task.affinity = affinity;
+                task.vars = vec![0; tg.program.slots as usize];
+                tasks.push(task);
             }
         }
+        let nr_user_tasks = tasks.len();
+        let mut kthreads = Vec::new();
+        let mut spawn = |which| {
+            let group = (spec.task_groups.len() + kthreads.len()) as u32;
+            kthreads.push(which);
+            crate::kthread::spawn(&mut tasks, &mut balance, group, nr_cpus, which, 0)
+        };
+        let gp_kthread = if uses_rcu {
+            spawn(crate::kthread::Kthread::RcuGp)
+        } else {
+            NO_TASK
+        };
         let pos = vec![NOT_QUEUED; tasks.len() + groups.len()];
         let mut kernel = Kernel {
             spec,
@@ -134,17 +127,24 @@ impl<'s> Kernel<'s> {
             mm_stats: Default::default(),
             hotplug_lock: Default::default(),
             balance,
+            kthreads,
+            hist_names: spec.histograms.clone(),
         };
-        kernel.live_tasks = kernel.tasks.len();
-        let nr_mms = kernel.tasks.iter().map(|t| t.mm + 1).max().unwrap_or(0);
+        kernel.rcu.gp_kthread = gp_kthread;
+        if uses_rcu {
+            kernel.hist_names.push(crate::rcu::GP_HISTOGRAM.into());
+        }
+        kernel.live_tasks = nr_user_tasks;
+        let user_tasks = &kernel.tasks[..nr_user_tasks];
+        let nr_mms = user_tasks.iter().map(|t| t.mm + 1).max().unwrap_or(0);
         kernel.mms = (0..nr_mms)
             .map(|mm| {
-                let users = kernel.tasks.iter().filter(|t| t.mm == mm).count() as u32;
+                let users = user_tasks.iter().filter(|t| t.mm == mm).count() as u32;
                 crate::mm::Mm::new(users, nr_cpus as usize)
             })
             .collect();
         // Initial variable values, then every task on its runqueue.
-        for t in 0..kernel.tasks.len() as u32 {
+        for t in 0..nr_user_tasks as u32 {
             let tg = &spec.task_groups[kernel.tasks[t as usize].group as usize];
             for (slot, expr) in &tg.program.init {
                 let v = kernel.eval(t, expr);
@@ -302,6 +302,9 @@ impl<'s> Kernel<'s> {
     /// A task as reports name it: `group/index`.
     pub(crate) fn task_name(&self, t: TaskId) -> String {
         let task = &self.tasks[t as usize];
+        if let Some(k) = task.kthread {
+            return k.name().to_string();
+        }
         format!(
             "{}/{}",
             self.spec.task_groups[task.group as usize].name, task.index
@@ -430,6 +433,8 @@ impl<'s> Kernel<'s> {
             if cpu.rt.is_empty() && cpu.cfs.is_empty() {
                 self.cpus[c as usize].activity = Activity::Idle;
                 self.cpus[c as usize].need_resched = false;
+                // Back to idle after an interrupt: an extended QS again.
+                self.rcu.idle_seq[c as usize] += 1;
             } else {
                 self.schedule(c);
             }
@@ -438,6 +443,7 @@ impl<'s> Kernel<'s> {
         let need_resched = cpu.need_resched;
         let task = &self.tasks[t as usize];
         match task.wait.spin {
+            Spin::None if task.kthread.is_some() => self.run_kthread(c, t),
             Spin::None => self.run_task(c, t),
             Spin::CsdWait
             | Spin::Lock {
@@ -503,8 +509,8 @@ impl<'s> Kernel<'s> {
             warmup_ns: spec.warmup,
             seed: spec.seed,
             counters: self.counter_results(),
-            histograms: spec
-                .histograms
+            histograms: self
+                .hist_names
                 .iter()
                 .zip(&self.metrics.hists)
                 .map(|(name, h)| summarize(name, h))
@@ -513,6 +519,7 @@ impl<'s> Kernel<'s> {
             task_groups: self.task_group_results(),
             context_switches: self.cpus.iter().map(|c| c.nr_switches).sum(),
             mm: self.mm_stats,
+            rcu: (self.rcu.gp_kthread != NO_TASK).then_some(self.rcu.stats),
             locks: self.lock_results(),
             cfs_bandwidth: self
                 .pools
@@ -593,6 +600,16 @@ impl<'s> Kernel<'s> {
                 per_task: Vec::new(),
             })
             .collect();
+        // Kernel threads, named as ps shows them.
+        task_groups.extend(self.kthreads.iter().map(|k| TaskGroupResult {
+            name: format!("[{}]", k.name()),
+            tasks: 1,
+            total: TaskTimes::default(),
+            exited: 0,
+            wall_mean_ns: 0,
+            wall_max_ns: 0,
+            per_task: Vec::new(),
+        }));
         for task in &self.tasks {
             let g = &mut task_groups[task.group as usize];
             let t = &task.times;

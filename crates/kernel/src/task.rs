@@ -7,6 +7,22 @@ use crate::spec::Policy;
 
 pub use crate::ids::{TaskId, NO_TASK};
 
+/// The kernel threads smpsim models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kthread {
+    /// `rcu_gp_kthread()` (`rcu_sched` without `CONFIG_PREEMPT_RCU`).
+    RcuGp,
+}
+
+impl Kthread {
+    /// The thread's `comm`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kthread::RcuGp => "rcu_sched",
+        }
+    }
+}
+
 /// [`Task::affinity`] of a task that may run only on its own CPU.
 pub const PINNED: u32 = u32::MAX;
 
@@ -256,6 +272,8 @@ pub struct Task {
     pub smp: SmpCall,
     pub times: TaskTimes,
     pub exited_at: Option<Nanos>,
+    /// A kernel thread runs the mechanism's code, not a program.
+    pub kthread: Option<Kthread>,
 }
 
 /// Preemption and interrupt state (`preempt_count()`, `irqs_disabled()`).
@@ -336,6 +354,40 @@ impl Default for SmpCall {
 }
 
 impl Task {
+    /// Task `index` of task group `group`, runnable on `cpu`, pinned there.
+    pub fn new(group: u32, index: u32, cpu: u32, policy: Policy, mm: u32) -> Self {
+        Task {
+            group,
+            index,
+            cpu,
+            policy,
+            mm,
+            group_rq: None,
+            top_group: None,
+            affinity: PINNED,
+            last_ran: 0,
+            migration_refill: 0,
+            state: TaskState::Runnable,
+            since: 0,
+            vruntime: 0,
+            exec_start: 0,
+            slice_start: 0,
+            pc: 0,
+            resume: Resume::Op,
+            vars: Vec::new(),
+            mode: Mode::User,
+            batch: Batch::default(),
+            gen: 0,
+            timeless_steps: 0,
+            irq: IrqState::default(),
+            wait: WaitState::default(),
+            smp: SmpCall::default(),
+            times: TaskTimes::default(),
+            exited_at: None,
+            kthread: None,
+        }
+    }
+
     pub fn is_rt(&self) -> bool {
         matches!(self.policy, Policy::Fifo(_))
     }

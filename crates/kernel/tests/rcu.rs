@@ -260,3 +260,99 @@ fn a_reader_blocked_past_120_s_is_a_hung_task() {
     // The writer's own 130 s hrtimer sleep is interruptible: not reported.
     assert!(!hung[0].message.contains("writer"));
 }
+
+/// One `synchronize_rcu()` caller on CPU 3 of an otherwise idle machine,
+/// with a random pause between calls.
+fn idle_machine(cpus: u32, hz: u32) -> Spec {
+    let mut s = spec(flat_machine(cpus), 1_500 * MS);
+    s.knobs.hz = hz;
+    let h = histogram(&mut s, "sync");
+    group(
+        &mut s,
+        "caller",
+        vec![3],
+        Policy::Normal,
+        vec![
+            Op::Mark(0),
+            Op::SynchronizeRcu,
+            Op::RecordSince { hist: h, slot: 0 },
+            Op::Sleep {
+                dist: Dist::Uniform { lo: MS, hi: 3 * MS },
+                overshoot: None,
+            },
+        ],
+        1,
+    );
+    s
+}
+
+/// On an idle machine every grace period takes two FQS scans, as
+/// `rcu_gp_fqs()` does: the first snapshots the idle CPUs (the GP
+/// kthread's own CPU is busy scanning), the second sees the kthread's CPU
+/// idle since. Each wait is `rcu_init_geometry()`'s
+/// `jiffies_till_{first,next}_fqs` plus the timer wheel's rounding.
+#[test]
+fn fqs_scans_per_grace_period_follow_rcu_init_geometry() {
+    for (cpus, hz) in [(32, 1000), (32, 100), (400, 1000), (400, 100)] {
+        let r = simulate(&idle_machine(cpus, hz));
+        let rcu = r.rcu.expect("RCU stats");
+        assert!(rcu.grace_periods > 10, "{cpus} CPUs HZ={hz}: {rcu:?}");
+        // (The grace period under way when the run ends has had some.)
+        let two_each = 2 * rcu.grace_periods..=2 * rcu.grace_periods + 2;
+        assert!(
+            two_each.contains(&rcu.fqs_scans),
+            "{cpus} CPUs HZ={hz}: {rcu:?}"
+        );
+        let jiffy = 1_000_000_000 / hz as u64;
+        let j = rcu::default_fqs_jiffies(hz, cpus);
+        let gp = r.histogram(rcu::GP_HISTOGRAM).unwrap();
+        let expected = (2 * (j + 1) * jiffy) as f64;
+        let within = |x: u64| (x as f64 / expected - 1.0).abs() < 0.01;
+        assert!(
+            within(gp.min) && within(gp.max),
+            "{cpus} CPUs HZ={hz}: {gp:?}"
+        );
+        // What the caller sees is a distribution: its call falls anywhere
+        // in a jiffy, and the callback waits for the next tick.
+        let sync = r.histogram("sync").unwrap();
+        assert!(
+            sync.max - sync.min >= jiffy / 10,
+            "{cpus} CPUs HZ={hz}: {sync:?}"
+        );
+    }
+}
+
+/// The GP kthread is a CFS task: with its CPU taken by a SCHED_FIFO hog
+/// and no load balancing to move it, `synchronize_rcu()` waits for the hog
+/// (the grace period starts, and its scans run, only when the kthread
+/// gets the CPU).
+#[test]
+fn a_busy_gp_kthread_cpu_delays_the_grace_period() {
+    let run = |hog: bool, load_balance: bool| {
+        let mut s = idle_machine(8, 1000);
+        s.knobs.load_balance = load_balance;
+        if hog {
+            // The kthread starts on CPU 0.
+            group(
+                &mut s,
+                "hog",
+                vec![0],
+                Policy::Fifo(10),
+                vec![
+                    Op::Work(Dist::Const(40 * MS)),
+                    Op::Sleep {
+                        dist: Dist::Const(10 * MS),
+                        overshoot: None,
+                    },
+                ],
+                0,
+            );
+        }
+        simulate(&s).histogram("sync").unwrap().max
+    };
+    let quiet = run(false, false);
+    let busy = run(true, false);
+    assert!(busy > quiet + 10 * MS, "{quiet} {busy}");
+    // Woken, it is placed on an idle CPU instead.
+    assert!(run(true, true) <= quiet + MS);
+}

@@ -106,6 +106,7 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     time1(&mut out, runs);
     lock_stat(&mut out, runs);
     switches(&mut out, runs);
+    rcu(&mut out, runs);
     findings(&mut out, runs);
     out
 }
@@ -471,6 +472,19 @@ fn switches(out: &mut String, runs: &[VariantRun]) {
                 m.mms_freed
             );
         }
+    }
+}
+
+/// Grace periods of the runs that use RCU.
+fn rcu(out: &mut String, runs: &[VariantRun]) {
+    for r in runs {
+        let Some(s) = r.result.rcu else { continue };
+        let per_gp = s.fqs_scans as f64 / s.grace_periods.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "rcu [{}]: {} grace periods, {} FQS scans ({per_gp:.2} per grace period), {} expedited",
+            r.variant, s.grace_periods, s.fqs_scans, s.expedited_grace_periods
+        );
     }
 }
 

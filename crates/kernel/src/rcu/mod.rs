@@ -2,24 +2,36 @@
 //! without `CONFIG_PREEMPT_RCU`: any preempt-disabled region is a read-side
 //! critical section.
 //!
-//! Normal grace periods are driven by the GP kthread (modelled as timed
-//! steps that use no CPU): `rcu_gp_init()` (cost per rcu_node), then the
-//! wait for every online CPU's quiescent state. A CPU reports one at a
-//! context switch, or at the scheduler tick when it interrupted user mode;
-//! dyntick-idle CPUs (idle, tick stopped) are reported by the
-//! force-quiescent-state scan, the first `jiffies_till_first_fqs` after the
-//! start and then every `jiffies_till_next_fqs`; a CPU still holding out
-//! after `jiffies_till_sched_qs` is sent a reschedule IPI. Then
-//! `rcu_gp_cleanup()`. Callbacks (`call_rcu()`, and the wakeup of a
-//! `synchronize_rcu()` caller) run from RCU_SOFTIRQ at the queuing CPU's
-//! next tick after the grace period ended.
+//! Normal grace periods are driven by the GP kthread (`rcu_sched`, a CFS
+//! task on a CPU: `gp_kthread.rs`): woken by the first request, it runs
+//! `rcu_gp_init()` (a pass over the rcu_node tree), then sleeps until the
+//! next force-quiescent-state time or until the last quiescent state is
+//! reported, scans, and after the last one runs `rcu_gp_cleanup()`. A CPU
+//! passes a quiescent state at a context switch (`rcu_qs()` notes it; the
+//! CPU's next tick runs `rcu_core()`, which reports it, if the CPU still
+//! ticks: an idle CPU without callbacks has stopped its tick), or at a tick
+//! that interrupted user mode (reported at once). Idle CPUs are reported
+//! by the FQS scans, in two phases as `rcu_gp_fqs()` does: the first scan
+//! snapshots each CPU's idle counter and reports the CPUs idle now
+//! (`rcu_watching_snap_save()`), later scans report those that have been
+//! idle since (`rcu_watching_snap_recheck()`). The first scan comes
+//! `jiffies_till_first_fqs` after init, later ones every
+//! `jiffies_till_next_fqs`, each wait a timer-wheel timeout; a CPU still
+//! holding out after `jiffies_till_sched_qs` is sent a reschedule IPI.
+//! Callbacks (`call_rcu()`, and the wakeup of a `synchronize_rcu()` caller)
+//! run from RCU_SOFTIRQ at the queuing CPU's next tick after the grace
+//! period ended. Every grace period's length goes to the `rcu_gp_duration`
+//! histogram.
 //!
 //! Expedited grace periods (`synchronize_rcu_expedited()`, or any
 //! `synchronize_rcu()` under `rcu_expedite_gp()`) are driven from a
-//! workqueue: IPIs go to every online CPU that is not idle, leaf rcu_node by
-//! leaf rcu_node in parallel; `rcu_exp_handler()` reports a quiescent state
-//! at once unless the CPU is in a preempt-disabled region, in which case it
-//! comes at the CPU's next context switch.
+//! workqueue (modelled as timed steps that use no CPU): IPIs go to every
+//! online CPU that is not idle, leaf rcu_node by leaf rcu_node in parallel;
+//! `rcu_exp_handler()` reports a quiescent state at once unless the CPU is
+//! in a preempt-disabled region, in which case it comes at the CPU's next
+//! context switch.
+
+mod gp_kthread;
 
 use smpsim_engine::Nanos;
 
@@ -27,6 +39,26 @@ use crate::cpu::{Activity, Csd};
 pub use crate::event::RcuCallback;
 use crate::event::*;
 use crate::task::*;
+
+/// The histogram every normal grace period's length goes to.
+pub const GP_HISTOGRAM: &str = "rcu_gp_duration";
+
+/// Whether a scenario uses RCU (and so gets its GP kthread).
+pub fn used_by(spec: &crate::Spec) -> bool {
+    use crate::program::Op;
+    spec.task_groups.iter().any(|g| {
+        g.program.ops.iter().any(|op| {
+            matches!(
+                op,
+                Op::SynchronizeRcu
+                    | Op::SynchronizeRcuExpedited
+                    | Op::RcuExpediteGp
+                    | Op::CpusWriteLock
+                    | Op::CpusWriteUnlock
+            )
+        })
+    })
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum GpPhase {
@@ -37,6 +69,20 @@ enum GpPhase {
 }
 
 pub struct Rcu {
+    /// The GP kthread's task, if the scenario uses RCU.
+    pub gp_kthread: TaskId,
+    kthread: gp_kthread::State,
+    /// The next FQS scan is the first of its grace period.
+    fqs_first: bool,
+    /// When the GP kthread's current FQS wait times out.
+    fqs_at: Nanos,
+    /// Per CPU: a quiescent state passed but not yet reported
+    /// (`!rdp->cpu_no_qs.b.norm`).
+    qs_noted: Vec<bool>,
+    /// Per CPU: extended quiescent states (idle) entered so far, the
+    /// counter `rcu_watching_snap_save()` snapshots.
+    pub idle_seq: Vec<u64>,
+    watching_snap: Vec<u64>,
     phase: GpPhase,
     /// Normal grace periods completed.
     pub completed: u64,
@@ -52,7 +98,6 @@ pub struct Rcu {
     unrequested: Vec<(u32, RcuCallback)>,
     /// CPUs with an `rcu_core()` pass scheduled at their next tick.
     core_pending: Vec<bool>,
-    fqs_gen: u32,
     pub expedite_nesting: u32,
     exp_phase: GpPhase,
     pub exp_completed: u64,
@@ -62,14 +107,20 @@ pub struct Rcu {
     exp_deferred: Vec<bool>,
     exp_remaining: u32,
     exp_waiters: Vec<(u64, TaskId, u32)>,
-    pub nr_gps: u64,
-    pub nr_exp_gps: u64,
-    pub gp_time: Nanos,
+    /// Counted in the measured part of the run.
+    pub stats: crate::result::RcuStats,
 }
 
 impl Rcu {
     pub fn new(nr_cpus: usize) -> Self {
         Rcu {
+            gp_kthread: NO_TASK,
+            kthread: gp_kthread::State::WaitRequest,
+            fqs_first: true,
+            fqs_at: 0,
+            qs_noted: vec![false; nr_cpus],
+            idle_seq: vec![0; nr_cpus],
+            watching_snap: vec![0; nr_cpus],
             phase: GpPhase::Idle,
             completed: 0,
             gp_start: 0,
@@ -79,7 +130,6 @@ impl Rcu {
             callbacks: Vec::new(),
             unrequested: Vec::new(),
             core_pending: vec![false; nr_cpus],
-            fqs_gen: 0,
             expedite_nesting: 0,
             exp_phase: GpPhase::Idle,
             exp_completed: 0,
@@ -88,9 +138,7 @@ impl Rcu {
             exp_deferred: vec![false; nr_cpus],
             exp_remaining: 0,
             exp_waiters: Vec::new(),
-            nr_gps: 0,
-            nr_exp_gps: 0,
-            gp_time: 0,
+            stats: Default::default(),
         }
     }
 }
@@ -157,14 +205,13 @@ impl crate::Kernel<'_> {
         self.spec.knobs.rcu_expedited || self.rcu.expedite_nesting > 0
     }
 
-    /// The normal grace period a request made now needs.
-    fn rcu_request(&mut self) -> u64 {
+    /// The normal grace period a request made now, on CPU `c`, needs.
+    fn rcu_request(&mut self, c: u32) -> u64 {
         match self.rcu.phase {
             GpPhase::Idle => {
                 self.rcu.phase = GpPhase::Starting;
-                // Wake the GP kthread.
-                let wake = self.cost.wakeup + self.cost.context_switch;
-                self.at(self.now + wake, Event::Rcu(RcuEvent::GpStart));
+                // rcu_start_this_gp() -> rcu_gp_kthread_wake().
+                self.wake_gp_kthread(c);
                 self.rcu.completed + 1
             }
             GpPhase::Starting => self.rcu.completed + 1,
@@ -173,6 +220,12 @@ impl crate::Kernel<'_> {
                 self.rcu.completed + 2
             }
         }
+    }
+
+    /// Wakes the GP kthread from CPU `c`'s softirq context, once the
+    /// current event is done.
+    fn wake_gp_kthread(&mut self, c: u32) {
+        self.at(self.now, Event::Rcu(RcuEvent::WakeGpKthread { from: c }));
     }
 
     /// `call_rcu()` from CPU `c`. The callback does not start a grace
@@ -190,11 +243,16 @@ impl crate::Kernel<'_> {
     /// `rcu_core()` on CPU `c`: request grace periods for its new callbacks.
     pub(crate) fn rcu_core(&mut self, c: u32) {
         self.rcu.core_pending[c as usize] = false;
+        // rcu_check_quiescent_state(): report a QS noted since the last
+        // tick, if this CPU still takes ticks.
+        if self.rcu.qs_noted[c as usize] && self.rcu_cpu_ticks(c) {
+            self.rcu_report_qs(c);
+        }
         let mut i = 0;
         while i < self.rcu.unrequested.len() {
             if self.rcu.unrequested[i].0 == c {
                 let (_, cb) = self.rcu.unrequested.remove(i);
-                let target = self.rcu_request();
+                let target = self.rcu_request(c);
                 self.rcu.callbacks.push((target, c, cb));
             } else {
                 i += 1;
@@ -215,8 +273,9 @@ impl crate::Kernel<'_> {
         self.tasks[t as usize].gen = gen;
     }
 
-    pub(crate) fn rcu_gp_start(&mut self) {
-        let cost = self.rcu_tree_cost();
+    /// The end of `rcu_gp_init()`: every online CPU owes a quiescent
+    /// state.
+    fn rcu_gp_init(&mut self) {
         self.rcu.phase = GpPhase::Running;
         self.rcu.requested = false;
         self.rcu.gp_start = self.now;
@@ -224,56 +283,90 @@ impl crate::Kernel<'_> {
         for c in 0..self.nr_cpus as usize {
             let online = self.cpus[c].online;
             self.rcu.qs_pending[c] = online;
+            self.rcu.qs_noted[c] = false;
             self.rcu.remaining += online as u32;
-        }
-        self.rcu.fqs_gen = self.rcu.fqs_gen.wrapping_add(1);
-        let gen = self.rcu.fqs_gen;
-        self.at(
-            self.jiffies_timeout(self.now + cost, self.fqs_first() / self.jiffy()),
-            Event::Rcu(RcuEvent::Fqs { gen }),
-        );
-        if self.rcu.remaining == 0 {
-            self.rcu_gp_done();
         }
     }
 
-    /// A quiescent state on CPU `c` (context switch, user-mode tick, idle).
+    /// Whether CPU `c` takes its tick: it is busy, or idle with RCU
+    /// callbacks of its own (`rcu_needs_cpu()` keeps the tick).
+    fn rcu_cpu_ticks(&self, c: u32) -> bool {
+        let cpu = &self.cpus[c as usize];
+        let idle = cpu.curr == NO_TASK && cpu.activity == Activity::Idle;
+        !idle
+            || self.rcu.unrequested.iter().any(|x| x.0 == c)
+            || self.rcu.callbacks.iter().any(|x| x.1 == c)
+    }
+
+    /// `rcu_note_context_switch()` on CPU `c`: an expedited QS is reported
+    /// at once; a normal one is noted and reported by `rcu_core()` at the
+    /// CPU's next tick.
+    pub(crate) fn rcu_note_context_switch(&mut self, c: u32) {
+        let cu = c as usize;
+        if self.rcu.exp_deferred[cu] {
+            self.rcu.exp_deferred[cu] = false;
+            self.rcu_exp_qs(c);
+        }
+        if self.rcu.phase == GpPhase::Running
+            && self.rcu.qs_pending[cu]
+            && !std::mem::replace(&mut self.rcu.qs_noted[cu], true)
+            && !std::mem::replace(&mut self.rcu.core_pending[cu], true)
+        {
+            let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
+            self.at(next_tick, Event::Rcu(RcuEvent::Core { cpu: c }));
+        }
+    }
+
+    /// A quiescent state on CPU `c` reported at once (a tick that
+    /// interrupted user mode, a CPU going offline).
     pub(crate) fn rcu_qs(&mut self, c: u32) {
         let cu = c as usize;
         if self.rcu.exp_deferred[cu] {
             self.rcu.exp_deferred[cu] = false;
             self.rcu_exp_qs(c);
         }
+        self.rcu_report_qs(c);
+    }
+
+    /// `rcu_report_qs_rdp()`: CPU `c` no longer holds up the grace period;
+    /// the last one wakes the GP kthread to clean up.
+    fn rcu_report_qs(&mut self, c: u32) {
+        let cu = c as usize;
+        self.rcu.qs_noted[cu] = false;
         if self.rcu.phase == GpPhase::Running && self.rcu.qs_pending[cu] {
             self.rcu.qs_pending[cu] = false;
             self.rcu.remaining -= 1;
             if self.rcu.remaining == 0 {
-                self.rcu_gp_done();
+                self.wake_gp_kthread(c);
             }
         }
     }
 
-    fn rcu_gp_done(&mut self) {
-        // Stop FQS scans of this GP; clean up after one pass of the tree.
-        self.rcu.fqs_gen = self.rcu.fqs_gen.wrapping_add(1);
-        let cost = self.rcu_tree_cost();
-        self.at(self.now + cost, Event::Rcu(RcuEvent::GpEnd));
-    }
-
-    /// The force-quiescent-state scan of the GP kthread.
-    pub(crate) fn rcu_fqs(&mut self, gen: u32) -> bool {
-        if gen != self.rcu.fqs_gen || self.rcu.phase != GpPhase::Running {
-            return false;
+    /// `rcu_gp_fqs()`: the GP kthread's scan of the CPUs still holding out.
+    fn rcu_gp_fqs(&mut self) {
+        let first = std::mem::replace(&mut self.rcu.fqs_first, false);
+        if self.metrics.measuring(self.now) {
+            self.rcu.stats.fqs_scans += 1;
         }
         let holdout = self.now - self.rcu.gp_start >= self.sched_qs_after();
         for c in 0..self.nr_cpus {
-            if !self.rcu.qs_pending[c as usize] {
+            let cu = c as usize;
+            if !self.rcu.qs_pending[cu] {
                 continue;
             }
-            let cpu = &self.cpus[c as usize];
-            let idle = !cpu.online || (cpu.curr == NO_TASK && cpu.activity == Activity::Idle);
-            if idle {
-                self.rcu_qs(c);
+            let cpu = &self.cpus[cu];
+            let idle_now = !cpu.online || (cpu.curr == NO_TASK && cpu.activity == Activity::Idle);
+            let seq = self.rcu.idle_seq[cu];
+            let passed = if first {
+                // rcu_watching_snap_save().
+                self.rcu.watching_snap[cu] = seq;
+                idle_now
+            } else {
+                // rcu_watching_snap_recheck().
+                idle_now || seq != self.rcu.watching_snap[cu]
+            };
+            if passed {
+                self.rcu_report_qs(c);
             } else if holdout {
                 // rcu_implicit_dynticks_qs(): resched_cpu() the holdout.
                 self.at(
@@ -282,21 +375,18 @@ impl crate::Kernel<'_> {
                 );
             }
         }
-        if self.rcu.phase == GpPhase::Running && self.rcu.remaining > 0 && gen == self.rcu.fqs_gen {
-            self.at(
-                self.jiffies_timeout(self.now, self.fqs_next() / self.jiffy()),
-                Event::Rcu(RcuEvent::Fqs { gen }),
-            );
-        }
-        true
     }
 
     /// `rcu_gp_cleanup()` is done: callbacks become ready, and the next
     /// grace period starts if one is needed.
-    pub(crate) fn rcu_gp_end(&mut self) {
+    fn rcu_gp_end(&mut self) {
         self.rcu.completed += 1;
-        self.rcu.nr_gps += 1;
-        self.rcu.gp_time += self.now - self.rcu.gp_start;
+        if self.metrics.measuring(self.now) {
+            self.rcu.stats.grace_periods += 1;
+        }
+        let length = self.now - self.rcu.gp_start;
+        let hist = self.spec.histograms.len() as u32;
+        self.metrics.record(self.now, hist, length);
         let done = self.rcu.completed;
         let mut i = 0;
         while i < self.rcu.callbacks.len() {
@@ -312,12 +402,12 @@ impl crate::Kernel<'_> {
         }
         // Keep callback order deterministic after swap_remove.
         self.rcu.callbacks.sort_by_key(|x| (x.0, x.1));
-        if self.rcu.requested || !self.rcu.callbacks.is_empty() {
-            self.rcu.phase = GpPhase::Starting;
-            self.at(self.now, Event::Rcu(RcuEvent::GpStart));
+        // The GP kthread goes on to the next one at once if it is needed.
+        self.rcu.phase = if self.rcu.requested || !self.rcu.callbacks.is_empty() {
+            GpPhase::Starting
         } else {
-            self.rcu.phase = GpPhase::Idle;
-        }
+            GpPhase::Idle
+        };
     }
 
     pub(crate) fn rcu_callback(&mut self, cb: RcuCallback) {
@@ -415,7 +505,9 @@ impl crate::Kernel<'_> {
 
     fn rcu_exp_end(&mut self) {
         self.rcu.exp_completed += 1;
-        self.rcu.nr_exp_gps += 1;
+        if self.metrics.measuring(self.now) {
+            self.rcu.stats.expedited_grace_periods += 1;
+        }
         let done = self.rcu.exp_completed;
         let mut waiters = std::mem::take(&mut self.rcu.exp_waiters);
         waiters.retain(|&(target, t, gen)| {
@@ -456,13 +548,7 @@ impl crate::Kernel<'_> {
     /// Routes an RCU event.
     pub(crate) fn on_rcu_event(&mut self, e: RcuEvent) -> smpsim_engine::Handled {
         match e {
-            RcuEvent::GpStart => self.rcu_gp_start(),
-            RcuEvent::Fqs { gen } => {
-                if !self.rcu_fqs(gen) {
-                    return smpsim_engine::Handled::Stale;
-                }
-            }
-            RcuEvent::GpEnd => self.rcu_gp_end(),
+            RcuEvent::WakeGpKthread { from } => self.wake_kthread(self.rcu.gp_kthread, from),
             RcuEvent::ExpStart => self.rcu_exp_start(),
             RcuEvent::Core { cpu } => self.rcu_core(cpu),
             RcuEvent::Callback { cb, .. } => self.rcu_callback(cb),

@@ -147,8 +147,7 @@ impl crate::Kernel<'_> {
     pub(crate) fn schedule(&mut self, c: u32) {
         self.settle(c);
         self.update_curr(c);
-        // rcu_note_context_switch(): a quiescent state.
-        self.rcu_qs(c);
+        self.rcu_note_context_switch(c);
         let prev = self.cpus[c as usize].curr;
         let mut cost = 0;
         if prev != NO_TASK {
@@ -234,12 +233,16 @@ impl crate::Kernel<'_> {
         cpu.curr = next;
         if next == NO_TASK {
             cpu.activity = Activity::Idle;
+            // ct_idle_enter(): an extended quiescent state begins.
+            self.rcu.idle_seq[c as usize] += 1;
         } else {
             cpu.activity = Activity::Task;
             // finish_task_switch(): the mm side of the switch, charged to the
             // task before it runs.
-            if self.cpus[c as usize].active_mm != self.tasks[next as usize].mm
-                || self.cpus[c as usize].lazy
+            let user = self.tasks[next as usize].kthread.is_none();
+            if user
+                && (self.cpus[c as usize].active_mm != self.tasks[next as usize].mm
+                    || self.cpus[c as usize].lazy)
             {
                 let t = self.mm_switch_finish(c, next);
                 self.tasks[next as usize].batch.push(Mode::Sys, t);
@@ -282,18 +285,29 @@ impl crate::Kernel<'_> {
     /// `try_to_wake_up()`: makes a sleeping task runnable and decides
     /// whether it preempts its CPU's current task. `from` is the waking CPU.
     pub(crate) fn wake_up(&mut self, t: TaskId, from: u32) {
+        if from == FROM_SOFTIRQ {
+            self.wake_up_from(t, self.tasks[t as usize].cpu, true);
+        } else {
+            self.wake_up_from(t, from, false);
+        }
+    }
+
+    /// `try_to_wake_up()` from CPU `waker`, in a task or (`softirq`) in
+    /// softirq/IRQ context, where a wakeup on the same CPU preempts on the
+    /// way out of the interrupt.
+    pub(crate) fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
         debug_assert_eq!(self.tasks[t as usize].state, TaskState::Sleeping);
         self.check_hung_task(t);
-        let waker = if from == FROM_SOFTIRQ {
-            self.tasks[t as usize].cpu
-        } else {
-            from
-        };
         self.place_waking_task(t, waker);
         self.set_state(t, TaskState::Runnable);
         self.tasks[t as usize].gen = self.tasks[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
         let c = self.tasks[t as usize].cpu;
+        let from = if softirq && c == waker {
+            FROM_SOFTIRQ
+        } else {
+            waker
+        };
         self.check_preempt_wakeup(c, t, from);
     }
 

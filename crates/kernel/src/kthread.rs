@@ -1,0 +1,90 @@
+//! Kernel threads (kernel/kthread.c): tasks the kernel creates itself,
+//! scheduled like any other (their class, CPU time, wakeup latency and
+//! context switches are real), whose code is the mechanism's own Rust
+//! rather than a scenario program.
+//!
+//! A kthread runs in steps: when it has the CPU and nothing left of its
+//! last piece of work, [`Kthread::step`] is asked what it does next: work
+//! for a while (then it is asked again), or sleep until woken (or until a
+//! timeout). The mechanism that owns it keeps its state and wakes it.
+//!
+//! Kthreads are created only for mechanisms the scenario uses, so a
+//! scenario without RCU has no `rcu_sched` thread in its results.
+
+use smpsim_engine::Nanos;
+
+use crate::event::{Event, SchedEvent};
+use crate::spec::{Affinity, Policy};
+use crate::task::*;
+
+pub use crate::task::Kthread;
+
+/// What a kthread does next.
+pub(crate) enum KthreadStep {
+    /// Kernel work for this long; then it is asked again.
+    Work(Nanos),
+    /// Sleep until woken, or until `timeout` (a jiffies timer) fires.
+    Sleep { timeout: Option<Nanos> },
+}
+
+/// Creates kthread `which` as task group `group`, on `cpu` and allowed on
+/// every CPU (`kthread_create()`: it sleeps until its mechanism first
+/// wakes it). Returns its task id.
+pub(crate) fn spawn(
+    tasks: &mut Vec<Task>,
+    balance: &mut crate::sched::balance::Balance,
+    group: u32,
+    nr_cpus: u32,
+    which: Kthread,
+    cpu: u32,
+) -> TaskId {
+    let mut task = Task::new(group, 0, cpu, Policy::Normal, crate::ids::NO_MM);
+    task.affinity = balance.add_affinity(&Affinity::Cpus((0..nr_cpus).collect()));
+    task.kthread = Some(which);
+    task.state = TaskState::Sleeping;
+    task.mode = Mode::Sys;
+    tasks.push(task);
+    (tasks.len() - 1) as TaskId
+}
+
+impl crate::Kernel<'_> {
+    /// Runs kthread `t`, current on CPU `c`, until it works or sleeps.
+    pub(crate) fn run_kthread(&mut self, c: u32, t: TaskId) {
+        // A piece of work interrupted earlier finishes first.
+        if !self.tasks[t as usize].batch.is_empty() {
+            let end = self.now + self.tasks[t as usize].batch.total();
+            self.arm_cpu(c, end);
+            return;
+        }
+        let which = self.tasks[t as usize].kthread.expect("a kthread");
+        let step = match which {
+            Kthread::RcuGp => self.rcu_gp_kthread(c),
+        };
+        match step {
+            KthreadStep::Work(ns) => {
+                let task = &mut self.tasks[t as usize];
+                task.batch.push(Mode::Sys, ns.max(1));
+                let end = self.now + task.batch.total();
+                self.arm_cpu(c, end);
+            }
+            KthreadStep::Sleep { timeout } => {
+                let task = &mut self.tasks[t as usize];
+                let gen = task.gen.wrapping_add(1);
+                task.gen = gen;
+                if let Some(at) = timeout {
+                    self.at(at, Event::Sched(SchedEvent::Timer { task: t, gen }));
+                }
+                self.block(c, t);
+                self.tasks[t as usize].wait.interruptible = true;
+            }
+        }
+    }
+
+    /// `wake_up_process()` of a kthread from CPU `from`'s softirq or IRQ
+    /// context (a no-op if it is not sleeping).
+    pub(crate) fn wake_kthread(&mut self, t: TaskId, from: u32) {
+        if self.tasks[t as usize].state == TaskState::Sleeping {
+            self.wake_up_from(t, from, true);
+        }
+    }
+}
