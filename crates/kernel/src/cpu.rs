@@ -224,6 +224,9 @@ pub struct Cpu {
     pub active_mm: u32,
     /// The current context (idle, an exited task) uses `active_mm` lazily.
     pub lazy: bool,
+    /// The `active_mm`'s TLB generation this CPU's TLB is flushed to
+    /// (`cpu_tlbstate.ctxs[].tlb_gen`).
+    pub tlb_gen: u64,
     /// Context switches (`nr_switches`) in the measured part of the run.
     pub nr_switches: u64,
 }
@@ -253,6 +256,7 @@ impl Cpu {
             interrupted: NO_TASK,
             active_mm: crate::ids::NO_MM,
             lazy: false,
+            tlb_gen: 0,
             nr_switches: 0,
         }
     }

@@ -39,6 +39,10 @@ pub struct Mm {
     pub freed: bool,
     /// Shootdown IPIs still outstanding before the free.
     pub shoot_pending: u32,
+    /// `mm->context.tlb_gen`: bumped by every flush of the mm.
+    pub tlb_gen: u64,
+    /// `mm->context.next_trim_cpumask`.
+    pub next_trim: smpsim_engine::Nanos,
 }
 
 impl Mm {
@@ -52,6 +56,8 @@ impl Mm {
             mask_line: Line::new(nr_cpus, 0),
             freed: false,
             shoot_pending: 0,
+            tlb_gen: 0,
+            next_trim: 1_000_000_000,
         }
     }
 }
@@ -143,13 +149,31 @@ impl crate::Kernel<'_> {
     /// Returns work the task does first (dropping a lazy reference).
     pub(crate) fn mm_switch_finish(&mut self, c: u32, next: TaskId) -> u64 {
         let n = self.tasks[next as usize].mm;
+        let gen = self.mms[n as usize].tlb_gen;
         let cpu = &mut self.cpus[c as usize];
         let (old, was_lazy) = (cpu.active_mm, cpu.lazy);
+        // switch_mm_irqs_off(): back from lazy on the same mm, a TLB behind
+        // the mm's generation is flushed now (the flush it was not sent);
+        // a different mm starts from a flushed (new-ASID) TLB.
+        let behind = old == n && was_lazy && cpu.tlb_gen < gen;
+        cpu.tlb_gen = gen;
         cpu.active_mm = n;
         cpu.lazy = false;
+        let deferred = if behind {
+            self.mm_stats.deferred_tlb_flushes += 1;
+            self.cost.tlb_flush_full
+        } else {
+            0
+        };
         if old == NO_MM {
-            return 0;
+            return deferred;
         }
+        deferred + self.mm_switch_drop_lazy(c, old, n, was_lazy)
+    }
+
+    /// The lazy-reference side of `finish_task_switch()` when CPU `c`
+    /// leaves `old` for `n`.
+    fn mm_switch_drop_lazy(&mut self, c: u32, old: u32, n: u32, was_lazy: bool) -> u64 {
         match self.mode() {
             LazyTlb::Refcount if was_lazy => {
                 // mmdrop_lazy_tlb_sched(): drop the reference the idle task held.
@@ -172,6 +196,60 @@ impl crate::Kernel<'_> {
                 t
             }
             _ => 0,
+        }
+    }
+
+    /// The targets of a flush of task `t`'s mm from its CPU (see the module
+    /// doc), in CPU order; bumps the mm's TLB generation.
+    pub(crate) fn tlb_flush_targets(&mut self, t: TaskId, freed_tables: bool, out: &mut Vec<u32>) {
+        let me = self.tasks[t as usize].cpu;
+        let mm = self.tasks[t as usize].mm;
+        let now = self.now;
+        let m = &mut self.mms[mm as usize];
+        m.tlb_gen += 1;
+        let gen = m.tlb_gen;
+        // The caller flushes its own TLB (flush_tlb_func() called locally).
+        self.cpus[me as usize].tlb_gen = gen;
+        // should_trim_cpumask(): at most once a second per mm.
+        let trim = now > m.next_trim;
+        if trim {
+            m.next_trim = now + 1_000_000_000;
+        }
+        for c in 0..self.nr_cpus {
+            let cpu = &self.cpus[c as usize];
+            if c == me || !cpu.online || !self.mms[mm as usize].mask[c as usize] {
+                continue;
+            }
+            // A CPU switching to the mm counts as running it: its IRQs are
+            // off until the switch is done (LOADED_MM_SWITCHING).
+            let switching_in = match cpu.activity {
+                crate::cpu::Activity::Switch { next, .. } => {
+                    next != NO_TASK && self.tasks[next as usize].mm == mm
+                }
+                _ => false,
+            };
+            let cpu = &mut self.cpus[c as usize];
+            let loaded = cpu.active_mm == mm || switching_in;
+            let flush = if freed_tables {
+                true
+            } else if cpu.lazy {
+                false
+            } else {
+                loaded || trim
+            };
+            if !flush {
+                continue;
+            }
+            out.push(c);
+            if loaded {
+                cpu.tlb_gen = gen;
+            } else if !self.cpumask_mode() {
+                // flush_tlb_func() on a CPU that switched away: it clears
+                // its bit and returns.
+                let m = &mut self.mms[mm as usize];
+                m.mask[c as usize] = false;
+                m.mask_weight -= 1;
+            }
         }
     }
 

@@ -156,9 +156,16 @@ impl LockMode {
 /// A set of CPUs, evaluated when an op runs.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CpuSet {
-    /// `mm_cpumask(current->mm)` without this CPU: the CPUs currently
-    /// running a task of this address space.
+    /// `mm_cpumask(current->mm)` without this CPU: every CPU that has run
+    /// the address space since its bit was last trimmed, lazy users and
+    /// CPUs gone to another mm included (`mm.rs`).
     MmCpumask,
+    /// The CPUs `native_flush_tlb_multi()` IPIs for a flush of
+    /// `current->mm` (x86 `should_flush_tlb()`): those running it and not
+    /// lazy, and once a second the stale ones, to trim the mask; with
+    /// `freed_tables`, every CPU of the mask. Lazy CPUs are left a deferred
+    /// flush for their next switch.
+    TlbFlush { freed_tables: bool },
     /// Every online CPU but this one (`smp_call_function()`).
     AllButSelf,
     /// An explicit list of CPU expressions.

@@ -249,4 +249,12 @@ pub struct MmStats {
     pub mms_freed: u64,
     /// Findings of the mm-lifetime checker.
     pub violations: u64,
+    /// TLB flushes a lazy CPU did at its next switch back to the mm,
+    /// instead of taking the flush IPI.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub deferred_tlb_flushes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -258,18 +258,13 @@ impl crate::Kernel<'_> {
         let me = self.tasks[t as usize].cpu;
         match set {
             CpuSet::MmCpumask => {
-                let mm = self.tasks[t as usize].mm;
-                for (cpu, state) in self.cpus.iter().enumerate() {
-                    let curr = state.curr;
-                    if cpu as u32 != me
-                        && state.online
-                        && curr != NO_TASK
-                        && self.tasks[curr as usize].mm == mm
-                    {
-                        out.push(cpu as u32);
-                    }
-                }
+                let mask = &self.mms[self.tasks[t as usize].mm as usize].mask;
+                out.extend(
+                    (0..self.nr_cpus)
+                        .filter(|&c| c != me && mask[c as usize] && self.cpus[c as usize].online),
+                );
             }
+            CpuSet::TlbFlush { freed_tables } => self.tlb_flush_targets(t, *freed_tables, out),
             CpuSet::AllButSelf => out.extend(
                 (0..self.nr_cpus).filter(|&cpu| cpu != me && self.cpus[cpu as usize].online),
             ),

@@ -621,3 +621,65 @@ fn a_random_call_target_is_evaluated_once() {
     let r = simulate(&s);
     assert!(r.cpus[1].times.irq + r.cpus[2].times.irq + r.cpus[3].times.irq > 0);
 }
+
+/// x86's lazy `mm_cpumask`: a thread of the flusher's mm on CPU 1 sleeps
+/// most of the time, leaving CPU 1 idle and lazily on the mm. A flush
+/// does not IPI the lazy CPU: it flushes when it switches back (a deferred
+/// flush). A flush after freeing page tables IPIs it anyway.
+#[test]
+fn a_tlb_flush_reaches_a_lazy_cpu() {
+    let run = |freed_tables: bool| {
+        let mut s = spec(flat_machine(2), 50 * MS);
+        group(
+            &mut s,
+            "napper",
+            vec![1],
+            Policy::Normal,
+            vec![
+                Op::Work(Dist::Const(10 * US)),
+                Op::Sleep {
+                    dist: Dist::Const(MS),
+                    overshoot: None,
+                },
+            ],
+            0,
+        );
+        s.task_groups.last_mut().unwrap().mm = 0;
+        group(
+            &mut s,
+            "flusher",
+            vec![0],
+            Policy::Normal,
+            vec![
+                Op::SmpCallFunctionMany {
+                    cpus: CpuSet::TlbFlush { freed_tables },
+                    func: CallFunc {
+                        cost: Dist::Const(500),
+                        units: None,
+                    },
+                    wait: true,
+                },
+                Op::Sleep {
+                    dist: Dist::Const(50 * US),
+                    overshoot: None,
+                },
+            ],
+            0,
+        );
+        s.task_groups.last_mut().unwrap().mm = 0;
+        simulate(&s)
+    };
+    let lazy = run(false);
+    // The napper switches back about once a millisecond, each time behind
+    // the mm's flushes; the few IPIs are those that found it running.
+    assert!(lazy.mm.deferred_tlb_flushes > 40, "{:?}", lazy.mm);
+    let freed = run(true);
+    assert_eq!(freed.mm.deferred_tlb_flushes, 0, "{:?}", freed.mm);
+    // Every flush (about one per 50 us) now interrupts CPU 1, idle or not.
+    assert!(
+        freed.cpus[1].times.irq > 10 * lazy.cpus[1].times.irq,
+        "{} vs {}",
+        freed.cpus[1].times.irq,
+        lazy.cpus[1].times.irq
+    );
+}

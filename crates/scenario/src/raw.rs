@@ -233,6 +233,9 @@ pub(crate) struct RawOp {
     pub units: Option<S<RawExpr>>,
     pub cpus: Option<S<String>>,
     pub wait: Option<S<bool>>,
+    /// `flush_tlb_mm_range`: page tables were freed (every CPU of the mask
+    /// is flushed, lazy ones too).
+    pub freed_tables: Option<S<bool>>,
     pub irqsave: Option<S<bool>>,
     pub overshoot: Option<S<String>>,
     pub var: Option<S<String>>,
@@ -267,6 +270,7 @@ impl RawOp {
             ("units", sp(&self.units)),
             ("cpus", sp(&self.cpus)),
             ("wait", sp(&self.wait)),
+            ("freed_tables", sp(&self.freed_tables)),
             ("irqsave", sp(&self.irqsave)),
             ("overshoot", sp(&self.overshoot)),
             ("var", sp(&self.var)),

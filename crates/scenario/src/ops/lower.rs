@@ -48,6 +48,20 @@ pub(super) fn call_many(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     Ok(())
 }
 
+/// `flush_tlb_mm_range()` of the task's mm (x86 `native_flush_tlb_multi()`):
+/// `func` on every CPU `should_flush_tlb()` picks, waiting for them all.
+pub(super) fn flush_tlb(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let freed_tables = r.freed_tables.as_ref().is_some_and(|f| *f.get_ref());
+    let func = e.call_func(op)?;
+    e.push(Op::SmpCallFunctionMany {
+        cpus: CpuSet::TlbFlush { freed_tables },
+        func,
+        wait: true,
+    });
+    Ok(())
+}
+
 /// A cross-CPU call's `wait`: synchronous unless told otherwise, as most
 /// callers in the kernel are.
 fn wait(r: &RawOp) -> bool {
@@ -290,7 +304,7 @@ impl Emitter<'_, '_> {
                     v.span(),
                     "`all` would include the calling CPU, which smp_call_function_many never runs the function on",
                 )
-                .help("write \"all_but_self\" for every other online CPU, or \"mm_cpumask\" for the CPUs running this address space"));
+                .help("write \"all_but_self\" for every other online CPU, or \"mm_cpumask\" for the CPUs that have used this address space"));
             }
             _ => {}
         }

@@ -66,6 +66,12 @@ pub(super) static OPS: &[OpDef] = &[
         &["units", "wait"],
         lower::call_many,
     ),
+    custom(
+        "flush_tlb_mm_range",
+        &["func"],
+        &["units", "freed_tables"],
+        lower::flush_tlb,
+    ),
     custom("sleep", &["time"], &["overshoot"], lower::sleep),
     custom("set", &["var", "value"], &[], lower::set),
     custom("if", &["cond", "then"], &["else"], lower::branch),
