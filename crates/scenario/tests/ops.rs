@@ -149,6 +149,7 @@ fn unknown_op_lists_every_op() {
         "write_guard",
         "smp_call_function_single",
         "smp_call_function_many",
+        "flush_tlb_mm_range",
         "sleep",
         "set",
         "if",
