@@ -6,8 +6,10 @@
 //!    the machine, kernel knobs, objects (locks, atomics, semaphores),
 //!    cgroups and task groups, each with a [`Program`] of [`Op`]s.
 //! 2. **Kernel.** [`Kernel::new`] builds the system from it: per-CPU
-//!    runqueues, one task per placement, each object's instances with their
-//!    cache lines, cgroup bandwidth pools. [`Kernel::run`] hands it to the
+//!    runqueues and sched domains, one task per placement, the kernel
+//!    threads the scenario's mechanisms need ([`kthread`]: the RCU GP
+//!    kthread when it uses RCU), each object's instances with their cache
+//!    lines, cgroup bandwidth pools. [`Kernel::run`] hands it to the
 //!    deterministic engine (`smpsim-engine`) until the scenario's duration.
 //! 3. **Events.** Each CPU is always doing exactly one thing (an
 //!    [`cpu::Activity`]): running a task's batch of local work, spinning,
@@ -28,10 +30,12 @@
 //! # Layout
 //!
 //! As the kernel's tree has it: [`sched`] (runqueues, tick, wakeup,
-//! preemption; [`sched::cfs_bandwidth`] for quota, throttle and
-//! unthrottle), [`locking`] (one file per lock kind: `qspinlock`, `ticket`,
-//! `tas`, `qrwlock`, `mutex` with its `osq`, `semaphore`, `percpu_rwsem`),
-//! [`rcu`] (normal and expedited grace periods, callbacks), [`smp`]
+//! preemption; [`sched::balance`] for sched domains, wake-up placement and
+//! load balancing; [`sched::cfs_bandwidth`] for quota, throttle and
+//! unthrottle), [`kthread`] (kernel threads), [`locking`] (one file per
+//! lock kind: `qspinlock`, `ticket`, `tas`, `mcs`, `qrwlock`, `mutex` with
+//! its `osq`, `semaphore`, `percpu_rwsem`), [`rcu`] (normal grace periods
+//! driven by the GP kthread, expedited ones, callbacks), [`smp`]
 //! (`smp_call_function_*`, CSD queues, `csd_lock_wait()`), [`hotplug`],
 //! [`mm`] (`mm_struct` lifetime and lazy TLB). Beneath them: [`coherence`]
 //! (cache lines), [`costs`] (the machine's costs as integers), [`ids`]
