@@ -4,8 +4,8 @@
 //! rather than a scenario program.
 //!
 //! A kthread runs in steps: when it has the CPU and nothing left of its
-//! last piece of work, [`Kthread::step`] is asked what it does next: work
-//! for a while (then it is asked again), or sleep until woken (or until a
+//! last piece of work, its mechanism is asked what it does next: work for
+//! a while (then it is asked again), or sleep until woken (or until a
 //! timeout). The mechanism that owns it keeps its state and wakes it.
 //!
 //! Kthreads are created only for mechanisms the scenario uses, so a

@@ -4,7 +4,7 @@
 //! Spinning locks (`spinlock_t` and `rwlock_t`) implement [`SpinningLock`]:
 //! the interpreter asks a lock to be taken or released by a task on a CPU
 //! at a time, and the implementation answers with cache-line transactions
-//! on its own [`Line`](crate::coherence::Line)s: when the taker owns the
+//! on its own [`Line`]s: when the taker owns the
 //! lock, or that it waits (and later, at a release, which waiters own the
 //! lock and when each sees it). Everything common to every kind (preemption
 //! and IRQ state, the spin interval, `lock_stat`, the bad-unlock detector)
