@@ -1,6 +1,7 @@
 //! `smpsim bench`: model events per second on the plain global-mutex model
 //! (N CPUs, each loops: lock, hold Exp(1 us), unlock, work Exp(20 us)),
-//! against a bare binary-heap event loop doing nothing but reschedule.
+//! the same with lockdep on, and a bare binary-heap event loop doing
+//! nothing but reschedule.
 
 use std::time::Instant;
 
@@ -68,25 +69,30 @@ pub fn main(args: BenchArgs) -> i32 {
         if cpus == 0 {
             return crate::output::fail("error: --cpus: a benchmark needs at least one CPU");
         }
-        let spec = smpsim_kernel::testkit::global_mutex_bench(
+        let mut spec = smpsim_kernel::testkit::global_mutex_bench(
             cpus,
             1_000,
             20_000,
             args.millis * 1_000_000,
         );
-        let start = Instant::now();
-        let r = smpsim_kernel::simulate(&spec);
-        let wall = start.elapsed().as_secs_f64();
-        let events = r.stats.events;
-        points.push(Point {
-            model: "global-mutex".into(),
-            cpus,
-            simulated_ms: args.millis,
-            events,
-            stale_events: r.stats.stale_events,
-            wall_seconds: wall,
-            events_per_second: events as f64 / wall,
-        });
+        let mut events = 0;
+        // The same model with lockdep's checks on every acquisition.
+        for (model, lockdep) in [("global-mutex", false), ("+lockdep", true)] {
+            spec.knobs.lockdep = lockdep;
+            let start = Instant::now();
+            let r = smpsim_kernel::simulate(&spec);
+            let wall = start.elapsed().as_secs_f64();
+            events = r.stats.events;
+            points.push(Point {
+                model: model.into(),
+                cpus,
+                simulated_ms: args.millis,
+                events,
+                stale_events: r.stats.stale_events,
+                wall_seconds: wall,
+                events_per_second: events as f64 / wall,
+            });
+        }
         points.push(bare(cpus, events.max(1_000_000)));
         eprintln!("bench: {cpus} CPUs done");
     }

@@ -515,3 +515,43 @@ fn reproduce_needs_cases_and_skips_broken_non_cases() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("skipping"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// scenarios/checks/abba.toml: lockdep reports the inversion on the first
+/// run although nothing deadlocks; the consistent order is clean.
+#[test]
+fn lockdep_reports_an_abba_inversion_that_never_deadlocks() {
+    let scenario = repo("scenarios/checks/abba.toml");
+    let out = smpsim()
+        .args(["run", scenario.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for run in v["variants"].as_array().unwrap() {
+        let findings = run["findings"].as_array().unwrap();
+        let kinds: Vec<&str> = findings
+            .iter()
+            .map(|f| f["detector"].as_str().unwrap_or(""))
+            .collect();
+        match run["variant"].as_str().unwrap() {
+            "inverted" => {
+                assert_eq!(kinds, ["circular_locking_dependency"], "{findings:?}");
+                let msg = findings[0]["message"].as_str().unwrap();
+                assert!(
+                    msg.contains("possible circular locking dependency detected")
+                        && msg.contains("writer/0 is trying to acquire lock:")
+                        && msg.contains("taken by reader/0"),
+                    "{msg}"
+                );
+            }
+            _ => assert!(findings.is_empty(), "{findings:?}"),
+        }
+        // Nothing deadlocked: the writer finished.
+        let writer = &run["task_groups"][1];
+        assert_eq!(writer["exited"], 1, "{writer}");
+    }
+}

@@ -46,6 +46,7 @@ const RUNS: &[(&str, &[&str])] = &[
         "scenarios/examples/mutex-contention.toml",
         &["scenario.duration=20ms", "scenario.warmup=2ms"],
     ),
+    ("scenarios/checks/abba.toml", &[]),
 ];
 
 fn repo(path: &str) -> PathBuf {
@@ -118,7 +119,7 @@ fn shipped_scenarios_give_the_recorded_results() {
 
 #[test]
 fn every_shipped_scenario_is_recorded() {
-    for dir in ["scenarios", "scenarios/examples"] {
+    for dir in ["scenarios", "scenarios/examples", "scenarios/checks"] {
         for entry in std::fs::read_dir(repo(dir)).unwrap() {
             let name = entry.unwrap().file_name().into_string().unwrap();
             if let Some(stem) = name.strip_suffix(".toml") {

@@ -18,6 +18,8 @@ pub struct Thresholds {
     pub csd_lock_timeout: Nanos,
     /// `hung_task_timeout_secs` = 120 s.
     pub hung_task: Nanos,
+    /// `rcupdate.rcu_cpu_stall_timeout` = 21 s.
+    pub rcu_stall: Nanos,
 }
 
 impl Thresholds {
@@ -30,6 +32,7 @@ impl Thresholds {
             soft_lockup: 2 * k.watchdog_thresh,
             csd_lock_timeout: k.csd_lock_timeout,
             hung_task: k.hung_task_timeout,
+            rcu_stall: k.rcu_cpu_stall_timeout,
         }
     }
 }
@@ -296,6 +299,16 @@ impl Metrics {
                 "WARNING: possible recursive locking detected: {task} is trying to acquire lock ({lock}) with {op}() but task is already holding lock ({lock}); *** DEADLOCK ***"
             ),
         );
+    }
+
+    /// The RCU CPU stall warning, as the kernel prints it.
+    pub fn rcu_stall(&mut self, cpu: u32, now: Nanos, report: String) {
+        self.finding(Detector::RcuStall, now, cpu, report);
+    }
+
+    /// lockdep's circular-dependency report, as the kernel prints it.
+    pub fn circular_locking(&mut self, cpu: u32, now: Nanos, report: String) {
+        self.finding(Detector::CircularLocking, now, cpu, report);
     }
 
     /// A per-CPU object indexed outside `[0, nr_cpu_ids)`.

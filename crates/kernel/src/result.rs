@@ -216,6 +216,11 @@ pub enum Detector {
     PreemptCountUnderflow,
     /// lockdep: a task takes a lock it already holds.
     RecursiveLocking,
+    /// lockdep: an acquisition order that closes a cycle.
+    CircularLocking,
+    /// The RCU CPU stall detector: a grace period older than
+    /// `rcu_cpu_stall_timeout`.
+    RcuStall,
 }
 
 impl Detector {
@@ -235,6 +240,8 @@ impl Detector {
             Detector::BadPerCpuIndex => "bad_percpu_index",
             Detector::PreemptCountUnderflow => "preempt_count_underflow",
             Detector::RecursiveLocking => "recursive_locking",
+            Detector::CircularLocking => "circular_locking_dependency",
+            Detector::RcuStall => "rcu_stall",
         }
     }
 }

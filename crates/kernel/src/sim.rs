@@ -52,6 +52,8 @@ pub struct Kernel<'s> {
     pub(crate) balance: crate::sched::balance::Balance,
     /// The kernel threads created, in task-group order after the spec's.
     pub(crate) kthreads: Vec<crate::kthread::Kthread>,
+    /// lockdep, when the scenario turns it on.
+    pub(crate) lockdep: Option<Box<crate::locking::lockdep::Lockdep>>,
     /// Histogram names: the spec's, then the kernel's own.
     pub(crate) hist_names: Vec<String>,
 }
@@ -128,9 +130,15 @@ impl<'s> Kernel<'s> {
             hotplug_lock: Default::default(),
             balance,
             kthreads,
+            lockdep: None,
             hist_names: spec.histograms.clone(),
         };
         kernel.rcu.gp_kthread = gp_kthread;
+        if spec.knobs.lockdep {
+            let classes = spec.objects.len() + 1;
+            let ld = crate::locking::lockdep::Lockdep::new(kernel.tasks.len(), classes);
+            kernel.lockdep = Some(Box::new(ld));
+        }
         if uses_rcu {
             kernel.hist_names.push(crate::rcu::GP_HISTOGRAM.into());
         }

@@ -52,12 +52,16 @@ pub struct Knobs {
     pub hung_task_timeout: Nanos,
     /// `smp.csd_lock_timeout` (`CONFIG_CSD_LOCK_WAIT_DEBUG`).
     pub csd_lock_timeout: Nanos,
+    /// `rcupdate.rcu_cpu_stall_timeout` (`CONFIG_RCU_CPU_STALL_TIMEOUT`).
+    pub rcu_cpu_stall_timeout: Nanos,
     /// Load balancing and wake-up placement of tasks that may move: on, as
     /// in the kernel; off keeps every task where it was placed.
     pub load_balance: bool,
     /// `sysctl_sched_migration_cost`: a task that ran this recently is
     /// cache-hot and the periodic balancer leaves it where it is.
     pub sched_migration_cost: Nanos,
+    /// `CONFIG_PROVE_LOCKING`: lockdep's dependency checks.
+    pub lockdep: bool,
     /// Cache lines of a task's working set that follow it to a new CPU,
     /// each one line transfer from the old CPU, paid when it next runs.
     pub migration_footprint_lines: u32,
@@ -84,7 +88,9 @@ impl Default for Knobs {
             watchdog_thresh: 10_000_000_000,
             hung_task_timeout: 120_000_000_000,
             csd_lock_timeout: 5_000_000_000,
+            rcu_cpu_stall_timeout: 21_000_000_000,
             load_balance: true,
+            lockdep: false,
             // kernel/sched/fair.c: sysctl_sched_migration_cost = 500000UL.
             sched_migration_cost: 500_000,
             // assumed: 64 lines (4 KiB) of hot stack and data; a scenario

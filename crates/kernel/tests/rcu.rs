@@ -356,3 +356,41 @@ fn a_busy_gp_kthread_cpu_delays_the_grace_period() {
     // Woken, it is placed on an idle CPU instead.
     assert!(run(true, true) <= quiet + MS);
 }
+
+/// A CPU kept in `preempt_disable()` past `rcu_cpu_stall_timeout` (21 s)
+/// holds up a grace period: its own tick reports the stall, once.
+#[test]
+fn a_cpu_in_preempt_disable_past_the_timeout_is_an_rcu_stall() {
+    let mut s = spec(flat_machine(2), 23_000 * MS);
+    group(
+        &mut s,
+        "stuck",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::SyscallEnter,
+            Op::PreemptDisable,
+            Op::Work(Dist::Const(30_000 * MS)),
+            Op::PreemptEnable,
+            Op::SyscallExit,
+        ],
+        0,
+    );
+    timed(&mut s, "gp", 1, Op::SynchronizeRcu, MS);
+    let r = simulate(&s);
+    let f = r.finding("rcu_stall").expect("a stall");
+    assert!(
+        f.message
+            .starts_with("INFO: rcu_sched self-detected stall on CPU")
+            && f.message.contains("\t0-...."),
+        "{f:?}"
+    );
+    assert_eq!(f.occurrences, 1);
+    assert!(f.time_ns >= 21_000 * MS && f.time_ns < 21_100 * MS, "{f:?}");
+
+    // The same machine with a short section: no stall.
+    let mut s = spec(flat_machine(2), 3_000 * MS);
+    s.knobs.rcu_cpu_stall_timeout = 1_000 * MS;
+    timed(&mut s, "gp", 1, Op::SynchronizeRcu, MS);
+    assert!(simulate(&s).findings.is_empty());
+}

@@ -133,10 +133,16 @@ fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
             "hung_task_timeout_secs",
         )?,
         csd_lock_timeout: positive(&k.csd_lock_timeout, d.csd_lock_timeout, "csd_lock_timeout")?,
+        rcu_cpu_stall_timeout: positive(
+            &k.rcu_cpu_stall_timeout,
+            d.rcu_cpu_stall_timeout,
+            "rcu_cpu_stall_timeout",
+        )?,
         load_balance: k
             .load_balance
             .as_ref()
             .map_or(d.load_balance, |v| *v.get_ref()),
+        lockdep: k.lockdep.as_ref().map_or(d.lockdep, |v| *v.get_ref()),
         sched_migration_cost: dur.opt(&k.sched_migration_cost, d.sched_migration_cost)?,
         migration_footprint_lines: footprint_lines(
             &k.migration_footprint_lines,

@@ -153,7 +153,9 @@ pub(crate) struct RawKernel {
     pub watchdog_thresh: Option<S<String>>,
     pub hung_task_timeout_secs: Option<S<String>>,
     pub csd_lock_timeout: Option<S<String>>,
+    pub rcu_cpu_stall_timeout: Option<S<String>>,
     pub load_balance: Option<S<bool>>,
+    pub lockdep: Option<S<bool>>,
     pub sched_migration_cost: Option<S<String>>,
     pub migration_footprint_lines: Option<S<i64>>,
 }

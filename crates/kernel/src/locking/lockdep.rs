@@ -226,7 +226,9 @@ mod tests {
             ld.release(t, a);
         }
         ld.acquire(2, 2, false, 5);
-        let c = ld.acquire(2, 0, false, 6).expect("C -> A closes A -> B -> C");
+        let c = ld
+            .acquire(2, 0, false, 6)
+            .expect("C -> A closes A -> B -> C");
         let classes: Vec<u32> = c.existing.iter().map(|l| l.class).collect();
         assert_eq!(classes, vec![0, 1, 2]);
     }

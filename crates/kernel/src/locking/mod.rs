@@ -177,6 +177,115 @@ pub trait SpinningLock: Send {
 }
 
 impl crate::Kernel<'_> {
+    /// lockdep's class of `cpu_hotplug_lock`: after the declared objects.
+    fn hotplug_lock_class(&self) -> u32 {
+        self.spec.objects.len() as u32
+    }
+
+    fn lock_class_name(&self, class: u32) -> &str {
+        self.spec
+            .objects
+            .get(class as usize)
+            .map_or("cpu_hotplug_lock", |o| o.name.as_str())
+    }
+
+    /// `lock_acquire()` when lockdep is on: task `t` on CPU `c` asks for a
+    /// lock of `class` at its current op.
+    fn lockdep_acquire(&mut self, c: u32, t: TaskId, class: u32, read: bool) {
+        let Some(ld) = self.lockdep.as_mut() else {
+            return;
+        };
+        let pc = self.tasks[t as usize].pc;
+        if let Some(cycle) = ld.acquire(t, class, read, pc) {
+            let report = self.circular_dependency_report(t, &cycle);
+            self.metrics.circular_locking(c, self.now, report);
+        }
+    }
+
+    fn lockdep_release(&mut self, t: TaskId, class: u32) {
+        if let Some(ld) = self.lockdep.as_mut() {
+            ld.release(t, class);
+        }
+    }
+
+    /// The op at `pc` of task `t`'s program, as lockdep's "at:" shows it.
+    fn lock_site(&self, t: TaskId, pc: u32) -> String {
+        let g = self.tasks[t as usize].group as usize;
+        let op = self
+            .spec
+            .task_groups
+            .get(g)
+            .and_then(|g| g.program.ops.get(pc as usize));
+        match op {
+            Some(crate::program::Op::Lock {
+                lock,
+                mode,
+                irqsave,
+                ..
+            }) => {
+                let f = if self.is_mutex(lock) {
+                    "mutex_lock".to_string()
+                } else {
+                    format!("{}_lock", mode.op_prefix())
+                };
+                format!("{f}{}+pc{pc}", if *irqsave { "_irqsave" } else { "" })
+            }
+            Some(crate::program::Op::CpusReadLock) => format!("cpus_read_lock+pc{pc}"),
+            Some(crate::program::Op::CpusWriteLock) => format!("cpus_write_lock+pc{pc}"),
+            _ => format!("pc{pc}"),
+        }
+    }
+
+    /// The kernel's `print_circular_bug()` report.
+    fn circular_dependency_report(&self, t: TaskId, cycle: &lockdep::Cycle) -> String {
+        use std::fmt::Write;
+        let name = |class| self.lock_class_name(class).to_string();
+        let me = self.task_name(t);
+        let mut r = String::new();
+        let _ = writeln!(r, "WARNING: possible circular locking dependency detected");
+        let _ = writeln!(r, "{me} is trying to acquire lock:");
+        let _ = writeln!(
+            r,
+            " ({}), at: {}",
+            name(cycle.new),
+            self.lock_site(t, cycle.new_pc)
+        );
+        let _ = writeln!(r, "but task is already holding lock:");
+        let _ = writeln!(
+            r,
+            " ({}), at: {}",
+            name(cycle.held),
+            self.lock_site(t, cycle.held_pc)
+        );
+        let _ = writeln!(r, "which lock already depends on the new lock.");
+        let _ = writeln!(r, "the existing dependency chain (in reverse order) is:");
+        for (i, link) in cycle.existing.iter().enumerate().rev() {
+            let _ = writeln!(
+                r,
+                "-> #{i} ({}): taken by {} at {}",
+                name(link.class),
+                self.task_name(link.task),
+                self.lock_site(link.task, link.pc)
+            );
+        }
+        let _ = writeln!(r, " Possible unsafe locking scenario:");
+        let _ = writeln!(r, "       CPU0                    CPU1");
+        let _ = writeln!(r, "  lock({});", name(cycle.held));
+        let _ = writeln!(
+            r,
+            "                               lock({});",
+            name(cycle.new)
+        );
+        let _ = writeln!(
+            r,
+            "                               lock({});",
+            name(cycle.held)
+        );
+        let _ = writeln!(r, "  lock({});", name(cycle.new));
+        let _ = write!(r, " *** DEADLOCK ***");
+        r
+    }
+
     /// The one place where the interpreter's lock and atomic ops reach
     /// their object's implementation.
     pub(crate) fn locking_op(
@@ -196,6 +305,9 @@ impl crate::Kernel<'_> {
                 mode,
                 irqsave,
             } => {
+                if resume == Resume::Op {
+                    self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read);
+                }
                 let l = self.instance(t, lock);
                 if !self.is_mutex(lock) {
                     return self.spin_lock(c, t, l, *mode, *irqsave);
@@ -211,6 +323,7 @@ impl crate::Kernel<'_> {
                 mode,
                 irqrestore,
             } => {
+                self.lockdep_release(t, lock.object);
                 let l = self.instance(t, lock);
                 if !self.is_mutex(lock) {
                     return self.spin_unlock(c, t, l, *mode, *irqrestore);
@@ -228,8 +341,12 @@ impl crate::Kernel<'_> {
                 self.up(c, t, s);
                 Flow::Next
             }
-            Op::CpusReadLock => self.cpus_read_lock(c, t),
+            Op::CpusReadLock => {
+                self.lockdep_acquire(c, t, self.hotplug_lock_class(), true);
+                self.cpus_read_lock(c, t)
+            }
             Op::CpusReadUnlock => {
+                self.lockdep_release(t, self.hotplug_lock_class());
                 self.cpus_read_unlock(c, t);
                 Flow::Next
             }
@@ -238,9 +355,13 @@ impl crate::Kernel<'_> {
                     Resume::CpusWriteLock(s) => Some(s),
                     _ => None,
                 };
+                if step.is_none() {
+                    self.lockdep_acquire(c, t, self.hotplug_lock_class(), false);
+                }
                 self.cpus_write_lock(c, t, step)
             }
             Op::CpusWriteUnlock => {
+                self.lockdep_release(t, self.hotplug_lock_class());
                 self.cpus_write_unlock(c, t);
                 Flow::Next
             }

@@ -109,6 +109,8 @@ pub struct Rcu {
     exp_waiters: Vec<(u64, TaskId, u32)>,
     /// Counted in the measured part of the run.
     pub stats: crate::result::RcuStats,
+    /// The grace period a stall was reported for (`completed + 1`).
+    stall_reported: u64,
 }
 
 impl Rcu {
@@ -139,6 +141,7 @@ impl Rcu {
             exp_remaining: 0,
             exp_waiters: Vec::new(),
             stats: Default::default(),
+            stall_reported: 0,
         }
     }
 }
@@ -315,6 +318,38 @@ impl crate::Kernel<'_> {
             let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
             self.at(next_tick, Event::Rcu(RcuEvent::Core { cpu: c }));
         }
+    }
+
+    /// `check_cpu_stall()` from CPU `c`'s tick: a grace period older than
+    /// `rcu_cpu_stall_timeout` is reported once, self-detected if `c` is a
+    /// holdout, else with the holdout CPUs listed.
+    pub(crate) fn rcu_check_cpu_stall(&mut self, c: u32) {
+        let gp = self.rcu.completed + 1;
+        let age = self.now.saturating_sub(self.rcu.gp_start);
+        if self.rcu.phase != GpPhase::Running
+            || age < self.metrics.thresholds.rcu_stall
+            || self.rcu.stall_reported == gp
+        {
+            return;
+        }
+        self.rcu.stall_reported = gp;
+        let jiffies = age / self.jiffy();
+        let holdouts: Vec<u32> = (0..self.nr_cpus)
+            .filter(|&x| self.rcu.qs_pending[x as usize])
+            .collect();
+        let report = if self.rcu.qs_pending[c as usize] {
+            format!(
+                "INFO: rcu_sched self-detected stall on CPU\n\t{c}-....: (t={jiffies} jiffies g={gp} q={})",
+                holdouts.len()
+            )
+        } else {
+            let list: Vec<String> = holdouts.iter().map(|x| format!("\t{x}-....")).collect();
+            format!(
+                "INFO: rcu_sched detected stalls on CPUs/tasks:\n{}\n\t(detected by {c}, t={jiffies} jiffies, g={gp})",
+                list.join("\n")
+            )
+        };
+        self.metrics.rcu_stall(c, self.now, report);
     }
 
     /// A quiescent state on CPU `c` reported at once (a tick that

@@ -403,6 +403,7 @@ impl crate::Kernel<'_> {
             return Handled::Done;
         }
         self.update_curr(c);
+        self.rcu_check_cpu_stall(c);
         // rcu_sched_clock_irq(): a tick that interrupted user mode is a
         // quiescent state.
         if self.tasks[t as usize].mode == Mode::User
