@@ -131,6 +131,20 @@ pub struct RunArgs {
     /// ones made a detector fire, with the command that replays each.
     #[arg(long, value_name = "N")]
     pub seeds: Option<u64>,
+    /// Explore N perturbed schedules (random delays before shared-state
+    /// ops) in parallel; shrink the first that makes a detector fire and
+    /// print the command that replays it.
+    #[arg(long, value_name = "N")]
+    pub explore: Option<u64>,
+    /// The largest delay an explored schedule inserts.
+    #[arg(long, value_name = "DURATION", default_value = "10us")]
+    pub explore_delay: String,
+    /// With --explore: run every schedule, not only up to the first failure.
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Replay one explored schedule, as `--explore` prints it: K:I,J,...
+    #[arg(long, value_name = "K:DELAYS")]
+    pub schedule: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the report to this file (atomically) instead of stdout.

@@ -5,6 +5,7 @@
 
 mod bench;
 mod cli;
+mod explore;
 mod host;
 mod output;
 mod reproduce;

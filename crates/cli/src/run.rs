@@ -15,12 +15,23 @@ pub fn run_variants(
     variants: &[Option<String>],
     sets: &[(String, String)],
 ) -> Result<Vec<VariantRun>, String> {
+    run_variants_with(scenario, variants, sets, &Ok)
+}
+
+/// [`run_variants`], each compiled spec passed through `adjust` first.
+pub fn run_variants_with(
+    scenario: &smpsim_scenario::Scenario,
+    variants: &[Option<String>],
+    sets: &[(String, String)],
+    adjust: &(dyn Fn(smpsim_kernel::Spec) -> Result<smpsim_kernel::Spec, String> + Sync),
+) -> Result<Vec<VariantRun>, String> {
     let specs = variants
         .iter()
         .map(|v| {
             scenario
                 .compile(v.as_deref(), sets)
                 .map_err(|e| e.to_string())
+                .and_then(adjust)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(variants
@@ -78,7 +89,22 @@ pub fn main(args: RunArgs) -> i32 {
         }
         return explore(&scenario, &args, &variants, &sets, n);
     }
-    let runs = match run_variants(&scenario, &variants, &sets) {
+    if let Some(n) = args.explore {
+        if n == 0 {
+            return fail("error: --explore 0: there is nothing to explore; give 1 or more");
+        }
+        if args.seeds.is_some() || args.schedule.is_some() || args.trace.is_some() {
+            return fail("error: --explore runs many schedules; it cannot be combined with --seeds, --schedule or --trace");
+        }
+        return crate::explore::main(&scenario, &args, &variants, &sets, n);
+    }
+    let schedule = args.schedule.clone();
+    let delay = args.explore_delay.clone();
+    let adjust = move |spec: smpsim_kernel::Spec| match &schedule {
+        None => Ok(spec),
+        Some(k) => crate::explore::replay_spec(&spec, k, &delay),
+    };
+    let runs = match run_variants_with(&scenario, &variants, &sets, &adjust) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };

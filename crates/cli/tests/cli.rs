@@ -555,3 +555,65 @@ fn lockdep_reports_an_abba_inversion_that_never_deadlocks() {
         assert_eq!(writer["exited"], 1, "{writer}");
     }
 }
+
+/// scenarios/checks/race.toml: the default schedule never interleaves the
+/// check-then-act badly; `--explore 200` finds a schedule that does,
+/// shrinks it, and the printed replay reproduces the assertion. The locked
+/// variant survives every schedule.
+#[test]
+fn explore_finds_and_shrinks_a_planted_race() {
+    let scenario = repo("scenarios/checks/race.toml");
+    let path = scenario.to_str().unwrap();
+    let plain = smpsim()
+        .args(["run", path, "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+    for run in v["variants"].as_array().unwrap() {
+        assert!(run["findings"].as_array().unwrap().is_empty(), "{run}");
+    }
+    let out = smpsim()
+        .args(["run", path, "--explore", "200", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The same on one thread.
+    let single = smpsim()
+        .env("RAYON_NUM_THREADS", "1")
+        .args(["run", path, "--explore", "200", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, single.stdout, "explore depends on the thread count");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let racy = &v[0];
+    assert_eq!(racy["variant"], "racy");
+    let found = &racy["found"];
+    assert_eq!(found["detector"], "assertion", "{racy}");
+    let shrunk = found["delays_shrunk"].as_array().unwrap().len();
+    assert!(
+        shrunk < found["delays_first"].as_u64().unwrap() as usize,
+        "{found}"
+    );
+    assert_eq!(v[1]["variant"], "locked");
+    assert!(v[1]["found"].is_null(), "{}", v[1]);
+    // The replay command reproduces the assertion.
+    let replay = found["replay"].as_str().unwrap();
+    let args: Vec<&str> = replay.split_whitespace().skip(1).collect();
+    let out = smpsim()
+        .current_dir(repo("."))
+        .args(&args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["variants"][0]["findings"][0]["detector"], "assertion");
+}

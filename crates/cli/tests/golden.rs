@@ -47,6 +47,7 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=20ms", "scenario.warmup=2ms"],
     ),
     ("scenarios/checks/abba.toml", &[]),
+    ("scenarios/checks/race.toml", &[]),
 ];
 
 fn repo(path: &str) -> PathBuf {

@@ -82,6 +82,9 @@ impl crate::Kernel<'_> {
                     self.rcu.expedite_nesting = self.rcu.expedite_nesting.saturating_sub(1);
                     true
                 }
+                // A read of a shared variable happens at its own time.
+                Op::Set { expr, .. } if self.shared_read_ahead(t, expr.reads_shared()) => break,
+                Op::JumpUnless(cond, _) if self.shared_read_ahead(t, cond.reads_shared()) => break,
                 Op::Set { slot, expr } => {
                     let v = self.eval(t, expr);
                     self.tasks[t as usize].vars[*slot as usize] = v;
@@ -136,6 +139,15 @@ impl crate::Kernel<'_> {
             // A shared-state op: first let the batch run up to it.
             if !self.tasks[t as usize].batch.is_empty() {
                 break;
+            }
+            // An explored schedule may delay the task here first.
+            if self.perturb.is_some() && !self.tasks[t as usize].perturbed {
+                self.tasks[t as usize].perturbed = true;
+                if let Some(delay) = self.perturb_delay() {
+                    let task = &mut self.tasks[t as usize];
+                    task.batch.push(task.mode, delay);
+                    break;
+                }
             }
             match self.shared_op(c, t, op) {
                 Flow::Next => continue,
@@ -216,6 +228,7 @@ impl crate::Kernel<'_> {
                 Flow::Next
             }
             Op::Sleep { dist, overshoot } => self.hrtimer_sleep(c, t, dist, *overshoot),
+            Op::WriteOnce { .. } | Op::Assert { .. } => self.check_op(c, t, op),
             Op::Exit => self.exit(c, t, resume == Resume::Exit),
             _ => unreachable!("local op in shared_op"),
         }
@@ -298,10 +311,17 @@ impl crate::Kernel<'_> {
         Flow::Stop
     }
 
+    /// Whether an op that reads shared variables (`reads`) would run ahead
+    /// of simulated time, inside the task's unfinished batch.
+    fn shared_read_ahead(&self, t: TaskId, reads: bool) -> bool {
+        !self.objects.variables.is_empty() && reads && !self.tasks[t as usize].batch.is_empty()
+    }
+
     /// Moves to the next op.
     pub(crate) fn advance(&mut self, t: TaskId) {
         let task = &mut self.tasks[t as usize];
         task.pc += 1;
+        task.perturbed = false;
         task.resume = Resume::Op;
     }
 
@@ -351,6 +371,10 @@ impl crate::Kernel<'_> {
                 }
             }
             Expr::CurrentMm => self.tasks[t as usize].mm as i64,
+            Expr::ReadOnce(r) => {
+                let i = self.instance(t, r);
+                self.objects.variables[i as usize]
+            }
             Expr::Uniform(lo, hi) => {
                 let (lo, hi) = (self.eval(t, lo), self.eval(t, hi));
                 if hi <= lo {
@@ -372,7 +396,7 @@ impl crate::Kernel<'_> {
         }
     }
 
-    fn cond(&mut self, t: TaskId, c: &Cond) -> bool {
+    pub(crate) fn cond(&mut self, t: TaskId, c: &Cond) -> bool {
         match c {
             Cond::CpuOnline(e) => {
                 let cpu = self.eval(t, e);

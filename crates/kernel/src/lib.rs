@@ -41,6 +41,7 @@
 //! (cache lines), [`costs`] (the machine's costs as integers), [`ids`]
 //! (ids and sentinels, a leaf every module may use).
 
+pub mod check;
 pub mod coherence;
 pub mod costs;
 pub mod cpu;

@@ -301,6 +301,16 @@ impl Metrics {
         );
     }
 
+    /// A scenario's `assert` failed.
+    pub fn assertion(&mut self, cpu: u32, now: Nanos, task: &str, pc: u32, message: &str) {
+        self.finding(
+            Detector::Assertion,
+            now,
+            cpu,
+            format!("assertion failed: {message} ({task} on CPU{cpu}, op {pc})"),
+        );
+    }
+
     /// The RCU CPU stall warning, as the kernel prints it.
     pub fn rcu_stall(&mut self, cpu: u32, now: Nanos, report: String) {
         self.finding(Detector::RcuStall, now, cpu, report);

@@ -41,6 +41,9 @@ pub enum Expr {
     CpuCurrMm(Box<Expr>),
     /// This task's address space (`current->mm`).
     CurrentMm,
+    /// `READ_ONCE()` of a shared `variable` object (one instance of it, for
+    /// a per-CPU one).
+    ReadOnce(Box<ObjRef>),
     Bin(BinOp, Box<Expr>, Box<Expr>),
 }
 
@@ -61,6 +64,30 @@ pub enum CmpOp {
     Le,
     Gt,
     Ge,
+}
+
+impl Expr {
+    /// Whether evaluating it reads a shared variable (so it must be
+    /// evaluated at the time its op runs, not ahead in a batch).
+    pub fn reads_shared(&self) -> bool {
+        match self {
+            Expr::ReadOnce(_) => true,
+            Expr::Uniform(a, b) | Expr::Bin(_, a, b) => a.reads_shared() || b.reads_shared(),
+            Expr::CpuCurrMm(e) => e.reads_shared(),
+            _ => false,
+        }
+    }
+}
+
+impl Cond {
+    /// Whether evaluating it reads a shared variable.
+    pub fn reads_shared(&self) -> bool {
+        match self {
+            Cond::CpuOnline(e) => e.reads_shared(),
+            Cond::Cmp(_, a, b) => a.reads_shared() || b.reads_shared(),
+            Cond::Not(c) => c.reads_shared(),
+        }
+    }
 }
 
 /// A condition for `if` ops.
@@ -220,6 +247,17 @@ pub enum Op {
     CpuOffline(Expr),
     /// The CPU joins the system again (`notify_cpu_starting()` / set_cpu_online).
     CpuOnline(Expr),
+    /// `WRITE_ONCE()` of a shared `variable` object.
+    WriteOnce {
+        var: ObjRef,
+        value: Expr,
+    },
+    /// A promise the scenario states: if `cond` does not hold when the op
+    /// runs, an `assertion` finding with `message`.
+    Assert {
+        cond: Cond,
+        message: String,
+    },
     /// An atomic read-modify-write (`atomic_inc()` and friends) on an
     /// `atomic` object: a cache-line RMW.
     AtomicRmw(ObjRef),

@@ -23,6 +23,9 @@ pub struct RunResult {
     pub context_switches: u64,
     /// Lazy-TLB counters.
     pub mm: MmStats,
+    /// The delays an explored schedule took (their decision indices).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub perturbations: Vec<u32>,
     /// Grace periods, in runs that use RCU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rcu: Option<RcuStats>,
@@ -221,6 +224,8 @@ pub enum Detector {
     /// The RCU CPU stall detector: a grace period older than
     /// `rcu_cpu_stall_timeout`.
     RcuStall,
+    /// A scenario's `assert` op found its condition false.
+    Assertion,
 }
 
 impl Detector {
@@ -242,6 +247,7 @@ impl Detector {
             Detector::RecursiveLocking => "recursive_locking",
             Detector::CircularLocking => "circular_locking_dependency",
             Detector::RcuStall => "rcu_stall",
+            Detector::Assertion => "assertion",
         }
     }
 }

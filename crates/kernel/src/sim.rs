@@ -52,6 +52,8 @@ pub struct Kernel<'s> {
     pub(crate) balance: crate::sched::balance::Balance,
     /// The kernel threads created, in task-group order after the spec's.
     pub(crate) kthreads: Vec<crate::kthread::Kthread>,
+    /// The perturbed schedule being explored, if any.
+    pub(crate) perturb: Option<crate::check::Perturber>,
     /// lockdep, when the scenario turns it on.
     pub(crate) lockdep: Option<Box<crate::locking::lockdep::Lockdep>>,
     /// Histogram names: the spec's, then the kernel's own.
@@ -131,6 +133,7 @@ impl<'s> Kernel<'s> {
             balance,
             kthreads,
             lockdep: None,
+            perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
             hist_names: spec.histograms.clone(),
         };
         kernel.rcu.gp_kthread = gp_kthread;
@@ -528,6 +531,11 @@ impl<'s> Kernel<'s> {
             context_switches: self.cpus.iter().map(|c| c.nr_switches).sum(),
             mm: self.mm_stats,
             rcu: (self.rcu.gp_kthread != NO_TASK).then_some(self.rcu.stats),
+            perturbations: self
+                .perturb
+                .as_mut()
+                .map(|p| std::mem::take(&mut p.applied))
+                .unwrap_or_default(),
             locks: self.lock_results(),
             cfs_bandwidth: self
                 .pools

@@ -120,6 +120,9 @@ pub enum ObjectKind {
     Spinlock { kind: String, options: LockOptions },
     /// An `atomic_t` on its own cache line (a counter, a refcount).
     Atomic,
+    /// A plain shared variable (`READ_ONCE()`/`WRITE_ONCE()`), read and
+    /// written at no cost: state that scenario checks look at.
+    Variable { initial: i64 },
     /// A counting semaphore (tokens), for pipe / futex style handoffs.
     Semaphore { initial: u32 },
 }
@@ -230,4 +233,20 @@ pub struct Spec {
     /// Independent replicas run (in parallel) with seeds `seed..seed+n` and
     /// merged into one result: windows and histograms pooled.
     pub replicas: u32,
+    /// Schedule exploration: random delays before shared-state ops.
+    pub perturb: Option<Perturb>,
+}
+
+/// A perturbed schedule (`run --explore`): before a task runs a shared-
+/// state op, with probability 1 in `one_in`, it is delayed by a uniform
+/// 1..=`max_delay` ns, as an interrupt or a burst of cache misses would
+/// delay it. Every decision point has an index; `keep`, if given, applies
+/// only the delays at those indices (the others are drawn but not taken),
+/// which is how a failing schedule is shrunk and replayed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Perturb {
+    pub seed: u64,
+    pub max_delay: Nanos,
+    pub one_in: u64,
+    pub keep: Option<Vec<u32>>,
 }

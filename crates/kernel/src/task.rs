@@ -267,6 +267,9 @@ pub struct Task {
     pub gen: u32,
     /// Interpreter steps in a row in which no op took any time.
     pub timeless_steps: u32,
+    /// An explored schedule already decided whether to delay the op at
+    /// `pc`.
+    pub perturbed: bool,
     pub irq: IrqState,
     pub wait: WaitState,
     pub smp: SmpCall,
@@ -379,6 +382,7 @@ impl Task {
             batch: Batch::default(),
             gen: 0,
             timeless_steps: 0,
+            perturbed: false,
             irq: IrqState::default(),
             wait: WaitState::default(),
             smp: SmpCall::default(),

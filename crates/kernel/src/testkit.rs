@@ -30,6 +30,7 @@ pub fn spec(machine: Machine, duration: u64) -> Spec {
         seed: 1,
         max_events: None,
         replicas: 1,
+        perturb: None,
     }
 }
 

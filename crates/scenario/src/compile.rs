@@ -368,6 +368,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         seed: run.seed,
         max_events: run.max_events,
         replicas: run.replicas,
+        perturb: None,
     })
 }
 

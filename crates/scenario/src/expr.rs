@@ -16,7 +16,7 @@
 
 use std::ops::Range;
 
-use smpsim_kernel::program::{BinOp, CmpOp, Cond, Expr, Slot};
+use smpsim_kernel::program::{BinOp, CmpOp, Cond, Expr, ObjRef, Slot};
 
 use crate::error::StrErr;
 
@@ -42,6 +42,10 @@ const MAX_DEPTH: usize = 64;
 
 /// Looks up a variable's slot; `Err` holds the names that are declared.
 pub(crate) type Resolver<'r> = dyn Fn(&str) -> Result<Slot, Vec<String>> + 'r;
+
+/// Finds a shared `variable` object by name: its id and whether it is
+/// per-CPU; else the names of the declared variables.
+pub(crate) type SharedResolver<'r> = dyn Fn(&str) -> Result<(u32, bool), Vec<String>> + 'r;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
@@ -97,9 +101,54 @@ struct Parser<'a, 'r> {
     len: usize,
     depth: usize,
     vars: &'a Resolver<'r>,
+    shared: &'a SharedResolver<'r>,
 }
 
 impl Parser<'_, '_> {
+    /// After `read_once(`, `per_cpu(` or `this_cpu_read(`: the variable,
+    /// the CPU for `per_cpu`, and the `)`.
+    fn shared_read(&mut self, f: &str, at: Range<usize>) -> Result<Expr, StrErr> {
+        let here = self.here();
+        let Some(Tok::Ident(var)) = self.peek().cloned() else {
+            return Err(StrErr::new(
+                here,
+                format!("`{f}(...)` takes a shared variable's name"),
+            ));
+        };
+        let (object, per_cpu) = (self.shared)(&var).map_err(|known| {
+            StrErr::new(
+                here.clone(),
+                format!(
+                    "`{var}` is not a shared variable; declared: {} (an object of type \"variable\")",
+                    crate::error::list(&known)
+                ),
+            )
+        })?;
+        self.pos += 1;
+        let index = match (f, per_cpu) {
+            ("read_once", false) => None,
+            ("per_cpu", true) => {
+                self.expect(",")?;
+                Some(self.expr()?)
+            }
+            ("this_cpu_read", true) => Some(Expr::ThisCpu),
+            (_, true) => {
+                return Err(StrErr::new(
+                    at,
+                    format!("`{var}` is per-CPU: read it with `this_cpu_read({var})` or `per_cpu({var}, CPU)`"),
+                ))
+            }
+            (_, false) => {
+                return Err(StrErr::new(
+                    at,
+                    format!("`{var}` is not per-CPU: read it with `read_once({var})`"),
+                ))
+            }
+        };
+        self.expect(")")?;
+        Ok(Expr::ReadOnce(Box::new(ObjRef { object, index })))
+    }
+
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.pos).map(|t| &t.0)
     }
@@ -293,6 +342,10 @@ impl Parser<'_, '_> {
                         self.expect(")")?;
                         Ok(if name == "this_cpu" { Expr::ThisCpu } else { Expr::RandomCpu })
                     }
+                    ("read_once" | "this_cpu_read" | "per_cpu", true) => {
+                        self.pos += 1;
+                        self.shared_read(&name, at)
+                    }
                     ("uniform", true) => {
                         self.pos += 1;
                         let lo = self.expr()?;
@@ -315,7 +368,7 @@ impl Parser<'_, '_> {
                     )),
                     (_, true) => Err(StrErr::new(
                         at,
-                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b)"),
+                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b), read_once(VAR), per_cpu(VAR, CPU), this_cpu_read(VAR)"),
                     )),
                     (_, false) => (self.vars)(&name).map(Expr::Var).map_err(|known| {
                         StrErr::new(
@@ -365,6 +418,7 @@ fn bin_op(s: &str) -> Option<(BinOp, u8)> {
 fn parse_with<T>(
     s: &str,
     vars: &Resolver<'_>,
+    shared: &SharedResolver<'_>,
     f: impl FnOnce(&mut Parser<'_, '_>) -> Result<T, StrErr>,
 ) -> Result<T, StrErr> {
     let toks = lex(s)?;
@@ -377,6 +431,7 @@ fn parse_with<T>(
         len: s.len(),
         depth: 0,
         vars,
+        shared,
     };
     let v = f(&mut p)?;
     if let Some(Tok::Ident(w)) = p.peek() {
@@ -400,13 +455,21 @@ fn parse_with<T>(
 }
 
 /// Parses an integer expression.
-pub(crate) fn parse_expr(s: &str, vars: &Resolver<'_>) -> Result<Expr, StrErr> {
-    parse_with(s, vars, |p| p.expr())
+pub(crate) fn parse_expr(
+    s: &str,
+    vars: &Resolver<'_>,
+    shared: &SharedResolver<'_>,
+) -> Result<Expr, StrErr> {
+    parse_with(s, vars, shared, |p| p.expr())
 }
 
 /// Parses a condition.
-pub(crate) fn parse_cond(s: &str, vars: &Resolver<'_>) -> Result<Cond, StrErr> {
-    parse_with(s, vars, |p| p.cond())
+pub(crate) fn parse_cond(
+    s: &str,
+    vars: &Resolver<'_>,
+    shared: &SharedResolver<'_>,
+) -> Result<Cond, StrErr> {
+    parse_with(s, vars, shared, |p| p.cond())
 }
 
 /// Whether `s` can name a variable.
@@ -420,6 +483,10 @@ pub(crate) fn is_identifier(s: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn no_shared(_: &str) -> Result<(u32, bool), Vec<String>> {
+        Err(Vec::new())
+    }
+
     fn vars(name: &str) -> Result<Slot, Vec<String>> {
         match name {
             "x" => Ok(0),
@@ -429,7 +496,7 @@ mod tests {
     }
 
     fn e(s: &str) -> Result<Expr, StrErr> {
-        parse_expr(s, &vars)
+        parse_expr(s, &vars, &no_shared)
     }
 
     fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
@@ -477,7 +544,7 @@ mod tests {
 
     #[test]
     fn conditions() {
-        let c = |s: &str| parse_cond(s, &vars);
+        let c = |s: &str| parse_cond(s, &vars, &no_shared);
         assert_eq!(c("cpu_online(x)").unwrap(), Cond::CpuOnline(Expr::Var(0)));
         assert_eq!(
             c("not cpu_curr_shares_mm(x)").unwrap(),

@@ -27,6 +27,7 @@ enum Type {
     Rwlock,
     Atomic,
     Semaphore,
+    Variable,
     Alias,
 }
 
@@ -36,6 +37,7 @@ const TYPES: &[(&str, Type)] = &[
     ("rwlock", Type::Rwlock),
     ("atomic", Type::Atomic),
     ("semaphore", Type::Semaphore),
+    ("variable", Type::Variable),
     ("alias", Type::Alias),
 ];
 
@@ -137,6 +139,11 @@ fn declared(obj: &S<RawObject>) -> DResult<Declared> {
             let initial = initial(o)?;
             (ObjectKind::Semaphore { initial }, LockKind::Semaphore)
         }
+        Type::Variable => {
+            not_for(&o.spin, "spin", type_name)?;
+            let initial = o.initial.as_ref().map_or(0, |v| *v.get_ref());
+            (ObjectKind::Variable { initial }, LockKind::Variable)
+        }
         Type::Alias => {
             not_for(&o.per_cpu, "per_cpu", "alias")?;
             not_for(&o.spin, "spin", "alias")?;
@@ -159,7 +166,7 @@ fn check_fields(o: &RawObject, ty: Type) -> DResult<()> {
         not_for(&o.lock_kind, "kind", type_name)?;
         not_for(&o.backoff, "backoff", type_name)?;
     }
-    if ty != Type::Semaphore {
+    if !matches!(ty, Type::Semaphore | Type::Variable) {
         not_for(&o.initial, "initial", type_name)?;
     }
     if ty != Type::Alias {

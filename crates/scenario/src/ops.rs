@@ -192,6 +192,36 @@ fn resolver(slots: &HashMap<String, Slot>) -> impl Fn(&str) -> Result<Slot, Vec<
     }
 }
 
+/// The shared variables of `objects`, for `read_once()` and friends.
+fn shared_resolver(
+    objects: &HashMap<String, ObjEntry>,
+) -> impl Fn(&str) -> Result<(ObjectId, bool), Vec<String>> + '_ {
+    move |name| match objects.get(name) {
+        Some(&ObjEntry::Lock {
+            id,
+            per_cpu,
+            kind: LockKind::Variable,
+        }) => Ok((id, per_cpu)),
+        _ => {
+            let mut names: Vec<String> = objects
+                .iter()
+                .filter(|(_, e)| {
+                    matches!(
+                        e,
+                        ObjEntry::Lock {
+                            kind: LockKind::Variable,
+                            ..
+                        }
+                    )
+                })
+                .map(|(n, _)| n.clone())
+                .collect();
+            names.sort();
+            Err(names)
+        }
+    }
+}
+
 impl Emitter<'_, '_> {
     fn pc(&self) -> Pc {
         self.ops.len() as Pc
@@ -258,14 +288,16 @@ impl Emitter<'_, '_> {
             RawExpr::Int(i) => Ok(Expr::Const(*i)),
             RawExpr::Text(t) => {
                 let r = resolver(&self.slots);
-                parse_expr(t, &r).map_err(|e| self.ctx.at_str(&S::new(v.span(), t.clone()), e))
+                let sh = shared_resolver(&self.ctx.objects);
+                parse_expr(t, &r, &sh).map_err(|e| self.ctx.at_str(&S::new(v.span(), t.clone()), e))
             }
         }
     }
 
     fn cond(&self, v: &S<String>) -> DResult<Cond> {
         let r = resolver(&self.slots);
-        parse_cond(v.get_ref(), &r).map_err(|e| self.ctx.at_str(v, e))
+        let sh = shared_resolver(&self.ctx.objects);
+        parse_cond(v.get_ref(), &r, &sh).map_err(|e| self.ctx.at_str(v, e))
     }
 
     fn slot_of(&self, v: &S<String>) -> DResult<Slot> {
@@ -278,7 +310,8 @@ impl Emitter<'_, '_> {
     /// An expression written at bytes `r` of the string value `v`.
     fn sub_expr(&self, v: &S<String>, r: Range<usize>) -> DResult<Expr> {
         let res = resolver(&self.slots);
-        parse_expr(&v.get_ref()[r.clone()], &res).map_err(|mut e| {
+        let sh = shared_resolver(&self.ctx.objects);
+        parse_expr(&v.get_ref()[r.clone()], &res, &sh).map_err(|mut e| {
             e.range = e.range.start + r.start..e.range.end + r.start;
             self.ctx.at_str(v, e)
         })
@@ -349,6 +382,38 @@ impl Emitter<'_, '_> {
             }
         }
         Err(Diag::new(lock.span(), "alias cycle"))
+    }
+
+    /// The shared variable an op writes: `VAR` or `VAR[CPU]` through
+    /// `lock()`'s resolution, or (`this_cpu`) a per-CPU `VAR` at this CPU.
+    fn variable(&self, obj: &S<String>, this_cpu: bool) -> DResult<ObjRef> {
+        let name = if this_cpu {
+            "this_cpu_write"
+        } else {
+            "write_once"
+        };
+        let def = registry::OPS
+            .iter()
+            .find(|d| d.name == name)
+            .expect("registered");
+        if !this_cpu {
+            return self.lock(obj, LockKind::Variable, def);
+        }
+        match self.ctx.objects.get(obj.get_ref().trim()) {
+            Some(&ObjEntry::Lock {
+                id,
+                per_cpu: true,
+                kind: LockKind::Variable,
+            }) => Ok(ObjRef {
+                object: id,
+                index: Some(Expr::ThisCpu),
+            }),
+            _ => Err(Diag::new(
+                obj.span(),
+                format!("`this_cpu_write` takes a per-CPU shared variable; `{}` is not one", obj.get_ref()),
+            )
+            .help("declare it as `{ type = \"variable\", per_cpu = true }`; write a global one with `write_once`")),
+        }
     }
 
     fn dist(&self, v: &S<String>) -> DResult<Dist> {

@@ -251,6 +251,8 @@ pub(crate) struct RawOp {
     pub counter: Option<S<String>>,
     pub hist: Option<S<String>>,
     pub since: Option<S<String>>,
+    /// `assert`: what the finding says.
+    pub message: Option<S<String>>,
     #[serde(rename = "fn")]
     pub func_name: Option<S<String>>,
 }
@@ -285,6 +287,7 @@ impl RawOp {
             ("counter", sp(&self.counter)),
             ("hist", sp(&self.hist)),
             ("since", sp(&self.since)),
+            ("message", sp(&self.message)),
             ("fn", sp(&self.func_name)),
         ]
         .into_iter()

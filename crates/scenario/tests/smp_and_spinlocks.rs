@@ -279,7 +279,7 @@ fn spinlock_object_errors() {
     ));
     assert!(
         e.message
-            .contains("mutex, spinlock, rwlock, atomic, semaphore, alias"),
+            .contains("mutex, spinlock, rwlock, atomic, semaphore, variable, alias"),
         "{}",
         e.message
     );

@@ -38,3 +38,60 @@ fn affinity_must_allow_where_the_tasks_start() {
     let e = err(&tasks("count = 1\naffinity = \"7\""));
     assert!(e.message.contains("CPU 7 does not exist"), "{}", e.message);
 }
+
+fn with_variables(code: &str) -> String {
+    format!(
+        "{}[objects]\nflag = {{ type = \"variable\", initial = 3 }}\npcv = {{ type = \"variable\", per_cpu = true }}\nm = {{ type = \"mutex\" }}\n\n[[tasks]]\nname = \"w\"\ncount = 1\ncode = [ {code} ]\n",
+        scenario_text!("")
+    )
+}
+
+#[test]
+fn shared_variables_are_read_and_written_by_name() {
+    use smpsim_kernel::program::{Cond, Expr, ObjRef, Op};
+    let ops = ops_of(&with_variables(
+        r#"{ op = "write_once", obj = "flag", value = "read_once(flag) + 1" }, { op = "this_cpu_write", obj = "pcv", value = "per_cpu(pcv, 0)" }, { op = "assert", cond = "this_cpu_read(pcv) == 0", message = "m" }"#,
+    ));
+    let flag = ObjRef {
+        object: 0,
+        index: None,
+    };
+    assert!(matches!(&ops[0], Op::WriteOnce { var, value: Expr::Bin(..) } if *var == flag));
+    let this = ObjRef {
+        object: 1,
+        index: Some(Expr::ThisCpu),
+    };
+    assert!(matches!(&ops[1], Op::WriteOnce { var, .. } if *var == this));
+    assert!(matches!(&ops[2], Op::Assert { cond: Cond::Cmp(..), message } if message == "m"));
+}
+
+#[test]
+fn shared_variable_mistakes_are_located() {
+    let e = err(&with_variables(
+        r#"{ op = "assert", cond = "read_once(m) == 0", message = "x" }"#,
+    ));
+    assert!(
+        e.message.contains("`m` is not a shared variable") && e.message.contains("`flag`"),
+        "{}",
+        e.message
+    );
+    assert_eq!(at(&e).2, "m");
+    let e = err(&with_variables(
+        r#"{ op = "set", var = "x", value = "read_once(pcv)" }"#,
+    ));
+    assert!(e.message.contains("per-CPU"), "{}", e.message);
+    let e = err(&with_variables(
+        r#"{ op = "this_cpu_write", obj = "flag", value = "1" }"#,
+    ));
+    assert!(
+        e.message.contains("per-CPU shared variable"),
+        "{}",
+        e.message
+    );
+    let e = err(&with_variables(
+        r#"{ op = "write_once", obj = "m", value = "1" }"#,
+    ));
+    assert!(e.message.contains("`m`"), "{}", e.message);
+    let e = err(&with_variables(r#"{ op = "assert", cond = "1 == 1" }"#));
+    assert!(e.message.contains("message"), "{}", e.message);
+}

@@ -24,6 +24,8 @@ pub struct Objects {
     pub semaphores: Vec<Semaphore>,
     /// `atomic_t`s, each on its own line.
     pub atomics: Vec<Line>,
+    /// Shared variables' values.
+    pub variables: Vec<i64>,
     /// First instance of each declared object in its kind's table.
     base: Vec<ObjId>,
 }
@@ -48,6 +50,11 @@ impl Objects {
                 ObjectKind::Atomic => {
                     let base = o.atomics.len();
                     o.atomics.extend((0..n).map(|_| Line::new(lines, 0)));
+                    base
+                }
+                ObjectKind::Variable { initial } => {
+                    let base = o.variables.len();
+                    o.variables.extend((0..n).map(|_| *initial));
                     base
                 }
                 ObjectKind::Semaphore { initial } => {
@@ -108,6 +115,7 @@ impl Objects {
                         .map(|s| s.line.transfers)
                         .sum(),
                     ObjectKind::Atomic => self.atomics[range].iter().map(|l| l.transfers).sum(),
+                    ObjectKind::Variable { .. } => 0,
                 }
             })
             .collect()

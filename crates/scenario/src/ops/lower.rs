@@ -48,6 +48,36 @@ pub(super) fn call_many(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     Ok(())
 }
 
+/// `WRITE_ONCE(VAR, value)` of a shared variable (`VAR[cpu]` for one CPU's
+/// instance of a per-CPU one).
+pub(super) fn write_once(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let obj = need(&r.obj, op, "obj")?;
+    let var = e.variable(obj, false)?;
+    let value = e.expr(need(&r.value, op, "value")?)?;
+    e.push(Op::WriteOnce { var, value });
+    Ok(())
+}
+
+/// `this_cpu_write(VAR, value)` of a per-CPU shared variable.
+pub(super) fn this_cpu_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let obj = need(&r.obj, op, "obj")?;
+    let var = e.variable(obj, true)?;
+    let value = e.expr(need(&r.value, op, "value")?)?;
+    e.push(Op::WriteOnce { var, value });
+    Ok(())
+}
+
+/// `assert`: the condition must hold where the op stands.
+pub(super) fn assert(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let cond = e.cond(need(&r.cond, op, "cond")?)?;
+    let message = need(&r.message, op, "message")?.get_ref().clone();
+    e.push(Op::Assert { cond, message });
+    Ok(())
+}
+
 /// `flush_tlb_mm_range()` of the task's mm (x86 `native_flush_tlb_multi()`):
 /// `func` on every CPU `should_flush_tlb()` picks, waiting for them all.
 pub(super) fn flush_tlb(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {

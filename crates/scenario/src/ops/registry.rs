@@ -73,6 +73,14 @@ pub(super) static OPS: &[OpDef] = &[
         lower::flush_tlb,
     ),
     custom("sleep", &["time"], &["overshoot"], lower::sleep),
+    custom("write_once", &["obj", "value"], &[], lower::write_once),
+    custom(
+        "this_cpu_write",
+        &["obj", "value"],
+        &[],
+        lower::this_cpu_write,
+    ),
+    custom("assert", &["cond", "message"], &[], lower::assert),
     custom("set", &["var", "value"], &[], lower::set),
     custom("if", &["cond", "then"], &["else"], lower::branch),
     custom("loop", &["count", "body"], &[], lower::repeat),
@@ -209,6 +217,7 @@ pub(crate) enum LockKind {
     Rwlock,
     Atomic,
     Semaphore,
+    Variable,
 }
 
 impl LockKind {
@@ -219,6 +228,7 @@ impl LockKind {
             LockKind::Rwlock => "rwlock",
             LockKind::Atomic => "atomic",
             LockKind::Semaphore => "semaphore",
+            LockKind::Variable => "variable",
         }
     }
 

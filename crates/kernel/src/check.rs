@@ -1,0 +1,95 @@
+//! What a scenario can state and check about itself, and the perturbed
+//! schedules that look for the run in which it fails.
+//!
+//! - **Shared variables** (`variable` objects): plain memory that ops
+//!   write with `WRITE_ONCE()` and expressions read with `READ_ONCE()`,
+//!   at the simulated time the op runs (an op that reads one waits for
+//!   the task's batch of local work to reach it first).
+//! - **Assertions** (`Op::Assert`): a condition that must hold where the
+//!   op stands; when it does not, an `assertion` finding names the task,
+//!   CPU, time and message.
+//! - **Perturbed schedules** ([`Perturb`]): the model is deterministic, so
+//!   a race that needs an unlucky interleaving never shows in the default
+//!   schedule. With a perturbation, each shared-state op may be preceded by
+//!   a small random delay; each decision has an index, and the indices of
+//!   the delays taken are in the result, so that a failing schedule can be
+//!   shrunk to the few delays it needs and replayed exactly.
+
+use smpsim_engine::{Nanos, Rng};
+
+use crate::interp::Flow;
+use crate::program::Op;
+use crate::spec::Perturb;
+use crate::task::TaskId;
+
+/// The state of a perturbed schedule.
+pub struct Perturber {
+    rng: Rng,
+    max_delay: Nanos,
+    one_in: u64,
+    keep: Option<Vec<u32>>,
+    next: u32,
+    /// Indices of the delays taken, in order.
+    pub applied: Vec<u32>,
+}
+
+impl Perturber {
+    pub fn new(p: &Perturb) -> Self {
+        let mut keep = p.keep.clone();
+        if let Some(k) = keep.as_mut() {
+            k.sort_unstable();
+        }
+        Perturber {
+            rng: Rng::seed_from_u64(p.seed),
+            max_delay: p.max_delay.max(1),
+            one_in: p.one_in.max(1),
+            keep,
+            next: 0,
+            applied: Vec::new(),
+        }
+    }
+
+    /// The next decision: a delay, or none. Both draws are made whether
+    /// or not the delay is kept, so indices mean the same in every replay
+    /// up to the first difference in timing.
+    fn decide(&mut self) -> Option<Nanos> {
+        let index = self.next;
+        self.next += 1;
+        let hit = self.rng.below(self.one_in) == 0;
+        let delay = 1 + self.rng.below(self.max_delay);
+        let kept = self
+            .keep
+            .as_ref()
+            .is_none_or(|k| k.binary_search(&index).is_ok());
+        (hit && kept).then(|| {
+            self.applied.push(index);
+            delay
+        })
+    }
+}
+
+impl crate::Kernel<'_> {
+    /// A delay before the shared-state op a task is about to run, if the
+    /// explored schedule takes one here.
+    pub(crate) fn perturb_delay(&mut self) -> Option<Nanos> {
+        self.perturb.as_mut()?.decide()
+    }
+
+    /// `WRITE_ONCE()` and `assert`.
+    pub(crate) fn check_op(&mut self, c: u32, t: TaskId, op: &Op) -> Flow {
+        match op {
+            Op::WriteOnce { var, value } => {
+                let v = self.eval(t, value);
+                let i = self.instance(t, var);
+                self.objects.variables[i as usize] = v;
+            }
+            Op::Assert { cond, message } if !self.cond(t, cond) => {
+                let (name, pc) = (self.task_name(t), self.tasks[t as usize].pc);
+                self.metrics.assertion(c, self.now, &name, pc, message);
+            }
+            _ => {}
+        }
+        self.advance(t);
+        Flow::Next
+    }
+}
