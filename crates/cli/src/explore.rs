@@ -49,6 +49,10 @@ fn shrink(
         let r = smpsim_kernel::simulate(&perturbed(spec, schedule, max_delay, Some(keep.to_vec())));
         failure(&r) == Some(detector)
     };
+    // A schedule that fails without any of its delays needs none.
+    if fails(&[]) {
+        return Vec::new();
+    }
     let mut keep = applied;
     let mut parts = 2usize;
     let mut budget = SHRINK_BUDGET;

@@ -587,7 +587,10 @@ fn explore_finds_and_shrinks_a_planted_race() {
         .args(["run", path, "--explore", "200", "--format", "json"])
         .output()
         .unwrap();
-    assert_eq!(out.stdout, single.stdout, "explore depends on the thread count");
+    assert_eq!(
+        out.stdout, single.stdout,
+        "explore depends on the thread count"
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let racy = &v[0];
     assert_eq!(racy["variant"], "racy");
@@ -616,4 +619,41 @@ fn explore_finds_and_shrinks_a_planted_race() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["variants"][0]["findings"][0]["detector"], "assertion");
+}
+
+/// scenarios/checks/membarrier.toml: the membarrier checker passes the
+/// correct broadcast path over explored schedules and catches the variant
+/// that skips the IPIs, with a replay that reproduces it.
+#[test]
+fn membarrier_checker_keeps_the_correct_path_and_catches_an_early_return() {
+    let scenario = repo("scenarios/checks/membarrier.toml");
+    let path = scenario.to_str().unwrap();
+    let out = smpsim()
+        .args(["run", path, "--explore", "50", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["variant"], "correct");
+    assert!(v[0]["found"].is_null(), "{}", v[0]);
+    let found = &v[1]["found"];
+    assert_eq!(found["detector"], "membarrier", "{}", v[1]);
+    assert!(found["message"]
+        .as_str()
+        .unwrap()
+        .contains("no full memory barrier"));
+    let replay = found["replay"].as_str().unwrap();
+    let args: Vec<&str> = replay.split_whitespace().skip(1).collect();
+    let out = smpsim()
+        .current_dir(repo("."))
+        .args(&args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["variants"][0]["findings"][0]["detector"], "membarrier");
 }

@@ -48,6 +48,7 @@ const RUNS: &[(&str, &[&str])] = &[
     ),
     ("scenarios/checks/abba.toml", &[]),
     ("scenarios/checks/race.toml", &[]),
+    ("scenarios/checks/membarrier.toml", &[]),
 ];
 
 fn repo(path: &str) -> PathBuf {

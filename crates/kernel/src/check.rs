@@ -75,6 +75,35 @@ impl crate::Kernel<'_> {
         self.perturb.as_mut()?.decide()
     }
 
+    /// The membarrier checker at a command's return: a CPU it covers that
+    /// has run a thread of the caller's mm since before the command began,
+    /// with no full barrier since then (no IPI handler, no context switch),
+    /// may still see memory accesses the caller ordered before the call.
+    pub(crate) fn membarrier_check(&mut self, c: u32, t: TaskId) {
+        let Some((begin, target)) = self.tasks[t as usize].smp.membarrier.take() else {
+            return;
+        };
+        let mm = self.tasks[t as usize].mm;
+        let unordered = |x: u32| {
+            let cpu = &self.cpus[x as usize];
+            x != c
+                && cpu.curr != crate::task::NO_TASK
+                && self.tasks[cpu.curr as usize].mm == mm
+                && cpu.last_barrier < begin
+        };
+        let missed = if target >= 0 {
+            (target < self.nr_cpus as i64 && unordered(target as u32)).then_some(target as u32)
+        } else {
+            (0..self.nr_cpus).find(|&x| unordered(x))
+        };
+        if let Some(x) = missed {
+            let name = self.task_name(t);
+            let runner = self.task_name(self.cpus[x as usize].curr);
+            self.metrics
+                .membarrier_missed(c, self.now, &name, x, &runner, begin);
+        }
+    }
+
     /// `WRITE_ONCE()` and `assert`.
     pub(crate) fn check_op(&mut self, c: u32, t: TaskId, op: &Op) -> Flow {
         match op {

@@ -227,6 +227,11 @@ pub struct Cpu {
     /// The `active_mm`'s TLB generation this CPU's TLB is flushed to
     /// (`cpu_tlbstate.ctxs[].tlb_gen`).
     pub tlb_gen: u64,
+    /// The last full memory barrier this CPU is known to have executed:
+    /// a context switch, or a cross-CPU call's handler.
+    pub last_barrier: Nanos,
+    /// When the current task was switched in.
+    pub switched_in_at: Nanos,
     /// Context switches (`nr_switches`) in the measured part of the run.
     pub nr_switches: u64,
 }
@@ -257,6 +262,8 @@ impl Cpu {
             active_mm: crate::ids::NO_MM,
             lazy: false,
             tlb_gen: 0,
+            last_barrier: 0,
+            switched_in_at: 0,
             nr_switches: 0,
         }
     }

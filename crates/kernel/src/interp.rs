@@ -117,6 +117,18 @@ impl crate::Kernel<'_> {
                     self.tasks[t as usize].pc = to.expect("draw below total");
                     continue;
                 }
+                // Local: where the command begins, its batch has run to.
+                Op::MembarrierBegin { target } => {
+                    let target = target.as_ref().map_or(-1, |e| self.eval(t, e));
+                    self.tasks[t as usize].smp.membarrier = Some((vt, target));
+                    true
+                }
+                // Local too, so that checking adds no event: what it reads
+                // (other CPUs' barriers) does not move within the batch.
+                Op::MembarrierEnd => {
+                    self.membarrier_check(c, t);
+                    true
+                }
                 Op::Count(counter) => {
                     self.metrics.count(vt, *counter);
                     true

@@ -301,6 +301,26 @@ impl Metrics {
         );
     }
 
+    /// The membarrier checker found a CPU the command did not order.
+    pub fn membarrier_missed(
+        &mut self,
+        cpu: u32,
+        now: Nanos,
+        task: &str,
+        missed: u32,
+        runner: &str,
+        begin: Nanos,
+    ) {
+        self.finding(
+            Detector::Membarrier,
+            now,
+            cpu,
+            format!(
+                "membarrier: {task} returned from a command that began at {begin} ns while CPU{missed} ran {runner} of the same mm throughout with no full memory barrier: accesses {runner} made may not be ordered against the caller's"
+            ),
+        );
+    }
+
     /// A scenario's `assert` failed.
     pub fn assertion(&mut self, cpu: u32, now: Nanos, task: &str, pc: u32, message: &str) {
         self.finding(

@@ -193,6 +193,9 @@ pub enum CpuSet {
     /// `freed_tables`, every CPU of the mask. Lazy CPUs are left a deferred
     /// flush for their next switch.
     TlbFlush { freed_tables: bool },
+    /// The CPUs whose current task runs `current->mm`, as membarrier's
+    /// broadcast path collects them (`cpu_rq(cpu)->curr->mm == mm`).
+    MmRunning,
     /// Every online CPU but this one (`smp_call_function()`).
     AllButSelf,
     /// An explicit list of CPU expressions.
@@ -252,6 +255,16 @@ pub enum Op {
         var: ObjRef,
         value: Expr,
     },
+    /// The start of a membarrier command (`MEMBARRIER_CMD_PRIVATE_EXPEDITED`
+    /// and `_RSEQ`) for the membarrier checker: `target` is the CPU of a
+    /// targeted command (`MEMBARRIER_CMD_FLAG_CPU`), `None` for all.
+    MembarrierBegin {
+        target: Option<Expr>,
+    },
+    /// Its return: every CPU the command covers that ran a thread of the
+    /// caller's mm through the call must have executed a full barrier since
+    /// its start.
+    MembarrierEnd,
     /// A promise the scenario states: if `cond` does not hold when the op
     /// runs, an `assertion` finding with `message`.
     Assert {

@@ -226,6 +226,9 @@ pub enum Detector {
     RcuStall,
     /// A scenario's `assert` op found its condition false.
     Assertion,
+    /// The membarrier checker: a command returned while a CPU it covers
+    /// ran the caller's mm without a barrier since the command began.
+    Membarrier,
 }
 
 impl Detector {
@@ -248,6 +251,7 @@ impl Detector {
             Detector::CircularLocking => "circular_locking_dependency",
             Detector::RcuStall => "rcu_stall",
             Detector::Assertion => "assertion",
+            Detector::Membarrier => "membarrier",
         }
     }
 }

@@ -72,6 +72,9 @@ impl crate::Kernel<'_> {
                     wait,
                 } => {
                     t += cost;
+                    // The handler runs between smp_mb()s (the IPI itself
+                    // orders, and membarrier's ipi_mb() is one).
+                    self.cpus[c as usize].last_barrier = t;
                     if !wait {
                         continue;
                     }
@@ -265,6 +268,16 @@ impl crate::Kernel<'_> {
                 );
             }
             CpuSet::TlbFlush { freed_tables } => self.tlb_flush_targets(t, *freed_tables, out),
+            CpuSet::MmRunning => {
+                let mm = self.tasks[t as usize].mm;
+                out.extend((0..self.nr_cpus).filter(|&c| {
+                    let cpu = &self.cpus[c as usize];
+                    c != me
+                        && cpu.online
+                        && cpu.curr != NO_TASK
+                        && self.tasks[cpu.curr as usize].mm == mm
+                }));
+            }
             CpuSet::AllButSelf => out.extend(
                 (0..self.nr_cpus).filter(|&cpu| cpu != me && self.cpus[cpu as usize].online),
             ),

@@ -343,6 +343,9 @@ pub struct SmpCall {
     /// Targets and unit count of the current cross-CPU call (reused).
     pub call_targets: Vec<u32>,
     pub call_units: u64,
+    /// A membarrier command under way: when it began, and its target CPU
+    /// (-1 for every CPU).
+    pub membarrier: Option<(Nanos, i64)>,
 }
 
 impl Default for SmpCall {
@@ -352,6 +355,7 @@ impl Default for SmpCall {
             csd_wait_preemptible: false,
             call_targets: Vec::new(),
             call_units: 1,
+            membarrier: None,
         }
     }
 }

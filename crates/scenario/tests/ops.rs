@@ -154,6 +154,8 @@ fn unknown_op_lists_every_op() {
         "write_once",
         "this_cpu_write",
         "assert",
+        "membarrier_begin",
+        "membarrier_end",
         "set",
         "if",
         "loop",

@@ -146,6 +146,9 @@ impl crate::Kernel<'_> {
     /// and spends the context-switch time (IRQs off) before running it.
     pub(crate) fn schedule(&mut self, c: u32) {
         self.settle(c);
+        // smp_mb__after_spinlock() once the rq lock is taken: a full
+        // barrier whatever is picked (membarrier relies on it).
+        self.cpus[c as usize].last_barrier = self.now;
         self.update_curr(c);
         self.rcu_note_context_switch(c);
         let prev = self.cpus[c as usize].curr;
@@ -231,6 +234,7 @@ impl crate::Kernel<'_> {
         let now = self.now;
         let cpu = &mut self.cpus[c as usize];
         cpu.curr = next;
+        cpu.switched_in_at = now;
         if next == NO_TASK {
             cpu.activity = Activity::Idle;
             // ct_idle_enter(): an extended quiescent state begins.

@@ -69,6 +69,17 @@ pub(super) fn this_cpu_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<
     Ok(())
 }
 
+/// `membarrier_begin`: a membarrier command starts (targeted at `cpu`, or
+/// at every CPU running the mm).
+pub(super) fn membarrier_begin(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let target = match &op.get_ref().cpu {
+        Some(c) => Some(e.expr(c)?),
+        None => None,
+    };
+    e.push(Op::MembarrierBegin { target });
+    Ok(())
+}
+
 /// `assert`: the condition must hold where the op stands.
 pub(super) fn assert(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let r = op.get_ref();
@@ -328,6 +339,7 @@ impl Emitter<'_, '_> {
         let text = v.get_ref();
         match text.trim() {
             "mm_cpumask" => return Ok(CpuSet::MmCpumask),
+            "mm_running" => return Ok(CpuSet::MmRunning),
             "all_but_self" => return Ok(CpuSet::AllButSelf),
             "all" => {
                 return Err(Diag::new(

@@ -81,6 +81,8 @@ pub(super) static OPS: &[OpDef] = &[
         lower::this_cpu_write,
     ),
     custom("assert", &["cond", "message"], &[], lower::assert),
+    custom("membarrier_begin", &[], &["cpu"], lower::membarrier_begin),
+    fixed("membarrier_end", Op::MembarrierEnd),
     custom("set", &["var", "value"], &[], lower::set),
     custom("if", &["cond", "then"], &["else"], lower::branch),
     custom("loop", &["count", "body"], &[], lower::repeat),
