@@ -657,3 +657,31 @@ fn membarrier_checker_keeps_the_correct_path_and_catches_an_early_return() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["variants"][0]["findings"][0]["detector"], "membarrier");
 }
+
+/// scenarios/checks/irq-lock.toml: a lock taken in an IPI handler and with
+/// IRQs on elsewhere is lockdep's inconsistent lock state; with irqsave it
+/// is clean.
+#[test]
+fn lockdep_reports_a_lock_used_in_hardirq_and_with_irqs_on() {
+    let scenario = repo("scenarios/checks/irq-lock.toml");
+    let out = smpsim()
+        .args(["run", scenario.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let on = &v["variants"][0];
+    assert_eq!(on["variant"], "irqs-on");
+    let f = &on["findings"][0];
+    assert_eq!(f["detector"], "inconsistent_lock_state", "{on}");
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("inconsistent {HARDIRQ-ON-W} -> {IN-HARDIRQ-W} usage."),
+        "{msg}"
+    );
+    assert!(v["variants"][1]["findings"].as_array().unwrap().is_empty());
+}

@@ -49,6 +49,7 @@ const RUNS: &[(&str, &[&str])] = &[
     ("scenarios/checks/abba.toml", &[]),
     ("scenarios/checks/race.toml", &[]),
     ("scenarios/checks/membarrier.toml", &[]),
+    ("scenarios/checks/irq-lock.toml", &[]),
 ];
 
 fn repo(path: &str) -> PathBuf {

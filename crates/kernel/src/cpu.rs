@@ -32,6 +32,8 @@ pub enum Csd {
         cost: Nanos,
         from_cpu: u32,
         wait: bool,
+        /// A handler program to run after `cost` (`NO_HANDLER` if none).
+        handler: u32,
     },
     /// `cfsb_csd`: unthrottle this CPU's throttled cfs_rqs on its list.
     CfsbUnthrottle,
@@ -40,6 +42,9 @@ pub enum Csd {
     /// `do_shoot_lazy_tlb()` for an mm being freed.
     ShootLazy { mm: u32 },
 }
+
+/// [`Csd::Sync::handler`] of a call whose function is only a cost.
+pub const NO_HANDLER: u32 = u32::MAX;
 
 /// CPU time split.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

@@ -336,6 +336,11 @@ impl Metrics {
         self.finding(Detector::RcuStall, now, cpu, report);
     }
 
+    /// lockdep's inconsistent-lock-state report, as the kernel prints it.
+    pub fn inconsistent_lock_state(&mut self, cpu: u32, now: Nanos, report: String) {
+        self.finding(Detector::InconsistentLockState, now, cpu, report);
+    }
+
     /// lockdep's circular-dependency report, as the kernel prints it.
     pub fn circular_locking(&mut self, cpu: u32, now: Nanos, report: String) {
         self.finding(Detector::CircularLocking, now, cpu, report);

@@ -209,6 +209,9 @@ pub enum CpuSet {
 pub struct CallFunc {
     pub cost: Dist,
     pub units: Option<Expr>,
+    /// A handler program (an index into `Spec::handlers`) run on the
+    /// target in hardirq context, after `cost`.
+    pub handler: Option<u32>,
 }
 
 /// One operation of a program.

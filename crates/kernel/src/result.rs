@@ -221,6 +221,8 @@ pub enum Detector {
     RecursiveLocking,
     /// lockdep: an acquisition order that closes a cycle.
     CircularLocking,
+    /// lockdep: a lock taken in hardirq context and with hardirqs on.
+    InconsistentLockState,
     /// The RCU CPU stall detector: a grace period older than
     /// `rcu_cpu_stall_timeout`.
     RcuStall,
@@ -249,6 +251,7 @@ impl Detector {
             Detector::PreemptCountUnderflow => "preempt_count_underflow",
             Detector::RecursiveLocking => "recursive_locking",
             Detector::CircularLocking => "circular_locking_dependency",
+            Detector::InconsistentLockState => "inconsistent_lock_state",
             Detector::RcuStall => "rcu_stall",
             Detector::Assertion => "assertion",
             Detector::Membarrier => "membarrier",

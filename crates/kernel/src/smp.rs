@@ -12,8 +12,9 @@
 use crate::cpu::{Activity, Csd, PendingIrq};
 use crate::event::*;
 use crate::interp::Flow;
-use crate::program::{CallFunc, CpuSet};
+use crate::program::{CallFunc, CpuSet, Op};
 use crate::task::*;
+use smpsim_engine::Nanos;
 
 impl crate::Kernel<'_> {
     /// An interrupt became pending on `c`: take it now if the CPU can.
@@ -70,8 +71,12 @@ impl crate::Kernel<'_> {
                     cost,
                     from_cpu,
                     wait,
+                    handler,
                 } => {
                     t += cost;
+                    if handler != crate::cpu::NO_HANDLER {
+                        t = self.run_handler(c, handler, t);
+                    }
                     // The handler runs between smp_mb()s (the IPI itself
                     // orders, and membarrier's ipi_mb() is one).
                     self.cpus[c as usize].last_barrier = t;
@@ -147,6 +152,26 @@ impl crate::Kernel<'_> {
             Some(e) => self.eval(t, e).max(0) as u64,
         };
         self.tasks[t as usize].smp.call_units = units;
+    }
+
+    /// A handler program on CPU `c` in hardirq context from time `t`;
+    /// returns when it ends. Its spinlocks are marked for lockdep's
+    /// IRQ-safety check; they are neither contended nor priced here (the
+    /// model has no spinning in hardirq context).
+    fn run_handler(&mut self, c: u32, h: u32, mut t: Nanos) -> Nanos {
+        let spec = self.spec;
+        for op in &spec.handlers[h as usize].ops {
+            match op {
+                Op::Work(d) => t += d.sample(&mut self.rng),
+                Op::Count(counter) => self.metrics.count(t, *counter),
+                Op::Lock { lock, .. } => {
+                    let site = format!("CPU{c} in a cross-CPU call handler (hardirq)");
+                    self.lockdep_usage(c, lock.object, true, site);
+                }
+                _ => {}
+            }
+        }
+        t
     }
 
     /// `smp_call_function_single()` at `step`.
@@ -245,6 +270,7 @@ impl crate::Kernel<'_> {
                 cost,
                 from_cpu: c,
                 wait,
+                handler: func.handler.unwrap_or(crate::cpu::NO_HANDLER),
             };
             self.queue_csd(target, csd, self.now);
         }

@@ -235,6 +235,9 @@ pub struct Spec {
     pub replicas: u32,
     /// Schedule exploration: random delays before shared-state ops.
     pub perturb: Option<Perturb>,
+    /// Cross-CPU call handlers written as code: `work`, `spin_lock`,
+    /// `spin_unlock` and `count` ops, run on the target in hardirq context.
+    pub handlers: Vec<Program>,
 }
 
 /// A perturbed schedule (`run --explore`): before a task runs a shared-

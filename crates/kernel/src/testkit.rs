@@ -31,6 +31,7 @@ pub fn spec(machine: Machine, duration: u64) -> Spec {
         max_events: None,
         replicas: 1,
         perturb: None,
+        handlers: Vec::new(),
     }
 }
 

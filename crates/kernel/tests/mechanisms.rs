@@ -41,6 +41,7 @@ fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
                     func: CallFunc {
                         cost: Dist::Const(100),
                         units: None,
+                        handler: None,
                     },
                     wait: true,
                 },
@@ -270,6 +271,7 @@ fn preemptible_csd_wait_lets_rt_task_run() {
                 func: CallFunc {
                     cost: Dist::Const(200),
                     units: None,
+                    handler: None,
                 },
                 wait: true,
             }],
@@ -346,6 +348,7 @@ fn call_many_waits_for_every_target_of_the_mm() {
                 func: CallFunc {
                     cost: Dist::Const(100),
                     units: Some(Expr::Const(33)),
+                    handler: None,
                 },
                 wait: true,
             },
@@ -422,6 +425,7 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
                 func: CallFunc {
                     cost: Dist::Const(100),
                     units: None,
+                    handler: None,
                 },
                 wait: true,
             },
@@ -569,6 +573,7 @@ fn async_call_completion_does_not_end_a_later_spin() {
                 func: CallFunc {
                     cost: Dist::Const(300 * US),
                     units: None,
+                    handler: None,
                 },
                 wait: false,
             },
@@ -611,6 +616,7 @@ fn a_random_call_target_is_evaluated_once() {
                 func: CallFunc {
                     cost: Dist::Const(100),
                     units: None,
+                    handler: None,
                 },
                 wait: true,
             },
@@ -656,6 +662,7 @@ fn a_tlb_flush_reaches_a_lazy_cpu() {
                     func: CallFunc {
                         cost: Dist::Const(500),
                         units: None,
+                        handler: None,
                     },
                     wait: true,
                 },

@@ -352,6 +352,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         functions,
         counters: Vec::new(),
         histograms: Vec::new(),
+        handlers: Vec::new(),
         costs,
     };
     let task_groups = task_groups(&mut ctx, raw.tasks.as_ref(), nr, &cgroups)?;
@@ -369,6 +370,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         max_events: run.max_events,
         replicas: run.replicas,
         perturb: None,
+        handlers: ctx.handlers.into_iter().map(|(_, p)| p).collect(),
     })
 }
 

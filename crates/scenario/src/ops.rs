@@ -41,6 +41,8 @@ pub(crate) struct Ctx<'d> {
     pub functions: HashMap<String, &'d S<Vec<S<RawOp>>>>,
     pub counters: Vec<String>,
     pub histograms: Vec<String>,
+    /// Cross-CPU call handlers compiled so far, by function name.
+    pub handlers: Vec<(String, Program)>,
     /// For `cost.NAME` in distributions.
     pub costs: MachineCosts,
 }
@@ -414,6 +416,46 @@ impl Emitter<'_, '_> {
             )
             .help("declare it as `{ type = \"variable\", per_cpu = true }`; write a global one with `write_once`")),
         }
+    }
+
+    /// The handler program of a cross-CPU call: the function `name`,
+    /// compiled once, with only what hardirq context allows.
+    fn handler(&mut self, name: &S<String>) -> DResult<u32> {
+        let n = name.get_ref().trim();
+        if let Some(i) = self.ctx.handlers.iter().position(|(h, _)| h == n) {
+            return Ok(i as u32);
+        }
+        let Some(&body) = self.ctx.functions.get(n) else {
+            let mut names: Vec<&String> = self.ctx.functions.keys().collect();
+            names.sort();
+            return Err(Diag::new(name.span(), format!("unknown function `{n}`"))
+                .help(format!("declared functions: {}", list(&names))));
+        };
+        let program = compile(&mut *self.ctx, None, body)?;
+        let objects = &self.ctx.objects;
+        let spinlock = |id: ObjectId| {
+            objects.values().any(|e| {
+                matches!(e, ObjEntry::Lock { id: i, per_cpu: false, kind: LockKind::Spinlock } if *i == id)
+            })
+        };
+        let allowed = program.ops.iter().all(|op| match op {
+            Op::Work(_) | Op::Count(_) | Op::Exit => true,
+            Op::Lock { lock, irqsave, .. }
+            | Op::Unlock {
+                lock,
+                irqrestore: irqsave,
+                ..
+            } => !irqsave && lock.index.is_none() && spinlock(lock.object),
+            _ => false,
+        });
+        if !allowed {
+            return Err(Diag::new(
+                name.span(),
+                format!("`{n}` cannot be a handler: a cross-CPU call's handler runs in hardirq context, where smpsim runs only `work`, `count`, and `spin_lock`/`spin_unlock` of a (not per-CPU) spinlock"),
+            ));
+        }
+        self.ctx.handlers.push((n.to_string(), program));
+        Ok((self.ctx.handlers.len() - 1) as u32)
     }
 
     fn dist(&self, v: &S<String>) -> DResult<Dist> {

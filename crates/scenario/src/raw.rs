@@ -232,6 +232,8 @@ pub(crate) struct RawOp {
     pub obj: Option<S<String>>,
     pub cpu: Option<S<RawExpr>>,
     pub func: Option<S<String>>,
+    /// A cross-CPU call's handler, a `[functions]` entry run on the target.
+    pub handler: Option<S<String>>,
     pub units: Option<S<RawExpr>>,
     pub cpus: Option<S<String>>,
     pub wait: Option<S<bool>>,
@@ -271,6 +273,7 @@ impl RawOp {
             ("obj", sp(&self.obj)),
             ("cpu", sp(&self.cpu)),
             ("func", sp(&self.func)),
+            ("handler", sp(&self.handler)),
             ("units", sp(&self.units)),
             ("cpus", sp(&self.cpus)),
             ("wait", sp(&self.wait)),

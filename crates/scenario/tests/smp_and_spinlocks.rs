@@ -77,6 +77,7 @@ fn smp_call_function_many_with_each_cpuset() {
                 func: CallFunc {
                     cost: Dist::Const(page),
                     units: Some(Expr::Var(1)),
+                    handler: None,
                 },
                 wait: true,
             },
@@ -85,6 +86,7 @@ fn smp_call_function_many_with_each_cpuset() {
                 func: CallFunc {
                     cost: Dist::Const(2000),
                     units: None,
+                    handler: None,
                 },
                 wait: false,
             },
@@ -98,6 +100,7 @@ fn smp_call_function_many_with_each_cpuset() {
                 func: CallFunc {
                     cost: Dist::Exp { mean: 1000 },
                     units: Some(Expr::Const(4)),
+                    handler: None,
                 },
                 wait: true,
             },
@@ -131,6 +134,7 @@ fn smp_call_function_single_takes_units() {
                 func: CallFunc {
                     cost: Dist::Const(100),
                     units: None,
+                    handler: None,
                 },
                 wait: true,
             },

@@ -95,3 +95,44 @@ fn shared_variable_mistakes_are_located() {
     let e = err(&with_variables(r#"{ op = "assert", cond = "1 == 1" }"#));
     assert!(e.message.contains("message"), "{}", e.message);
 }
+
+#[test]
+fn a_call_has_a_cost_or_a_handler_and_a_handler_only_what_hardirq_allows() {
+    let with = |code: &str, functions: &str| {
+        format!(
+            "{}[objects]\nl = {{ type = \"spinlock\" }}\nm = {{ type = \"mutex\" }}\n\n[functions]\n{functions}\n\n[[tasks]]\nname = \"w\"\ncount = 1\ncode = [ {code} ]\n",
+            scenario_text!("")
+        )
+    };
+    let ok = r#"h = [ { op = "spin_lock", lock = "l" }, { op = "work", time = "1us" }, { op = "spin_unlock", lock = "l" } ]"#;
+    let s = spec(&with(
+        r#"{ op = "smp_call_function_single", cpu = "1", handler = "h" }"#,
+        ok,
+    ));
+    assert_eq!(s.handlers.len(), 1);
+    let e = err(&with(
+        r#"{ op = "smp_call_function_single", cpu = "1", func = "1us", handler = "h" }"#,
+        ok,
+    ));
+    assert!(e.message.contains("not both"), "{}", e.message);
+    let e = err(&with(
+        r#"{ op = "smp_call_function_single", cpu = "1" }"#,
+        ok,
+    ));
+    assert!(e.message.contains("needs `func = DIST`"), "{}", e.message);
+    let bad = r#"h = [ { op = "mutex_lock", lock = "m" }, { op = "mutex_unlock", lock = "m" } ]"#;
+    let e = err(&with(
+        r#"{ op = "smp_call_function_many", cpus = "all_but_self", handler = "h" }"#,
+        bad,
+    ));
+    assert!(e.message.contains("hardirq context"), "{}", e.message);
+    let e = err(&with(
+        r#"{ op = "smp_call_function_single", cpu = "1", handler = "nope" }"#,
+        ok,
+    ));
+    assert!(
+        e.message.contains("unknown function `nope`"),
+        "{}",
+        e.message
+    );
+}

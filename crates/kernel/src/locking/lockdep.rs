@@ -60,9 +60,28 @@ pub struct Cycle {
     pub existing: Vec<ChainLink>,
 }
 
+/// How a class has been used, for the IRQ-safety check: taken in hardirq
+/// context, taken with hardirqs enabled; each with where it first was.
+#[derive(Clone, Debug, Default)]
+struct Usage {
+    in_hardirq: Option<String>,
+    hardirq_on: Option<String>,
+}
+
+/// An inconsistent use: the class was first used one way (`was`, at
+/// `was_at`) and is now used the other (`now`).
+#[derive(Clone, Debug)]
+pub struct Inconsistent {
+    pub class: u32,
+    pub was: &'static str,
+    pub was_at: String,
+    pub now: &'static str,
+}
+
 pub struct Lockdep {
     held: Vec<Vec<Held>>,
     deps: Vec<Vec<Dep>>,
+    usage: Vec<Usage>,
     /// `debug_locks_off()`: after the first report nothing more is checked.
     off: bool,
 }
@@ -72,6 +91,7 @@ impl Lockdep {
         Lockdep {
             held: vec![Vec::new(); nr_tasks],
             deps: vec![Vec::new(); nr_classes],
+            usage: vec![Usage::default(); nr_classes],
             off: false,
         }
     }
@@ -117,6 +137,50 @@ impl Lockdep {
             }
         }
         self.held[t as usize].push(Held { class, read, pc });
+        if found.is_some() {
+            self.off = true;
+        }
+        found
+    }
+
+    /// `mark_lock()`: `class` is taken in hardirq context (`in_hardirq`) or
+    /// in process context with hardirqs enabled, at `site`. Taking it both
+    /// ways is a deadlock (the IRQ can come while the lock is held on the
+    /// same CPU): returns the report's facts, once.
+    pub fn mark_usage(
+        &mut self,
+        class: u32,
+        in_hardirq: bool,
+        site: String,
+    ) -> Option<Inconsistent> {
+        if self.off {
+            return None;
+        }
+        let u = &mut self.usage[class as usize];
+        let (mine, other, now, was) = if in_hardirq {
+            (
+                &mut u.in_hardirq,
+                &u.hardirq_on,
+                "IN-HARDIRQ-W",
+                "HARDIRQ-ON-W",
+            )
+        } else {
+            (
+                &mut u.hardirq_on,
+                &u.in_hardirq,
+                "HARDIRQ-ON-W",
+                "IN-HARDIRQ-W",
+            )
+        };
+        if mine.is_none() {
+            *mine = Some(site);
+        }
+        let found = other.clone().map(|was_at| Inconsistent {
+            class,
+            was,
+            was_at,
+            now,
+        });
         if found.is_some() {
             self.off = true;
         }

@@ -199,7 +199,39 @@ impl crate::Kernel<'_> {
         if let Some(cycle) = ld.acquire(t, class, read, pc) {
             let report = self.circular_dependency_report(t, &cycle);
             self.metrics.circular_locking(c, self.now, report);
+            return;
         }
+        // The IRQ-safety half: taken here with hardirqs on (an `_irqsave`
+        // form disables them first).
+        let task = &self.tasks[t as usize];
+        let irqsave = matches!(
+            self.spec
+                .task_groups
+                .get(task.group as usize)
+                .and_then(|g| g.program.ops.get(pc as usize)),
+            Some(crate::program::Op::Lock { irqsave: true, .. })
+        );
+        if !task.irq.irqs_off && !irqsave {
+            let site = format!("{} at {}", self.task_name(t), self.lock_site(t, pc));
+            self.lockdep_usage(c, class, false, site);
+        }
+    }
+
+    /// `mark_lock()` for `class` on CPU `c`, in hardirq context or with
+    /// hardirqs on; reports an inconsistent use.
+    pub(crate) fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String) {
+        let Some(ld) = self.lockdep.as_mut() else {
+            return;
+        };
+        let Some(bad) = ld.mark_usage(class, in_hardirq, site.clone()) else {
+            return;
+        };
+        let name = self.lock_class_name(bad.class).to_string();
+        let report = format!(
+            "WARNING: inconsistent lock state\ninconsistent {{{}}} -> {{{}}} usage.\n{site} takes:\n ({name})\n{{{}}} state was registered at:\n  {}\n Possible unsafe locking scenario:\n       CPU0\n       ----\n  lock({name});\n  <Interrupt>\n    lock({name});\n *** DEADLOCK ***",
+            bad.was, bad.now, bad.was, bad.was_at
+        );
+        self.metrics.inconsistent_lock_state(c, self.now, report);
     }
 
     fn lockdep_release(&mut self, t: TaskId, class: u32) {

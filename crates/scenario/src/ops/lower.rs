@@ -2,7 +2,7 @@
 //! IR. The ops without fields, the CPU ops and the object ops are lowered
 //! by `Emitter::op` from their registry entry alone.
 
-use smpsim_kernel::program::{CallFunc, CmpOp, Cond, CpuSet, Expr, ObjRef, ObjectId, Op};
+use smpsim_kernel::program::{CallFunc, CmpOp, Cond, CpuSet, Dist, Expr, ObjRef, ObjectId, Op};
 
 use super::registry::{Family, LockAction, LockOp, OpDef};
 use super::{intern, need, split_lockref, split_top_level, Emitter};
@@ -364,9 +364,27 @@ impl Emitter<'_, '_> {
     }
 
     /// The function a cross-CPU call runs: its cost, times `units` if given.
-    fn call_func(&self, op: &S<RawOp>) -> DResult<CallFunc> {
+    fn call_func(&mut self, op: &S<RawOp>) -> DResult<CallFunc> {
         let r = op.get_ref();
-        let cost = self.dist(need(&r.func, op, "func")?)?;
+        let (cost, handler) = match (&r.func, &r.handler) {
+            (Some(f), None) => (self.dist(f)?, None),
+            (None, Some(h)) => (Dist::Const(0), Some(self.handler(h)?)),
+            (Some(_), Some(h)) => {
+                return Err(Diag::new(
+                    h.span(),
+                    "give `func` (the handler's cost) or `handler` (a function run on the target), not both",
+                ))
+            }
+            (None, None) => {
+                return Err(Diag::new(
+                    op.span(),
+                    format!(
+                        "`{}` needs `func = DIST` (the handler's cost) or `handler = \"FUNCTION\"`",
+                        r.op.get_ref()
+                    ),
+                ))
+            }
+        };
         let units = match &r.units {
             None => None,
             Some(u) => match self.expr(u)? {
@@ -379,6 +397,10 @@ impl Emitter<'_, '_> {
                 e => Some(e),
             },
         };
-        Ok(CallFunc { cost, units })
+        Ok(CallFunc {
+            cost,
+            units,
+            handler,
+        })
     }
 }

@@ -56,14 +56,14 @@ pub(super) static OPS: &[OpDef] = &[
     lock("write_guard", Write, Guard, false),
     custom(
         "smp_call_function_single",
-        &["cpu", "func"],
-        &["units", "wait"],
+        &["cpu"],
+        &["func", "handler", "units", "wait"],
         lower::call_single,
     ),
     custom(
         "smp_call_function_many",
-        &["cpus", "func"],
-        &["units", "wait"],
+        &["cpus"],
+        &["func", "handler", "units", "wait"],
         lower::call_many,
     ),
     custom(
