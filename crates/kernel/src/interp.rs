@@ -253,11 +253,17 @@ impl crate::Kernel<'_> {
             // Without CONFIG_PREEMPT_RCU a read-side critical section is a
             // preempt-disabled region.
             Op::PreemptDisable | Op::RcuReadLock => {
+                if matches!(op, Op::RcuReadLock) {
+                    self.rcu_read_lock(t);
+                }
                 self.preempt_disable(t);
                 self.advance(t);
                 Flow::Next
             }
             Op::PreemptEnable | Op::RcuReadUnlock => {
+                if matches!(op, Op::RcuReadUnlock) {
+                    self.rcu_read_unlock(t);
+                }
                 let resched = self.preempt_enable(t);
                 self.advance(t);
                 if resched {

@@ -331,6 +331,11 @@ impl Metrics {
         );
     }
 
+    /// The RCU guarantee checker found a reader outliving a grace period.
+    pub fn rcu_guarantee(&mut self, cpu: u32, now: Nanos, report: String) {
+        self.finding(Detector::RcuGuarantee, now, cpu, report);
+    }
+
     /// The RCU CPU stall warning, as the kernel prints it.
     pub fn rcu_stall(&mut self, cpu: u32, now: Nanos, report: String) {
         self.finding(Detector::RcuStall, now, cpu, report);

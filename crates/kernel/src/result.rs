@@ -226,6 +226,9 @@ pub enum Detector {
     /// The RCU CPU stall detector: a grace period older than
     /// `rcu_cpu_stall_timeout`.
     RcuStall,
+    /// The RCU guarantee checker: a grace period ended under a reader that
+    /// began before it.
+    RcuGuarantee,
     /// A scenario's `assert` op found its condition false.
     Assertion,
     /// The membarrier checker: a command returned while a CPU it covers
@@ -253,6 +256,7 @@ impl Detector {
             Detector::CircularLocking => "circular_locking_dependency",
             Detector::InconsistentLockState => "inconsistent_lock_state",
             Detector::RcuStall => "rcu_stall",
+            Detector::RcuGuarantee => "rcu",
             Detector::Assertion => "assertion",
             Detector::Membarrier => "membarrier",
         }

@@ -284,6 +284,9 @@ pub struct Task {
 pub struct IrqState {
     pub preempt_count: u32,
     pub irqs_off: bool,
+    /// `rcu_read_lock()` nesting, and when the outermost section began.
+    pub rcu_read_depth: u32,
+    pub rcu_read_since: Nanos,
     /// `spin_lock_irqsave()` nesting: the saved IRQ state of each level
     /// (bit i = level i had IRQs off), and the depth.
     pub irq_saved: u32,

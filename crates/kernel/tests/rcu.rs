@@ -394,3 +394,51 @@ fn a_cpu_in_preempt_disable_past_the_timeout_is_an_rcu_stall() {
     timed(&mut s, "gp", 1, Op::SynchronizeRcu, MS);
     assert!(simulate(&s).findings.is_empty());
 }
+
+/// The RCU guarantee checker: a reader that sleeps inside
+/// `rcu_read_lock()` (a bug without PREEMPT_RCU: its CPU passes a
+/// quiescent state) lets a grace period end under it; a reader that only
+/// works does not.
+#[test]
+fn a_grace_period_ending_under_a_reader_is_reported() {
+    let run = |sleeps: bool| {
+        let mut s = spec(flat_machine(2), 200 * MS);
+        // Longer than a grace period (about 8 ms here).
+        let inside = if sleeps {
+            Op::Sleep {
+                dist: Dist::Const(20 * MS),
+                overshoot: None,
+            }
+        } else {
+            Op::Work(Dist::Const(20 * MS))
+        };
+        group(
+            &mut s,
+            "reader",
+            vec![0],
+            Policy::Normal,
+            vec![
+                Op::SyscallEnter,
+                Op::RcuReadLock,
+                inside,
+                Op::RcuReadUnlock,
+                Op::SyscallExit,
+                Op::Sleep {
+                    dist: Dist::Const(MS),
+                    overshoot: None,
+                },
+            ],
+            0,
+        );
+        timed(&mut s, "gp", 1, Op::SynchronizeRcu, MS);
+        simulate(&s)
+    };
+    let r = run(true);
+    let f = r.finding("rcu").expect("a grace period under a reader");
+    assert!(
+        f.message.contains("reader/0's rcu_read_lock() section"),
+        "{f:?}"
+    );
+    assert!(r.finding("sleeping_in_atomic").is_some());
+    assert!(run(false).finding("rcu").is_none());
+}

@@ -111,6 +111,8 @@ pub struct Rcu {
     pub stats: crate::result::RcuStats,
     /// The grace period a stall was reported for (`completed + 1`).
     stall_reported: u64,
+    /// Some task has used `rcu_read_lock()`: the guarantee checker runs.
+    pub readers_seen: bool,
 }
 
 impl Rcu {
@@ -142,6 +144,7 @@ impl Rcu {
             exp_waiters: Vec::new(),
             stats: Default::default(),
             stall_reported: 0,
+            readers_seen: false,
         }
     }
 }
@@ -320,6 +323,43 @@ impl crate::Kernel<'_> {
         }
     }
 
+    /// `rcu_read_lock()` by task `t`.
+    pub(crate) fn rcu_read_lock(&mut self, t: TaskId) {
+        self.rcu.readers_seen = true;
+        let irq = &mut self.tasks[t as usize].irq;
+        if irq.rcu_read_depth == 0 {
+            irq.rcu_read_since = self.now;
+        }
+        irq.rcu_read_depth += 1;
+    }
+
+    /// `rcu_read_unlock()` by task `t`.
+    pub(crate) fn rcu_read_unlock(&mut self, t: TaskId) {
+        let irq = &mut self.tasks[t as usize].irq;
+        irq.rcu_read_depth = irq.rcu_read_depth.saturating_sub(1);
+    }
+
+    /// The RCU guarantee checker, as a grace period ends: no read-side
+    /// critical section that began before the grace period may still be
+    /// running (one that slept, say, in a kernel without PREEMPT_RCU, let
+    /// its CPU pass a quiescent state).
+    fn rcu_check_readers(&mut self) {
+        let start = self.rcu.gp_start;
+        let reader = self
+            .tasks
+            .iter()
+            .position(|task| task.irq.rcu_read_depth > 0 && task.irq.rcu_read_since < start);
+        if let Some(r) = reader {
+            let since = self.tasks[r].irq.rcu_read_since;
+            let (cpu, name) = (self.tasks[r].cpu, self.task_name(r as TaskId));
+            let report = format!(
+                "rcu: a grace period that began at {start} ns ended at {} ns while {name}'s rcu_read_lock() section, begun at {since} ns, was still running: what it reads may already be freed",
+                self.now
+            );
+            self.metrics.rcu_guarantee(cpu, self.now, report);
+        }
+    }
+
     /// `check_cpu_stall()` from CPU `c`'s tick: a grace period older than
     /// `rcu_cpu_stall_timeout` is reported once, self-detected if `c` is a
     /// holdout, else with the holdout CPUs listed.
@@ -415,6 +455,9 @@ impl crate::Kernel<'_> {
     /// `rcu_gp_cleanup()` is done: callbacks become ready, and the next
     /// grace period starts if one is needed.
     fn rcu_gp_end(&mut self) {
+        if self.rcu.readers_seen {
+            self.rcu_check_readers();
+        }
         self.rcu.completed += 1;
         if self.metrics.measuring(self.now) {
             self.rcu.stats.grace_periods += 1;
