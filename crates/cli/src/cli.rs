@@ -21,6 +21,11 @@ pub enum Command {
     Run(RunArgs),
     /// Reproduce the published seed cases, simulated next to the published figures.
     Reproduce(ReproduceArgs),
+    /// Run the cross product of CPU counts, variants, settings and seeds
+    /// into a resumable JSON Lines file.
+    Sweep(SweepArgs),
+    /// Plot a sweep's results as SVG.
+    Plot(PlotArgs),
     /// Measure the engine's speed (model events per second).
     Bench(BenchArgs),
     /// Show a machine preset with the source of every cost.
@@ -29,6 +34,50 @@ pub enum Command {
     Host(HostArgs),
     /// Measure this host's costs into a machine profile (TOML).
     Calibrate(CalibrateArgs),
+}
+
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// CPU counts: a list (`1,2,4,8`) or a range (`1..384:x2`, `2..16:+2`);
+    /// each restricts every task group to CPUs 0..N.
+    #[arg(long)]
+    pub cpus: Option<String>,
+    /// Variant (repeatable; default: every variant).
+    #[arg(long = "variant", short = 'v')]
+    pub variants: Vec<String>,
+    /// KEY=V1,V2,...: a scenario value and the values it takes (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUES")]
+    pub sets: Vec<String>,
+    /// Seeds per point (scenario seed, seed+1, ...).
+    #[arg(long, default_value_t = 1)]
+    pub seeds: u64,
+    /// The JSON Lines file the points stream to; an existing one is resumed.
+    #[arg(long, short = 'o')]
+    pub output: PathBuf,
+    /// No progress or summary on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args)]
+pub struct PlotArgs {
+    /// A results file written by `sweep`.
+    pub results: PathBuf,
+    /// The x axis: `cpus`, `seed`, or a swept setting's key.
+    #[arg(long, default_value = "cpus")]
+    pub x: String,
+    /// The y axis: `counter.NAME.rate`, `counter.NAME.count`,
+    /// `histogram.NAME.p50` (or p90, p99, mean, max).
+    #[arg(long)]
+    pub y: String,
+    /// One curve per value of: `variant` (default), or a setting's key.
+    #[arg(long, default_value = "variant")]
+    pub by: String,
+    /// The SVG file to write.
+    #[arg(long, short = 'o')]
+    pub output: PathBuf,
 }
 
 #[derive(clap::Args)]

@@ -8,8 +8,10 @@ mod cli;
 mod explore;
 mod host;
 mod output;
+mod plot;
 mod reproduce;
 mod run;
+mod sweep;
 
 use clap::Parser;
 
@@ -26,6 +28,8 @@ fn main() {
     let code = match cli.command {
         cli::Command::Run(args) => run::main(args),
         cli::Command::Reproduce(args) => reproduce::main(args),
+        cli::Command::Sweep(args) => sweep::main(args),
+        cli::Command::Plot(args) => plot::main(args),
         cli::Command::Bench(args) => bench::main(args),
         cli::Command::Machine(args) => run::machine(args),
         cli::Command::Host(args) => host::main(args),

@@ -685,3 +685,152 @@ fn lockdep_reports_a_lock_used_in_hardirq_and_with_irqs_on() {
     );
     assert!(v["variants"][1]["findings"].as_array().unwrap().is_empty());
 }
+
+/// `sweep` then `plot`: the results stream to JSON Lines, an interrupted
+/// sweep resumes to the same file, and the SVG has a curve per variant.
+#[test]
+fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
+    let dir = std::env::temp_dir().join(format!("smpsim-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    let sweep = |out: &std::path::Path| {
+        smpsim()
+            .args([
+                "sweep",
+                scenario.to_str().unwrap(),
+                "--cpus",
+                "1,2,4,8,16",
+                "--seeds",
+                "3",
+                "--set",
+                "scenario.duration=20ms",
+                "-q",
+                "-o",
+            ])
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let whole = dir.join("whole.jsonl");
+    assert!(sweep(&whole).status.success());
+    let full = std::fs::read_to_string(&whole).unwrap();
+    assert_eq!(full.lines().count(), 2 * 5 * 3);
+    assert!(!full.contains("\"error\""), "{full}");
+    // An interrupted sweep: some points, the last one torn mid-write.
+    let part = dir.join("part.jsonl");
+    let lines: Vec<&str> = full.lines().collect();
+    let mut cut = lines[..11].join("\n");
+    cut.push('\n');
+    cut.push_str(&lines[11][..40]);
+    std::fs::write(&part, cut).unwrap();
+    let out = sweep(&part);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&part).unwrap(), full);
+    // The plot.
+    let svg = dir.join("s.svg");
+    let out = smpsim()
+        .arg("plot")
+        .arg(&whole)
+        .args(["--y", "counter.ops.rate", "-o"])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+    assert_eq!(s.matches("class=\"series\"").count(), 2, "{s}");
+    assert!(s.contains("data-name=\"spin\"") && s.contains("data-name=\"nospin\""));
+    assert_eq!(s.matches("class=\"errorbar\"").count(), 10);
+    assert!(s.contains(">CPUs</text>") && s.contains(">ops per second</text>"));
+    // Results of another scenario are refused, nothing written.
+    let other = repo("scenarios/checks/abba.toml");
+    let out = smpsim()
+        .args(["sweep", other.to_str().unwrap(), "-q", "-o"])
+        .arg(&whole)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("another scenario"));
+    assert_eq!(std::fs::read_to_string(&whole).unwrap(), full);
+    // Bad arguments.
+    for bad in [
+        &["--cpus", "0"][..],
+        &["--set", "kernel.no_such_knob=1,2"][..],
+        &["--cpus", "64"][..],
+    ] {
+        let out = smpsim()
+            .args(["sweep", scenario.to_str().unwrap()])
+            .args(bad)
+            .args(["-q", "-o"])
+            .arg(dir.join("bad.jsonl"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGINT part-way through a sweep keeps the finished points; the same
+/// command then runs only the rest and ends with the same file.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_sweep_keeps_its_points_and_resumes() {
+    let dir = std::env::temp_dir().join(format!("smpsim-sigint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    let args = |out: &std::path::Path| {
+        let mut c = smpsim();
+        c.args(["sweep", scenario.to_str().unwrap(), "--cpus", "1..8:+1"])
+            .args([
+                "--seeds",
+                "3",
+                "--set",
+                "scenario.duration=40ms",
+                "-q",
+                "-o",
+            ])
+            .arg(out);
+        c
+    };
+    let whole = dir.join("whole.jsonl");
+    assert!(args(&whole).output().unwrap().status.success());
+    let part = dir.join("part.jsonl");
+    let mut child = args(&part).spawn().unwrap();
+    for _ in 0..2000 {
+        let n = std::fs::read_to_string(&part)
+            .map(|s| s.lines().count())
+            .unwrap_or(0);
+        if n >= 6 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    // SAFETY: signalling a child we spawned and still own.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let _ = child.wait();
+    let kept = std::fs::read_to_string(&part)
+        .map(|s| s.lines().count())
+        .unwrap_or(0);
+    let out = args(&part).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&part).unwrap(),
+        std::fs::read_to_string(&whole).unwrap(),
+        "resumed after {kept} points"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,317 @@
+//! `smpsim plot RESULTS`: a sweep's results as an SVG line plot, one curve
+//! per variant (or per value of a setting), the mean over seeds with error
+//! bars from the lowest to the highest seed.
+//!
+//! The SVG is written directly (axes, ticks, curves, legend, caption): the
+//! plot is simple, and writing it ourselves keeps the bytes the same on
+//! every host, with no font files needed to lay out the labels.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::cli::PlotArgs;
+use crate::output::{emit, fail};
+
+const W: f64 = 720.0;
+const H: f64 = 450.0;
+const LEFT: f64 = 90.0;
+const RIGHT: f64 = 160.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 70.0;
+const COLORS: &[&str] = &[
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+/// A value of the y axis from one point's result.
+fn y_value(result: &serde_json::Value, spec: &str) -> Result<f64, String> {
+    let parts: Vec<&str> = spec.split('.').collect();
+    let bad = || {
+        format!("error: --y {spec}: expected counter.NAME.rate, counter.NAME.count or histogram.NAME.(p50|p90|p99|p999|mean|max)")
+    };
+    if parts.len() < 3 {
+        return Err(bad());
+    }
+    let (kind, field) = (parts[0], parts[parts.len() - 1]);
+    let name = parts[1..parts.len() - 1].join(".");
+    let table = match kind {
+        "counter" => "counters",
+        "histogram" => "histograms",
+        _ => return Err(bad()),
+    };
+    let rows = result[table].as_array().ok_or_else(bad)?;
+    let row = rows
+        .iter()
+        .find(|r| r["name"] == name.as_str())
+        .ok_or_else(|| {
+            let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
+            format!(
+                "error: --y {spec}: no {kind} `{name}` in the results; they have: {}",
+                names.join(", ")
+            )
+        })?;
+    row[field].as_f64().ok_or_else(bad)
+}
+
+/// The x value and the series of one point.
+fn x_and_series(point: &serde_json::Value, x: &str, by: &str) -> Result<(f64, String), String> {
+    let x_value = match x {
+        "cpus" => point["cpus"].as_f64(),
+        "seed" => point["seed"].as_f64(),
+        key => point["settings"][key].as_str().and_then(|v| v.parse().ok()),
+    }
+    .ok_or_else(|| format!("error: --x {x}: the points have no numeric `{x}` (sweep with --cpus, or --set {x}=...)"))?;
+    let series = match by {
+        "variant" => point["variant"].as_str().unwrap_or("base").to_string(),
+        key => format!("{key}={}", point["settings"][key].as_str().unwrap_or("?")),
+    };
+    Ok((x_value, series))
+}
+
+/// Round tick steps: 1, 2 or 5 times a power of ten.
+fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let span = (hi - lo).max(1e-12);
+    let raw = span / 6.0;
+    let p = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|s| span / s <= 7.0)
+        .unwrap_or(10.0 * p);
+    let mut t = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while t <= hi + step * 1e-9 {
+        out.push(t);
+        t += step;
+    }
+    out
+}
+
+/// The y axis in the units the value has.
+fn y_axis_label(spec: &str) -> String {
+    let parts: Vec<&str> = spec.split('.').collect();
+    let name = parts
+        .get(1..parts.len().saturating_sub(1))
+        .map(|p| p.join("."))
+        .unwrap_or_default();
+    match (parts.first(), parts.last()) {
+        (Some(&"counter"), Some(&"rate")) => format!("{name} per second"),
+        (Some(&"counter"), Some(&"count")) => format!("{name} (count)"),
+        (Some(&"histogram"), Some(stat)) => format!("{name} {stat} (ns)"),
+        _ => spec.to_string(),
+    }
+}
+
+fn label(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{:.1}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Series name -> x -> the values over seeds.
+type Data = BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>>;
+
+fn read(args: &PlotArgs) -> Result<(Data, String), String> {
+    let text = std::fs::read_to_string(&args.results)
+        .map_err(|e| format!("error: {}: {e}", args.results.display()))?;
+    let mut data: Data = BTreeMap::new();
+    let mut scenario = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let p: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+            format!(
+                "error: {}:{}: not a sweep result ({e})",
+                args.results.display(),
+                i + 1
+            )
+        })?;
+        if p.get("result").is_none() {
+            continue; // a point that failed to compile
+        }
+        scenario = p["scenario"].as_str().unwrap_or("").to_string();
+        let (x, series) = x_and_series(&p, &args.x, &args.by)?;
+        let y = y_value(&p["result"], &args.y)?;
+        data.entry(series)
+            .or_default()
+            .entry(x.to_bits())
+            .or_insert((x, Vec::new()))
+            .1
+            .push(y);
+    }
+    if data.is_empty() {
+        return Err(format!(
+            "error: {}: no results to plot",
+            args.results.display()
+        ));
+    }
+    Ok((data, scenario))
+}
+
+/// The SVG for the data.
+fn svg(data: &Data, args: &PlotArgs, scenario: &str) -> String {
+    let points = || data.values().flat_map(|s| s.values());
+    let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0f64);
+    for (x, ys) in points() {
+        x0 = x0.min(*x);
+        x1 = x1.max(*x);
+        y1 = ys.iter().fold(y1, |m, v| m.max(*v));
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let y1 = if y1 <= 0.0 { 1.0 } else { y1 * 1.05 };
+    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
+    let sy = |y: f64| TOP + ph - y / y1 * ph;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text class="title" x="{}" y="24" text-anchor="middle" font-size="15">{}: {} against {}</text>"#,
+        LEFT + pw / 2.0,
+        escape(scenario),
+        escape(&args.y),
+        escape(&args.x)
+    );
+    // Axes and ticks.
+    let _ = writeln!(
+        s,
+        r#"<g class="axes" stroke="black"><line x1="{LEFT}" y1="{}" x2="{}" y2="{}"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{}"/></g>"#,
+        TOP + ph,
+        LEFT + pw,
+        TOP + ph,
+        TOP + ph
+    );
+    for t in ticks(x0, x1) {
+        let x = sx(t);
+        let _ = writeln!(
+            s,
+            r#"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{}" stroke="black"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            TOP + ph,
+            TOP + ph + 5.0,
+            TOP + ph + 20.0,
+            label(t)
+        );
+    }
+    for t in ticks(0.0, y1) {
+        let y = sy(t);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT,
+            LEFT + pw,
+            LEFT - 6.0,
+            y + 4.0,
+            label(t)
+        );
+    }
+    let x_label = if args.x == "cpus" {
+        "CPUs"
+    } else {
+        args.x.as_str()
+    };
+    let y_label = y_axis_label(&args.y);
+    let _ = writeln!(
+        s,
+        r#"<text class="xlabel" x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        LEFT + pw / 2.0,
+        H - 25.0,
+        escape(x_label)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text class="ylabel" transform="translate(20 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        TOP + ph / 2.0,
+        escape(&y_label)
+    );
+    // One curve per series: the mean, and a bar from the lowest seed's
+    // value to the highest.
+    for (i, (name, xs)) in data.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let mean = |ys: &[f64]| ys.iter().sum::<f64>() / ys.len() as f64;
+        let path: Vec<String> = xs
+            .values()
+            .map(|(x, ys)| format!("{:.1},{:.1}", sx(*x), sy(mean(ys))))
+            .collect();
+        let _ = writeln!(
+            s,
+            r#"<g class="series" data-name="{}"><polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            escape(name),
+            path.join(" ")
+        );
+        for (x, ys) in xs.values() {
+            let lo = ys.iter().cloned().fold(f64::MAX, f64::min);
+            let hi = ys.iter().cloned().fold(f64::MIN, f64::max);
+            let (px, pm) = (sx(*x), sy(mean(ys)));
+            let _ = writeln!(
+                s,
+                r#"<line class="errorbar" x1="{px:.1}" y1="{:.1}" x2="{px:.1}" y2="{:.1}" stroke="{color}"/><circle cx="{px:.1}" cy="{pm:.1}" r="3" fill="{color}"/>"#,
+                sy(lo),
+                sy(hi)
+            );
+        }
+        let ly = TOP + 10.0 + 20.0 * i as f64;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="2"/><text x="{}" y="{}">{}</text></g>"#,
+            LEFT + pw + 12.0,
+            LEFT + pw + 32.0,
+            LEFT + pw + 38.0,
+            ly + 4.0,
+            escape(name)
+        );
+    }
+    let _ = writeln!(
+        s,
+        r##"<text class="caption" x="{LEFT}" y="{}" font-size="10" fill="#555">smpsim sweep of {}; mean over seeds, bars from the lowest to the highest seed</text>"##,
+        H - 6.0,
+        escape(scenario)
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
+pub fn main(args: PlotArgs) -> i32 {
+    let (data, scenario) = match read(&args) {
+        Ok(d) => d,
+        Err(e) => return fail(e),
+    };
+    match emit(&svg(&data, &args, &scenario), Some(&args.output)) {
+        Ok(()) => 0,
+        Err(e) => fail(format!("error: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_and_cover_the_range() {
+        assert_eq!(
+            ticks(1.0, 16.0),
+            vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0]
+        );
+        let t = ticks(0.0, 1.05e6);
+        assert_eq!(t.first(), Some(&0.0));
+        assert!(t.len() <= 8 && *t.last().unwrap() <= 1.05e6);
+        assert_eq!(label(2_500_000.0), "2.5M");
+    }
+}
