@@ -123,6 +123,9 @@ pub enum ObjectKind {
     /// A plain shared variable (`READ_ONCE()`/`WRITE_ONCE()`), read and
     /// written at no cost: state that scenario checks look at.
     Variable { initial: i64 },
+    /// `struct rw_semaphore` (`mmap_lock`, `cgroup_mutex`'s peers): sleeping
+    /// readers and writers.
+    Rwsem,
     /// A counting semaphore (tokens), for pipe / futex style handoffs.
     Semaphore { initial: u32 },
 }

@@ -184,6 +184,8 @@ pub enum Resume {
     SmpCall(SmpCallStep),
     /// `down()`: woken with a token.
     Down,
+    /// `down_read()`/`down_write()`: woken on the rwsem's wait list.
+    Rwsem,
     /// `synchronize_rcu()`: the grace period is over.
     SynchronizeRcu,
     /// `do_exit()`: `exit_mm()` is done.

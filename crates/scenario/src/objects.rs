@@ -27,6 +27,7 @@ enum Type {
     Rwlock,
     Atomic,
     Semaphore,
+    Rwsem,
     Variable,
     Alias,
 }
@@ -37,6 +38,7 @@ const TYPES: &[(&str, Type)] = &[
     ("rwlock", Type::Rwlock),
     ("atomic", Type::Atomic),
     ("semaphore", Type::Semaphore),
+    ("rwsem", Type::Rwsem),
     ("variable", Type::Variable),
     ("alias", Type::Alias),
 ];
@@ -138,6 +140,10 @@ fn declared(obj: &S<RawObject>) -> DResult<Declared> {
             not_for(&o.spin, "spin", type_name)?;
             let initial = initial(o)?;
             (ObjectKind::Semaphore { initial }, LockKind::Semaphore)
+        }
+        Type::Rwsem => {
+            not_for(&o.spin, "spin", type_name)?;
+            (ObjectKind::Rwsem, LockKind::Rwsem)
         }
         Type::Variable => {
             not_for(&o.spin, "spin", type_name)?;

@@ -170,6 +170,10 @@ fn unknown_op_lists_every_op() {
         "atomic_read",
         "down",
         "up",
+        "down_read",
+        "up_read",
+        "down_write",
+        "up_write",
     ];
     let listed: Vec<String> = ops.iter().map(|o| format!("`{o}`")).collect();
     assert_eq!(

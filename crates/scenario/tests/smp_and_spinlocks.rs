@@ -283,7 +283,7 @@ fn spinlock_object_errors() {
     ));
     assert!(
         e.message
-            .contains("mutex, spinlock, rwlock, atomic, semaphore, variable, alias"),
+            .contains("mutex, spinlock, rwlock, atomic, semaphore, rwsem, variable, alias"),
         "{}",
         e.message
     );

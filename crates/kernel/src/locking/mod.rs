@@ -21,6 +21,7 @@ pub mod osq;
 pub mod percpu_rwsem;
 pub mod qrwlock;
 pub mod qspinlock;
+pub mod rwsem;
 pub mod semaphore;
 pub(crate) mod spinning;
 pub mod tas;
@@ -257,6 +258,8 @@ impl crate::Kernel<'_> {
             }) => {
                 let f = if self.is_mutex(lock) {
                     "mutex_lock".to_string()
+                } else if self.is_rwsem(lock) {
+                    format!("down_{}", mode.op_prefix())
                 } else {
                     format!("{}_lock", mode.op_prefix())
                 };
@@ -341,6 +344,9 @@ impl crate::Kernel<'_> {
                     self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read);
                 }
                 let l = self.instance(t, lock);
+                if self.is_rwsem(lock) {
+                    return self.rwsem_down(c, t, l, *mode, resume == Resume::Rwsem);
+                }
                 if !self.is_mutex(lock) {
                     return self.spin_lock(c, t, l, *mode, *irqsave);
                 }
@@ -357,6 +363,10 @@ impl crate::Kernel<'_> {
             } => {
                 self.lockdep_release(t, lock.object);
                 let l = self.instance(t, lock);
+                if self.is_rwsem(lock) {
+                    self.rwsem_up(c, t, l, *mode);
+                    return Flow::Next;
+                }
                 if !self.is_mutex(lock) {
                     return self.spin_unlock(c, t, l, *mode, *irqrestore);
                 }
@@ -415,6 +425,13 @@ impl crate::Kernel<'_> {
     }
 
     /// Whether an op's lock is a `struct mutex` (the rest are spinning locks).
+    fn is_rwsem(&self, r: &crate::program::ObjRef) -> bool {
+        matches!(
+            self.spec.objects[r.object as usize].kind,
+            crate::spec::ObjectKind::Rwsem
+        )
+    }
+
     fn is_mutex(&self, r: &crate::program::ObjRef) -> bool {
         matches!(
             self.spec.objects[r.object as usize].kind,

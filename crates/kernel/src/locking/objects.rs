@@ -11,6 +11,7 @@
 use crate::coherence::Line;
 use crate::ids::ObjId;
 use crate::locking::mutex::Mutex;
+use crate::locking::rwsem::Rwsem;
 use crate::locking::semaphore::Semaphore;
 use crate::locking::spinning::LockInstance;
 use crate::result::LockStat;
@@ -22,6 +23,8 @@ pub struct Objects {
     /// Spinning locks of every implementation (`spinlock_t`, `rwlock_t`).
     pub spinlocks: Vec<LockInstance>,
     pub semaphores: Vec<Semaphore>,
+    /// `struct rw_semaphore`s.
+    pub rwsems: Vec<Rwsem>,
     /// `atomic_t`s, each on its own line.
     pub atomics: Vec<Line>,
     /// Shared variables' values.
@@ -50,6 +53,11 @@ impl Objects {
                 ObjectKind::Atomic => {
                     let base = o.atomics.len();
                     o.atomics.extend((0..n).map(|_| Line::new(lines, 0)));
+                    base
+                }
+                ObjectKind::Rwsem => {
+                    let base = o.rwsems.len();
+                    o.rwsems.extend((0..n).map(|_| Rwsem::new(id, lines)));
                     base
                 }
                 ObjectKind::Variable { initial } => {
@@ -116,6 +124,7 @@ impl Objects {
                         .sum(),
                     ObjectKind::Atomic => self.atomics[range].iter().map(|l| l.transfers).sum(),
                     ObjectKind::Variable { .. } => 0,
+                    ObjectKind::Rwsem => self.rwsems[range].iter().map(|r| r.line.transfers).sum(),
                 }
             })
             .collect()

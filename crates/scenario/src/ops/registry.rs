@@ -97,7 +97,36 @@ pub(super) static OPS: &[OpDef] = &[
     object("atomic_read", &["obj"], LockKind::Atomic, Op::AtomicRead),
     object("down", &["lock"], LockKind::Semaphore, Op::Down).alias(&[("obj", "lock")]),
     object("up", &["lock"], LockKind::Semaphore, Op::Up).alias(&[("obj", "lock")]),
+    object("down_read", &["lock"], LockKind::Rwsem, |lock| {
+        rwsem_op(lock, LockMode::Read, true)
+    }),
+    object("up_read", &["lock"], LockKind::Rwsem, |lock| {
+        rwsem_op(lock, LockMode::Read, false)
+    }),
+    object("down_write", &["lock"], LockKind::Rwsem, |lock| {
+        rwsem_op(lock, LockMode::Write, true)
+    }),
+    object("up_write", &["lock"], LockKind::Rwsem, |lock| {
+        rwsem_op(lock, LockMode::Write, false)
+    }),
 ];
+
+/// An rwsem op: a take or a release of the object in `mode`.
+fn rwsem_op(lock: ObjRef, mode: LockMode, take: bool) -> Op {
+    if take {
+        Op::Lock {
+            lock,
+            mode,
+            irqsave: false,
+        }
+    } else {
+        Op::Unlock {
+            lock,
+            mode,
+            irqrestore: false,
+        }
+    }
+}
 
 /// One op kind: how it is written and how it is lowered.
 pub(super) struct OpDef {
@@ -219,6 +248,7 @@ pub(crate) enum LockKind {
     Rwlock,
     Atomic,
     Semaphore,
+    Rwsem,
     Variable,
 }
 
@@ -230,6 +260,7 @@ impl LockKind {
             LockKind::Rwlock => "rwlock",
             LockKind::Atomic => "atomic",
             LockKind::Semaphore => "semaphore",
+            LockKind::Rwsem => "rwsem",
             LockKind::Variable => "variable",
         }
     }
