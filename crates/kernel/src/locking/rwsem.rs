@@ -35,15 +35,16 @@ const MAX_READERS_WAKEUP: usize = 0x100;
 pub struct Rwsem {
     /// The declared object this is an instance of.
     pub object: u32,
-    /// Readers holding it (the reader count of `count`).
-    pub readers: Vec<TaskId>,
+    /// Readers holding it (the reader count of `count`), each with when it
+    /// took it.
+    pub readers: Vec<(TaskId, u64)>,
     /// The writer holding it (`RWSEM_WRITER_LOCKED` and `owner`).
     pub writer: TaskId,
     /// The wait list, FIFO.
     pub waiters: VecDeque<(TaskId, LockMode)>,
     /// `count`, `owner`, `wait_lock` and `wait_list`.
     pub line: Line,
-    /// When the current holders took it (for lock_stat hold times).
+    /// When the writer took it (for lock_stat hold times).
     pub acquired_at: u64,
 }
 
@@ -118,11 +119,9 @@ impl crate::Kernel<'_> {
     fn rwsem_granted(&mut self, t: TaskId, s: u32, mode: LockMode, at: u64) {
         let sem = &mut self.objects.rwsems[s as usize];
         if mode == LockMode::Read {
-            sem.readers.push(t);
+            sem.readers.push((t, at));
         } else {
             sem.writer = t;
-        }
-        if sem.readers.len() <= 1 {
             sem.acquired_at = at;
         }
         let object = sem.object;
@@ -134,13 +133,19 @@ impl crate::Kernel<'_> {
     pub(crate) fn rwsem_up(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) {
         let now = self.now;
         let sem = &mut self.objects.rwsems[s as usize];
+        // When this holder took it.
         let held = match mode {
-            LockMode::Read => sem.readers.iter().position(|&r| r == t).map(|i| {
-                sem.readers.swap_remove(i);
+            LockMode::Read => sem
+                .readers
+                .iter()
+                .position(|r| r.0 == t)
+                .map(|i| sem.readers.swap_remove(i).1),
+            _ => (sem.writer == t).then(|| {
+                sem.writer = NO_TASK;
+                sem.acquired_at
             }),
-            _ => (sem.writer == t).then(|| sem.writer = NO_TASK),
         };
-        if held.is_none() {
+        let Some(since) = held else {
             let (object, name) = (sem.object, self.task_name(t));
             let lock = self.spec.objects[object as usize].name.clone();
             let op = if mode == LockMode::Read {
@@ -151,9 +156,9 @@ impl crate::Kernel<'_> {
             self.metrics.bad_unlock(c, now, &name, op, &lock);
             self.advance(t);
             return;
-        }
+        };
         let mut cost = sem.line.rmw(&self.cost, c, now) - now;
-        let (object, hold) = (sem.object, now.saturating_sub(sem.acquired_at));
+        let (object, hold) = (sem.object, now.saturating_sub(since));
         let wake = !sem.waiters.is_empty() && sem.readers.is_empty();
         self.metrics.lock_released(now, object, hold);
         if wake {
