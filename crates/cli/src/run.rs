@@ -55,6 +55,25 @@ pub fn run_variants_with(
         .collect())
 }
 
+/// The variants asked for, or every variant of the scenario (or its base
+/// if it has none).
+pub fn variants_to_run(
+    scenario: &smpsim_scenario::Scenario,
+    asked: &[String],
+) -> Vec<Option<String>> {
+    if !asked.is_empty() {
+        asked.iter().cloned().map(Some).collect()
+    } else if scenario.variants.is_empty() {
+        vec![None]
+    } else {
+        scenario
+            .variants
+            .iter()
+            .map(|v| Some(v.name.clone()))
+            .collect()
+    }
+}
+
 pub fn main(args: RunArgs) -> i32 {
     let scenario = match smpsim_scenario::load(&args.scenario) {
         Ok(s) => s,
@@ -67,17 +86,7 @@ pub fn main(args: RunArgs) -> i32 {
     if let Some(seed) = args.seed {
         sets.push(("scenario.seed".into(), seed.to_string()));
     }
-    let variants: Vec<Option<String>> = if !args.variants.is_empty() {
-        args.variants.iter().cloned().map(Some).collect()
-    } else if scenario.variants.is_empty() {
-        vec![None]
-    } else {
-        scenario
-            .variants
-            .iter()
-            .map(|v| Some(v.name.clone()))
-            .collect()
-    };
+    let variants = variants_to_run(&scenario, &args.variants);
     if let Some(n) = args.seeds {
         if n == 0 {
             return fail("error: --seeds 0: there is nothing to explore; give 1 or more");

@@ -202,17 +202,7 @@ pub fn main(args: SweepArgs) -> i32 {
             }
         }
     }
-    let variants: Vec<Option<String>> = if !args.variants.is_empty() {
-        args.variants.iter().cloned().map(Some).collect()
-    } else if scenario.variants.is_empty() {
-        vec![None]
-    } else {
-        scenario
-            .variants
-            .iter()
-            .map(|v| Some(v.name.clone()))
-            .collect()
-    };
+    let variants = crate::run::variants_to_run(&scenario, &args.variants);
     // The cross product, in a fixed order.
     let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
     for (k, v) in &sets {

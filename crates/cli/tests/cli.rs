@@ -8,6 +8,35 @@ fn smpsim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_smpsim"))
 }
 
+/// Runs `cmd`, which must succeed, and parses its JSON output.
+fn json_of(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.args(["--format", "json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `smpsim run SCENARIO ARGS... --format json`, which must succeed.
+fn run_ok(scenario: &str, args: &[&str]) -> serde_json::Value {
+    let path = repo(scenario);
+    json_of(smpsim().args(["run", path.to_str().unwrap()]).args(args))
+}
+
+/// `smpsim run SCENARIO --explore N --format json`, which must succeed.
+fn explore_ok(scenario: &str, n: &str) -> serde_json::Value {
+    run_ok(scenario, &["--explore", n])
+}
+
+/// Runs an explored schedule's printed replay command; the first
+/// detector it reports.
+fn replay_detector(found: &serde_json::Value) -> String {
+    let replay = found["replay"].as_str().unwrap();
+    let args: Vec<&str> = replay.split_whitespace().skip(1).collect();
+    let v = json_of(smpsim().current_dir(repo(".")).args(&args));
+    let detector = &v["variants"][0]["findings"][0]["detector"];
+    detector.as_str().unwrap_or("").to_string()
+}
+
 fn repo(path: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
 }
@@ -520,17 +549,7 @@ fn reproduce_needs_cases_and_skips_broken_non_cases() {
 /// run although nothing deadlocks; the consistent order is clean.
 #[test]
 fn lockdep_reports_an_abba_inversion_that_never_deadlocks() {
-    let scenario = repo("scenarios/checks/abba.toml");
-    let out = smpsim()
-        .args(["run", scenario.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_ok("scenarios/checks/abba.toml", &[]);
     for run in v["variants"].as_array().unwrap() {
         let findings = run["findings"].as_array().unwrap();
         let kinds: Vec<&str> = findings
@@ -562,36 +581,20 @@ fn lockdep_reports_an_abba_inversion_that_never_deadlocks() {
 /// variant survives every schedule.
 #[test]
 fn explore_finds_and_shrinks_a_planted_race() {
-    let scenario = repo("scenarios/checks/race.toml");
-    let path = scenario.to_str().unwrap();
-    let plain = smpsim()
-        .args(["run", path, "--format", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
-    for run in v["variants"].as_array().unwrap() {
+    let race = "scenarios/checks/race.toml";
+    for run in run_ok(race, &[])["variants"].as_array().unwrap() {
         assert!(run["findings"].as_array().unwrap().is_empty(), "{run}");
     }
-    let out = smpsim()
-        .args(["run", path, "--explore", "200", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let v = explore_ok(race, "200");
     // The same on one thread.
-    let single = smpsim()
-        .env("RAYON_NUM_THREADS", "1")
-        .args(["run", path, "--explore", "200", "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.stdout, single.stdout,
-        "explore depends on the thread count"
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let path = repo(race);
+    let single = json_of(smpsim().env("RAYON_NUM_THREADS", "1").args([
+        "run",
+        path.to_str().unwrap(),
+        "--explore",
+        "200",
+    ]));
+    assert_eq!(v, single, "explore depends on the thread count");
     let racy = &v[0];
     assert_eq!(racy["variant"], "racy");
     let found = &racy["found"];
@@ -604,21 +607,7 @@ fn explore_finds_and_shrinks_a_planted_race() {
     assert_eq!(v[1]["variant"], "locked");
     assert!(v[1]["found"].is_null(), "{}", v[1]);
     // The replay command reproduces the assertion.
-    let replay = found["replay"].as_str().unwrap();
-    let args: Vec<&str> = replay.split_whitespace().skip(1).collect();
-    let out = smpsim()
-        .current_dir(repo("."))
-        .args(&args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["variants"][0]["findings"][0]["detector"], "assertion");
+    assert_eq!(replay_detector(found), "assertion");
 }
 
 /// scenarios/checks/membarrier.toml: the membarrier checker passes the
@@ -626,36 +615,14 @@ fn explore_finds_and_shrinks_a_planted_race() {
 /// that skips the IPIs, with a replay that reproduces it.
 #[test]
 fn membarrier_checker_keeps_the_correct_path_and_catches_an_early_return() {
-    let scenario = repo("scenarios/checks/membarrier.toml");
-    let path = scenario.to_str().unwrap();
-    let out = smpsim()
-        .args(["run", path, "--explore", "50", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = explore_ok("scenarios/checks/membarrier.toml", "50");
     assert_eq!(v[0]["variant"], "correct");
     assert!(v[0]["found"].is_null(), "{}", v[0]);
     let found = &v[1]["found"];
     assert_eq!(found["detector"], "membarrier", "{}", v[1]);
-    assert!(found["message"]
-        .as_str()
-        .unwrap()
-        .contains("no full memory barrier"));
-    let replay = found["replay"].as_str().unwrap();
-    let args: Vec<&str> = replay.split_whitespace().skip(1).collect();
-    let out = smpsim()
-        .current_dir(repo("."))
-        .args(&args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["variants"][0]["findings"][0]["detector"], "membarrier");
+    let message = found["message"].as_str().unwrap();
+    assert!(message.contains("no full memory barrier"), "{message}");
+    assert_eq!(replay_detector(found), "membarrier");
 }
 
 /// scenarios/checks/irq-lock.toml: a lock taken in an IPI handler and with
@@ -663,17 +630,7 @@ fn membarrier_checker_keeps_the_correct_path_and_catches_an_early_return() {
 /// is clean.
 #[test]
 fn lockdep_reports_a_lock_used_in_hardirq_and_with_irqs_on() {
-    let scenario = repo("scenarios/checks/irq-lock.toml");
-    let out = smpsim()
-        .args(["run", scenario.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_ok("scenarios/checks/irq-lock.toml", &[]);
     let on = &v["variants"][0];
     assert_eq!(on["variant"], "irqs-on");
     let f = &on["findings"][0];
@@ -686,13 +643,18 @@ fn lockdep_reports_a_lock_used_in_hardirq_and_with_irqs_on() {
     assert!(v["variants"][1]["findings"].as_array().unwrap().is_empty());
 }
 
+/// A scratch folder named `name`, and the example scenario sweeps use.
+fn sweep_setup(name: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    (dir, repo("scenarios/examples/mutex-contention.toml"))
+}
+
 /// `sweep` then `plot`: the results stream to JSON Lines, an interrupted
 /// sweep resumes to the same file, and the SVG has a curve per variant.
 #[test]
 fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
-    let dir = std::env::temp_dir().join(format!("smpsim-sweep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    let (dir, scenario) = sweep_setup("smpsim-sweep");
     let sweep = |out: &std::path::Path| {
         smpsim()
             .args([
@@ -783,9 +745,7 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
 #[cfg(unix)]
 #[test]
 fn an_interrupted_sweep_keeps_its_points_and_resumes() {
-    let dir = std::env::temp_dir().join(format!("smpsim-sigint-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    let (dir, scenario) = sweep_setup("smpsim-sigint");
     let args = |out: &std::path::Path| {
         let mut c = smpsim();
         c.args(["sweep", scenario.to_str().unwrap(), "--cpus", "1..8:+1"])

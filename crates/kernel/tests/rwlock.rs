@@ -253,16 +253,8 @@ fn rwsem_readers_share_writers_exclude_and_readers_are_woken_together() {
         object: 0,
         index: None,
     };
-    let take = |mode| Op::Lock {
-        lock: lock.clone(),
-        mode,
-        irqsave: false,
-    };
-    let drop = |mode| Op::Unlock {
-        lock: lock.clone(),
-        mode,
-        irqrestore: false,
-    };
+    let take = |mode| op(&lock, mode, true);
+    let drop = |mode| op(&lock, mode, false);
     let faults = histogram(&mut s, "fault");
     // Three faulting threads, a fault every 100 us, 10 us under the lock.
     forever(
