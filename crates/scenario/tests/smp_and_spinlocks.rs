@@ -126,6 +126,7 @@ fn smp_call_function_single_takes_units() {
                         Box::new(Expr::Var(1)),
                         Box::new(Expr::Const(2))
                     )),
+                    handler: None,
                 },
                 wait: true,
             },
@@ -279,7 +280,7 @@ fn spinlock_object_errors() {
 
     let e = err(&BASE.replace(
         "zone_lock = { type = \"spinlock\" }",
-        "zone_lock = { type = \"rwsem\" }",
+        "zone_lock = { type = \"seqlock\" }",
     ));
     assert!(
         e.message
