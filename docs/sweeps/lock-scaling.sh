@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # Throughput against CPUs for every spinlock implementation of
-# scenarios/lock-scaling.toml, as CSV (acquisitions per second).
+# scenarios/lock-scaling.toml, as CSV (acquisitions per second), one column
+# per implementation: `smpsim sweep` over the task count, then
+# `smpsim plot --format csv`, pivoted.
 # Usage: docs/sweeps/lock-scaling.sh [PRESET [CPU-COUNTS]] > docs/lock-scaling.csv
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 smpsim=${SMPSIM:-./target/release/smpsim}
 machine=${1:-opteron-6172-48}
-variants=(qspinlock ticket tas tas_backoff mcs)
 counts=${2:-"1 2 4 6 8 12 16 24 32 40 48"}
-echo "cpus,${variants[*]}" | tr ' ' ','
-for n in $counts; do
-  args=()
-  for v in "${variants[@]}"; do args+=(--variant "$v"); done
-  "$smpsim" run scenarios/lock-scaling.toml "${args[@]}" \
-    --set machine.preset="$machine" --set tasks.locker.count="$n" --format json |
-  python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-rates = []
-for v in d["variants"]:
-    c = next(c for c in v["counters"] if c["name"] == "acquisitions")
-    rates.append("%.0f" % c["rate"])
-print(sys.argv[1] + "," + ",".join(rates))' "$n"
-done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$smpsim" sweep scenarios/lock-scaling.toml -q -o "$tmp/r.jsonl" \
+  --set machine.preset="$machine" --set tasks.locker.count="$(echo $counts | tr ' ' ',')"
+"$smpsim" plot "$tmp/r.jsonl" --x tasks.locker.count --y counter.acquisitions.rate \
+  --format csv -o "$tmp/long.csv"
+python3 - "$tmp/long.csv" "$tmp/r.jsonl" <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+# The scenario's variant order, as the sweep ran them.
+variants = list(dict.fromkeys(json.loads(l)["variant"] for l in open(sys.argv[2])))
+xs = sorted({int(float(r["tasks.locker.count"])) for r in rows})
+rate = {(r["variant"], int(float(r["tasks.locker.count"]))): float(r["mean"]) for r in rows}
+print(",".join(["cpus"] + variants))
+for x in xs:
+    print(",".join([str(x)] + ["%.0f" % rate[(v, x)] for v in variants]))
+PY

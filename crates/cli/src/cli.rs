@@ -75,9 +75,18 @@ pub struct PlotArgs {
     /// One curve per value of: `variant` (default), or a setting's key.
     #[arg(long, default_value = "variant")]
     pub by: String,
-    /// The SVG file to write.
+    /// The file to write: the plot as SVG, or (`--format csv`) its data,
+    /// one row per series and x: mean, min and max over seeds.
     #[arg(long, short = 'o')]
     pub output: PathBuf,
+    #[arg(long, value_enum, default_value_t = PlotFormat::Svg)]
+    pub format: PlotFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlotFormat {
+    Svg,
+    Csv,
 }
 
 #[derive(clap::Args)]

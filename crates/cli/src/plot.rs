@@ -288,12 +288,30 @@ fn svg(data: &Data, args: &PlotArgs, scenario: &str) -> String {
     s
 }
 
+/// The plot's data as CSV: series, x, seeds, mean, min, max.
+fn csv(data: &Data, args: &PlotArgs) -> String {
+    let mut s = format!("{},{},seeds,mean,min,max\n", args.by, args.x);
+    for (name, xs) in data {
+        for (x, ys) in xs.values() {
+            let mean = ys.iter().sum::<f64>() / ys.len() as f64;
+            let lo = ys.iter().cloned().fold(f64::MAX, f64::min);
+            let hi = ys.iter().cloned().fold(f64::MIN, f64::max);
+            let _ = writeln!(s, "{name},{x},{},{mean:.3},{lo:.3},{hi:.3}", ys.len());
+        }
+    }
+    s
+}
+
 pub fn main(args: PlotArgs) -> i32 {
     let (data, scenario) = match read(&args) {
         Ok(d) => d,
         Err(e) => return fail(e),
     };
-    match emit(&svg(&data, &args, &scenario), Some(&args.output)) {
+    let out = match args.format {
+        crate::cli::PlotFormat::Svg => svg(&data, &args, &scenario),
+        crate::cli::PlotFormat::Csv => csv(&data, &args),
+    };
+    match emit(&out, Some(&args.output)) {
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),
     }
