@@ -42,6 +42,14 @@ pub(crate) fn compile<'t>(
     }
     for (key, value) in sets {
         let base = srcs.add_set(key, value);
+        if key == "variant" || key.starts_with("variant.") {
+            // The variant was merged above; a set here would be lost.
+            return Err(Diag::new(
+                base..base + value.len(),
+                "a variant's values cannot be set; run the variant and set the value itself",
+            )
+            .help("e.g. --variant spin --set scenario.duration=1ms"));
+        }
         let v = parse_set_value(value, base);
         apply_set(&mut root, key, v, base..base + value.len())?;
     }
@@ -412,7 +420,11 @@ fn run(sc: &RawScenario, dur: &Durations<'_>) -> DResult<Run> {
                 sc.warmup.as_ref().map_or("0s", |w| w.get_ref().as_str()),
                 sc.duration.get_ref()
             ),
-        ));
+        )
+        .help(format!(
+            "shortening a run with --set scenario.duration=D? set its warm-up too, e.g. --set scenario.warmup={}us (a tenth of it)",
+            duration / 10_000
+        )));
     }
     let seed = match &sc.seed {
         None => 1,

@@ -242,3 +242,28 @@ fn load_reports_unreadable_files() {
         .to_string()
         .starts_with("/nonexistent/x.toml: error: cannot read scenario"));
 }
+
+#[test]
+fn a_variant_scoped_set_is_refused_and_a_short_duration_says_to_shorten_warmup() {
+    let text = format!("{}[variant.fast]\ndescription = \"x\"\n", BASE);
+    let s = smpsim_scenario::parse(std::path::Path::new("t.toml"), text).unwrap();
+    let e = s
+        .compile(
+            None,
+            &[("variant.fast.scenario.duration".into(), "1ms".into())],
+        )
+        .unwrap_err();
+    assert!(
+        e.message.contains("a variant's values cannot be set"),
+        "{e}"
+    );
+    let mut with_warmup =
+        BASE.replace("duration = \"1s\"", "duration = \"1s\"\nwarmup = \"100ms\"");
+    with_warmup.push('\n');
+    let s = smpsim_scenario::parse(std::path::Path::new("t.toml"), with_warmup).unwrap();
+    let e = s
+        .compile(None, &[("scenario.duration".into(), "20ms".into())])
+        .unwrap_err();
+    assert!(e.message.contains("must be shorter"), "{e}");
+    assert!(e.help.unwrap().contains("--set scenario.warmup=2000us"));
+}
