@@ -407,11 +407,32 @@ impl crate::Kernel<'_> {
                     BinOp::Add => a.wrapping_add(b),
                     BinOp::Sub => a.wrapping_sub(b),
                     BinOp::Mul => a.wrapping_mul(b),
-                    BinOp::Div => a.checked_div(b).unwrap_or(0),
-                    BinOp::Rem => a.checked_rem(b).unwrap_or(0),
+                    BinOp::Div | BinOp::Rem => {
+                        let q = if *op == BinOp::Div {
+                            a.checked_div(b)
+                        } else {
+                            a.checked_rem(b)
+                        };
+                        q.unwrap_or_else(|| {
+                            self.divide_error(t, a, b);
+                            0
+                        })
+                    }
                 }
             }
         }
+    }
+
+    /// A division by zero (or `i64::MIN / -1`) in a task's expression: the
+    /// kernel's `divide error` oops; the run stops.
+    fn divide_error(&mut self, t: TaskId, a: i64, b: i64) {
+        let (c, pc, name) = (
+            self.tasks[t as usize].cpu,
+            self.tasks[t as usize].pc,
+            self.task_name(t),
+        );
+        self.metrics.divide_error(c, self.now, &name, pc, a, b);
+        self.halted = true;
     }
 
     pub(crate) fn cond(&mut self, t: TaskId, c: &Cond) -> bool {

@@ -321,6 +321,16 @@ impl Metrics {
         );
     }
 
+    /// An expression divided by zero.
+    pub fn divide_error(&mut self, cpu: u32, now: Nanos, task: &str, pc: u32, a: i64, b: i64) {
+        self.finding(
+            Detector::DivideError,
+            now,
+            cpu,
+            format!("divide error: {task} computed {a} / {b} at op {pc}; the run stops"),
+        );
+    }
+
     /// A scenario's `assert` failed.
     pub fn assertion(&mut self, cpu: u32, now: Nanos, task: &str, pc: u32, message: &str) {
         self.finding(

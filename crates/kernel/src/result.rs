@@ -231,6 +231,8 @@ pub enum Detector {
     RcuGuarantee,
     /// A scenario's `assert` op found its condition false.
     Assertion,
+    /// An expression divided by zero (the kernel's `divide error`).
+    DivideError,
     /// The membarrier checker: a command returned while a CPU it covers
     /// ran the caller's mm without a barrier since the command began.
     Membarrier,
@@ -258,6 +260,7 @@ impl Detector {
             Detector::RcuStall => "rcu_stall",
             Detector::RcuGuarantee => "rcu",
             Detector::Assertion => "assertion",
+            Detector::DivideError => "divide_error",
             Detector::Membarrier => "membarrier",
         }
     }

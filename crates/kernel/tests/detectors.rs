@@ -136,3 +136,32 @@ fn recursive_locking_is_reported_but_recursive_reads_are_not() {
     assert!(run("qrwlock", LockMode::Write, LockMode::Read).is_some());
     assert_eq!(run("qrwlock", LockMode::Read, LockMode::Read), None);
 }
+
+/// Dividing by zero in an expression is the kernel's divide error: reported
+/// with the op, and the run stops.
+#[test]
+fn a_division_by_zero_is_a_divide_error() {
+    let mut s = spec(flat_machine(2), 1_000_000);
+    on_cpu0(
+        &mut s,
+        "t",
+        vec![
+            Op::Set {
+                slot: 0,
+                expr: Expr::Bin(
+                    BinOp::Div,
+                    Box::new(Expr::Const(10)),
+                    Box::new(Expr::Var(1)),
+                ),
+            },
+            Op::Work(Dist::Const(100)),
+        ],
+    );
+    let r = simulate(&s);
+    let f = r.finding("divide_error").expect("a divide error");
+    assert!(
+        f.message.contains("10 / 0") && f.message.contains("t/0"),
+        "{f:?}"
+    );
+    assert!(r.stats.simulated_ns < 1_000_000);
+}
