@@ -321,6 +321,19 @@ impl Metrics {
         );
     }
 
+    /// An op named a CPU that does not exist.
+    pub fn bad_cpu(&mut self, cpu: u32, now: Nanos, op: &str, target: i64, nr_cpus: u32) {
+        self.finding(
+            Detector::BadCpu,
+            now,
+            cpu,
+            format!(
+                "{op}({target}): no such CPU (the machine has CPUs 0-{}); nothing done",
+                nr_cpus - 1
+            ),
+        );
+    }
+
     /// An expression divided by zero.
     pub fn divide_error(&mut self, cpu: u32, now: Nanos, task: &str, pc: u32, a: i64, b: i64) {
         self.finding(

@@ -233,6 +233,8 @@ pub enum Detector {
     Assertion,
     /// An expression divided by zero (the kernel's `divide error`).
     DivideError,
+    /// An op named a CPU that does not exist.
+    BadCpu,
     /// The membarrier checker: a command returned while a CPU it covers
     /// ran the caller's mm without a barrier since the command began.
     Membarrier,
@@ -261,6 +263,7 @@ impl Detector {
             Detector::RcuGuarantee => "rcu",
             Detector::Assertion => "assertion",
             Detector::DivideError => "divide_error",
+            Detector::BadCpu => "bad_cpu",
             Detector::Membarrier => "membarrier",
         }
     }

@@ -206,7 +206,11 @@ impl crate::Kernel<'_> {
                 self.tasks[t as usize].resume = Resume::SmpCall(SmpCallStep::Done);
                 return self.end_batch(c, t);
             }
-            if target < 0 || target >= self.nr_cpus as i64 || !self.cpus[target as usize].online {
+            if target < 0 || target >= self.nr_cpus as i64 {
+                self.bad_cpu(c, "smp_call_function_single", target);
+                return self.smp_call_done(c, t);
+            }
+            if !self.cpus[target as usize].online {
                 // -ENXIO: nothing sent.
                 return self.smp_call_done(c, t);
             }
@@ -310,6 +314,9 @@ impl crate::Kernel<'_> {
             CpuSet::List(exprs) => {
                 for e in exprs {
                     let cpu = self.eval(t, e);
+                    if cpu < 0 || cpu >= self.nr_cpus as i64 {
+                        self.bad_cpu(me, "smp_call_function_many", cpu);
+                    }
                     if cpu >= 0
                         && cpu < self.nr_cpus as i64
                         && cpu as u32 != me

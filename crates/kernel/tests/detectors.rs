@@ -165,3 +165,27 @@ fn a_division_by_zero_is_a_divide_error() {
     );
     assert!(r.stats.simulated_ns < 1_000_000);
 }
+
+/// A CPU that does not exist, named by `cpu_down()` or a cross-CPU call, is
+/// reported with the op rather than skipped in silence.
+#[test]
+fn ops_on_a_cpu_that_does_not_exist_are_reported() {
+    for op in [
+        Op::CpuOffline(Expr::Const(9)),
+        Op::SmpCallFunctionSingle {
+            cpu: Expr::Const(-4),
+            func: CallFunc {
+                cost: Dist::Const(100),
+                units: None,
+                handler: None,
+            },
+            wait: true,
+        },
+    ] {
+        let mut s = spec(flat_machine(2), 1_000_000);
+        on_cpu0(&mut s, "t", vec![op, Op::Work(Dist::Const(100_000))]);
+        let r = simulate(&s);
+        let f = r.finding("bad_cpu").expect("a bad CPU");
+        assert!(f.message.contains("no such CPU"), "{f:?}");
+    }
+}
