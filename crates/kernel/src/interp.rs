@@ -30,7 +30,9 @@ impl crate::Kernel<'_> {
     pub(crate) fn run_task(&mut self, c: u32, t: TaskId) {
         // A batch interrupted earlier resumes first.
         if !self.tasks[t as usize].batch.is_empty() {
-            let end = self.now + self.tasks[t as usize].batch.total();
+            let end = self
+                .now
+                .saturating_add(self.tasks[t as usize].batch.total());
             self.arm_cpu(c, end);
             return;
         }
@@ -51,7 +53,9 @@ impl crate::Kernel<'_> {
             }
             let pc = self.tasks[t as usize].pc as usize;
             let op = &program.ops[pc];
-            let vt = self.now + self.tasks[t as usize].batch.total();
+            let vt = self
+                .now
+                .saturating_add(self.tasks[t as usize].batch.total());
             let local = match op {
                 Op::Work(d) => {
                     let ns = d.sample(&mut self.rng);
@@ -174,7 +178,9 @@ impl crate::Kernel<'_> {
         } else {
             self.tasks[t as usize].timeless_steps = 0;
         }
-        let end = self.now + self.tasks[t as usize].batch.total();
+        let end = self
+            .now
+            .saturating_add(self.tasks[t as usize].batch.total());
         self.arm_cpu(c, end);
     }
 
@@ -302,7 +308,7 @@ impl crate::Kernel<'_> {
         let gen = task.gen.wrapping_add(1);
         task.gen = gen;
         self.at(
-            self.now + ns,
+            self.now.saturating_add(ns),
             Event::Sched(SchedEvent::Timer { task: t, gen }),
         );
         self.block(c, t);
@@ -318,7 +324,7 @@ impl crate::Kernel<'_> {
             let task = &mut self.tasks[t as usize];
             task.batch.push(Mode::Sys, cost);
             task.resume = Resume::Exit;
-            let end = self.now + task.batch.total();
+            let end = self.now.saturating_add(task.batch.total());
             self.arm_cpu(c, end);
             return Flow::Stop;
         }

@@ -52,7 +52,9 @@ impl crate::Kernel<'_> {
     pub(crate) fn run_kthread(&mut self, c: u32, t: TaskId) {
         // A piece of work interrupted earlier finishes first.
         if !self.tasks[t as usize].batch.is_empty() {
-            let end = self.now + self.tasks[t as usize].batch.total();
+            let end = self
+                .now
+                .saturating_add(self.tasks[t as usize].batch.total());
             self.arm_cpu(c, end);
             return;
         }
@@ -64,7 +66,7 @@ impl crate::Kernel<'_> {
             KthreadStep::Work(ns) => {
                 let task = &mut self.tasks[t as usize];
                 task.batch.push(Mode::Sys, ns.max(1));
-                let end = self.now + task.batch.total();
+                let end = self.now.saturating_add(task.batch.total());
                 self.arm_cpu(c, end);
             }
             KthreadStep::Sleep { timeout } => {

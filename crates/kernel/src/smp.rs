@@ -365,7 +365,9 @@ impl crate::Kernel<'_> {
 
     /// Ends the task's batch now and resumes the op at its end.
     fn end_batch(&mut self, c: u32, t: TaskId) -> Flow {
-        let end = self.now + self.tasks[t as usize].batch.total();
+        let end = self
+            .now
+            .saturating_add(self.tasks[t as usize].batch.total());
         self.arm_cpu(c, end);
         Flow::Stop
     }

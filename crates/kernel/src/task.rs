@@ -61,7 +61,11 @@ impl Batch {
         self.len as usize == Self::CAPACITY
     }
     pub fn total(&self) -> Nanos {
-        self.parts[..self.len as usize].iter().map(|p| p.1).sum()
+        // Saturating: a scenario may ask for absurd durations; time must
+        // not wrap (the run ends at its horizon anyway).
+        self.parts[..self.len as usize]
+            .iter()
+            .fold(0, |t: Nanos, p| t.saturating_add(p.1))
     }
     /// Appends work; merges with the last part when the mode is the same.
     /// Returns false when full.
@@ -71,7 +75,8 @@ impl Batch {
         }
         let m = mode as u8;
         if self.len > 0 && self.parts[self.len as usize - 1].0 == m {
-            self.parts[self.len as usize - 1].1 += ns;
+            let last = &mut self.parts[self.len as usize - 1].1;
+            *last = last.saturating_add(ns);
             return true;
         }
         if self.is_full() {

@@ -189,3 +189,27 @@ fn ops_on_a_cpu_that_does_not_exist_are_reported() {
         assert!(f.message.contains("no such CPU"), "{f:?}");
     }
 }
+
+/// Absurd durations saturate: time never wraps, and the run ends at its
+/// horizon instead of looping.
+#[test]
+fn durations_near_two_to_the_64_do_not_wrap_time() {
+    for ops in [
+        vec![
+            Op::Work(Dist::Const(u64::MAX)),
+            Op::Work(Dist::Const(u64::MAX)),
+        ],
+        vec![
+            Op::Work(Dist::Const(1_000)),
+            Op::Sleep {
+                dist: Dist::Const(u64::MAX),
+                overshoot: None,
+            },
+        ],
+    ] {
+        let mut s = spec(flat_machine(2), 1_000_000);
+        on_cpu0(&mut s, "t", ops);
+        let r = simulate(&s);
+        assert_eq!(r.stats.simulated_ns, 1_000_000);
+    }
+}
