@@ -178,6 +178,11 @@ struct Emitter<'c, 'd> {
     /// with the error to report if the program never takes it that way.
     released: Vec<((ObjectId, Family), Diag)>,
     released_keys: HashSet<(ObjectId, Family)>,
+    /// The forms objects are taken in: with `_irqsave` or without.
+    taken_forms: HashSet<(ObjectId, Family, bool)>,
+    /// The first release in each form, with the error to report if the
+    /// program takes the object only in the other form.
+    released_forms: Vec<((ObjectId, Family, bool), Diag)>,
 }
 
 fn resolver(slots: &HashMap<String, Slot>) -> impl Fn(&str) -> Result<Slot, Vec<String>> + '_ {
@@ -516,6 +521,8 @@ pub(crate) fn compile(
         taken: HashSet::new(),
         released: Vec::new(),
         released_keys: HashSet::new(),
+        taken_forms: HashSet::new(),
+        released_forms: Vec::new(),
     };
     let vars: &[(S<String>, S<RawExpr>)] = vars.map_or(&[], |v| &v.0);
     e.declare_all(vars, code)?;
@@ -528,6 +535,14 @@ pub(crate) fn compile(
     // in the same mode anywhere in the program. Loops and branches are not
     // followed; this only catches code that releases what others take.
     if let Some((_, d)) = e.released.iter().find(|(k, _)| !e.taken.contains(k)) {
+        return Err(d.clone());
+    }
+    // A `_irqrestore` release of a lock only ever taken without `_irqsave`
+    // (or the reverse) leaves interrupts off, or turns them on, wrongly.
+    let mismatched = e.released_forms.iter().find(|((o, f, irq), _)| {
+        e.taken.contains(&(*o, *f)) && !e.taken_forms.contains(&(*o, *f, *irq))
+    });
+    if let Some((_, d)) = mismatched {
         return Err(d.clone());
     }
     if falls_off(&e.ops) {

@@ -411,9 +411,38 @@ fn unlock_check_sees_through_aliases_functions_and_control_flow() {
     ops_of(&with_code(
         r#"{ op = "loop", count = 3, body = [
     { op = "spin_unlock", lock = "pcp[0]" },
-    { op = "spin_lock_irqsave", lock = "pcp[this_cpu()]" } ] },
+    { op = "spin_lock", lock = "pcp[this_cpu()]" } ] },
   { op = "write_guard", lock = "TREE", body = [] },
   { op = "write_unlock", lock = "rw" },
   { op = "mutex_guard", lock = "m", body = [ { op = "mutex_unlock", lock = "m" } ] }"#,
+    ));
+}
+
+#[test]
+fn an_irqsave_take_needs_an_irqrestore_release() {
+    let e = err(&with_code(
+        r#"{ op = "spin_lock_irqsave", lock = "sl" }, { op = "spin_unlock", lock = "sl" }"#,
+    ));
+    assert!(
+        e.message.contains("takes only with spin_lock_irqsave")
+            && e.message.contains("interrupts off"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        e.help.as_deref(),
+        Some("release it with spin_unlock_irqrestore")
+    );
+    let e = err(&with_code(
+        r#"{ op = "read_lock", lock = "rw" }, { op = "read_unlock_irqrestore", lock = "rw" }"#,
+    ));
+    assert!(
+        e.message.contains("takes only with read_lock"),
+        "{}",
+        e.message
+    );
+    // Both forms taken somewhere: either release is fine.
+    ops_of(&with_code(
+        r#"{ op = "spin_lock_irqsave", lock = "sl" }, { op = "spin_unlock_irqrestore", lock = "sl" }, { op = "spin_lock", lock = "sl" }, { op = "spin_unlock", lock = "sl" }"#,
     ));
 }

@@ -292,15 +292,18 @@ impl Emitter<'_, '_> {
         match l.action {
             LockAction::Lock => {
                 self.taken.insert((lock.object, family));
+                self.taken_forms.insert((lock.object, family, l.irq));
                 self.push(take(lock, l.irq));
             }
             LockAction::Unlock => {
                 self.note_release(written, lock.object, family, def.name);
+                self.note_release_form(written, lock.object, family, l.irq, def.name);
                 self.push(release(lock, l.irq));
             }
             LockAction::Guard => {
                 let irqsave = r.irqsave.as_ref().is_some_and(|v| *v.get_ref());
                 self.taken.insert((lock.object, family));
+                self.taken_forms.insert((lock.object, family, irqsave));
                 self.push(take(lock.clone(), irqsave));
                 self.block(need(&r.body, op, "body")?.get_ref())?;
                 self.push(release(lock, irqsave));
@@ -331,6 +334,41 @@ impl Emitter<'_, '_> {
                 family.takers()
             ));
         self.released.push(((object, family), d));
+    }
+
+    /// Remembers the first release of `object` by `family` in each form
+    /// (`_irqrestore` or not), for the check that it is taken that way.
+    fn note_release_form(
+        &mut self,
+        written: &S<String>,
+        object: ObjectId,
+        family: Family,
+        irq: bool,
+        op: &str,
+    ) {
+        let key = (object, family, irq);
+        if self.released_forms.iter().any(|(k, _)| *k == key) {
+            return;
+        }
+        let text = written.get_ref();
+        let name_r = split_lockref(text).map_or(0..text.len(), |(r, _)| r);
+        let name = &text[name_r.clone()];
+        let prefix = family.prefix();
+        let (taken, right, why) = if irq {
+            (format!("{prefix}_lock"), format!("{prefix}_unlock"), "would turn interrupts on inside code that had them on anyway, restoring a state never saved")
+        } else {
+            (
+                format!("{prefix}_lock_irqsave"),
+                format!("{prefix}_unlock_irqrestore"),
+                "would leave interrupts off after the lock is released",
+            )
+        };
+        let msg = format!("`{op}` of `{name}`, which this task takes only with {taken}: it {why}");
+        let d = self
+            .ctx
+            .at_str(written, StrErr::new(name_r, msg))
+            .help(format!("release it with {right}"));
+        self.released_forms.push((key, d));
     }
 
     /// `smp_call_function_many`'s `cpus`: `mm_cpumask`, `all_but_self`, or a
