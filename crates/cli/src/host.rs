@@ -293,6 +293,15 @@ code = [ {{ op = "loop", count = "forever", body = [
     }
 }
 
+/// A file removed when the value goes out of scope.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 fn compare(a: HostCompareArgs) -> i32 {
     let test = a.test.as_str();
     if !["membarrier", "ctxswitch", "ipi-latency"].contains(&test) {
@@ -300,6 +309,8 @@ fn compare(a: HostCompareArgs) -> i32 {
             "error: host compare supports membarrier, ctxswitch and ipi-latency, not `{test}`"
         ));
     }
+    // A profile calibrated here lives only as long as this command.
+    let mut _calibrated = None;
     let profile = match &a.profile {
         Some(p) => p.clone(),
         None => {
@@ -311,6 +322,7 @@ fn compare(a: HostCompareArgs) -> i32 {
                     if let Err(e) = emit(&c.profile, Some(&path)) {
                         return fail(format!("error: {e}"));
                     }
+                    _calibrated = Some(RemoveOnDrop(path.clone()));
                     path
                 }
                 Err(e) => return fail(format!("error: {e}")),
