@@ -94,6 +94,32 @@ impl Drop for Guard {
 }
 
 /// Removes a cgroup directory tree, deepest first.
+/// Removes the cgroups `prefix<pid>` under `parent` left by runs whose
+/// process is gone (a SIGKILL skips every guard); returns how many.
+pub fn sweep_stale_cgroups(parent: &std::path::Path, prefix: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive && remove_cgroup(&e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 fn remove_cgroup(dir: &std::path::Path) -> std::io::Result<()> {
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
@@ -103,4 +129,24 @@ fn remove_cgroup(dir: &std::path::Path) -> std::io::Result<()> {
         }
     }
     std::fs::remove_dir(dir)
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    #[test]
+    fn stale_cgroups_of_dead_processes_are_swept_and_live_ones_kept() {
+        let dir = std::env::temp_dir().join(format!("smpsim-sweep-cg-{}", std::process::id()));
+        let dead = dir.join("smpsim_membarrier_2147483646/n0/d0");
+        let live = dir.join(format!("smpsim_membarrier_{}/n0", std::process::id()));
+        let other = dir.join("unrelated_7");
+        for d in [&dead, &live, &other] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        assert_eq!(sweep_stale_cgroups(&dir, "smpsim_membarrier_"), 1);
+        assert!(!dir.join("smpsim_membarrier_2147483646").exists());
+        assert!(live.exists() && other.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

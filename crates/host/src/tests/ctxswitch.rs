@@ -138,5 +138,9 @@ pub fn run(seconds: f64) -> Result<HostResult, String> {
     r.rate("round_trip_ns_threads_same_cpu", 1e9 / same_t, "ns");
     r.notes
         .push("will-it-scale context_switch1 style: one byte over two pipes".into());
+    if should_stop() {
+        r.notes
+            .push("stopped early by a signal: the figures cover only the part that ran".into());
+    }
     Ok(r)
 }

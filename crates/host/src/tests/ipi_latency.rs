@@ -141,5 +141,9 @@ pub fn run(seconds: f64, window_s: f64, fifo: bool) -> Result<HostResult, String
             "ns",
         );
     }
+    if should_stop() {
+        r.notes
+            .push("stopped early by a signal: the figures cover only the part that ran".into());
+    }
     Ok(r)
 }

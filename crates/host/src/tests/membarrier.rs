@@ -32,6 +32,13 @@ fn build_cgroups(
         CgroupCpu::V2(d) => (d.clone(), true),
         CgroupCpu::V1(d) => (d.clone(), false),
     };
+    // Runs killed outright (SIGKILL) could not clean up: sweep theirs.
+    let stale = crate::cleanup::sweep_stale_cgroups(&dir, "smpsim_membarrier_");
+    if stale > 0 {
+        guard.log.push(format!(
+            "removed {stale} cgroups left by earlier runs that were killed"
+        ));
+    }
     let base = dir.join(format!("smpsim_membarrier_{}", std::process::id()));
     std::fs::create_dir(&base).map_err(|e| format!("{}: {e}", base.display()))?;
     guard.push(Undo::RemoveCgroup(base.clone()));
