@@ -60,6 +60,57 @@ fn follow_symlinks(path: &Path) -> Result<PathBuf, String> {
     ))
 }
 
+/// The temporary file being written, for the signal handler to remove.
+static TEMP_PATH: std::sync::atomic::AtomicPtr<libc::c_char> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// SIGINT/SIGTERM while a result is being written: remove the temporary
+/// file, then die of the signal as usual.
+extern "C" fn remove_temp_and_die(sig: libc::c_int) {
+    let p = TEMP_PATH.load(std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: unlink, signal and raise are async-signal-safe; `p` is a
+    // NUL-terminated path leaked for the length of the write.
+    unsafe {
+        if !p.is_null() {
+            libc::unlink(p);
+        }
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// While alive, an interrupt removes `tmp` before the process dies.
+struct TempGuard {
+    old: [libc::sighandler_t; 2],
+    path: *mut libc::c_char,
+}
+
+impl TempGuard {
+    fn new(tmp: &Path) -> Self {
+        let c = std::ffi::CString::new(tmp.as_os_str().as_encoded_bytes()).unwrap_or_default();
+        let path = c.into_raw();
+        TEMP_PATH.store(path, std::sync::atomic::Ordering::SeqCst);
+        let handler = remove_temp_and_die as *const () as libc::sighandler_t;
+        // SAFETY: installing a handler that only calls async-signal-safe
+        // functions.
+        let old = unsafe { [libc::signal(libc::SIGINT, handler), libc::signal(libc::SIGTERM, handler)] };
+        TempGuard { old, path }
+    }
+}
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        // SAFETY: restoring the handlers saved in `new`; the path was made
+        // by `CString::into_raw` and is no longer published.
+        unsafe {
+            libc::signal(libc::SIGINT, self.old[0]);
+            libc::signal(libc::SIGTERM, self.old[1]);
+            TEMP_PATH.store(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst);
+            drop(std::ffi::CString::from_raw(self.path));
+        }
+    }
+}
+
 fn replace_atomically(path: &Path, text: &str) -> Result<(), String> {
     let dir = path
         .parent()
@@ -73,6 +124,7 @@ fn replace_atomically(path: &Path, text: &str) -> Result<(), String> {
         name.to_string_lossy(),
         std::process::id()
     ));
+    let _interrupt = TempGuard::new(&tmp);
     std::fs::write(&tmp, text).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("{}: {e}", tmp.display())
