@@ -93,7 +93,12 @@ impl TempGuard {
         let handler = remove_temp_and_die as *const () as libc::sighandler_t;
         // SAFETY: installing a handler that only calls async-signal-safe
         // functions.
-        let old = unsafe { [libc::signal(libc::SIGINT, handler), libc::signal(libc::SIGTERM, handler)] };
+        let old = unsafe {
+            [
+                libc::signal(libc::SIGINT, handler),
+                libc::signal(libc::SIGTERM, handler),
+            ]
+        };
         TempGuard { old, path }
     }
 }

@@ -51,13 +51,20 @@ use crate::costs::CostNs;
 
 pub type LineId = u32;
 
+/// Up to this many sharers a line keeps only the list of them.
+const SHARERS_AS_LIST: usize = 16;
+
 #[derive(Clone, Debug)]
 pub struct Line {
     /// CPU holding the line Modified/Owned: the last writer (or, before
     /// any write, the CPU standing for the line's home node).
     owner: u32,
-    /// CPUs holding a copy (bitset), the owner included.
+    /// CPUs holding a copy (bitset), the owner included; allocated only
+    /// once the line has more than a few sharers (there may be a line per
+    /// CPU, and a bitset per line would be CPUs^2 of memory).
     sharers: Vec<u64>,
+    /// Words the bitset has when allocated.
+    words: u32,
     /// The same CPUs as a list, so a write touches only them (the list's
     /// capacity is kept: no allocation once warm).
     sharer_list: Vec<u32>,
@@ -78,11 +85,10 @@ pub struct Line {
 
 impl Line {
     pub fn new(nr_cpus: usize, home: u32) -> Self {
-        let mut sharers = vec![0u64; nr_cpus.div_ceil(64).max(1)];
-        sharers[home as usize / 64] |= 1 << (home % 64);
         Line {
             owner: home,
-            sharers,
+            sharers: Vec::new(),
+            words: nr_cpus.div_ceil(64).max(1) as u32,
             sharer_list: vec![home],
             free_at: 0,
             pollers: Vec::new(),
@@ -95,13 +101,25 @@ impl Line {
     }
 
     fn has(&self, cpu: u32) -> bool {
+        if self.sharers.is_empty() {
+            return self.sharer_list.contains(&cpu);
+        }
         self.sharers[cpu as usize / 64] & (1 << (cpu % 64)) != 0
     }
 
     fn add_sharer(&mut self, cpu: u32) {
-        if !self.has(cpu) {
+        if self.has(cpu) {
+            return;
+        }
+        self.sharer_list.push(cpu);
+        if !self.sharers.is_empty() {
             self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
-            self.sharer_list.push(cpu);
+        } else if self.sharer_list.len() > SHARERS_AS_LIST {
+            // Many sharers: a bitset answers `has` in one step from now on.
+            self.sharers = vec![0; self.words as usize];
+            for &s in &self.sharer_list {
+                self.sharers[s as usize / 64] |= 1 << (s % 64);
+            }
         }
     }
 
@@ -132,12 +150,16 @@ impl Line {
                 if s != cpu && s != self.owner {
                     worst = worst.max(cost.line_transfer(s, cpu));
                 }
-                self.sharers[s as usize / 64] &= !(1 << (s % 64));
+                if !self.sharers.is_empty() {
+                    self.sharers[s as usize / 64] &= !(1 << (s % 64));
+                }
             }
             self.transfers += 1;
             self.sharer_list.clear();
             self.sharer_list.push(cpu);
-            self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
+            if !self.sharers.is_empty() {
+                self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
+            }
             let done = start + worst + extra;
             self.free_at = done;
             done

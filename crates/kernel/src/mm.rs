@@ -32,7 +32,9 @@ pub struct Mm {
     pub count: u32,
     /// The line holding `mm_users` and `mm_count`.
     pub line: Line,
-    pub mask: Vec<bool>,
+    /// `mm_cpumask`: the CPUs in it, sorted (sparse: a process touches few
+    /// CPUs of a large machine, and there may be a process per CPU).
+    pub mask: CpuMask,
     pub mask_weight: u32,
     /// The line holding `mm_cpumask`.
     pub mask_line: Line,
@@ -51,7 +53,7 @@ impl Mm {
             users,
             count: 1,
             line: Line::new(nr_cpus, 0),
-            mask: vec![false; nr_cpus],
+            mask: CpuMask::default(),
             mask_weight: 0,
             mask_line: Line::new(nr_cpus, 0),
             freed: false,
@@ -63,6 +65,36 @@ impl Mm {
 }
 
 pub use crate::result::MmStats;
+
+/// A set of CPUs kept as a sorted list.
+#[derive(Clone, Debug, Default)]
+pub struct CpuMask(Vec<u32>);
+
+impl CpuMask {
+    pub fn contains(&self, cpu: u32) -> bool {
+        self.0.binary_search(&cpu).is_ok()
+    }
+    /// Adds `cpu`; false if it was there.
+    pub fn insert(&mut self, cpu: u32) -> bool {
+        match self.0.binary_search(&cpu) {
+            Ok(_) => false,
+            Err(i) => {
+                self.0.insert(i, cpu);
+                true
+            }
+        }
+    }
+    /// Removes `cpu`; false if it was not there.
+    pub fn remove(&mut self, cpu: u32) -> bool {
+        match self.0.binary_search(&cpu) {
+            Ok(i) => {
+                self.0.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
 
 impl crate::Kernel<'_> {
     fn mode(&self) -> LazyTlb {
@@ -85,10 +117,9 @@ impl crate::Kernel<'_> {
 
     fn mask_set(&mut self, mm: u32, c: u32) -> u64 {
         let m = &mut self.mms[mm as usize];
-        if m.mask[c as usize] {
+        if !m.mask.insert(c) {
             return 0;
         }
-        m.mask[c as usize] = true;
         m.mask_weight += 1;
         let now = self.now;
         m.mask_line.rmw(&self.cost, c, now) - now
@@ -98,10 +129,9 @@ impl crate::Kernel<'_> {
     fn mask_clear(&mut self, mm: u32, c: u32) -> (u64, bool) {
         let now = self.now;
         let m = &mut self.mms[mm as usize];
-        if !m.mask[c as usize] {
+        if !m.mask.remove(c) {
             return (0, m.mask_weight == 0);
         }
-        m.mask[c as usize] = false;
         m.mask_weight -= 1;
         let done = m.mask_line.rmw(&self.cost, c, now) - now;
         (done, m.mask_weight == 0)
@@ -217,7 +247,7 @@ impl crate::Kernel<'_> {
         }
         for c in 0..self.nr_cpus {
             let cpu = &self.cpus[c as usize];
-            if c == me || !cpu.online || !self.mms[mm as usize].mask[c as usize] {
+            if c == me || !cpu.online || !self.mms[mm as usize].mask.contains(c) {
                 continue;
             }
             // A CPU switching to the mm counts as running it: its IRQs are
@@ -247,7 +277,7 @@ impl crate::Kernel<'_> {
                 // flush_tlb_func() on a CPU that switched away: it clears
                 // its bit and returns.
                 let m = &mut self.mms[mm as usize];
-                m.mask[c as usize] = false;
+                m.mask.remove(c);
                 m.mask_weight -= 1;
             }
         }
@@ -303,7 +333,7 @@ impl crate::Kernel<'_> {
         }
         let mut pending = 0;
         for x in 0..self.nr_cpus {
-            if x == c || !self.mms[mm as usize].mask[x as usize] || !self.cpus[x as usize].online {
+            if x == c || !self.mms[mm as usize].mask.contains(x) || !self.cpus[x as usize].online {
                 continue;
             }
             if self.cpus[x as usize].active_mm != mm {

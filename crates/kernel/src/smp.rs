@@ -165,8 +165,14 @@ impl crate::Kernel<'_> {
                 Op::Work(d) => t += d.sample(&mut self.rng),
                 Op::Count(counter) => self.metrics.count(t, *counter),
                 Op::Lock { lock, .. } => {
-                    let site = format!("CPU{c} in a cross-CPU call handler (hardirq)");
-                    self.lockdep_usage(c, lock.object, true, site);
+                    let settled = self
+                        .lockdep
+                        .as_ref()
+                        .is_none_or(|ld| ld.usage_settled(lock.object, true));
+                    if !settled {
+                        let site = format!("CPU{c} in a cross-CPU call handler (hardirq)");
+                        self.lockdep_usage(c, lock.object, true, site);
+                    }
                 }
                 _ => {}
             }
@@ -294,7 +300,7 @@ impl crate::Kernel<'_> {
                 let mask = &self.mms[self.tasks[t as usize].mm as usize].mask;
                 out.extend(
                     (0..self.nr_cpus)
-                        .filter(|&c| c != me && mask[c as usize] && self.cpus[c as usize].online),
+                        .filter(|&c| c != me && mask.contains(c) && self.cpus[c as usize].online),
                 );
             }
             CpuSet::TlbFlush { freed_tables } => self.tlb_flush_targets(t, *freed_tables, out),

@@ -143,6 +143,19 @@ impl Lockdep {
         found
     }
 
+    /// Whether marking `class` this way can change or report nothing: the
+    /// use is registered already and the other one never was (the common
+    /// case, checked before the report's text is built).
+    pub fn usage_settled(&self, class: u32, in_hardirq: bool) -> bool {
+        let u = &self.usage[class as usize];
+        let (mine, other) = if in_hardirq {
+            (&u.in_hardirq, &u.hardirq_on)
+        } else {
+            (&u.hardirq_on, &u.in_hardirq)
+        };
+        self.off || (mine.is_some() && other.is_none())
+    }
+
     /// `mark_lock()`: `class` is taken in hardirq context (`in_hardirq`) or
     /// in process context with hardirqs enabled, at `site`. Taking it both
     /// ways is a deadlock (the IRQ can come while the lock is held on the

@@ -212,7 +212,11 @@ impl crate::Kernel<'_> {
                 .and_then(|g| g.program.ops.get(pc as usize)),
             Some(crate::program::Op::Lock { irqsave: true, .. })
         );
-        if !task.irq.irqs_off && !irqsave {
+        let settled = self
+            .lockdep
+            .as_ref()
+            .is_none_or(|ld| ld.usage_settled(class, false));
+        if !task.irq.irqs_off && !irqsave && !settled {
             let site = format!("{} at {}", self.task_name(t), self.lock_site(t, pc));
             self.lockdep_usage(c, class, false, site);
         }
