@@ -26,14 +26,20 @@ pub(crate) enum Flow {
 }
 
 impl crate::Kernel<'_> {
+    /// Lets the task's unfinished batch of work (cut short by an
+    /// interrupt or a switch) run on first; false if there is none.
+    pub(crate) fn resume_batch(&mut self, c: u32, t: TaskId) -> bool {
+        if self.tasks[t as usize].batch.is_empty() {
+            return false;
+        }
+        let left = self.tasks[t as usize].batch.total();
+        self.arm_cpu(c, self.now.saturating_add(left));
+        true
+    }
+
     /// Runs task `t`, current on CPU `c`, from where it is.
     pub(crate) fn run_task(&mut self, c: u32, t: TaskId) {
-        // A batch interrupted earlier resumes first.
-        if !self.tasks[t as usize].batch.is_empty() {
-            let end = self
-                .now
-                .saturating_add(self.tasks[t as usize].batch.total());
-            self.arm_cpu(c, end);
+        if self.resume_batch(c, t) {
             return;
         }
         let spec = self.spec;

@@ -51,11 +51,7 @@ impl crate::Kernel<'_> {
     /// Runs kthread `t`, current on CPU `c`, until it works or sleeps.
     pub(crate) fn run_kthread(&mut self, c: u32, t: TaskId) {
         // A piece of work interrupted earlier finishes first.
-        if !self.tasks[t as usize].batch.is_empty() {
-            let end = self
-                .now
-                .saturating_add(self.tasks[t as usize].batch.total());
-            self.arm_cpu(c, end);
+        if self.resume_batch(c, t) {
             return;
         }
         let which = self.tasks[t as usize].kthread.expect("a kthread");
