@@ -191,8 +191,9 @@ impl crate::Kernel<'_> {
     }
 
     /// `lock_acquire()` when lockdep is on: task `t` on CPU `c` asks for a
-    /// lock of `class` at its current op.
-    fn lockdep_acquire(&mut self, c: u32, t: TaskId, class: u32, read: bool) {
+    /// lock of `class` at its current op (`irqsave`: an `_irqsave` form,
+    /// which disables hardirqs first).
+    fn lockdep_acquire(&mut self, c: u32, t: TaskId, class: u32, read: bool, irqsave: bool) {
         let Some(ld) = self.lockdep.as_mut() else {
             return;
         };
@@ -202,16 +203,8 @@ impl crate::Kernel<'_> {
             self.metrics.circular_locking(c, self.now, report);
             return;
         }
-        // The IRQ-safety half: taken here with hardirqs on (an `_irqsave`
-        // form disables them first).
+        // The IRQ-safety half: taken here with hardirqs on.
         let task = &self.tasks[t as usize];
-        let irqsave = matches!(
-            self.spec
-                .task_groups
-                .get(task.group as usize)
-                .and_then(|g| g.program.ops.get(pc as usize)),
-            Some(crate::program::Op::Lock { irqsave: true, .. })
-        );
         let settled = self
             .lockdep
             .as_ref()
@@ -345,7 +338,7 @@ impl crate::Kernel<'_> {
                 irqsave,
             } => {
                 if resume == Resume::Op {
-                    self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read);
+                    self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read, *irqsave);
                 }
                 let l = self.instance(t, lock);
                 if self.is_rwsem(lock) {
@@ -388,7 +381,7 @@ impl crate::Kernel<'_> {
                 Flow::Next
             }
             Op::CpusReadLock => {
-                self.lockdep_acquire(c, t, self.hotplug_lock_class(), true);
+                self.lockdep_acquire(c, t, self.hotplug_lock_class(), true, false);
                 self.cpus_read_lock(c, t)
             }
             Op::CpusReadUnlock => {
@@ -402,7 +395,7 @@ impl crate::Kernel<'_> {
                     _ => None,
                 };
                 if step.is_none() {
-                    self.lockdep_acquire(c, t, self.hotplug_lock_class(), false);
+                    self.lockdep_acquire(c, t, self.hotplug_lock_class(), false, false);
                 }
                 self.cpus_write_lock(c, t, step)
             }

@@ -51,19 +51,17 @@ pub(super) fn call_many(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
 /// `WRITE_ONCE(VAR, value)` of a shared variable (`VAR[cpu]` for one CPU's
 /// instance of a per-CPU one).
 pub(super) fn write_once(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
-    let r = op.get_ref();
-    let obj = need(&r.obj, op, "obj")?;
-    let var = e.variable(obj, false)?;
-    let value = e.expr(need(&r.value, op, "value")?)?;
-    e.push(Op::WriteOnce { var, value });
-    Ok(())
+    emit_write(e, op, false)
 }
 
 /// `this_cpu_write(VAR, value)` of a per-CPU shared variable.
 pub(super) fn this_cpu_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    emit_write(e, op, true)
+}
+
+fn emit_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>, this_cpu: bool) -> DResult<()> {
     let r = op.get_ref();
-    let obj = need(&r.obj, op, "obj")?;
-    let var = e.variable(obj, true)?;
+    let var = e.variable(need(&r.obj, op, "obj")?, this_cpu)?;
     let value = e.expr(need(&r.value, op, "value")?)?;
     e.push(Op::WriteOnce { var, value });
     Ok(())
