@@ -242,3 +242,54 @@ fn load_reports_unreadable_files() {
         .to_string()
         .starts_with("/nonexistent/x.toml: error: cannot read scenario"));
 }
+
+#[test]
+fn variant_scoped_sets_apply_to_that_variant_only() {
+    let text = format!("{BASE}\n[variant.a]\n[variant.b]\n");
+    let scn = parse(Path::new("t.toml"), text).unwrap();
+    let sets = vec![("variant.a.tasks.w.count".to_string(), "3".to_string())];
+    let a = scn.compile(Some("a"), &sets).unwrap();
+    let b = scn.compile(Some("b"), &sets).unwrap();
+    let base = scn.compile(None, &sets).unwrap();
+    assert_eq!(a.task_groups[0].placement.len(), 3);
+    assert_eq!(b.task_groups[0].placement.len(), 2);
+    assert_eq!(base.task_groups[0].placement.len(), 2);
+    // A misspelt variant is refused, whichever variant is compiled.
+    let sets = vec![("variant.c.scenario.duration".to_string(), "1ms".to_string())];
+    for v in [None, Some("a")] {
+        let e = scn.compile(v, &sets).unwrap_err();
+        assert_eq!(e.message, "unknown variant `c`");
+        assert!(e.help.as_deref().unwrap().contains("`a`, `b`"), "{e}");
+    }
+    let sets = vec![("variant.a".to_string(), "1ms".to_string())];
+    let e = scn.compile(Some("a"), &sets).unwrap_err();
+    assert!(e.message.contains("whole variant"), "{e}");
+    // A scenario without variants says so.
+    let scn = parse(Path::new("t.toml"), BASE.to_string()).unwrap();
+    let sets = vec![("variant.a.scenario.duration".to_string(), "1ms".to_string())];
+    let e = scn.compile(None, &sets).unwrap_err();
+    assert!(e.help.as_deref().unwrap().contains("no variants"), "{e}");
+}
+
+#[test]
+fn a_shorter_duration_set_names_the_warmup_to_set_too() {
+    let text = BASE.replace("duration = \"1s\"", "duration = \"1s\"\nwarmup = \"100ms\"");
+    let scn = parse(Path::new("t.toml"), text).unwrap();
+    let sets = vec![("scenario.duration".to_string(), "20ms".to_string())];
+    let e = scn.compile(None, &sets).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("--set scenario.duration=20ms: `warmup` (100ms) must be shorter"),
+        "{e}"
+    );
+    assert!(
+        e.help
+            .as_deref()
+            .unwrap()
+            .contains("--set scenario.warmup=0s"),
+        "{e}"
+    );
+    let mut sets = sets;
+    sets.push(("scenario.warmup".to_string(), "0s".to_string()));
+    assert_eq!(scn.compile(None, &sets).unwrap().duration, 20_000_000);
+}
