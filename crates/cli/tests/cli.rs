@@ -444,9 +444,16 @@ fn output_paths_are_written_not_replaced() {
 #[test]
 fn huge_window_tables_are_refused() {
     let scenario = repo("scenarios/examples/mutex-contention.toml");
-    for set in [
-        "kernel.latency_window=1ns",
-        "scenario.duration=18446744073709551615ns",
+    for (set, says) in [
+        ("kernel.latency_window=1ns", "do not fit in memory"),
+        (
+            "scenario.duration=400000000000000000ns",
+            "do not fit in memory",
+        ),
+        (
+            "scenario.duration=18446744073709551615ns",
+            "longer than a run can be",
+        ),
     ] {
         let out = smpsim()
             .args(["run", scenario.to_str().unwrap(), "--set", set])
@@ -454,7 +461,7 @@ fn huge_window_tables_are_refused() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{set}: {stderr}");
-        assert!(stderr.contains("do not fit in memory"), "{set}: {stderr}");
+        assert!(stderr.contains(says), "{set}: {stderr}");
     }
 }
 

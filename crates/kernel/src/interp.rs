@@ -54,6 +54,10 @@ impl crate::Kernel<'_> {
             let vt = self.now + self.tasks[t as usize].batch.total();
             let local = match op {
                 Op::Work(d) => {
+                    if self.tasks[t as usize].batch.total() >= MAX_SPAN {
+                        // Longer than any run: let this much pass first.
+                        break;
+                    }
                     let ns = d.sample(&mut self.rng);
                     let task = &mut self.tasks[t as usize];
                     if !task.batch.push(task.mode, ns) {
@@ -84,6 +88,15 @@ impl crate::Kernel<'_> {
                 }
                 Op::Set { slot, expr } => {
                     let v = self.eval(t, expr);
+                    self.tasks[t as usize].vars[*slot as usize] = v;
+                    true
+                }
+                Op::LoopCount { slot, expr } => {
+                    let mut v = self.eval(t, expr);
+                    if v < 0 {
+                        self.report_negative(t, "loop count", v);
+                        v = 0;
+                    }
                     self.tasks[t as usize].vars[*slot as usize] = v;
                     true
                 }
@@ -211,7 +224,16 @@ impl crate::Kernel<'_> {
             }
             Op::CpuOffline(e) | Op::CpuOnline(e) => {
                 let target = self.eval(t, e);
-                self.set_cpu_online(c, target, matches!(op, Op::CpuOnline(_)));
+                let online = matches!(op, Op::CpuOnline(_));
+                if target < 0 || target >= self.nr_cpus as i64 {
+                    let what = if online {
+                        "set_cpu_online()"
+                    } else {
+                        "set_cpu_offline()"
+                    };
+                    self.report_bad_cpu(t, what, target);
+                }
+                self.set_cpu_online(c, target, online);
                 self.advance(t);
                 Flow::Next
             }
@@ -229,6 +251,15 @@ impl crate::Kernel<'_> {
             // preempt-disabled region.
             Op::PreemptDisable | Op::RcuReadLock => {
                 self.preempt_disable(t);
+                self.advance(t);
+                Flow::Next
+            }
+            Op::RcuReadUnlock if self.tasks[t as usize].irq.preempt_count == 0 => {
+                // rcu_read_unlock() outside any read-side critical section:
+                // lockdep's rcu_lock_release() reports it first.
+                let (name, c, _) = self.where_is(t);
+                self.metrics
+                    .bad_unlock(c, self.now, &name, "rcu_read_unlock", "rcu_read_lock");
                 self.advance(t);
                 Flow::Next
             }
@@ -266,7 +297,7 @@ impl crate::Kernel<'_> {
         let task = &mut self.tasks[t as usize];
         task.pc += 1;
         task.resume = Resume::Op;
-        task.wait.wake_deadline = self.now.saturating_add(ns);
+        task.wait.wake_deadline = self.now + ns;
         task.wait.overshoot_hist = overshoot;
         let gen = task.gen.wrapping_add(1);
         task.gen = gen;
@@ -365,11 +396,49 @@ impl crate::Kernel<'_> {
                     BinOp::Add => a.wrapping_add(b),
                     BinOp::Sub => a.wrapping_sub(b),
                     BinOp::Mul => a.wrapping_mul(b),
-                    BinOp::Div => a.checked_div(b).unwrap_or(0),
-                    BinOp::Rem => a.checked_rem(b).unwrap_or(0),
+                    BinOp::Div | BinOp::Rem => {
+                        let r = if *op == BinOp::Div {
+                            a.checked_div(b)
+                        } else {
+                            a.checked_rem(b)
+                        };
+                        r.unwrap_or_else(|| {
+                            // The divide error trap: the run cannot go on.
+                            let (name, c, at) = self.where_is(t);
+                            self.metrics.divide_error(c, self.now, &name, &at);
+                            self.halted = true;
+                            0
+                        })
+                    }
                 }
             }
         }
+    }
+
+    /// The task's name, its CPU, and the op it is at, for a finding.
+    pub(crate) fn where_is(&self, t: TaskId) -> (String, u32, String) {
+        let task = &self.tasks[t as usize];
+        let program = &self.spec.task_groups[task.group as usize].program;
+        let at = match program.ops.get(task.pc as usize) {
+            Some(op) => format!("op #{} ({op:?})", task.pc),
+            None => format!("op #{}", task.pc),
+        };
+        (self.task_name(t), task.cpu, at)
+    }
+
+    /// A loop count or `units` evaluated negative.
+    pub(crate) fn report_negative(&mut self, t: TaskId, what: &str, n: i64) {
+        let (name, c, at) = self.where_is(t);
+        self.metrics
+            .negative_count(c, self.now, &name, what, n, &at);
+    }
+
+    /// An op named a CPU outside `[0, nr_cpu_ids)`.
+    pub(crate) fn report_bad_cpu(&mut self, t: TaskId, what: &str, target: i64) {
+        let (name, c, at) = self.where_is(t);
+        let nr = self.nr_cpus;
+        let call = format!("{what} on CPU {target}");
+        self.metrics.bad_cpu(c, self.now, &name, &call, nr, &at);
     }
 
     fn cond(&mut self, t: TaskId, c: &Cond) -> bool {

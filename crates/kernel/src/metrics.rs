@@ -331,6 +331,46 @@ impl Metrics {
         );
     }
 
+    /// An expression divided by zero (or overflowed a division): the
+    /// kernel's divide error trap. `at` names the op.
+    pub fn divide_error(&mut self, cpu: u32, now: Nanos, task: &str, at: &str) {
+        self.finding(
+            Detector::DivideError,
+            now,
+            cpu,
+            format!("divide error: 0000 [#1] SMP CPU: {cpu} PID: {task}: division by zero in {at}; the run stops here"),
+        );
+    }
+
+    /// A loop count or `units` evaluated negative: taken as 0.
+    pub fn negative_count(
+        &mut self,
+        cpu: u32,
+        now: Nanos,
+        task: &str,
+        what: &str,
+        n: i64,
+        at: &str,
+    ) {
+        self.finding(
+            Detector::NegativeCount,
+            now,
+            cpu,
+            format!("{task}: {what} is negative ({n}) in {at}; taken as 0"),
+        );
+    }
+
+    /// A cross-CPU call or hotplug op on a CPU outside `[0, nr_cpu_ids)`;
+    /// `call` is the op and its target, `at` where it is.
+    pub fn bad_cpu(&mut self, cpu: u32, now: Nanos, task: &str, call: &str, nr: u32, at: &str) {
+        self.finding(
+            Detector::BadCpu,
+            now,
+            cpu,
+            format!("WARNING: {task}: {call}, which does not exist (nr_cpu_ids is {nr}), in {at}; ignored"),
+        );
+    }
+
     pub fn mm_violation(&mut self, detector: Detector, now: Nanos, cpu: u32, message: String) {
         self.finding(detector, now, cpu, message);
     }

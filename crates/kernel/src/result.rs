@@ -200,6 +200,13 @@ pub enum Detector {
     PreemptCountUnderflow,
     /// lockdep: a task takes a lock it already holds.
     RecursiveLocking,
+    /// An integer division by zero (or `i64::MIN / -1`) in an expression:
+    /// the divide error (#DE) trap.
+    DivideError,
+    /// A loop count or a cross-CPU call's `units` evaluated negative.
+    NegativeCount,
+    /// A cross-CPU call or a hotplug op named a CPU the machine does not have.
+    BadCpu,
 }
 
 impl Detector {
@@ -219,6 +226,9 @@ impl Detector {
             Detector::BadPerCpuIndex => "bad_percpu_index",
             Detector::PreemptCountUnderflow => "preempt_count_underflow",
             Detector::RecursiveLocking => "recursive_locking",
+            Detector::DivideError => "divide_error",
+            Detector::NegativeCount => "negative_count",
+            Detector::BadCpu => "bad_cpu",
         }
     }
 }

@@ -12,7 +12,7 @@
 use crate::cpu::{Activity, Csd, PendingIrq};
 use crate::event::*;
 use crate::interp::Flow;
-use crate::program::{CallFunc, CpuSet};
+use crate::program::{CallFunc, CpuSet, END_OF_TIME, MAX_SPAN};
 use crate::task::*;
 
 impl crate::Kernel<'_> {
@@ -71,7 +71,7 @@ impl crate::Kernel<'_> {
                     from_cpu,
                     wait,
                 } => {
-                    t += cost;
+                    t = (t + cost).min(END_OF_TIME);
                     if !wait {
                         continue;
                     }
@@ -135,13 +135,20 @@ impl crate::Kernel<'_> {
     fn func_cost(&mut self, t: TaskId, func: &CallFunc) -> u64 {
         let base = func.cost.sample(&mut self.rng);
         base.saturating_mul(self.tasks[t as usize].smp.call_units)
+            .min(MAX_SPAN)
     }
 
     /// Evaluates the call's unit count once, when the call starts.
     fn set_units(&mut self, t: TaskId, func: &CallFunc) {
         let units = match &func.units {
             None => 1,
-            Some(e) => self.eval(t, e).max(0) as u64,
+            Some(e) => {
+                let n = self.eval(t, e);
+                if n < 0 {
+                    self.report_negative(t, "`units`", n);
+                }
+                n.max(0) as u64
+            }
         };
         self.tasks[t as usize].smp.call_units = units;
     }
@@ -178,7 +185,13 @@ impl crate::Kernel<'_> {
                 self.tasks[t as usize].resume = Resume::SmpCall(SmpCallStep::Done);
                 return self.end_batch(c, t);
             }
-            if target < 0 || target >= self.nr_cpus as i64 || !self.cpus[target as usize].online {
+            if target < 0 || target >= self.nr_cpus as i64 {
+                // -ENXIO, as for an offline CPU, but no such CPU can ever
+                // come online: a mistake in the scenario.
+                self.report_bad_cpu(t, "smp_call_function_single()", target);
+                return self.smp_call_done(c, t);
+            }
+            if !self.cpus[target as usize].online {
                 // -ENXIO: nothing sent.
                 return self.smp_call_done(c, t);
             }
@@ -276,6 +289,9 @@ impl crate::Kernel<'_> {
             CpuSet::List(exprs) => {
                 for e in exprs {
                     let cpu = self.eval(t, e);
+                    if cpu < 0 || cpu >= self.nr_cpus as i64 {
+                        self.report_bad_cpu(t, "smp_call_function_many()", cpu);
+                    }
                     if cpu >= 0
                         && cpu < self.nr_cpus as i64
                         && cpu as u32 != me

@@ -136,3 +136,198 @@ fn recursive_locking_is_reported_but_recursive_reads_are_not() {
     assert!(run("qrwlock", LockMode::Write, LockMode::Read).is_some());
     assert_eq!(run("qrwlock", LockMode::Read, LockMode::Read), None);
 }
+
+/// A division by zero at run time is the divide error trap, naming the
+/// op; the run stops there instead of going on with a made-up 0.
+#[test]
+fn a_division_by_zero_is_a_divide_error_and_stops_the_run() {
+    for op in [BinOp::Div, BinOp::Rem] {
+        let mut s = spec(flat_machine(2), 1_000_000);
+        on_cpu0(
+            &mut s,
+            "t",
+            vec![
+                Op::Set {
+                    slot: 0,
+                    expr: Expr::Bin(op, Box::new(Expr::Const(5)), Box::new(Expr::TaskIndex)),
+                },
+                Op::Work(Dist::Const(100)),
+            ],
+        );
+        s.task_groups[0].program.slots = 1;
+        let r = simulate(&s);
+        let f = r.finding("divide_error").expect("a divide error");
+        assert!(
+            f.message.contains("t/0") && f.message.contains("Set"),
+            "{f:?}"
+        );
+        assert!(r.stats.simulated_ns < 1_000_000);
+    }
+}
+
+/// A loop count or `units` that comes out negative runs no times, and says
+/// so.
+#[test]
+fn negative_counts_are_reported() {
+    let mut s = spec(flat_machine(2), 1_000_000);
+    on_cpu0(
+        &mut s,
+        "t",
+        vec![
+            Op::LoopCount {
+                slot: 0,
+                expr: Expr::Const(-3),
+            },
+            Op::SmpCallFunctionSingle {
+                cpu: Expr::Const(1),
+                func: CallFunc {
+                    cost: Dist::Const(100),
+                    units: Some(Expr::Const(-2)),
+                },
+                wait: true,
+            },
+            Op::Work(Dist::Const(100)),
+        ],
+    );
+    s.task_groups[0].program.slots = 1;
+    let r = simulate(&s);
+    let f = r.finding("negative_count").expect("a negative count");
+    assert!(f.message.contains("loop count is negative (-3)"), "{f:?}");
+    assert!(f.occurrences > 1, "{f:?}");
+    assert_eq!(r.stats.simulated_ns, 1_000_000);
+}
+
+/// A cross-CPU call or hotplug op naming a CPU the machine does not have
+/// is reported (the call itself is -ENXIO, as in the kernel).
+#[test]
+fn ops_on_cpus_that_do_not_exist_are_reported() {
+    let ops = [
+        Op::SmpCallFunctionSingle {
+            cpu: Expr::Const(100),
+            func: CallFunc {
+                cost: Dist::Const(100),
+                units: None,
+            },
+            wait: true,
+        },
+        Op::SmpCallFunctionMany {
+            cpus: CpuSet::List(vec![Expr::Const(1), Expr::Const(-1)]),
+            func: CallFunc {
+                cost: Dist::Const(100),
+                units: None,
+            },
+            wait: true,
+        },
+        Op::CpuOffline(Expr::Const(2)),
+        Op::CpuOnline(Expr::Const(7)),
+    ];
+    for (op, what) in ops.into_iter().zip([
+        "smp_call_function_single() on CPU 100",
+        "smp_call_function_many() on CPU -1",
+        "set_cpu_offline() on CPU 2",
+        "set_cpu_online() on CPU 7",
+    ]) {
+        let mut s = spec(flat_machine(2), 1_000_000);
+        on_cpu0(&mut s, "t", vec![op, Op::Work(Dist::Const(1_000))]);
+        let r = simulate(&s);
+        let f = r.finding("bad_cpu").expect(what);
+        assert!(f.message.contains(what), "{f:?}");
+        assert_eq!(r.stats.simulated_ns, 1_000_000);
+    }
+}
+
+/// Spans near 2^64 ns neither wrap nor hang: a sleep that long never ends,
+/// a handler of `func` x `units` past the end of time runs past the end
+/// of the run, on another CPU or on the caller's own.
+#[test]
+fn huge_spans_saturate_instead_of_wrapping() {
+    let huge = Dist::Const(u64::MAX - 1000);
+    let call = |cpu| Op::SmpCallFunctionSingle {
+        cpu: Expr::Const(cpu),
+        func: CallFunc {
+            cost: Dist::Const(1_000_000_000_000),
+            units: Some(Expr::Const(i64::MAX)),
+        },
+        wait: true,
+    };
+    let cases = [
+        vec![
+            Op::Sleep {
+                dist: huge,
+                overshoot: None,
+            },
+            Op::Count(0),
+        ],
+        vec![Op::Work(huge), Op::Count(0)],
+        vec![
+            Op::Work(Dist::Uniform {
+                lo: 0,
+                hi: u64::MAX,
+            }),
+            Op::Count(0),
+        ],
+        vec![call(1), Op::Count(0)],
+        vec![call(0), Op::Count(0)],
+    ];
+    for ops in cases {
+        let mut s = spec(flat_machine(2), 10_000_000);
+        let c = counter(&mut s, "woke");
+        assert_eq!(c, 0);
+        on_cpu0(&mut s, "t", ops.clone());
+        let r = simulate(&s);
+        assert_eq!(r.stats.simulated_ns, 10_000_000, "{ops:?}");
+        assert!(r.counter("woke").unwrap().count <= 1, "{ops:?}");
+    }
+}
+
+/// `spin_lock_irqsave()` paired with plain `spin_unlock()` leaves IRQs
+/// off and the saved flags piling up: no overflow of the nesting record.
+#[test]
+fn irqsave_without_irqrestore_does_not_overflow() {
+    let mut s = spec(flat_machine(2), 1_000_000);
+    let lock = ObjRef {
+        object: spinning_lock(&mut s, "l", "qspinlock", LockOptions::default()),
+        index: None,
+    };
+    on_cpu0(
+        &mut s,
+        "t",
+        vec![
+            Op::Lock {
+                lock: lock.clone(),
+                mode: LockMode::Exclusive,
+                irqsave: true,
+            },
+            Op::Unlock {
+                lock,
+                mode: LockMode::Exclusive,
+                irqrestore: false,
+            },
+            Op::Work(Dist::Const(100)),
+        ],
+    );
+    let r = simulate(&s);
+    assert_eq!(r.stats.simulated_ns, 1_000_000);
+}
+
+/// An `rcu_read_unlock()` outside a read-side critical section is what
+/// lockdep says about it, not a sleeping-in-atomic or preempt_enable()
+/// report.
+#[test]
+fn rcu_read_unlock_without_lock_is_lockdeps_bad_unlock_balance() {
+    let mut s = spec(flat_machine(2), 1_000_000);
+    on_cpu0(
+        &mut s,
+        "t",
+        vec![Op::RcuReadUnlock, Op::Work(Dist::Const(1_000))],
+    );
+    let r = simulate(&s);
+    let f = r
+        .finding("bad_unlock_balance")
+        .expect("a bad unlock balance");
+    assert!(
+        f.message.contains("(rcu_read_lock) with rcu_read_unlock()"),
+        "{f:?}"
+    );
+    assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
+}

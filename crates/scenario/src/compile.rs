@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 use smpsim_engine::Nanos;
+use smpsim_kernel::program::MAX_SPAN;
 use smpsim_kernel::LazyTlb;
 use smpsim_kernel::{Bandwidth, CgroupDecl, Knobs, Policy, Spec, TaskGroupDecl};
 use smpsim_machine::CpuId;
@@ -380,6 +381,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         counters: Vec::new(),
         histograms: Vec::new(),
         costs,
+        nr_cpus: nr as u32,
     };
     let task_groups = task_groups(&mut ctx, raw.tasks.as_ref(), nr, &cgroups)?;
     Ok(Spec {
@@ -413,6 +415,12 @@ fn run(sc: &RawScenario, dur: &Durations<'_>) -> DResult<Run> {
         return Err(Diag::new(
             sc.duration.span(),
             "`duration` must be greater than zero",
+        ));
+    }
+    if duration > MAX_SPAN {
+        return Err(Diag::new(
+            sc.duration.span(),
+            format!("`duration` is longer than a run can be ({MAX_SPAN}ns, about 36 years)"),
         ));
     }
     let max_events = match &sc.max_events {

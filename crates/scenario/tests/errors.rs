@@ -293,3 +293,67 @@ fn a_shorter_duration_set_names_the_warmup_to_set_too() {
     sets.push(("scenario.warmup".to_string(), "0s".to_string()));
     assert_eq!(scn.compile(None, &sets).unwrap().duration, 20_000_000);
 }
+
+/// The code of the workers in `BASE` replaced by `code`.
+fn code(code: &str) -> String {
+    edit("{ op = \"work\", time = \"1us\" }", code)
+}
+
+#[test]
+fn constant_division_by_zero_is_located_at_the_divisor() {
+    for (value, under) in [("5 / 0", "0"), ("task_index % (2 - 2)", "(2 - 2)")] {
+        let e = err(&code(&format!(
+            "{{ op = \"set\", var = \"x\", value = \"{value}\" }}"
+        )));
+        assert_eq!(e.message, "division by zero");
+        assert_eq!(at(&e).2, under);
+    }
+    // A divisor that is only known at run time is left to the run.
+    spec(&code(
+        "{ op = \"set\", var = \"x\", value = \"5 / task_index\" }",
+    ));
+}
+
+#[test]
+fn constant_negative_counts_are_refused() {
+    let e = err(&code(
+        "{ op = \"loop\", count = \"1 - nr_cpus\", body = [ { op = \"work\", time = \"1us\" } ] }",
+    ));
+    assert_eq!(e.message, "loop count cannot be negative (got -3)");
+    assert_eq!(at(&e).2, "\"1 - nr_cpus\"");
+    let e = err(&code(
+        "{ op = \"smp_call_function_single\", cpu = 1, func = \"1us\", units = \"0 - 2\" }",
+    ));
+    assert_eq!(e.message, "`units` cannot be negative (got -2)");
+}
+
+#[test]
+fn constant_cpus_the_machine_lacks_are_refused() {
+    for (op, under) in [
+        (
+            "{ op = \"smp_call_function_single\", cpu = 4, func = \"1us\" }",
+            "4",
+        ),
+        (
+            "{ op = \"smp_call_function_single\", cpu = \"nr_cpus\", func = \"1us\" }",
+            "\"nr_cpus\"",
+        ),
+        ("{ op = \"set_cpu_offline\", cpu = -1 }", "-1"),
+        ("{ op = \"set_cpu_online\", cpu = 100 }", "100"),
+        (
+            "{ op = \"smp_call_function_many\", cpus = \"1, 9\", func = \"1us\" }",
+            "9",
+        ),
+    ] {
+        let e = err(&code(op));
+        assert!(
+            e.message
+                .contains("does not exist: the machine has 4 CPUs (0-3)"),
+            "{e}"
+        );
+        assert_eq!(at(&e).2, under, "{op}");
+    }
+    spec(&code(
+        "{ op = \"smp_call_function_single\", cpu = \"nr_cpus - 1\", func = \"1us\" }",
+    ));
+}
