@@ -189,6 +189,11 @@ struct Emitter<'c, 'd> {
     /// with the error to report if the program never takes it that way.
     released: Vec<((ObjectId, Family), Diag)>,
     released_keys: HashSet<(ObjectId, Family)>,
+    /// The same with whether the take saves (or the release restores)
+    /// interrupts: `spin_lock_irqsave` must be paired with
+    /// `spin_unlock_irqrestore`, `spin_lock` with `spin_unlock`.
+    taken_irq: HashSet<(ObjectId, Family, bool)>,
+    released_irq: Vec<((ObjectId, Family, bool), Diag)>,
 }
 
 fn resolver(slots: &HashMap<String, Slot>) -> impl Fn(&str) -> Result<Slot, Vec<String>> + '_ {
@@ -443,6 +448,8 @@ pub(crate) fn compile(
         taken: HashSet::new(),
         released: Vec::new(),
         released_keys: HashSet::new(),
+        taken_irq: HashSet::new(),
+        released_irq: Vec::new(),
     };
     let vars: &[(S<String>, S<RawExpr>)] = vars.map_or(&[], |v| &v.0);
     e.declare_all(vars, code)?;
@@ -455,6 +462,16 @@ pub(crate) fn compile(
     // in the same mode anywhere in the program. Loops and branches are not
     // followed; this only catches code that releases what others take.
     if let Some((_, d)) = e.released.iter().find(|(k, _)| !e.taken.contains(k)) {
+        return Err(d.clone());
+    }
+    // Taken, but only in the other form: `spin_lock_irqsave` released by
+    // `spin_unlock` leaves interrupts off for good; `spin_lock` released by
+    // `spin_unlock_irqrestore` restores flags that were never saved.
+    if let Some((_, d)) = e
+        .released_irq
+        .iter()
+        .find(|((o, f, irq), _)| !e.taken_irq.contains(&(*o, *f, *irq)))
+    {
         return Err(d.clone());
     }
     if falls_off(&e.ops) {

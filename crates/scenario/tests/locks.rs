@@ -410,10 +410,45 @@ fn unlock_check_sees_through_aliases_functions_and_control_flow() {
     // and a guard's take counts for a separate unlock.
     ops_of(&with_code(
         r#"{ op = "loop", count = 3, body = [
-    { op = "spin_unlock", lock = "pcp[0]" },
+    { op = "spin_unlock_irqrestore", lock = "pcp[0]" },
     { op = "spin_lock_irqsave", lock = "pcp[this_cpu()]" } ] },
   { op = "write_guard", lock = "TREE", body = [] },
   { op = "write_unlock", lock = "rw" },
   { op = "mutex_guard", lock = "m", body = [ { op = "mutex_unlock", lock = "m" } ] }"#,
+    ));
+}
+
+/// `spin_lock_irqsave` released by plain `spin_unlock` leaves interrupts
+/// off for the rest of the run; the reverse restores flags never saved.
+/// Both are refused where the unlock names the lock.
+#[test]
+fn irqsave_and_irqrestore_must_pair() {
+    let e = err(&with_code(
+        r#"{ op = "spin_lock_irqsave", lock = "sl" }, { op = "spin_unlock", lock = "sl" }"#,
+    ));
+    assert_eq!(
+        e.message,
+        "`spin_unlock` of `sl`, but this task's code takes it only with spin_lock_irqsave; interrupts would stay disabled after the unlock"
+    );
+    assert_eq!(at(&e).2, "sl");
+    assert!(e.help.unwrap().contains("spin_unlock_irqrestore"));
+
+    let e = err(&with_code(
+        r#"{ op = "write_lock", lock = "rw" }, { op = "write_unlock_irqrestore", lock = "rw" }"#,
+    ));
+    assert!(
+        e.message
+            .contains("takes it only with write_lock, which saves no interrupt flags"),
+        "{}",
+        e.message
+    );
+
+    // A guard with `irqsave` counts as an irqsave take; both forms taken
+    // allow both releases.
+    ops_of(&with_code(
+        r#"{ op = "spin_guard", lock = "sl", irqsave = true, body = [] },
+  { op = "spin_unlock_irqrestore", lock = "sl" },
+  { op = "read_lock", lock = "rw" }, { op = "read_lock_irqsave", lock = "rw" },
+  { op = "read_unlock_irqrestore", lock = "rw" }, { op = "read_unlock", lock = "rw" }"#,
     ));
 }

@@ -229,15 +229,18 @@ impl Emitter<'_, '_> {
         match l.action {
             LockAction::Lock => {
                 self.taken.insert((lock.object, family));
+                self.taken_irq.insert((lock.object, family, l.irq));
                 self.push(take(lock, l.irq));
             }
             LockAction::Unlock => {
                 self.note_release(written, lock.object, family, def.name);
+                self.note_irq_release(written, lock.object, family, l.irq, def.name);
                 self.push(release(lock, l.irq));
             }
             LockAction::Guard => {
                 let irqsave = r.irqsave.as_ref().is_some_and(|v| *v.get_ref());
                 self.taken.insert((lock.object, family));
+                self.taken_irq.insert((lock.object, family, irqsave));
                 self.push(take(lock.clone(), irqsave));
                 self.block(need(&r.body, op, "body")?.get_ref())?;
                 self.push(release(lock, irqsave));
@@ -268,6 +271,52 @@ impl Emitter<'_, '_> {
                 family.takers()
             ));
         self.released.push(((object, family), d));
+    }
+
+    /// Remembers the first release of `object` by `family` with (or
+    /// without) `_irqrestore`, for the check that the program takes it in
+    /// the matching form.
+    fn note_irq_release(
+        &mut self,
+        written: &S<String>,
+        object: ObjectId,
+        family: Family,
+        irq: bool,
+        op: &str,
+    ) {
+        if self
+            .released_irq
+            .iter()
+            .any(|(k, _)| *k == (object, family, irq))
+        {
+            return;
+        }
+        let text = written.get_ref();
+        let name_r = split_lockref(text).map_or(0..text.len(), |(r, _)| r);
+        let name = &text[name_r.clone()];
+        let prefix = family.prefix();
+        let (msg, help) = if irq {
+            (
+                format!(
+                    "`{op}` of `{name}`, but this task's code takes it only with {prefix}_lock, which saves no interrupt flags to restore"
+                ),
+                format!("release it with {prefix}_unlock, or take it with {prefix}_lock_irqsave"),
+            )
+        } else {
+            (
+                format!(
+                    "`{op}` of `{name}`, but this task's code takes it only with {prefix}_lock_irqsave; interrupts would stay disabled after the unlock"
+                ),
+                format!(
+                    "release it with {prefix}_unlock_irqrestore, or take it with {prefix}_lock"
+                ),
+            )
+        };
+        let d = self
+            .ctx
+            .at_str(written, StrErr::new(name_r, msg))
+            .help(help);
+        self.released_irq.push(((object, family, irq), d));
     }
 
     /// `smp_call_function_many`'s `cpus`: `mm_cpumask`, `all_but_self`, or a
