@@ -51,13 +51,21 @@ use crate::costs::CostNs;
 
 pub type LineId = u32;
 
+/// Sharers a line keeps as a list alone; past this it adds a bitset.
+const SHARERS_LISTED: usize = 32;
+
 #[derive(Clone, Debug)]
 pub struct Line {
     /// CPU holding the line Modified/Owned: the last writer (or, before
     /// any write, the CPU standing for the line's home node).
     owner: u32,
-    /// CPUs holding a copy (bitset), the owner included.
+    /// CPUs holding a copy (bitset), the owner included; empty while they
+    /// are few (then the list is searched), so a line takes memory in
+    /// proportion to its sharers, not to the machine: a per-CPU object
+    /// on a machine of N CPUs is N lines, not N x N bits.
     sharers: Vec<u64>,
+    /// Words the bitset takes once it is needed.
+    words: u32,
     /// The same CPUs as a list, so a write touches only them (the list's
     /// capacity is kept: no allocation once warm).
     sharer_list: Vec<u32>,
@@ -78,11 +86,10 @@ pub struct Line {
 
 impl Line {
     pub fn new(nr_cpus: usize, home: u32) -> Self {
-        let mut sharers = vec![0u64; nr_cpus.div_ceil(64).max(1)];
-        sharers[home as usize / 64] |= 1 << (home % 64);
         Line {
             owner: home,
-            sharers,
+            sharers: Vec::new(),
+            words: nr_cpus.div_ceil(64).max(1) as u32,
             sharer_list: vec![home],
             free_at: 0,
             pollers: Vec::new(),
@@ -95,13 +102,25 @@ impl Line {
     }
 
     fn has(&self, cpu: u32) -> bool {
+        if self.sharers.is_empty() {
+            return self.sharer_list.contains(&cpu);
+        }
         self.sharers[cpu as usize / 64] & (1 << (cpu % 64)) != 0
     }
 
     fn add_sharer(&mut self, cpu: u32) {
-        if !self.has(cpu) {
+        if self.has(cpu) {
+            return;
+        }
+        self.sharer_list.push(cpu);
+        if !self.sharers.is_empty() {
             self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
-            self.sharer_list.push(cpu);
+        } else if self.sharer_list.len() > SHARERS_LISTED {
+            // Many sharers: a bitset answers `has` faster than the list.
+            self.sharers = vec![0u64; self.words as usize];
+            for &s in &self.sharer_list {
+                self.sharers[s as usize / 64] |= 1 << (s % 64);
+            }
         }
     }
 
@@ -132,12 +151,16 @@ impl Line {
                 if s != cpu && s != self.owner {
                     worst = worst.max(cost.line_transfer(s, cpu));
                 }
-                self.sharers[s as usize / 64] &= !(1 << (s % 64));
+                if !self.sharers.is_empty() {
+                    self.sharers[s as usize / 64] &= !(1 << (s % 64));
+                }
             }
             self.transfers += 1;
             self.sharer_list.clear();
             self.sharer_list.push(cpu);
-            self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
+            if !self.sharers.is_empty() {
+                self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
+            }
             let done = start + worst + extra;
             self.free_at = done;
             done
@@ -346,5 +369,39 @@ mod tests {
         };
         assert!(busy(3) > busy(1));
         assert_eq!(busy(3), 100 + 100 + 100);
+    }
+
+    /// A line lists its sharers and adds a bitset only past
+    /// `SHARERS_LISTED` of them, so a machine of a million CPUs does not
+    /// cost a million bits per line; either way a sharer hits and a write
+    /// invalidates every copy.
+    #[test]
+    fn sharers_are_listed_until_there_are_many() {
+        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
+        m.topology = smpsim_machine::Topology::flat(64);
+        let c = CostNs::new(&m);
+        let local = c.line_transfer(0, 0);
+        let mut line = Line::new(1 << 20, 0);
+        let mut t = 0;
+        for round in 0..2 {
+            for cpu in 0..64 {
+                let done = line.read(&c, cpu, t);
+                let hit = done == t + local;
+                assert_eq!(hit, round == 1 || cpu == 0, "round {round} cpu {cpu}");
+                if cpu as usize == SHARERS_LISTED - 1 && round == 0 {
+                    assert!(line.sharers.is_empty(), "a bitset before it is needed");
+                }
+                t = done;
+            }
+        }
+        assert_eq!(line.sharers.len(), (1 << 20) / 64);
+        assert_eq!(line.transfers, 63);
+        t = line.store(&c, 5, t);
+        assert_eq!(line.read(&c, 5, t), t + local);
+        assert!(
+            line.read(&c, 6, t) > t + local,
+            "the write invalidated cpu 6"
+        );
+        assert_eq!(line.transfers, 65);
     }
 }
