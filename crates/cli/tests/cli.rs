@@ -522,3 +522,69 @@ fn reproduce_needs_cases_and_skips_broken_non_cases() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("skipping"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Ctrl-C (or SIGTERM) while a result is written leaves no temporary
+/// file behind, and the process dies of the signal.
+#[test]
+fn a_signal_while_writing_removes_the_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = std::env::temp_dir().join(format!("smpsim-sigtmp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let out = dir.join("out.json");
+        let mut child = smpsim()
+            .args(["run", scenario.to_str().unwrap(), "-v", "spin"])
+            .args([
+                "--set",
+                "scenario.duration=1ms",
+                "--set",
+                "scenario.warmup=0s",
+            ])
+            .arg("--trace")
+            .arg(&out)
+            .env("SMPSIM_TEST_SLOW_WRITE", "60000")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let tmp = dir.join(format!(".out.json.tmp{}", child.id()));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !tmp.exists() {
+            assert!(std::time::Instant::now() < deadline, "no temporary file");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(sig), "{status:?}");
+        assert!(!tmp.exists(), "{} left behind", tmp.display());
+        assert!(!out.exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `host compare` without `--profile` calibrates into a temporary profile
+/// and removes it, not leaving one per run in the temporary directory.
+#[test]
+fn host_compare_leaves_no_profile_behind() {
+    let status = smpsim_host::list()
+        .into_iter()
+        .find(|s| s.test == "ctxswitch")
+        .unwrap();
+    if !status.runnable {
+        eprintln!("skipped: {:?}", status.missing);
+        return;
+    }
+    let child = smpsim()
+        .args(["host", "compare", "ctxswitch", "--seconds", "0.2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let profile = std::env::temp_dir().join(format!("smpsim-profile-{}.toml", child.id()));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("not kept"), "{stdout}");
+    assert!(!profile.exists(), "{} left behind", profile.display());
+}

@@ -104,3 +104,76 @@ fn remove_cgroup(dir: &std::path::Path) -> std::io::Result<()> {
     }
     std::fs::remove_dir(dir)
 }
+
+/// The prefix of the cgroup tree a `membarrier` run makes, followed by
+/// its PID.
+pub const MEMBARRIER_CGROUP_PREFIX: &str = "smpsim_membarrier_";
+
+/// Removes the `smpsim_membarrier_<pid>` trees under `dir` whose process
+/// is gone: a run killed with SIGKILL cannot remove its own. A tree whose
+/// process is alive (another run) is left alone. Returns a note for each
+/// tree removed or that could not be.
+pub fn sweep_stale_cgroups(dir: &std::path::Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return notes;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(MEMBARRIER_CGROUP_PREFIX)
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        if pid <= 0 || process_exists(pid) || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        match remove_cgroup(&e.path()) {
+            Ok(()) => notes.push(format!(
+                "removed {name}, left by a run (PID {pid}) that was killed"
+            )),
+            Err(err) => notes.push(format!("could not remove stale {name}: {err}")),
+        }
+    }
+    notes
+}
+
+/// Whether a process with this PID exists (ours to signal or not).
+fn process_exists(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let found = unsafe { libc::kill(pid, 0) } == 0;
+    found || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A PID no process can have (above any pid_max).
+    const DEAD: u32 = 99_999_999;
+
+    #[test]
+    fn stale_trees_of_dead_processes_are_swept_live_ones_kept() {
+        let dir = std::env::temp_dir().join(format!("smpsim-sweep-{}", std::process::id()));
+        let dead = dir.join(format!("{MEMBARRIER_CGROUP_PREFIX}{DEAD}"));
+        let live = dir.join(format!("{MEMBARRIER_CGROUP_PREFIX}{}", std::process::id()));
+        let other = dir.join("someone_elses");
+        for d in [
+            dead.join("n0/d0/d1"),
+            dead.join("n1"),
+            live.join("n0"),
+            other.clone(),
+        ] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let notes = sweep_stale_cgroups(&dir);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains(&DEAD.to_string()), "{notes:?}");
+        assert!(!dead.exists());
+        assert!(live.exists() && other.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+        // A directory that cannot be read sweeps nothing.
+        assert!(sweep_stale_cgroups(&dir).is_empty());
+    }
+}

@@ -32,7 +32,11 @@ fn build_cgroups(
         CgroupCpu::V2(d) => (d.clone(), true),
         CgroupCpu::V1(d) => (d.clone(), false),
     };
-    let base = dir.join(format!("smpsim_membarrier_{}", std::process::id()));
+    let base = dir.join(format!(
+        "{}{}",
+        crate::cleanup::MEMBARRIER_CGROUP_PREFIX,
+        std::process::id()
+    ));
     std::fs::create_dir(&base).map_err(|e| format!("{}: {e}", base.display()))?;
     guard.push(Undo::RemoveCgroup(base.clone()));
     if v2 {
@@ -74,6 +78,13 @@ pub fn run(opts: &Options, cgroup: Option<CgroupCpu>, fifo: bool) -> Result<Host
         .map_err(|e| format!("MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ: {e}"))?;
     let mut guard = Guard::default();
     let mut r = HostResult::new("membarrier", opts.seconds);
+    if let Some(root) = &cgroup {
+        // Trees of earlier runs that were killed (SIGKILL) before cleaning up.
+        let dir = match root {
+            CgroupCpu::V2(d) | CgroupCpu::V1(d) => d,
+        };
+        r.notes.extend(crate::cleanup::sweep_stale_cgroups(dir));
+    }
     r.param("hammers_per_cpu", opts.hammers_per_cpu);
     r.param("burners_per_cpu", opts.burners_per_cpu);
     let leaves = match (&cgroup, opts.cgroup) {
@@ -190,9 +201,6 @@ pub fn run(opts: &Options, cgroup: Option<CgroupCpu>, fifo: bool) -> Result<Host
         if let Ok(h) = s.join() {
             r.hist("sentinel_overshoot", &h);
         }
-    }
-    if should_stop() {
-        r.notes.push("stopped early by a signal".into());
     }
     guard.run();
     r.notes.append(&mut guard.log);
