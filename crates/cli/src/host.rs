@@ -88,7 +88,15 @@ fn options(a: &HostRunArgs) -> Result<smpsim_host::Options, String> {
 /// A host result as text tables, in the simulator's style.
 pub fn format_result(r: &HostResult) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "host test {} ({:.1} s)", r.test, r.seconds);
+    if r.stopped_early {
+        let _ = writeln!(
+            out,
+            "host test {} ({:.1} s asked): STOPPED EARLY by a signal; partial results",
+            r.test, r.seconds
+        );
+    } else {
+        let _ = writeln!(out, "host test {} ({:.1} s)", r.test, r.seconds);
+    }
     for (k, v) in &r.params {
         let _ = writeln!(out, "  {k} = {v}");
     }
@@ -146,6 +154,7 @@ fn run(a: HostRunArgs) -> i32 {
                 Format::Text => format_result(&r),
             };
             match emit(&out, a.output.as_deref()) {
+                Ok(()) if r.stopped_early => STOPPED,
                 Ok(()) => 0,
                 Err(e) => fail(format!("error: {e}")),
             }
@@ -154,9 +163,18 @@ fn run(a: HostRunArgs) -> i32 {
     }
 }
 
+/// The exit status after a signal stopped a host test or a calibration
+/// (128 + SIGINT, as a shell reports a Ctrl-C).
+const STOPPED: i32 = 130;
+
 pub fn calibrate(a: CalibrateArgs) -> i32 {
     smpsim_host::cleanup::install_signal_handlers();
-    match smpsim_host::calibrate::calibrate(&a.name) {
+    let calibrated = smpsim_host::calibrate::calibrate(&a.name);
+    if smpsim_host::cleanup::should_stop() {
+        eprintln!("calibrate: stopped early by a signal; no profile written");
+        return STOPPED;
+    }
+    match calibrated {
         Ok(c) => {
             for m in &c.measurements {
                 eprintln!("calibrate: {}: {}", m.name, m.source());
@@ -310,7 +328,7 @@ fn compare(a: HostCompareArgs) -> i32 {
         ));
     }
     // A profile calibrated here lives only as long as this command.
-    let mut _calibrated = None;
+    let mut temporary = None;
     let profile = match &a.profile {
         Some(p) => p.clone(),
         None => {
@@ -322,7 +340,7 @@ fn compare(a: HostCompareArgs) -> i32 {
                     if let Err(e) = emit(&c.profile, Some(&path)) {
                         return fail(format!("error: {e}"));
                     }
-                    _calibrated = Some(RemoveOnDrop(path.clone()));
+                    temporary = Some(RemoveOnDrop(path.clone()));
                     path
                 }
                 Err(e) => return fail(format!("error: {e}")),
@@ -364,11 +382,16 @@ fn compare(a: HostCompareArgs) -> i32 {
         _ => sim.counter("munmaps").map_or(0.0, |c| c.rate),
     };
     let ratio = sim_value / real_value.max(1e-9);
+    // The profile a reader can find again, or none if it was calibrated here.
+    let profile_name = match &temporary {
+        Some(_) => None,
+        None => Some(profile.display().to_string()),
+    };
     let out = match a.format {
         Format::Json => {
             serde_json::to_string_pretty(&serde_json::json!({
                 "test": test, "metric": metric, "real": real_value, "simulated": sim_value,
-                "ratio": ratio, "profile": profile.display().to_string(), "real_result": real,
+                "ratio": ratio, "profile": profile_name, "real_result": real,
             }))
             .expect("json")
                 + "\n"
@@ -378,7 +401,9 @@ fn compare(a: HostCompareArgs) -> i32 {
             let _ = writeln!(
                 s,
                 "\nsimulated on {} ({} CPUs):",
-                profile.display(),
+                profile_name.as_deref().unwrap_or(
+                    "this host's calibration (not kept: `smpsim calibrate -o FILE` writes one for --profile)"
+                ),
                 sim.nr_cpus
             );
             let mut t = Table::new(
@@ -397,6 +422,7 @@ fn compare(a: HostCompareArgs) -> i32 {
         }
     };
     match emit(&out, None) {
+        Ok(()) if real.stopped_early => STOPPED,
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),
     }

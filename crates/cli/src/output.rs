@@ -3,10 +3,12 @@
 //! temporary file renamed into place, so a failed run never leaves a
 //! half-written result; a symlink is followed and its target replaced; a
 //! character device or FIFO (`/dev/null`, a named pipe) is written through,
-//! never replaced.
+//! never replaced. A signal that ends the process while the temporary
+//! file is written (Ctrl-C) removes it first.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 pub fn emit(text: &str, output: Option<&Path>) -> Result<(), String> {
     match output {
@@ -60,16 +62,17 @@ fn follow_symlinks(path: &Path) -> Result<PathBuf, String> {
     ))
 }
 
-/// The temporary file being written, for the signal handler to remove.
-static TEMP_PATH: std::sync::atomic::AtomicPtr<libc::c_char> =
-    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+/// The temporary file being written, for the signal handler to remove
+/// (a `CString` leaked while it is set); null when there is none.
+static TMP_PATH: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 
-/// SIGINT/SIGTERM while a result is being written: remove the temporary
-/// file, then die of the signal as usual.
-extern "C" fn remove_temp_and_die(sig: libc::c_int) {
-    let p = TEMP_PATH.load(std::sync::atomic::Ordering::SeqCst);
-    // SAFETY: unlink, signal and raise are async-signal-safe; `p` is a
-    // NUL-terminated path leaked for the length of the write.
+/// SIGINT, SIGTERM or SIGHUP while a temporary file is written: remove
+/// it, then die of the signal as if it had not been caught.
+extern "C" fn remove_tmp_and_die(sig: libc::c_int) {
+    let p = TMP_PATH.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    // SAFETY: `p` is null or a NUL-terminated path that stays allocated
+    // (it is leaked while set); unlink, signal and raise are
+    // async-signal-safe.
     unsafe {
         if !p.is_null() {
             libc::unlink(p);
@@ -79,39 +82,49 @@ extern "C" fn remove_temp_and_die(sig: libc::c_int) {
     }
 }
 
-/// While alive, an interrupt removes `tmp` before the process dies.
-struct TempGuard {
-    old: [libc::sighandler_t; 2],
-    path: *mut libc::c_char,
+const CLEANUP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// While alive, a signal that ends the process removes `tmp` first. The
+/// handlers in place before (the host tests' stop flag) come back on drop.
+struct TmpGuard {
+    old: Vec<(libc::c_int, libc::sigaction)>,
 }
 
-impl TempGuard {
-    fn new(tmp: &Path) -> Self {
+impl TmpGuard {
+    fn new(tmp: &Path) -> TmpGuard {
         let c = std::ffi::CString::new(tmp.as_os_str().as_encoded_bytes()).unwrap_or_default();
-        let path = c.into_raw();
-        TEMP_PATH.store(path, std::sync::atomic::Ordering::SeqCst);
-        let handler = remove_temp_and_die as *const () as libc::sighandler_t;
-        // SAFETY: installing a handler that only calls async-signal-safe
-        // functions.
-        let old = unsafe {
-            [
-                libc::signal(libc::SIGINT, handler),
-                libc::signal(libc::SIGTERM, handler),
-            ]
-        };
-        TempGuard { old, path }
+        TMP_PATH.store(c.into_raw(), Ordering::SeqCst);
+        let mut old = Vec::new();
+        for sig in CLEANUP_SIGNALS {
+            // SAFETY: plain sigaction calls with valid pointers; the handler
+            // is async-signal-safe.
+            unsafe {
+                let mut prev: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(sig, std::ptr::null(), &mut prev);
+                if prev.sa_sigaction == libc::SIG_IGN {
+                    continue; // nohup and the like: leave ignored signals alone
+                }
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = remove_tmp_and_die as *const () as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+                old.push((sig, prev));
+            }
+        }
+        TmpGuard { old }
     }
 }
 
-impl Drop for TempGuard {
+impl Drop for TmpGuard {
     fn drop(&mut self) {
-        // SAFETY: restoring the handlers saved in `new`; the path was made
-        // by `CString::into_raw` and is no longer published.
-        unsafe {
-            libc::signal(libc::SIGINT, self.old[0]);
-            libc::signal(libc::SIGTERM, self.old[1]);
-            TEMP_PATH.store(std::ptr::null_mut(), std::sync::atomic::Ordering::SeqCst);
-            drop(std::ffi::CString::from_raw(self.path));
+        for (sig, prev) in &self.old {
+            // SAFETY: restoring the action saved in `new`.
+            unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
+        }
+        let p = TMP_PATH.swap(std::ptr::null_mut(), Ordering::SeqCst);
+        if !p.is_null() {
+            // SAFETY: the pointer came from `CString::into_raw` in `new`.
+            drop(unsafe { std::ffi::CString::from_raw(p) });
         }
     }
 }
@@ -129,7 +142,13 @@ fn replace_atomically(path: &Path, text: &str) -> Result<(), String> {
         name.to_string_lossy(),
         std::process::id()
     ));
-    let _interrupt = TempGuard::new(&tmp);
+    let _cleanup = TmpGuard::new(&tmp);
+    if let Some(delay) = std::env::var_os("SMPSIM_TEST_SLOW_WRITE") {
+        // Tests: hold the temporary file open long enough to be signalled.
+        let ms = delay.to_string_lossy().parse().unwrap_or(0);
+        std::fs::write(&tmp, "").map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     std::fs::write(&tmp, text).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("{}: {e}", tmp.display())

@@ -473,9 +473,16 @@ fn output_paths_are_written_not_replaced() {
 #[test]
 fn huge_window_tables_are_refused() {
     let scenario = repo("scenarios/examples/mutex-contention.toml");
-    for set in [
-        "kernel.latency_window=1ns",
-        "scenario.duration=18446744073709551615ns",
+    for (set, says) in [
+        ("kernel.latency_window=1ns", "do not fit in memory"),
+        (
+            "scenario.duration=400000000000000000ns",
+            "do not fit in memory",
+        ),
+        (
+            "scenario.duration=18446744073709551615ns",
+            "longer than a run can be",
+        ),
     ] {
         let out = smpsim()
             .args(["run", scenario.to_str().unwrap(), "--set", set])
@@ -483,7 +490,7 @@ fn huge_window_tables_are_refused() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{set}: {stderr}");
-        assert!(stderr.contains("do not fit in memory"), "{set}: {stderr}");
+        assert!(stderr.contains(says), "{set}: {stderr}");
     }
 }
 
@@ -793,4 +800,70 @@ fn an_interrupted_sweep_keeps_its_points_and_resumes() {
         "resumed after {kept} points"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Ctrl-C (or SIGTERM) while a result is written leaves no temporary
+/// file behind, and the process dies of the signal.
+#[test]
+fn a_signal_while_writing_removes_the_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = std::env::temp_dir().join(format!("smpsim-sigtmp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let out = dir.join("out.json");
+        let mut child = smpsim()
+            .args(["run", scenario.to_str().unwrap(), "-v", "spin"])
+            .args([
+                "--set",
+                "scenario.duration=1ms",
+                "--set",
+                "scenario.warmup=0s",
+            ])
+            .arg("--trace")
+            .arg(&out)
+            .env("SMPSIM_TEST_SLOW_WRITE", "60000")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let tmp = dir.join(format!(".out.json.tmp{}", child.id()));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !tmp.exists() {
+            assert!(std::time::Instant::now() < deadline, "no temporary file");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(sig), "{status:?}");
+        assert!(!tmp.exists(), "{} left behind", tmp.display());
+        assert!(!out.exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `host compare` without `--profile` calibrates into a temporary profile
+/// and removes it, not leaving one per run in the temporary directory.
+#[test]
+fn host_compare_leaves_no_profile_behind() {
+    let status = smpsim_host::list()
+        .into_iter()
+        .find(|s| s.test == "ctxswitch")
+        .unwrap();
+    if !status.runnable {
+        eprintln!("skipped: {:?}", status.missing);
+        return;
+    }
+    let child = smpsim()
+        .args(["host", "compare", "ctxswitch", "--seconds", "0.2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let profile = std::env::temp_dir().join(format!("smpsim-profile-{}.toml", child.id()));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("not kept"), "{stdout}");
+    assert!(!profile.exists(), "{} left behind", profile.display());
 }

@@ -125,6 +125,16 @@ pub fn run(test: &str, opts: &Options) -> Result<HostResult, String> {
         return Err(format!("{test} cannot run here: {}", why.join("; ")));
     }
     let fifo = probe::sched_fifo().ok;
+    let mut r = run_test(test, opts, fifo)?;
+    if cleanup::should_stop() {
+        r.stopped_early = true;
+        r.notes
+            .push("stopped early by a signal: the figures cover only the part that ran".into());
+    }
+    Ok(r)
+}
+
+fn run_test(test: &str, opts: &Options, fifo: bool) -> Result<HostResult, String> {
     match test {
         "ctxswitch" => tests::ctxswitch::run(opts.seconds),
         "membarrier" => {

@@ -29,6 +29,9 @@ pub struct HostResult {
     pub histograms: Vec<HistResult>,
     pub threads: Vec<ThreadTimes>,
     pub notes: Vec<String>,
+    /// A signal (Ctrl-C) stopped the test before its time was up: the
+    /// figures cover only the part that ran, and phases after it are missing.
+    pub stopped_early: bool,
 }
 
 impl HostResult {
@@ -41,6 +44,7 @@ impl HostResult {
             histograms: Vec::new(),
             threads: Vec::new(),
             notes: Vec::new(),
+            stopped_early: false,
         }
     }
     pub fn param(&mut self, k: &str, v: impl ToString) {

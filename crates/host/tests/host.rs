@@ -85,3 +85,72 @@ fn sigterm_mid_hotplug_leaves_every_cpu_online() {
         "cpu{cpu} must be back online"
     );
 }
+
+/// A run killed with SIGKILL cannot remove its cgroup tree; the next
+/// membarrier run sweeps it (and only trees of processes that are gone).
+#[test]
+fn cgroups_left_by_a_killed_run_are_swept_by_the_next() {
+    let (cg, root) = smpsim_host::probe::cgroup_cpu();
+    let (mb, rseq) = (smpsim_host::probe::membarrier(), smpsim_host::probe::rseq());
+    if !cg.ok || !mb.ok || !rseq.ok {
+        eprintln!("skipped: {} / {} / {}", cg.detail, mb.detail, rseq.detail);
+        return;
+    }
+    let dir = match root.unwrap() {
+        smpsim_host::probe::CgroupCpu::V1(d) | smpsim_host::probe::CgroupCpu::V2(d) => d,
+    };
+    let mut child = smpsim()
+        .args(["membarrier", "--seconds", "30", "--cgroup", "3x2"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let name = format!("smpsim_membarrier_{}", child.id());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !dir.join(&name).join("n2").exists() {
+        assert!(std::time::Instant::now() < deadline, "no cgroup tree");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(dir.join(&name).exists(), "SIGKILL leaves the tree");
+    let out = smpsim()
+        .args(["membarrier", "--seconds", "0.2", "--cgroup", "1x0"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{out:?}");
+    assert!(!dir.join(&name).exists(), "{name} not swept");
+}
+
+/// Ctrl-C stops the host tests early, and the result says so instead of
+/// passing partial figures off as a whole run.
+#[test]
+fn sigint_stops_a_host_test_early_and_says_so() {
+    for test in ["ctxswitch", "ipi-latency"] {
+        let status = smpsim_host::list()
+            .into_iter()
+            .find(|s| s.test == test)
+            .unwrap();
+        if !status.runnable {
+            eprintln!("skipped {test}: {:?}", status.missing);
+            continue;
+        }
+        let child = smpsim()
+            .args([test, "--seconds", "30"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(Duration::from_millis(1000));
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let started = std::time::Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{test} did not stop"
+        );
+        assert!(out.status.success(), "{test}: {out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("stopped early"), "{test}: {stdout}");
+    }
+}

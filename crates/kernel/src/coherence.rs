@@ -369,4 +369,38 @@ mod tests {
         assert!(busy(3) > busy(1));
         assert_eq!(busy(3), 100 + 100 + 100);
     }
+
+    /// A line lists its sharers and adds a bitset only past
+    /// `SHARERS_AS_LIST` of them, so a machine of a million CPUs does not
+    /// cost a million bits per line; either way a sharer hits and a write
+    /// invalidates every copy.
+    #[test]
+    fn sharers_are_listed_until_there_are_many() {
+        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
+        m.topology = smpsim_machine::Topology::flat(64);
+        let c = CostNs::new(&m);
+        let local = c.line_transfer(0, 0);
+        let mut line = Line::new(1 << 20, 0);
+        let mut t = 0;
+        for round in 0..2 {
+            for cpu in 0..64 {
+                let done = line.read(&c, cpu, t);
+                let hit = done == t + local;
+                assert_eq!(hit, round == 1 || cpu == 0, "round {round} cpu {cpu}");
+                if cpu as usize == SHARERS_AS_LIST - 1 && round == 0 {
+                    assert!(line.sharers.is_empty(), "a bitset before it is needed");
+                }
+                t = done;
+            }
+        }
+        assert_eq!(line.sharers.len(), (1 << 20) / 64);
+        assert_eq!(line.transfers, 63);
+        t = line.store(&c, 5, t);
+        assert_eq!(line.read(&c, 5, t), t + local);
+        assert!(
+            line.read(&c, 6, t) > t + local,
+            "the write invalidated cpu 6"
+        );
+        assert_eq!(line.transfers, 65);
+    }
 }

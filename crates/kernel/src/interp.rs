@@ -64,6 +64,10 @@ impl crate::Kernel<'_> {
                 .saturating_add(self.tasks[t as usize].batch.total());
             let local = match op {
                 Op::Work(d) => {
+                    if self.tasks[t as usize].batch.total() >= MAX_SPAN {
+                        // Longer than any run: let this much pass first.
+                        break;
+                    }
                     let ns = d.sample(&mut self.rng);
                     let task = &mut self.tasks[t as usize];
                     if !task.batch.push(task.mode, ns) {
@@ -97,6 +101,15 @@ impl crate::Kernel<'_> {
                 Op::JumpUnless(cond, _) if self.shared_read_ahead(t, cond.reads_shared()) => break,
                 Op::Set { slot, expr } => {
                     let v = self.eval(t, expr);
+                    self.tasks[t as usize].vars[*slot as usize] = v;
+                    true
+                }
+                Op::LoopCount { slot, expr } => {
+                    let mut v = self.eval(t, expr);
+                    if v < 0 {
+                        self.report_negative(t, "loop count", v);
+                        v = 0;
+                    }
                     self.tasks[t as usize].vars[*slot as usize] = v;
                     true
                 }
@@ -247,7 +260,8 @@ impl crate::Kernel<'_> {
             }
             Op::CpuOffline(e) | Op::CpuOnline(e) => {
                 let target = self.eval(t, e);
-                self.set_cpu_online(c, target, matches!(op, Op::CpuOnline(_)));
+                let online = matches!(op, Op::CpuOnline(_));
+                self.set_cpu_online(c, target, online);
                 self.advance(t);
                 Flow::Next
             }
@@ -269,6 +283,15 @@ impl crate::Kernel<'_> {
                     self.rcu_read_lock(t);
                 }
                 self.preempt_disable(t);
+                self.advance(t);
+                Flow::Next
+            }
+            Op::RcuReadUnlock if self.tasks[t as usize].irq.preempt_count == 0 => {
+                // rcu_read_unlock() outside any read-side critical section:
+                // lockdep's rcu_lock_release() reports it first.
+                let (name, c, _) = self.where_is(t);
+                self.metrics
+                    .bad_unlock(c, self.now, &name, "rcu_read_unlock", "rcu_read_lock");
                 self.advance(t);
                 Flow::Next
             }
@@ -309,7 +332,7 @@ impl crate::Kernel<'_> {
         let task = &mut self.tasks[t as usize];
         task.pc += 1;
         task.resume = Resume::Op;
-        task.wait.wake_deadline = self.now.saturating_add(ns);
+        task.wait.wake_deadline = self.now + ns;
         task.wait.overshoot_hist = overshoot;
         let gen = task.gen.wrapping_add(1);
         task.gen = gen;
@@ -445,6 +468,24 @@ impl crate::Kernel<'_> {
         );
         self.metrics.divide_error(c, self.now, &name, pc, a, b);
         self.halted = true;
+    }
+
+    /// The task's name, its CPU, and the op it is at, for a finding.
+    pub(crate) fn where_is(&self, t: TaskId) -> (String, u32, String) {
+        let task = &self.tasks[t as usize];
+        let program = &self.spec.task_groups[task.group as usize].program;
+        let at = match program.ops.get(task.pc as usize) {
+            Some(op) => format!("op #{} ({op:?})", task.pc),
+            None => format!("op #{}", task.pc),
+        };
+        (self.task_name(t), task.cpu, at)
+    }
+
+    /// A loop count or `units` evaluated negative.
+    pub(crate) fn report_negative(&mut self, t: TaskId, what: &str, n: i64) {
+        let (name, c, at) = self.where_is(t);
+        self.metrics
+            .negative_count(c, self.now, &name, what, n, &at);
     }
 
     pub(crate) fn cond(&mut self, t: TaskId, c: &Cond) -> bool {

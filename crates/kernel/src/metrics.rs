@@ -407,6 +407,24 @@ impl Metrics {
         );
     }
 
+    /// A loop count or `units` evaluated negative: taken as 0.
+    pub fn negative_count(
+        &mut self,
+        cpu: u32,
+        now: Nanos,
+        task: &str,
+        what: &str,
+        n: i64,
+        at: &str,
+    ) {
+        self.finding(
+            Detector::NegativeCount,
+            now,
+            cpu,
+            format!("{task}: {what} is negative ({n}) in {at}; taken as 0"),
+        );
+    }
+
     pub fn mm_violation(&mut self, detector: Detector, now: Nanos, cpu: u32, message: String) {
         self.finding(detector, now, cpu, message);
     }

@@ -18,6 +18,15 @@ pub type HistId = u32;
 /// Index into a program's ops.
 pub type Pc = u32;
 
+/// The longest a single span of simulated time can be: one `work`, one
+/// sleep, one cross-CPU handler (`func` x `units`), and the longest run.
+/// A longer span is cut to it: it would end after any run a scenario can
+/// ask for anyway (about 36.5 years).
+pub const MAX_SPAN: Nanos = 1 << 60;
+/// A time after every event a run can reach; sums of spans stop here, so
+/// simulated time never wraps.
+pub const END_OF_TIME: Nanos = 1 << 62;
+
 /// An integer expression evaluated in a task's context.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
@@ -124,12 +133,18 @@ pub enum Dist {
 }
 
 impl Dist {
+    /// One draw, at most [`MAX_SPAN`].
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> Nanos {
+        self.draw(rng).min(MAX_SPAN)
+    }
+
+    #[inline]
+    fn draw(&self, rng: &mut Rng) -> Nanos {
         match *self {
             Dist::Const(v) => v,
             Dist::Exp { mean } => rng.exp(mean),
-            Dist::Uniform { lo, hi } => lo + rng.below(hi - lo + 1),
+            Dist::Uniform { lo, hi } => lo + rng.below((hi - lo).saturating_add(1)),
             Dist::Normal { mean, sd } => {
                 let v = mean as f64 + sd as f64 * rng.normal();
                 v.max(0.0).round() as Nanos
@@ -145,7 +160,7 @@ impl Dist {
         match *self {
             Dist::Const(v) => v as f64,
             Dist::Exp { mean } => mean as f64,
-            Dist::Uniform { lo, hi } => (lo + hi) as f64 / 2.0,
+            Dist::Uniform { lo, hi } => (lo as f64 + hi as f64) / 2.0,
             Dist::Normal { mean, .. } => mean as f64,
             Dist::LogNormal { median, sigma } => median as f64 * (sigma * sigma / 2.0).exp(),
         }
@@ -328,6 +343,12 @@ pub enum Op {
     Jump(Pc),
     /// Jump to the target when the condition is false.
     JumpUnless(Cond, Pc),
+    /// Sets a counted loop's hidden counter; a negative count is reported
+    /// (and the loop runs no times).
+    LoopCount {
+        slot: Slot,
+        expr: Expr,
+    },
     /// Decrement the slot; jump back while it stays positive.
     LoopBack {
         slot: Slot,

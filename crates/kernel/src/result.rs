@@ -233,6 +233,8 @@ pub enum Detector {
     Assertion,
     /// An expression divided by zero (the kernel's `divide error`).
     DivideError,
+    /// A loop count or a cross-CPU call's `units` evaluated negative.
+    NegativeCount,
     /// An op named a CPU that does not exist.
     BadCpu,
     /// The membarrier checker: a command returned while a CPU it covers
@@ -263,6 +265,7 @@ impl Detector {
             Detector::RcuGuarantee => "rcu",
             Detector::Assertion => "assertion",
             Detector::DivideError => "divide_error",
+            Detector::NegativeCount => "negative_count",
             Detector::BadCpu => "bad_cpu",
             Detector::Membarrier => "membarrier",
         }

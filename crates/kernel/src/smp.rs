@@ -12,7 +12,7 @@
 use crate::cpu::{Activity, Csd, PendingIrq};
 use crate::event::*;
 use crate::interp::Flow;
-use crate::program::{CallFunc, CpuSet, Op};
+use crate::program::{CallFunc, CpuSet, Op, END_OF_TIME, MAX_SPAN};
 use crate::task::*;
 use smpsim_engine::Nanos;
 
@@ -73,7 +73,7 @@ impl crate::Kernel<'_> {
                     wait,
                     handler,
                 } => {
-                    t += cost;
+                    t = (t + cost).min(END_OF_TIME);
                     if handler != crate::cpu::NO_HANDLER {
                         t = self.run_handler(c, handler, t);
                     }
@@ -143,13 +143,20 @@ impl crate::Kernel<'_> {
     fn func_cost(&mut self, t: TaskId, func: &CallFunc) -> u64 {
         let base = func.cost.sample(&mut self.rng);
         base.saturating_mul(self.tasks[t as usize].smp.call_units)
+            .min(MAX_SPAN)
     }
 
     /// Evaluates the call's unit count once, when the call starts.
     fn set_units(&mut self, t: TaskId, func: &CallFunc) {
         let units = match &func.units {
             None => 1,
-            Some(e) => self.eval(t, e).max(0) as u64,
+            Some(e) => {
+                let n = self.eval(t, e);
+                if n < 0 {
+                    self.report_negative(t, "`units`", n);
+                }
+                n.max(0) as u64
+            }
         };
         self.tasks[t as usize].smp.call_units = units;
     }

@@ -213,3 +213,88 @@ fn durations_near_two_to_the_64_do_not_wrap_time() {
         assert_eq!(r.stats.simulated_ns, 1_000_000);
     }
 }
+
+/// A loop count or `units` that comes out negative runs no times, and says
+/// so.
+#[test]
+fn negative_counts_are_reported() {
+    let mut s = spec(flat_machine(2), 1_000_000);
+    on_cpu0(
+        &mut s,
+        "t",
+        vec![
+            Op::LoopCount {
+                slot: 0,
+                expr: Expr::Const(-3),
+            },
+            Op::SmpCallFunctionSingle {
+                cpu: Expr::Const(1),
+                func: CallFunc {
+                    cost: Dist::Const(100),
+                    units: Some(Expr::Const(-2)),
+                    handler: None,
+                },
+                wait: true,
+            },
+            Op::Work(Dist::Const(100)),
+        ],
+    );
+    s.task_groups[0].program.slots = 1;
+    let r = simulate(&s);
+    let f = r.finding("negative_count").expect("a negative count");
+    assert!(f.message.contains("loop count is negative (-3)"), "{f:?}");
+    assert!(f.occurrences > 1, "{f:?}");
+    assert_eq!(r.stats.simulated_ns, 1_000_000);
+}
+
+/// `spin_lock_irqsave()` paired with plain `spin_unlock()` leaves IRQs
+/// off and the saved flags piling up: no overflow of the nesting record.
+#[test]
+fn irqsave_without_irqrestore_does_not_overflow() {
+    let mut s = spec(flat_machine(2), 1_000_000);
+    let lock = ObjRef {
+        object: spinning_lock(&mut s, "l", "qspinlock", LockOptions::default()),
+        index: None,
+    };
+    on_cpu0(
+        &mut s,
+        "t",
+        vec![
+            Op::Lock {
+                lock: lock.clone(),
+                mode: LockMode::Exclusive,
+                irqsave: true,
+            },
+            Op::Unlock {
+                lock,
+                mode: LockMode::Exclusive,
+                irqrestore: false,
+            },
+            Op::Work(Dist::Const(100)),
+        ],
+    );
+    let r = simulate(&s);
+    assert_eq!(r.stats.simulated_ns, 1_000_000);
+}
+
+/// An `rcu_read_unlock()` outside a read-side critical section is what
+/// lockdep says about it, not a sleeping-in-atomic or preempt_enable()
+/// report.
+#[test]
+fn rcu_read_unlock_without_lock_is_lockdeps_bad_unlock_balance() {
+    let mut s = spec(flat_machine(2), 1_000_000);
+    on_cpu0(
+        &mut s,
+        "t",
+        vec![Op::RcuReadUnlock, Op::Work(Dist::Const(1_000))],
+    );
+    let r = simulate(&s);
+    let f = r
+        .finding("bad_unlock_balance")
+        .expect("a bad unlock balance");
+    assert!(
+        f.message.contains("(rcu_read_lock) with rcu_read_unlock()"),
+        "{f:?}"
+    );
+    assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
+}

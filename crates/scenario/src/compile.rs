@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 use smpsim_engine::Nanos;
+use smpsim_kernel::program::MAX_SPAN;
 use smpsim_kernel::LazyTlb;
 use smpsim_kernel::{Affinity, Bandwidth, CgroupDecl, Knobs, Policy, Spec, TaskGroupDecl};
 use smpsim_machine::CpuId;
@@ -42,16 +43,15 @@ pub(crate) fn compile<'t>(
     }
     for (key, value) in sets {
         let base = srcs.add_set(key, value);
-        if key == "variant" || key.starts_with("variant.") {
-            // The variant was merged above; a set here would be lost.
-            return Err(Diag::new(
-                base..base + value.len(),
-                "a variant's values cannot be set; run the variant and set the value itself",
-            )
-            .help("e.g. --variant spin --set scenario.duration=1ms"));
-        }
+        let span = base..base + value.len();
+        let key = match variant_scoped(scn, key, &span)? {
+            // `variant.NAME.KEY`: `KEY` in that variant only.
+            Some((name, rest)) if Some(name) == variant => rest,
+            Some(_) => continue,
+            None => key.as_str(),
+        };
         let v = parse_set_value(value, base);
-        apply_set(&mut root, key, v, base..base + value.len())?;
+        apply_set(&mut root, key, v, span)?;
     }
     let machine_section = root.remove("machine");
     let dir = scn.path.parent().unwrap_or(std::path::Path::new("."));
@@ -62,6 +62,55 @@ pub(crate) fn compile<'t>(
     )))
     .map_err(|e| Diag::from_toml(&e, 0, doc_span.start..doc_span.start))?;
     lower(raw, machine, srcs)
+}
+
+/// Splits a variant-scoped `--set variant.NAME.KEY` into the variant's
+/// name and `KEY`; `None` for an ordinary key. The variant must exist and
+/// `KEY` must be given.
+fn variant_scoped<'k>(
+    scn: &Scenario,
+    key: &'k str,
+    span: &std::ops::Range<usize>,
+) -> DResult<Option<(&'k str, &'k str)>> {
+    let Some(rest) = key.strip_prefix("variant") else {
+        return Ok(None);
+    };
+    if !(rest.is_empty() || rest.starts_with('.')) {
+        return Ok(None);
+    }
+    let rest = rest.strip_prefix('.').unwrap_or(rest);
+    let (name, field) = rest.split_once('.').unwrap_or((rest, ""));
+    let example = format!(
+        "write `variant.{}.scenario.duration=...` to change one variant, or `scenario.duration=...` for every variant",
+        if name.is_empty() { "NAME" } else { name }
+    );
+    if !scn.variants.iter().any(|v| v.name == name) {
+        let msg = if name.is_empty() {
+            "`variant` needs a variant name and a key inside it".to_string()
+        } else {
+            format!("unknown variant `{name}`")
+        };
+        let known = if scn.variants.is_empty() {
+            "this scenario has no variants".to_string()
+        } else {
+            format!("variants: {}", list(scn.variant_names()))
+        };
+        return Err(Diag::new(span.clone(), msg).help(format!("{known}; {example}")));
+    }
+    if field.is_empty() {
+        return Err(Diag::new(
+            span.clone(),
+            format!("`variant.{name}` is a whole variant; set a key inside it"),
+        )
+        .help(example));
+    }
+    if field == "description" {
+        return Err(Diag::new(
+            span.clone(),
+            format!("`variant.{name}.description` is only the variant's label and cannot be set"),
+        ));
+    }
+    Ok(Some((name, field)))
 }
 
 /// Where durations are read: the texts for locating errors and the
@@ -362,6 +411,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         histograms: Vec::new(),
         handlers: Vec::new(),
         costs,
+        nr_cpus: nr as u32,
     };
     let task_groups = task_groups(&mut ctx, raw.tasks.as_ref(), nr, &cgroups)?;
     Ok(Spec {
@@ -399,6 +449,12 @@ fn run(sc: &RawScenario, dur: &Durations<'_>) -> DResult<Run> {
             "`duration` must be greater than zero",
         ));
     }
+    if duration > MAX_SPAN {
+        return Err(Diag::new(
+            sc.duration.span(),
+            format!("`duration` is longer than a run can be ({MAX_SPAN}ns, about 36 years)"),
+        ));
+    }
     let max_events = match &sc.max_events {
         None => None,
         Some(v) if *v.get_ref() > 0 => Some(*v.get_ref() as u64),
@@ -412,19 +468,31 @@ fn run(sc: &RawScenario, dur: &Durations<'_>) -> DResult<Run> {
     let replicas = replicas(&sc.replicas)?;
     let warmup = dur.opt(&sc.warmup, 0)?;
     if warmup >= duration {
+        let warmup_text = sc.warmup.as_ref().map_or("0s", |w| w.get_ref().as_str());
+        let message = format!(
+            "`warmup` ({warmup_text}) must be shorter than `duration` ({})",
+            sc.duration.get_ref()
+        );
+        let warmup_set = sc
+            .warmup
+            .as_ref()
+            .is_some_and(|w| dur.srcs.set_key(&w.span()).is_some());
+        if let Some(key) = dur
+            .srcs
+            .set_key(&sc.duration.span())
+            .filter(|_| !warmup_set)
+        {
+            // A shorter run asked for on the command line: say what else to set.
+            let warmup_key = match key.strip_suffix("duration") {
+                Some(prefix) => format!("{prefix}warmup"),
+                None => "scenario.warmup".to_string(),
+            };
+            return Err(Diag::new(sc.duration.span(), message).help(format!(
+                "the scenario's warm-up is {warmup_text}; shorten it too, e.g. `--set {warmup_key}=0s`"
+            )));
+        }
         let at = sc.warmup.as_ref().map_or(sc.duration.span(), |w| w.span());
-        return Err(Diag::new(
-            at,
-            format!(
-                "`warmup` ({}) must be shorter than `duration` ({})",
-                sc.warmup.as_ref().map_or("0s", |w| w.get_ref().as_str()),
-                sc.duration.get_ref()
-            ),
-        )
-        .help(format!(
-            "shortening a run with --set scenario.duration=D? set its warm-up too, e.g. --set scenario.warmup={}us (a tenth of it)",
-            duration / 10_000
-        )));
+        return Err(Diag::new(at, message));
     }
     let seed = match &sc.seed {
         None => 1,

@@ -18,13 +18,19 @@ pub(crate) struct MachineCosts(Vec<(&'static str, Nanos)>);
 
 impl MachineCosts {
     pub fn of(machine: &Machine) -> Self {
-        MachineCosts(
-            machine
-                .cost_list()
-                .into_iter()
-                .map(|(name, c)| (name, c.nanos()))
-                .collect(),
-        )
+        let mut costs: Vec<(&'static str, Nanos)> = machine
+            .cost_list()
+            .into_iter()
+            .map(|(name, c)| (name, c.nanos()))
+            .collect();
+        // The optional costs are 0 to the kernel model when the machine
+        // does not give them (a preset has none; `calibrate` writes them).
+        for name in OPTIONAL_COSTS {
+            if !costs.iter().any(|(n, _)| *n == name) {
+                costs.push((name, 0));
+            }
+        }
+        MachineCosts(costs)
     }
 
     fn get(&self, name: &str) -> Option<Nanos> {
@@ -48,6 +54,9 @@ fn machine_cost(trimmed: &str, start: usize, costs: &MachineCosts) -> Result<Nan
         .help(format!("known costs: {}", list(costs.names())))
     })
 }
+
+/// Costs a machine may leave out, which then count as 0.
+const OPTIONAL_COSTS: [&str; 2] = ["idle_exit", "atomic"];
 
 const UNITS: &[(&str, u64)] = &[
     ("ns", 1),
@@ -369,5 +378,22 @@ mod tests {
             "{help}"
         );
         assert!(super::parse_duration("cost.", &c).is_err());
+    }
+
+    /// `idle_exit` and `atomic` are 0 to the kernel model when the machine
+    /// leaves them out, so `cost.idle_exit` names 0 rather than an unknown
+    /// cost; a machine that gives them (a `calibrate` profile) is followed.
+    #[test]
+    fn optional_costs_are_zero_when_absent() {
+        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
+        let costs = MachineCosts::of(&m);
+        assert_eq!(super::parse_duration("cost.idle_exit", &costs), Ok(0));
+        assert_eq!(super::parse_duration("cost.atomic", &costs), Ok(0));
+        m.costs.idle_exit = Some(m.costs.syscall.clone());
+        let costs = MachineCosts::of(&m);
+        assert_eq!(
+            super::parse_duration("cost.idle_exit", &costs),
+            Ok(m.costs.syscall.nanos())
+        );
     }
 }

@@ -227,6 +227,14 @@ impl Sources {
         base
     }
 
+    /// The key of the `--set` option whose value a span lies in, if any.
+    pub fn set_key(&self, span: &Range<usize>) -> Option<&str> {
+        match &self.find(span.start).origin {
+            Origin::Set { key, .. } => Some(key),
+            Origin::File(_) => None,
+        }
+    }
+
     fn find(&self, pos: usize) -> &Source {
         self.sources
             .iter()

@@ -288,11 +288,16 @@ impl Parser<'_, '_> {
             };
             let Some((op, _)) = op else { return Ok(lhs) };
             self.pos += 1;
+            let rhs_start = self.here().start;
             let rhs = if level == 0 {
                 self.binary(1)?
             } else {
                 self.unary()?
             };
+            if matches!(op, BinOp::Div | BinOp::Rem) && const_value(&rhs, None) == Some(0) {
+                let end = self.toks[self.pos - 1].1.end;
+                return Err(StrErr::new(rhs_start..end, "division by zero"));
+            }
             lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs));
         }
     }
@@ -389,6 +394,28 @@ impl Parser<'_, '_> {
                 ),
             )),
         }
+    }
+}
+
+/// The value of an expression that does not depend on the task or the
+/// run, if it has one: constants and arithmetic on them, and `nr_cpus`
+/// when it is known. `None` also when the arithmetic would overflow or
+/// divide by zero (the kernel model reports that when it happens).
+pub(crate) fn const_value(e: &Expr, nr_cpus: Option<u32>) -> Option<i64> {
+    match e {
+        Expr::Const(v) => Some(*v),
+        Expr::NrCpus => nr_cpus.map(i64::from),
+        Expr::Bin(op, a, b) => {
+            let (a, b) = (const_value(a, nr_cpus)?, const_value(b, nr_cpus)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div => a.checked_div(b),
+                BinOp::Rem => a.checked_rem(b),
+            }
+        }
+        _ => None,
     }
 }
 

@@ -7,7 +7,7 @@ use smpsim_kernel::program::{Cond, Dist, Expr, ObjRef, ObjectId, Op, Pc, Program
 
 use crate::duration::{parse_dist, MachineCosts};
 use crate::error::{list, DResult, Diag, Sources, StrErr};
-use crate::expr::{is_identifier, parse_cond, parse_expr, RESERVED};
+use crate::expr::{const_value, is_identifier, parse_cond, parse_expr, RESERVED};
 use crate::raw::{Entries, RawExpr, RawOp, S};
 
 mod lower;
@@ -45,6 +45,8 @@ pub(crate) struct Ctx<'d> {
     pub handlers: Vec<(String, Program)>,
     /// For `cost.NAME` in distributions.
     pub costs: MachineCosts,
+    /// The machine's CPUs: a constant CPU outside them is an error.
+    pub nr_cpus: u32,
 }
 
 impl Ctx<'_> {
@@ -73,6 +75,17 @@ fn split_top_level(s: &str) -> Vec<Range<usize>> {
     }
     parts.push(start..s.len());
     parts
+}
+
+/// Refuses a constant CPU number the machine does not have.
+fn check_cpu(e: &Expr, nr_cpus: u32) -> Result<(), String> {
+    match const_value(e, Some(nr_cpus)) {
+        Some(c) if c < 0 || c >= i64::from(nr_cpus) => Err(format!(
+            "CPU {c} does not exist: the machine has {nr_cpus} CPUs (0-{})",
+            nr_cpus - 1
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn intern(names: &mut Vec<String>, name: &str) -> u32 {
@@ -301,6 +314,27 @@ impl Emitter<'_, '_> {
         }
     }
 
+    /// A `cpu` field: an expression that, when constant, is one of the
+    /// machine's CPUs.
+    fn cpu_expr(&self, v: &S<RawExpr>) -> DResult<Expr> {
+        let e = self.expr(v)?;
+        check_cpu(&e, self.ctx.nr_cpus).map_err(|m| Diag::new(v.span(), m))?;
+        Ok(e)
+    }
+
+    /// A count (`loop`'s, `units`): an expression that, when constant, is
+    /// not negative.
+    fn count_expr(&self, v: &S<RawExpr>, what: &str) -> DResult<Expr> {
+        let e = self.expr(v)?;
+        match const_value(&e, Some(self.ctx.nr_cpus)) {
+            Some(c) if c < 0 => Err(Diag::new(
+                v.span(),
+                format!("{what} cannot be negative (got {c})"),
+            )),
+            _ => Ok(e),
+        }
+    }
+
     fn cond(&self, v: &S<String>) -> DResult<Cond> {
         let r = resolver(&self.slots);
         let sh = shared_resolver(&self.ctx.objects);
@@ -485,7 +519,7 @@ impl Emitter<'_, '_> {
                 self.push(ir.clone());
             }
             Lower::Cpu(ir) => {
-                let cpu = self.expr(need(&op.get_ref().cpu, op, "cpu")?)?;
+                let cpu = self.cpu_expr(need(&op.get_ref().cpu, op, "cpu")?)?;
                 self.push(ir(cpu));
             }
             Lower::Object(kind, ir) => {

@@ -77,7 +77,7 @@ fn emits_exactly_these_ops() {
     let expected = vec![
         /* 0 */ Op::Mark(1),
         /* 1 */
-        Op::Set {
+        Op::LoopCount {
             slot: 2,
             expr: Expr::Bin(BinOp::Mul, Box::new(Expr::Var(0)), Box::new(Expr::Const(2))),
         },

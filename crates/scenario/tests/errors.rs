@@ -244,26 +244,116 @@ fn load_reports_unreadable_files() {
 }
 
 #[test]
-fn a_variant_scoped_set_is_refused_and_a_short_duration_says_to_shorten_warmup() {
-    let text = format!("{}[variant.fast]\ndescription = \"x\"\n", BASE);
-    let s = smpsim_scenario::parse(std::path::Path::new("t.toml"), text).unwrap();
-    let e = s
-        .compile(
-            None,
-            &[("variant.fast.scenario.duration".into(), "1ms".into())],
-        )
-        .unwrap_err();
+fn variant_scoped_sets_apply_to_that_variant_only() {
+    let text = format!("{BASE}\n[variant.a]\n[variant.b]\n");
+    let scn = parse(Path::new("t.toml"), text).unwrap();
+    let sets = vec![("variant.a.tasks.w.count".to_string(), "3".to_string())];
+    let a = scn.compile(Some("a"), &sets).unwrap();
+    let b = scn.compile(Some("b"), &sets).unwrap();
+    let base = scn.compile(None, &sets).unwrap();
+    assert_eq!(a.task_groups[0].placement.len(), 3);
+    assert_eq!(b.task_groups[0].placement.len(), 2);
+    assert_eq!(base.task_groups[0].placement.len(), 2);
+    // A misspelt variant is refused, whichever variant is compiled.
+    let sets = vec![("variant.c.scenario.duration".to_string(), "1ms".to_string())];
+    for v in [None, Some("a")] {
+        let e = scn.compile(v, &sets).unwrap_err();
+        assert_eq!(e.message, "unknown variant `c`");
+        assert!(e.help.as_deref().unwrap().contains("`a`, `b`"), "{e}");
+    }
+    let sets = vec![("variant.a".to_string(), "1ms".to_string())];
+    let e = scn.compile(Some("a"), &sets).unwrap_err();
+    assert!(e.message.contains("whole variant"), "{e}");
+    // A scenario without variants says so.
+    let scn = parse(Path::new("t.toml"), BASE.to_string()).unwrap();
+    let sets = vec![("variant.a.scenario.duration".to_string(), "1ms".to_string())];
+    let e = scn.compile(None, &sets).unwrap_err();
+    assert!(e.help.as_deref().unwrap().contains("no variants"), "{e}");
+}
+
+#[test]
+fn a_shorter_duration_set_names_the_warmup_to_set_too() {
+    let text = BASE.replace("duration = \"1s\"", "duration = \"1s\"\nwarmup = \"100ms\"");
+    let scn = parse(Path::new("t.toml"), text).unwrap();
+    let sets = vec![("scenario.duration".to_string(), "20ms".to_string())];
+    let e = scn.compile(None, &sets).unwrap_err();
     assert!(
-        e.message.contains("a variant's values cannot be set"),
+        e.to_string()
+            .starts_with("--set scenario.duration=20ms: `warmup` (100ms) must be shorter"),
         "{e}"
     );
-    let mut with_warmup =
-        BASE.replace("duration = \"1s\"", "duration = \"1s\"\nwarmup = \"100ms\"");
-    with_warmup.push('\n');
-    let s = smpsim_scenario::parse(std::path::Path::new("t.toml"), with_warmup).unwrap();
-    let e = s
-        .compile(None, &[("scenario.duration".into(), "20ms".into())])
-        .unwrap_err();
-    assert!(e.message.contains("must be shorter"), "{e}");
-    assert!(e.help.unwrap().contains("--set scenario.warmup=2000us"));
+    assert!(
+        e.help
+            .as_deref()
+            .unwrap()
+            .contains("--set scenario.warmup=0s"),
+        "{e}"
+    );
+    let mut sets = sets;
+    sets.push(("scenario.warmup".to_string(), "0s".to_string()));
+    assert_eq!(scn.compile(None, &sets).unwrap().duration, 20_000_000);
+}
+
+/// The code of the workers in `BASE` replaced by `code`.
+fn code(code: &str) -> String {
+    edit("{ op = \"work\", time = \"1us\" }", code)
+}
+
+#[test]
+fn constant_division_by_zero_is_located_at_the_divisor() {
+    for (value, under) in [("5 / 0", "0"), ("task_index % (2 - 2)", "(2 - 2)")] {
+        let e = err(&code(&format!(
+            "{{ op = \"set\", var = \"x\", value = \"{value}\" }}"
+        )));
+        assert_eq!(e.message, "division by zero");
+        assert_eq!(at(&e).2, under);
+    }
+    // A divisor that is only known at run time is left to the run.
+    spec(&code(
+        "{ op = \"set\", var = \"x\", value = \"5 / task_index\" }",
+    ));
+}
+
+#[test]
+fn constant_negative_counts_are_refused() {
+    let e = err(&code(
+        "{ op = \"loop\", count = \"1 - nr_cpus\", body = [ { op = \"work\", time = \"1us\" } ] }",
+    ));
+    assert_eq!(e.message, "loop count cannot be negative (got -3)");
+    assert_eq!(at(&e).2, "\"1 - nr_cpus\"");
+    let e = err(&code(
+        "{ op = \"smp_call_function_single\", cpu = 1, func = \"1us\", units = \"0 - 2\" }",
+    ));
+    assert_eq!(e.message, "`units` cannot be negative (got -2)");
+}
+
+#[test]
+fn constant_cpus_the_machine_lacks_are_refused() {
+    for (op, under) in [
+        (
+            "{ op = \"smp_call_function_single\", cpu = 4, func = \"1us\" }",
+            "4",
+        ),
+        (
+            "{ op = \"smp_call_function_single\", cpu = \"nr_cpus\", func = \"1us\" }",
+            "\"nr_cpus\"",
+        ),
+        ("{ op = \"set_cpu_offline\", cpu = -1 }", "-1"),
+        ("{ op = \"set_cpu_online\", cpu = 100 }", "100"),
+        (
+            "{ op = \"smp_call_function_many\", cpus = \"1, 9\", func = \"1us\" }",
+            "9",
+        ),
+    ] {
+        let e = err(&code(op));
+        assert!(
+            e.message
+                .contains("does not exist: the machine has 4 CPUs (0-3)"),
+            "{e}"
+        );
+        assert_eq!(at(&e).2, under, "{op}");
+    }
+    spec(&code(
+        "{ op = \"smp_call_function_single\", cpu = \"nr_cpus - 1\", func = \"1us\" }",
+    ));
 }

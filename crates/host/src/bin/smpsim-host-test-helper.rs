@@ -23,7 +23,16 @@ fn main() {
         i += 2;
     }
     match smpsim_host::run(&test, &opts) {
-        Ok(r) => println!("{}: {} rates", r.test, r.rates.len()),
+        Ok(r) => println!(
+            "{}: {} rates{}",
+            r.test,
+            r.rates.len(),
+            if r.stopped_early {
+                ", stopped early"
+            } else {
+                ""
+            }
+        ),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(2);

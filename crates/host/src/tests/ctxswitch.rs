@@ -115,6 +115,9 @@ pub fn run(seconds: f64) -> Result<HostResult, String> {
         cross_t * 4.0,
         "switches/s",
     );
+    if should_stop() {
+        return Ok(r);
+    }
     let same_t = threads(a, a, part);
     r.rate(
         "switches_per_s_threads_same_cpu",
@@ -122,12 +125,18 @@ pub fn run(seconds: f64) -> Result<HostResult, String> {
         "switches/s",
     );
     std::thread::sleep(Duration::from_millis(10));
+    if should_stop() {
+        return Ok(r);
+    }
     let cross_p = processes(a, b, part);
     r.rate(
         "switches_per_s_processes_cross_cpu",
         cross_p * 4.0,
         "switches/s",
     );
+    if should_stop() {
+        return Ok(r);
+    }
     let same_p = processes(a, a, part);
     r.rate(
         "switches_per_s_processes_same_cpu",

@@ -198,9 +198,6 @@ pub fn run(opts: &Options, cgroup: Option<CgroupCpu>, fifo: bool) -> Result<Host
             r.hist("sentinel_overshoot", &h);
         }
     }
-    if should_stop() {
-        r.notes.push("stopped early by a signal".into());
-    }
     guard.run();
     r.notes.append(&mut guard.log);
     Ok(r)

@@ -99,12 +99,15 @@ impl crate::Kernel<'_> {
         if irqsave {
             // local_irq_save(): remember whether IRQs were already off.
             let task = &mut self.tasks[t as usize];
+            // Past 32 levels (an irqsave never restored) the saved state is
+            // not kept; IRQs were off there anyway.
+            let bit = 1u32.checked_shl(task.irq.irq_depth.into()).unwrap_or(0);
             if task.irq.irqs_off {
-                task.irq.irq_saved |= 1 << task.irq.irq_depth;
+                task.irq.irq_saved |= bit;
             } else {
-                task.irq.irq_saved &= !(1 << task.irq.irq_depth);
+                task.irq.irq_saved &= !bit;
             }
-            task.irq.irq_depth += 1;
+            task.irq.irq_depth = task.irq.irq_depth.saturating_add(1);
             task.irq.irqs_off = true;
             self.irq_off_begin(c);
         }
@@ -210,7 +213,10 @@ impl crate::Kernel<'_> {
             // local_irq_restore(): back to the state saved at lock time.
             let task = &mut self.tasks[t as usize];
             task.irq.irq_depth = task.irq.irq_depth.saturating_sub(1);
-            task.irq.irqs_off = task.irq.irq_saved & (1 << task.irq.irq_depth) != 0;
+            task.irq.irqs_off = match 1u32.checked_shl(task.irq.irq_depth.into()) {
+                Some(bit) => task.irq.irq_saved & bit != 0,
+                None => true,
+            };
             if !task.irq.irqs_off {
                 self.irq_off_end(c);
             }

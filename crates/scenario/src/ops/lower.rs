@@ -26,7 +26,7 @@ pub(super) fn syscall(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
 
 pub(super) fn call_single(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let r = op.get_ref();
-    let cpu = e.expr(need(&r.cpu, op, "cpu")?)?;
+    let cpu = e.cpu_expr(need(&r.cpu, op, "cpu")?)?;
     let func = e.call_func(op)?;
     e.push(Op::SmpCallFunctionSingle {
         cpu,
@@ -162,17 +162,9 @@ pub(super) fn repeat(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
         e.push(Op::Jump(start));
         return Ok(());
     }
-    let n = e.expr(count)?;
-    if let Expr::Const(c) = n {
-        if c < 0 {
-            return Err(Diag::new(
-                count.span(),
-                format!("loop count cannot be negative (got {c})"),
-            ));
-        }
-    }
+    let n = e.count_expr(count, "loop count")?;
     let slot = e.new_slot(format!(" loop{}", e.nslots), count.span())?;
-    e.push(Op::Set { slot, expr: n });
+    e.push(Op::LoopCount { slot, expr: n });
     let skip = e.push(Op::JumpUnless(
         Cond::Cmp(CmpOp::Gt, Expr::Var(slot), Expr::Const(0)),
         0,
@@ -394,7 +386,14 @@ impl Emitter<'_, '_> {
                     .at_str(v, StrErr::new(part, "expected a CPU expression"))
                     .help("a CPU set is \"mm_cpumask\", \"all_but_self\", or CPU expressions separated by commas, e.g. \"0, 3, target\""));
             }
-            cpus.push(self.sub_expr(v, part)?);
+            let cpu = self.sub_expr(v, part.clone())?;
+            super::check_cpu(&cpu, self.ctx.nr_cpus).map_err(|m| {
+                let written = &text[part.clone()];
+                let start = part.start + written.len() - written.trim_start().len();
+                let end = part.start + written.trim_end().len();
+                self.ctx.at_str(v, StrErr::new(start..end, m))
+            })?;
+            cpus.push(cpu);
         }
         Ok(CpuSet::List(cpus))
     }
@@ -423,15 +422,7 @@ impl Emitter<'_, '_> {
         };
         let units = match &r.units {
             None => None,
-            Some(u) => match self.expr(u)? {
-                Expr::Const(c) if c < 0 => {
-                    return Err(Diag::new(
-                        u.span(),
-                        format!("`units` cannot be negative (got {c})"),
-                    ));
-                }
-                e => Some(e),
-            },
+            Some(u) => Some(self.count_expr(u, "`units`")?),
         };
         Ok(CallFunc {
             cost,

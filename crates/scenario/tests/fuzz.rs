@@ -1,0 +1,318 @@
+//! A fuzz harness over the shipped scenarios: token-level mutations
+//! (delete, duplicate, swap in another token of the file, numbers set to
+//! extremes, also inside duration strings) of every file in `scenarios/`,
+//! each then parsed, compiled in every variant, and simulated briefly.
+//! Nothing may panic, hang or abort; errors must render.
+//!
+//! The default is a few cases so the test suite stays fast;
+//! `SMPSIM_FUZZ_CASES=N` runs N per shipped file (docs/fuzzing.md records
+//! the largest run).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+const SHIPPED: &[(&str, &str)] = &[
+    (
+        "hotplug-smt.toml",
+        include_str!("../../../scenarios/hotplug-smt.toml"),
+    ),
+    (
+        "ipi-preempt.toml",
+        include_str!("../../../scenarios/ipi-preempt.toml"),
+    ),
+    (
+        "lazy-tlb.toml",
+        include_str!("../../../scenarios/lazy-tlb.toml"),
+    ),
+    (
+        "lock-scaling.toml",
+        include_str!("../../../scenarios/lock-scaling.toml"),
+    ),
+    (
+        "membarrier-percpu.toml",
+        include_str!("../../../scenarios/membarrier-percpu.toml"),
+    ),
+    (
+        "mm-lifetime.toml",
+        include_str!("../../../scenarios/mm-lifetime.toml"),
+    ),
+    (
+        "slow-mutex.toml",
+        include_str!("../../../scenarios/slow-mutex.toml"),
+    ),
+    (
+        "mutex-contention.toml",
+        include_str!("../../../scenarios/examples/mutex-contention.toml"),
+    ),
+    (
+        "mmap-lock.toml",
+        include_str!("../../../scenarios/examples/mmap-lock.toml"),
+    ),
+    (
+        "abba.toml",
+        include_str!("../../../scenarios/checks/abba.toml"),
+    ),
+    (
+        "irq-lock.toml",
+        include_str!("../../../scenarios/checks/irq-lock.toml"),
+    ),
+    (
+        "membarrier.toml",
+        include_str!("../../../scenarios/checks/membarrier.toml"),
+    ),
+    (
+        "race.toml",
+        include_str!("../../../scenarios/checks/race.toml"),
+    ),
+];
+
+/// Numbers that break naive arithmetic, then ordinary ones (off by one,
+/// small, large), which keep more documents valid so they reach the run.
+const EXTREMES: &[&str] = &[
+    "0",
+    "-1",
+    "2147483648",
+    "4294967296",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "18446744073709551615",
+    "1e308",
+    "nan",
+    "0.5",
+    "1",
+    "1",
+    "2",
+    "3",
+    "7",
+    "33",
+    "100",
+    "1000",
+    "100000",
+];
+
+/// Cases per shipped file: small by default, `SMPSIM_FUZZ_CASES` for more.
+fn cases() -> u32 {
+    std::env::var("SMPSIM_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24)
+}
+
+/// Byte ranges of the file's tokens: quoted strings, numbers, words,
+/// single punctuation characters (comments and blanks are not tokens).
+fn tokens(text: &str) -> Vec<std::ops::Range<usize>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        if c == b'#' {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        } else if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        } else if c == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                i += 1;
+            }
+            i = (i + 1).min(b.len());
+        } else if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b"_-.".contains(&b[i])) {
+                i += 1;
+            }
+        } else {
+            i += text[i..].chars().next().map_or(1, char::len_utf8);
+        }
+        out.push(start..i);
+    }
+    out
+}
+
+/// One edit: `kind` picks what, `a` and `b` pick tokens (modulo their
+/// count), `x` an extreme number.
+#[derive(Clone, Debug)]
+struct Edit {
+    kind: u8,
+    a: usize,
+    b: usize,
+    x: usize,
+}
+
+fn mutate(text: &str, edits: &[Edit]) -> String {
+    let mut s = text.to_string();
+    for e in edits {
+        let toks = tokens(&s);
+        if toks.is_empty() {
+            break;
+        }
+        // Most edits change a value that holds a number (the document
+        // stays well-formed TOML and reaches the compiler and the kernel);
+        // the rest break the document's shape.
+        let kind = match e.kind % 20 {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=6 => 2,
+            7..=12 => 3,
+            13..=18 => 4,
+            _ => 5,
+        };
+        let numeric: Vec<_> = toks
+            .iter()
+            .filter(|t| s[(*t).clone()].bytes().any(|c| c.is_ascii_digit()))
+            .cloned()
+            .collect();
+        let t = if (kind == 3 || kind == 4) && !numeric.is_empty() {
+            numeric[e.a % numeric.len()].clone()
+        } else {
+            toks[e.a % toks.len()].clone()
+        };
+        let other = s[toks[e.b % toks.len()].clone()].to_string();
+        let extreme = EXTREMES[e.x % EXTREMES.len()];
+        let replacement = match kind {
+            0 => String::new(),
+            1 => format!("{} {}", &s[t.clone()], &s[t.clone()]),
+            2 => other,
+            3 => extreme.to_string(),
+            4 => {
+                // A number inside the token (a duration, a CPU list) made extreme.
+                let tok = &s[t.clone()];
+                match tok.find(|c: char| c.is_ascii_digit()) {
+                    Some(d) => {
+                        let end = tok[d..]
+                            .find(|c: char| !c.is_ascii_digit())
+                            .map_or(tok.len(), |n| d + n);
+                        format!(
+                            "{}{}{}",
+                            &tok[..d],
+                            extreme.trim_start_matches('-'),
+                            &tok[end..]
+                        )
+                    }
+                    None => tok.to_string(),
+                }
+            }
+            _ => {
+                // A whole line dropped.
+                let start = s[..t.start].rfind('\n').map_or(0, |i| i + 1);
+                let end = s[t.start..].find('\n').map_or(s.len(), |i| t.start + i);
+                s.replace_range(start..end, "");
+                continue;
+            }
+        };
+        s.replace_range(t, &replacement);
+    }
+    s
+}
+
+/// How far the mutated texts got: parsed, variants compiled, runs.
+static PARSED: AtomicU64 = AtomicU64::new(0);
+static COMPILED: AtomicU64 = AtomicU64::new(0);
+static SIMULATED: AtomicU64 = AtomicU64::new(0);
+
+/// Parses, compiles every variant and runs each briefly. Machines too big
+/// to simulate quickly are only compiled.
+fn exercise(name: &str, text: String) {
+    let scn = match smpsim_scenario::parse(Path::new(name), text) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = e.to_string();
+            return;
+        }
+    };
+    PARSED.fetch_add(1, Relaxed);
+    let variants: Vec<Option<String>> = if scn.variants.is_empty() {
+        vec![None]
+    } else {
+        scn.variant_names().map(|v| Some(v.to_string())).collect()
+    };
+    for v in variants {
+        let mut spec = match scn.compile(v.as_deref(), &[]) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = e.to_string();
+                continue;
+            }
+        };
+        COMPILED.fetch_add(1, Relaxed);
+        let tasks: usize = spec.task_groups.iter().map(|g| g.placement.len()).sum();
+        if spec.machine.nr_cpus() > 1024 || tasks > 20_000 {
+            continue;
+        }
+        spec.duration = spec.duration.min(2_000_000);
+        spec.warmup = spec.warmup.min(spec.duration / 2);
+        spec.max_events = Some(spec.max_events.unwrap_or(u64::MAX).min(20_000));
+        spec.replicas = 1;
+        SIMULATED.fetch_add(1, Relaxed);
+        let r = smpsim_kernel::simulate(&spec);
+        assert!(r.stats.simulated_ns <= spec.duration, "{name} {v:?}");
+    }
+}
+
+fn edits() -> impl Strategy<Value = Vec<Edit>> {
+    proptest::collection::vec(
+        (any::<u8>(), any::<usize>(), any::<usize>(), any::<usize>())
+            .prop_map(|(kind, a, b, x)| Edit { kind, a, b, x }),
+        1..3,
+    )
+}
+
+#[test]
+fn mutated_shipped_scenarios_never_panic() {
+    let n = cases();
+    for (name, text) in SHIPPED {
+        let mut runner = TestRunner::new(Config {
+            cases: n,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        runner
+            .run(&edits(), |e| {
+                exercise(name, mutate(text, &e));
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    eprintln!(
+        "fuzz: {} mutated files, {} parsed, {} variants compiled, {} simulated, no panic",
+        u64::from(n) * SHIPPED.len() as u64,
+        PARSED.load(Relaxed),
+        COMPILED.load(Relaxed),
+        SIMULATED.load(Relaxed)
+    );
+}
+
+/// The unmutated files pass through the same harness (and the tokenizer
+/// sees every part of them).
+#[test]
+fn shipped_scenarios_run_in_the_harness() {
+    for (name, text) in SHIPPED {
+        let toks = tokens(text);
+        assert!(toks.len() > 50, "{name}");
+        exercise(name, text.to_string());
+        smpsim_scenario::parse(Path::new(name), text.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn mutations_do_what_they_say() {
+    let t = "a = \"10us\"\nb = [1, 2]\n";
+    let e = |kind, a, b, x| Edit { kind, a, b, x };
+    assert_eq!(mutate(t, &[e(0, 0, 0, 0)]), " = \"10us\"\nb = [1, 2]\n");
+    assert_eq!(
+        mutate(t, &[e(7, 1, 0, 4)]),
+        "a = \"10us\"\nb = [9223372036854775807, 2]\n"
+    );
+    assert_eq!(
+        mutate(t, &[e(13, 0, 0, 6)]),
+        "a = \"18446744073709551615us\"\nb = [1, 2]\n"
+    );
+    assert_eq!(mutate(t, &[e(19, 4, 0, 0)]), "a = \"10us\"\n\n");
+}
