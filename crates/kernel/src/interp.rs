@@ -236,6 +236,8 @@ impl crate::Kernel<'_> {
             | Op::Unlock { .. }
             | Op::Down(_)
             | Op::Up(_)
+            | Op::RwsemTrylock { .. }
+            | Op::DowngradeWrite(_)
             | Op::CpusReadLock
             | Op::CpusReadUnlock
             | Op::CpusWriteLock
@@ -558,6 +560,14 @@ impl crate::Kernel<'_> {
                 how: LockSpin::OnOwner | LockSpin::OsqQueued,
             } => {
                 if !self.mutex_spin_finished(c, t, lock) {
+                    return;
+                }
+            }
+            Spin::Lock {
+                lock,
+                how: LockSpin::RwsemOnOwner | LockSpin::RwsemQueued,
+            } => {
+                if !self.rwsem_spin_finished(c, t, lock) {
                     return;
                 }
             }

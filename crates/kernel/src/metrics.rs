@@ -4,8 +4,9 @@
 use hdrhistogram::Histogram;
 use smpsim_engine::Nanos;
 
+use crate::program::LockMode;
 pub use crate::result::LockStat;
-use crate::result::{Detector, Finding};
+use crate::result::{Detector, Finding, ReadSide};
 
 /// Kernel detector thresholds (defaults from the kernel's own).
 #[derive(Clone, Copy, Debug)]
@@ -130,6 +131,44 @@ impl Metrics {
             stat.hold_total_ns += held;
             stat.hold_max_ns = stat.hold_max_ns.max(held);
         }
+    }
+
+    /// The same three for a reader-writer lock, whose read side is a class
+    /// of its own (`NAME-R`).
+    pub fn lock_contended_mode(&mut self, now: Nanos, object: u32, mode: LockMode) {
+        match self.read_side(now, object, mode) {
+            Some(r) => r.contentions += 1,
+            None => self.lock_contended(now, object),
+        }
+    }
+
+    pub fn lock_acquired_mode(&mut self, now: Nanos, object: u32, mode: LockMode, waited: Nanos) {
+        match self.read_side(now, object, mode) {
+            Some(r) => {
+                r.acquisitions += 1;
+                r.wait_total_ns += waited;
+                r.wait_max_ns = r.wait_max_ns.max(waited);
+            }
+            None => self.lock_acquired(now, object, waited),
+        }
+    }
+
+    pub fn lock_released_mode(&mut self, now: Nanos, object: u32, mode: LockMode, held: Nanos) {
+        match self.read_side(now, object, mode) {
+            Some(r) => {
+                r.hold_total_ns += held;
+                r.hold_max_ns = r.hold_max_ns.max(held);
+            }
+            None => self.lock_released(now, object, held),
+        }
+    }
+
+    /// The read-side row to count a measured read acquisition in.
+    fn read_side(&mut self, now: Nanos, object: u32, mode: LockMode) -> Option<&mut ReadSide> {
+        if mode != LockMode::Read || !self.measuring(now) {
+            return None;
+        }
+        self.locks[object as usize].read.as_mut()
     }
 
     /// An acquisition by handoff (`MUTEX_FLAG_HANDOFF`).
@@ -317,6 +356,29 @@ impl Metrics {
             cpu,
             format!(
                 "membarrier: {task} returned from a command that began at {begin} ns while CPU{missed} ran {runner} of the same mm throughout with no full memory barrier: accesses {runner} made may not be ordered against the caller's"
+            ),
+        );
+    }
+
+    /// `DEBUG_RWSEMS_WARN_ON(check)`: `task` released (or downgraded)
+    /// `lock` with `op` without holding it that way.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rwsem_warn(
+        &mut self,
+        cpu: u32,
+        now: Nanos,
+        task: &str,
+        op: &str,
+        lock: &str,
+        check: &str,
+        owner: &str,
+    ) {
+        self.finding(
+            Detector::DebugRwsems,
+            now,
+            cpu,
+            format!(
+                "DEBUG_RWSEMS_WARN_ON({check}): {task} called {op}() on {lock}, owner = {owner}; the rwsem is left as it was"
             ),
         );
     }

@@ -294,6 +294,15 @@ pub enum Op {
     AtomicRmw(ObjRef),
     /// `atomic_read()`: a cache-line read.
     AtomicRead(ObjRef),
+    /// `down_read_trylock()` / `down_write_trylock()` on an rwsem: take it
+    /// if that needs no wait; `slot` (if any) gets 1 if it was taken, else 0.
+    RwsemTrylock {
+        lock: ObjRef,
+        mode: LockMode,
+        slot: Option<Slot>,
+    },
+    /// `downgrade_write()`: the rwsem's writer becomes a reader.
+    DowngradeWrite(ObjRef),
     /// `down()` on a semaphore object: take a token or sleep for one (a pipe
     /// read, a futex wait).
     Down(ObjRef),

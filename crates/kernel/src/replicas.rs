@@ -91,6 +91,9 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.spin_total_ns += b.spin_total_ns;
             a.handoffs += b.handoffs;
             a.bounces += b.bounces;
+            if let (Some(ar), Some(br)) = (&mut a.read, &b.read) {
+                ar.merge(br);
+            }
         }
         for (a, b) in out.cfs_bandwidth.iter_mut().zip(&r.cfs_bandwidth) {
             a.nr_periods += b.nr_periods;

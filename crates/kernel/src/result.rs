@@ -189,6 +189,34 @@ pub struct LockStat {
     /// `con-bounces` + `acq-bounces`, counted on the model's lines: every
     /// miss, including spinners' re-fetches).
     pub bounces: u64,
+    /// A sleeping reader-writer lock's read side, which `/proc/lock_stat`
+    /// shows as a class of its own (`NAME-R`; the fields above are then
+    /// `NAME-W`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read: Option<ReadSide>,
+}
+
+/// The read acquisitions of a reader-writer lock class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReadSide {
+    pub acquisitions: u64,
+    pub contentions: u64,
+    pub wait_total_ns: Nanos,
+    pub wait_max_ns: Nanos,
+    pub hold_total_ns: Nanos,
+    pub hold_max_ns: Nanos,
+}
+
+impl ReadSide {
+    /// Adds another run's counts.
+    pub fn merge(&mut self, o: &ReadSide) {
+        self.acquisitions += o.acquisitions;
+        self.contentions += o.contentions;
+        self.wait_total_ns += o.wait_total_ns;
+        self.wait_max_ns = self.wait_max_ns.max(o.wait_max_ns);
+        self.hold_total_ns += o.hold_total_ns;
+        self.hold_max_ns = self.hold_max_ns.max(o.hold_max_ns);
+    }
 }
 
 /// The kernel detectors smpsim runs, by the names their reports go by.
@@ -237,6 +265,9 @@ pub enum Detector {
     NegativeCount,
     /// An op named a CPU that does not exist.
     BadCpu,
+    /// `CONFIG_DEBUG_RWSEMS`: an rwsem released or downgraded by a task
+    /// that does not hold it that way.
+    DebugRwsems,
     /// The membarrier checker: a command returned while a CPU it covers
     /// ran the caller's mm without a barrier since the command began.
     Membarrier,
@@ -267,6 +298,7 @@ impl Detector {
             Detector::DivideError => "divide_error",
             Detector::NegativeCount => "negative_count",
             Detector::BadCpu => "bad_cpu",
+            Detector::DebugRwsems => "debug_rwsems",
             Detector::Membarrier => "membarrier",
         }
     }

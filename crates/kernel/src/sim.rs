@@ -279,6 +279,10 @@ impl<'s> Kernel<'s> {
                             lock,
                             how: LockSpin::Spinning,
                         } => Some(self.objects.spinlocks[lock as usize].object),
+                        Spin::Lock {
+                            lock,
+                            how: LockSpin::RwsemQueued | LockSpin::RwsemOnOwner,
+                        } => Some(self.objects.rwsems[lock as usize].object),
                         _ => None,
                     };
                     if let Some(obj) = object {
@@ -473,6 +477,16 @@ impl<'s> Kernel<'s> {
                     self.finish_spin(c, t);
                 } else if need_resched {
                     self.mutex_spin_need_resched(c, t);
+                }
+            }
+            Spin::Lock {
+                lock,
+                how: LockSpin::RwsemQueued | LockSpin::RwsemOnOwner,
+            } => {
+                if task.wait.spin_done {
+                    self.finish_spin(c, t);
+                } else if need_resched {
+                    self.rwsem_spin_need_resched(c, t, lock);
                 }
             }
         }

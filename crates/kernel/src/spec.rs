@@ -124,8 +124,10 @@ pub enum ObjectKind {
     /// written at no cost: state that scenario checks look at.
     Variable { initial: i64 },
     /// `struct rw_semaphore` (`mmap_lock`, `cgroup_mutex`'s peers): sleeping
-    /// readers and writers.
-    Rwsem,
+    /// readers and writers. `spin`: writers spin on the OSQ
+    /// (`CONFIG_RWSEM_SPIN_ON_OWNER`); `reader_spin`: readers too, as
+    /// before 5.11.
+    Rwsem { spin: bool, reader_spin: bool },
     /// A counting semaphore (tokens), for pipe / futex style handoffs.
     Semaphore { initial: u32 },
 }

@@ -162,6 +162,10 @@ pub enum LockSpin {
     /// The OSQ head, or the first waiter after wakeup, spinning on a
     /// mutex's owner.
     OnOwner,
+    /// Queued on an rwsem's OSQ behind another spinner.
+    RwsemQueued,
+    /// The OSQ head of an rwsem, spinning on its owner.
+    RwsemOnOwner,
 }
 
 impl Spin {
@@ -189,8 +193,8 @@ pub enum Resume {
     SmpCall(SmpCallStep),
     /// `down()`: woken with a token.
     Down,
-    /// `down_read()`/`down_write()`: woken on the rwsem's wait list.
-    Rwsem,
+    /// `down_read()`/`down_write()`, continued.
+    Rwsem(RwsemStep),
     /// `synchronize_rcu()`: the grace period is over.
     SynchronizeRcu,
     /// `do_exit()`: `exit_mm()` is done.
@@ -204,6 +208,15 @@ pub enum MutexStep {
     WokenWaiter,
     /// Back from `schedule_preempt_disabled()` after a spin saw need_resched.
     AfterYield,
+}
+
+/// Where `down_read()`/`down_write()` continue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwsemStep {
+    /// Woken on the wait list.
+    Woken,
+    /// Back from a reschedule that ended an optimistic spin: queue.
+    Queue,
 }
 
 /// Where `cpus_write_lock()` continues.

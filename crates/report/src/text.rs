@@ -422,14 +422,32 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
                 let Some(l2) = r.result.locks.get(i) else {
                     continue;
                 };
-                if l2.acquisitions == 0 && l2.contentions == 0 {
+                let reads = l2.read.map_or(0, |r| r.acquisitions + r.contentions);
+                if l2.acquisitions == 0 && l2.contentions == 0 && reads == 0 {
                     continue;
                 }
-                let name = if l.instances > 1 {
+                let mut name = if l.instances > 1 {
                     format!("{}[{}]", l.name, l.instances)
                 } else {
                     l.name.clone()
                 };
+                if let Some(read) = &l2.read {
+                    // /proc/lock_stat's read class of a reader-writer lock.
+                    t.row(vec![
+                        format!("{name}-R"),
+                        r.variant.clone(),
+                        read.contentions.to_string(),
+                        fmt_ns(read.wait_max_ns as f64),
+                        fmt_ns(read.wait_total_ns as f64),
+                        read.acquisitions.to_string(),
+                        fmt_ns(read.hold_max_ns as f64),
+                        fmt_ns(read.hold_total_ns as f64),
+                        "-".into(),
+                        "-".into(),
+                        "-".into(),
+                    ]);
+                    name.push_str("-W");
+                }
                 t.row(vec![
                     name,
                     r.variant.clone(),

@@ -142,8 +142,9 @@ fn declared(obj: &S<RawObject>) -> DResult<Declared> {
             (ObjectKind::Semaphore { initial }, LockKind::Semaphore)
         }
         Type::Rwsem => {
-            not_for(&o.spin, "spin", type_name)?;
-            (ObjectKind::Rwsem, LockKind::Rwsem)
+            let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
+            let reader_spin = o.reader_spin.as_ref().is_some_and(|v| *v.get_ref());
+            (ObjectKind::Rwsem { spin, reader_spin }, LockKind::Rwsem)
         }
         Type::Variable => {
             not_for(&o.spin, "spin", type_name)?;
@@ -174,6 +175,9 @@ fn check_fields(o: &RawObject, ty: Type) -> DResult<()> {
     }
     if !matches!(ty, Type::Semaphore | Type::Variable) {
         not_for(&o.initial, "initial", type_name)?;
+    }
+    if ty != Type::Rwsem {
+        not_for(&o.reader_spin, "reader_spin", type_name)?;
     }
     if ty != Type::Alias {
         if let Some(to) = &o.to {

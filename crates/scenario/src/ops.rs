@@ -278,7 +278,10 @@ impl Emitter<'_, '_> {
         let mut declared = Vec::new();
         walk(self.ctx, code.get_ref(), &mut Vec::new(), &mut |op| {
             let r = op.get_ref();
-            if matches!(r.op.get_ref().as_str(), "set" | "mark") {
+            if matches!(
+                r.op.get_ref().as_str(),
+                "set" | "mark" | "down_read_trylock" | "down_write_trylock"
+            ) {
                 if let Some(v) = &r.var {
                     declared.push(v);
                 }

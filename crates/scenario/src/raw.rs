@@ -167,6 +167,8 @@ pub(crate) struct RawObject {
     pub kind: S<String>,
     pub per_cpu: Option<S<bool>>,
     pub spin: Option<S<bool>>,
+    /// An rwsem's readers spin too (before 5.11).
+    pub reader_spin: Option<S<bool>>,
     pub to: Option<S<String>>,
     /// Initial tokens of a semaphore.
     pub initial: Option<S<i64>>,

@@ -342,7 +342,11 @@ impl crate::Kernel<'_> {
                 }
                 let l = self.instance(t, lock);
                 if self.is_rwsem(lock) {
-                    return self.rwsem_down(c, t, l, *mode, resume == Resume::Rwsem);
+                    let step = match resume {
+                        Resume::Rwsem(s) => Some(s),
+                        _ => None,
+                    };
+                    return self.rwsem_down(c, t, l, *mode, step);
                 }
                 if !self.is_mutex(lock) {
                     return self.spin_lock(c, t, l, *mode, *irqsave);
@@ -369,6 +373,23 @@ impl crate::Kernel<'_> {
                 }
                 self.mutex_unlock(c, t, l);
                 self.advance(t);
+                Flow::Next
+            }
+            Op::RwsemTrylock { lock, mode, slot } => {
+                let l = self.instance(t, lock);
+                let got = self.rwsem_trylock(c, t, l, *mode);
+                if got {
+                    self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read, false);
+                }
+                if let Some(slot) = slot {
+                    self.tasks[t as usize].vars[*slot as usize] = got as i64;
+                }
+                self.advance(t);
+                Flow::Next
+            }
+            Op::DowngradeWrite(lock) => {
+                let l = self.instance(t, lock);
+                self.rwsem_downgrade_write(c, t, l);
                 Flow::Next
             }
             Op::Down(r) => {
@@ -425,7 +446,7 @@ impl crate::Kernel<'_> {
     fn is_rwsem(&self, r: &crate::program::ObjRef) -> bool {
         matches!(
             self.spec.objects[r.object as usize].kind,
-            crate::spec::ObjectKind::Rwsem
+            crate::spec::ObjectKind::Rwsem { .. }
         )
     }
 

@@ -25,6 +25,9 @@ pub struct Objects {
     pub semaphores: Vec<Semaphore>,
     /// `struct rw_semaphore`s.
     pub rwsems: Vec<Rwsem>,
+    /// rwsem instances whose OSQ head spins on the owner (few at a time):
+    /// an owner leaving its CPU ends those spins.
+    pub rwsem_watched: Vec<u32>,
     /// `atomic_t`s, each on its own line.
     pub atomics: Vec<Line>,
     /// Shared variables' values.
@@ -55,9 +58,10 @@ impl Objects {
                     o.atomics.extend((0..n).map(|_| Line::new(lines, 0)));
                     base
                 }
-                ObjectKind::Rwsem => {
+                ObjectKind::Rwsem { spin, reader_spin } => {
                     let base = o.rwsems.len();
-                    o.rwsems.extend((0..n).map(|_| Rwsem::new(id, lines)));
+                    o.rwsems
+                        .extend((0..n).map(|_| Rwsem::new(id, *spin, *reader_spin, lines)));
                     base
                 }
                 ObjectKind::Variable { initial } => {
@@ -89,6 +93,8 @@ impl Objects {
             stats.push(LockStat {
                 name: obj.name.clone(),
                 instances: n,
+                read: matches!(obj.kind, ObjectKind::Rwsem { .. })
+                    .then(crate::result::ReadSide::default),
                 ..Default::default()
             });
         }
@@ -124,7 +130,9 @@ impl Objects {
                         .sum(),
                     ObjectKind::Atomic => self.atomics[range].iter().map(|l| l.transfers).sum(),
                     ObjectKind::Variable { .. } => 0,
-                    ObjectKind::Rwsem => self.rwsems[range].iter().map(|r| r.line.transfers).sum(),
+                    ObjectKind::Rwsem { .. } => {
+                        self.rwsems[range].iter().map(|r| r.line.transfers).sum()
+                    }
                 }
             })
             .collect()

@@ -1,139 +1,379 @@
-//! `struct rw_semaphore` (kernel/locking/rwsem.c), the sleeping side:
-//! `down_read()`, `down_write()`, `up_read()`, `up_write()`.
+//! `struct rw_semaphore` as kernel/locking/rwsem.c has it (mainline since
+//! 5.11): `down_read()`, `down_write()`, `up_read()`, `up_write()`, the
+//! trylock forms and `downgrade_write()`.
 //!
-//! `count`, `owner`, `wait_lock` and the wait list share one cache line
-//! here (they are within 40 bytes of each other in the struct), and every
-//! step the kernel takes on them is a transaction on it:
+//! The state is the kernel's, bit for bit where it matters: the reader
+//! count and `RWSEM_WRITER_LOCKED` of `count` (`readers`, `writer`), its
+//! `RWSEM_FLAG_WAITERS` (a non-empty wait list) and `RWSEM_FLAG_HANDOFF`
+//! (`handoff`), and the `owner` word's `RWSEM_READER_OWNED` and
+//! `RWSEM_NONSPINNABLE` flags. `count`, `owner`, `osq`, `wait_lock` and
+//! the wait list share one cache line (they are within 40 bytes of each
+//! other), and every step the kernel takes on them is a transaction on it.
 //!
-//! - the fast paths: `down_read()` adds `RWSEM_READER_BIAS` and keeps the
-//!   lock if no writer holds it and nobody waits (`RWSEM_READ_FAILED_MASK`
-//!   includes the waiters flag, so readers never overtake a queue);
-//!   `down_write()` is a cmpxchg from 0;
-//! - the slow paths take `wait_lock`, queue the task at the tail of the
-//!   wait list and sleep (D state);
-//! - `up_read()` by the last reader and `up_write()` with waiters take
-//!   `wait_lock` for `rwsem_mark_wake()`: a writer at the head is woken to
-//!   take the lock itself (it stays first in the queue, so later arrivals
-//!   queue behind it); readers at the head are granted the lock there and
-//!   then, with every other reader in the queue (up to
-//!   `MAX_READERS_WAKEUP`), and each woken.
+//! The lifecycle of an acquisition:
 //!
-//! Not modelled yet: optimistic spinning of writers on the OSQ (and of
-//! readers before 5.11), the handoff bit after `RWSEM_WAIT_TIMEOUT`,
-//! `downgrade_write()` and the trylock forms.
+//! 1. **Fast paths.** `down_read()` adds `RWSEM_READER_BIAS` and keeps the
+//!    lock unless `RWSEM_READ_FAILED_MASK` (writer, waiters, handoff) is
+//!    set; `down_write()` is a cmpxchg of `count` from 0.
+//! 2. **Reader slow path** (`rwsem_down_read_slowpath()`): a reader may
+//!    *steal* the lock when no writer holds it and no handoff is pending,
+//!    unless other readers already own it (then it queues, so that a
+//!    stream of readers cannot starve a queued writer); a stealing reader
+//!    that finds waiters wakes the queued readers with it. Otherwise it
+//!    queues and sleeps until `rwsem_mark_wake()` grants it the lock.
+//! 3. **Writer slow path** (`rwsem_down_write_slowpath()`): first
+//!    `rwsem_optimistic_spin()` if `rwsem_can_spin_on_owner()`: queue on
+//!    the OSQ; its head spins while a *writer* owner runs (polling the
+//!    line, `owner->on_cpu` read once), and while *readers* own the lock
+//!    only until `rwsem_rspin_threshold()` ((20 + readers) / 2 us, at most
+//!    25 us), after which it sets `RWSEM_NONSPINNABLE` and nobody spins
+//!    until a writer next takes the lock. A spin ends with the lock, or
+//!    when the owner leaves its CPU or `need_resched()` is set. Then the
+//!    writer queues (FIFO), tries `rwsem_try_write_lock()` and sleeps; a
+//!    waiter that has waited `RWSEM_WAIT_TIMEOUT` (4 ms) sets the handoff
+//!    bit, after which no spinner, stealing reader or new arrival can take
+//!    the lock before the first waiter.
+//! 4. **Release.** `up_read()` by the last reader with waiters, and
+//!    `up_write()` with waiters, call `rwsem_wake()`: `rwsem_mark_wake()`
+//!    wakes a writer at the head (it takes the lock itself, so a spinner
+//!    can still steal it first), or grants the lock to every queued reader
+//!    (up to `MAX_READERS_WAKEUP`, readers behind a writer too) and wakes
+//!    them. The OSQ head notices the release one re-fetch of the line
+//!    later and takes the lock with a cmpxchg.
+//!
+//! `reader_spin = true` restores what 5.3 to 5.10 did (removed by
+//! "locking/rwsem: Remove reader optimistic spinning", v5.11): readers
+//! also spin on the OSQ while a writer owner runs, and take the lock in
+//! turn when it is released.
+//!
+//! Not modelled: the first waiter's spin on the owner after it set the
+//! handoff bit (it sleeps instead), a spinner that keeps spinning while
+//! the handoff bit is set (it gives up and queues), killable and
+//! interruptible waits, and RT tasks setting the handoff bit at once.
 
 use std::collections::VecDeque;
 
 use crate::coherence::Line;
+use crate::event::*;
 use crate::interp::Flow;
+use crate::locking::osq::Osq;
 use crate::program::LockMode;
 use crate::task::*;
+use smpsim_engine::Nanos;
 
 /// `MAX_READERS_WAKEUP` (kernel/locking/rwsem.c).
 const MAX_READERS_WAKEUP: usize = 0x100;
 
+/// A task on the wait list.
+#[derive(Clone, Copy, Debug)]
+pub struct Waiter {
+    pub task: TaskId,
+    pub mode: LockMode,
+    /// `waiter->timeout`: when it may set the handoff bit.
+    pub timeout: Nanos,
+}
+
 pub struct Rwsem {
     /// The declared object this is an instance of.
     pub object: u32,
+    /// Writers spin on the OSQ (`CONFIG_RWSEM_SPIN_ON_OWNER`).
+    pub spin: bool,
+    /// Readers spin too (before 5.11).
+    pub reader_spin: bool,
     /// Readers holding it (the reader count of `count`), each with when it
     /// took it.
-    pub readers: Vec<(TaskId, u64)>,
+    pub readers: Vec<(TaskId, Nanos)>,
     /// The writer holding it (`RWSEM_WRITER_LOCKED` and `owner`).
     pub writer: TaskId,
     /// The wait list, FIFO.
-    pub waiters: VecDeque<(TaskId, LockMode)>,
-    /// `count`, `owner`, `wait_lock` and `wait_list`.
+    pub waiters: VecDeque<Waiter>,
+    /// `RWSEM_FLAG_HANDOFF`.
+    pub handoff: bool,
+    /// `RWSEM_READER_OWNED` in `owner`: readers took it last.
+    pub reader_owned: bool,
+    /// `RWSEM_NONSPINNABLE` in `owner`.
+    pub nonspinnable: bool,
+    /// Optimistic spinners, head first.
+    pub osq: Osq,
+    /// `count`, `owner`, `osq`, `wait_lock` and `wait_list`.
     pub line: Line,
     /// When the writer took it (for lock_stat hold times).
-    pub acquired_at: u64,
+    pub acquired_at: Nanos,
 }
 
 impl Rwsem {
-    pub fn new(object: u32, nr_cpus: usize) -> Self {
+    pub fn new(object: u32, spin: bool, reader_spin: bool, nr_cpus: usize) -> Self {
         Rwsem {
             object,
+            spin,
+            reader_spin,
             readers: Vec::new(),
             writer: NO_TASK,
             waiters: VecDeque::new(),
+            handoff: false,
+            reader_owned: false,
+            nonspinnable: false,
+            osq: Osq::default(),
             line: Line::new(nr_cpus, 0),
             acquired_at: 0,
         }
     }
 
+    /// `RWSEM_LOCK_MASK` is clear: nobody holds it.
+    fn unlocked(&self) -> bool {
+        self.writer == NO_TASK && self.readers.is_empty()
+    }
+
+    /// Whether `t` could take it in `mode` without waiting, given the
+    /// handoff bit: a reader needs no writer, a writer an unlocked `count`.
     fn free_for(&self, mode: LockMode) -> bool {
-        self.writer == NO_TASK && (mode == LockMode::Read || self.readers.is_empty())
+        !self.handoff
+            && self.writer == NO_TASK
+            && (mode == LockMode::Read || self.readers.is_empty())
+    }
+
+    fn holds(&self, t: TaskId, mode: LockMode) -> bool {
+        match mode {
+            LockMode::Read => self.readers.iter().any(|r| r.0 == t),
+            _ => self.writer == t,
+        }
     }
 }
 
+/// `RWSEM_WAIT_TIMEOUT`: `DIV_ROUND_UP(HZ, 250)` jiffies.
+fn wait_timeout(hz: u32) -> Nanos {
+    let hz = hz.max(1) as u64;
+    hz.div_ceil(250) * (1_000_000_000 / hz)
+}
+
+/// `rwsem_rspin_threshold()`: how long a writer spins on a reader-owned
+/// rwsem, `(20 + readers) / 2` us with at most 30 readers counted.
+fn rspin_threshold(readers: usize) -> Nanos {
+    (20 + readers.min(30) as u64) * 1000 / 2
+}
+
 impl crate::Kernel<'_> {
-    /// `down_read()` / `down_write()` of instance `s`; `woken`: back from
-    /// the wait list.
+    /// `down_read()` / `down_write()` of instance `s`, from the start or
+    /// continued at `step`.
     pub(crate) fn rwsem_down(
         &mut self,
         c: u32,
         t: TaskId,
         s: u32,
         mode: LockMode,
-        woken: bool,
+        step: Option<RwsemStep>,
     ) -> Flow {
+        match step {
+            None => {}
+            Some(RwsemStep::Woken) => return self.rwsem_woken(c, t, s, mode),
+            Some(RwsemStep::Queue) => return self.rwsem_queue(c, t, s, mode, self.now),
+        }
         let now = self.now;
-        if woken {
-            if mode == LockMode::Read {
-                // rwsem_mark_wake() granted it before waking us.
-                self.advance(t);
-                return Flow::Next;
+        if self.objects.rwsems[s as usize].holds(t, LockMode::Write) {
+            let (name, lock) = (self.task_name(t), self.object_name(s));
+            let op = rwsem_op_name(mode, true);
+            self.metrics.recursive_locking(c, now, &name, op, &lock);
+        }
+        self.tasks[t as usize].wait.wait_start = now;
+        let sem = &mut self.objects.rwsems[s as usize];
+        // The fast path's atomic (add of RWSEM_READER_BIAS, or cmpxchg).
+        let at = sem.line.rmw(&self.cost, c, now);
+        if sem.waiters.is_empty() && sem.free_for(mode) {
+            self.rwsem_granted(t, s, mode, at);
+            return self.rwsem_done(t, at);
+        }
+        let object = sem.object;
+        self.metrics.lock_contended_mode(now, object, mode);
+        if mode == LockMode::Read {
+            self.rwsem_down_read_slowpath(c, t, s, at)
+        } else if self.rwsem_can_spin_on_owner(c, s) {
+            self.rwsem_optimistic_spin(t, s, at);
+            Flow::Stop
+        } else {
+            self.rwsem_queue(c, t, s, mode, at)
+        }
+    }
+
+    /// The op is done at `at`: charge the time and go on.
+    fn rwsem_done(&mut self, t: TaskId, at: Nanos) -> Flow {
+        let cost = at.saturating_sub(self.now);
+        self.tasks[t as usize].batch.push(Mode::Sys, cost);
+        self.advance(t);
+        Flow::Next
+    }
+
+    /// `rwsem_down_read_slowpath()`: steal, spin (before 5.11), or queue.
+    fn rwsem_down_read_slowpath(&mut self, c: u32, t: TaskId, s: u32, at: Nanos) -> Flow {
+        let sem = &self.objects.rwsems[s as usize];
+        let others_read = sem.reader_owned && !sem.readers.is_empty();
+        if sem.writer == NO_TASK && !sem.handoff && !others_read {
+            // Reader optimistic lock stealing.
+            self.rwsem_granted(t, s, LockMode::Read, at);
+            let mut done = at;
+            if !self.objects.rwsems[s as usize].waiters.is_empty() {
+                // The first reader wakes the queued readers under wait_lock.
+                let sem = &mut self.objects.rwsems[s as usize];
+                done = sem.line.rmw(&self.cost, c, done);
+                let woken = self.rwsem_mark_wake(c, s, WakeType::ReadOwned);
+                done = self.objects.rwsems[s as usize]
+                    .line
+                    .store(&self.cost, c, done);
+                done += woken as u64 * self.cost.wakeup;
             }
-            // A woken writer tries again under wait_lock, still first in
-            // the queue.
-            let sem = &mut self.objects.rwsems[s as usize];
-            let cost = sem.line.rmw(&self.cost, c, now) - now;
-            self.tasks[t as usize].batch.push(Mode::Sys, cost);
-            if !sem.free_for(LockMode::Write) {
-                return self.sleep_until_woken(c, t, Resume::Rwsem);
+            return self.rwsem_done(t, done);
+        }
+        if self.objects.rwsems[s as usize].reader_spin && self.rwsem_can_spin_on_owner(c, s) {
+            self.rwsem_optimistic_spin(t, s, at);
+            return Flow::Stop;
+        }
+        self.rwsem_queue(c, t, s, LockMode::Read, at)
+    }
+
+    /// `rwsem_can_spin_on_owner()`, with the object's knobs.
+    fn rwsem_can_spin_on_owner(&self, c: u32, s: u32) -> bool {
+        let sem = &self.objects.rwsems[s as usize];
+        sem.spin
+            && !sem.nonspinnable
+            && !self.cpus[c as usize].need_resched
+            && (sem.writer == NO_TASK
+                || self.tasks[sem.writer as usize].state == TaskState::Running)
+    }
+
+    /// Queues `t` at the tail of the wait list under `wait_lock` (from
+    /// `at`), then takes the lock if it can or sleeps.
+    fn rwsem_queue(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode, at: Nanos) -> Flow {
+        let timeout = self.now + wait_timeout(self.spec.knobs.hz);
+        let sem = &mut self.objects.rwsems[s as usize];
+        // raw_spin_lock_irq(&sem->wait_lock)
+        let mut done = sem.line.rmw(&self.cost, c, at);
+        if mode == LockMode::Read && sem.waiters.is_empty() && sem.writer == NO_TASK {
+            // The bias is already in `count` and nobody waits: it is ours.
+            done = sem.line.store(&self.cost, c, done);
+            self.rwsem_granted(t, s, mode, done);
+            return self.rwsem_done(t, done);
+        }
+        sem.waiters.push_back(Waiter {
+            task: t,
+            mode,
+            timeout,
+        });
+        let first = sem.waiters.len() == 1;
+        // The count adjustment (WAITERS flag, the reader's bias back out).
+        done = sem.line.rmw(&self.cost, c, done);
+        if mode == LockMode::Write {
+            if self.rwsem_try_write_lock(t, s, done) {
+                let done = self.objects.rwsems[s as usize]
+                    .line
+                    .store(&self.cost, c, done);
+                return self.rwsem_done(t, done);
             }
-            sem.waiters.retain(|w| w.0 != t);
-            self.rwsem_granted(t, s, mode, now + cost);
-            self.advance(t);
-            return Flow::Next;
+            if !first {
+                self.rwsem_cond_wake_waiter(c, s);
+            }
+        } else {
+            self.rwsem_cond_wake_waiter(c, s);
+            if self.objects.rwsems[s as usize].holds(t, LockMode::Read) {
+                // Granted to itself among the queued readers.
+                let done = self.objects.rwsems[s as usize]
+                    .line
+                    .store(&self.cost, c, done);
+                return self.rwsem_done(t, done);
+            }
+        }
+        let done = self.objects.rwsems[s as usize]
+            .line
+            .store(&self.cost, c, done);
+        self.tasks[t as usize]
+            .batch
+            .push(Mode::Sys, done - self.now);
+        self.rwsem_sleep(c, t)
+    }
+
+    fn rwsem_sleep(&mut self, c: u32, t: TaskId) -> Flow {
+        let wait_start = self.tasks[t as usize].wait.wait_start;
+        self.tasks[t as usize].resume = Resume::Rwsem(RwsemStep::Woken);
+        self.block(c, t);
+        // Keep the lock-wait start, not the sleep start, for lock_stat.
+        self.tasks[t as usize].wait.wait_start = wait_start;
+        Flow::Stop
+    }
+
+    /// Back from the wait list: a reader was granted the lock before it
+    /// was woken; a writer retries under `wait_lock`.
+    fn rwsem_woken(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) -> Flow {
+        let now = self.now;
+        if self.objects.rwsems[s as usize].holds(t, mode) {
+            return self.rwsem_done(t, now);
+        }
+        if mode == LockMode::Read {
+            // Woken without the lock (cannot happen in the kernel, but a
+            // spurious wakeup must not lose the waiter): sleep again.
+            return self.rwsem_sleep(c, t);
         }
         let sem = &mut self.objects.rwsems[s as usize];
-        // The fast path's atomic.
-        let mut cost = sem.line.rmw(&self.cost, c, now) - now;
-        if sem.waiters.is_empty() && sem.free_for(mode) {
-            self.tasks[t as usize].wait.wait_start = now;
-            self.rwsem_granted(t, s, mode, now + cost);
-            self.tasks[t as usize].batch.push(Mode::Sys, cost);
-            self.advance(t);
-            return Flow::Next;
+        let at = sem.line.rmw(&self.cost, c, now);
+        let got = self.rwsem_try_write_lock(t, s, at);
+        let done = self.objects.rwsems[s as usize]
+            .line
+            .store(&self.cost, c, at);
+        if got {
+            return self.rwsem_done(t, done);
         }
-        // The slow path: wait_lock, queue, sleep.
-        cost = sem.line.rmw(&self.cost, c, now + cost) - now;
-        sem.waiters.push_back((t, mode));
-        let object = sem.object;
-        self.metrics.lock_contended(now, object);
-        self.tasks[t as usize].batch.push(Mode::Sys, cost);
-        self.sleep_until_woken(c, t, Resume::Rwsem)
+        self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        self.rwsem_sleep(c, t)
+    }
+
+    /// `rwsem_try_write_lock()` for the queued writer `t`, under
+    /// `wait_lock`: takes the lock if it is free and no one else has the
+    /// handoff; otherwise sets the handoff bit once `t` waited long enough.
+    fn rwsem_try_write_lock(&mut self, t: TaskId, s: u32, at: Nanos) -> bool {
+        let now = self.now;
+        let sem = &mut self.objects.rwsems[s as usize];
+        let Some(i) = sem.waiters.iter().position(|w| w.task == t) else {
+            return false;
+        };
+        let first = i == 0;
+        if sem.handoff && !first {
+            return false;
+        }
+        if !sem.unlocked() {
+            if !sem.handoff && now >= sem.waiters[i].timeout {
+                sem.handoff = true;
+                let object = sem.object;
+                self.metrics.lock_handoff(now, object);
+            }
+            return false;
+        }
+        sem.waiters.remove(i);
+        sem.handoff = false;
+        self.rwsem_granted(t, s, LockMode::Write, at);
+        true
     }
 
     /// The lock is `t`'s in `mode` from `at`.
-    fn rwsem_granted(&mut self, t: TaskId, s: u32, mode: LockMode, at: u64) {
+    fn rwsem_granted(&mut self, t: TaskId, s: u32, mode: LockMode, at: Nanos) {
         let sem = &mut self.objects.rwsems[s as usize];
         if mode == LockMode::Read {
             sem.readers.push((t, at));
+            // __rwsem_set_reader_owned() keeps RWSEM_NONSPINNABLE.
+            sem.reader_owned = true;
         } else {
             sem.writer = t;
             sem.acquired_at = at;
+            // rwsem_set_owner() clears the owner's flags.
+            sem.reader_owned = false;
+            sem.nonspinnable = false;
         }
         let object = sem.object;
         let waited = at.saturating_sub(self.tasks[t as usize].wait.wait_start);
-        self.metrics.lock_acquired(self.now, object, waited);
+        self.metrics
+            .lock_acquired_mode(self.now, object, mode, waited);
     }
 
     /// `up_read()` / `up_write()` of instance `s`.
     pub(crate) fn rwsem_up(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) {
         let now = self.now;
         let sem = &mut self.objects.rwsems[s as usize];
-        // When this holder took it.
         let held = match mode {
             LockMode::Read => sem
                 .readers
@@ -146,61 +386,463 @@ impl crate::Kernel<'_> {
             }),
         };
         let Some(since) = held else {
-            let (object, name) = (sem.object, self.task_name(t));
-            let lock = self.spec.objects[object as usize].name.clone();
-            let op = if mode == LockMode::Read {
-                "up_read"
-            } else {
-                "up_write"
-            };
-            self.metrics.bad_unlock(c, now, &name, op, &lock);
+            self.rwsem_bad_release(c, t, s, mode);
             self.advance(t);
             return;
         };
-        let mut cost = sem.line.rmw(&self.cost, c, now) - now;
-        let (object, hold) = (sem.object, now.saturating_sub(since));
-        let wake = !sem.waiters.is_empty() && sem.readers.is_empty();
-        self.metrics.lock_released(now, object, hold);
-        if wake {
-            // rwsem_wake(): wait_lock, rwsem_mark_wake().
-            let sem = &mut self.objects.rwsems[s as usize];
-            cost = sem.line.rmw(&self.cost, c, now + cost) - now;
-            let woken = self.rwsem_mark_wake(c, s);
-            cost += woken as u64 * self.cost.wakeup;
+        let mut done = sem.line.rmw(&self.cost, c, now);
+        let object = sem.object;
+        self.metrics
+            .lock_released_mode(now, object, mode, now.saturating_sub(since));
+        let sem = &mut self.objects.rwsems[s as usize];
+        if sem.unlocked() {
+            // clear_nonspinnable() on the last reader's way out.
+            sem.nonspinnable = false;
+            if !sem.waiters.is_empty() {
+                // rwsem_wake(): wait_lock, rwsem_mark_wake(), unlock.
+                done = sem.line.rmw(&self.cost, c, done);
+                let woken = self.rwsem_mark_wake(c, s, WakeType::Any);
+                done = self.objects.rwsems[s as usize]
+                    .line
+                    .store(&self.cost, c, done);
+                done += woken as u64 * self.cost.wakeup;
+            }
         }
-        self.tasks[t as usize].batch.push(Mode::Sys, cost);
+        self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        self.rwsem_spinner_check(s);
         self.advance(t);
     }
 
-    /// `rwsem_mark_wake()`: wake the writer at the head, or grant every
-    /// queued reader (up to `MAX_READERS_WAKEUP`) and wake them. Returns
-    /// how many were woken.
-    fn rwsem_mark_wake(&mut self, c: u32, s: u32) -> usize {
+    /// `downgrade_write()`: the writer becomes a reader and wakes the
+    /// queued readers.
+    pub(crate) fn rwsem_downgrade_write(&mut self, c: u32, t: TaskId, s: u32) {
+        let now = self.now;
+        if self.objects.rwsems[s as usize].writer != t {
+            self.rwsem_bad_release(c, t, s, LockMode::Exclusive);
+            self.advance(t);
+            return;
+        }
         let sem = &mut self.objects.rwsems[s as usize];
-        let Some(&(head, head_mode)) = sem.waiters.front() else {
+        let mut done = sem.line.rmw(&self.cost, c, now);
+        let (object, since) = (sem.object, sem.acquired_at);
+        self.metrics
+            .lock_released_mode(now, object, LockMode::Write, now.saturating_sub(since));
+        let sem = &mut self.objects.rwsems[s as usize];
+        sem.writer = NO_TASK;
+        sem.readers.push((t, now));
+        sem.reader_owned = true;
+        if !sem.waiters.is_empty() {
+            // rwsem_downgrade_wake()
+            done = sem.line.rmw(&self.cost, c, done);
+            let woken = self.rwsem_mark_wake(c, s, WakeType::ReadOwned);
+            done = self.objects.rwsems[s as usize]
+                .line
+                .store(&self.cost, c, done);
+            done += woken as u64 * self.cost.wakeup;
+        }
+        self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        self.rwsem_spinner_check(s);
+        self.advance(t);
+    }
+
+    /// `down_read_trylock()` / `down_write_trylock()`: one cmpxchg; true
+    /// if the lock was taken.
+    pub(crate) fn rwsem_trylock(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) -> bool {
+        let now = self.now;
+        self.tasks[t as usize].wait.wait_start = now;
+        let sem = &mut self.objects.rwsems[s as usize];
+        let at = sem.line.rmw(&self.cost, c, now);
+        // __down_read_trylock(): no bit of RWSEM_READ_FAILED_MASK;
+        // __down_write_trylock(): `count` is 0.
+        let got = sem.waiters.is_empty() && sem.free_for(mode);
+        if got {
+            self.rwsem_granted(t, s, mode, at);
+        }
+        self.tasks[t as usize].batch.push(Mode::Sys, at - now);
+        got
+    }
+
+    /// A release of what `t` does not hold, in the kernel's words:
+    /// `DEBUG_RWSEMS_WARN_ON()` where `CONFIG_DEBUG_RWSEMS` checks it,
+    /// lockdep's bad unlock balance where only lockdep would notice.
+    fn rwsem_bad_release(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) {
+        let (name, lock) = (self.task_name(t), self.object_name(s));
+        let sem = &self.objects.rwsems[s as usize];
+        let check = match mode {
+            LockMode::Read if sem.readers.is_empty() => Some("!is_rwsem_reader_owned(sem)"),
+            LockMode::Read => None,
+            LockMode::Write => {
+                Some("(rwsem_owner(sem) != current) && !rwsem_test_oflags(sem, RWSEM_NONSPINNABLE)")
+            }
+            // downgrade_write()
+            _ => Some("rwsem_owner(sem) != current"),
+        };
+        let op = match mode {
+            LockMode::Read => "up_read",
+            LockMode::Write => "up_write",
+            _ => "downgrade_write",
+        };
+        match check {
+            Some(check) => {
+                let owner = match sem.writer {
+                    NO_TASK if sem.reader_owned => "readers".to_string(),
+                    NO_TASK => "none".to_string(),
+                    w => self.task_name(w),
+                };
+                self.metrics
+                    .rwsem_warn(c, self.now, &name, op, &lock, check, &owner);
+            }
+            None => self.metrics.bad_unlock(c, self.now, &name, op, &lock),
+        }
+    }
+
+    /// `rwsem_cond_wake_waiter()`: after queueing, wake whom the current
+    /// `count` allows.
+    fn rwsem_cond_wake_waiter(&mut self, c: u32, s: u32) {
+        let sem = &mut self.objects.rwsems[s as usize];
+        if sem.writer != NO_TASK {
+            return;
+        }
+        let wake = if sem.readers.is_empty() {
+            sem.nonspinnable = false;
+            WakeType::Any
+        } else {
+            WakeType::Readers
+        };
+        self.rwsem_mark_wake(c, s, wake);
+    }
+
+    /// `rwsem_mark_wake()`: wake the writer at the head (for
+    /// `RWSEM_WAKE_ANY`), or grant the queued readers (up to
+    /// `MAX_READERS_WAKEUP`, skipping writers) and wake them. Returns how
+    /// many were woken.
+    fn rwsem_mark_wake(&mut self, c: u32, s: u32, wake: WakeType) -> usize {
+        let now = self.now;
+        let sem = &mut self.objects.rwsems[s as usize];
+        let Some(&head) = sem.waiters.front() else {
             return 0;
         };
-        if head_mode != LockMode::Read {
-            if self.tasks[head as usize].state == TaskState::Sleeping {
-                self.wake_up(head, c);
+        if head.mode != LockMode::Read {
+            if wake == WakeType::Any && self.tasks[head.task as usize].state == TaskState::Sleeping
+            {
+                self.wake_up(head.task, c);
+                return 1;
             }
-            return 1;
+            return 0;
         }
-        let mut readers = Vec::new();
-        sem.waiters.retain(|&(w, m)| {
-            if m == LockMode::Read && readers.len() < MAX_READERS_WAKEUP {
-                readers.push(w);
-                false
-            } else {
-                true
+        if wake != WakeType::ReadOwned && sem.writer != NO_TASK {
+            // A writer stole it first: ask for a handoff once the reader
+            // at the head has waited too long.
+            if now >= head.timeout && !sem.handoff {
+                sem.handoff = true;
+                let object = sem.object;
+                self.metrics.lock_handoff(now, object);
             }
-        });
-        for &r in &readers {
-            self.rwsem_granted(r, s, LockMode::Read, self.now);
-            if self.tasks[r as usize].state == TaskState::Sleeping {
-                self.wake_up(r, c);
+            return 0;
+        }
+        let mut woken = 0;
+        let mut i = 0;
+        while i < self.objects.rwsems[s as usize].waiters.len() && woken < MAX_READERS_WAKEUP {
+            let w = self.objects.rwsems[s as usize].waiters[i];
+            if w.mode != LockMode::Read {
+                i += 1;
+                continue;
+            }
+            self.objects.rwsems[s as usize].waiters.remove(i);
+            self.rwsem_granted(w.task, s, LockMode::Read, now);
+            if self.tasks[w.task as usize].state == TaskState::Sleeping {
+                self.wake_up(w.task, c);
+            }
+            woken += 1;
+        }
+        if woken > 0 {
+            self.objects.rwsems[s as usize].handoff = false;
+        }
+        woken
+    }
+
+    // Optimistic spinning: the OSQ, its head watching the owner.
+
+    /// `rwsem_optimistic_spin()` begins: `osq_lock()` at `at`.
+    fn rwsem_optimistic_spin(&mut self, t: TaskId, s: u32, at: Nanos) {
+        let c = self.tasks[t as usize].cpu;
+        let sem = &mut self.objects.rwsems[s as usize];
+        let queued = sem.line.rmw(&self.cost, c, at);
+        let head = sem.osq.lock(t);
+        self.preempt_disable(t);
+        let task = &mut self.tasks[t as usize];
+        task.wait.spin = Spin::Lock {
+            lock: s,
+            how: LockSpin::RwsemQueued,
+        };
+        task.wait.spin_done = false;
+        task.wait.spin_abort = false;
+        task.gen = task.gen.wrapping_add(1);
+        if head {
+            self.rwsem_watch(t, s, queued);
+        }
+    }
+
+    /// The OSQ head `t` looks at the owner from `at`: takes the lock if it
+    /// can, spins on a running writer or (a writer) on readers for a
+    /// bounded time, or gives up.
+    fn rwsem_watch(&mut self, t: TaskId, s: u32, at: Nanos) {
+        let c = self.tasks[t as usize].cpu;
+        let at = at.max(self.now);
+        let mode = self.rwsem_wanted_mode(t);
+        let sem = &self.objects.rwsems[s as usize];
+        if sem.free_for(mode) {
+            // rwsem_try_{write,read}_lock_unqueued() succeeds.
+            self.rwsem_grant_to_spinner(t, s, mode, at);
+            return;
+        }
+        let writer_runs =
+            sem.writer != NO_TASK && self.tasks[sem.writer as usize].state == TaskState::Running;
+        let reader_owned = sem.writer == NO_TASK;
+        let spinnable = !sem.handoff
+            && !sem.nonspinnable
+            && (writer_runs || (reader_owned && mode == LockMode::Write));
+        if !spinnable {
+            self.rwsem_spin_abort(t, 0);
+            return;
+        }
+        let readers = sem.readers.len();
+        let owner_cpu = (sem.writer != NO_TASK).then(|| self.tasks[sem.writer as usize].cpu);
+        let mut ready = self.objects.rwsems[s as usize].line.poll(&self.cost, c, at);
+        if let Some(oc) = owner_cpu {
+            // owner_on_cpu(owner): the owner's task_struct, one read.
+            ready += self.cost.line_transfer(oc, c);
+        }
+        let task = &mut self.tasks[t as usize];
+        task.wait.spin = Spin::Lock {
+            lock: s,
+            how: LockSpin::RwsemOnOwner,
+        };
+        task.wait.spin_ready = ready;
+        if reader_owned {
+            // The reader-owned spin ends at rwsem_rspin_threshold().
+            let gen = task.gen;
+            self.at(
+                at + rspin_threshold(readers),
+                Event::Sched(SchedEvent::SpinEnd { task: t, gen }),
+            );
+        }
+        if !self.objects.rwsem_watched.contains(&s) {
+            self.objects.rwsem_watched.push(s);
+        }
+    }
+
+    /// The mode the lock op `t` is in wants.
+    fn rwsem_wanted_mode(&self, t: TaskId) -> LockMode {
+        let task = &self.tasks[t as usize];
+        let program = &self.spec.task_groups[task.group as usize].program;
+        match program.ops.get(task.pc as usize) {
+            Some(crate::program::Op::Lock { mode, .. }) => *mode,
+            _ => LockMode::Write,
+        }
+    }
+
+    /// Something changed on `s` (a release, a downgrade): the OSQ head, if
+    /// it watches, takes the lock or gives up as the owner now allows.
+    fn rwsem_spinner_check(&mut self, s: u32) {
+        let Some(head) = self.objects.rwsems[s as usize].osq.head() else {
+            return;
+        };
+        let task = &self.tasks[head as usize];
+        if task.wait.spin_done
+            || task.wait.spin_abort
+            || task.wait.spin
+                != (Spin::Lock {
+                    lock: s,
+                    how: LockSpin::RwsemOnOwner,
+                })
+        {
+            return;
+        }
+        let hc = task.cpu;
+        let seen = self.objects.rwsems[s as usize]
+            .line
+            .seen_at(hc)
+            .unwrap_or(self.now)
+            .max(task.wait.spin_ready);
+        let sem = &self.objects.rwsems[s as usize];
+        let mode = self.rwsem_wanted_mode(head);
+        if sem.free_for(mode) {
+            self.objects.rwsems[s as usize].line.unpoll(hc);
+            self.rwsem_grant_to_spinner(head, s, mode, seen);
+        } else if sem.writer == NO_TASK && mode == LockMode::Write && !sem.handoff {
+            // Readers own it now (a downgrade): the bounded spin starts.
+            self.objects.rwsems[s as usize].line.unpoll(hc);
+            self.rwsem_watch(head, s, seen);
+        } else if sem.handoff {
+            self.objects.rwsems[s as usize].line.unpoll(hc);
+            self.rwsem_spin_abort(head, seen.saturating_sub(self.now));
+        }
+    }
+
+    /// The spinner `t` takes the lock with a cmpxchg issued at `at`,
+    /// leaves the OSQ, and the next node becomes head.
+    fn rwsem_grant_to_spinner(&mut self, t: TaskId, s: u32, mode: LockMode, at: Nanos) {
+        let c = self.tasks[t as usize].cpu;
+        let sem = &mut self.objects.rwsems[s as usize];
+        let got = sem.line.rmw(&self.cost, c, at.max(self.now));
+        let next = sem.osq.pop_head();
+        self.rwsem_granted(t, s, mode, got);
+        let gen = self.tasks[t as usize].gen;
+        self.at(got, Event::Sched(SchedEvent::SpinEnd { task: t, gen }));
+        if let Some(next) = next {
+            // osq_unlock(): WRITE_ONCE(next->locked, 1).
+            let nc = self.tasks[next as usize].cpu;
+            self.rwsem_watch(next, s, got + self.cost.line_transfer(c, nc));
+        } else {
+            self.objects.rwsem_watched.retain(|&w| w != s);
+        }
+    }
+
+    /// The spin of `t` ends without the lock, `delay` from now.
+    fn rwsem_spin_abort(&mut self, t: TaskId, delay: Nanos) {
+        let task = &mut self.tasks[t as usize];
+        if task.wait.spin_done || task.wait.spin_abort {
+            return;
+        }
+        task.wait.spin_abort = true;
+        let gen = task.gen;
+        self.at(
+            self.now + delay,
+            Event::Sched(SchedEvent::SpinEnd { task: t, gen }),
+        );
+    }
+
+    /// A task left its CPU: a spinner watching it as a writer owner gives
+    /// up one line transfer later.
+    pub(crate) fn rwsem_owner_leaves_cpu(&mut self, owner: TaskId) {
+        let oc = self.tasks[owner as usize].cpu;
+        for k in 0..self.objects.rwsem_watched.len() {
+            let s = self.objects.rwsem_watched[k];
+            if self.objects.rwsems[s as usize].writer != owner {
+                continue;
+            }
+            if let Some(head) = self.objects.rwsems[s as usize].osq.head() {
+                let hc = self.tasks[head as usize].cpu;
+                let delay = self.cost.line_transfer(oc, hc);
+                self.rwsem_spin_abort(head, delay);
             }
         }
-        readers.len()
+    }
+
+    /// The spin of `t` on `s` ended (its `SpinEnd`): true if it has the
+    /// lock; otherwise it leaves the OSQ and queues (the caller stops).
+    pub(crate) fn rwsem_spin_finished(&mut self, c: u32, t: TaskId, s: u32) -> bool {
+        let mode = self.rwsem_wanted_mode(t);
+        if self.objects.rwsems[s as usize].holds(t, mode) {
+            self.tasks[t as usize].wait.spin_abort = false;
+            self.advance(t);
+            if self.preempt_enable(t) {
+                self.schedule(c);
+                return false;
+            }
+            return true;
+        }
+        self.preempt_enable(t);
+        self.rwsem_leave_osq(t, s);
+        let sem = &mut self.objects.rwsems[s as usize];
+        if mode == LockMode::Write
+            && sem.writer == NO_TASK
+            && !sem.readers.is_empty()
+            && !sem.handoff
+        {
+            // The reader-owned spin timed out: rwsem_set_nonspinnable().
+            sem.nonspinnable = true;
+        }
+        self.tasks[t as usize].wait.spin_abort = false;
+        if let Flow::Next = self.rwsem_queue(c, t, s, mode, self.now) {
+            return true;
+        }
+        false
+    }
+
+    /// `t` leaves the OSQ without the lock; if it was the head, the next
+    /// node becomes head.
+    fn rwsem_leave_osq(&mut self, t: TaskId, s: u32) {
+        let c = self.tasks[t as usize].cpu;
+        let sem = &mut self.objects.rwsems[s as usize];
+        sem.line.unpoll(c);
+        if sem.osq.unqueue(t) == Some(true) {
+            match sem.osq.head() {
+                Some(next) => {
+                    let nc = self.tasks[next as usize].cpu;
+                    let at = self.now + self.cost.line_transfer(c, nc);
+                    self.rwsem_watch(next, s, at);
+                }
+                None => self.objects.rwsem_watched.retain(|&w| w != s),
+            }
+        }
+    }
+
+    /// `need_resched()` seen by a spinner: leave the OSQ, reschedule, then
+    /// queue (`RwsemStep::Queue`).
+    pub(crate) fn rwsem_spin_need_resched(&mut self, c: u32, t: TaskId, s: u32) {
+        self.settle(c);
+        let mode = self.rwsem_wanted_mode(t);
+        if self.objects.rwsems[s as usize].holds(t, mode) {
+            // Granted already; the spin ends with the cmpxchg.
+            return;
+        }
+        self.rwsem_leave_osq(t, s);
+        let task = &mut self.tasks[t as usize];
+        task.wait.spin = Spin::None;
+        task.wait.spin_abort = false;
+        task.gen = task.gen.wrapping_add(1);
+        task.resume = Resume::Rwsem(RwsemStep::Queue);
+        self.preempt_enable(t);
+        self.schedule(c);
+    }
+
+    /// The declared name of instance `s`'s object.
+    fn object_name(&self, s: u32) -> String {
+        let object = self.objects.rwsems[s as usize].object as usize;
+        self.spec.objects[object].name.clone()
+    }
+}
+
+/// `enum rwsem_wake_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WakeType {
+    /// `RWSEM_WAKE_ANY`: the lock is free; wake a writer or readers.
+    Any,
+    /// `RWSEM_WAKE_READERS`: readers hold it; wake only readers.
+    Readers,
+    /// `RWSEM_WAKE_READ_OWNED`: the waker holds it for read.
+    ReadOwned,
+}
+
+/// The kernel function an rwsem op is.
+fn rwsem_op_name(mode: LockMode, take: bool) -> &'static str {
+    match (mode, take) {
+        (LockMode::Read, true) => "down_read",
+        (LockMode::Read, false) => "up_read",
+        (_, true) => "down_write",
+        (_, false) => "up_write",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_timeout_is_four_ms_at_common_hz() {
+        assert_eq!(wait_timeout(250), 4_000_000);
+        assert_eq!(wait_timeout(1000), 4_000_000);
+        // HZ=100: one jiffy, 10 ms.
+        assert_eq!(wait_timeout(100), 10_000_000);
+    }
+
+    #[test]
+    fn rspin_threshold_grows_with_readers_to_25us() {
+        assert_eq!(rspin_threshold(0), 10_000);
+        assert_eq!(rspin_threshold(10), 15_000);
+        assert_eq!(rspin_threshold(30), 25_000);
+        assert_eq!(rspin_threshold(1000), 25_000);
     }
 }

@@ -183,6 +183,9 @@ impl crate::Kernel<'_> {
         if prev != NO_TASK && next != prev {
             // owner->on_cpu goes to 0: spinners on its mutexes give up.
             self.owner_leaves_cpu(prev);
+            if !self.objects.rwsem_watched.is_empty() {
+                self.rwsem_owner_leaves_cpu(prev);
+            }
         }
         if next != NO_TASK {
             self.set_state(next, TaskState::Running);

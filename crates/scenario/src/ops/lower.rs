@@ -4,7 +4,7 @@
 
 use smpsim_kernel::program::{CallFunc, CmpOp, Cond, CpuSet, Dist, Expr, ObjRef, ObjectId, Op};
 
-use super::registry::{Family, LockAction, LockOp, OpDef};
+use super::registry::{self, Family, LockAction, LockKind, LockOp, OpDef};
 use super::{intern, need, split_lockref, split_top_level, Emitter};
 use crate::error::{list, DResult, Diag, StrErr};
 use crate::raw::{RawExpr, RawOp, S};
@@ -222,6 +222,45 @@ pub(super) fn count(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     Ok(())
 }
 
+pub(super) fn down_read_trylock(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    rwsem_trylock(e, op, Family::RwsemRead)
+}
+
+pub(super) fn down_write_trylock(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    rwsem_trylock(e, op, Family::RwsemWrite)
+}
+
+/// `down_{read,write}_trylock`: a take (for the release checks), with the
+/// result in `var` when given.
+fn rwsem_trylock(e: &mut Emitter<'_, '_>, op: &S<RawOp>, family: Family) -> DResult<()> {
+    let r = op.get_ref();
+    let def = registry::find(r.op.get_ref()).expect("a registered op");
+    let lock = e.lock(need(&r.lock, op, "lock")?, LockKind::Rwsem, def)?;
+    let slot = r.var.as_ref().map(|v| e.slot_of(v)).transpose()?;
+    e.taken.insert((lock.object, family));
+    e.taken_forms.insert((lock.object, family, false));
+    e.push(Op::RwsemTrylock {
+        lock,
+        mode: family.mode(),
+        slot,
+    });
+    Ok(())
+}
+
+/// `downgrade_write`: releases the write side, takes the read side.
+pub(super) fn downgrade_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let def = registry::find(r.op.get_ref()).expect("a registered op");
+    let written = need(&r.lock, op, "lock")?;
+    let lock = e.lock(written, LockKind::Rwsem, def)?;
+    e.note_release(written, lock.object, Family::RwsemWrite, def.name);
+    e.taken.insert((lock.object, Family::RwsemRead));
+    e.taken_forms
+        .insert((lock.object, Family::RwsemRead, false));
+    e.push(Op::DowngradeWrite(lock));
+    Ok(())
+}
+
 pub(super) fn mark(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let slot = e.slot_of(need(&op.get_ref().var, op, "var")?)?;
     e.push(Op::Mark(slot));
@@ -311,10 +350,10 @@ impl Emitter<'_, '_> {
         let text = written.get_ref();
         let name_r = split_lockref(text).map_or(0..text.len(), |(r, _)| r);
         let name = &text[name_r.clone()];
-        let prefix = family.prefix();
         let msg = format!(
-            "`{op}` of `{name}`, but this task's code never takes it with {prefix}_lock; \
-             a lock must be released by the task that holds it"
+            "`{op}` of `{name}`, but this task's code never takes it with {}; \
+             a lock must be released by the task that holds it",
+            family.lock_op()
         );
         let d = self
             .ctx

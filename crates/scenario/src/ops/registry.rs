@@ -13,7 +13,7 @@ use super::Emitter;
 use crate::error::{list, DResult, Diag};
 use crate::raw::{RawOp, S};
 
-use Family::{Mutex, Read, Spin, Write};
+use Family::{Mutex, Read, RwsemRead, RwsemWrite, Spin, Write};
 use LockAction::{Guard, Lock, Unlock};
 
 /// Every op, in the order errors list them.
@@ -97,35 +97,30 @@ pub(super) static OPS: &[OpDef] = &[
     object("atomic_read", &["obj"], LockKind::Atomic, Op::AtomicRead),
     object("down", &["lock"], LockKind::Semaphore, Op::Down).alias(&[("obj", "lock")]),
     object("up", &["lock"], LockKind::Semaphore, Op::Up).alias(&[("obj", "lock")]),
-    object("down_read", &["lock"], LockKind::Rwsem, |lock| {
-        rwsem_op(lock, LockMode::Read, true)
-    }),
-    object("up_read", &["lock"], LockKind::Rwsem, |lock| {
-        rwsem_op(lock, LockMode::Read, false)
-    }),
-    object("down_write", &["lock"], LockKind::Rwsem, |lock| {
-        rwsem_op(lock, LockMode::Write, true)
-    }),
-    object("up_write", &["lock"], LockKind::Rwsem, |lock| {
-        rwsem_op(lock, LockMode::Write, false)
-    }),
+    lock("down_read", RwsemRead, Lock, false),
+    lock("up_read", RwsemRead, Unlock, false),
+    lock("rwsem_read_guard", RwsemRead, Guard, false),
+    lock("down_write", RwsemWrite, Lock, false),
+    lock("up_write", RwsemWrite, Unlock, false),
+    lock("rwsem_write_guard", RwsemWrite, Guard, false),
+    custom(
+        "down_read_trylock",
+        &["lock"],
+        &["var"],
+        lower::down_read_trylock,
+    ),
+    custom(
+        "down_write_trylock",
+        &["lock"],
+        &["var"],
+        lower::down_write_trylock,
+    ),
+    custom("downgrade_write", &["lock"], &[], lower::downgrade_write),
 ];
 
-/// An rwsem op: a take or a release of the object in `mode`.
-fn rwsem_op(lock: ObjRef, mode: LockMode, take: bool) -> Op {
-    if take {
-        Op::Lock {
-            lock,
-            mode,
-            irqsave: false,
-        }
-    } else {
-        Op::Unlock {
-            lock,
-            mode,
-            irqrestore: false,
-        }
-    }
+/// The registry entry of the op named `name`.
+pub(super) fn find(name: &str) -> Option<&'static OpDef> {
+    OPS.iter().find(|d| d.name == name)
 }
 
 /// One op kind: how it is written and how it is lowered.
@@ -191,13 +186,16 @@ pub(super) enum LockAction {
 }
 
 /// The lock ops named by their prefix: `mutex_*`, `spin_*`, `read_*` and
-/// `write_*`.
+/// `write_*`, and an rwsem's read and write sides (`down_read`/`up_read`,
+/// `down_write`/`up_write`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Family {
+pub(crate) enum Family {
     Mutex,
     Spin,
     Read,
     Write,
+    RwsemRead,
+    RwsemWrite,
 }
 
 impl Family {
@@ -207,8 +205,17 @@ impl Family {
         match self {
             Mutex => "mutex",
             Spin => "spin",
-            Read => "read",
-            Write => "write",
+            Read | RwsemRead => "read",
+            Write | RwsemWrite => "write",
+        }
+    }
+
+    /// The plain op that takes a lock this way: `mutex_lock`, `down_read`.
+    pub(super) fn lock_op(self) -> String {
+        match self {
+            RwsemRead => "down_read".into(),
+            RwsemWrite => "down_write".into(),
+            _ => format!("{}_lock", self.prefix()),
         }
     }
 
@@ -218,6 +225,7 @@ impl Family {
             Mutex => LockKind::Mutex,
             Spin => LockKind::Spinlock,
             Read | Write => LockKind::Rwlock,
+            RwsemRead | RwsemWrite => LockKind::Rwsem,
         }
     }
 
@@ -225,8 +233,8 @@ impl Family {
     pub(super) fn mode(self) -> LockMode {
         match self {
             Mutex | Spin => LockMode::Exclusive,
-            Read => LockMode::Read,
-            Write => LockMode::Write,
+            Read | RwsemRead => LockMode::Read,
+            Write | RwsemWrite => LockMode::Write,
         }
     }
 
@@ -321,7 +329,7 @@ const fn object(
 /// spinning lock).
 const fn lock(name: &'static str, family: Family, action: LockAction, irq: bool) -> OpDef {
     let (required, optional): (&[&str], &[&str]) = match (action, family) {
-        (Guard, Mutex) => (&["lock", "body"], &[]),
+        (Guard, Mutex | RwsemRead | RwsemWrite) => (&["lock", "body"], &[]),
         (Guard, _) => (&["lock", "body"], &["irqsave"]),
         (Lock | Unlock, _) => (&["lock"], &[]),
     };
