@@ -355,3 +355,56 @@ fn handoff_ends_a_queued_writers_starvation_by_spinners() {
     assert!((4 * MS..5 * MS).contains(&h.max), "{h:?}");
     assert!(r.locks[0].handoffs >= 1, "{:?}", r.locks[0]);
 }
+
+/// Releases of what the task does not hold are reported as
+/// `CONFIG_DEBUG_RWSEMS` does, and leave the rwsem as it was.
+#[test]
+fn bad_releases_are_debug_rwsems_warnings() {
+    let run = |bad: Op| {
+        let mut s = spec(flat_machine(2), MS);
+        let lock = rwsem(&mut s, "sem", false);
+        once(
+            &mut s,
+            "owner",
+            0,
+            vec![
+                op(&lock, LockMode::Write, true),
+                Op::Work(Dist::Const(500 * US)),
+                op(&lock, LockMode::Write, false),
+            ],
+        );
+        once(
+            &mut s,
+            "other",
+            1,
+            vec![Op::Work(Dist::Const(10 * US)), bad],
+        );
+        let r = simulate(&s);
+        // The owner still held it and released it normally.
+        assert_eq!(r.locks[0].acquisitions, 1);
+        assert_eq!(r.task_groups[0].exited, 1);
+        assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
+        assert_eq!(r.findings[0].detector, "debug_rwsems");
+        r.findings[0].message.clone()
+    };
+    let lock = ObjRef {
+        object: 0,
+        index: None,
+    };
+    let m = run(op(&lock, LockMode::Write, false));
+    assert!(m.starts_with("DEBUG_RWSEMS_WARN_ON((rwsem_owner(sem) != current) && !rwsem_test_oflags(sem, RWSEM_NONSPINNABLE)): other/0 called up_write() on sem, owner = owner/0"), "{m}");
+    let m = run(Op::DowngradeWrite(lock.clone()));
+    assert!(
+        m.starts_with(
+            "DEBUG_RWSEMS_WARN_ON(rwsem_owner(sem) != current): other/0 called downgrade_write()"
+        ),
+        "{m}"
+    );
+    let m = run(op(&lock, LockMode::Read, false));
+    assert!(
+        m.starts_with(
+            "DEBUG_RWSEMS_WARN_ON(!is_rwsem_reader_owned(sem)): other/0 called up_read()"
+        ),
+        "{m}"
+    );
+}

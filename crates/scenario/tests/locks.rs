@@ -446,3 +446,60 @@ fn an_irqsave_take_needs_an_irqrestore_release() {
         r#"{ op = "spin_lock_irqsave", lock = "sl" }, { op = "spin_unlock_irqrestore", lock = "sl" }, { op = "spin_lock", lock = "sl" }, { op = "spin_unlock", lock = "sl" }"#,
     ));
 }
+
+/// The base with an rwsem `sem` (in place of `rwq`) and `code`.
+fn with_rwsem(code: &str) -> String {
+    with_code_in(&with_object("rwq", r#"sem = { type = "rwsem" }"#), code)
+}
+
+/// rwsem releases are checked like the other locks': `up_read` without a
+/// `down_read`, and `downgrade_write` without a `down_write`, are located
+/// errors; trylock and downgrade count as takes.
+#[test]
+fn rwsem_releases_need_the_matching_take() {
+    let e = err(&with_rwsem(r#"{ op = "up_read", lock = "sem" }"#));
+    assert!(
+        e.message
+            .starts_with("`up_read` of `sem`, but this task's code never takes it with down_read;"),
+        "{}",
+        e.message
+    );
+    assert_eq!(at(&e).2, "sem");
+    let e = err(&with_rwsem(
+        r#"{ op = "down_read", lock = "sem" }, { op = "downgrade_write", lock = "sem" }"#,
+    ));
+    assert!(
+        e.message.contains(
+            "`downgrade_write` of `sem`, but this task's code never takes it with down_write"
+        ),
+        "{}",
+        e.message
+    );
+    let e = err(&with_rwsem(
+        r#"{ op = "down_read", lock = "sem" }, { op = "up_write", lock = "sem" }"#,
+    ));
+    assert!(
+        e.message.contains("never takes it with down_write"),
+        "{}",
+        e.message
+    );
+    // Legal pairings.
+    let ops = ops_of(&with_rwsem(
+        r#"{ op = "down_write", lock = "sem" }, { op = "downgrade_write", lock = "sem" }, { op = "up_read", lock = "sem" },
+  { op = "down_read_trylock", lock = "sem", var = "ok" }, { op = "if", cond = "ok == 1", then = [ { op = "up_read", lock = "sem" } ] },
+  { op = "rwsem_write_guard", lock = "sem", body = [] }"#,
+    ));
+    assert!(ops.iter().any(|o| matches!(o, Op::DowngradeWrite(_))));
+    assert!(ops.iter().any(|o| matches!(
+        o,
+        Op::RwsemTrylock {
+            mode: LockMode::Read,
+            slot: Some(_),
+            ..
+        }
+    )));
+    // `reader_spin` belongs to rwsems only.
+    let text = with_object("rwq", r#"sem = { type = "mutex", reader_spin = true }"#);
+    let e = err(&text);
+    assert!(e.message.contains("reader_spin"), "{}", e.message);
+}

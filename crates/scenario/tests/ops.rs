@@ -172,8 +172,13 @@ fn unknown_op_lists_every_op() {
         "up",
         "down_read",
         "up_read",
+        "rwsem_read_guard",
         "down_write",
         "up_write",
+        "rwsem_write_guard",
+        "down_read_trylock",
+        "down_write_trylock",
+        "downgrade_write",
     ];
     let listed: Vec<String> = ops.iter().map(|o| format!("`{o}`")).collect();
     assert_eq!(
