@@ -50,6 +50,10 @@ const RUNS: &[(&str, &[&str])] = &[
         "scenarios/examples/mmap-lock.toml",
         &["scenario.duration=20ms", "scenario.warmup=2ms"],
     ),
+    (
+        "scenarios/examples/mprotect-faults.toml",
+        &["scenario.duration=20ms", "scenario.warmup=2ms"],
+    ),
     ("scenarios/checks/abba.toml", &[]),
     ("scenarios/checks/race.toml", &[]),
     ("scenarios/checks/membarrier.toml", &[]),

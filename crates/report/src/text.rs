@@ -431,7 +431,7 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
                 } else {
                     l.name.clone()
                 };
-                if let Some(read) = &l2.read {
+                if let Some(read) = l2.read.filter(|r| r.acquisitions + r.contentions > 0) {
                     // /proc/lock_stat's read class of a reader-writer lock.
                     t.row(vec![
                         format!("{name}-R"),
@@ -446,6 +446,11 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
                         "-".into(),
                         "-".into(),
                     ]);
+                }
+                if l2.read.is_some() {
+                    if l2.acquisitions == 0 && l2.contentions == 0 {
+                        continue;
+                    }
                     name.push_str("-W");
                 }
                 t.row(vec![

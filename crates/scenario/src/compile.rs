@@ -37,6 +37,7 @@ pub(crate) fn compile<'t>(
     let parsed = DeTable::parse(&scn.text).map_err(|e| Diag::from_toml(&e, 0, 0..0))?;
     let doc_span = parsed.span();
     let mut root = parsed.into_inner();
+    crate::include::merge(&mut root, &scn.includes, srcs)?;
     let variants = root.remove("variant");
     if let Some(name) = variant {
         apply_variant(&mut root, variants, name, doc_span.clone())?;

@@ -13,6 +13,7 @@ mod document;
 mod duration;
 mod error;
 mod expr;
+mod include;
 mod machine;
 mod objects;
 mod ops;
@@ -25,6 +26,7 @@ use smpsim_kernel::Spec;
 use toml::de::DeTable;
 
 pub use error::{Location, ScenarioError};
+pub use include::Included;
 pub use reproduce::{MetricDef, PassRule, Reproduce};
 
 use error::{Diag, Sources};
@@ -39,6 +41,8 @@ pub struct Scenario {
     /// The `[variant.*]` tables, in file order.
     pub variants: Vec<VariantInfo>,
     pub reproduce: Option<Reproduce>,
+    /// The files `include` names, read when the scenario was loaded.
+    pub includes: Vec<Included>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -59,6 +63,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 pub fn parse(path: &Path, text: String) -> Result<Scenario, ScenarioError> {
     let srcs = Sources::new(path, &text);
     let header = read_header(&text).map_err(|d| srcs.render(d))?;
+    let includes = include::read(path, &text).map_err(|d| srcs.render(d))?;
     let mut scn = Scenario {
         path: path.to_path_buf(),
         text: String::new(),
@@ -66,6 +71,7 @@ pub fn parse(path: &Path, text: String) -> Result<Scenario, ScenarioError> {
         description: String::new(),
         variants: header.variants,
         reproduce: None,
+        includes,
     };
     scn.text = text;
     scn.compile(None, &[])?;

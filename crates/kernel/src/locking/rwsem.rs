@@ -91,8 +91,12 @@ pub struct Rwsem {
     pub handoff: bool,
     /// `RWSEM_READER_OWNED` in `owner`: readers took it last.
     pub reader_owned: bool,
-    /// `RWSEM_NONSPINNABLE` in `owner`.
+    /// `RWSEM_NONSPINNABLE` in `owner` (`RWSEM_WR_NONSPINNABLE` before
+    /// 5.11).
     pub nonspinnable: bool,
+    /// `RWSEM_RD_NONSPINNABLE` (5.3 to 5.10, `reader_spin`): set with the
+    /// writers' bit, cleared only when a writer takes the lock.
+    pub rd_nonspinnable: bool,
     /// Optimistic spinners, head first.
     pub osq: Osq,
     /// `count`, `owner`, `osq`, `wait_lock` and `wait_list`.
@@ -113,6 +117,7 @@ impl Rwsem {
             handoff: false,
             reader_owned: false,
             nonspinnable: false,
+            rd_nonspinnable: false,
             osq: Osq::default(),
             line: Line::new(nr_cpus, 0),
             acquired_at: 0,
@@ -130,6 +135,15 @@ impl Rwsem {
         !self.handoff
             && self.writer == NO_TASK
             && (mode == LockMode::Read || self.readers.is_empty())
+    }
+
+    /// The nonspinnable bit a spinner of `mode` obeys.
+    fn nonspinnable_for(&self, mode: LockMode) -> bool {
+        if mode == LockMode::Read {
+            self.rd_nonspinnable
+        } else {
+            self.nonspinnable
+        }
     }
 
     fn holds(&self, t: TaskId, mode: LockMode) -> bool {
@@ -186,7 +200,7 @@ impl crate::Kernel<'_> {
         self.metrics.lock_contended_mode(now, object, mode);
         if mode == LockMode::Read {
             self.rwsem_down_read_slowpath(c, t, s, at)
-        } else if self.rwsem_can_spin_on_owner(c, s) {
+        } else if self.rwsem_can_spin_on_owner(c, s, mode) {
             self.rwsem_optimistic_spin(t, s, at);
             Flow::Stop
         } else {
@@ -206,7 +220,9 @@ impl crate::Kernel<'_> {
     fn rwsem_down_read_slowpath(&mut self, c: u32, t: TaskId, s: u32, at: Nanos) -> Flow {
         let sem = &self.objects.rwsems[s as usize];
         let others_read = sem.reader_owned && !sem.readers.is_empty();
-        if sem.writer == NO_TASK && !sem.handoff && !others_read {
+        // Reader lock stealing came with the removal of reader spinning
+        // (5.11): a kernel that spins readers does not steal.
+        if !sem.reader_spin && sem.writer == NO_TASK && !sem.handoff && !others_read {
             // Reader optimistic lock stealing.
             self.rwsem_granted(t, s, LockMode::Read, at);
             let mut done = at;
@@ -222,18 +238,21 @@ impl crate::Kernel<'_> {
             }
             return self.rwsem_done(t, done);
         }
-        if self.objects.rwsems[s as usize].reader_spin && self.rwsem_can_spin_on_owner(c, s) {
+        if self.objects.rwsems[s as usize].reader_spin
+            && self.rwsem_can_spin_on_owner(c, s, LockMode::Read)
+        {
             self.rwsem_optimistic_spin(t, s, at);
             return Flow::Stop;
         }
         self.rwsem_queue(c, t, s, LockMode::Read, at)
     }
 
-    /// `rwsem_can_spin_on_owner()`, with the object's knobs.
-    fn rwsem_can_spin_on_owner(&self, c: u32, s: u32) -> bool {
+    /// `rwsem_can_spin_on_owner()`, with the object's knobs: a spinner of
+    /// `mode` checks its own nonspinnable bit.
+    fn rwsem_can_spin_on_owner(&self, c: u32, s: u32, mode: LockMode) -> bool {
         let sem = &self.objects.rwsems[s as usize];
         sem.spin
-            && !sem.nonspinnable
+            && !sem.nonspinnable_for(mode)
             && !self.cpus[c as usize].need_resched
             && (sem.writer == NO_TASK
                 || self.tasks[sem.writer as usize].state == TaskState::Running)
@@ -363,6 +382,7 @@ impl crate::Kernel<'_> {
             // rwsem_set_owner() clears the owner's flags.
             sem.reader_owned = false;
             sem.nonspinnable = false;
+            sem.rd_nonspinnable = false;
         }
         let object = sem.object;
         let waited = at.saturating_sub(self.tasks[t as usize].wait.wait_start);
@@ -591,6 +611,12 @@ impl crate::Kernel<'_> {
         let at = at.max(self.now);
         let mode = self.rwsem_wanted_mode(t);
         let sem = &self.objects.rwsems[s as usize];
+        if sem.nonspinnable_for(mode) {
+            // rwsem_spin_on_owner() returns OWNER_NONSPINNABLE first, even
+            // if the lock is free: break out and queue.
+            self.rwsem_spin_abort(t, 0);
+            return;
+        }
         if sem.free_for(mode) {
             // rwsem_try_{write,read}_lock_unqueued() succeeds.
             self.rwsem_grant_to_spinner(t, s, mode, at);
@@ -599,9 +625,7 @@ impl crate::Kernel<'_> {
         let writer_runs =
             sem.writer != NO_TASK && self.tasks[sem.writer as usize].state == TaskState::Running;
         let reader_owned = sem.writer == NO_TASK;
-        let spinnable = !sem.handoff
-            && !sem.nonspinnable
-            && (writer_runs || (reader_owned && mode == LockMode::Write));
+        let spinnable = !sem.handoff && (writer_runs || (reader_owned && mode == LockMode::Write));
         if !spinnable {
             self.rwsem_spin_abort(t, 0);
             return;
@@ -667,7 +691,10 @@ impl crate::Kernel<'_> {
             .max(task.wait.spin_ready);
         let sem = &self.objects.rwsems[s as usize];
         let mode = self.rwsem_wanted_mode(head);
-        if sem.free_for(mode) {
+        if sem.nonspinnable_for(mode) {
+            self.objects.rwsems[s as usize].line.unpoll(hc);
+            self.rwsem_spin_abort(head, seen.saturating_sub(self.now));
+        } else if sem.free_for(mode) {
             self.objects.rwsems[s as usize].line.unpoll(hc);
             self.rwsem_grant_to_spinner(head, s, mode, seen);
         } else if sem.writer == NO_TASK && mode == LockMode::Write && !sem.handoff {
@@ -753,6 +780,7 @@ impl crate::Kernel<'_> {
         {
             // The reader-owned spin timed out: rwsem_set_nonspinnable().
             sem.nonspinnable = true;
+            sem.rd_nonspinnable = sem.reader_spin;
         }
         self.tasks[t as usize].wait.spin_abort = false;
         if let Flow::Next = self.rwsem_queue(c, t, s, mode, self.now) {
