@@ -166,16 +166,6 @@ impl Parser<'_> {
         line.len() - line.trim_start_matches([' ', '\t']).len()
     }
 
-    fn line_col(&self, at: usize) -> String {
-        let line = self.src[..at].matches('\n').count() + 1;
-        let col = self.src[..at]
-            .rsplit('\n')
-            .next()
-            .map_or(0, |l| l.chars().count())
-            + 1;
-        format!("{line}:{col}")
-    }
-
     fn enter(&mut self, at: &Range<usize>) -> Result<(), CodeErr> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
@@ -216,18 +206,15 @@ impl Parser<'_> {
         if !close.is('}') {
             // End of code: the block is unclosed. If a `}` was indented
             // unlike its `{`, that block probably took this one's `}`.
-            let (at, who) = self
-                .misindented
-                .clone()
-                .unwrap_or((open.span.clone(), owner.to_string()));
-            let e = CodeErr::new(
-                at.clone(),
+            let (at, who, help) = match self.misindented.clone() {
+                Some((at, who)) => (at, who, "its `}` seems to be missing: a `}` indented like an outer block's closes it instead"),
+                None => (open.span.clone(), owner.to_string(), "add a `}` after the block's last statement"),
+            };
+            return Err(CodeErr::new(
+                at,
                 format!("expected `}}` to close this block of `{who}`, found end of code"),
-            );
-            return Err(e.help(format!(
-                "the block opened at {} is never closed; add a `}}` after its last statement",
-                self.line_col(at.start)
-            )));
+            )
+            .help(help));
         }
         self.bump();
         self.depth -= 1;
@@ -541,13 +528,10 @@ impl Parser<'_> {
                 self.bump();
             } else {
                 let b = self.body(&name)?;
-                if let Some(g) = fields.iter().find(|g| g.key == "body") {
+                if fields.iter().any(|g| g.key == "body") {
                     return Err(CodeErr::new(
                         b.span,
-                        format!(
-                            "`{name}` has a body already (`body =` at {})",
-                            self.line_col(g.key_span.start)
-                        ),
+                        format!("`{name}` has a body already, given as `body = {{ ... }}`"),
                     ));
                 }
                 span.end = b.span.end;
