@@ -47,6 +47,17 @@ fn all_code_values<'r>(root: &'r DeTable<'_>) -> Vec<&'r Value<'r>> {
     out
 }
 
+/// The names of `[functions]`, variants' included.
+fn all_function_names(root: &DeTable<'_>) -> Vec<String> {
+    let mut functions = function_names(root);
+    if let Some(vs) = root.get("variant").and_then(|v| v.get_ref().as_table()) {
+        for v in vs.values().filter_map(|v| v.get_ref().as_table()) {
+            functions.extend(function_names(v));
+        }
+    }
+    functions
+}
+
 fn error(path: &Path, text: &str, span: Range<usize>, msg: String) -> ScenarioError {
     Sources::new(path, text).render(Diag::new(span, msg))
 }
@@ -199,6 +210,7 @@ pub fn code_form(path: &Path, text: &str) -> Result<String, ScenarioError> {
     let srcs = Sources::new(path, text);
     let doc = DeTable::parse(text).map_err(|e| srcs.render(Diag::from_toml(&e, 0, 0..0)))?;
     let root = doc.get_ref();
+    let functions = all_function_names(root);
     let mut out = String::new();
     let mut at = 0;
     for v in all_code_values(root) {
@@ -207,8 +219,12 @@ pub fn code_form(path: &Path, text: &str) -> Result<String, ScenarioError> {
         }
         let span = v.span();
         let block = block_of(v).map_err(|(s, m)| error(path, text, s, m))?;
-        let printed =
-            print::code(&block, Some(text), 4).map_err(|m| error(path, text, span.clone(), m))?;
+        if block.items.is_empty() && toml_comments(&text[span.clone()]) == 0 {
+            // `[]` says "no ops" as well as an empty string would.
+            continue;
+        }
+        let printed = print::code(&block, Some(text), &functions, 4)
+            .map_err(|m| error(path, text, span.clone(), m))?;
         let had = toml_comments(&text[span.clone()]);
         if printed.comments != had {
             return Err(error(
@@ -302,12 +318,7 @@ pub fn toml_form(path: &Path, text: &str) -> Result<String, ScenarioError> {
     let srcs = Sources::new(path, text);
     let doc = DeTable::parse(text).map_err(|e| srcs.render(Diag::from_toml(&e, 0, 0..0)))?;
     let root = doc.get_ref();
-    let mut functions = function_names(root);
-    if let Some(vs) = root.get("variant").and_then(|v| v.get_ref().as_table()) {
-        for v in vs.values().filter_map(|v| v.get_ref().as_table()) {
-            functions.extend(function_names(v));
-        }
-    }
+    let functions = all_function_names(root);
     let mut out = String::new();
     let mut at = 0;
     for v in all_code_values(root) {

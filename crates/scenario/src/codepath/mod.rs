@@ -37,6 +37,8 @@ use toml::Spanned;
 use crate::error::{DResult, Diag, Sources};
 
 mod convert;
+#[cfg(test)]
+mod fuzz;
 mod lexer;
 mod parser;
 mod print;

@@ -7,6 +7,7 @@ use super::parser::{read_value, KEYWORDS};
 use super::{Block, Choice, Node, Val, STRUCTURAL};
 use crate::expr::is_identifier;
 use crate::ops::signatures;
+use crate::raw::RawOp;
 
 /// How far a block is indented inside its opener.
 const INDENT: usize = 4;
@@ -14,10 +15,17 @@ const INDENT: usize = 4;
 const COMMENT_COLUMN: usize = 40;
 
 /// Prints `block`'s ops, each line indented by `indent` spaces. `src` is
-/// the TOML text the tree's spans point into, for its comments.
-pub(super) fn code(block: &Block, src: Option<&str>, indent: usize) -> Result<Printed, String> {
+/// the TOML text the tree's spans point into, for its comments;
+/// `functions` are the functions a `call` may be written as `NAME();` of.
+pub(super) fn code(
+    block: &Block,
+    src: Option<&str>,
+    functions: &[String],
+    indent: usize,
+) -> Result<Printed, String> {
     let mut p = Printer {
         src,
+        functions,
         lines: Vec::new(),
         comments: 0,
     };
@@ -41,6 +49,7 @@ pub(super) struct Printed {
 
 struct Printer<'s> {
     src: Option<&'s str>,
+    functions: &'s [String],
     lines: Vec<String>,
     comments: usize,
 }
@@ -113,7 +122,7 @@ fn only(n: &Node, keys: &[&str]) -> bool {
     n.fields.iter().all(|f| keys.contains(&f.key.as_str()))
 }
 
-fn form(n: &Node) -> Form<'_> {
+fn form<'n>(n: &'n Node, functions: &[String]) -> Form<'n> {
     let ops = |k| match field(n, k) {
         Some(Val::Ops(b)) => Some(b),
         _ => None,
@@ -130,7 +139,7 @@ fn form(n: &Node) -> Form<'_> {
         },
         "call" if only(n, &["fn"]) => match field(n, "fn") {
             Some(Val::Str(f))
-                if is_identifier(f)
+                if functions.contains(f)
                     && !KEYWORDS.contains(&f.as_str())
                     && !signatures().any(|s| s.name == f) =>
             {
@@ -156,6 +165,22 @@ fn form(n: &Node) -> Form<'_> {
     }
 }
 
+/// Whether op field `key` takes an integer as well as a string, asked of
+/// the op deserializer itself so that no list of fields can drift.
+fn takes_integer(key: &str) -> bool {
+    is_identifier(key) && toml::from_str::<RawOp>(&format!("op = \"x\"\n{key} = 1\n")).is_ok()
+}
+
+/// Whether `s` has two words in a row, as prose has and no expression or
+/// duration does: such text reads better quoted.
+fn two_words(s: &str) -> bool {
+    let words: Vec<bool> = s
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c.is_whitespace()))
+        .flat_map(|chunk| chunk.split_whitespace().map(|_| true).chain([false]))
+        .collect();
+    words.windows(2).any(|w| w[0] && w[1])
+}
+
 /// `s` as a string literal of the code syntax.
 fn quote(s: &str) -> String {
     let mut out = String::from("\"");
@@ -175,8 +200,11 @@ fn quote(s: &str) -> String {
 }
 
 fn string(s: &str) -> String {
+    // `:` and `;` never occur in expressions or durations; names with
+    // them (histograms such as "online: per CPU") read better quoted.
     let bare = !s.is_empty()
-        && !s.contains(['\n', '\r', '"'])
+        && !two_words(s)
+        && !s.contains(['\n', '\r', '"', ':', ';'])
         && s.trim() == s
         && read_value(s).is_some_and(|v| v == Val::Str(s.to_string()));
     if bare {
@@ -240,8 +268,21 @@ impl Printer<'_> {
             for l in gaps[i].lines.iter().filter(|l| l.is_some() || i > 0) {
                 self.comment_line(indent, l);
             }
+            let first = self.lines.len();
             self.stmt(n, indent)?;
-            self.trailing(&gaps[i + 1].same_line);
+            // The comment after an op written on one line speaks of all of
+            // it: put it on the first line, by the op's name.
+            let one_line = self
+                .src
+                .and_then(|s| s.get(n.span.clone()))
+                .is_some_and(|t| !t.contains('\n'));
+            match &gaps[i + 1].same_line {
+                Some(c) if one_line && self.lines.len() > first + 1 => {
+                    attach(&mut self.lines[first], c);
+                    self.comments += 1;
+                }
+                c => self.trailing(c),
+            }
         }
         // The last gap: comments before the closing bracket. (For an empty
         // block it is also the first, whose same-line comment is the
@@ -274,6 +315,20 @@ impl Printer<'_> {
         !self.gaps(&b.span, &spans).iter().all(Gap::is_empty)
     }
 
+    /// The value of field `key`: a string holding an integer is written
+    /// as the integer where the field takes integers too (an expression,
+    /// whose number and text mean the same), so `x = 0;`, not `x = "0";`.
+    fn field_value(&self, key: &str, v: &Val) -> Result<String, String> {
+        match v {
+            Val::Str(s)
+                if s.parse::<i64>().is_ok_and(|n| n.to_string() == *s) && takes_integer(key) =>
+            {
+                Ok(s.clone())
+            }
+            v => self.value(v),
+        }
+    }
+
     fn value(&self, v: &Val) -> Result<String, String> {
         Ok(match v {
             Val::Str(s) => string(s),
@@ -282,6 +337,7 @@ impl Printer<'_> {
             Val::Ops(b) => {
                 let mut p = Printer {
                     src: None,
+                    functions: self.functions,
                     lines: Vec::new(),
                     comments: 0,
                 };
@@ -307,9 +363,9 @@ impl Printer<'_> {
 
     fn stmt(&mut self, n: &Node, indent: usize) -> Result<(), String> {
         let pad = " ".repeat(indent);
-        match form(n) {
+        match form(n, self.functions) {
             Form::Set(var, value) => {
-                let v = self.value(value)?;
+                let v = self.field_value("value", value)?;
                 self.lines.push(format!("{pad}{var} = {v};"));
             }
             Form::Call(f) => self.lines.push(format!("{pad}{f}();")),
@@ -317,7 +373,7 @@ impl Printer<'_> {
             Form::Loop(count, body) => {
                 let head = match count {
                     Val::Str(s) if s == "forever" => "for (;;)".to_string(),
-                    c => format!("loop ({})", self.value(c)?),
+                    c => format!("loop ({})", self.field_value("count", c)?),
                 };
                 self.braced(format!("{pad}{head}"), body, indent)?;
             }
@@ -349,7 +405,7 @@ impl Printer<'_> {
         };
         // `else if`: an else block of one `if`, with nothing to say.
         if let [inner] = &e.items[..] {
-            if let Form::If(c2, t2, e2) = form(inner) {
+            if let Form::If(c2, t2, e2) = form(inner, self.functions) {
                 if !self.has_comments(e) {
                     return self.if_stmt(c2, t2, e2, indent, "} else ");
                 }
@@ -439,7 +495,7 @@ impl Printer<'_> {
         for k in &order {
             match field(n, k) {
                 Some(v) if !matches!(v, Val::Ops(_)) => {
-                    args.push(self.value(v)?);
+                    args.push(self.field_value(k, v)?);
                     positional += 1;
                 }
                 _ => break,
@@ -457,7 +513,7 @@ impl Printer<'_> {
                     f.key, n.name
                 ));
             }
-            args.push(format!("{} = {}", f.key, self.value(&f.val)?));
+            args.push(format!("{} = {}", f.key, self.field_value(&f.key, &f.val)?));
         }
         let head = format!("{pad}{}({})", n.name, args.join(", "));
         match body {
