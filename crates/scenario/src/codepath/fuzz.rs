@@ -217,6 +217,18 @@ fn mutate(code: &str, edits: &[(u8, usize, usize, usize)]) -> String {
     s
 }
 
+/// Inputs the fuzzers found a problem with.
+#[test]
+fn found_by_fuzzing() {
+    for code in [
+        "   choose();\n",
+        "choose = 1;",
+        "choose(options = { work(1us); });",
+    ] {
+        check(code).unwrap();
+    }
+}
+
 #[test]
 fn every_seed_prints_back_the_same() {
     let seeds = seeds();

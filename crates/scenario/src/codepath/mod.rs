@@ -38,6 +38,8 @@ use crate::error::{DResult, Diag, Sources};
 
 mod convert;
 #[cfg(test)]
+mod doc;
+#[cfg(test)]
 mod fuzz;
 mod lexer;
 mod parser;

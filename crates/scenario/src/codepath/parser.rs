@@ -65,7 +65,7 @@ struct Parser<'s> {
 }
 
 /// The fields an op's positional arguments fill, in order.
-fn positional(sig: &OpSig) -> Vec<&'static str> {
+pub(super) fn positional_fields(sig: &OpSig) -> Vec<&'static str> {
     sig.required
         .iter()
         .chain(sig.optional)
@@ -457,7 +457,7 @@ impl Parser<'_> {
                 )],
             });
         };
-        let order = positional(&sig);
+        let order = positional_fields(&sig);
         let mut fields: Vec<Field> = Vec::new();
         let mut next = 0;
         let mut named_seen = false;
@@ -688,5 +688,7 @@ pub(super) fn read_value(s: &str) -> Option<Val> {
     (span.end == s.len() && p.peek().is(')') && p.peek2().tok == Tok::Eof).then_some(v)
 }
 
-/// Words with a meaning of their own at the start of a statement.
-pub(super) const KEYWORDS: &[&str] = &["if", "else", "for", "choose"];
+/// Words with a meaning of their own at the start of a statement, so no
+/// op or variable can be written under them. (`choose` is one only before
+/// `{`: `choose(...)` is a call.)
+pub(super) const KEYWORDS: &[&str] = &["if", "else", "for"];
