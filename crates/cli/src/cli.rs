@@ -34,6 +34,29 @@ pub enum Command {
     Host(HostArgs),
     /// Measure this host's costs into a machine profile (TOML).
     Calibrate(CalibrateArgs),
+    /// Rewrite a scenario's code paths as C-like text (or back to TOML
+    /// arrays of ops), checking that the program IR stays the same.
+    Fmt(FmtArgs),
+}
+
+#[derive(clap::Args)]
+pub struct FmtArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// The form to write code paths in.
+    #[arg(long, value_enum, default_value_t = CodeForm::Code)]
+    pub to: CodeForm,
+    /// Rewrite the file in place instead of printing it.
+    #[arg(long, short = 'w')]
+    pub write: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CodeForm {
+    /// `code = '''...'''`: statements in C call syntax.
+    Code,
+    /// `code = [ { op = "...", ... } ]` (comments inside code are dropped).
+    Toml,
 }
 
 #[derive(clap::Args)]

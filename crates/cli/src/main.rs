@@ -6,6 +6,7 @@
 mod bench;
 mod cli;
 mod explore;
+mod fmt;
 mod host;
 mod output;
 mod plot;
@@ -34,6 +35,7 @@ fn main() {
         cli::Command::Machine(args) => run::machine(args),
         cli::Command::Host(args) => host::main(args),
         cli::Command::Calibrate(args) => host::calibrate(args),
+        cli::Command::Fmt(args) => fmt::main(args),
     };
     std::process::exit(code);
 }

@@ -54,6 +54,12 @@ pub(crate) fn compile<'t>(
         let v = parse_set_value(value, base);
         apply_set(&mut root, key, v, span)?;
     }
+    // Code written as text (`crate::codepath`) becomes the op arrays it
+    // stands for, so nothing after this tells the two forms apart. The
+    // arrays borrow from `code`, which must outlive the document.
+    let code = crate::codepath::parse_document(&root, srcs)?;
+    let mut root = root;
+    code.expand(&mut root);
     let machine_section = root.remove("machine");
     let dir = scn.path.parent().unwrap_or(std::path::Path::new("."));
     let machine = crate::machine::build(machine_section, doc_span.clone(), dir, srcs)?;

@@ -8,6 +8,7 @@
 //! option) it comes from. The format is described in
 //! `docs/scenario-format.md`.
 
+mod codepath;
 mod compile;
 mod document;
 mod duration;
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 use smpsim_kernel::Spec;
 use toml::de::DeTable;
 
+pub use codepath::{code_form, toml_form};
 pub use error::{Location, ScenarioError};
 pub use include::Included;
 pub use reproduce::{MetricDef, PassRule, Reproduce};

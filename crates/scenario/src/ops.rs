@@ -16,6 +16,27 @@ mod registry;
 pub(crate) use registry::LockKind;
 use registry::{check_fields, wrong_kind, Family, Lower, OpDef};
 
+/// An op's name and fields as its registry entry has them, for the
+/// code-path syntax (`crate::codepath`), which maps call arguments onto
+/// fields through it so that every registered op is covered.
+pub(crate) struct OpSig {
+    pub name: &'static str,
+    pub required: &'static [&'static str],
+    pub optional: &'static [&'static str],
+    /// `(alias, field)` pairs.
+    pub aliases: &'static [(&'static str, &'static str)],
+}
+
+/// Every registered op, in registry order.
+pub(crate) fn signatures() -> impl Iterator<Item = OpSig> {
+    registry::OPS.iter().map(|d| OpSig {
+        name: d.name,
+        required: d.required,
+        optional: d.optional,
+        aliases: d.aliases,
+    })
+}
+
 /// Upper bound on a program's length after functions are inlined.
 const MAX_OPS: usize = 1 << 20;
 

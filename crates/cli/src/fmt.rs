@@ -1,0 +1,58 @@
+//! `smpsim fmt`: a scenario's code paths in the other form.
+
+use crate::cli::{CodeForm, FmtArgs};
+
+/// The base document and every variant, compiled.
+fn compiled(
+    path: &std::path::Path,
+    text: &str,
+) -> Result<Vec<smpsim_kernel::Spec>, smpsim_scenario::ScenarioError> {
+    let scn = smpsim_scenario::parse(path, text.to_string())?;
+    let mut out = vec![scn.compile(None, &[])?];
+    for v in scn.variant_names() {
+        out.push(scn.compile(Some(v), &[])?);
+    }
+    Ok(out)
+}
+
+pub fn main(args: FmtArgs) -> i32 {
+    let path = &args.scenario;
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", path.display());
+            return 2;
+        }
+    };
+    let converted = match args.to {
+        CodeForm::Code => smpsim_scenario::code_form(path, &text),
+        CodeForm::Toml => smpsim_scenario::toml_form(path, &text),
+    };
+    let new = match converted.and_then(|new| {
+        // The rewrite must not change what the scenario runs.
+        let (before, after) = (compiled(path, &text)?, compiled(path, &new)?);
+        Ok((new, before == after))
+    }) {
+        Ok((new, true)) => new,
+        Ok((_, false)) => {
+            eprintln!(
+                "error: {}: the rewritten scenario would compile differently; left unchanged",
+                path.display()
+            );
+            return 2;
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    if !args.write {
+        print!("{new}");
+        return 0;
+    }
+    if let Err(e) = std::fs::write(path, new) {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        return 2;
+    }
+    0
+}
