@@ -238,6 +238,9 @@ impl crate::Kernel<'_> {
             | Op::Up(_)
             | Op::RwsemTrylock { .. }
             | Op::DowngradeWrite(_)
+            | Op::WriteSeqcount { .. }
+            | Op::ReadSeqcountBegin { .. }
+            | Op::ReadSeqcountRetry { .. }
             | Op::CpusReadLock
             | Op::CpusReadUnlock
             | Op::CpusWriteLock
@@ -555,6 +558,10 @@ impl crate::Kernel<'_> {
                 // The lock was handed to us; preemption (and IRQs) stay off.
                 self.advance(t);
             }
+            Spin::Lock {
+                how: LockSpin::SeqcountOdd,
+                ..
+            } => self.seqcount_spin_finished(t),
             Spin::Lock {
                 lock,
                 how: LockSpin::OnOwner | LockSpin::OsqQueued,

@@ -303,6 +303,23 @@ pub enum Op {
     },
     /// `downgrade_write()`: the rwsem's writer becomes a reader.
     DowngradeWrite(ObjRef),
+    /// `write_seqcount_begin()` (`begin`) / `write_seqcount_end()`.
+    WriteSeqcount {
+        seq: ObjRef,
+        begin: bool,
+    },
+    /// `read_seqcount_begin()`: the sequence into `slot`, once it is even.
+    ReadSeqcountBegin {
+        seq: ObjRef,
+        slot: Slot,
+    },
+    /// `read_seqcount_retry()`: back to `retry` if the sequence moved
+    /// since `slot` was read.
+    ReadSeqcountRetry {
+        seq: ObjRef,
+        slot: Slot,
+        retry: Pc,
+    },
     /// `down()` on a semaphore object: take a token or sleep for one (a pipe
     /// read, a futex wait).
     Down(ObjRef),

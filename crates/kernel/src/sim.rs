@@ -283,6 +283,10 @@ impl<'s> Kernel<'s> {
                             lock,
                             how: LockSpin::RwsemQueued | LockSpin::RwsemOnOwner,
                         } => Some(self.objects.rwsems[lock as usize].object),
+                        Spin::Lock {
+                            lock,
+                            how: LockSpin::SeqcountOdd,
+                        } => Some(self.objects.seqcounts[lock as usize].object),
                         _ => None,
                     };
                     if let Some(obj) = object {
@@ -462,7 +466,7 @@ impl<'s> Kernel<'s> {
             Spin::None => self.run_task(c, t),
             Spin::CsdWait
             | Spin::Lock {
-                how: LockSpin::Spinning,
+                how: LockSpin::Spinning | LockSpin::SeqcountOdd,
                 ..
             } => {
                 if task.wait.spin_done {

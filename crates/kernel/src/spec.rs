@@ -128,6 +128,8 @@ pub enum ObjectKind {
     /// (`CONFIG_RWSEM_SPIN_ON_OWNER`); `reader_spin`: readers too, as
     /// before 5.11.
     Rwsem { spin: bool, reader_spin: bool },
+    /// `seqcount_t`: a sequence writers make odd, readers retry on.
+    Seqcount,
     /// A counting semaphore (tokens), for pipe / futex style handoffs.
     Semaphore { initial: u32 },
 }

@@ -166,6 +166,8 @@ pub enum LockSpin {
     RwsemQueued,
     /// The OSQ head of an rwsem, spinning on its owner.
     RwsemOnOwner,
+    /// A seqcount reader waiting for an even sequence.
+    SeqcountOdd,
 }
 
 impl Spin {

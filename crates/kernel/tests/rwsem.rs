@@ -408,3 +408,87 @@ fn bad_releases_are_debug_rwsems_warnings() {
         "{m}"
     );
 }
+
+/// `seqcount_t`: readers retry a section a writer overlapped and spin
+/// while the sequence is odd; with no writer they never retry.
+#[test]
+fn seqcount_readers_retry_what_a_writer_overlapped() {
+    let run = |writer: bool| {
+        let mut s = spec(flat_machine(3), 10 * MS);
+        s.objects.push(ObjectDecl {
+            name: "seq".into(),
+            kind: ObjectKind::Seqcount,
+            per_cpu: false,
+        });
+        let seq = ObjRef {
+            object: 0,
+            index: None,
+        };
+        let reads = counter(&mut s, "reads");
+        // Readers: 2 us sections, back to back.
+        forever(
+            &mut s,
+            "reader",
+            vec![1, 2],
+            Policy::Normal,
+            vec![
+                Op::ReadSeqcountBegin {
+                    seq: seq.clone(),
+                    slot: 1,
+                },
+                Op::Work(Dist::Const(2 * US)),
+                Op::ReadSeqcountRetry {
+                    seq: seq.clone(),
+                    slot: 1,
+                    retry: 0,
+                },
+                Op::Count(reads),
+            ],
+        );
+        if writer {
+            // A 5 us write section every 50 us.
+            forever(
+                &mut s,
+                "writer",
+                vec![0],
+                Policy::Normal,
+                vec![
+                    Op::WriteSeqcount {
+                        seq: seq.clone(),
+                        begin: true,
+                    },
+                    Op::Work(Dist::Const(5 * US)),
+                    Op::WriteSeqcount {
+                        seq: seq.clone(),
+                        begin: false,
+                    },
+                    Op::Sleep {
+                        dist: Dist::Const(45 * US),
+                        overshoot: None,
+                    },
+                ],
+            );
+        }
+        simulate(&s)
+    };
+    let quiet = run(false);
+    let read = quiet.locks[0].read.unwrap();
+    assert_eq!(read.contentions, 0, "{read:?}");
+    let busy = run(true);
+    let read = busy.locks[0].read.unwrap();
+    // About 200 write sections, each overlapping both readers: each one
+    // retries at least once per write and spins while it is odd.
+    assert!(read.contentions > 300, "{read:?}");
+    assert!(
+        busy.locks[0].spin_total_ns > 200 * 2 * US,
+        "{:?}",
+        busy.locks[0]
+    );
+    assert!(busy.findings.is_empty(), "{:?}", busy.findings);
+    // Sections lost to the writer: fewer reads than without it.
+    let (q, b) = (
+        quiet.counter("reads").unwrap().count,
+        busy.counter("reads").unwrap().count,
+    );
+    assert!(b < q * 95 / 100, "{b} vs {q}");
+}

@@ -28,6 +28,7 @@ enum Type {
     Atomic,
     Semaphore,
     Rwsem,
+    Seqcount,
     Variable,
     Alias,
 }
@@ -39,6 +40,7 @@ const TYPES: &[(&str, Type)] = &[
     ("atomic", Type::Atomic),
     ("semaphore", Type::Semaphore),
     ("rwsem", Type::Rwsem),
+    ("seqcount", Type::Seqcount),
     ("variable", Type::Variable),
     ("alias", Type::Alias),
 ];
@@ -145,6 +147,10 @@ fn declared(obj: &S<RawObject>) -> DResult<Declared> {
             let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
             let reader_spin = o.reader_spin.as_ref().is_some_and(|v| *v.get_ref());
             (ObjectKind::Rwsem { spin, reader_spin }, LockKind::Rwsem)
+        }
+        Type::Seqcount => {
+            not_for(&o.spin, "spin", type_name)?;
+            (ObjectKind::Seqcount, LockKind::Seqcount)
         }
         Type::Variable => {
             not_for(&o.spin, "spin", type_name)?;

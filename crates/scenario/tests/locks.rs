@@ -503,3 +503,29 @@ fn rwsem_releases_need_the_matching_take() {
     let e = err(&text);
     assert!(e.message.contains("reader_spin"), "{}", e.message);
 }
+
+/// `read_seqcount` lowers to begin, the body, and a retry that jumps back
+/// to the begin; the writer ops take a `seqcount`.
+#[test]
+fn read_seqcount_is_a_retry_loop() {
+    let text = with_code_in(
+        &with_object("rwq", r#"sq = { type = "seqcount" }"#),
+        r#"{ op = "write_seqcount_begin", obj = "sq" }, { op = "write_seqcount_end", obj = "sq" },
+  { op = "read_seqcount", obj = "sq", body = [ { op = "work", time = "1us" } ] }"#,
+    );
+    let ops = ops_of(&text);
+    let begin = ops
+        .iter()
+        .position(|o| matches!(o, Op::ReadSeqcountBegin { .. }))
+        .unwrap();
+    assert!(matches!(ops[begin + 1], Op::Work(_)));
+    assert!(
+        matches!(&ops[begin + 2], Op::ReadSeqcountRetry { retry, .. } if *retry as usize == begin),
+        "{ops:?}"
+    );
+    let e = err(&with_code_in(
+        &with_object("rwq", r#"sq = { type = "seqcount" }"#),
+        r#"{ op = "read_seqcount", obj = "m", body = [] }"#,
+    ));
+    assert!(e.message.contains("`m` is a mutex"), "{}", e.message);
+}

@@ -179,6 +179,9 @@ fn unknown_op_lists_every_op() {
         "down_read_trylock",
         "down_write_trylock",
         "downgrade_write",
+        "write_seqcount_begin",
+        "write_seqcount_end",
+        "read_seqcount",
     ];
     let listed: Vec<String> = ops.iter().map(|o| format!("`{o}`")).collect();
     assert_eq!(

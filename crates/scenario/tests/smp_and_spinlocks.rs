@@ -283,8 +283,9 @@ fn spinlock_object_errors() {
         "zone_lock = { type = \"seqlock\" }",
     ));
     assert!(
-        e.message
-            .contains("mutex, spinlock, rwlock, atomic, semaphore, rwsem, variable, alias"),
+        e.message.contains(
+            "mutex, spinlock, rwlock, atomic, semaphore, rwsem, seqcount, variable, alias"
+        ),
         "{}",
         e.message
     );

@@ -23,6 +23,7 @@ pub mod qrwlock;
 pub mod qspinlock;
 pub mod rwsem;
 pub mod semaphore;
+pub mod seqcount;
 pub(crate) mod spinning;
 pub mod tas;
 pub mod ticket;
@@ -391,6 +392,19 @@ impl crate::Kernel<'_> {
                 let l = self.instance(t, lock);
                 self.rwsem_downgrade_write(c, t, l);
                 Flow::Next
+            }
+            Op::WriteSeqcount { seq, begin } => {
+                let s = self.instance(t, seq);
+                self.write_seqcount(c, t, s, *begin);
+                Flow::Next
+            }
+            Op::ReadSeqcountBegin { seq, slot } => {
+                let s = self.instance(t, seq);
+                self.read_seqcount_begin(c, t, s, *slot)
+            }
+            Op::ReadSeqcountRetry { seq, slot, retry } => {
+                let s = self.instance(t, seq);
+                self.read_seqcount_retry(c, t, s, *slot, *retry)
             }
             Op::Down(r) => {
                 let s = self.instance(t, r);

@@ -13,6 +13,7 @@ use crate::ids::ObjId;
 use crate::locking::mutex::Mutex;
 use crate::locking::rwsem::Rwsem;
 use crate::locking::semaphore::Semaphore;
+use crate::locking::seqcount::Seqcount;
 use crate::locking::spinning::LockInstance;
 use crate::result::LockStat;
 use crate::spec::{ObjectKind, Spec};
@@ -25,6 +26,7 @@ pub struct Objects {
     pub semaphores: Vec<Semaphore>,
     /// `struct rw_semaphore`s.
     pub rwsems: Vec<Rwsem>,
+    pub seqcounts: Vec<Seqcount>,
     /// rwsem instances whose OSQ head spins on the owner (few at a time):
     /// an owner leaving its CPU ends those spins.
     pub rwsem_watched: Vec<u32>,
@@ -64,6 +66,11 @@ impl Objects {
                         .extend((0..n).map(|_| Rwsem::new(id, *spin, *reader_spin, lines)));
                     base
                 }
+                ObjectKind::Seqcount => {
+                    let base = o.seqcounts.len();
+                    o.seqcounts.extend((0..n).map(|_| Seqcount::new(id, lines)));
+                    base
+                }
                 ObjectKind::Variable { initial } => {
                     let base = o.variables.len();
                     o.variables.extend((0..n).map(|_| *initial));
@@ -93,7 +100,7 @@ impl Objects {
             stats.push(LockStat {
                 name: obj.name.clone(),
                 instances: n,
-                read: matches!(obj.kind, ObjectKind::Rwsem { .. })
+                read: matches!(obj.kind, ObjectKind::Rwsem { .. } | ObjectKind::Seqcount)
                     .then(crate::result::ReadSide::default),
                 ..Default::default()
             });
@@ -130,6 +137,9 @@ impl Objects {
                         .sum(),
                     ObjectKind::Atomic => self.atomics[range].iter().map(|l| l.transfers).sum(),
                     ObjectKind::Variable { .. } => 0,
+                    ObjectKind::Seqcount => {
+                        self.seqcounts[range].iter().map(|s| s.line.transfers).sum()
+                    }
                     ObjectKind::Rwsem { .. } => {
                         self.rwsems[range].iter().map(|r| r.line.transfers).sum()
                     }

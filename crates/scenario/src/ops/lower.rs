@@ -261,6 +261,24 @@ pub(super) fn downgrade_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult
     Ok(())
 }
 
+/// `read_seqcount`: `do { seq = read_seqcount_begin(s); body } while
+/// (read_seqcount_retry(s, seq));`, the sequence in a hidden variable.
+pub(super) fn read_seqcount(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let def = registry::find(r.op.get_ref()).expect("a registered op");
+    let written = need(&r.obj, op, "obj")?;
+    let seq = e.lock(written, LockKind::Seqcount, def)?;
+    let slot = e.new_slot(format!(" seq{}", e.nslots), written.span())?;
+    let retry = e.pc();
+    e.push(Op::ReadSeqcountBegin {
+        seq: seq.clone(),
+        slot,
+    });
+    e.block(need(&r.body, op, "body")?.get_ref())?;
+    e.push(Op::ReadSeqcountRetry { seq, slot, retry });
+    Ok(())
+}
+
 pub(super) fn mark(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let slot = e.slot_of(need(&op.get_ref().var, op, "var")?)?;
     e.push(Op::Mark(slot));

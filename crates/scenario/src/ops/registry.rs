@@ -116,6 +116,16 @@ pub(super) static OPS: &[OpDef] = &[
         lower::down_write_trylock,
     ),
     custom("downgrade_write", &["lock"], &[], lower::downgrade_write),
+    object(
+        "write_seqcount_begin",
+        &["obj"],
+        LockKind::Seqcount,
+        |seq| Op::WriteSeqcount { seq, begin: true },
+    ),
+    object("write_seqcount_end", &["obj"], LockKind::Seqcount, |seq| {
+        Op::WriteSeqcount { seq, begin: false }
+    }),
+    custom("read_seqcount", &["obj", "body"], &[], lower::read_seqcount),
 ];
 
 /// The registry entry of the op named `name`.
@@ -257,6 +267,7 @@ pub(crate) enum LockKind {
     Atomic,
     Semaphore,
     Rwsem,
+    Seqcount,
     Variable,
 }
 
@@ -269,6 +280,7 @@ impl LockKind {
             LockKind::Atomic => "atomic",
             LockKind::Semaphore => "semaphore",
             LockKind::Rwsem => "rwsem",
+            LockKind::Seqcount => "seqcount",
             LockKind::Variable => "variable",
         }
     }

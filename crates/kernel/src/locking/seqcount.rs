@@ -1,0 +1,163 @@
+//! `seqcount_t` (include/linux/seqlock.h): a sequence number that writers
+//! make odd while they write and even again after, and readers that retry.
+//!
+//! - `write_seqcount_begin()` / `write_seqcount_end()`: `s->sequence++`
+//!   with a write barrier, each a store to the sequence's line (writers are
+//!   serialized by a lock of the scenario's own, as with
+//!   `seqcount_spinlock_t`; a `seqlock_t` is that lock plus this count).
+//! - A read section is `do { seq = read_seqcount_begin(s); ... } while
+//!   (read_seqcount_retry(s, seq));`: `read_seqcount_begin()` reads the
+//!   line and, while the value is odd, spins on it (`cpu_relax()`), which
+//!   is modelled as polling the line: the reader costs nothing until the
+//!   writer's closing store, then re-fetches it. `read_seqcount_retry()`
+//!   reads the line again (a miss if a writer wrote it meanwhile) and
+//!   starts the section over if the sequence moved.
+//!
+//! lock_stat counts write sections as acquisitions of the `NAME-W` class,
+//! read sections as `NAME-R` acquisitions and their retries and odd waits
+//! as `NAME-R` contentions.
+
+use crate::coherence::Line;
+use crate::event::*;
+use crate::interp::Flow;
+use crate::program::LockMode;
+use crate::task::*;
+
+pub struct Seqcount {
+    /// The object this instance belongs to.
+    pub object: u32,
+    /// `s->sequence`.
+    pub sequence: i64,
+    /// Readers spinning for an even sequence.
+    pub spinners: Vec<TaskId>,
+    pub line: Line,
+    /// When the current write section began.
+    pub write_start: u64,
+}
+
+impl Seqcount {
+    pub fn new(object: u32, nr_cpus: usize) -> Self {
+        Seqcount {
+            object,
+            sequence: 0,
+            spinners: Vec::new(),
+            line: Line::new(nr_cpus, 0),
+            write_start: 0,
+        }
+    }
+}
+
+impl crate::Kernel<'_> {
+    /// `write_seqcount_begin()` (`begin`) or `write_seqcount_end()`.
+    pub(crate) fn write_seqcount(&mut self, c: u32, t: TaskId, s: u32, begin: bool) {
+        let now = self.now;
+        let odd = self.objects.seqcounts[s as usize].sequence & 1 == 1;
+        if odd == begin {
+            // A second writer inside, or an end without a begin: the
+            // scenario's own lock does not serialize its writers.
+            let object = self.objects.seqcounts[s as usize].object;
+            let name = self.task_name(t);
+            let lock = self.spec.objects[object as usize].name.clone();
+            if begin {
+                // Two write sections at once: lockdep's seqcount_acquire()
+                // sees the class taken again.
+                self.metrics
+                    .recursive_locking(c, now, &name, "write_seqcount_begin", &lock);
+            } else {
+                self.metrics
+                    .bad_unlock(c, now, &name, "write_seqcount_end", &lock);
+            }
+        }
+        let sc = &mut self.objects.seqcounts[s as usize];
+        sc.sequence = sc.sequence.wrapping_add(1);
+        let done = sc.line.store(&self.cost, c, now);
+        let object = sc.object;
+        if begin {
+            sc.write_start = now;
+            self.metrics.lock_acquired(now, object, 0);
+        } else {
+            let held = now.saturating_sub(sc.write_start);
+            self.metrics.lock_released(now, object, held);
+            // The readers spinning on an odd sequence see it even once
+            // their re-fetch lands.
+            for i in 0..self.objects.seqcounts[s as usize].spinners.len() {
+                let r = self.objects.seqcounts[s as usize].spinners[i];
+                let rc = self.tasks[r as usize].cpu;
+                let sc = &mut self.objects.seqcounts[s as usize];
+                let seen = sc.line.seen_at(rc).unwrap_or(done);
+                sc.line.unpoll(rc);
+                let gen = self.tasks[r as usize].gen;
+                self.at(seen, Event::Sched(SchedEvent::SpinEnd { task: r, gen }));
+            }
+            self.objects.seqcounts[s as usize].spinners.clear();
+        }
+        self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        self.advance(t);
+    }
+
+    /// `read_seqcount_begin()`: the sequence into `slot`, after spinning
+    /// while it is odd.
+    pub(crate) fn read_seqcount_begin(&mut self, c: u32, t: TaskId, s: u32, slot: u16) -> Flow {
+        let now = self.now;
+        let sc = &mut self.objects.seqcounts[s as usize];
+        let object = sc.object;
+        if sc.sequence & 1 == 0 {
+            let done = sc.line.read(&self.cost, c, now);
+            let seq = sc.sequence;
+            self.metrics
+                .lock_acquired_mode(now, object, LockMode::Read, 0);
+            self.tasks[t as usize].vars[slot as usize] = seq;
+            self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+            self.advance(t);
+            return Flow::Next;
+        }
+        // A writer is inside: spin on the line until it ends.
+        sc.line.poll(&self.cost, c, now);
+        sc.spinners.push(t);
+        self.metrics
+            .lock_contended_mode(now, object, LockMode::Read);
+        let task = &mut self.tasks[t as usize];
+        task.wait.wait_start = now;
+        task.wait.spin = Spin::Lock {
+            lock: s,
+            how: LockSpin::SeqcountOdd,
+        };
+        task.wait.spin_done = false;
+        task.gen = task.gen.wrapping_add(1);
+        Flow::Stop
+    }
+
+    /// The spin of a reader that waited for an even sequence ended: read
+    /// it again from the start of the op.
+    pub(crate) fn seqcount_spin_finished(&mut self, t: TaskId) {
+        self.tasks[t as usize].resume = Resume::Op;
+    }
+
+    /// `read_seqcount_retry()`: go back to `retry` (the section's
+    /// `read_seqcount_begin()`) if the sequence moved since `slot`.
+    pub(crate) fn read_seqcount_retry(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        s: u32,
+        slot: u16,
+        retry: u32,
+    ) -> Flow {
+        let now = self.now;
+        let sc = &mut self.objects.seqcounts[s as usize];
+        let done = sc.line.read(&self.cost, c, now);
+        let moved = sc.sequence != self.tasks[t as usize].vars[slot as usize];
+        let object = sc.object;
+        self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        if moved {
+            self.metrics
+                .lock_contended_mode(now, object, LockMode::Read);
+            let task = &mut self.tasks[t as usize];
+            task.pc = retry;
+            task.resume = Resume::Op;
+        } else {
+            self.advance(t);
+        }
+        Flow::Next
+    }
+}
