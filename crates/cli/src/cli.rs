@@ -203,6 +203,9 @@ pub struct RunArgs {
     /// Replay one explored schedule, as `--explore` prints it: K:I,J,...
     #[arg(long, value_name = "K:DELAYS")]
     pub schedule: Option<String>,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the report to this file (atomically) instead of stdout.
@@ -228,6 +231,9 @@ pub struct ReproduceArgs {
     /// Override a value in every case's scenario (for sensitivity sweeps).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Directory holding the scenario files (default: ./scenarios).
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
@@ -243,6 +249,9 @@ pub struct BenchArgs {
     /// Simulated milliseconds per benchmark point.
     #[arg(long, default_value_t = 200)]
     pub millis: u64,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }

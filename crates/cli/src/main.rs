@@ -9,6 +9,7 @@ mod explore;
 mod host;
 mod output;
 mod plot;
+mod progress;
 mod reproduce;
 mod run;
 mod sweep;

@@ -22,6 +22,7 @@ use rayon::prelude::*;
 
 use crate::cli::SweepArgs;
 use crate::output::{fail, parse_sets};
+use crate::progress::{pilot, Item, Progress};
 
 /// One point of a sweep.
 #[derive(Clone, Debug)]
@@ -255,23 +256,36 @@ pub fn main(args: SweepArgs) -> i32 {
         .map(|g| format!("tasks.{}.cpus", g.name))
         .collect();
     let total = todo.len();
-    let progress = std::sync::atomic::AtomicUsize::new(0);
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !args.quiet;
-    let written: Result<(), String> = todo.par_iter().try_for_each(|p| {
-        let line = run_point(&scenario, &hash, p, &cpu_keys);
-        let mut f = file.lock().expect("no panics while writing");
-        f.write_all(line.as_bytes())
-            .and_then(|_| f.flush())
-            .map_err(|e| format!("error: {}: {e}", args.output.display()))?;
-        let n = progress.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        if tty {
-            eprint!("\rsweep: {n} of {total} points");
-        }
-        Ok(())
-    });
-    if tty && total > 0 {
-        eprintln!();
-    }
+    let specs: Vec<Result<smpsim_kernel::Spec, String>> = todo
+        .iter()
+        .map(|p| {
+            scenario
+                .compile(p.variant.as_deref(), &point_sets(p, &cpu_keys))
+                .map_err(|e| e.to_string())
+        })
+        .collect();
+    let progress = Progress::new("sweep", "points", args.quiet);
+    let costs: Vec<(u64, f64)> = specs
+        .par_iter()
+        .map(|s| match s {
+            Ok(spec) if !progress.quiet() => pilot(spec),
+            _ => (0, 1.0),
+        })
+        .collect();
+    let items: Vec<Item> = costs.iter().map(|&(p, c)| progress.add(p, c)).collect();
+    let written: Result<(), String> = todo
+        .par_iter()
+        .zip(specs.par_iter())
+        .zip(items.par_iter())
+        .try_for_each(|((p, spec), item)| {
+            let line = run_point(&scenario, &hash, p, spec, item);
+            progress.finish(item);
+            let mut f = file.lock().expect("no panics while writing");
+            f.write_all(line.as_bytes())
+                .and_then(|_| f.flush())
+                .map_err(|e| format!("error: {}: {e}", args.output.display()))
+        });
+    progress.done();
     if let Err(e) = written {
         return fail(e);
     }
@@ -291,13 +305,8 @@ pub fn main(args: SweepArgs) -> i32 {
     0
 }
 
-/// One point's JSON line (with its newline).
-fn run_point(
-    scenario: &smpsim_scenario::Scenario,
-    hash: &str,
-    p: &Point,
-    cpu_keys: &[String],
-) -> String {
+/// The scenario values of a point.
+fn point_sets(p: &Point, cpu_keys: &[String]) -> Vec<(String, String)> {
     let mut sets = p.sets.clone();
     if let Some(n) = p.cpus {
         // A TOML string, so that `0` is a CPU list and not an integer.
@@ -305,6 +314,17 @@ fn run_point(
         sets.extend(cpu_keys.iter().map(|k| (k.clone(), list.clone())));
     }
     sets.push(("scenario.seed".into(), p.seed.to_string()));
+    sets
+}
+
+/// One point's JSON line (with its newline).
+fn run_point(
+    scenario: &smpsim_scenario::Scenario,
+    hash: &str,
+    p: &Point,
+    spec: &Result<smpsim_kernel::Spec, String>,
+    item: &Item,
+) -> String {
     let settings: serde_json::Map<String, serde_json::Value> = p
         .sets
         .iter()
@@ -319,14 +339,16 @@ fn run_point(
         "settings": settings,
         "seed": p.seed,
     });
-    match scenario.compile(p.variant.as_deref(), &sets) {
+    match spec {
         Ok(spec) => {
-            let mut r = serde_json::to_value(smpsim_kernel::simulate(&spec)).expect("serializable");
+            let mut r =
+                serde_json::to_value(smpsim_kernel::simulate_with_progress(spec, &item.reached))
+                    .expect("serializable");
             // Host time would make the file differ between runs.
             r["stats"]["wall_seconds"] = serde_json::Value::from(0.0);
             line["result"] = r;
         }
-        Err(e) => line["error"] = serde_json::Value::String(e.to_string()),
+        Err(e) => line["error"] = serde_json::Value::String(e.clone()),
     }
     let mut s = serde_json::to_string(&line).expect("serializable");
     s.push('\n');
