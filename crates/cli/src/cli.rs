@@ -26,6 +26,9 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Plot a sweep's results as SVG.
     Plot(PlotArgs),
+    /// A sweep's results as one self-contained HTML page (or CSV, or LKML
+    /// text).
+    Report(ReportArgs),
     /// Measure the engine's speed (model events per second).
     Bench(BenchArgs),
     /// Show a machine preset with the source of every cost.
@@ -56,9 +59,42 @@ pub struct SweepArgs {
     /// The JSON Lines file the points stream to; an existing one is resumed.
     #[arg(long, short = 'o')]
     pub output: PathBuf,
+    /// Also print the results on stdout once every point is in.
+    #[arg(long, value_enum)]
+    pub format: Option<SweepFormat>,
     /// No progress or summary on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// A results file written by `sweep`.
+    pub results: PathBuf,
+    /// The file to write (atomically); stdout if not given.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub format: ReportFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained page: plots, points, findings, machine, assumed values.
+    Html,
+    /// One row per point.
+    Csv,
+    /// 72-column text comparing the variants, for a mailing-list reply.
+    Lkml,
+}
+
+/// What `sweep` prints on stdout once every point is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SweepFormat {
+    /// 72-column text comparing the variants at each point.
+    Lkml,
+    /// One row per point.
+    Csv,
 }
 
 #[derive(clap::Args)]
@@ -165,6 +201,21 @@ pub enum Format {
     Json,
 }
 
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum RunFormat {
+    Text,
+    Json,
+    Lkml,
+    Csv,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum ReproduceFormat {
+    Text,
+    Json,
+    Lkml,
+}
+
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// Scenario file (TOML).
@@ -206,8 +257,10 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// `lkml`: 72-column before/after text; `csv`: the per-window series
+    /// (longest preempt-off and IRQ-off section per CPU and window).
+    #[arg(long, value_enum, default_value_t = RunFormat::Text)]
+    pub format: RunFormat,
     /// Write the report to this file (atomically) instead of stdout.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
@@ -223,8 +276,9 @@ pub struct ReproduceArgs {
     /// Number of seeds per variant (overrides the case's).
     #[arg(long)]
     pub seeds: Option<u32>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// `lkml`: 72-column published / %change / simulated text.
+    #[arg(long, value_enum, default_value_t = ReproduceFormat::Text)]
+    pub format: ReproduceFormat,
     /// Exit with status 1 if any metric misses its pass rule.
     #[arg(long)]
     pub check: bool,
@@ -234,6 +288,10 @@ pub struct ReproduceArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Also write a self-contained HTML report (table, plots, machine,
+    /// assumed values, lock_stat, findings) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Directory holding the scenario files (default: ./scenarios).
     #[arg(long)]
     pub scenarios: Option<PathBuf>,

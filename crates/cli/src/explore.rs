@@ -248,12 +248,12 @@ pub fn main(
     }
     progress.done();
     let out = match args.format {
-        crate::cli::Format::Json => {
+        crate::cli::RunFormat::Json => {
             let mut s = serde_json::to_string_pretty(&report).expect("serializable");
             s.push('\n');
             s
         }
-        crate::cli::Format::Text => text(&report),
+        _ => text(&report),
     };
     match emit(&out, args.output.as_deref()) {
         Ok(()) => 0,

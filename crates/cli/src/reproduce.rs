@@ -10,7 +10,7 @@ use smpsim_report::metric::{self, Runs};
 use smpsim_report::{text, VariantRun};
 use smpsim_scenario::{PassRule, Scenario};
 
-use crate::cli::{Format, ReproduceArgs};
+use crate::cli::{ReproduceArgs, ReproduceFormat};
 use crate::output::{emit, fail};
 use crate::progress::Progress;
 
@@ -23,7 +23,6 @@ type CaseWork<'a> = (
 );
 
 /// One case as run: what the HTML and LKML reports are made of.
-#[allow(dead_code)] // read by the HTML report (next)
 pub struct CaseRun<'a> {
     pub scenario: &'a Scenario,
     pub machine: smpsim_machine::Machine,
@@ -47,6 +46,9 @@ pub struct MetricRow {
     pub min: f64,
     pub max: f64,
     pub source: String,
+    /// The ratios the pass rule accepts, when it is a ratio rule.
+    #[serde(skip)]
+    pub band: Option<(f64, f64)>,
 }
 
 /// Where the cases are: `--scenarios DIR`, else the scenarios shipped with
@@ -113,6 +115,23 @@ fn rule_text(r: &PassRule) -> String {
             (None, Some(b)) => format!("<= {b}"),
             (None, None) => "any".into(),
         },
+    }
+}
+
+/// The simulated / published ratios a pass rule accepts.
+fn band(r: &PassRule, published: f64) -> Option<(f64, f64)> {
+    match *r {
+        PassRule::Factor(f) => Some((1.0 / f, f)),
+        PassRule::WithinPct(p) => Some(((1.0 - p / 100.0).max(1e-3), 1.0 + p / 100.0)),
+        PassRule::Abs(a) if published > 0.0 => Some((
+            ((published - a) / published).max(1e-3),
+            (published + a) / published,
+        )),
+        PassRule::Range { min, max } if published > 0.0 => Some((
+            min.map_or(1e-3, |m| (m / published).max(1e-3)),
+            max.map_or(1e3, |m| m / published),
+        )),
+        _ => None,
     }
 }
 
@@ -258,6 +277,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
                 min,
                 max,
                 source: m.source.clone(),
+                band: band(&m.pass, m.published),
             });
         }
         text_out.push('\n');
@@ -271,12 +291,13 @@ pub fn main(args: ReproduceArgs) -> i32 {
     progress.done();
     let all_pass = rows.iter().all(|r| r.pass);
     let out = match args.format {
-        Format::Json => {
+        ReproduceFormat::Lkml => crate::lkml::reproduce(&rows),
+        ReproduceFormat::Json => {
             let mut s = serde_json::to_string_pretty(&rows).expect("json");
             s.push('\n');
             s
         }
-        Format::Text => {
+        ReproduceFormat::Text => {
             let mut t = text::Table::new(
                 [
                     "case",
@@ -308,6 +329,12 @@ pub fn main(args: ReproduceArgs) -> i32 {
             text_out
         }
     };
+    if let Some(path) = &args.html {
+        let page = crate::html::reproduce(&done_cases, &rows, &crate::html::command_line());
+        if let Err(e) = emit(&page, Some(path)) {
+            return fail(format!("error: {e}"));
+        }
+    }
     if let Err(e) = emit(&out, args.output.as_deref()) {
         return fail(format!("error: {e}"));
     }

@@ -5,7 +5,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use smpsim_report::{text, RunReport, VariantRun};
 
-use crate::cli::{Format, MachineArgs, RunArgs};
+use crate::cli::{MachineArgs, RunArgs, RunFormat};
 use crate::output::{emit, fail, parse_sets};
 use crate::progress::{pilot, Item, Progress};
 
@@ -108,6 +108,13 @@ pub fn main(args: RunArgs) -> i32 {
         sets.push(("scenario.seed".into(), seed.to_string()));
     }
     let variants = variants_to_run(&scenario, &args.variants);
+    if (args.seeds.is_some() || args.explore.is_some())
+        && matches!(args.format, RunFormat::Lkml | RunFormat::Csv)
+    {
+        return fail(
+            "error: --format lkml and csv show one run; with --seeds or --explore use text or json",
+        );
+    }
     if let Some(n) = args.seeds {
         if n == 0 {
             return fail("error: --seeds 0: there is nothing to explore; give 1 or more");
@@ -149,8 +156,10 @@ pub fn main(args: RunArgs) -> i32 {
     }
     let machine = runs_machine(&scenario, &variants, &sets);
     let out = match args.format {
-        Format::Text => text::runs(&scenario.name, &machine, &runs),
-        Format::Json => {
+        RunFormat::Text => text::runs(&scenario.name, &machine, &runs),
+        RunFormat::Lkml => crate::lkml::runs(&scenario.name, &machine, &runs),
+        RunFormat::Csv => crate::csv::run_windows(&runs),
+        RunFormat::Json => {
             let report = RunReport {
                 scenario: &scenario.name,
                 machine: &machine,
@@ -314,12 +323,12 @@ fn explore(
     }
     progress.done();
     let out = match args.format {
-        Format::Json => {
+        RunFormat::Json => {
             let mut s = serde_json::to_string_pretty(&report).expect("serializable");
             s.push('\n');
             s
         }
-        Format::Text => {
+        _ => {
             let mut s = String::new();
             for e in &report {
                 s.push_str(&format!(

@@ -48,7 +48,7 @@ impl Point {
 }
 
 /// FNV-1a of the scenario's text: a point's results belong to this text.
-fn scenario_hash(text: &str) -> String {
+pub fn scenario_hash(text: &str) -> String {
     let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     });
@@ -293,6 +293,25 @@ pub fn main(args: SweepArgs) -> i32 {
     if let Err(e) = sort_file(&args.output, &points, &hash) {
         return fail(e);
     }
+    if let Some(format) = args.format {
+        let format = match format {
+            crate::cli::SweepFormat::Lkml => crate::cli::ReportFormat::Lkml,
+            crate::cli::SweepFormat::Csv => crate::cli::ReportFormat::Csv,
+        };
+        let mine = points_keys(&points, &hash);
+        let lines = match crate::report::read_points(&args.output) {
+            Ok(p) => p,
+            Err(e) => return fail(e),
+        };
+        let points: Vec<serde_json::Value> = lines
+            .into_iter()
+            .filter(|p| p["key"].as_str().is_some_and(|k| mine.contains(k)))
+            .collect();
+        let out = crate::report::render(&points, format, "");
+        if let Err(e) = crate::output::emit(&out, None) {
+            return fail(format!("error: {e}"));
+        }
+    }
     if !args.quiet {
         eprintln!(
             "sweep: {} points ({} run now, {} already in {})",
@@ -303,6 +322,11 @@ pub fn main(args: SweepArgs) -> i32 {
         );
     }
     0
+}
+
+/// The keys of a sweep's points.
+fn points_keys(points: &[Point], hash: &str) -> HashSet<String> {
+    points.iter().map(|p| p.key(hash)).collect()
 }
 
 /// The scenario values of a point.
@@ -334,6 +358,7 @@ fn run_point(
         "key": p.key(hash),
         "scenario": scenario.name,
         "scenario_hash": hash,
+        "scenario_file": scenario.path.display().to_string(),
         "variant": p.variant.as_deref().unwrap_or("base"),
         "cpus": p.cpus,
         "settings": settings,
