@@ -294,38 +294,41 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     s
 }
 
-/// `reproduce --format lkml`: published, %change, simulated, per metric.
+/// `reproduce --format lkml`: published, %change, simulated and whether
+/// the pass rule holds, per metric, under a line per case.
 pub fn reproduce(rows: &[MetricRow]) -> String {
+    const V: usize = 11;
     let mut s = String::from("smpsim reproduce: published vs simulated\n\n");
-    let name_w = WIDTH - 2 * VAL - PCT - 6;
+    let name_w = WIDTH - 2 * V - PCT - 4 - 8;
     let _ = writeln!(
         s,
-        "{:>VAL$}  {:>PCT$}  {:>VAL$}  case/metric (pass?)",
-        "published", "%change", "simulated"
+        "{:>V$}  {:>PCT$}  {:>V$}  {:<4}  metric",
+        "published", "%change", "simulated", "pass"
     );
     let _ = writeln!(
         s,
-        "{}  {}  {}  {}",
-        "-".repeat(VAL),
+        "{}  {}  {}  {}  {}",
+        "-".repeat(V),
         "-".repeat(PCT),
-        "-".repeat(VAL),
+        "-".repeat(V),
+        "-".repeat(4),
         "-".repeat(name_w)
     );
+    let mut case = "";
     for r in rows {
+        if r.case != case {
+            case = &r.case;
+            s.push_str(&wrap(&format!("{case}:"), ""));
+        }
         let lead = format!(
-            "{:>VAL$}  {:>PCT$}  {:>VAL$}  ",
+            "{:>V$}  {:>PCT$}  {:>V$}  {:<4}  ",
             fmt(r.published, Unit::Plain),
             pct_change(r.published, r.simulated),
-            fmt(r.simulated, Unit::Plain)
-        );
-        let pad = " ".repeat(lead.chars().count());
-        let name = format!(
-            "{}/{} ({})",
-            r.case,
-            r.metric,
+            fmt(r.simulated, Unit::Plain),
             if r.pass { "ok" } else { "MISS" }
         );
-        for (i, l) in split_at_width(&name, name_w).into_iter().enumerate() {
+        let pad = " ".repeat(lead.chars().count());
+        for (i, l) in split_at_width(&r.metric, name_w).into_iter().enumerate() {
             let _ = writeln!(s, "{}{l}", if i == 0 { &lead } else { &pad });
         }
     }
@@ -333,7 +336,7 @@ pub fn reproduce(rows: &[MetricRow]) -> String {
     s.push('\n');
     s.push_str(&wrap(
         &format!(
-            "{passed} of {} metrics within their pass rule (a MISS is outside it).",
+            "{passed} of {} metrics within their pass rule (MISS: outside it).",
             rows.len()
         ),
         "",
