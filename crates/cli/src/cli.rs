@@ -176,9 +176,13 @@ pub struct HostRunArgs {
 pub struct HostCompareArgs {
     /// membarrier, ctxswitch or ipi-latency.
     pub test: String,
-    /// A profile from `smpsim calibrate` (default: calibrate now).
+    /// A profile from `smpsim calibrate` (default: calibrate now, into a
+    /// temporary file removed at exit).
     #[arg(long)]
     pub profile: Option<PathBuf>,
+    /// Keep the profile calibrated now in this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    pub profile_out: Option<PathBuf>,
     #[arg(long, default_value_t = 3.0)]
     pub seconds: f64,
     #[arg(long, value_enum, default_value_t = Format::Text)]
