@@ -90,6 +90,7 @@ pub fn main(args: BenchArgs) -> i32 {
         for (model, lockdep) in [("global-mutex", false), ("+lockdep", true)] {
             spec.knobs.lockdep = lockdep;
             let item = items.next().expect("one per model");
+            progress.start(item);
             let start = Instant::now();
             let r = smpsim_kernel::simulate_with_progress(&spec, &item.reached);
             let wall = start.elapsed().as_secs_f64();

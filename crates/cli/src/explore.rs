@@ -198,6 +198,7 @@ pub fn main(
                 .into_par_iter()
                 .map(|k| {
                     let item = &items[k as usize];
+                    progress.start(item);
                     let r = smpsim_kernel::simulate_with_progress(
                         &perturbed(&spec, k, max_delay, None),
                         &item.reached,

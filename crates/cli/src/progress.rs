@@ -46,6 +46,28 @@ struct ItemState {
     cost_per_ns: f64,
     reached: Arc<AtomicU64>,
     finished: bool,
+    /// Host time the simulation had run when last looked at (set when it
+    /// starts), to correct a pilot that saw only the cheap start of a run.
+    started: Option<Instant>,
+}
+
+impl ItemState {
+    /// The pilot's cost, or what the running simulation has cost so far
+    /// per simulated ns if that is more (a run whose steady state is
+    /// dearer than its first hundredth).
+    fn cost(&self, now: Instant, reached: u64) -> f64 {
+        match self.started {
+            Some(t) if reached > 0 => {
+                let spent = now.saturating_duration_since(t).as_secs_f64();
+                if spent >= 1.0 {
+                    self.cost_per_ns.max(spent / reached as f64)
+                } else {
+                    self.cost_per_ns
+                }
+            }
+            _ => self.cost_per_ns,
+        }
+    }
 }
 
 enum Mode {
@@ -85,7 +107,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    fn of(items: &[ItemState]) -> Snapshot {
+    fn of(items: &[ItemState], now: Instant) -> Snapshot {
         let mut s = Snapshot {
             total: items.len(),
             ..Default::default()
@@ -93,13 +115,14 @@ impl Snapshot {
         for it in items {
             let reached = it.reached.load(Ordering::Relaxed);
             s.simulated_ns += reached;
+            let cost = it.cost(now, reached);
             if it.finished {
                 s.done += 1;
-                s.work_done += it.cost_per_ns * reached as f64;
+                s.work_done += cost * reached as f64;
             } else {
                 let r = reached.min(it.planned_ns);
-                s.work_done += it.cost_per_ns * r as f64;
-                s.work_left += it.cost_per_ns * (it.planned_ns - r) as f64;
+                s.work_done += cost * r as f64;
+                s.work_left += cost * (it.planned_ns - r) as f64;
             }
         }
         s
@@ -141,7 +164,10 @@ pub fn fmt_secs(s: f64) -> String {
 
 impl Shared {
     fn message(&self) -> (Snapshot, String) {
-        let snap = Snapshot::of(&self.items.lock().expect("no panic holding it"));
+        let snap = Snapshot::of(
+            &self.items.lock().expect("no panic holding it"),
+            Instant::now(),
+        );
         let elapsed = self.start.elapsed().as_secs_f64();
         let rate = snap.simulated_ns as f64 / elapsed.max(1e-9);
         let eta = match eta(elapsed, snap.work_done, snap.work_left) {
@@ -251,6 +277,7 @@ impl Progress {
             },
             reached: reached.clone(),
             finished: false,
+            started: None,
         });
         Item {
             reached,
@@ -258,11 +285,21 @@ impl Progress {
         }
     }
 
+    /// The simulation of `item` starts now.
+    pub fn start(&self, item: &Item) {
+        let mut items = self.shared.items.lock().expect("no panic holding it");
+        items[item.index].started = Some(Instant::now());
+    }
+
     /// The simulation of `item` is over (it may have ended before its
     /// planned time: its work is then what it reached).
     pub fn finish(&self, item: &Item) {
         let mut items = self.shared.items.lock().expect("no panic holding it");
-        items[item.index].finished = true;
+        let it = &mut items[item.index];
+        // Its cost as it ended, for good.
+        it.cost_per_ns = it.cost(Instant::now(), it.reached.load(Ordering::Relaxed));
+        it.started = None;
+        it.finished = true;
     }
 
     /// A line above the bar, or on its own; nothing if quiet.
@@ -333,6 +370,7 @@ mod tests {
             cost_per_ns: cost,
             reached: Arc::new(AtomicU64::new(reached)),
             finished,
+            started: None,
         }
     }
 
@@ -372,7 +410,7 @@ mod tests {
                     false,
                 ),
             ];
-            let s = Snapshot::of(&items);
+            let s = Snapshot::of(&items, Instant::now());
             let left = eta(t, s.work_done, s.work_left).unwrap();
             let real = total - t;
             assert!(
@@ -388,11 +426,28 @@ mod tests {
         assert!(naive < 0.5 * (total - t), "{naive} vs {}", total - t);
     }
 
+    /// A run whose pilot saw only its cheap start: once it has run a
+    /// while, what it has really cost per simulated ns takes over.
+    #[test]
+    fn a_running_item_dearer_than_its_pilot_is_costed_as_it_runs() {
+        let now = Instant::now();
+        let mut it = item(1_000, 0.001, 100, false);
+        it.started = Some(now - Duration::from_secs(10));
+        // 10 s for 100 ns: 0.1 s per ns, not the pilot's 0.001.
+        let s = Snapshot::of(&[it], now);
+        assert!((s.work_done - 10.0).abs() < 1e-6, "{s:?}");
+        assert!((s.work_left - 90.0).abs() < 1e-6, "{s:?}");
+        // Cheaper than its pilot: the pilot stands.
+        let mut it = item(1_000, 1.0, 100, false);
+        it.started = Some(now - Duration::from_secs(10));
+        assert_eq!(Snapshot::of(&[it], now).work_left, 900.0);
+    }
+
     #[test]
     fn finished_items_count_what_they_reached_and_leave_nothing() {
         // A run planned for 900 s that ended at 75 s.
         let items = [item(900, 1.0, 75, true), item(100, 1.0, 50, false)];
-        let s = Snapshot::of(&items);
+        let s = Snapshot::of(&items, Instant::now());
         assert_eq!((s.done, s.total, s.simulated_ns), (1, 2, 125));
         assert_eq!((s.work_done, s.work_left), (125.0, 50.0));
         assert_eq!(eta(0.1, 1.0, 1.0), None);

@@ -58,6 +58,7 @@ pub fn run_specs(
         .zip(specs.par_iter())
         .zip(items.par_iter())
         .map(|((v, spec), item)| {
+            progress.start(item);
             let start = Instant::now();
             let mut result = smpsim_kernel::simulate_with_progress(spec, &item.reached);
             result.stats.wall_seconds = start.elapsed().as_secs_f64();
@@ -303,6 +304,7 @@ fn explore(
             .par_iter()
             .zip(items.par_iter())
             .map(|(spec, item)| {
+                progress.start(item);
                 let findings = smpsim_kernel::simulate_with_progress(spec, &item.reached).findings;
                 progress.finish(item);
                 SeedFindings {

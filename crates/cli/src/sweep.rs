@@ -278,6 +278,7 @@ pub fn main(args: SweepArgs) -> i32 {
         .zip(specs.par_iter())
         .zip(items.par_iter())
         .try_for_each(|((p, spec), item)| {
+            progress.start(item);
             let line = run_point(&scenario, &hash, p, spec, item);
             progress.finish(item);
             let mut f = file.lock().expect("no panics while writing");
