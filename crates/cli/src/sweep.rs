@@ -15,7 +15,7 @@
 //! count, a `count` group spreads over N CPUs).
 
 use std::collections::HashSet;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -121,26 +121,32 @@ fn split_values(v: &str) -> Vec<String> {
     out
 }
 
-/// The keys already in a results file for this scenario; a last line cut
-/// short by an interrupted write is dropped from the file.
+/// The keys already in a results file for this scenario. A last line
+/// cut short by an interrupted write (no newline at its end) is dropped
+/// from the file; any other line that is not a point of this scenario is
+/// an error, and the file is left as it is.
 fn finished(path: &Path, hash: &str) -> Result<HashSet<String>, String> {
-    let Ok(file) = std::fs::File::open(path) else {
-        return Ok(HashSet::new());
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+        Err(e) => return Err(format!("error: {}: {e}", path.display())),
     };
     let mut keys = HashSet::new();
-    let mut good_len = 0u64;
-    let reader = std::io::BufReader::new(file);
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let line = line.map_err(|e| format!("error: {}: {e}", path.display()))?;
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&line) else {
-            break; // a torn last line
+    let mut good_len = 0usize;
+    let mut rest = &bytes[..];
+    let mut n = 0;
+    while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+        n += 1;
+        let line = &rest[..end];
+        let not_point = || {
+            format!(
+                "error: {}: line {n} is not a sweep point; give another -o",
+                path.display()
+            )
         };
+        let v: serde_json::Value = serde_json::from_slice(line).map_err(|_| not_point())?;
         let (Some(k), Some(h)) = (v["key"].as_str(), v["scenario_hash"].as_str()) else {
-            return Err(format!(
-                "error: {}: line {} is not a sweep point; give another -o",
-                path.display(),
-                i + 1
-            ));
+            return Err(not_point());
         };
         if h != hash {
             return Err(format!(
@@ -149,15 +155,16 @@ fn finished(path: &Path, hash: &str) -> Result<HashSet<String>, String> {
             ));
         }
         keys.insert(k.to_string());
-        good_len += line.len() as u64 + 1;
+        good_len += end + 1;
+        rest = &rest[end + 1..];
     }
-    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    if len > good_len {
+    if !rest.is_empty() {
+        // A torn last line: the point runs again.
         let f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
             .map_err(|e| format!("error: {}: {e}", path.display()))?;
-        f.set_len(good_len)
+        f.set_len(good_len as u64)
             .map_err(|e| format!("error: {}: {e}", path.display()))?;
     }
     Ok(keys)

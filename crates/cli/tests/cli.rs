@@ -722,6 +722,20 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("another scenario"));
     assert_eq!(std::fs::read_to_string(&whole).unwrap(), full);
+    // A file that is not a sweep's results is refused and left alone.
+    let not_results = dir.join("notes.jsonl");
+    std::fs::write(&not_results, "my notes\nmore notes\n").unwrap();
+    let out = smpsim()
+        .args(["sweep", scenario.to_str().unwrap(), "-q", "-o"])
+        .arg(&not_results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a sweep point"));
+    assert_eq!(
+        std::fs::read_to_string(&not_results).unwrap(),
+        "my notes\nmore notes\n"
+    );
     // Bad arguments.
     for bad in [
         &["--cpus", "0"][..],
