@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # Scaling of the slow-mutex case: N concurrent readers, both variants.
 # Prints per-reader sys and wall (mean), as time(1) would.
+# One `smpsim sweep` over the reader count (resumable: the points are in
+# $OUT, default a temporary file), then a table from its results.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 smpsim=${SMPSIM:-./target/release/smpsim}
 machine=${1:-intel-spr-224}
-printf '%-8s | %-22s | %-22s\n' readers "spin: sys / real (s)" "nospin: sys / real (s)"
-for n in 1 2 4 6 12 24; do
-  "$smpsim" run scenarios/slow-mutex.toml --variant spin --variant nospin \
-    --set tasks.reader.count=$n --set machine.preset=$machine --format json |
-  python3 -c '
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=${OUT:-$tmp/slow-mutex.jsonl}
+"$smpsim" sweep scenarios/slow-mutex.toml --variant spin --variant nospin \
+  --set tasks.reader.count=1,2,4,6,12,24 --set machine.preset="$machine" -q -o "$out"
+python3 - "$out" <<'PY'
 import json, sys
-d = json.load(sys.stdin)
-cells = []
-for v in d["variants"]:
-    g = next(g for g in v["task_groups"] if g["name"] == "reader")
-    cells.append("%6.3f / %6.3f" % (g["total"]["sys"] / g["tasks"] / 1e9, g["wall_mean_ns"] / 1e9))
-print("%-8s | %-22s | %-22s" % (sys.argv[1], cells[0], cells[1]))' "$n"
-done
+cells = {}
+for line in open(sys.argv[1]):
+    p = json.loads(line)
+    g = next(g for g in p["result"]["task_groups"] if g["name"] == "reader")
+    n = int(p["settings"]["tasks.reader.count"])
+    cells[(n, p["variant"])] = "%6.3f / %6.3f" % (g["total"]["sys"] / g["tasks"] / 1e9, g["wall_mean_ns"] / 1e9)
+print("%-8s | %-22s | %-22s" % ("readers", "spin: sys / real (s)", "nospin: sys / real (s)"))
+for n in sorted({n for n, _ in cells}):
+    print("%-8s | %-22s | %-22s" % (n, cells[(n, "spin")], cells[(n, "nospin")]))
+PY

@@ -64,11 +64,21 @@ fn bare(cpus: u32, events: u64) -> Point {
 }
 
 pub fn main(args: BenchArgs) -> i32 {
+    if args.cpus.contains(&0) {
+        return crate::output::fail("error: --cpus: a benchmark needs at least one CPU");
+    }
+    // The models' cost grows with the CPUs that loop on the mutex: that is
+    // the weight of a point (the bare loop is not counted).
+    let progress = crate::progress::Progress::new("bench", "runs", args.quiet);
+    let items: Vec<_> = args
+        .cpus
+        .iter()
+        .flat_map(|&c| [c, c])
+        .map(|c| progress.add(args.millis * 1_000_000, c as f64))
+        .collect();
+    let mut items = items.iter();
     let mut points = Vec::new();
     for &cpus in &args.cpus {
-        if cpus == 0 {
-            return crate::output::fail("error: --cpus: a benchmark needs at least one CPU");
-        }
         let mut spec = smpsim_kernel::testkit::global_mutex_bench(
             cpus,
             1_000,
@@ -79,9 +89,12 @@ pub fn main(args: BenchArgs) -> i32 {
         // The same model with lockdep's checks on every acquisition.
         for (model, lockdep) in [("global-mutex", false), ("+lockdep", true)] {
             spec.knobs.lockdep = lockdep;
+            let item = items.next().expect("one per model");
+            progress.start(item);
             let start = Instant::now();
-            let r = smpsim_kernel::simulate(&spec);
+            let r = smpsim_kernel::simulate_with_progress(&spec, &item.reached);
             let wall = start.elapsed().as_secs_f64();
+            progress.finish(item);
             events = r.stats.events;
             points.push(Point {
                 model: model.into(),
@@ -94,8 +107,9 @@ pub fn main(args: BenchArgs) -> i32 {
             });
         }
         points.push(bare(cpus, events.max(1_000_000)));
-        eprintln!("bench: {cpus} CPUs done");
+        progress.note(&format!("bench: {cpus} CPUs done"));
     }
+    progress.done();
     match args.format {
         Format::Json => println!(
             "{}",

@@ -26,6 +26,9 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Plot a sweep's results as SVG.
     Plot(PlotArgs),
+    /// A sweep's results as one self-contained HTML page (or CSV, or LKML
+    /// text).
+    Report(ReportArgs),
     /// Measure the engine's speed (model events per second).
     Bench(BenchArgs),
     /// Show a machine preset with the source of every cost.
@@ -79,9 +82,42 @@ pub struct SweepArgs {
     /// The JSON Lines file the points stream to; an existing one is resumed.
     #[arg(long, short = 'o')]
     pub output: PathBuf,
+    /// Also print the results on stdout once every point is in.
+    #[arg(long, value_enum)]
+    pub format: Option<SweepFormat>,
     /// No progress or summary on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// A results file written by `sweep`.
+    pub results: PathBuf,
+    /// The file to write (atomically); stdout if not given.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub format: ReportFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained page: plots, points, findings, machine, assumed values.
+    Html,
+    /// One row per point.
+    Csv,
+    /// 72-column text comparing the variants, for a mailing-list reply.
+    Lkml,
+}
+
+/// What `sweep` prints on stdout once every point is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SweepFormat {
+    /// 72-column text comparing the variants at each point.
+    Lkml,
+    /// One row per point.
+    Csv,
 }
 
 #[derive(clap::Args)]
@@ -163,9 +199,13 @@ pub struct HostRunArgs {
 pub struct HostCompareArgs {
     /// membarrier, ctxswitch or ipi-latency.
     pub test: String,
-    /// A profile from `smpsim calibrate` (default: calibrate now).
+    /// A profile from `smpsim calibrate` (default: calibrate now, into a
+    /// temporary file removed at exit).
     #[arg(long)]
     pub profile: Option<PathBuf>,
+    /// Keep the profile calibrated now in this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    pub profile_out: Option<PathBuf>,
     #[arg(long, default_value_t = 3.0)]
     pub seconds: f64,
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -186,6 +226,21 @@ pub struct CalibrateArgs {
 pub enum Format {
     Text,
     Json,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum RunFormat {
+    Text,
+    Json,
+    Lkml,
+    Csv,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum ReproduceFormat {
+    Text,
+    Json,
+    Lkml,
 }
 
 #[derive(clap::Args)]
@@ -226,8 +281,13 @@ pub struct RunArgs {
     /// Replay one explored schedule, as `--explore` prints it: K:I,J,...
     #[arg(long, value_name = "K:DELAYS")]
     pub schedule: Option<String>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// `lkml`: 72-column before/after text; `csv`: the per-window series
+    /// (longest preempt-off and IRQ-off section per CPU and window).
+    #[arg(long, value_enum, default_value_t = RunFormat::Text)]
+    pub format: RunFormat,
     /// Write the report to this file (atomically) instead of stdout.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
@@ -243,14 +303,22 @@ pub struct ReproduceArgs {
     /// Number of seeds per variant (overrides the case's).
     #[arg(long)]
     pub seeds: Option<u32>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// `lkml`: 72-column published / %change / simulated text.
+    #[arg(long, value_enum, default_value_t = ReproduceFormat::Text)]
+    pub format: ReproduceFormat,
     /// Exit with status 1 if any metric misses its pass rule.
     #[arg(long)]
     pub check: bool,
     /// Override a value in every case's scenario (for sensitivity sweeps).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Also write a self-contained HTML report (table, plots, machine,
+    /// assumed values, lock_stat, findings) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Directory holding the scenario files (default: ./scenarios).
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
@@ -266,6 +334,9 @@ pub struct BenchArgs {
     /// Simulated milliseconds per benchmark point.
     #[arg(long, default_value_t = 200)]
     pub millis: u64,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }

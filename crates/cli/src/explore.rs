@@ -10,6 +10,7 @@ use smpsim_kernel::{Perturb, RunResult, Spec};
 
 use crate::cli::RunArgs;
 use crate::output::{emit, fail};
+use crate::progress::{pilot, Item, Progress};
 
 /// One delay in `ONE_IN` decision points is taken.
 const ONE_IN: u64 = 4;
@@ -162,12 +163,28 @@ pub fn main(
         Ok(d) => d,
         Err(e) => return fail(e),
     };
-    let mut report = Vec::new();
+    let mut specs = Vec::new();
     for v in variants {
-        let spec = match scenario.compile(v.as_deref(), sets) {
-            Ok(s) => s,
+        match scenario.compile(v.as_deref(), sets) {
+            Ok(s) => specs.push(s),
             Err(e) => return fail(e),
-        };
+        }
+    }
+    // Every schedule of a variant costs about the same: one pilot each.
+    let progress = Progress::new("explore", "schedules", args.quiet);
+    let items: Vec<Vec<Item>> = specs
+        .iter()
+        .map(|spec| {
+            let (planned, cost) = if progress.quiet() {
+                (0, 1.0)
+            } else {
+                pilot(spec)
+            };
+            (0..n).map(|_| progress.add(planned, cost)).collect()
+        })
+        .collect();
+    let mut report = Vec::new();
+    for ((v, spec), items) in variants.iter().zip(specs).zip(&items) {
         let name = v.clone().unwrap_or_else(|| "base".into());
         // Batches of a fixed size run in parallel, in order, so that what
         // is run and found is the same on any number of threads.
@@ -180,10 +197,14 @@ pub fn main(
             let results: Vec<(u64, RunResult)> = (run..end)
                 .into_par_iter()
                 .map(|k| {
-                    (
-                        k,
-                        smpsim_kernel::simulate(&perturbed(&spec, k, max_delay, None)),
-                    )
+                    let item = &items[k as usize];
+                    progress.start(item);
+                    let r = smpsim_kernel::simulate_with_progress(
+                        &perturbed(&spec, k, max_delay, None),
+                        &item.reached,
+                    );
+                    progress.finish(item);
+                    (k, r)
                 })
                 .collect();
             run = end;
@@ -195,12 +216,10 @@ pub fn main(
                     }
                 }
             }
-            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                eprint!("\rexplore [{name}]: {run} of {n} schedules");
-            }
         }
-        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprintln!();
+        // Schedules not run because one failed are not work left.
+        for item in &items[run as usize..] {
+            progress.finish(item);
         }
         let found = first.map(|(k, r)| {
             let f = &r.findings[0];
@@ -228,13 +247,14 @@ pub fn main(
             failing,
         });
     }
+    progress.done();
     let out = match args.format {
-        crate::cli::Format::Json => {
+        crate::cli::RunFormat::Json => {
             let mut s = serde_json::to_string_pretty(&report).expect("serializable");
             s.push('\n');
             s
         }
-        crate::cli::Format::Text => text(&report),
+        _ => text(&report),
     };
     match emit(&out, args.output.as_deref()) {
         Ok(()) => 0,

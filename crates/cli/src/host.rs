@@ -327,26 +327,43 @@ fn compare(a: HostCompareArgs) -> i32 {
             "error: host compare supports membarrier, ctxswitch and ipi-latency, not `{test}`"
         ));
     }
-    // A profile calibrated here lives only as long as this command.
-    let mut temporary = None;
+    // Ctrl-C or SIGTERM stops the real test early (its guard undoes what
+    // it changed) and then this command, which removes its temporary
+    // profile on the way out.
+    smpsim_host::cleanup::install_signal_handlers();
+    let interrupted = || {
+        eprintln!("compare: interrupted");
+        130
+    };
+    // A profile calibrated here lives only as long as this command, unless
+    // --profile-out says where to keep it.
+    let mut _calibrated = None;
     let profile = match &a.profile {
         Some(p) => p.clone(),
         None => {
             eprintln!("compare: calibrating this host first");
-            let path =
-                std::env::temp_dir().join(format!("smpsim-profile-{}.toml", std::process::id()));
+            let path = a.profile_out.clone().unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("smpsim-profile-{}.toml", std::process::id()))
+            });
             match smpsim_host::calibrate::calibrate("host") {
                 Ok(c) => {
                     if let Err(e) = emit(&c.profile, Some(&path)) {
                         return fail(format!("error: {e}"));
                     }
-                    temporary = Some(RemoveOnDrop(path.clone()));
+                    if a.profile_out.is_none() {
+                        _calibrated = Some(RemoveOnDrop(path.clone()));
+                    } else {
+                        eprintln!("compare: profile kept in {}", path.display());
+                    }
                     path
                 }
                 Err(e) => return fail(format!("error: {e}")),
             }
         }
     };
+    if smpsim_host::cleanup::should_stop() {
+        return interrupted();
+    }
     let profile = std::fs::canonicalize(&profile).unwrap_or(profile);
     let opts = smpsim_host::Options {
         seconds: a.seconds,
@@ -355,6 +372,14 @@ fn compare(a: HostCompareArgs) -> i32 {
     let real = match smpsim_host::run(test, &opts) {
         Ok(r) => r,
         Err(e) => return fail(format!("error: {e}")),
+    };
+    if smpsim_host::cleanup::should_stop() {
+        return interrupted();
+    }
+    let shown_profile = if _calibrated.is_some() {
+        "a profile calibrated now (not kept; --profile-out FILE keeps it)".to_string()
+    } else {
+        profile.display().to_string()
     };
     let cpus = smpsim_host::sys::online_cpus().len();
     let (text, metric, real_value) = match twin(test, &profile, &real, cpus) {
@@ -382,30 +407,18 @@ fn compare(a: HostCompareArgs) -> i32 {
         _ => sim.counter("munmaps").map_or(0.0, |c| c.rate),
     };
     let ratio = sim_value / real_value.max(1e-9);
-    // The profile a reader can find again, or none if it was calibrated here.
-    let profile_name = match &temporary {
-        Some(_) => None,
-        None => Some(profile.display().to_string()),
-    };
     let out = match a.format {
         Format::Json => {
             serde_json::to_string_pretty(&serde_json::json!({
                 "test": test, "metric": metric, "real": real_value, "simulated": sim_value,
-                "ratio": ratio, "profile": profile_name, "real_result": real,
+                "ratio": ratio, "profile": shown_profile, "real_result": real,
             }))
             .expect("json")
                 + "\n"
         }
         Format::Text => {
             let mut s = format_result(&real);
-            let _ = writeln!(
-                s,
-                "\nsimulated on {} ({} CPUs):",
-                profile_name.as_deref().unwrap_or(
-                    "this host's calibration (not kept: `smpsim calibrate -o FILE` writes one for --profile)"
-                ),
-                sim.nr_cpus
-            );
+            let _ = writeln!(s, "\nsimulated on {shown_profile} ({} CPUs):", sim.nr_cpus);
             let mut t = Table::new(
                 ["metric", "real", "simulated", "sim/real"]
                     .map(String::from)

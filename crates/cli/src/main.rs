@@ -5,11 +5,16 @@
 
 mod bench;
 mod cli;
+mod csv;
 mod explore;
 mod fmt;
 mod host;
+mod html;
+mod lkml;
 mod output;
 mod plot;
+mod progress;
+mod report;
 mod reproduce;
 mod run;
 mod sweep;
@@ -31,6 +36,7 @@ fn main() {
         cli::Command::Reproduce(args) => reproduce::main(args),
         cli::Command::Sweep(args) => sweep::main(args),
         cli::Command::Plot(args) => plot::main(args),
+        cli::Command::Report(args) => report::main(args),
         cli::Command::Bench(args) => bench::main(args),
         cli::Command::Machine(args) => run::machine(args),
         cli::Command::Host(args) => host::main(args),

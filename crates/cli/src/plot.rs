@@ -23,7 +23,7 @@ const COLORS: &[&str] = &[
 ];
 
 /// A value of the y axis from one point's result.
-fn y_value(result: &serde_json::Value, spec: &str) -> Result<f64, String> {
+pub fn y_value(result: &serde_json::Value, spec: &str) -> Result<f64, String> {
     let parts: Vec<&str> = spec.split('.').collect();
     let bad = || {
         format!("error: --y {spec}: expected counter.NAME.rate, counter.NAME.count or histogram.NAME.(p50|p90|p99|p999|mean|max)")
@@ -87,7 +87,7 @@ fn ticks(lo: f64, hi: f64) -> Vec<f64> {
 }
 
 /// The y axis in the units the value has.
-fn y_axis_label(spec: &str) -> String {
+pub fn y_axis_label(spec: &str) -> String {
     let parts: Vec<&str> = spec.split('.').collect();
     let name = parts
         .get(1..parts.len().saturating_sub(1))
@@ -116,14 +116,15 @@ fn label(v: f64) -> String {
     }
 }
 
-fn escape(s: &str) -> String {
+pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Series name -> x -> the values over seeds.
-type Data = BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>>;
+pub type Data = BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>>;
 
 fn read(args: &PlotArgs) -> Result<(Data, String), String> {
     let text = std::fs::read_to_string(&args.results)
@@ -160,8 +161,27 @@ fn read(args: &PlotArgs) -> Result<(Data, String), String> {
     Ok((data, scenario))
 }
 
-/// The SVG for the data.
+/// The SVG for the data of `plot`.
 fn svg(data: &Data, args: &PlotArgs, scenario: &str) -> String {
+    let x_label = if args.x == "cpus" {
+        "CPUs"
+    } else {
+        args.x.as_str()
+    };
+    line_svg(
+        data,
+        &format!("{scenario}: {} against {}", args.y, args.x),
+        x_label,
+        &y_axis_label(&args.y),
+        &format!(
+            "smpsim sweep of {scenario}; mean over seeds, bars from the lowest to the highest seed"
+        ),
+    )
+}
+
+/// Curves with error bars: per series, the mean over seeds at each x and
+/// a bar from the lowest value to the highest. Shared with the HTML report.
+pub fn line_svg(data: &Data, title: &str, x_label: &str, y_label: &str, caption: &str) -> String {
     let points = || data.values().flat_map(|s| s.values());
     let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0f64);
     for (x, ys) in points() {
@@ -184,11 +204,9 @@ fn svg(data: &Data, args: &PlotArgs, scenario: &str) -> String {
     let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
     let _ = writeln!(
         s,
-        r#"<text class="title" x="{}" y="24" text-anchor="middle" font-size="15">{}: {} against {}</text>"#,
+        r#"<text class="title" x="{}" y="24" text-anchor="middle" font-size="15">{}</text>"#,
         LEFT + pw / 2.0,
-        escape(scenario),
-        escape(&args.y),
-        escape(&args.x)
+        escape(title)
     );
     // Axes and ticks.
     let _ = writeln!(
@@ -222,12 +240,6 @@ fn svg(data: &Data, args: &PlotArgs, scenario: &str) -> String {
             label(t)
         );
     }
-    let x_label = if args.x == "cpus" {
-        "CPUs"
-    } else {
-        args.x.as_str()
-    };
-    let y_label = y_axis_label(&args.y);
     let _ = writeln!(
         s,
         r#"<text class="xlabel" x="{}" y="{}" text-anchor="middle">{}</text>"#,
@@ -239,7 +251,7 @@ fn svg(data: &Data, args: &PlotArgs, scenario: &str) -> String {
         s,
         r#"<text class="ylabel" transform="translate(20 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
         TOP + ph / 2.0,
-        escape(&y_label)
+        escape(y_label)
     );
     // One curve per series: the mean, and a bar from the lowest seed's
     // value to the highest.
@@ -280,9 +292,109 @@ fn svg(data: &Data, args: &PlotArgs, scenario: &str) -> String {
     }
     let _ = writeln!(
         s,
-        r##"<text class="caption" x="{LEFT}" y="{}" font-size="10" fill="#555">smpsim sweep of {}; mean over seeds, bars from the lowest to the highest seed</text>"##,
+        r##"<text class="caption" x="{LEFT}" y="{}" font-size="10" fill="#555">{}</text>"##,
         H - 6.0,
-        escape(scenario)
+        escape(caption)
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
+/// One bar of a [`ratio_svg`] chart.
+pub struct RatioBar {
+    pub name: String,
+    /// Simulated / published (NaN if the published value is 0).
+    pub ratio: f64,
+    pub pass: bool,
+    /// The ratios the pass rule accepts, if it is a ratio rule.
+    pub band: Option<(f64, f64)>,
+}
+
+/// Simulated / published per metric as horizontal bars on a log scale
+/// from 1/16 to 16, each with the band its pass rule accepts.
+pub fn ratio_svg(title: &str, bars: &[RatioBar]) -> String {
+    const NAME_W: f64 = 230.0;
+    const ROW: f64 = 26.0;
+    let (w, top) = (W, 40.0);
+    let h = top + ROW * bars.len().max(1) as f64 + 50.0;
+    let pw = w - NAME_W - 30.0;
+    let span = 4.0; // log2: 1/16 .. 16
+    let sx = |r: f64| NAME_W + (r.log2().clamp(-span, span) + span) / (2.0 * span) * pw;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text class="title" x="{}" y="24" text-anchor="middle" font-size="15">{}</text>"#,
+        w / 2.0,
+        escape(title)
+    );
+    let bottom = top + ROW * bars.len().max(1) as f64;
+    for k in [-4i32, -2, -1, 0, 1, 2, 4] {
+        let r = 2f64.powi(k);
+        let x = sx(r);
+        let text = if k < 0 {
+            format!("1/{}x", 1 << -k)
+        } else {
+            format!("{}x", 1 << k)
+        };
+        let stroke = if k == 0 { "#000" } else { "#ddd" };
+        let _ = writeln!(
+            s,
+            r#"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="{stroke}"/><text x="{x:.1}" y="{}" text-anchor="middle">{text}</text>"#,
+            bottom + 16.0
+        );
+    }
+    for (i, b) in bars.iter().enumerate() {
+        let y = top + ROW * i as f64;
+        let _ = writeln!(
+            s,
+            r#"<g class="bar" data-name="{}"><text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            escape(&b.name),
+            NAME_W - 8.0,
+            y + ROW / 2.0 + 4.0,
+            escape(&b.name)
+        );
+        if let Some((lo, hi)) = b.band {
+            let _ = writeln!(
+                s,
+                r##"<rect class="band" x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#2ca02c" fill-opacity="0.15"/>"##,
+                sx(lo),
+                y + 2.0,
+                (sx(hi) - sx(lo)).max(1.0),
+                ROW - 4.0
+            );
+        }
+        if b.ratio.is_finite() && b.ratio > 0.0 {
+            let (x0, x1) = (sx(1.0).min(sx(b.ratio)), sx(1.0).max(sx(b.ratio)));
+            let color = if b.pass { "#1f77b4" } else { "#d62728" };
+            let _ = writeln!(
+                s,
+                r#"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="10">{:.2}x</text>"#,
+                y + 7.0,
+                (x1 - x0).max(1.5),
+                ROW - 14.0,
+                x1 + 4.0,
+                y + ROW / 2.0 + 4.0,
+                b.ratio
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" font-size="10">no ratio (published 0)</text>"#,
+                sx(1.0) + 4.0,
+                y + ROW / 2.0 + 4.0
+            );
+        }
+        s.push_str("</g>\n");
+    }
+    let _ = writeln!(
+        s,
+        r##"<text class="caption" x="10" y="{}" font-size="10" fill="#555">simulated / published, log scale; shaded: what the pass rule accepts; red: misses it</text>"##,
+        h - 8.0
     );
     s.push_str("</svg>\n");
     s

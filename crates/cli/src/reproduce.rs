@@ -10,23 +10,45 @@ use smpsim_report::metric::{self, Runs};
 use smpsim_report::{text, VariantRun};
 use smpsim_scenario::{PassRule, Scenario};
 
-use crate::cli::{Format, ReproduceArgs};
+use crate::cli::{ReproduceArgs, ReproduceFormat};
 use crate::output::{emit, fail};
+use crate::progress::Progress;
+
+/// A case to run: its scenario, seeds, variants and the specs per seed.
+type CaseWork<'a> = (
+    &'a Scenario,
+    u32,
+    Vec<Option<String>>,
+    Vec<Vec<smpsim_kernel::Spec>>,
+);
+
+/// One case as run: what the HTML and LKML reports are made of.
+pub struct CaseRun<'a> {
+    pub scenario: &'a Scenario,
+    pub machine: smpsim_machine::Machine,
+    /// Its rows in the metric table.
+    pub rows: std::ops::Range<usize>,
+    /// The runs of every variant, per seed.
+    pub runs: Vec<Vec<VariantRun>>,
+}
 
 #[derive(Serialize)]
-struct MetricRow {
-    case: String,
-    metric: String,
-    published: f64,
-    simulated: f64,
+pub struct MetricRow {
+    pub case: String,
+    pub metric: String,
+    pub published: f64,
+    pub simulated: f64,
     /// Simulated / published.
-    ratio: f64,
-    pass: bool,
-    rule: String,
-    seeds: u32,
-    min: f64,
-    max: f64,
-    source: String,
+    pub ratio: f64,
+    pub pass: bool,
+    pub rule: String,
+    pub seeds: u32,
+    pub min: f64,
+    pub max: f64,
+    pub source: String,
+    /// The ratios the pass rule accepts, when it is a ratio rule.
+    #[serde(skip)]
+    pub band: Option<(f64, f64)>,
 }
 
 /// Where the cases are: `--scenarios DIR`, else the scenarios shipped with
@@ -96,6 +118,23 @@ fn rule_text(r: &PassRule) -> String {
     }
 }
 
+/// The simulated / published ratios a pass rule accepts.
+fn band(r: &PassRule, published: f64) -> Option<(f64, f64)> {
+    match *r {
+        PassRule::Factor(f) => Some((1.0 / f, f)),
+        PassRule::WithinPct(p) => Some(((1.0 - p / 100.0).max(1e-3), 1.0 + p / 100.0)),
+        PassRule::Abs(a) if published > 0.0 => Some((
+            ((published - a) / published).max(1e-3),
+            (published + a) / published,
+        )),
+        PassRule::Range { min, max } if published > 0.0 => Some((
+            min.map_or(1e-3, |m| (m / published).max(1e-3)),
+            max.map_or(1e3, |m| m / published),
+        )),
+        _ => None,
+    }
+}
+
 fn passes(r: &PassRule, published: f64, v: f64) -> bool {
     if !v.is_finite() {
         return false;
@@ -136,8 +175,9 @@ pub fn main(args: ReproduceArgs) -> i32 {
             ));
         }
     }
-    let mut rows = Vec::new();
-    let mut text_out = String::new();
+    // Every run of every case compiled first, so that the progress knows
+    // the whole of the work.
+    let mut work: Vec<CaseWork> = Vec::new();
     for scenario in &cases {
         let rep = scenario.reproduce.as_ref().unwrap();
         if !args.cases.is_empty() && !args.cases.contains(&rep.case) {
@@ -149,7 +189,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
             .iter()
             .map(|v| Some(v.name.clone()))
             .collect();
-        let mut per_seed: Vec<Vec<VariantRun>> = Vec::new();
+        let mut specs = Vec::new();
         for k in 0..seeds {
             let mut sets: Vec<(String, String)> = if args.quick {
                 rep.quick.clone()
@@ -159,26 +199,42 @@ pub fn main(args: ReproduceArgs) -> i32 {
             sets.extend(extra_sets.iter().cloned());
             let base_seed = scenario.compile(None, &sets).map(|s| s.seed).unwrap_or(1);
             sets.push(("scenario.seed".into(), (base_seed + k as u64).to_string()));
-            eprintln!(
+            match crate::run::compile_variants(scenario, &variants, &sets, &Ok) {
+                Ok(s) => specs.push(s),
+                Err(e) => return fail(e),
+            }
+        }
+        work.push((scenario, seeds, variants, specs));
+    }
+    let progress = Progress::new("reproduce", "runs", args.quiet);
+    let all_specs: Vec<&smpsim_kernel::Spec> =
+        work.iter().flat_map(|w| w.3.iter().flatten()).collect();
+    let mut items = crate::run::register(&progress, &all_specs).into_iter();
+    let mut rows = Vec::new();
+    let mut text_out = String::new();
+    let mut done_cases = Vec::new();
+    for (scenario, seeds, variants, specs) in &work {
+        let rep = scenario.reproduce.as_ref().unwrap();
+        let mut per_seed: Vec<Vec<VariantRun>> = Vec::new();
+        for (k, seed_specs) in specs.iter().enumerate() {
+            progress.note(&format!(
                 "reproduce {}: seed {}/{} ({} variants{})",
                 rep.case,
                 k + 1,
                 seeds,
                 variants.len(),
                 if args.quick { ", quick" } else { "" }
-            );
-            match crate::run::run_variants(scenario, &variants, &sets) {
-                Ok(r) => per_seed.push(r),
-                Err(e) => return fail(e),
-            }
+            ));
+            let its: Vec<_> = items.by_ref().take(seed_specs.len()).collect();
+            per_seed.push(crate::run::run_specs(
+                scenario, variants, seed_specs, &progress, &its,
+            ));
         }
         let first = &per_seed[0];
-        let machine = scenario
-            .compile(None, &[])
-            .map(|s| s.machine.name)
-            .unwrap_or_default();
+        let machine = specs[0][0].machine.clone();
         text_out.push_str(&format!("=== {} ===\n", rep.case));
-        text_out.push_str(&text::runs(&scenario.name, &machine, first));
+        text_out.push_str(&text::runs(&scenario.name, &machine.name, first));
+        let case_rows = rows.len();
         for m in &rep.metrics {
             let mut values = Vec::new();
             for runs in &per_seed {
@@ -217,22 +273,31 @@ pub fn main(args: ReproduceArgs) -> i32 {
                 },
                 pass: passes(&m.pass, m.published, mean),
                 rule: rule_text(&m.pass),
-                seeds,
+                seeds: *seeds,
                 min,
                 max,
                 source: m.source.clone(),
+                band: band(&m.pass, m.published),
             });
         }
         text_out.push('\n');
+        done_cases.push(CaseRun {
+            scenario,
+            machine,
+            rows: case_rows..rows.len(),
+            runs: per_seed,
+        });
     }
+    progress.done();
     let all_pass = rows.iter().all(|r| r.pass);
     let out = match args.format {
-        Format::Json => {
+        ReproduceFormat::Lkml => crate::lkml::reproduce(&rows),
+        ReproduceFormat::Json => {
             let mut s = serde_json::to_string_pretty(&rows).expect("json");
             s.push('\n');
             s
         }
-        Format::Text => {
+        ReproduceFormat::Text => {
             let mut t = text::Table::new(
                 [
                     "case",
@@ -264,6 +329,12 @@ pub fn main(args: ReproduceArgs) -> i32 {
             text_out
         }
     };
+    if let Some(path) = &args.html {
+        let page = crate::html::reproduce(&done_cases, &rows, &crate::html::command_line());
+        if let Err(e) = emit(&page, Some(path)) {
+            return fail(format!("error: {e}"));
+        }
+    }
     if let Err(e) = emit(&out, args.output.as_deref()) {
         return fail(format!("error: {e}"));
     }

@@ -5,27 +5,18 @@ use std::time::Instant;
 use rayon::prelude::*;
 use smpsim_report::{text, RunReport, VariantRun};
 
-use crate::cli::{Format, MachineArgs, RunArgs};
+use crate::cli::{MachineArgs, RunArgs, RunFormat};
 use crate::output::{emit, fail, parse_sets};
+use crate::progress::{pilot, Item, Progress};
 
-/// Compiles and runs the variants of a scenario, in parallel; the results
-/// do not depend on the number of threads.
-pub fn run_variants(
-    scenario: &smpsim_scenario::Scenario,
-    variants: &[Option<String>],
-    sets: &[(String, String)],
-) -> Result<Vec<VariantRun>, String> {
-    run_variants_with(scenario, variants, sets, &Ok)
-}
-
-/// [`run_variants`], each compiled spec passed through `adjust` first.
-pub fn run_variants_with(
+/// Compiles the variants of a scenario, each spec passed through `adjust`.
+pub fn compile_variants(
     scenario: &smpsim_scenario::Scenario,
     variants: &[Option<String>],
     sets: &[(String, String)],
     adjust: &(dyn Fn(smpsim_kernel::Spec) -> Result<smpsim_kernel::Spec, String> + Sync),
-) -> Result<Vec<VariantRun>, String> {
-    let specs = variants
+) -> Result<Vec<smpsim_kernel::Spec>, String> {
+    variants
         .iter()
         .map(|v| {
             scenario
@@ -33,14 +24,45 @@ pub fn run_variants_with(
                 .map_err(|e| e.to_string())
                 .and_then(adjust)
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(variants
+        .collect()
+}
+
+/// Registers simulations with `progress`, their costs from pilots run in
+/// parallel (none when nothing is shown).
+pub fn register(progress: &Progress, specs: &[&smpsim_kernel::Spec]) -> Vec<Item> {
+    let costs: Vec<(u64, f64)> = if progress.quiet() {
+        specs
+            .iter()
+            .map(|s| (s.duration.saturating_mul(s.replicas.max(1) as u64), 1.0))
+            .collect()
+    } else {
+        specs.par_iter().map(|s| pilot(s)).collect()
+    };
+    costs
+        .into_iter()
+        .map(|(planned, cost)| progress.add(planned, cost))
+        .collect()
+}
+
+/// Runs compiled variants in parallel, reporting to `progress` through
+/// their `items`; the results do not depend on the number of threads.
+pub fn run_specs(
+    scenario: &smpsim_scenario::Scenario,
+    variants: &[Option<String>],
+    specs: &[smpsim_kernel::Spec],
+    progress: &Progress,
+    items: &[Item],
+) -> Vec<VariantRun> {
+    variants
         .par_iter()
         .zip(specs.par_iter())
-        .map(|(v, spec)| {
+        .zip(items.par_iter())
+        .map(|((v, spec), item)| {
+            progress.start(item);
             let start = Instant::now();
-            let mut result = smpsim_kernel::simulate(spec);
+            let mut result = smpsim_kernel::simulate_with_progress(spec, &item.reached);
             result.stats.wall_seconds = start.elapsed().as_secs_f64();
+            progress.finish(item);
             let description = v
                 .as_ref()
                 .and_then(|name| scenario.variants.iter().find(|x| &x.name == name))
@@ -52,7 +74,7 @@ pub fn run_variants_with(
                 result,
             }
         })
-        .collect())
+        .collect()
 }
 
 /// The variants asked for, or every variant of the scenario (or its base
@@ -87,6 +109,13 @@ pub fn main(args: RunArgs) -> i32 {
         sets.push(("scenario.seed".into(), seed.to_string()));
     }
     let variants = variants_to_run(&scenario, &args.variants);
+    if (args.seeds.is_some() || args.explore.is_some())
+        && matches!(args.format, RunFormat::Lkml | RunFormat::Csv)
+    {
+        return fail(
+            "error: --format lkml and csv show one run; with --seeds or --explore use text or json",
+        );
+    }
     if let Some(n) = args.seeds {
         if n == 0 {
             return fail("error: --seeds 0: there is nothing to explore; give 1 or more");
@@ -113,10 +142,14 @@ pub fn main(args: RunArgs) -> i32 {
         None => Ok(spec),
         Some(k) => crate::explore::replay_spec(&spec, k, &delay),
     };
-    let runs = match run_variants_with(&scenario, &variants, &sets, &adjust) {
-        Ok(r) => r,
+    let specs = match compile_variants(&scenario, &variants, &sets, &adjust) {
+        Ok(s) => s,
         Err(e) => return fail(e),
     };
+    let progress = Progress::new("run", "variants", args.quiet);
+    let items = register(&progress, &specs.iter().collect::<Vec<_>>());
+    let runs = run_specs(&scenario, &variants, &specs, &progress, &items);
+    progress.done();
     if let Some(path) = &args.trace {
         if let Err(e) = write_trace(&scenario, &variants, &sets, args.trace_limit, path) {
             return fail(e);
@@ -124,8 +157,10 @@ pub fn main(args: RunArgs) -> i32 {
     }
     let machine = runs_machine(&scenario, &variants, &sets);
     let out = match args.format {
-        Format::Text => text::runs(&scenario.name, &machine, &runs),
-        Format::Json => {
+        RunFormat::Text => text::runs(&scenario.name, &machine, &runs),
+        RunFormat::Lkml => crate::lkml::runs(&scenario.name, &machine, &runs),
+        RunFormat::Csv => crate::csv::run_windows(&runs),
+        RunFormat::Json => {
             let report = RunReport {
                 scenario: &scenario.name,
                 machine: &machine,
@@ -236,7 +271,7 @@ fn explore(
         Ok(s) => s.seed,
         Err(e) => return fail(e),
     };
-    let mut report = Vec::new();
+    let mut all = Vec::new();
     for v in variants {
         let specs: Result<Vec<_>, _> = (0..n)
             .map(|k| {
@@ -245,15 +280,37 @@ fn explore(
                 scenario.compile(v.as_deref(), &s)
             })
             .collect();
-        let specs = match specs {
-            Ok(s) => s,
+        match specs {
+            Ok(s) => all.push(s),
             Err(e) => return fail(e),
         };
+    }
+    // Every seed of a variant costs about the same: one pilot each.
+    let progress = Progress::new("run --seeds", "seeds", args.quiet);
+    let items: Vec<Vec<Item>> = all
+        .iter()
+        .map(|specs| {
+            let (planned, cost) = if progress.quiet() {
+                (0, 1.0)
+            } else {
+                pilot(&specs[0])
+            };
+            specs.iter().map(|_| progress.add(planned, cost)).collect()
+        })
+        .collect();
+    let mut report = Vec::new();
+    for ((v, specs), items) in variants.iter().zip(&all).zip(&items) {
         let failing: Vec<SeedFindings> = specs
             .par_iter()
-            .map(|spec| SeedFindings {
-                seed: spec.seed,
-                findings: smpsim_kernel::simulate(spec).findings,
+            .zip(items.par_iter())
+            .map(|(spec, item)| {
+                progress.start(item);
+                let findings = smpsim_kernel::simulate_with_progress(spec, &item.reached).findings;
+                progress.finish(item);
+                SeedFindings {
+                    seed: spec.seed,
+                    findings,
+                }
             })
             .collect::<Vec<_>>()
             .into_iter()
@@ -266,13 +323,14 @@ fn explore(
             failing,
         });
     }
+    progress.done();
     let out = match args.format {
-        Format::Json => {
+        RunFormat::Json => {
             let mut s = serde_json::to_string_pretty(&report).expect("serializable");
             s.push('\n');
             s
         }
-        Format::Text => {
+        _ => {
             let mut s = String::new();
             for e in &report {
                 s.push_str(&format!(

@@ -15,13 +15,14 @@
 //! count, a `count` group spreads over N CPUs).
 
 use std::collections::HashSet;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 
 use rayon::prelude::*;
 
 use crate::cli::SweepArgs;
 use crate::output::{fail, parse_sets};
+use crate::progress::{pilot, Item, Progress};
 
 /// One point of a sweep.
 #[derive(Clone, Debug)]
@@ -47,7 +48,7 @@ impl Point {
 }
 
 /// FNV-1a of the scenario's text: a point's results belong to this text.
-fn scenario_hash(text: &str) -> String {
+pub fn scenario_hash(text: &str) -> String {
     let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     });
@@ -120,26 +121,32 @@ fn split_values(v: &str) -> Vec<String> {
     out
 }
 
-/// The keys already in a results file for this scenario; a last line cut
-/// short by an interrupted write is dropped from the file.
+/// The keys already in a results file for this scenario. A last line
+/// cut short by an interrupted write (no newline at its end) is dropped
+/// from the file; any other line that is not a point of this scenario is
+/// an error, and the file is left as it is.
 fn finished(path: &Path, hash: &str) -> Result<HashSet<String>, String> {
-    let Ok(file) = std::fs::File::open(path) else {
-        return Ok(HashSet::new());
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+        Err(e) => return Err(format!("error: {}: {e}", path.display())),
     };
     let mut keys = HashSet::new();
-    let mut good_len = 0u64;
-    let reader = std::io::BufReader::new(file);
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let line = line.map_err(|e| format!("error: {}: {e}", path.display()))?;
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&line) else {
-            break; // a torn last line
+    let mut good_len = 0usize;
+    let mut rest = &bytes[..];
+    let mut n = 0;
+    while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+        n += 1;
+        let line = &rest[..end];
+        let not_point = || {
+            format!(
+                "error: {}: line {n} is not a sweep point; give another -o",
+                path.display()
+            )
         };
+        let v: serde_json::Value = serde_json::from_slice(line).map_err(|_| not_point())?;
         let (Some(k), Some(h)) = (v["key"].as_str(), v["scenario_hash"].as_str()) else {
-            return Err(format!(
-                "error: {}: line {} is not a sweep point; give another -o",
-                path.display(),
-                i + 1
-            ));
+            return Err(not_point());
         };
         if h != hash {
             return Err(format!(
@@ -148,15 +155,16 @@ fn finished(path: &Path, hash: &str) -> Result<HashSet<String>, String> {
             ));
         }
         keys.insert(k.to_string());
-        good_len += line.len() as u64 + 1;
+        good_len += end + 1;
+        rest = &rest[end + 1..];
     }
-    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    if len > good_len {
+    if !rest.is_empty() {
+        // A torn last line: the point runs again.
         let f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
             .map_err(|e| format!("error: {}: {e}", path.display()))?;
-        f.set_len(good_len)
+        f.set_len(good_len as u64)
             .map_err(|e| format!("error: {}: {e}", path.display()))?;
     }
     Ok(keys)
@@ -255,29 +263,62 @@ pub fn main(args: SweepArgs) -> i32 {
         .map(|g| format!("tasks.{}.cpus", g.name))
         .collect();
     let total = todo.len();
-    let progress = std::sync::atomic::AtomicUsize::new(0);
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !args.quiet;
-    let written: Result<(), String> = todo.par_iter().try_for_each(|p| {
-        let line = run_point(&scenario, &hash, p, &cpu_keys);
-        let mut f = file.lock().expect("no panics while writing");
-        f.write_all(line.as_bytes())
-            .and_then(|_| f.flush())
-            .map_err(|e| format!("error: {}: {e}", args.output.display()))?;
-        let n = progress.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        if tty {
-            eprint!("\rsweep: {n} of {total} points");
-        }
-        Ok(())
-    });
-    if tty && total > 0 {
-        eprintln!();
-    }
+    let specs: Vec<Result<smpsim_kernel::Spec, String>> = todo
+        .iter()
+        .map(|p| {
+            scenario
+                .compile(p.variant.as_deref(), &point_sets(p, &cpu_keys))
+                .map_err(|e| e.to_string())
+        })
+        .collect();
+    let progress = Progress::new("sweep", "points", args.quiet);
+    let costs: Vec<(u64, f64)> = specs
+        .par_iter()
+        .map(|s| match s {
+            Ok(spec) if !progress.quiet() => pilot(spec),
+            _ => (0, 1.0),
+        })
+        .collect();
+    let items: Vec<Item> = costs.iter().map(|&(p, c)| progress.add(p, c)).collect();
+    let written: Result<(), String> = todo
+        .par_iter()
+        .zip(specs.par_iter())
+        .zip(items.par_iter())
+        .try_for_each(|((p, spec), item)| {
+            progress.start(item);
+            let line = run_point(&scenario, &hash, p, spec, item);
+            progress.finish(item);
+            let mut f = file.lock().expect("no panics while writing");
+            f.write_all(line.as_bytes())
+                .and_then(|_| f.flush())
+                .map_err(|e| format!("error: {}: {e}", args.output.display()))
+        });
+    progress.done();
     if let Err(e) = written {
         return fail(e);
     }
     // All points are in: the file in point order.
     if let Err(e) = sort_file(&args.output, &points, &hash) {
         return fail(e);
+    }
+    if let Some(format) = args.format {
+        let format = match format {
+            crate::cli::SweepFormat::Lkml => crate::cli::ReportFormat::Lkml,
+            crate::cli::SweepFormat::Csv => crate::cli::ReportFormat::Csv,
+        };
+        let mine = points_keys(&points, &hash);
+        let lines = match crate::report::read_points(&args.output) {
+            Ok(p) => p,
+            Err(e) => return fail(e),
+        };
+        let points: Vec<serde_json::Value> = lines
+            .into_iter()
+            .filter(|p| p["key"].as_str().is_some_and(|k| mine.contains(k)))
+            .collect();
+        let out = crate::report::render(&points, format, "");
+        if let Err(e) = crate::output::emit(&out, None) {
+            return fail(format!("error: {e}"));
+        }
     }
     if !args.quiet {
         eprintln!(
@@ -291,13 +332,13 @@ pub fn main(args: SweepArgs) -> i32 {
     0
 }
 
-/// One point's JSON line (with its newline).
-fn run_point(
-    scenario: &smpsim_scenario::Scenario,
-    hash: &str,
-    p: &Point,
-    cpu_keys: &[String],
-) -> String {
+/// The keys of a sweep's points.
+fn points_keys(points: &[Point], hash: &str) -> HashSet<String> {
+    points.iter().map(|p| p.key(hash)).collect()
+}
+
+/// The scenario values of a point.
+fn point_sets(p: &Point, cpu_keys: &[String]) -> Vec<(String, String)> {
     let mut sets = p.sets.clone();
     if let Some(n) = p.cpus {
         // A TOML string, so that `0` is a CPU list and not an integer.
@@ -305,6 +346,17 @@ fn run_point(
         sets.extend(cpu_keys.iter().map(|k| (k.clone(), list.clone())));
     }
     sets.push(("scenario.seed".into(), p.seed.to_string()));
+    sets
+}
+
+/// One point's JSON line (with its newline).
+fn run_point(
+    scenario: &smpsim_scenario::Scenario,
+    hash: &str,
+    p: &Point,
+    spec: &Result<smpsim_kernel::Spec, String>,
+    item: &Item,
+) -> String {
     let settings: serde_json::Map<String, serde_json::Value> = p
         .sets
         .iter()
@@ -314,19 +366,22 @@ fn run_point(
         "key": p.key(hash),
         "scenario": scenario.name,
         "scenario_hash": hash,
+        "scenario_file": scenario.path.display().to_string(),
         "variant": p.variant.as_deref().unwrap_or("base"),
         "cpus": p.cpus,
         "settings": settings,
         "seed": p.seed,
     });
-    match scenario.compile(p.variant.as_deref(), &sets) {
+    match spec {
         Ok(spec) => {
-            let mut r = serde_json::to_value(smpsim_kernel::simulate(&spec)).expect("serializable");
+            let mut r =
+                serde_json::to_value(smpsim_kernel::simulate_with_progress(spec, &item.reached))
+                    .expect("serializable");
             // Host time would make the file differ between runs.
             r["stats"]["wall_seconds"] = serde_json::Value::from(0.0);
             line["result"] = r;
         }
-        Err(e) => line["error"] = serde_json::Value::String(e.to_string()),
+        Err(e) => line["error"] = serde_json::Value::String(e.clone()),
     }
     let mut s = serde_json::to_string(&line).expect("serializable");
     s.push('\n');

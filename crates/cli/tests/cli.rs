@@ -729,6 +729,20 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("another scenario"));
     assert_eq!(std::fs::read_to_string(&whole).unwrap(), full);
+    // A file that is not a sweep's results is refused and left alone.
+    let not_results = dir.join("notes.jsonl");
+    std::fs::write(&not_results, "my notes\nmore notes\n").unwrap();
+    let out = smpsim()
+        .args(["sweep", scenario.to_str().unwrap(), "-q", "-o"])
+        .arg(&not_results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a sweep point"));
+    assert_eq!(
+        std::fs::read_to_string(&not_results).unwrap(),
+        "my notes\nmore notes\n"
+    );
     // Bad arguments.
     for bad in [
         &["--cpus", "0"][..],
@@ -842,28 +856,3 @@ fn a_signal_while_writing_removes_the_temporary_file() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `host compare` without `--profile` calibrates into a temporary profile
-/// and removes it, not leaving one per run in the temporary directory.
-#[test]
-fn host_compare_leaves_no_profile_behind() {
-    let status = smpsim_host::list()
-        .into_iter()
-        .find(|s| s.test == "ctxswitch")
-        .unwrap();
-    if !status.runnable {
-        eprintln!("skipped: {:?}", status.missing);
-        return;
-    }
-    let child = smpsim()
-        .args(["host", "compare", "ctxswitch", "--seconds", "0.2"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let profile = std::env::temp_dir().join(format!("smpsim-profile-{}.toml", child.id()));
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("not kept"), "{stdout}");
-    assert!(!profile.exists(), "{} left behind", profile.display());
-}

@@ -83,3 +83,13 @@ pub fn simulate_traced(spec: &Spec, limit: usize) -> (RunResult, trace::Recorder
 pub fn simulate(spec: &Spec) -> RunResult {
     replicas::simulate(spec)
 }
+
+/// [`simulate`], adding the simulated time each replica reaches to
+/// `progress` as the run goes (in steps of a hundredth of the duration), so
+/// that a progress bar can show it; the result is the same.
+pub fn simulate_with_progress(
+    spec: &Spec,
+    progress: &std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> RunResult {
+    replicas::simulate_with(spec, Some(progress))
+}

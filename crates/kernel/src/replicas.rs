@@ -5,6 +5,9 @@
 //! `seed, seed+1, ...` uses every core and stays deterministic: each
 //! replica depends only on its seed, and they are merged in seed order.
 
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use crate::result::*;
@@ -14,8 +17,19 @@ use crate::Kernel;
 
 /// Runs `spec.replicas` replicas (at least one) and merges them.
 pub fn simulate(spec: &Spec) -> RunResult {
+    simulate_with(spec, None)
+}
+
+/// [`simulate`], each replica adding the simulated time it reaches to
+/// `progress` as it goes.
+pub fn simulate_with(spec: &Spec, progress: Option<&Arc<AtomicU64>>) -> RunResult {
+    let run = |spec: &Spec| {
+        let mut k = Kernel::new(spec);
+        k.progress = progress.cloned();
+        k.run()
+    };
     if spec.replicas <= 1 {
-        return Kernel::new(spec).run();
+        return run(spec);
     }
     let runs: Vec<RunResult> = (0..spec.replicas)
         .into_par_iter()
@@ -23,7 +37,7 @@ pub fn simulate(spec: &Spec) -> RunResult {
             let mut one = spec.clone();
             one.seed = spec.seed.wrapping_add(i as u64);
             one.replicas = 1;
-            Kernel::new(&one).run()
+            run(&one)
         })
         .collect();
     merge(runs)

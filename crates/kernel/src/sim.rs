@@ -44,6 +44,9 @@ pub struct Kernel<'s> {
     pub(crate) halted: bool,
     /// The timeline being recorded, if asked for.
     pub trace: Option<crate::trace::Recorder>,
+    /// Simulated time reached, added to as the run goes (for progress
+    /// bars); `None` runs the engine in one go.
+    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     pub(crate) rcu: crate::rcu::Rcu,
     pub(crate) mms: Vec<crate::mm::Mm>,
     pub(crate) mm_stats: crate::mm::MmStats,
@@ -126,6 +129,7 @@ impl<'s> Kernel<'s> {
             ending: false,
             halted: false,
             trace: None,
+            progress: None,
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
             mms: Vec::new(),
             mm_stats: Default::default(),
@@ -194,7 +198,32 @@ impl<'s> Kernel<'s> {
             horizon: self.spec.duration,
             max_events: self.spec.max_events.unwrap_or(u64::MAX),
         };
-        let reason = engine.run(self, stop);
+        let reason = match self.progress.clone() {
+            None => engine.run(self, stop),
+            // In steps of a hundredth of the run: the engine delivers the
+            // same events in the same order whether it stops at a horizon
+            // and goes on or runs through.
+            Some(progress) => {
+                let step = (stop.horizon / 100).max(1);
+                let mut reached: Nanos = 0;
+                loop {
+                    let horizon = reached.saturating_add(step).min(stop.horizon);
+                    let r = engine.run(
+                        self,
+                        Stop {
+                            horizon,
+                            max_events: stop.max_events,
+                        },
+                    );
+                    let now = engine.now().max(reached);
+                    progress.fetch_add(now - reached, std::sync::atomic::Ordering::Relaxed);
+                    reached = now;
+                    if r != smpsim_engine::StopReason::Horizon || horizon >= stop.horizon {
+                        break r;
+                    }
+                }
+            }
+        };
         // An event budget, or every task having exited, ends the run early:
         // report what was simulated.
         self.now = match reason {

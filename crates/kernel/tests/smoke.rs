@@ -62,3 +62,18 @@ fn cfs_bandwidth_limits_usage_to_quota() {
     );
     assert!(bw.usage_ns >= quota_total / 2, "{bw:?}");
 }
+
+/// A run that reports its progress gives the same result, and reports the
+/// whole simulated time of every replica.
+#[test]
+fn progress_reporting_does_not_change_the_result() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let mut spec = smpsim_kernel::testkit::global_mutex_bench(8, 1_000, 20_000, 3_000_003);
+    spec.replicas = 3;
+    let plain = smpsim_kernel::simulate(&spec);
+    let reached = Arc::new(AtomicU64::new(0));
+    let reported = smpsim_kernel::simulate_with_progress(&spec, &reached);
+    assert_eq!(plain, reported);
+    assert_eq!(reached.load(Ordering::Relaxed), 3 * 3_000_003);
+}

@@ -1,0 +1,646 @@
+//! HTML reports: one self-contained page (inline CSS and SVG, no script
+//! or font from elsewhere, nothing fetched when it is viewed) for a
+//! `reproduce` run (`reproduce --html FILE`) or a sweep's results
+//! (`smpsim report results.jsonl -o page.html`).
+//!
+//! A reproduction page has the published-vs-simulated table, then per
+//! case: its plot (simulated / published per metric, with the band the
+//! pass rule accepts), the machine with the source of every cost, every
+//! `assumed:` value of the scenario, counters, lock_stat and detector
+//! findings. A sweep page has a curve per counter against the swept
+//! axis. Both say the exact command that regenerates them. The plots
+//! come from `plot.rs`, the same SVG as `smpsim plot`.
+//!
+//! A small inline script checks, once the page has loaded, that every
+//! image and plot rendered, and marks the `<body>` with `data-check`
+//! (a headless browser test reads it).
+
+use std::fmt::Write;
+
+use smpsim_report::{fmt_ns, fmt_rate, VariantRun};
+
+use crate::plot::{escape, line_svg, ratio_svg, Data, RatioBar};
+use crate::reproduce::{CaseRun, MetricRow};
+
+const STYLE: &str = "
+body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
+h3 { font-size: 1.05em; margin-top: 1.4em; }
+table { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
+th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; vertical-align: top; }
+th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
+td.text { text-align: left; }
+td.pass { color: #176117; font-weight: bold; } td.fail { color: #b00; font-weight: bold; }
+code, pre { background: #f6f6f6; padding: .15em .3em; }
+pre.command { padding: .6em; white-space: pre-wrap; word-break: break-all; }
+.note { color: #555; font-size: .9em; }
+svg { display: block; margin: .5em 0; max-width: 100%; height: auto; }
+";
+
+/// Marks the body once everything rendered: `ok N plots` or `broken ...`.
+const CHECK: &str = "
+window.addEventListener('load', function () {
+  var bad = [];
+  document.querySelectorAll('img').forEach(function (i) {
+    if (!i.complete || i.naturalWidth === 0) bad.push(i.src);
+  });
+  var svgs = document.querySelectorAll('svg');
+  svgs.forEach(function (s, k) {
+    var b = s.getBBox();
+    if (!(b.width > 0 && b.height > 0)) bad.push('svg ' + k);
+  });
+  document.body.setAttribute('data-check',
+    bad.length ? 'broken ' + bad.join(' ') : 'ok ' + svgs.length + ' plots');
+});
+";
+
+/// The command line this process was started with, as a shell would
+/// take it back (`smpsim` for the program).
+pub fn command_line() -> String {
+    let mut out = vec!["smpsim".to_string()];
+    out.extend(std::env::args().skip(1).map(|a| shell_quote(&a)));
+    out.join(" ")
+}
+
+fn shell_quote(a: &str) -> String {
+    let plain = !a.is_empty()
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c));
+    if plain {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', r"'\''"))
+    }
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}<script>{CHECK}</script>\n</body>\n</html>\n",
+        escape(title)
+    )
+}
+
+/// A table; a cell starting with `\u{1}pass` or `\u{1}fail` gets that
+/// class, `\u{1}text` is left-aligned text.
+fn table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = String::from("<table>\n<tr>");
+    for h in head {
+        let _ = write!(s, "<th>{}</th>", escape(h));
+    }
+    s.push_str("</tr>\n");
+    for r in rows {
+        s.push_str("<tr>");
+        for c in r {
+            let (class, text) = match c.strip_prefix('\u{1}') {
+                Some(rest) => {
+                    let (class, text) = rest.split_at(4);
+                    (format!(" class=\"{class}\""), text)
+                }
+                None => (String::new(), c.as_str()),
+            };
+            let _ = write!(s, "<td{class}>{}</td>", escape(text));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+    s
+}
+
+fn text_cell(s: &str) -> String {
+    format!("\u{1}text{s}")
+}
+
+/// The machine: topology and every cost with its source.
+fn machine_section(m: &smpsim_machine::Machine) -> String {
+    let t = &m.topology;
+    let mut s = format!(
+        "<h3>Machine: {}</h3>\n<p>{}<br>{} sockets x {} nodes x {} LLCs x {} cores x {} threads = {} CPUs</p>\n",
+        escape(&m.name),
+        escape(&m.description),
+        t.sockets,
+        t.numa_nodes_per_socket,
+        t.llcs_per_node,
+        t.cores_per_llc,
+        t.threads_per_core,
+        m.nr_cpus()
+    );
+    let mut rows: Vec<Vec<String>> = m
+        .cost_list()
+        .into_iter()
+        .map(|(name, c)| {
+            vec![
+                name.to_string(),
+                c.ns.to_string(),
+                text_cell(&c.source.to_string()),
+            ]
+        })
+        .collect();
+    for c in &m.costs.line_transfer.by_node_distance {
+        rows.push(vec![
+            format!("line_transfer.node_distance {}", c.distance),
+            c.ns.to_string(),
+            text_cell(&c.source.to_string()),
+        ]);
+    }
+    s.push_str(&table(&["cost", "ns", "source"], &rows));
+    s
+}
+
+/// Every line of the scenario that says `assumed:`, as setting and why.
+pub fn assumed(text: &str) -> Vec<(usize, String, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if !line.contains("assumed") {
+            continue;
+        }
+        let (code, comment) = match line.find('#') {
+            Some(k) => (&line[..k], &line[k + 1..]),
+            None => ("", line),
+        };
+        out.push((
+            i + 1,
+            code.trim().trim_end_matches(',').to_string(),
+            comment.trim().to_string(),
+        ));
+    }
+    out
+}
+
+/// A scenario's path from its folder's parent (`scenarios/x.toml`).
+fn short_path(p: &std::path::Path) -> String {
+    let parts: Vec<String> = p
+        .components()
+        .rev()
+        .take(2)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+fn assumed_section(scenario: &smpsim_scenario::Scenario) -> String {
+    let rows: Vec<Vec<String>> = assumed(&scenario.text)
+        .into_iter()
+        .map(|(line, code, why)| {
+            vec![
+                line.to_string(),
+                text_cell(if code.is_empty() { "(comment)" } else { &code }),
+                text_cell(&why),
+            ]
+        })
+        .collect();
+    let mut s = format!(
+        "<h3>Assumed values ({} in {})</h3>\n",
+        rows.len(),
+        escape(&short_path(&scenario.path))
+    );
+    if rows.is_empty() {
+        s.push_str("<p class=\"note\">The scenario marks no value as assumed.</p>\n");
+    } else {
+        s.push_str(&table(&["line", "setting", "assumption"], &rows));
+    }
+    s
+}
+
+fn counters_section(runs: &[VariantRun]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for r in runs {
+        for c in &r.result.counters {
+            if !names.contains(&c.name.as_str()) {
+                names.push(&c.name);
+            }
+        }
+    }
+    if names.is_empty() {
+        return String::new();
+    }
+    let mut head = vec!["counter (per second)"];
+    head.extend(runs.iter().map(|r| r.variant.as_str()));
+    let rows: Vec<Vec<String>> = names
+        .iter()
+        .map(|n| {
+            let mut row = vec![n.to_string()];
+            row.extend(runs.iter().map(|r| {
+                r.result
+                    .counter(n)
+                    .map_or("-".to_string(), |c| fmt_rate(c.rate))
+            }));
+            row
+        })
+        .collect();
+    let mut s = String::from("<h3>Counters</h3>\n");
+    s.push_str(&table(&head, &rows));
+    let hist: Vec<Vec<String>> = runs
+        .iter()
+        .flat_map(|r| {
+            r.result.histograms.iter().map(move |h| {
+                let mut row = vec![h.name.clone(), r.variant.clone(), h.count.to_string()];
+                row.extend(smpsim_report::percentile_cells(h));
+                row
+            })
+        })
+        .collect();
+    if !hist.is_empty() {
+        s.push_str("<h3>Latencies</h3>\n");
+        s.push_str(&table(
+            &[
+                "latency", "variant", "count", "p50", "p90", "p99", "p99.9", "max",
+            ],
+            &hist,
+        ));
+    }
+    s
+}
+
+fn lock_stat_section(runs: &[VariantRun]) -> String {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .flat_map(|r| {
+            r.result
+                .locks
+                .iter()
+                .filter(|l| l.acquisitions > 0 || l.contentions > 0)
+                .map(move |l| {
+                    vec![
+                        if l.instances > 1 {
+                            format!("{}[{}]", l.name, l.instances)
+                        } else {
+                            l.name.clone()
+                        },
+                        r.variant.clone(),
+                        l.contentions.to_string(),
+                        fmt_ns(l.wait_max_ns as f64),
+                        fmt_ns(l.wait_total_ns as f64),
+                        l.acquisitions.to_string(),
+                        fmt_ns(l.hold_max_ns as f64),
+                        fmt_ns(l.hold_total_ns as f64),
+                        l.handoffs.to_string(),
+                        l.bounces.to_string(),
+                    ]
+                })
+        })
+        .collect();
+    let mut s = String::from("<h3>lock_stat</h3>\n");
+    if rows.is_empty() {
+        s.push_str("<p class=\"note\">No lock was taken.</p>\n");
+    } else {
+        s.push_str(&table(
+            &[
+                "class name",
+                "variant",
+                "contentions",
+                "waittime-max",
+                "waittime-total",
+                "acquisitions",
+                "holdtime-max",
+                "holdtime-total",
+                "handoffs",
+                "bounces",
+            ],
+            &rows,
+        ));
+    }
+    s
+}
+
+/// Findings of every run; `label` says which run (variant, seed).
+fn findings_section(runs: &[(String, &VariantRun)]) -> String {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .flat_map(|(label, r)| {
+            r.result.findings.iter().map(move |f| {
+                vec![
+                    f.detector.clone(),
+                    label.clone(),
+                    fmt_ns(f.time_ns as f64),
+                    format!("cpu{}", f.cpu),
+                    f.occurrences.to_string(),
+                    text_cell(&f.message),
+                ]
+            })
+        })
+        .collect();
+    let mut s = String::from("<h3>Detector findings</h3>\n");
+    if rows.is_empty() {
+        s.push_str("<p class=\"note\">No detector reported anything.</p>\n");
+    } else {
+        s.push_str(&table(
+            &["detector", "run", "at", "cpu", "occurrences", "message"],
+            &rows,
+        ));
+    }
+    s
+}
+
+fn num(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v.abs() >= 1e5 {
+        format!("{v:.0}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn command_section(command: &str) -> String {
+    format!(
+        "<p>Regenerate this page with:</p>\n<pre class=\"command\">{}</pre>\n",
+        escape(command)
+    )
+}
+
+/// The page of a `reproduce` run.
+pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String {
+    let mut b = String::from("<h1>smpsim reproduce: published vs simulated</h1>\n");
+    let passed = rows.iter().filter(|r| r.pass).count();
+    let _ = writeln!(
+        b,
+        "<p>{} cases, {} metrics, {passed} within their pass rule.</p>",
+        cases.len(),
+        rows.len()
+    );
+    b.push_str(&command_section(command));
+    b.push_str("<h2 id=\"table\">Reproduction table</h2>\n");
+    let table_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.case.clone(),
+                r.metric.clone(),
+                num(r.published),
+                num(r.simulated),
+                if r.ratio.is_finite() {
+                    format!("{:.2}", r.ratio)
+                } else {
+                    "-".into()
+                },
+                text_cell(&r.rule),
+                r.seeds.to_string(),
+                if r.pass {
+                    "\u{1}passyes".into()
+                } else {
+                    "\u{1}failNO".into()
+                },
+            ]
+        })
+        .collect();
+    b.push_str(&table(
+        &[
+            "case",
+            "metric",
+            "published",
+            "simulated",
+            "sim/pub",
+            "rule",
+            "seeds",
+            "pass",
+        ],
+        &table_rows,
+    ));
+    for c in cases {
+        let rep = c.scenario.reproduce.as_ref().expect("a case");
+        let _ = writeln!(
+            b,
+            "<h2 id=\"case-{0}\">{0}</h2>\n<p>{1}</p>",
+            escape(&rep.case),
+            escape(&c.scenario.description)
+        );
+        let bars: Vec<RatioBar> = rows[c.rows.clone()]
+            .iter()
+            .map(|r| RatioBar {
+                name: r.metric.clone(),
+                ratio: r.ratio,
+                pass: r.pass,
+                band: r.band,
+            })
+            .collect();
+        b.push_str(&ratio_svg(
+            &format!("{}: simulated / published", rep.case),
+            &bars,
+        ));
+        let sources: Vec<Vec<String>> = rows[c.rows.clone()]
+            .iter()
+            .map(|r| {
+                vec![
+                    r.metric.clone(),
+                    num(r.min),
+                    num(r.max),
+                    text_cell(&r.source),
+                ]
+            })
+            .collect();
+        b.push_str(&table(
+            &["metric", "min over seeds", "max over seeds", "published in"],
+            &sources,
+        ));
+        b.push_str(&machine_section(&c.machine));
+        b.push_str(&assumed_section(c.scenario));
+        let first = &c.runs[0];
+        b.push_str("<p class=\"note\">Tables below: the first seed's runs.</p>\n");
+        b.push_str(&counters_section(first));
+        b.push_str(&lock_stat_section(first));
+        let labelled: Vec<(String, &VariantRun)> = c
+            .runs
+            .iter()
+            .flat_map(|seed| {
+                seed.iter()
+                    .map(|r| (format!("{} seed {}", r.variant, r.result.seed), r))
+            })
+            .collect();
+        b.push_str(&findings_section(&labelled));
+    }
+    page("smpsim reproduce", &b)
+}
+
+/// The page of a sweep's results (the lines of a results file).
+pub fn sweep(
+    points: &[serde_json::Value],
+    scenario: Option<&smpsim_scenario::Scenario>,
+    command: &str,
+) -> String {
+    let name = points
+        .first()
+        .and_then(|p| p["scenario"].as_str())
+        .unwrap_or("?");
+    let mut b = format!("<h1>smpsim sweep: {}</h1>\n", escape(name));
+    let ok: Vec<&serde_json::Value> = points
+        .iter()
+        .filter(|p| p.get("result").is_some())
+        .collect();
+    let _ = writeln!(
+        b,
+        "<p>{} points, {} failed.</p>",
+        points.len(),
+        points.len() - ok.len()
+    );
+    b.push_str(&command_section(command));
+    let varying = crate::lkml::varying_settings(points);
+    // The x axis: CPUs if swept, else the first numeric setting.
+    let x_key = if ok.iter().any(|p| p["cpus"].is_number()) {
+        Some("cpus".to_string())
+    } else {
+        ok.first().and_then(|p| {
+            p["settings"].as_object().and_then(|m| {
+                m.iter()
+                    .filter(|(k, _)| varying.contains(k))
+                    .find(|(_, v)| v.as_str().is_some_and(|s| s.parse::<f64>().is_ok()))
+                    .map(|(k, _)| k.clone())
+            })
+        })
+    };
+    let x_of = |p: &serde_json::Value| -> Option<f64> {
+        match x_key.as_deref() {
+            Some("cpus") => p["cpus"].as_f64(),
+            Some(k) => p["settings"][k].as_str().and_then(|s| s.parse().ok()),
+            None => None,
+        }
+    };
+    let series_of = |p: &serde_json::Value| {
+        let mut s = p["variant"].as_str().unwrap_or("base").to_string();
+        if let Some(m) = p["settings"].as_object() {
+            for (k, v) in m.iter().filter(|(k, _)| varying.contains(k)) {
+                if Some(k.as_str()) != x_key.as_deref() {
+                    let _ = write!(s, " {k}={}", v.as_str().unwrap_or("?"));
+                }
+            }
+        }
+        s
+    };
+    let mut counters: Vec<String> = Vec::new();
+    for p in &ok {
+        for c in p["result"]["counters"].as_array().into_iter().flatten() {
+            if let Some(n) = c["name"].as_str() {
+                if !counters.iter().any(|x| x == n) {
+                    counters.push(n.to_string());
+                }
+            }
+        }
+    }
+    if let Some(x) = &x_key {
+        b.push_str("<h2>Plots</h2>\n");
+        let x_label = if x == "cpus" { "CPUs" } else { x.as_str() };
+        for c in &counters {
+            let spec = format!("counter.{c}.rate");
+            let mut data: Data = Default::default();
+            for p in &ok {
+                let (Some(xv), Ok(y)) = (x_of(p), crate::plot::y_value(&p["result"], &spec)) else {
+                    continue;
+                };
+                data.entry(series_of(p))
+                    .or_default()
+                    .entry(xv.to_bits())
+                    .or_insert((xv, Vec::new()))
+                    .1
+                    .push(y);
+            }
+            if data.is_empty() {
+                continue;
+            }
+            b.push_str(&line_svg(
+                &data,
+                &format!("{name}: {c} per second against {x_label}"),
+                x_label,
+                &crate::plot::y_axis_label(&spec),
+                "mean over seeds, bars from the lowest to the highest seed",
+            ));
+        }
+    }
+    b.push_str("<h2>Points</h2>\n");
+    let mut head = vec!["variant", "cpus", "settings", "seed"];
+    head.extend(counters.iter().map(|c| c.as_str()));
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .map(|p| {
+            let settings: Vec<String> = p["settings"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("?")))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut row = vec![
+                p["variant"].as_str().unwrap_or("base").to_string(),
+                p["cpus"].as_u64().map_or("-".into(), |c| c.to_string()),
+                text_cell(&settings.join(" ")),
+                p["seed"].to_string(),
+            ];
+            for c in &counters {
+                row.push(match p.get("error") {
+                    Some(e) => text_cell(&format!("error: {}", e.as_str().unwrap_or("?"))),
+                    None => crate::plot::y_value(&p["result"], &format!("counter.{c}.rate"))
+                        .map_or("-".into(), fmt_rate),
+                });
+            }
+            row
+        })
+        .collect();
+    b.push_str(&table(&head, &rows));
+    // Findings of every point.
+    let mut found = Vec::new();
+    for p in &ok {
+        for f in p["result"]["findings"].as_array().into_iter().flatten() {
+            found.push(vec![
+                f["detector"].as_str().unwrap_or("?").to_string(),
+                format!(
+                    "{} cpus {} seed {}",
+                    p["variant"].as_str().unwrap_or("base"),
+                    p["cpus"],
+                    p["seed"]
+                ),
+                text_cell(f["message"].as_str().unwrap_or("")),
+            ]);
+        }
+    }
+    b.push_str("<h3>Detector findings</h3>\n");
+    if found.is_empty() {
+        b.push_str("<p class=\"note\">No detector reported anything at any point.</p>\n");
+    } else {
+        b.push_str(&table(&["detector", "point", "message"], &found));
+    }
+    match scenario {
+        Some(s) => {
+            if let Ok(spec) = s.compile(None, &[]) {
+                b.push_str(&machine_section(&spec.machine));
+            }
+            b.push_str(&assumed_section(s));
+        }
+        None => b.push_str(
+            "<p class=\"note\">The scenario file is not where the sweep read it, or has changed since: no machine or assumed values shown.</p>\n",
+        ),
+    }
+    page(&format!("smpsim sweep: {name}"), &b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assumed_lines_split_into_setting_and_why() {
+        let text = "hz = 1000  # assumed: CONFIG_HZ=1000\n# plain\n  { op = \"work\", time = \"1us\" },   # assumed: copy_to_user\n# assumed: all of it\n";
+        let a = assumed(text);
+        assert_eq!(a.len(), 3);
+        assert_eq!(
+            a[0],
+            (1, "hz = 1000".into(), "assumed: CONFIG_HZ=1000".into())
+        );
+        assert_eq!(a[1].1, "{ op = \"work\", time = \"1us\" }");
+        assert_eq!(a[2], (4, String::new(), "assumed: all of it".into()));
+    }
+
+    #[test]
+    fn tables_escape_and_mark_cells() {
+        let t = table(&["a<b"], &[vec!["\u{1}passyes".into()], vec!["x&y".into()]]);
+        assert!(t.contains("<th>a&lt;b</th>"));
+        assert!(t.contains("<td class=\"pass\">yes</td>"));
+        assert!(t.contains("<td>x&amp;y</td>"));
+        assert_eq!(shell_quote("--set"), "--set");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        let p = page("t", "<p>x</p>");
+        assert!(
+            p.starts_with("<!DOCTYPE html>") && !p.contains("http://") && !p.contains("https://")
+        );
+    }
+}

@@ -1,0 +1,497 @@
+//! `--format lkml`: plain text that pastes into a reply on a kernel
+//! mailing list. No line is longer than 72 columns; comparisons are
+//! before / %change / after columns as `lkp ncompare` prints them (the
+//! first variant is "before", each other one "after"), with `±N%`, the
+//! standard deviation over seeds, where there are several.
+
+use std::fmt::Write;
+
+use smpsim_report::{fmt_ns, fmt_rate, VariantRun};
+
+use crate::reproduce::MetricRow;
+
+pub const WIDTH: usize = 72;
+/// Width of a value column.
+const VAL: usize = 13;
+/// Width of the %change column.
+const PCT: usize = 8;
+
+/// A value and how to print it.
+#[derive(Clone, Copy)]
+pub enum Unit {
+    Rate,
+    Ns,
+    Count,
+    Plain,
+}
+
+fn fmt(v: f64, unit: Unit) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    match unit {
+        Unit::Rate => fmt_rate(v),
+        Unit::Ns => fmt_ns(v),
+        Unit::Count => format!("{v:.0}"),
+        Unit::Plain => {
+            if v.abs() >= 1e5 {
+                format!("{v:.0}")
+            } else if v.abs() >= 100.0 {
+                format!("{v:.1}")
+            } else {
+                format!("{v:.3}")
+            }
+        }
+    }
+}
+
+/// Mean and the standard deviation as a percentage of it.
+fn mean_sd(vs: &[f64]) -> (f64, Option<f64>) {
+    let n = vs.len() as f64;
+    let mean = vs.iter().sum::<f64>() / n.max(1.0);
+    if vs.len() < 2 || mean == 0.0 {
+        return (mean, None);
+    }
+    let var = vs.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, Some(100.0 * var.sqrt() / mean.abs()))
+}
+
+fn cell(vs: &[f64], unit: Unit) -> String {
+    let (m, sd) = mean_sd(vs);
+    match sd {
+        Some(sd) if sd >= 0.5 => format!("{} ±{sd:.0}%", fmt(m, unit)),
+        _ => fmt(m, unit),
+    }
+}
+
+/// `+12.3%`, as ncompare prints the change from before to after.
+pub fn pct_change(before: f64, after: f64) -> String {
+    if !before.is_finite() || !after.is_finite() {
+        "-".into()
+    } else if before == 0.0 {
+        if after == 0.0 {
+            "0.0%".into()
+        } else {
+            "-".into()
+        }
+    } else {
+        let p = 100.0 * (after - before) / before.abs();
+        if p.abs() >= 1000.0 {
+            format!("{:+.0}x", after / before)
+        } else {
+            format!("{p:+.1}%")
+        }
+    }
+}
+
+/// Words of `text` in lines of at most `WIDTH` columns, each after
+/// `indent`; a word longer than a line is cut.
+pub fn wrap(text: &str, indent: &str) -> String {
+    let room = WIDTH - indent.chars().count();
+    let mut out = String::new();
+    let mut line = String::new();
+    let mut words: Vec<String> = Vec::new();
+    for w in text.split_whitespace() {
+        let chars: Vec<char> = w.chars().collect();
+        for chunk in chars.chunks(room.max(1)) {
+            words.push(chunk.iter().collect());
+        }
+    }
+    for w in words {
+        if !line.is_empty() && line.chars().count() + 1 + w.chars().count() > room {
+            let _ = writeln!(out, "{indent}{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&w);
+    }
+    if !line.is_empty() || out.is_empty() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    out
+}
+
+/// One compared row: values over seeds before and after, and its name.
+pub struct Row {
+    pub before: Vec<f64>,
+    pub after: Vec<f64>,
+    pub metric: String,
+    pub unit: Unit,
+}
+
+/// The ncompare-style table: before, %change, after, metric; a metric
+/// name too long for its column goes on under it.
+pub fn compare_table(before: &str, after: &str, rows: &[Row]) -> String {
+    let name_w = WIDTH - 2 * VAL - PCT - 6;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:>VAL$}  {:>PCT$}  {:>VAL$}  metric",
+        clip(before, VAL),
+        "%change",
+        clip(after, VAL)
+    );
+    let _ = writeln!(
+        s,
+        "{}  {}  {}  {}",
+        "-".repeat(VAL),
+        "-".repeat(PCT),
+        "-".repeat(VAL),
+        "-".repeat(name_w)
+    );
+    for r in rows {
+        let (b, _) = mean_sd(&r.before);
+        let (a, _) = mean_sd(&r.after);
+        let lead = format!(
+            "{:>VAL$}  {:>PCT$}  {:>VAL$}  ",
+            cell(&r.before, r.unit),
+            pct_change(b, a),
+            cell(&r.after, r.unit)
+        );
+        let pad = " ".repeat(lead.chars().count());
+        let name = wrap(&r.metric, "");
+        for (i, l) in name
+            .lines()
+            .flat_map(|l| split_at_width(l, name_w))
+            .enumerate()
+        {
+            let _ = writeln!(s, "{}{l}", if i == 0 { &lead } else { &pad });
+        }
+    }
+    s
+}
+
+fn split_at_width(l: &str, w: usize) -> Vec<String> {
+    let chars: Vec<char> = l.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
+    chars.chunks(w.max(1)).map(|c| c.iter().collect()).collect()
+}
+
+fn clip(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(w - 1).collect();
+        t.push('~');
+        t
+    }
+}
+
+/// The rows comparing two runs: counters, latencies, CPU time maxima,
+/// locks, context switches.
+fn run_rows(before: &[&VariantRun], after: &[&VariantRun]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let first = &before[0].result;
+    let mut push = |metric: String, unit: Unit, f: &dyn Fn(&VariantRun) -> Option<f64>| {
+        let b: Vec<f64> = before.iter().filter_map(|r| f(r)).collect();
+        let a: Vec<f64> = after.iter().filter_map(|r| f(r)).collect();
+        if !b.is_empty() || !a.is_empty() {
+            rows.push(Row {
+                before: b,
+                after: a,
+                metric,
+                unit,
+            });
+        }
+    };
+    let mut counters: Vec<String> = first.counters.iter().map(|c| c.name.clone()).collect();
+    for c in &after[0].result.counters {
+        if !counters.contains(&c.name) {
+            counters.push(c.name.clone());
+        }
+    }
+    for c in &counters {
+        push(format!("{c} per second"), Unit::Rate, &|r| {
+            r.result.counter(c).map(|x| x.rate)
+        });
+    }
+    let mut hists: Vec<String> = first.histograms.iter().map(|h| h.name.clone()).collect();
+    for h in &after[0].result.histograms {
+        if !hists.contains(&h.name) {
+            hists.push(h.name.clone());
+        }
+    }
+    for h in &hists {
+        push(format!("{h} p50"), Unit::Ns, &|r| {
+            r.result.histogram(h).map(|x| x.p50 as f64)
+        });
+        push(format!("{h} p99"), Unit::Ns, &|r| {
+            r.result.histogram(h).map(|x| x.p99 as f64)
+        });
+        push(format!("{h} max"), Unit::Ns, &|r| {
+            r.result.histogram(h).map(|x| x.max as f64)
+        });
+    }
+    push("max preempt-off section".into(), Unit::Ns, &|r| {
+        r.result
+            .cpus
+            .iter()
+            .map(|c| c.max_preempt_off_ns)
+            .max()
+            .map(|v| v as f64)
+    });
+    push("max irq-off section".into(), Unit::Ns, &|r| {
+        r.result
+            .cpus
+            .iter()
+            .map(|c| c.max_irq_off_ns)
+            .max()
+            .map(|v| v as f64)
+    });
+    push("context switches".into(), Unit::Count, &|r| {
+        Some(r.result.context_switches as f64)
+    });
+    for l in &first.locks {
+        if l.acquisitions == 0 && l.contentions == 0 {
+            continue;
+        }
+        push(format!("{} contentions", l.name), Unit::Count, &|r| {
+            r.result.lock(&l.name).map(|x| x.contentions as f64)
+        });
+        push(format!("{} wait total", l.name), Unit::Ns, &|r| {
+            r.result.lock(&l.name).map(|x| x.wait_total_ns as f64)
+        });
+    }
+    rows
+}
+
+/// `run --format lkml`: every variant against the first.
+pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
+    let first = &runs[0].result;
+    let mut s = wrap(
+        &format!(
+            "smpsim: {scenario} on {machine} ({} CPUs), {} simulated, seed {}",
+            first.nr_cpus,
+            fmt_ns(first.duration_ns as f64),
+            first.seed
+        ),
+        "",
+    );
+    for r in runs {
+        s.push_str(&wrap(&format!("{}: {}", r.variant, r.description), "  "));
+    }
+    if runs.len() == 1 {
+        s.push('\n');
+        let rows = run_rows(&[&runs[0]], &[&runs[0]]);
+        for r in rows {
+            let line = format!("{:>VAL$}  {}", cell(&r.before, r.unit), r.metric);
+            s.push_str(&wrap(&line, ""));
+        }
+        return s;
+    }
+    for after in &runs[1..] {
+        s.push('\n');
+        s.push_str(&compare_table(
+            &runs[0].variant,
+            &after.variant,
+            &run_rows(&[&runs[0]], &[after]),
+        ));
+    }
+    s
+}
+
+/// `reproduce --format lkml`: published, %change, simulated and whether
+/// the pass rule holds, per metric, under a line per case.
+pub fn reproduce(rows: &[MetricRow]) -> String {
+    const V: usize = 11;
+    let mut s = String::from("smpsim reproduce: published vs simulated\n\n");
+    let name_w = WIDTH - 2 * V - PCT - 4 - 8;
+    let _ = writeln!(
+        s,
+        "{:>V$}  {:>PCT$}  {:>V$}  {:<4}  metric",
+        "published", "%change", "simulated", "pass"
+    );
+    let _ = writeln!(
+        s,
+        "{}  {}  {}  {}  {}",
+        "-".repeat(V),
+        "-".repeat(PCT),
+        "-".repeat(V),
+        "-".repeat(4),
+        "-".repeat(name_w)
+    );
+    let mut case = "";
+    for r in rows {
+        if r.case != case {
+            case = &r.case;
+            s.push_str(&wrap(&format!("{case}:"), ""));
+        }
+        let lead = format!(
+            "{:>V$}  {:>PCT$}  {:>V$}  {:<4}  ",
+            fmt(r.published, Unit::Plain),
+            pct_change(r.published, r.simulated),
+            fmt(r.simulated, Unit::Plain),
+            if r.pass { "ok" } else { "MISS" }
+        );
+        let pad = " ".repeat(lead.chars().count());
+        for (i, l) in split_at_width(&r.metric, name_w).into_iter().enumerate() {
+            let _ = writeln!(s, "{}{l}", if i == 0 { &lead } else { &pad });
+        }
+    }
+    let passed = rows.iter().filter(|r| r.pass).count();
+    s.push('\n');
+    s.push_str(&wrap(
+        &format!(
+            "{passed} of {} metrics within their pass rule (MISS: outside it).",
+            rows.len()
+        ),
+        "",
+    ));
+    s
+}
+
+/// The settings that take more than one value across the points.
+pub fn varying_settings(points: &[serde_json::Value]) -> Vec<String> {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for p in points {
+        for (k, v) in p["settings"].as_object().into_iter().flatten() {
+            let v = v.as_str().unwrap_or("").to_string();
+            if !seen.iter().any(|(a, b)| a == k && *b == v) {
+                seen.push((k.clone(), v));
+            }
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (k, _) in &seen {
+        if seen.iter().filter(|(a, _)| a == k).count() > 1 && !out.contains(k) {
+            out.push(k.clone());
+        }
+    }
+    out
+}
+
+/// A sweep's results: per point (CPUs and settings), each counter before
+/// (the first variant) and after (each other variant), over seeds.
+pub fn sweep(points: &[serde_json::Value]) -> String {
+    let ok: Vec<&serde_json::Value> = points
+        .iter()
+        .filter(|p| p.get("result").is_some())
+        .collect();
+    let name = ok
+        .first()
+        .and_then(|p| p["scenario"].as_str())
+        .unwrap_or("?");
+    let mut s = wrap(
+        &format!("smpsim sweep: {name}, {} points", points.len()),
+        "",
+    );
+    let mut variants: Vec<String> = Vec::new();
+    let mut where_: Vec<String> = Vec::new();
+    let varying = varying_settings(points);
+    let place = |p: &serde_json::Value| {
+        let mut w = match p["cpus"].as_u64() {
+            Some(c) => format!("@{c} CPUs"),
+            None => String::new(),
+        };
+        if let Some(m) = p["settings"].as_object() {
+            for (k, v) in m.iter().filter(|(k, _)| varying.contains(k)) {
+                let key = k.rsplit('.').next().unwrap_or(k);
+                let _ = write!(w, " {key}={}", v.as_str().unwrap_or("?"));
+            }
+        }
+        w.trim().to_string()
+    };
+    let mut counters: Vec<String> = Vec::new();
+    for p in &ok {
+        let v = p["variant"].as_str().unwrap_or("base").to_string();
+        if !variants.contains(&v) {
+            variants.push(v);
+        }
+        let w = place(p);
+        if !where_.contains(&w) {
+            where_.push(w);
+        }
+        for c in p["result"]["counters"].as_array().into_iter().flatten() {
+            if let Some(n) = c["name"].as_str() {
+                if !counters.iter().any(|x| x == n) {
+                    counters.push(n.to_string());
+                }
+            }
+        }
+    }
+    let values = |variant: &str, w: &str, counter: &str| -> Vec<f64> {
+        ok.iter()
+            .filter(|p| p["variant"].as_str().unwrap_or("base") == variant && place(p) == w)
+            .filter_map(|p| {
+                crate::plot::y_value(&p["result"], &format!("counter.{counter}.rate")).ok()
+            })
+            .collect()
+    };
+    let failed = points.len() - ok.len();
+    if failed > 0 {
+        s.push_str(&wrap(
+            &format!("{failed} points failed (see the results file)"),
+            "",
+        ));
+    }
+    if variants.len() < 2 {
+        // Nothing to compare: one column of values.
+        for c in &counters {
+            s.push('\n');
+            s.push_str(&wrap(&format!("{c} per second:"), ""));
+            for w in &where_ {
+                let vs = values(variants.first().map_or("base", |v| v), w, c);
+                s.push_str(&wrap(&format!("{:>VAL$}  {w}", cell(&vs, Unit::Rate)), ""));
+            }
+        }
+        return s;
+    }
+    for after in &variants[1..] {
+        let rows: Vec<Row> = counters
+            .iter()
+            .flat_map(|c| where_.iter().map(move |w| (c, w)))
+            .map(|(c, w)| Row {
+                before: values(&variants[0], w, c),
+                after: values(after, w, c),
+                metric: format!("{c}/s {w}"),
+                unit: Unit::Rate,
+            })
+            .filter(|r| !r.before.is_empty() || !r.after.is_empty())
+            .collect();
+        s.push('\n');
+        s.push_str(&compare_table(&variants[0], after, &rows));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_fit_in_72_columns_and_say_the_change() {
+        let rows = vec![
+            Row {
+                before: vec![1.0e6, 1.1e6],
+                after: vec![1.5e6, 1.6e6],
+                metric: "ops per second".into(),
+                unit: Unit::Rate,
+            },
+            Row {
+                before: vec![1.0],
+                after: vec![0.0],
+                metric: "a_very_long_metric_name_that_does_not_fit_in_its_column_at_all_no".into(),
+                unit: Unit::Count,
+            },
+        ];
+        let t = compare_table("a-rather-long-variant-name", "after", &rows);
+        for l in t.lines() {
+            assert!(l.chars().count() <= WIDTH, "{l:?}");
+        }
+        assert!(t.contains("+47.6%"), "{t}");
+        assert!(t.contains("-100.0%"), "{t}");
+        assert!(t.contains('±'), "{t}");
+        assert_eq!(pct_change(0.0, 1.0), "-");
+        assert_eq!(pct_change(1.0, 2000.0), "+2000x");
+        for l in wrap(&"word ".repeat(40), "  ").lines() {
+            assert!(l.chars().count() <= WIDTH);
+        }
+        for l in wrap(&"x".repeat(200), "").lines() {
+            assert!(l.chars().count() <= WIDTH);
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Reports: the HTML page of `reproduce --html` opened in a real browser
+//! (headless Chromium, when one is installed: `SMPSIM_CHROMIUM`, or
+//! `chromium` / `chromium-browser` on PATH; skipped with a note when not),
+//! `--format lkml` within 72 columns, CSV, and `report`'s bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn smpsim() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_smpsim"))
+}
+
+fn repo(path: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("smpsim-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn ok(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A Chromium to test with, if there is one.
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SMPSIM_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser"] {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn headless(browser: &Path, profile: &Path, args: &[&str], page: &Path) -> std::process::Output {
+    Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("the browser starts")
+}
+
+/// The cases of the test: the quick ones (the page's builder is the same
+/// for every case).
+const CASES: &[&str] = &["hotplug-smt", "slow-mutex"];
+
+#[test]
+fn the_reproduce_page_renders_in_a_browser_with_every_case_and_metric() {
+    let dir = scratch("html");
+    let page = dir.join("report.html");
+    let json = ok(smpsim()
+        .args(["reproduce", "--quick", "-q", "--format", "json", "--html"])
+        .arg(&page)
+        .args(CASES)
+        .output()
+        .unwrap());
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Self-contained: nothing fetched (the SVG namespace is a name, not a fetch).
+    for bad in [
+        "<img",
+        "<link",
+        "src=\"http",
+        "href=\"http",
+        "@import",
+        "url(",
+    ] {
+        assert!(!html.contains(bad), "{bad}");
+    }
+    assert!(html.contains("smpsim reproduce --quick -q --format json --html"));
+    assert!(html.contains("<h3>Machine: ") && html.contains("Assumed values ("));
+    let Some(browser) = chromium() else {
+        eprintln!("note: no Chromium here (set SMPSIM_CHROMIUM, or install chromium); browser checks skipped");
+        return;
+    };
+    let profile = dir.join("profile");
+    // The DOM after the page's scripts ran: every case and metric, and the
+    // page's own check that every plot rendered.
+    let out = headless(&browser, &profile, &["--dump-dom"], &page);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && dom.contains("</html>"), "{dom}");
+    for r in &rows {
+        for key in ["case", "metric"] {
+            let v = r[key].as_str().unwrap();
+            assert!(dom.contains(v), "{key} {v} missing from the page");
+        }
+    }
+    for c in CASES {
+        assert!(dom.contains(&format!("id=\"case-{c}\"")), "{c}");
+    }
+    let plots = CASES.len();
+    assert!(
+        dom.contains(&format!("data-check=\"ok {plots} plots\"")),
+        "the page's check: {}",
+        dom.split("data-check=")
+            .nth(1)
+            .unwrap_or("(no mark)")
+            .chars()
+            .take(200)
+            .collect::<String>()
+    );
+    // A screenshot, and no console error while it loads.
+    let png = dir.join("report.png");
+    let out = headless(
+        &browser,
+        &profile,
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1200,2400",
+            "--enable-logging=stderr",
+            "--v=0",
+        ],
+        &page,
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    for bad in ["Uncaught", "ERROR:CONSOLE", "Failed to load resource"] {
+        assert!(!log.contains(bad), "{bad} in the browser's log:\n{log}");
+    }
+    let bytes = std::fs::read(&png).expect("a screenshot");
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000,
+        "{}",
+        bytes.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn assert_72(text: &str) {
+    assert!(!text.trim().is_empty());
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= 72,
+            "{} columns: {l:?}",
+            l.chars().count()
+        );
+    }
+}
+
+#[test]
+fn lkml_text_fits_72_columns_for_run_reproduce_and_sweep() {
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    let run = ok(smpsim()
+        .arg("run")
+        .arg(&scenario)
+        .args(["--set", "scenario.duration=20ms", "--format", "lkml", "-q"])
+        .output()
+        .unwrap());
+    assert_72(&run);
+    assert!(
+        run.contains("%change") && run.contains("ops per second"),
+        "{run}"
+    );
+    let rep = ok(smpsim()
+        .args(["reproduce", "--quick", "-q", "--format", "lkml"])
+        .args(CASES)
+        .output()
+        .unwrap());
+    assert_72(&rep);
+    assert!(
+        rep.contains("published") && rep.contains("smt1_speedup"),
+        "{rep}"
+    );
+    let dir = scratch("lkml");
+    let results = dir.join("r.jsonl");
+    let sweep = ok(smpsim()
+        .arg("sweep")
+        .arg(&scenario)
+        .args([
+            "--cpus",
+            "1,4",
+            "--seeds",
+            "2",
+            "--set",
+            "scenario.duration=20ms",
+        ])
+        .args(["-q", "--format", "lkml", "-o"])
+        .arg(&results)
+        .output()
+        .unwrap());
+    assert_72(&sweep);
+    assert!(sweep.contains("ops/s @4 CPUs"), "{sweep}");
+    // The same from the results file, and as CSV and HTML.
+    let again = ok(smpsim()
+        .arg("report")
+        .arg(&results)
+        .args(["--format", "lkml"])
+        .output()
+        .unwrap());
+    assert_eq!(again, sweep);
+    let csv = ok(smpsim()
+        .arg("report")
+        .arg(&results)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap());
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 2 * 2 * 2);
+    assert!(lines[0].starts_with("variant,cpus,scenario.duration,seed,counter.ops.rate"));
+    let page = dir.join("page.html");
+    ok(smpsim()
+        .arg("report")
+        .arg(&results)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("class=\"series\" data-name=\"spin\""));
+    assert!(html.contains("smpsim sweep ") && html.contains("--cpus 1,4"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_gives_its_window_series_as_csv() {
+    let csv = ok(smpsim()
+        .arg("run")
+        .arg(repo("scenarios/examples/mutex-contention.toml"))
+        .args([
+            "--set",
+            "scenario.duration=30ms",
+            "--set",
+            "scenario.warmup=0ms",
+        ])
+        .args([
+            "--set",
+            "kernel.latency_window=10ms",
+            "--format",
+            "csv",
+            "-q",
+        ])
+        .output()
+        .unwrap());
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "variant,cpu,window,preempt_off_max_ns,irq_off_max_ns"
+    );
+    // 2 variants x 16 CPUs x 3 windows.
+    assert_eq!(lines.len(), 1 + 2 * 16 * 3, "{csv}");
+    assert!(lines[1].starts_with("spin,0,0,"));
+}
+
+#[test]
+fn report_refuses_what_is_not_a_sweep() {
+    let dir = scratch("report-bad");
+    let not = dir.join("not.jsonl");
+    std::fs::write(&not, "{\"a\": 1}\n").unwrap();
+    let garbage = dir.join("garbage.jsonl");
+    std::fs::write(&garbage, "hello\n").unwrap();
+    for f in [dir.join("missing.jsonl"), not, garbage, dir.clone()] {
+        let out = smpsim().arg("report").arg(&f).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", f.display());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("error:"));
+        assert!(out.stdout.is_empty());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
