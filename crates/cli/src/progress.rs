@@ -49,7 +49,16 @@ struct ItemState {
     /// Host time the simulation had run when last looked at (set when it
     /// starts), to correct a pilot that saw only the cheap start of a run.
     started: Option<Instant>,
+    /// The last sample of the running simulation (host time, simulated
+    /// time reached) and its cost per simulated ns since the sample before:
+    /// a run whose cost per ns grows as it goes (a storm that starts
+    /// halfway) is priced for what is left at its recent cost.
+    mark: Option<(Instant, u64)>,
+    recent_cost: f64,
 }
+
+/// How far apart the samples of a running simulation's recent cost are.
+const RECENT_WINDOW: Duration = Duration::from_secs(2);
 
 impl ItemState {
     /// The pilot's cost, or what the running simulation has cost so far
@@ -67,6 +76,22 @@ impl ItemState {
             }
             _ => self.cost_per_ns,
         }
+    }
+
+    /// The cost per simulated ns of what is left: the larger of the cost
+    /// so far and the recent cost. Takes a new sample when the last one is
+    /// `RECENT_WINDOW` old.
+    fn cost_left(&mut self, now: Instant, reached: u64) -> f64 {
+        let Some(started) = self.started else {
+            return self.cost_per_ns;
+        };
+        let (at, was) = *self.mark.get_or_insert((started, 0));
+        let since = now.saturating_duration_since(at);
+        if since >= RECENT_WINDOW && reached > was {
+            self.recent_cost = since.as_secs_f64() / (reached - was) as f64;
+            self.mark = Some((now, reached));
+        }
+        self.cost(now, reached).max(self.recent_cost)
     }
 }
 
@@ -107,7 +132,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    fn of(items: &[ItemState], now: Instant) -> Snapshot {
+    fn of(items: &mut [ItemState], now: Instant) -> Snapshot {
         let mut s = Snapshot {
             total: items.len(),
             ..Default::default()
@@ -122,7 +147,7 @@ impl Snapshot {
             } else {
                 let r = reached.min(it.planned_ns);
                 s.work_done += cost * r as f64;
-                s.work_left += cost * (it.planned_ns - r) as f64;
+                s.work_left += it.cost_left(now, reached) * (it.planned_ns - r) as f64;
             }
         }
         s
@@ -165,7 +190,7 @@ pub fn fmt_secs(s: f64) -> String {
 impl Shared {
     fn message(&self) -> (Snapshot, String) {
         let snap = Snapshot::of(
-            &self.items.lock().expect("no panic holding it"),
+            &mut self.items.lock().expect("no panic holding it"),
             Instant::now(),
         );
         let elapsed = self.start.elapsed().as_secs_f64();
@@ -278,6 +303,8 @@ impl Progress {
             reached: reached.clone(),
             finished: false,
             started: None,
+            mark: None,
+            recent_cost: 0.0,
         });
         Item {
             reached,
@@ -371,6 +398,8 @@ mod tests {
             reached: Arc::new(AtomicU64::new(reached)),
             finished,
             started: None,
+            mark: None,
+            recent_cost: 0.0,
         }
     }
 
@@ -396,7 +425,7 @@ mod tests {
             let t = total * tenth;
             let reached =
                 |start: f64, wall: f64, ns: u64| ((t - start) / wall).clamp(0.0, 1.0) * ns as f64;
-            let items = [
+            let mut items = [
                 item(
                     cheap_ns,
                     pc,
@@ -410,7 +439,7 @@ mod tests {
                     false,
                 ),
             ];
-            let s = Snapshot::of(&items, Instant::now());
+            let s = Snapshot::of(&mut items, Instant::now());
             let left = eta(t, s.work_done, s.work_left).unwrap();
             let real = total - t;
             assert!(
@@ -434,20 +463,37 @@ mod tests {
         let mut it = item(1_000, 0.001, 100, false);
         it.started = Some(now - Duration::from_secs(10));
         // 10 s for 100 ns: 0.1 s per ns, not the pilot's 0.001.
-        let s = Snapshot::of(&[it], now);
+        let s = Snapshot::of(&mut [it], now);
         assert!((s.work_done - 10.0).abs() < 1e-6, "{s:?}");
         assert!((s.work_left - 90.0).abs() < 1e-6, "{s:?}");
         // Cheaper than its pilot: the pilot stands.
         let mut it = item(1_000, 1.0, 100, false);
         it.started = Some(now - Duration::from_secs(10));
-        assert_eq!(Snapshot::of(&[it], now).work_left, 900.0);
+        assert_eq!(Snapshot::of(&mut [it], now).work_left, 900.0);
+    }
+
+    /// A run that turns dearer halfway (a throttling storm): once a window
+    /// of it has been seen, what is left is priced at the recent cost, not
+    /// the average.
+    #[test]
+    fn a_run_that_turns_dearer_is_priced_at_its_recent_cost() {
+        let t0 = Instant::now();
+        let mut it = item(1_000, 0.01, 0, false);
+        it.started = Some(t0);
+        // 4 s for the first 400 ns (0.01 s/ns), then 6 s for the next 100.
+        it.reached.store(400, Ordering::Relaxed);
+        let first = it.cost_left(t0 + Duration::from_secs(4), 400);
+        assert!((first - 0.01).abs() < 1e-9, "{first}");
+        it.reached.store(500, Ordering::Relaxed);
+        let left = it.cost_left(t0 + Duration::from_secs(10), 500);
+        assert!((left - 0.06).abs() < 1e-9, "{left}");
     }
 
     #[test]
     fn finished_items_count_what_they_reached_and_leave_nothing() {
         // A run planned for 900 s that ended at 75 s.
-        let items = [item(900, 1.0, 75, true), item(100, 1.0, 50, false)];
-        let s = Snapshot::of(&items, Instant::now());
+        let mut items = [item(900, 1.0, 75, true), item(100, 1.0, 50, false)];
+        let s = Snapshot::of(&mut items, Instant::now());
         assert_eq!((s.done, s.total, s.simulated_ns), (1, 2, 125));
         assert_eq!((s.work_done, s.work_left), (125.0, 50.0));
         assert_eq!(eta(0.1, 1.0, 1.0), None);

@@ -855,4 +855,3 @@ fn a_signal_while_writing_removes_the_temporary_file() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
-
