@@ -436,5 +436,11 @@ pub fn machine(args: MachineArgs) -> i32 {
         let name = format!("line_transfer.node_distance {}", c.distance);
         println!("  {name:<28} {:>8} ns  {}", c.ns, c.source);
     }
+    if !m.idle.source.is_empty() {
+        println!(
+            "  {:<28} {:>11}  {}",
+            "idle.polling", m.idle.polling, m.idle.source
+        );
+    }
     0
 }

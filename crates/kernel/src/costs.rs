@@ -15,6 +15,9 @@ pub struct CostNs {
     /// Extra time of an atomic RMW over a plain access (0 when the line
     /// transfers were measured with atomics).
     pub atomic: u64,
+    /// An idle CPU polls its thread flags (`TIF_POLLING_NRFLAG`): waking it
+    /// takes no IPI.
+    pub idle_polling: bool,
     /// Line transfer by distance: local, SMT, LLC, node, socket, remote.
     line: [u64; 6],
     /// With a node distance table: the cross-socket transfer between each
@@ -37,6 +40,7 @@ impl CostNs {
             wakeup: c.wakeup.nanos(),
             tlb_flush_full: c.tlb_flush_full.nanos(),
             idle_exit: c.idle_exit.as_ref().map_or(0, |x| x.nanos()),
+            idle_polling: m.idle.polling,
             atomic: c.atomic.as_ref().map_or(0, |x| x.nanos()),
             node_line: match &m.topology.node_distance {
                 None => Vec::new(),

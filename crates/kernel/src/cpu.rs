@@ -205,6 +205,9 @@ pub struct Cpu {
     pub need_resched: bool,
     /// A function-call IPI is latched in the APIC.
     pub ipi_pending: bool,
+    /// The CSD queue was handed over by a flag write to this polling idle
+    /// CPU, not an IPI: the next handler run has no interrupt entry.
+    pub polled_wake: bool,
     pub irq_pending: Vec<PendingIrq>,
     /// `call_single_queue`.
     pub csd_queue: VecDeque<Csd>,
@@ -252,6 +255,7 @@ impl Cpu {
             accounted_to: 0,
             need_resched: false,
             ipi_pending: false,
+            polled_wake: false,
             irq_pending: Vec::with_capacity(8),
             csd_queue: VecDeque::with_capacity(16),
             cfsb_list: Vec::new(),

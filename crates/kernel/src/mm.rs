@@ -345,6 +345,7 @@ impl crate::Kernel<'_> {
                 x,
                 Csd::ShootLazy { mm },
                 self.now + self.cost.ipi_send * pending as u64,
+                c,
             );
         }
         self.mms[mm as usize].shoot_pending = pending;

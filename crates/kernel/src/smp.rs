@@ -38,7 +38,14 @@ impl crate::Kernel<'_> {
         // In the handler from now on: wakeups it does must not switch tasks.
         cpu.activity = Activity::Irq { end: self.now };
         self.irq_off_begin(c);
-        let mut t = self.now + self.cost.irq_entry_exit;
+        // A polling idle CPU woken by a flag write, not an interrupt, runs
+        // the queue from the idle loop: no entry or exit.
+        let entry = if std::mem::take(&mut self.cpus[c as usize].polled_wake) {
+            0
+        } else {
+            self.cost.irq_entry_exit
+        };
+        let mut t = self.now + entry;
         let mut pending = std::mem::take(&mut self.cpus[c as usize].irq_pending);
         for irq in pending.drain(..) {
             match irq {
@@ -73,7 +80,8 @@ impl crate::Kernel<'_> {
                     wait,
                     handler,
                 } => {
-                    t = (t + cost).min(END_OF_TIME);
+                    // The handler reads the caller's csd (func, info).
+                    t = (t + self.cost.line_transfer(from_cpu, c) + cost).min(END_OF_TIME);
                     if handler != crate::cpu::NO_HANDLER {
                         t = self.run_handler(c, handler, t);
                     }
@@ -128,15 +136,38 @@ impl crate::Kernel<'_> {
         self.kick(c);
     }
 
-    /// Queues a CSD on `target`; sends the IPI if the queue was empty.
-    pub(crate) fn queue_csd(&mut self, target: u32, csd: Csd, at: u64) {
+    /// Queues a CSD from CPU `from` on `target` at `at`
+    /// (`__smp_call_single_queue()`): `llist_add()` on the target's
+    /// `call_single_queue`, a line the target last wrote when it emptied
+    /// it; then, if the queue was empty, `send_call_function_single_ipi()`.
+    pub(crate) fn queue_csd(&mut self, target: u32, csd: Csd, at: u64, from: u32) {
         let q = &mut self.cpus[target as usize].csd_queue;
         let first = q.is_empty();
         q.push_back(csd);
         if first {
-            let latency = self.cost.ipi_latency;
-            self.at(at + latency, Event::Smp(SmpEvent::Ipi { cpu: target }));
+            let queued = at + self.cost.line_transfer(target, from);
+            let wake = self.wake_idle_latency(target, from);
+            if self.cost.idle_polling && self.cpus[target as usize].activity == Activity::Idle {
+                self.cpus[target as usize].polled_wake = true;
+            }
+            self.at(queued + wake, Event::Smp(SmpEvent::Ipi { cpu: target }));
         }
+    }
+
+    /// How long a wakeup of CPU `c` sent from `from` takes to reach it. A
+    /// running CPU takes an IPI. An idle one must also leave its idle
+    /// state; if it polls its thread flags (`set_nr_if_polling()`,
+    /// `set_nr_and_not_polling()` succeed) the waker's store to those flags
+    /// is the whole message: no IPI is sent, and the CPU runs what is
+    /// queued from the idle loop, with no interrupt entry.
+    pub(crate) fn wake_idle_latency(&self, c: u32, from: u32) -> u64 {
+        if self.cpus[c as usize].activity != Activity::Idle {
+            return self.cost.ipi_latency;
+        }
+        if self.cost.idle_polling {
+            return self.cost.line_transfer(from, c) + self.cost.idle_exit;
+        }
+        self.cost.ipi_latency + self.cost.idle_exit
     }
 
     /// The per-target cost of a call's function, sampled for one target.
@@ -289,7 +320,7 @@ impl crate::Kernel<'_> {
                 wait,
                 handler: func.handler.unwrap_or(crate::cpu::NO_HANDLER),
             };
-            self.queue_csd(target, csd, self.now);
+            self.queue_csd(target, csd, self.now, c);
         }
         let n = targets.len() as u32;
         self.tasks[t as usize].smp.call_targets = targets;

@@ -106,6 +106,18 @@ pub struct Costs {
     pub atomic: Option<Cost>,
 }
 
+/// How an idle CPU waits for work.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Idle {
+    /// The idle task has `TIF_POLLING_NRFLAG` set while it waits
+    /// (`MONITOR`/`MWAIT` on the thread flags, or `idle=poll`): a waker
+    /// sets `TIF_NEED_RESCHED` with `set_nr_if_polling()` instead of
+    /// sending an IPI. False: every wakeup of an idle CPU is an IPI.
+    pub polling: bool,
+    pub source: String,
+}
+
 /// A machine: topology plus costs.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -114,6 +126,8 @@ pub struct Machine {
     pub description: String,
     pub topology: Topology,
     pub costs: Costs,
+    #[serde(default)]
+    pub idle: Idle,
 }
 
 impl Machine {

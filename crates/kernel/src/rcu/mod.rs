@@ -547,7 +547,8 @@ impl crate::Kernel<'_> {
             in_leaf += 1;
             self.rcu.exp_remaining += 1;
             let sent = self.now + in_leaf * self.cost.ipi_send;
-            self.queue_csd(c, Csd::RcuExp, sent);
+            // Sent by the workqueue worker of the leaf's first CPU.
+            self.queue_csd(c, Csd::RcuExp, sent, leaf * fanout);
         }
         if self.rcu.exp_remaining == 0 {
             self.rcu_exp_end();

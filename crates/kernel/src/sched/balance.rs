@@ -542,7 +542,7 @@ impl crate::Kernel<'_> {
         }
         if let Some(ilb) = (0..self.nr_cpus).find(|&x| self.cpu_idle(x)) {
             self.balance.nohz_kick_pending = true;
-            let at = self.now + self.cost.ipi_latency + self.cost.idle_exit;
+            let at = self.now + self.wake_idle_latency(ilb, c);
             self.at(at, Event::Sched(SchedEvent::NohzBalance { cpu: ilb }));
         }
     }

@@ -233,7 +233,7 @@ impl crate::Kernel<'_> {
                 list.push(g);
                 if list.len() == 1 {
                     t += self.cost.ipi_send;
-                    self.queue_csd(target, Csd::CfsbUnthrottle, t);
+                    self.queue_csd(target, Csd::CfsbUnthrottle, t, c);
                 }
             }
         }

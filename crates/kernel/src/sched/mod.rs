@@ -372,11 +372,8 @@ impl crate::Kernel<'_> {
             }
             return;
         }
-        let mut latency = self.cost.ipi_latency;
-        if self.cpus[c as usize].activity == Activity::Idle {
-            // The idle CPU wakes up before it can take the IPI.
-            latency += self.cost.idle_exit;
-        }
+        // resched_curr(): an IPI, or for a polling idle CPU only the flag.
+        let latency = self.wake_idle_latency(c, from);
         self.at(
             self.now + latency,
             Event::Sched(SchedEvent::Resched { cpu: c }),
