@@ -54,6 +54,22 @@ pub type LineId = u32;
 /// Up to this many sharers a line keeps only the list of them.
 const SHARERS_AS_LIST: usize = 16;
 
+/// Where a new line lives: the machine's size (for its sharer set) and
+/// the CPU standing for the memory it is in until it is first written: a
+/// CPU of the node of that memory.
+#[derive(Clone, Copy, Debug)]
+pub struct LineHome {
+    pub nr_cpus: usize,
+    pub home: u32,
+}
+
+impl LineHome {
+    /// A line of a machine of `nr_cpus` CPUs homed at CPU 0.
+    pub fn cpu0(nr_cpus: usize) -> Self {
+        LineHome { nr_cpus, home: 0 }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Line {
     /// CPU holding the line Modified/Owned: the last writer (or, before
@@ -84,6 +100,11 @@ pub struct Line {
 }
 
 impl Line {
+    /// A line homed as `at` says.
+    pub fn at(at: LineHome) -> Self {
+        Line::new(at.nr_cpus, at.home)
+    }
+
     pub fn new(nr_cpus: usize, home: u32) -> Self {
         Line {
             owner: home,

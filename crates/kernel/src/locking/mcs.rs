@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use smpsim_engine::Nanos;
 
 use super::{Env, LockKindInfo, SpinningLock, Taker};
-use crate::coherence::Line;
+use crate::coherence::{Line, LineHome};
 
 pub const KIND: LockKindInfo = LockKindInfo {
     name: "mcs",
@@ -29,7 +29,7 @@ pub const KIND: LockKindInfo = LockKindInfo {
     default: false,
     options: &[],
     summary: "MCS queue lock: each waiter spins on its own node, the lock passes node to node (mcs_spinlock.h)",
-    new: |_, nr_cpus| Box::new(Mcs::new(nr_cpus)),
+    new: |_, at| Box::new(Mcs::new(at)),
 };
 
 pub struct Mcs {
@@ -41,9 +41,9 @@ pub struct Mcs {
 }
 
 impl Mcs {
-    pub fn new(nr_cpus: usize) -> Self {
+    pub fn new(at: LineHome) -> Self {
         Mcs {
-            tail: Line::new(nr_cpus, 0),
+            tail: Line::at(at),
             owner: None,
             queue: VecDeque::new(),
         }

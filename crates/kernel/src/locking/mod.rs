@@ -57,7 +57,7 @@ pub struct LockKindInfo {
     pub options: &'static [&'static str],
     /// One line for error messages and docs.
     pub summary: &'static str,
-    pub(crate) new: fn(LockOptions, usize) -> Box<dyn SpinningLock>,
+    pub(crate) new: fn(LockOptions, crate::coherence::LineHome) -> Box<dyn SpinningLock>,
 }
 
 impl LockKindInfo {

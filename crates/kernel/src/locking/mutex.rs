@@ -33,7 +33,7 @@
 //! - a woken waiter: `wait_lock` again, its trylock cmpxchg, and the
 //!   `wait_lock` release.
 
-use crate::coherence::Line;
+use crate::coherence::{Line, LineHome};
 use crate::event::*;
 use crate::interp::Flow;
 use crate::locking::osq::Osq;
@@ -62,12 +62,12 @@ pub struct Mutex {
 }
 
 impl Mutex {
-    pub fn new(object: u32, spin: bool, nr_cpus: usize) -> Self {
+    pub fn new(object: u32, spin: bool, at: LineHome) -> Self {
         Mutex {
             object,
             spin,
             owner: NO_TASK,
-            word: Line::new(nr_cpus, 0),
+            word: Line::at(at),
             handoff: false,
             osq: Osq::default(),
             waiters: VecDeque::new(),

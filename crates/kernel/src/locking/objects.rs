@@ -8,7 +8,7 @@
 //! a spinning lock, not even that: one file under `locking/` and a line in
 //! [`super::LOCK_KINDS`]).
 
-use crate::coherence::Line;
+use crate::coherence::{Line, LineHome};
 use crate::ids::ObjId;
 use crate::locking::mutex::Mutex;
 use crate::locking::rwsem::Rwsem;
@@ -44,31 +44,37 @@ impl Objects {
     pub fn build(spec: &Spec, nr_cpus: u32) -> (Objects, Vec<LockStat>) {
         let mut o = Objects::default();
         let mut stats = Vec::with_capacity(spec.objects.len());
-        let lines = nr_cpus as usize;
+        let homes = node_homes(spec, nr_cpus);
         for (id, obj) in spec.objects.iter().enumerate() {
             let n = if obj.per_cpu { nr_cpus } else { 1 };
             let id = id as u32;
+            // A per-CPU instance lives in its CPU's node (the per-CPU areas
+            // are node-local); a global object where the boot CPU put it.
+            let at = |i: u32| LineHome {
+                nr_cpus: nr_cpus as usize,
+                home: if obj.per_cpu { homes[i as usize] } else { 0 },
+            };
             let base = match &obj.kind {
                 ObjectKind::Mutex { spin } => {
                     let base = o.mutexes.len();
                     o.mutexes
-                        .extend((0..n).map(|_| Mutex::new(id, *spin, lines)));
+                        .extend((0..n).map(|i| Mutex::new(id, *spin, at(i))));
                     base
                 }
                 ObjectKind::Atomic => {
                     let base = o.atomics.len();
-                    o.atomics.extend((0..n).map(|_| Line::new(lines, 0)));
+                    o.atomics.extend((0..n).map(|i| Line::at(at(i))));
                     base
                 }
                 ObjectKind::Rwsem { spin, reader_spin } => {
                     let base = o.rwsems.len();
                     o.rwsems
-                        .extend((0..n).map(|_| Rwsem::new(id, *spin, *reader_spin, lines)));
+                        .extend((0..n).map(|i| Rwsem::new(id, *spin, *reader_spin, at(i))));
                     base
                 }
                 ObjectKind::Seqcount => {
                     let base = o.seqcounts.len();
-                    o.seqcounts.extend((0..n).map(|_| Seqcount::new(id, lines)));
+                    o.seqcounts.extend((0..n).map(|i| Seqcount::new(id, at(i))));
                     base
                 }
                 ObjectKind::Variable { initial } => {
@@ -78,10 +84,10 @@ impl Objects {
                 }
                 ObjectKind::Semaphore { initial } => {
                     let base = o.semaphores.len();
-                    o.semaphores.extend((0..n).map(|_| Semaphore {
+                    o.semaphores.extend((0..n).map(|i| Semaphore {
                         count: *initial,
                         waiters: Default::default(),
-                        line: Line::new(lines, 0),
+                        line: Line::at(at(i)),
                     }));
                     base
                 }
@@ -92,7 +98,7 @@ impl Objects {
                         .unwrap_or_else(|| panic!("unknown lock kind `{kind}` in a compiled spec"));
                     let base = o.spinlocks.len();
                     o.spinlocks
-                        .extend((0..n).map(|_| LockInstance::new(id, (info.new)(*options, lines))));
+                        .extend((0..n).map(|i| LockInstance::new(id, (info.new)(*options, at(i)))));
                     base
                 }
             };
@@ -146,5 +152,64 @@ impl Objects {
                 }
             })
             .collect()
+    }
+}
+
+/// For each CPU, the first CPU of its NUMA node: the CPU that stands for
+/// that node's memory as the home of lines allocated there.
+fn node_homes(spec: &Spec, nr_cpus: u32) -> Vec<u32> {
+    let topo = &spec.machine.topology;
+    let mut first = vec![u32::MAX; topo.nr_nodes()];
+    let nodes: Vec<usize> = (0..nr_cpus).map(|c| topo.place(c).node as usize).collect();
+    for (c, &n) in nodes.iter().enumerate() {
+        if let Some(f) = first.get_mut(n) {
+            *f = (*f).min(c as u32);
+        }
+    }
+    nodes
+        .iter()
+        .map(|&n| {
+            first
+                .get(n)
+                .copied()
+                .filter(|&f| f != u32::MAX)
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::*;
+
+    /// A per-CPU instance's line starts at home in its CPU's node, so the
+    /// first touch by its own CPU costs a same-node transfer, not a trip to
+    /// node 0; a global object's line is homed at the boot CPU.
+    #[test]
+    fn per_cpu_lines_are_homed_in_their_cpus_node() {
+        let mut m = preset_machine("amd-turin-384");
+        m.topology.threads_per_core = 1;
+        let nr = m.nr_cpus() as u32;
+        let mut s = spec(m, 1);
+        let per_cpu = mutex(&mut s, "pcp", true, true);
+        mutex(&mut s, "global", true, false);
+        let (o, _) = Objects::build(&s, nr);
+        let homes = node_homes(&s, nr);
+        let last = nr - 1;
+        let node_of_last = s.machine.topology.place(last).node;
+        assert_ne!(node_of_last, 0);
+        assert_eq!(
+            s.machine.topology.place(homes[last as usize]).node,
+            node_of_last
+        );
+        let first = o.first_instance(per_cpu) as usize;
+        assert_eq!(
+            o.mutexes[first + last as usize].word.owner(),
+            homes[last as usize]
+        );
+        assert_eq!(o.mutexes[first].word.owner(), 0);
+        let global = o.first_instance(per_cpu + 1) as usize;
+        assert_eq!(o.mutexes[global].word.owner(), 0);
     }
 }

@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 use smpsim_engine::Nanos;
 
 use super::{Env, LockKindInfo, SpinningLock, Taker};
-use crate::coherence::Line;
+use crate::coherence::{Line, LineHome};
 use crate::program::LockMode;
 use crate::task::TaskId;
 
@@ -34,7 +34,7 @@ pub const KIND: LockKindInfo = LockKindInfo {
     default: true,
     options: &[],
     summary: "queued rwlock: reader count and writer byte, a FIFO wait queue for the slow paths (mainline)",
-    new: |_, nr_cpus| Box::new(Qrwlock::new(nr_cpus)),
+    new: |_, at| Box::new(Qrwlock::new(at)),
 };
 
 pub struct Qrwlock {
@@ -49,10 +49,10 @@ pub struct Qrwlock {
 }
 
 impl Qrwlock {
-    pub fn new(nr_cpus: usize) -> Self {
+    pub fn new(at: LineHome) -> Self {
         Qrwlock {
-            cnts: Line::new(nr_cpus, 0),
-            wait_lock: Line::new(nr_cpus, 0),
+            cnts: Line::at(at),
+            wait_lock: Line::at(at),
             readers: Vec::new(),
             writer: None,
             writer_waiting: false,

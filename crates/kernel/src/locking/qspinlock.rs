@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 use smpsim_engine::Nanos;
 
 use super::{Env, LockKindInfo, SpinningLock, Taker};
-use crate::coherence::Line;
+use crate::coherence::{Line, LineHome};
 
 pub const KIND: LockKindInfo = LockKindInfo {
     name: "qspinlock",
@@ -30,7 +30,7 @@ pub const KIND: LockKindInfo = LockKindInfo {
     default: true,
     options: &[],
     summary: "queued spinlock: pending bit, then an MCS queue; only the head polls the lock word (mainline)",
-    new: |_, nr_cpus| Box::new(Qspinlock::new(nr_cpus)),
+    new: |_, at| Box::new(Qspinlock::new(at)),
 };
 
 pub struct Qspinlock {
@@ -43,9 +43,9 @@ pub struct Qspinlock {
 }
 
 impl Qspinlock {
-    pub fn new(nr_cpus: usize) -> Self {
+    pub fn new(at: LineHome) -> Self {
         Qspinlock {
-            word: Line::new(nr_cpus, 0),
+            word: Line::at(at),
             owner: None,
             pending: None,
             queue: VecDeque::new(),
@@ -140,7 +140,7 @@ mod tests {
     #[test]
     fn arrivals_write_the_word_and_pending_goes_before_the_queue() {
         let mut rig = Rig::new(4);
-        let mut l = Qspinlock::new(4);
+        let mut l = Qspinlock::new(LineHome::cpu0(4));
         assert!(rig.lock(&mut l, 0, 0).is_some());
         let rmws = l.word.rmws;
         assert!(rig.lock(&mut l, 1_000, 1).is_none());

@@ -53,7 +53,7 @@
 
 use std::collections::VecDeque;
 
-use crate::coherence::Line;
+use crate::coherence::{Line, LineHome};
 use crate::event::*;
 use crate::interp::Flow;
 use crate::locking::osq::Osq;
@@ -106,7 +106,7 @@ pub struct Rwsem {
 }
 
 impl Rwsem {
-    pub fn new(object: u32, spin: bool, reader_spin: bool, nr_cpus: usize) -> Self {
+    pub fn new(object: u32, spin: bool, reader_spin: bool, at: LineHome) -> Self {
         Rwsem {
             object,
             spin,
@@ -119,7 +119,7 @@ impl Rwsem {
             nonspinnable: false,
             rd_nonspinnable: false,
             osq: Osq::default(),
-            line: Line::new(nr_cpus, 0),
+            line: Line::at(at),
             acquired_at: 0,
         }
     }

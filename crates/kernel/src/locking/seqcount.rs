@@ -17,7 +17,7 @@
 //! read sections as `NAME-R` acquisitions and their retries and odd waits
 //! as `NAME-R` contentions.
 
-use crate::coherence::Line;
+use crate::coherence::{Line, LineHome};
 use crate::event::*;
 use crate::interp::Flow;
 use crate::program::LockMode;
@@ -36,12 +36,12 @@ pub struct Seqcount {
 }
 
 impl Seqcount {
-    pub fn new(object: u32, nr_cpus: usize) -> Self {
+    pub fn new(object: u32, at: LineHome) -> Self {
         Seqcount {
             object,
             sequence: 0,
             spinners: Vec::new(),
-            line: Line::new(nr_cpus, 0),
+            line: Line::at(at),
             write_start: 0,
         }
     }

@@ -21,7 +21,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use smpsim_engine::Nanos;
 
 use super::{Env, LockKindInfo, SpinningLock, Taker};
-use crate::coherence::Line;
+use crate::coherence::{Line, LineHome};
 
 pub const KIND: LockKindInfo = LockKindInfo {
     name: "tas",
@@ -29,7 +29,7 @@ pub const KIND: LockKindInfo = LockKindInfo {
     default: false,
     options: &["backoff"],
     summary: "test-and-set: waiters hammer the word with xchg (backoff = true: exponential backoff between attempts)",
-    new: |options, nr_cpus| Box::new(Tas::new(options.backoff, nr_cpus)),
+    new: |options, at| Box::new(Tas::new(options.backoff, at)),
 };
 
 /// First backoff after a failed attempt. assumed: of the order of one
@@ -65,9 +65,9 @@ pub struct Tas {
 }
 
 impl Tas {
-    pub fn new(backoff: bool, nr_cpus: usize) -> Self {
+    pub fn new(backoff: bool, at: LineHome) -> Self {
         Tas {
-            word: Line::new(nr_cpus, 0),
+            word: Line::at(at),
             backoff,
             owner: None,
             waiters: VecDeque::new(),

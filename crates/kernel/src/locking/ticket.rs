@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use smpsim_engine::Nanos;
 
 use super::{Env, LockKindInfo, SpinningLock, Taker};
-use crate::coherence::Line;
+use crate::coherence::{Line, LineHome};
 
 pub const KIND: LockKindInfo = LockKindInfo {
     name: "ticket",
@@ -27,7 +27,7 @@ pub const KIND: LockKindInfo = LockKindInfo {
     default: false,
     options: &[],
     summary: "ticket spinlock: FIFO tickets, every waiter polls the lock word (x86 before 4.2)",
-    new: |_, nr_cpus| Box::new(Ticket::new(nr_cpus)),
+    new: |_, at| Box::new(Ticket::new(at)),
 };
 
 pub struct Ticket {
@@ -39,9 +39,9 @@ pub struct Ticket {
 }
 
 impl Ticket {
-    pub fn new(nr_cpus: usize) -> Self {
+    pub fn new(at: LineHome) -> Self {
         Ticket {
-            word: Line::new(nr_cpus, 0),
+            word: Line::at(at),
             owner: None,
             waiters: VecDeque::new(),
         }
@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn tickets_are_served_in_order_and_every_waiter_refetches() {
         let mut rig = Rig::new(8);
-        let mut l = Ticket::new(8);
+        let mut l = Ticket::new(LineHome::cpu0(8));
         assert!(rig.lock(&mut l, 0, 0).is_some());
         for w in [5, 2, 7] {
             assert!(rig.lock(&mut l, 100, w).is_none());
