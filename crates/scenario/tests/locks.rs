@@ -529,3 +529,16 @@ fn read_seqcount_is_a_retry_loop() {
     ));
     assert!(e.message.contains("`m` is a mutex"), "{}", e.message);
 }
+
+/// The percpu_rw_semaphore API reads like the rwsem's and names
+/// `cpu_hotplug_lock`, the one percpu-rwsem there is.
+#[test]
+fn percpu_rwsem_ops_are_cpu_hotplug_lock() {
+    let ops = ops_of(&with_code(
+        r#"{ op = "percpu_down_read", lock = "cpu_hotplug_lock" }, { op = "percpu_up_read", lock = "cpu_hotplug_lock" }"#,
+    ));
+    assert!(ops.contains(&Op::CpusReadLock) && ops.contains(&Op::CpusReadUnlock));
+    let e = err(&with_code(r#"{ op = "percpu_down_write", lock = "m" }"#));
+    assert!(e.message.contains("not a percpu_rw_semaphore"), "{}", e.message);
+    assert_eq!(at(&e).2, "m");
+}

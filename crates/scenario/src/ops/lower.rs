@@ -279,6 +279,43 @@ pub(super) fn read_seqcount(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<(
     Ok(())
 }
 
+/// The percpu_rw_semaphore API on the one percpu-rwsem smpsim has,
+/// `cpu_hotplug_lock`: the same ops as `cpus_read_lock()` and friends.
+fn percpu_rwsem(e: &mut Emitter<'_, '_>, op: &S<RawOp>, ir: Op) -> DResult<()> {
+    let lock = need(&op.get_ref().lock, op, "lock")?;
+    if lock.get_ref().trim() != "cpu_hotplug_lock" {
+        return Err(e.ctx.at_str(
+            lock,
+            StrErr::new(
+                0..lock.get_ref().len(),
+                format!(
+                    "`{}` is not a percpu_rw_semaphore: the one smpsim has is `cpu_hotplug_lock`",
+                    lock.get_ref()
+                ),
+            ),
+        )
+        .help("for another reader-writer semaphore declare `{ type = \"rwsem\" }` and use down_read/up_read/down_write/up_write"));
+    }
+    e.push(ir);
+    Ok(())
+}
+
+pub(super) fn percpu_down_read(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    percpu_rwsem(e, op, Op::CpusReadLock)
+}
+
+pub(super) fn percpu_up_read(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    percpu_rwsem(e, op, Op::CpusReadUnlock)
+}
+
+pub(super) fn percpu_down_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    percpu_rwsem(e, op, Op::CpusWriteLock)
+}
+
+pub(super) fn percpu_up_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    percpu_rwsem(e, op, Op::CpusWriteUnlock)
+}
+
 pub(super) fn mark(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let slot = e.slot_of(need(&op.get_ref().var, op, "var")?)?;
     e.push(Op::Mark(slot));
