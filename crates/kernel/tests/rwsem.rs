@@ -297,14 +297,16 @@ fn handoff_ends_a_queued_writers_starvation_by_spinners() {
     let mut s = spec(flat_machine(5), 30 * MS);
     let lock = rwsem(&mut s, "sem", false);
     let waited = histogram(&mut s, "victim_wait");
+    // `first`, then a loop of 5 us write holds 1 us apart.
     let hog = |first: Vec<Op>| {
         let mut ops = first;
+        let top = ops.len() as u32;
         ops.extend([
             op(&lock, LockMode::Write, true),
             Op::Work(Dist::Const(5 * US)),
             op(&lock, LockMode::Write, false),
             Op::Work(Dist::Const(US)),
-            Op::Jump(0),
+            Op::Jump(top),
         ]);
         ops
     };

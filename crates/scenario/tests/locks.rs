@@ -539,6 +539,10 @@ fn percpu_rwsem_ops_are_cpu_hotplug_lock() {
     ));
     assert!(ops.contains(&Op::CpusReadLock) && ops.contains(&Op::CpusReadUnlock));
     let e = err(&with_code(r#"{ op = "percpu_down_write", lock = "m" }"#));
-    assert!(e.message.contains("not a percpu_rw_semaphore"), "{}", e.message);
+    assert!(
+        e.message.contains("not a percpu_rw_semaphore"),
+        "{}",
+        e.message
+    );
     assert_eq!(at(&e).2, "m");
 }

@@ -30,7 +30,12 @@ pub(super) static OPS: &[OpDef] = &[
     fixed("cpus_write_unlock", Op::CpusWriteUnlock),
     custom("percpu_down_read", &["lock"], &[], lower::percpu_down_read),
     custom("percpu_up_read", &["lock"], &[], lower::percpu_up_read),
-    custom("percpu_down_write", &["lock"], &[], lower::percpu_down_write),
+    custom(
+        "percpu_down_write",
+        &["lock"],
+        &[],
+        lower::percpu_down_write,
+    ),
     custom("percpu_up_write", &["lock"], &[], lower::percpu_up_write),
     fixed("rcu_read_lock", Op::RcuReadLock),
     fixed("rcu_read_unlock", Op::RcuReadUnlock),
