@@ -123,6 +123,23 @@ fn hammer(mut s: Spec, cpus: u32, [take, release]: [Op; 2], hold: Dist, think: D
     s
 }
 
+/// A take (`take`) or release of `lock` in `mode`, without `_irqsave`.
+pub fn lock_op(lock: &ObjRef, mode: LockMode, take: bool) -> Op {
+    if take {
+        Op::Lock {
+            lock: lock.clone(),
+            mode,
+            irqsave: false,
+        }
+    } else {
+        Op::Unlock {
+            lock: lock.clone(),
+            mode,
+            irqrestore: false,
+        }
+    }
+}
+
 pub fn counter(spec: &mut Spec, name: &str) -> CounterId {
     spec.counters.push(name.into());
     spec.counters.len() as u32 - 1

@@ -3,24 +3,10 @@
 use smpsim_kernel::testkit::*;
 use smpsim_kernel::*;
 
+use smpsim_kernel::testkit::lock_op as op;
+
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
-
-fn op(lock: &ObjRef, mode: LockMode, take: bool) -> Op {
-    if take {
-        Op::Lock {
-            lock: lock.clone(),
-            mode,
-            irqsave: false,
-        }
-    } else {
-        Op::Unlock {
-            lock: lock.clone(),
-            mode,
-            irqrestore: false,
-        }
-    }
-}
 
 /// `readers` CPUs hold the lock for read 10 us at a time, `writers` CPUs
 /// for write; returns the run.

@@ -4,24 +4,10 @@
 use smpsim_kernel::testkit::*;
 use smpsim_kernel::*;
 
+use smpsim_kernel::testkit::lock_op as op;
+
 const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
-
-fn op(lock: &ObjRef, mode: LockMode, take: bool) -> Op {
-    if take {
-        Op::Lock {
-            lock: lock.clone(),
-            mode,
-            irqsave: false,
-        }
-    } else {
-        Op::Unlock {
-            lock: lock.clone(),
-            mode,
-            irqrestore: false,
-        }
-    }
-}
 
 /// An rwsem object `name` (writers spin; readers as `reader_spin` says).
 fn rwsem(s: &mut Spec, name: &str, reader_spin: bool) -> ObjRef {

@@ -227,14 +227,8 @@ impl crate::Kernel<'_> {
             self.rwsem_granted(t, s, LockMode::Read, at);
             let mut done = at;
             if !self.objects.rwsems[s as usize].waiters.is_empty() {
-                // The first reader wakes the queued readers under wait_lock.
-                let sem = &mut self.objects.rwsems[s as usize];
-                done = sem.line.rmw(&self.cost, c, done);
-                let woken = self.rwsem_mark_wake(c, s, WakeType::ReadOwned);
-                done = self.objects.rwsems[s as usize]
-                    .line
-                    .store(&self.cost, c, done);
-                done += woken as u64 * self.cost.wakeup;
+                // The first reader wakes the queued readers.
+                done = self.rwsem_wake(c, s, WakeType::ReadOwned, done);
             }
             return self.rwsem_done(t, done);
         }
@@ -419,13 +413,8 @@ impl crate::Kernel<'_> {
             // clear_nonspinnable() on the last reader's way out.
             sem.nonspinnable = false;
             if !sem.waiters.is_empty() {
-                // rwsem_wake(): wait_lock, rwsem_mark_wake(), unlock.
-                done = sem.line.rmw(&self.cost, c, done);
-                let woken = self.rwsem_mark_wake(c, s, WakeType::Any);
-                done = self.objects.rwsems[s as usize]
-                    .line
-                    .store(&self.cost, c, done);
-                done += woken as u64 * self.cost.wakeup;
+                // rwsem_wake()
+                done = self.rwsem_wake(c, s, WakeType::Any, done);
             }
         }
         self.tasks[t as usize].batch.push(Mode::Sys, done - now);
@@ -453,12 +442,7 @@ impl crate::Kernel<'_> {
         sem.reader_owned = true;
         if !sem.waiters.is_empty() {
             // rwsem_downgrade_wake()
-            done = sem.line.rmw(&self.cost, c, done);
-            let woken = self.rwsem_mark_wake(c, s, WakeType::ReadOwned);
-            done = self.objects.rwsems[s as usize]
-                .line
-                .store(&self.cost, c, done);
-            done += woken as u64 * self.cost.wakeup;
+            done = self.rwsem_wake(c, s, WakeType::ReadOwned, done);
         }
         self.tasks[t as usize].batch.push(Mode::Sys, done - now);
         self.rwsem_spinner_check(s);
@@ -514,6 +498,17 @@ impl crate::Kernel<'_> {
             }
             None => self.metrics.bad_unlock(c, self.now, &name, op, &lock),
         }
+    }
+
+    /// `wait_lock`, `rwsem_mark_wake()`, unlock, `wake_up_q()`, from CPU `c`
+    /// starting at `at`; returns when it is done.
+    fn rwsem_wake(&mut self, c: u32, s: u32, wake: WakeType, at: Nanos) -> Nanos {
+        let locked = self.objects.rwsems[s as usize].line.rmw(&self.cost, c, at);
+        let woken = self.rwsem_mark_wake(c, s, wake);
+        let unlocked = self.objects.rwsems[s as usize]
+            .line
+            .store(&self.cost, c, locked);
+        unlocked + woken as u64 * self.cost.wakeup
     }
 
     /// `rwsem_cond_wake_waiter()`: after queueing, wake whom the current
