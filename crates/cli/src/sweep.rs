@@ -201,16 +201,52 @@ pub fn main(args: SweepArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    // Every `--set` value must compile on its own first: a typo in a key
-    // fails here, before anything runs.
-    for (k, v) in &sets {
+    // Every `--set` value must compile (with the first value of each other
+    // `--set`, which may be what makes it valid: a shorter duration with a
+    // shorter warmup): a typo in a key fails here, before anything runs.
+    let firsts: Vec<(String, String)> = sets
+        .iter()
+        .filter_map(|(k, v)| split_values(v).into_iter().next().map(|f| (k.clone(), f)))
+        .collect();
+    for (i, (k, v)) in sets.iter().enumerate() {
         for value in split_values(v) {
-            if let Err(e) = scenario.compile(None, &[(k.clone(), value.clone())]) {
+            let mut with: Vec<(String, String)> = firsts
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, kv)| kv.clone())
+                .collect();
+            with.push((k.clone(), value.clone()));
+            if let Err(e) = scenario.compile(None, &with) {
                 return fail(e);
             }
         }
     }
-    let variants = crate::run::variants_to_run(&scenario, &args.variants);
+    // `--variant a,b` as well as `--variant a --variant b`; a name the
+    // scenario does not have is refused before anything runs.
+    let asked: Vec<String> = args
+        .variants
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if let Some(bad) = asked
+        .iter()
+        .find(|v| !scenario.variant_names().any(|n| n == v.as_str()))
+    {
+        let known: Vec<&str> = scenario.variant_names().collect();
+        return fail(format!(
+            "error: {}: unknown variant `{bad}`; the scenario has: {}",
+            args.scenario.display(),
+            if known.is_empty() {
+                "no variants".to_string()
+            } else {
+                known.join(", ")
+            }
+        ));
+    }
+    let variants = crate::run::variants_to_run(&scenario, &asked);
     // The cross product, in a fixed order.
     let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
     for (k, v) in &sets {

@@ -748,6 +748,7 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
         &["--cpus", "0"][..],
         &["--set", "kernel.no_such_knob=1,2"][..],
         &["--cpus", "64"][..],
+        &["--variant", "spin,nope"][..],
     ] {
         let out = smpsim()
             .args(["sweep", scenario.to_str().unwrap()])
