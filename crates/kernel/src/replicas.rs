@@ -76,6 +76,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
         if let (Some(a), Some(b)) = (out.rcu.as_mut(), r.rcu) {
             a.grace_periods += b.grace_periods;
             a.fqs_scans += b.fqs_scans;
+            a.fqs_resched_ipis += b.fqs_resched_ipis;
             a.expedited_grace_periods += b.expedited_grace_periods;
         }
         for (a, b) in out.task_groups.iter_mut().zip(&r.task_groups) {

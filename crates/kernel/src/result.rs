@@ -48,6 +48,10 @@ pub struct RcuStats {
     pub fqs_scans: u64,
     /// Expedited grace periods completed.
     pub expedited_grace_periods: u64,
+    /// `resched_cpu()` calls by the FQS scan on holdouts (only past half
+    /// the stall timeout).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fqs_resched_ipis: u64,
 }
 
 /// Like a cgroup's `cpu.stat`, over the measured part of the run.

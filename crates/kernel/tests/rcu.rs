@@ -442,3 +442,43 @@ fn a_grace_period_ending_under_a_reader_is_reported() {
     assert!(r.finding("sleeping_in_atomic").is_some());
     assert!(run(false).finding("rcu").is_none());
 }
+
+/// A CPU that holds a grace period up in the kernel is not sent a
+/// reschedule IPI at `jiffies_till_sched_qs`: the FQS scan sets its
+/// `rcu_urgent_qs` and its own next tick asks for the reschedule
+/// (`rcu_watching_snap_recheck()`, `rcu_sched_clock_irq()`); `resched_cpu()`
+/// comes only past half the stall timeout.
+#[test]
+fn a_holdout_gets_rcu_urgent_qs_not_an_ipi() {
+    let run = |stall_timeout: u64| {
+        let mut s = spec(flat_machine(2), 400 * MS);
+        s.knobs.hz = 250;
+        s.knobs.rcu_cpu_stall_timeout = stall_timeout;
+        group(
+            &mut s,
+            "kernel_loop",
+            vec![1],
+            Policy::Normal,
+            vec![
+                Op::SyscallEnter,
+                Op::PreemptDisable,
+                Op::Work(Dist::Const(100 * MS)),
+                Op::PreemptEnable,
+                Op::SyscallExit,
+                Op::Work(Dist::Const(MS)),
+            ],
+            0,
+        );
+        timed(&mut s, "gp", 0, Op::SynchronizeRcu, 7 * MS);
+        simulate(&s)
+    };
+    let r = run(21_000 * MS);
+    let rcu = r.rcu.as_ref().expect("RCU ran");
+    assert_eq!(rcu.fqs_resched_ipis, 0, "{rcu:?}");
+    assert!(rcu.grace_periods > 0, "{rcu:?}");
+    // With a stall timeout short enough that half of it passes inside one
+    // grace period, the scan falls back to resched_cpu().
+    let r = run(40 * MS);
+    let rcu = r.rcu.as_ref().expect("RCU ran");
+    assert!(rcu.fqs_resched_ipis > 0, "{rcu:?}");
+}

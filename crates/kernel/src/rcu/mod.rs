@@ -17,7 +17,9 @@
 //! idle since (`rcu_watching_snap_recheck()`). The first scan comes
 //! `jiffies_till_first_fqs` after init, later ones every
 //! `jiffies_till_next_fqs`, each wait a timer-wheel timeout; a CPU still
-//! holding out after `jiffies_till_sched_qs` is sent a reschedule IPI.
+//! holding out after `jiffies_till_sched_qs` gets `rcu_urgent_qs`, and its
+//! own next tick in the kernel sets need_resched; only past half the stall
+//! timeout does the scan `resched_cpu()` it (an IPI).
 //! Callbacks (`call_rcu()`, and the wakeup of a `synchronize_rcu()` caller)
 //! run from RCU_SOFTIRQ at the queuing CPU's next tick after the grace
 //! period ended. Every grace period's length goes to the `rcu_gp_duration`
@@ -98,6 +100,12 @@ pub struct Rcu {
     unrequested: Vec<(u32, RcuCallback)>,
     /// CPUs with an `rcu_core()` pass scheduled at their next tick.
     core_pending: Vec<bool>,
+    /// Per CPU: `rdp->rcu_urgent_qs`, set by the FQS scan for a CPU that
+    /// has held a grace period up for `jiffies_till_sched_qs`; its next
+    /// tick in the kernel asks for a reschedule.
+    urgent_qs: Vec<bool>,
+    /// Per CPU: `rdp->last_fqs_resched`.
+    last_fqs_resched: Vec<Nanos>,
     pub expedite_nesting: u32,
     exp_phase: GpPhase,
     pub exp_completed: u64,
@@ -134,6 +142,8 @@ impl Rcu {
             callbacks: Vec::new(),
             unrequested: Vec::new(),
             core_pending: vec![false; nr_cpus],
+            urgent_qs: vec![false; nr_cpus],
+            last_fqs_resched: vec![0; nr_cpus],
             expedite_nesting: 0,
             exp_phase: GpPhase::Idle,
             exp_completed: 0,
@@ -243,6 +253,19 @@ impl crate::Kernel<'_> {
         if !std::mem::replace(&mut self.rcu.core_pending[c as usize], true) {
             let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
             self.at(next_tick, Event::Rcu(RcuEvent::Core { cpu: c }));
+        }
+    }
+
+    /// `rcu_sched_clock_irq()`'s urgent-QS check on CPU `c`'s tick: a CPU
+    /// the grace period waits on, interrupted in the kernel, sets its own
+    /// need_resched (in user mode or idle the tick is a quiescent state
+    /// already).
+    pub(crate) fn rcu_urgent_qs_tick(&mut self, c: u32, in_kernel: bool) {
+        if !std::mem::take(&mut self.rcu.urgent_qs[c as usize]) {
+            return;
+        }
+        if in_kernel && self.rcu.qs_pending[c as usize] {
+            self.resched_cpu(c, c);
         }
     }
 
@@ -443,11 +466,26 @@ impl crate::Kernel<'_> {
             if passed {
                 self.rcu_report_qs(c);
             } else if holdout {
-                // rcu_implicit_dynticks_qs(): resched_cpu() the holdout.
-                self.at(
-                    self.now + self.cost.ipi_latency,
-                    Event::Sched(SchedEvent::Resched { cpu: c }),
-                );
+                // rcu_watching_snap_recheck(): at age jiffies_till_sched_qs
+                // the holdout gets rcu_urgent_qs, which its next tick in
+                // the kernel turns into a reschedule; resched_cpu() only
+                // past halfway to the stall timeout (jiffies_resched), at
+                // most once per jiffies_till_sched_qs.
+                self.rcu.urgent_qs[cu] = true;
+                let jtsq = self.sched_qs_after();
+                let resched_after = self.spec.knobs.rcu_cpu_stall_timeout / 2;
+                if self.now - self.rcu.gp_start > resched_after
+                    && self.now > self.rcu.last_fqs_resched[cu] + jtsq
+                {
+                    self.rcu.last_fqs_resched[cu] = self.now;
+                    if self.metrics.measuring(self.now) {
+                        self.rcu.stats.fqs_resched_ipis += 1;
+                    }
+                    self.at(
+                        self.now + self.cost.ipi_latency,
+                        Event::Sched(SchedEvent::Resched { cpu: c }),
+                    );
+                }
             }
         }
     }

@@ -410,11 +410,12 @@ impl crate::Kernel<'_> {
         self.rcu_check_cpu_stall(c);
         // rcu_sched_clock_irq(): a tick that interrupted user mode is a
         // quiescent state.
-        if self.tasks[t as usize].mode == Mode::User
-            && self.cpus[c as usize].activity == Activity::Task
-        {
+        let user = self.tasks[t as usize].mode == Mode::User
+            && self.cpus[c as usize].activity == Activity::Task;
+        if user {
             self.rcu_qs(c);
         }
+        self.rcu_urgent_qs_tick(c, !user);
         let task = &self.tasks[t as usize];
         let cpu = &self.cpus[c as usize];
         let others_wait = !cpu.rt.is_empty()
