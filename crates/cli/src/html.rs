@@ -142,6 +142,13 @@ fn machine_section(m: &smpsim_machine::Machine) -> String {
             text_cell(&c.source.to_string()),
         ]);
     }
+    if !m.idle.source.is_empty() {
+        rows.push(vec![
+            "idle.polling".to_string(),
+            m.idle.polling.to_string(),
+            text_cell(&m.idle.source),
+        ]);
+    }
     s.push_str(&table(&["cost", "ns", "source"], &rows));
     s
 }
