@@ -259,52 +259,16 @@ fn counters_section(runs: &[VariantRun]) -> String {
 }
 
 fn lock_stat_section(runs: &[VariantRun]) -> String {
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .flat_map(|r| {
-            r.result
-                .locks
-                .iter()
-                .filter(|l| l.acquisitions > 0 || l.contentions > 0)
-                .map(move |l| {
-                    vec![
-                        if l.instances > 1 {
-                            format!("{}[{}]", l.name, l.instances)
-                        } else {
-                            l.name.clone()
-                        },
-                        r.variant.clone(),
-                        l.contentions.to_string(),
-                        fmt_ns(l.wait_max_ns as f64),
-                        fmt_ns(l.wait_total_ns as f64),
-                        l.acquisitions.to_string(),
-                        fmt_ns(l.hold_max_ns as f64),
-                        fmt_ns(l.hold_total_ns as f64),
-                        l.handoffs.to_string(),
-                        l.bounces.to_string(),
-                    ]
-                })
-        })
-        .collect();
+    let rows = if runs.is_empty() {
+        Vec::new()
+    } else {
+        smpsim_report::text::lock_stat_rows(runs)
+    };
     let mut s = String::from("<h3>lock_stat</h3>\n");
     if rows.is_empty() {
         s.push_str("<p class=\"note\">No lock was taken.</p>\n");
     } else {
-        s.push_str(&table(
-            &[
-                "class name",
-                "variant",
-                "contentions",
-                "waittime-max",
-                "waittime-total",
-                "acquisitions",
-                "holdtime-max",
-                "holdtime-total",
-                "handoffs",
-                "bounces",
-            ],
-            &rows,
-        ));
+        s.push_str(&table(&smpsim_report::text::LOCK_STAT_COLUMNS, &rows));
     }
     s
 }

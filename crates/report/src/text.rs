@@ -398,80 +398,86 @@ fn time1(out: &mut String, runs: &[VariantRun]) {
 
 /// The `lock_stat` table.
 fn lock_stat(out: &mut String, runs: &[VariantRun]) {
-    let first = &runs[0].result;
-    if !first.locks.is_empty() {
-        let mut t = Table::new(
-            [
-                "class name",
-                "variant",
-                "contentions",
-                "waittime-max",
-                "waittime-total",
-                "acquisitions",
-                "holdtime-max",
-                "holdtime-total",
-                "spin-total",
-                "handoffs",
-                "bounces",
-            ]
-            .map(String::from)
-            .to_vec(),
-        );
-        for (i, l) in first.locks.iter().enumerate() {
-            for r in runs {
-                let Some(l2) = r.result.locks.get(i) else {
-                    continue;
-                };
-                let reads = l2.read.map_or(0, |r| r.acquisitions + r.contentions);
-                if l2.acquisitions == 0 && l2.contentions == 0 && reads == 0 {
-                    continue;
-                }
-                let mut name = if l.instances > 1 {
-                    format!("{}[{}]", l.name, l.instances)
-                } else {
-                    l.name.clone()
-                };
-                if let Some(read) = l2.read.filter(|r| r.acquisitions + r.contentions > 0) {
-                    // /proc/lock_stat's read class of a reader-writer lock.
-                    t.row(vec![
-                        format!("{name}-R"),
-                        r.variant.clone(),
-                        read.contentions.to_string(),
-                        fmt_ns(read.wait_max_ns as f64),
-                        fmt_ns(read.wait_total_ns as f64),
-                        read.acquisitions.to_string(),
-                        fmt_ns(read.hold_max_ns as f64),
-                        fmt_ns(read.hold_total_ns as f64),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                    ]);
-                }
-                if l2.read.is_some() {
-                    if l2.acquisitions == 0 && l2.contentions == 0 {
-                        continue;
-                    }
-                    name.push_str("-W");
-                }
-                t.row(vec![
-                    name,
+    if runs[0].result.locks.is_empty() {
+        return;
+    }
+    let mut t = Table::new(LOCK_STAT_COLUMNS.map(String::from).to_vec());
+    for row in lock_stat_rows(runs) {
+        t.row(row);
+    }
+    out.push_str("lock_stat\n");
+    t.render(out);
+    out.push('\n');
+}
+
+/// The columns of the `lock_stat` table.
+pub const LOCK_STAT_COLUMNS: [&str; 11] = [
+    "class name",
+    "variant",
+    "contentions",
+    "waittime-max",
+    "waittime-total",
+    "acquisitions",
+    "holdtime-max",
+    "holdtime-total",
+    "spin-total",
+    "handoffs",
+    "bounces",
+];
+
+/// The `lock_stat` rows of every variant, class by class: a class no
+/// variant took is left out, and a sleeping reader-writer lock's read side
+/// is a class of its own (`NAME-R` beside `NAME-W`), as `/proc/lock_stat`
+/// shows it.
+pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for (i, l) in runs[0].result.locks.iter().enumerate() {
+        for r in runs {
+            let Some(l2) = r.result.locks.get(i) else {
+                continue;
+            };
+            let mut name = if l.instances > 1 {
+                format!("{}[{}]", l.name, l.instances)
+            } else {
+                l.name.clone()
+            };
+            if let Some(read) = l2.read.filter(|r| r.acquisitions + r.contentions > 0) {
+                rows.push(vec![
+                    format!("{name}-R"),
                     r.variant.clone(),
-                    l2.contentions.to_string(),
-                    fmt_ns(l2.wait_max_ns as f64),
-                    fmt_ns(l2.wait_total_ns as f64),
-                    l2.acquisitions.to_string(),
-                    fmt_ns(l2.hold_max_ns as f64),
-                    fmt_ns(l2.hold_total_ns as f64),
-                    fmt_ns(l2.spin_total_ns as f64),
-                    l2.handoffs.to_string(),
-                    l2.bounces.to_string(),
+                    read.contentions.to_string(),
+                    fmt_ns(read.wait_max_ns as f64),
+                    fmt_ns(read.wait_total_ns as f64),
+                    read.acquisitions.to_string(),
+                    fmt_ns(read.hold_max_ns as f64),
+                    fmt_ns(read.hold_total_ns as f64),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
                 ]);
             }
+            if l2.acquisitions == 0 && l2.contentions == 0 {
+                continue;
+            }
+            if l2.read.is_some() {
+                name.push_str("-W");
+            }
+            rows.push(vec![
+                name,
+                r.variant.clone(),
+                l2.contentions.to_string(),
+                fmt_ns(l2.wait_max_ns as f64),
+                fmt_ns(l2.wait_total_ns as f64),
+                l2.acquisitions.to_string(),
+                fmt_ns(l2.hold_max_ns as f64),
+                fmt_ns(l2.hold_total_ns as f64),
+                fmt_ns(l2.spin_total_ns as f64),
+                l2.handoffs.to_string(),
+                l2.bounces.to_string(),
+            ]);
         }
-        out.push_str("lock_stat\n");
-        t.render(out);
-        out.push('\n');
     }
+    rows
 }
 
 /// Context switches and lazy TLB.
