@@ -34,7 +34,7 @@
 //! load balancing; [`sched::cfs_bandwidth`] for quota, throttle and
 //! unthrottle), [`kthread`] (kernel threads), [`locking`] (one file per
 //! lock kind: `qspinlock`, `ticket`, `tas`, `mcs`, `qrwlock`, `mutex` with
-//! its `osq`, `semaphore`, `percpu_rwsem`), [`rcu`] (normal grace periods
+//! its `osq`, `rwsem`, `seqcount`, `semaphore`, `percpu_rwsem`), [`rcu`] (normal grace periods
 //! driven by the GP kthread, expedited ones, callbacks), [`smp`]
 //! (`smp_call_function_*`, CSD queues, `csd_lock_wait()`), [`hotplug`],
 //! [`mm`] (`mm_struct` lifetime and lazy TLB). Beneath them: [`coherence`]
