@@ -147,9 +147,7 @@ impl crate::Kernel<'_> {
         if first {
             let queued = at + self.cost.line_transfer(target, from);
             let wake = self.wake_idle_latency(target, from);
-            if self.cost.idle_polling && self.cpus[target as usize].activity == Activity::Idle {
-                self.cpus[target as usize].polled_wake = true;
-            }
+            self.cpus[target as usize].polled_wake |= self.polls_in_idle(target);
             self.at(queued + wake, Event::Smp(SmpEvent::Ipi { cpu: target }));
         }
     }
@@ -164,10 +162,15 @@ impl crate::Kernel<'_> {
         if self.cpus[c as usize].activity != Activity::Idle {
             return self.cost.ipi_latency;
         }
-        if self.cost.idle_polling {
+        if self.polls_in_idle(c) {
             return self.cost.line_transfer(from, c) + self.cost.idle_exit;
         }
         self.cost.ipi_latency + self.cost.idle_exit
+    }
+
+    /// CPU `c` is idle with `TIF_POLLING_NRFLAG` set.
+    fn polls_in_idle(&self, c: u32) -> bool {
+        self.cost.idle_polling && self.cpus[c as usize].activity == Activity::Idle
     }
 
     /// The per-target cost of a call's function, sampled for one target.
