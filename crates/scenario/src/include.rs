@@ -30,10 +30,10 @@ pub struct Included {
     pub(crate) at: Range<usize>,
 }
 
-/// Reads the files the scenario's `include` names.
-pub(crate) fn read(scenario: &Path, text: &str) -> DResult<Vec<Included>> {
-    let doc = DeTable::parse(text).map_err(|e| Diag::from_toml(&e, 0, 0..0))?;
-    let Some(list) = doc.get_ref().get("include") else {
+/// Reads the files the scenario's `include` names (`doc` is the
+/// scenario's parsed text).
+pub(crate) fn read(scenario: &Path, doc: &DeTable<'_>) -> DResult<Vec<Included>> {
+    let Some(list) = doc.get("include") else {
         return Ok(Vec::new());
     };
     let Some(items) = list.get_ref().as_array() else {

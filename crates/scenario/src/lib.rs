@@ -64,8 +64,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 /// anchors relative machine profile paths.
 pub fn parse(path: &Path, text: String) -> Result<Scenario, ScenarioError> {
     let srcs = Sources::new(path, &text);
-    let header = read_header(&text).map_err(|d| srcs.render(d))?;
-    let includes = include::read(path, &text).map_err(|d| srcs.render(d))?;
+    let header = read_header(path, &text).map_err(|d| srcs.render(d))?;
     let mut scn = Scenario {
         path: path.to_path_buf(),
         text: String::new(),
@@ -73,7 +72,7 @@ pub fn parse(path: &Path, text: String) -> Result<Scenario, ScenarioError> {
         description: String::new(),
         variants: header.variants,
         reproduce: None,
-        includes,
+        includes: header.includes,
     };
     scn.text = text;
     scn.compile(None, &[])?;
@@ -90,9 +89,11 @@ pub fn parse(path: &Path, text: String) -> Result<Scenario, ScenarioError> {
 
 struct Header {
     variants: Vec<VariantInfo>,
+    includes: Vec<Included>,
 }
 
-fn read_header(text: &str) -> Result<Header, Diag> {
+/// The variants a scenario declares and the files it includes.
+fn read_header(path: &Path, text: &str) -> Result<Header, Diag> {
     let doc = DeTable::parse(text).map_err(|e| Diag::from_toml(&e, 0, 0..0))?;
     let decls = document::variant_decls(doc.get_ref().get("variant"))?;
     Ok(Header {
@@ -103,6 +104,7 @@ fn read_header(text: &str) -> Result<Header, Diag> {
                 description: d.description,
             })
             .collect(),
+        includes: include::read(path, doc.get_ref())?,
     })
 }
 
