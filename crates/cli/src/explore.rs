@@ -10,7 +10,7 @@ use smpsim_kernel::{Perturb, RunResult, Spec};
 
 use crate::cli::RunArgs;
 use crate::output::{emit, fail};
-use crate::progress::{pilot, Item, Progress};
+use crate::progress::{Item, Progress};
 
 /// One delay in `ONE_IN` decision points is taken.
 const ONE_IN: u64 = 4;
@@ -174,14 +174,7 @@ pub fn main(
     let progress = Progress::new("explore", "schedules", args.quiet);
     let items: Vec<Vec<Item>> = specs
         .iter()
-        .map(|spec| {
-            let (planned, cost) = if progress.quiet() {
-                (0, 1.0)
-            } else {
-                pilot(spec)
-            };
-            (0..n).map(|_| progress.add(planned, cost)).collect()
-        })
+        .map(|spec| progress.add_runs(spec, n as usize))
         .collect();
     let mut report = Vec::new();
     for ((v, spec), items) in variants.iter().zip(specs).zip(&items) {

@@ -318,6 +318,13 @@ impl Progress {
         items[item.index].started = Some(Instant::now());
     }
 
+    /// `n` runs of `spec` that cost about the same (seeds, schedules),
+    /// priced by one pilot of it (none when quiet).
+    pub fn add_runs(&self, spec: &smpsim_kernel::Spec, n: usize) -> Vec<Item> {
+        let (planned, cost) = if self.quiet() { (0, 1.0) } else { pilot(spec) };
+        (0..n).map(|_| self.add(planned, cost)).collect()
+    }
+
     /// The simulation of `item` is over (it may have ended before its
     /// planned time: its work is then what it reached).
     pub fn finish(&self, item: &Item) {

@@ -289,14 +289,7 @@ fn explore(
     let progress = Progress::new("run --seeds", "seeds", args.quiet);
     let items: Vec<Vec<Item>> = all
         .iter()
-        .map(|specs| {
-            let (planned, cost) = if progress.quiet() {
-                (0, 1.0)
-            } else {
-                pilot(&specs[0])
-            };
-            specs.iter().map(|_| progress.add(planned, cost)).collect()
-        })
+        .map(|specs| progress.add_runs(&specs[0], specs.len()))
         .collect();
     let mut report = Vec::new();
     for ((v, specs), items) in variants.iter().zip(&all).zip(&items) {
