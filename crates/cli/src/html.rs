@@ -149,6 +149,13 @@ fn machine_section(m: &smpsim_machine::Machine) -> String {
             text_cell(&m.idle.source),
         ]);
     }
+    if !m.atomics.source.is_empty() {
+        rows.push(vec![
+            "atomics.kind".to_string(),
+            m.atomics.kind.name().to_string(),
+            text_cell(&m.atomics.source),
+        ]);
+    }
     s.push_str(&table(&["cost", "ns", "source"], &rows));
     s
 }

@@ -435,5 +435,13 @@ pub fn machine(args: MachineArgs) -> i32 {
             "idle.polling", m.idle.polling, m.idle.source
         );
     }
+    if !m.atomics.source.is_empty() {
+        println!(
+            "  {:<28} {:>11}  {}",
+            "atomics.kind",
+            m.atomics.kind.name(),
+            m.atomics.source
+        );
+    }
     0
 }

@@ -92,7 +92,13 @@ pub struct Line {
     poll_seen: Vec<Nanos>,
     /// Scratch for ordering re-fetches (kept: no allocation once warm).
     order: Vec<(u64, u32)>,
+    /// LL/SC machines: RMWs queued on the line and not yet done, as
+    /// (cpu, when its store-conditional was issued, when it is done).
+    reservations: Vec<(u32, Nanos, Nanos)>,
     pub rmws: u64,
+    /// LL/SC machines: store-conditionals that failed because another
+    /// CPU's store reached the line after the load-reserve.
+    pub sc_fails: u64,
     /// Misses that moved the line (reads, RFOs, re-fetches).
     pub transfers: u64,
     /// Of those, re-fetches by polling CPUs.
@@ -115,7 +121,9 @@ impl Line {
             pollers: Vec::new(),
             poll_seen: Vec::new(),
             order: Vec::new(),
+            reservations: Vec::new(),
             rmws: 0,
+            sc_fails: 0,
             transfers: 0,
             refetches: 0,
         }
@@ -148,13 +156,103 @@ impl Line {
     /// it completes.
     pub fn rmw(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
         self.rmws += 1;
+        if cost.ll_sc {
+            return self.ll_sc(cost, cpu, now);
+        }
         self.write(cost, cpu, now, cost.atomic)
     }
 
     /// A plain store (`smp_store_release()`, a non-atomic `head++`) by
     /// `cpu` at `now`: a read-for-ownership without the atomic's cost.
     pub fn store(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
+        if cost.ll_sc {
+            // A store that reaches the line before a queued RMW's
+            // store-conditional breaks that reservation: the RMW fetches
+            // the line once more, after the store.
+            let broken = self.broken_reservations(cost, cpu, now);
+            let done = self.write(cost, cpu, now, 0);
+            if broken > 0 {
+                for &(victim, sc_issued, _) in &self.reservations {
+                    if victim != cpu && sc_issued > now {
+                        self.free_at += cost.line_transfer(cpu, victim);
+                    }
+                }
+                self.sc_fails += broken;
+                self.transfers += broken;
+            }
+            return done;
+        }
         self.write(cost, cpu, now, 0)
+    }
+
+    /// RMWs of other CPUs queued on the line whose store-conditional
+    /// issues after `now`: a request made at `now` reaches the line before
+    /// their upgrade does (the line serves requests in arrival order).
+    fn broken_reservations(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> u64 {
+        if cost.ll_sc_held {
+            return 0;
+        }
+        self.reservations.retain(|&(_, _, done)| done > now);
+        self.reservations
+            .iter()
+            .filter(|&&(c, sc_issued, _)| c != cpu && sc_issued > now)
+            .count() as u64
+    }
+
+    /// A load-linked / store-conditional RMW (`lwarx`..`stwcx.`, `ldxr`..
+    /// `stxr`): the load-reserve fetches the line shared (a hit if this
+    /// CPU has a copy), the store-conditional upgrades it, invalidating
+    /// the other copies.
+    ///
+    /// With `load_reserve = "shared"`, every RMW of another CPU queued
+    /// ahead whose store-conditional comes after this CPU's request
+    /// breaks the reservation (`stwcx.` fails) and the loop fetches
+    /// again: with K CPUs arriving together the k-th fetches k times, so a
+    /// contended line serves O(K^2) fetches where locked atomics take K
+    /// RFOs. The line is serial in the order requests are made, so a
+    /// victim pays its retries after the RMWs it lost to: the line's busy
+    /// time is the same, only who waits for the wasted fetches differs.
+    /// With `"held"` the reserving CPU keeps the line until its upgrade:
+    /// no reservation is lost.
+    fn ll_sc(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
+        if self.owner == cpu && self.sharer_list.len() == 1 {
+            // Held exclusive: the reservation holds, nothing to wait for.
+            let done = now + cost.line_transfer(cpu, cpu) + cost.atomic;
+            self.refetch(cost, cpu, done);
+            return done;
+        }
+        let broken = self.broken_reservations(cost, cpu, now);
+        let fetches = broken + u64::from(!self.has(cpu));
+        let mut t = now.max(self.free_at);
+        let fetch = cost.line_transfer(self.owner, cpu);
+        t += fetches * fetch;
+        let sc_issued = if fetches == 0 { now } else { t };
+        self.add_sharer(cpu);
+        // The upgrade invalidates every other copy in parallel.
+        let mut worst = 0;
+        for &s in &self.sharer_list {
+            if s != cpu {
+                worst = worst.max(cost.line_transfer(s, cpu));
+            }
+            if !self.sharers.is_empty() {
+                self.sharers[s as usize / 64] &= !(1 << (s % 64));
+            }
+        }
+        self.sharer_list.clear();
+        self.sharer_list.push(cpu);
+        if !self.sharers.is_empty() {
+            self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
+        }
+        let done = t + worst + cost.atomic;
+        self.transfers += fetches + 1;
+        self.sc_fails += broken;
+        self.free_at = done;
+        self.owner = cpu;
+        if !cost.ll_sc_held {
+            self.reservations.push((cpu, sc_issued, done));
+        }
+        self.refetch(cost, cpu, done);
+        done
     }
 
     fn write(&mut self, cost: &CostNs, cpu: u32, now: Nanos, extra: u64) -> Nanos {
@@ -276,6 +374,7 @@ impl Line {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use smpsim_machine::LoadReserve;
 
     fn costs() -> CostNs {
         // 2 sockets x 4 cores: same socket 100 ns, cross socket 300 ns.
@@ -296,15 +395,116 @@ mod tests {
         CostNs::new(&m)
     }
 
+    /// The same machine with load-linked / store-conditional atomics whose
+    /// load-reserve is `held` or `shared`.
+    fn ll_sc_costs(load_reserve: smpsim_machine::LoadReserve) -> CostNs {
+        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
+        m.topology = smpsim_machine::Topology::flat(8);
+        m.costs.line_transfer.same_llc.ns = 300.0;
+        m.costs.line_transfer.local.ns = 1.0;
+        m.costs.atomic = None;
+        m.atomics.kind = smpsim_machine::AtomicKind::LlSc;
+        m.atomics.load_reserve = load_reserve;
+        CostNs::new(&m)
+    }
+
+    fn locked_costs() -> CostNs {
+        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
+        m.topology = smpsim_machine::Topology::flat(8);
+        m.costs.line_transfer.same_llc.ns = 300.0;
+        m.costs.line_transfer.local.ns = 1.0;
+        m.costs.atomic = None;
+        CostNs::new(&m)
+    }
+
     /// Ping-pong of one line between two CPUs for 100 RMWs each.
     fn ping_pong(a: u32, b: u32) -> Nanos {
-        let c = costs();
+        ping_pong_with(&costs(), a, b)
+    }
+
+    fn ping_pong_with(c: &CostNs, a: u32, b: u32) -> Nanos {
         let mut line = Line::new(8, a);
         let mut t = 0;
         for i in 0..200 {
-            t = line.rmw(&c, if i % 2 == 0 { a } else { b }, t);
+            t = line.rmw(c, if i % 2 == 0 { a } else { b }, t);
         }
         t
+    }
+
+    /// The machine's figure is a CAS ping-pong one-way latency; under
+    /// LL/SC (powerpc `lwarx`/`stwcx.`) each one-way is the shared fetch
+    /// plus the upgrade, half the figure each, so the uncontended
+    /// ping-pong reproduces the figure it was calibrated on.
+    #[test]
+    fn ll_sc_ping_pong_reproduces_the_cas_figure() {
+        let locked = locked_costs();
+        for mode in [LoadReserve::Held, LoadReserve::Shared] {
+            let llsc = ll_sc_costs(mode);
+            assert_eq!(llsc.line_transfer(0, 1), 150, "one transaction");
+            assert_eq!(ping_pong_with(&llsc, 0, 1), ping_pong_with(&locked, 0, 1));
+            assert_eq!(ping_pong_with(&llsc, 0, 1), 199 * 300 + 1);
+        }
+    }
+
+    /// K CPUs issue an atomic on one line at once. Locked atomics
+    /// (x86 `lock xadd`) are K read-for-ownerships. Under LL/SC with a
+    /// shared load-reserve the RMWs queued ahead each break a later CPU's
+    /// reservation (its `stwcx.` fails, the `lwarx` loop fetches again):
+    /// the k-th CPU fetches k times, K(K-1)/2 failed store-conditionals in
+    /// all. With the reserved line held, each RMW is a fetch and an
+    /// upgrade, no retry.
+    #[test]
+    fn contended_ll_sc_retries_where_locked_atomics_do_not() {
+        let (llsc, locked) = (ll_sc_costs(LoadReserve::Shared), locked_costs());
+        let burst = |c: &CostNs| {
+            let mut line = Line::new(8, 7);
+            let mut done = 0;
+            for cpu in 0..4 {
+                done = done.max(line.rmw(c, cpu, 0));
+            }
+            (done, line.sc_fails, line.transfers)
+        };
+        let (t_locked, fails_locked, x_locked) = burst(&locked);
+        let (t_llsc, fails_llsc, x_llsc) = burst(&llsc);
+        assert_eq!((fails_locked, x_locked), (0, 4));
+        assert_eq!(t_locked, 4 * 300);
+        assert_eq!(fails_llsc, 1 + 2 + 3);
+        // 4 upgrades, 4 first fetches and 6 re-fetches of 150 ns each.
+        assert_eq!(x_llsc, 4 + 4 + 6);
+        assert_eq!(t_llsc, 14 * 150);
+        let (t_held, fails_held, x_held) = burst(&ll_sc_costs(LoadReserve::Held));
+        assert_eq!((fails_held, x_held), (0, 8));
+        assert_eq!(t_held, t_locked);
+    }
+
+    /// An LL/SC RMW by a CPU that already has a copy (it was polling the
+    /// line) hits with its load-reserve and pays only the upgrade; a
+    /// locked RMW pays a whole read-for-ownership.
+    #[test]
+    fn ll_sc_rmw_from_a_sharer_is_only_the_upgrade() {
+        for (c, want) in [(ll_sc_costs(LoadReserve::Held), 150), (locked_costs(), 300)] {
+            let mut line = Line::new(8, 0);
+            let seen = line.read(&c, 1, 0);
+            let done = line.rmw(&c, 1, seen);
+            assert_eq!(done - seen, want);
+        }
+    }
+
+    /// A plain store that reaches the line between a queued RMW's
+    /// load-reserve and its store-conditional breaks the reservation: the
+    /// line serves one more fetch. RMWs already done are not affected.
+    #[test]
+    fn a_store_before_a_pending_store_conditional_breaks_it() {
+        let c = ll_sc_costs(LoadReserve::Shared);
+        let mut line = Line::new(8, 0);
+        let done = line.rmw(&c, 1, 0);
+        assert_eq!(done, 300, "fetch + upgrade");
+        let stored = line.store(&c, 2, 100);
+        assert_eq!(line.sc_fails, 1);
+        assert_eq!(stored, 300 + 150);
+        assert_eq!(line.free_at(), 300 + 150 + 150, "cpu 1 fetches again");
+        line.store(&c, 3, 10_000);
+        assert_eq!(line.sc_fails, 1, "no reservation was pending");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The machine's costs as integer nanoseconds, with CPU places precomputed,
 //! so the hot path neither rounds floats nor divides to find a distance.
 
-use smpsim_machine::{CpuPlace, Machine};
+use smpsim_machine::{AtomicKind, CpuPlace, LoadReserve, Machine};
 
 pub struct CostNs {
     pub ipi_send: u64,
@@ -18,7 +18,13 @@ pub struct CostNs {
     /// An idle CPU polls its thread flags (`TIF_POLLING_NRFLAG`): waking it
     /// takes no IPI.
     pub idle_polling: bool,
-    /// Line transfer by distance: local, SMT, LLC, node, socket, remote.
+    /// Atomics are load-linked / store-conditional: an RMW is a fetch and
+    /// an upgrade, two transactions on the line (see `coherence`).
+    pub ll_sc: bool,
+    /// LL/SC with the reserved line held until the store-conditional
+    /// (`load_reserve = "held"`): no reservation is lost to other CPUs.
+    pub ll_sc_held: bool,
+    /// One coherence transaction by distance: local, SMT, LLC, node, socket, remote.
     line: [u64; 6],
     /// With a node distance table: the cross-socket transfer between each
     /// pair of nodes (`nodes x nodes`), else empty.
@@ -31,6 +37,19 @@ impl CostNs {
     pub fn new(m: &Machine) -> Self {
         let c = &m.costs;
         let lt = &c.line_transfer;
+        let ll_sc = m.atomics.kind == AtomicKind::LlSc;
+        // A machine's line_transfer figures are CAS ping-pong one-way
+        // latencies. Under LL/SC that is two transactions, the waiter's
+        // shared fetch and its store-conditional's upgrade; assumed: both
+        // cost the same, so one transaction is half the figure. A hit in
+        // the CPU's own cache (`local`) is no transaction.
+        let per_transaction = |ns: f64| {
+            if ll_sc {
+                (ns / 2.0).round() as u64
+            } else {
+                ns.round() as u64
+            }
+        };
         CostNs {
             ipi_send: c.ipi_send.nanos(),
             ipi_latency: c.ipi_latency.nanos(),
@@ -41,6 +60,8 @@ impl CostNs {
             tlb_flush_full: c.tlb_flush_full.nanos(),
             idle_exit: c.idle_exit.as_ref().map_or(0, |x| x.nanos()),
             idle_polling: m.idle.polling,
+            ll_sc,
+            ll_sc_held: m.atomics.load_reserve == LoadReserve::Held,
             atomic: c.atomic.as_ref().map_or(0, |x| x.nanos()),
             node_line: match &m.topology.node_distance {
                 None => Vec::new(),
@@ -51,18 +72,20 @@ impl CostNs {
                         lt.by_node_distance
                             .iter()
                             .find(|c| c.distance == d)
-                            .map_or(lt.cross_socket.nanos(), |c| c.ns.round() as u64)
+                            .map_or(per_transaction(lt.cross_socket.ns), |c| {
+                                per_transaction(c.ns)
+                            })
                     })
                     .collect(),
             },
             nr_nodes: m.topology.nr_nodes(),
             line: [
                 lt.local.nanos(),
-                lt.smt_sibling.nanos(),
-                lt.same_llc.nanos(),
-                lt.same_node.nanos(),
-                lt.same_socket.nanos(),
-                lt.cross_socket.nanos(),
+                per_transaction(lt.smt_sibling.ns),
+                per_transaction(lt.same_llc.ns),
+                per_transaction(lt.same_node.ns),
+                per_transaction(lt.same_socket.ns),
+                per_transaction(lt.cross_socket.ns),
             ],
             places: (0..m.nr_cpus() as u32)
                 .map(|c| m.topology.place(c))
@@ -70,7 +93,8 @@ impl CostNs {
         }
     }
 
-    /// Cost of moving a cache line last written by `from` to `to`.
+    /// Cost of one coherence transaction moving a cache line last written
+    /// by `from` to `to` (a read miss, a read-for-ownership, an upgrade).
     #[inline]
     pub fn line_transfer(&self, from: u32, to: u32) -> u64 {
         if from == to {

@@ -118,6 +118,69 @@ pub struct Idle {
     pub source: String,
 }
 
+/// How the machine's atomic read-modify-writes use a cache line.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum AtomicKind {
+    /// x86 `lock`-prefixed instructions, arm64 LSE atomics: the RMW is one
+    /// read-for-ownership of the line.
+    #[default]
+    Locked,
+    /// Load-linked / store-conditional (powerpc `lwarx`/`stwcx.`, arm64
+    /// without LSE `ldxr`/`stxr`): a shared fetch, then an upgrade that
+    /// fails if another CPU's store reached the line in between, and the
+    /// sequence is retried.
+    LlSc,
+}
+
+impl AtomicKind {
+    /// The name a machine file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicKind::Locked => "locked",
+            AtomicKind::LlSc => "ll-sc",
+        }
+    }
+}
+
+/// On an LL/SC machine, what the line does between a CPU's load-reserve
+/// and its store-conditional.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadReserve {
+    /// The reserving CPU keeps the line until its store-conditional is
+    /// done (a hardware forward-progress assist): other CPUs' requests
+    /// wait, no reservation is lost to them.
+    #[default]
+    Held,
+    /// The line keeps serving requests in arrival order: a load-reserve
+    /// served before another CPU's store-conditional loses its
+    /// reservation to it and the loop retries (livelock-prone bursts).
+    Shared,
+}
+
+impl LoadReserve {
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadReserve::Held => "held",
+            LoadReserve::Shared => "shared",
+        }
+    }
+}
+
+/// The machine's atomics and where that comes from.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Atomics {
+    pub kind: AtomicKind,
+    pub source: String,
+    /// LL/SC machines only.
+    #[serde(default)]
+    pub load_reserve: LoadReserve,
+    #[serde(default)]
+    pub load_reserve_source: String,
+}
+
 /// A machine: topology plus costs.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -128,6 +191,8 @@ pub struct Machine {
     pub costs: Costs,
     #[serde(default)]
     pub idle: Idle,
+    #[serde(default)]
+    pub atomics: Atomics,
 }
 
 impl Machine {
