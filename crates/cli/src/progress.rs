@@ -55,6 +55,13 @@ struct ItemState {
     /// halfway) is priced for what is left at its recent cost.
     mark: Option<(Instant, u64)>,
     recent_cost: f64,
+    /// What a pilot that is the start of this simulation simulated before
+    /// it was registered, and the host time that took.
+    head: (u64, f64),
+    /// How many threads the simulation runs on at most (its replicas), if
+    /// known: what is left of it then takes at least its own cost over
+    /// that many threads, however many others are free.
+    lanes: Option<f64>,
 }
 
 /// How far apart the samples of a running simulation's recent cost are.
@@ -69,7 +76,7 @@ impl ItemState {
             Some(t) if reached > 0 => {
                 let spent = now.saturating_duration_since(t).as_secs_f64();
                 if spent >= 1.0 {
-                    self.cost_per_ns.max(spent / reached as f64)
+                    self.cost_per_ns.max((self.head.1 + spent) / reached as f64)
                 } else {
                     self.cost_per_ns
                 }
@@ -85,7 +92,7 @@ impl ItemState {
         let Some(started) = self.started else {
             return self.cost_per_ns;
         };
-        let (at, was) = *self.mark.get_or_insert((started, 0));
+        let (at, was) = *self.mark.get_or_insert((started, self.head.0));
         let since = now.saturating_duration_since(at);
         if since >= RECENT_WINDOW && reached > was {
             self.recent_cost = since.as_secs_f64() / (reached - was) as f64;
@@ -129,6 +136,9 @@ pub struct Snapshot {
     /// Weighted work done and left.
     pub work_done: f64,
     pub work_left: f64,
+    /// Host seconds the unfinished simulation with the most left needs on
+    /// its own: no schedule ends sooner.
+    pub longest_left: f64,
 }
 
 impl Snapshot {
@@ -147,7 +157,11 @@ impl Snapshot {
             } else {
                 let r = reached.min(it.planned_ns);
                 s.work_done += cost * r as f64;
-                s.work_left += it.cost_left(now, reached) * (it.planned_ns - r) as f64;
+                let left = it.cost_left(now, reached) * (it.planned_ns - r) as f64;
+                s.work_left += left;
+                if let Some(lanes) = it.lanes {
+                    s.longest_left = s.longest_left.max(left / lanes);
+                }
             }
         }
         s
@@ -166,13 +180,16 @@ impl Snapshot {
     }
 }
 
-/// Seconds left: the work left at the throughput so far. None until
-/// there is something to measure the throughput on.
-pub fn eta(elapsed: f64, work_done: f64, work_left: f64) -> Option<f64> {
+/// Seconds left: the work left at the throughput so far, and no less
+/// than the longest single simulation left takes on its own (`longest`:
+/// when one dear run is all that is left, the other threads idle and the
+/// throughput so far overstates what is to come). None until there is
+/// something to measure the throughput on.
+pub fn eta(elapsed: f64, work_done: f64, work_left: f64, longest: f64) -> Option<f64> {
     if work_done <= 0.0 || elapsed < 0.2 {
         return None;
     }
-    Some(work_left * elapsed / work_done)
+    Some((work_left * elapsed / work_done).max(longest))
 }
 
 /// `1h02m`, `3m05s`, `42s`.
@@ -195,7 +212,7 @@ impl Shared {
         );
         let elapsed = self.start.elapsed().as_secs_f64();
         let rate = snap.simulated_ns as f64 / elapsed.max(1e-9);
-        let eta = match eta(elapsed, snap.work_done, snap.work_left) {
+        let eta = match eta(elapsed, snap.work_done, snap.work_left, snap.longest_left) {
             Some(s) => fmt_secs(s),
             None => "?".into(),
         };
@@ -219,7 +236,12 @@ impl Shared {
                 bar.set_message(msg);
             }
             Mode::Lines(_) => {
-                let (_, msg) = self.message();
+                let (snap, msg) = self.message();
+                if snap.total == 0 {
+                    // Nothing registered yet (pilots running): the note
+                    // said so.
+                    return;
+                }
                 eprintln!(
                     "{}: {msg} [{} elapsed]",
                     self.label,
@@ -291,8 +313,21 @@ impl Progress {
     /// Registers a simulation of `planned_ns` simulated time (all
     /// replicas) costing `cost_per_ns` per simulated nanosecond.
     pub fn add(&self, planned_ns: u64, cost_per_ns: f64) -> Item {
+        self.add_piloted(planned_ns, cost_per_ns, (0, 0.0), None)
+    }
+
+    /// [`Progress::add`] for a simulation whose pilot was its own start:
+    /// `head` is the simulated time the pilot reached and its host time;
+    /// `lanes`, the threads the simulation can use at most, if known.
+    pub fn add_piloted(
+        &self,
+        planned_ns: u64,
+        cost_per_ns: f64,
+        head: (u64, f64),
+        lanes: Option<u32>,
+    ) -> Item {
         let mut items = self.shared.items.lock().expect("no panic holding it");
-        let reached = Arc::new(AtomicU64::new(0));
+        let reached = Arc::new(AtomicU64::new(head.0));
         items.push(ItemState {
             planned_ns,
             cost_per_ns: if cost_per_ns.is_finite() && cost_per_ns > 0.0 {
@@ -305,6 +340,8 @@ impl Progress {
             started: None,
             mark: None,
             recent_cost: 0.0,
+            head,
+            lanes: lanes.map(|n| n.max(1) as f64),
         });
         Item {
             reached,
@@ -394,9 +431,132 @@ pub fn pilot(spec: &smpsim_kernel::Spec) -> (u64, f64) {
     (planned, wall / reached as f64)
 }
 
+/// A simulation priced by running its own start: the simulated time it
+/// plans, its estimated cost per simulated ns, and the simulation stopped
+/// where the pilot left it (with what the pilot simulated and its host
+/// time), to be run on from there at no cost.
+pub struct Piloted<'s> {
+    pub planned: u64,
+    pub cost_per_ns: f64,
+    pub head: (u64, f64),
+    pub sim: smpsim_kernel::Simulation<'s>,
+}
+
+/// Host time a resumable pilot may spend going on past its horizon.
+const PILOT_HOST_BUDGET: f64 = 2.0;
+
+/// How far a resumable pilot runs at least: a hundredth of the run, and past the
+/// first period of the run's longest periodic machinery plus five
+/// hundredths (a CFS bandwidth pool refills its quota first at one period:
+/// from then on the run throttles and unthrottles, and costs what it will
+/// cost); at most half the run.
+pub fn pilot_horizon(spec: &smpsim_kernel::Spec) -> u64 {
+    let step = (spec.duration / 100).max(1);
+    let period = spec
+        .cgroups
+        .iter()
+        .filter_map(|c| c.bandwidth.as_ref().map(|b| b.period))
+        .max()
+        .unwrap_or(0);
+    let through_a_period = if period > 0 {
+        period.saturating_add(5 * step)
+    } else {
+        0
+    };
+    step.max(through_a_period.min(spec.duration / 2))
+}
+
+/// Runs the start of `spec` (one replica: `None` for a spec of several,
+/// which [`pilot`] prices) to [`pilot_horizon`] in hundredths, and on while
+/// it is cheap (see `PILOT_HOST_BUDGET`), and prices
+/// the rest at the cost per simulated ns of the pilot's latest steps: what
+/// a run costs once under way predicts what is left of it better than its
+/// start does.
+pub fn pilot_resumable(spec: &smpsim_kernel::Spec) -> Option<Piloted<'_>> {
+    if spec.replicas > 1 {
+        return None;
+    }
+    let step = (spec.duration / 100).max(1);
+    let horizon = pilot_horizon(spec);
+    let mut sim = smpsim_kernel::Simulation::new(spec);
+    let start = Instant::now();
+    // (simulated time reached, host seconds) after each step.
+    let mut steps = vec![(0u64, 0.0f64)];
+    let over = loop {
+        let over = sim.advance(sim.reached().saturating_add(step));
+        let (reached, secs) = (sim.reached(), start.elapsed().as_secs_f64());
+        steps.push((reached, secs));
+        // Past the horizon, a pilot goes on while it is cheap: up to a
+        // quarter of the run within its host budget. Nothing is lost, the
+        // run goes on from here; what is gained is a cost measured later
+        // in the run, past slow starts the horizon does not know of.
+        let cheap = secs < PILOT_HOST_BUDGET && reached < spec.duration / 4;
+        if over || (reached >= horizon && !cheap) {
+            break over;
+        }
+    };
+    let &(reached, secs) = steps.last().expect("one step at least");
+    // The latest steps that took a tenth of the pilot's host time (two at
+    // least): the freshest cost.
+    let from = steps
+        .iter()
+        .rposition(|&(_, t)| secs - t >= secs / 10.0)
+        .unwrap_or(0)
+        .min(steps.len().saturating_sub(3));
+    let (r0, t0) = steps[from];
+    let cost_per_ns = (secs - t0) / (reached - r0).max(1) as f64;
+    let planned = if over && reached < spec.duration {
+        // It ended early (every task exited): that is its length.
+        reached
+    } else {
+        spec.duration
+    };
+    Some(Piloted {
+        planned,
+        cost_per_ns,
+        head: (reached, secs),
+        sim,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pilot that is the start of its run: run on from where the pilot
+    /// stopped, the result is the run's, to the byte; the pilot goes at
+    /// least past the first CFS bandwidth period plus five hundredths.
+    #[test]
+    fn a_resumable_pilot_is_the_start_of_its_run() {
+        use smpsim_kernel::testkit::*;
+        let mut s = lock_scaling(
+            flat_machine(8),
+            "qspinlock",
+            Default::default(),
+            8,
+            1_000,
+            5_000,
+            20_000_000,
+        );
+        assert_eq!(pilot_horizon(&s), 200_000);
+        s.cgroups.push(smpsim_kernel::CgroupDecl {
+            name: "limited".into(),
+            parent: None,
+            bandwidth: Some(smpsim_kernel::Bandwidth {
+                quota: 1_000_000,
+                period: 5_000_000,
+            }),
+            generated_descendants: 0,
+        });
+        assert_eq!(pilot_horizon(&s), 5_000_000 + 5 * 200_000);
+        let p = pilot_resumable(&s).expect("one replica");
+        assert!(p.head.0 >= pilot_horizon(&s), "{:?}", p.head);
+        assert_eq!(p.planned, s.duration);
+        assert!(p.cost_per_ns > 0.0);
+        let mut sim = p.sim;
+        sim.advance(u64::MAX);
+        assert_eq!(sim.finish(), smpsim_kernel::simulate(&s));
+    }
 
     fn item(planned: u64, cost: f64, reached: u64, finished: bool) -> ItemState {
         ItemState {
@@ -407,6 +567,8 @@ mod tests {
             started: None,
             mark: None,
             recent_cost: 0.0,
+            head: (0, 0.0),
+            lanes: None,
         }
     }
 
@@ -447,7 +609,7 @@ mod tests {
                 ),
             ];
             let s = Snapshot::of(&mut items, Instant::now());
-            let left = eta(t, s.work_done, s.work_left).unwrap();
+            let left = eta(t, s.work_done, s.work_left, 0.0).unwrap();
             let real = total - t;
             assert!(
                 (left - real).abs() <= 0.3 * real,
@@ -458,7 +620,7 @@ mod tests {
         let t = total * 0.1;
         let done = t / cheap_wall * cheap_ns as f64;
         let left = (cheap_ns as f64 - done) + dear_ns as f64;
-        let naive = eta(t, done, left).unwrap();
+        let naive = eta(t, done, left, 0.0).unwrap();
         assert!(naive < 0.5 * (total - t), "{naive} vs {}", total - t);
     }
 
@@ -503,9 +665,11 @@ mod tests {
         let s = Snapshot::of(&mut items, Instant::now());
         assert_eq!((s.done, s.total, s.simulated_ns), (1, 2, 125));
         assert_eq!((s.work_done, s.work_left), (125.0, 50.0));
-        assert_eq!(eta(0.1, 1.0, 1.0), None);
-        assert_eq!(eta(10.0, 0.0, 1.0), None);
-        assert_eq!(eta(10.0, 125.0, 50.0), Some(4.0));
+        assert_eq!(eta(0.1, 1.0, 1.0, 0.0), None);
+        assert_eq!(eta(10.0, 0.0, 1.0, 0.0), None);
+        assert_eq!(eta(10.0, 125.0, 50.0, 0.0), Some(4.0));
+        // One run with 30 s left on its own: the throughput's 4 s is wrong.
+        assert_eq!(eta(10.0, 125.0, 50.0, 30.0), Some(30.0));
         assert_eq!(fmt_secs(3725.0), "1h02m");
         assert_eq!(fmt_secs(185.0), "3m05s");
     }

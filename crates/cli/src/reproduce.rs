@@ -209,27 +209,45 @@ pub fn main(args: ReproduceArgs) -> i32 {
     let progress = Progress::new("reproduce", "runs", args.quiet);
     let all_specs: Vec<&smpsim_kernel::Spec> =
         work.iter().flat_map(|w| w.3.iter().flatten()).collect();
-    let mut items = crate::run::register(&progress, &all_specs).into_iter();
+    progress.note(&format!(
+        "reproduce: pricing {} runs by running their start",
+        all_specs.len()
+    ));
+    let costed = crate::run::register_resumable(&progress, &all_specs);
+    // Every run of every case on one pool, the dearest first.
+    let mut jobs = Vec::with_capacity(costed.len());
+    let mut costed = costed.into_iter();
+    for (scenario, _, variants, specs) in &work {
+        for seed_specs in specs {
+            for (variant, spec) in variants.iter().zip(seed_specs) {
+                let (item, estimate, started) = costed.next().expect("one item per spec");
+                jobs.push(crate::run::Job {
+                    scenario,
+                    variant,
+                    spec,
+                    item,
+                    estimate,
+                    started: std::sync::Mutex::new(started),
+                });
+            }
+        }
+    }
+    progress.note(&format!(
+        "reproduce: {} runs of {} cases{}, the dearest first, each on from its start",
+        jobs.len(),
+        work.len(),
+        if args.quick { " (quick)" } else { "" }
+    ));
+    let mut finished = crate::run::run_dearest_first(&jobs, &progress).into_iter();
     let mut rows = Vec::new();
     let mut text_out = String::new();
     let mut done_cases = Vec::new();
     for (scenario, seeds, variants, specs) in &work {
         let rep = scenario.reproduce.as_ref().unwrap();
-        let mut per_seed: Vec<Vec<VariantRun>> = Vec::new();
-        for (k, seed_specs) in specs.iter().enumerate() {
-            progress.note(&format!(
-                "reproduce {}: seed {}/{} ({} variants{})",
-                rep.case,
-                k + 1,
-                seeds,
-                variants.len(),
-                if args.quick { ", quick" } else { "" }
-            ));
-            let its: Vec<_> = items.by_ref().take(seed_specs.len()).collect();
-            per_seed.push(crate::run::run_specs(
-                scenario, variants, seed_specs, &progress, &its,
-            ));
-        }
+        let per_seed: Vec<Vec<VariantRun>> = specs
+            .iter()
+            .map(|_| finished.by_ref().take(variants.len()).collect())
+            .collect();
         let first = &per_seed[0];
         let machine = specs[0][0].machine.clone();
         text_out.push_str(&format!("=== {} ===\n", rep.case));

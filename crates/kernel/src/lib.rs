@@ -67,7 +67,7 @@ pub mod trace;
 
 pub use program::*;
 pub use result::*;
-pub use sim::{summarize, Kernel};
+pub use sim::{summarize, Kernel, Simulation};
 pub use spec::*;
 
 /// Runs one replica of a spec recording every CPU's timeline (at most

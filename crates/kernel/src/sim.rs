@@ -183,61 +183,27 @@ impl<'s> Kernel<'s> {
 
     /// Runs the spec's duration and returns the result.
     pub fn run(&mut self) -> RunResult {
-        let mut engine: Engine<Event> = Engine::with_capacity(4 * self.tasks.len() + 1024);
-        for cpu in 0..self.nr_cpus {
-            engine.schedule(0, Event::Sched(SchedEvent::Resched { cpu }));
-        }
-        for pool in 0..self.pools.len() as u32 {
-            let first = self.pools[pool as usize].period;
-            engine.schedule(first, Event::Cfs(CfsEvent::Period { pool }));
-        }
-        if self.spec.warmup > 0 {
-            engine.schedule(self.spec.warmup, Event::Run(RunEvent::WarmupEnd));
-        }
-        let stop = Stop {
-            horizon: self.spec.duration,
-            max_events: self.spec.max_events.unwrap_or(u64::MAX),
-        };
-        let reason = match self.progress.clone() {
-            None => engine.run(self, stop),
+        let mut run = RunState::new(self);
+        match self.progress.clone() {
+            None => {
+                run.advance(self, Nanos::MAX);
+            }
             // In steps of a hundredth of the run: the engine delivers the
             // same events in the same order whether it stops at a horizon
             // and goes on or runs through.
             Some(progress) => {
-                let step = (stop.horizon / 100).max(1);
-                let mut reached: Nanos = 0;
+                let step = (self.spec.duration / 100).max(1);
                 loop {
-                    let horizon = reached.saturating_add(step).min(stop.horizon);
-                    let r = engine.run(
-                        self,
-                        Stop {
-                            horizon,
-                            max_events: stop.max_events,
-                        },
-                    );
-                    let now = engine.now().max(reached);
-                    progress.fetch_add(now - reached, std::sync::atomic::Ordering::Relaxed);
-                    reached = now;
-                    if r != smpsim_engine::StopReason::Horizon || horizon >= stop.horizon {
-                        break r;
+                    let was = run.reached;
+                    let done = run.advance(self, was.saturating_add(step));
+                    progress.fetch_add(run.reached - was, std::sync::atomic::Ordering::Relaxed);
+                    if done {
+                        break;
                     }
                 }
             }
-        };
-        // An event budget, or every task having exited, ends the run early:
-        // report what was simulated.
-        self.now = match reason {
-            smpsim_engine::StopReason::EventBudget | smpsim_engine::StopReason::ModelRequested => {
-                engine.now()
-            }
-            _ => self.spec.duration,
-        };
-        for cpu in 0..self.nr_cpus {
-            self.settle(cpu);
-            self.close_sections(cpu);
         }
-        self.mm_check_leaks();
-        self.finish(engine.stats())
+        run.finish(self)
     }
 
     // ----- accounting -------------------------------------------------
@@ -767,5 +733,121 @@ impl Model for Kernel<'_> {
             engine.schedule(self.now + 1_000_000, Event::Run(RunEvent::AllExited));
         }
         handled
+    }
+}
+
+/// The engine of a run in progress: [`Kernel::run`] is `new`, `advance`
+/// to the end, `finish`.
+struct RunState {
+    engine: Engine<Event>,
+    /// Simulated time the engine has reached.
+    reached: Nanos,
+    /// Why the run ended, once it has.
+    ended: Option<smpsim_engine::StopReason>,
+}
+
+impl RunState {
+    /// The kernel's first events queued at time zero.
+    fn new(k: &Kernel) -> Self {
+        let mut engine: Engine<Event> = Engine::with_capacity(4 * k.tasks.len() + 1024);
+        for cpu in 0..k.nr_cpus {
+            engine.schedule(0, Event::Sched(SchedEvent::Resched { cpu }));
+        }
+        for pool in 0..k.pools.len() as u32 {
+            let first = k.pools[pool as usize].period;
+            engine.schedule(first, Event::Cfs(CfsEvent::Period { pool }));
+        }
+        if k.spec.warmup > 0 {
+            engine.schedule(k.spec.warmup, Event::Run(RunEvent::WarmupEnd));
+        }
+        RunState {
+            engine,
+            reached: 0,
+            ended: None,
+        }
+    }
+
+    /// Simulates up to `horizon` (at most the spec's duration); true when
+    /// the run is over (its duration reached, its event budget spent, or
+    /// every task exited).
+    fn advance(&mut self, k: &mut Kernel, horizon: Nanos) -> bool {
+        if self.ended.is_some() {
+            return true;
+        }
+        let duration = k.spec.duration;
+        let horizon = horizon.min(duration);
+        let max_events = k.spec.max_events.unwrap_or(u64::MAX);
+        let r = self.engine.run(
+            k,
+            Stop {
+                horizon,
+                max_events,
+            },
+        );
+        let now = self.engine.now().max(self.reached);
+        self.reached = if r == smpsim_engine::StopReason::Horizon {
+            // Nothing left to deliver before the horizon: it is reached.
+            now.max(horizon)
+        } else {
+            now
+        };
+        if r != smpsim_engine::StopReason::Horizon || horizon >= duration {
+            self.ended = Some(r);
+        }
+        self.ended.is_some()
+    }
+
+    /// Ends the run (wherever it stopped) and returns its result.
+    fn finish(self, k: &mut Kernel) -> RunResult {
+        // An event budget, or every task having exited, ends the run early:
+        // report what was simulated.
+        k.now = match self.ended {
+            Some(smpsim_engine::StopReason::EventBudget)
+            | Some(smpsim_engine::StopReason::ModelRequested) => self.engine.now(),
+            Some(_) => k.spec.duration,
+            None => self.reached,
+        };
+        for cpu in 0..k.nr_cpus {
+            k.settle(cpu);
+            k.close_sections(cpu);
+        }
+        k.mm_check_leaks();
+        k.finish(self.engine.stats())
+    }
+}
+
+/// A run that stops at a simulated time and goes on later with the result
+/// of one that ran through: a pilot that is the start of the run it
+/// prices. Replicas are not split (one spec, one kernel).
+pub struct Simulation<'s> {
+    kernel: Kernel<'s>,
+    run: RunState,
+}
+
+impl<'s> Simulation<'s> {
+    pub fn new(spec: &'s Spec) -> Self {
+        let kernel = Kernel::new(spec);
+        let run = RunState::new(&kernel);
+        Simulation { kernel, run }
+    }
+
+    /// Simulates up to `horizon`; true when the run is over.
+    pub fn advance(&mut self, horizon: Nanos) -> bool {
+        self.run.advance(&mut self.kernel, horizon)
+    }
+
+    /// Simulated time reached so far.
+    pub fn reached(&self) -> Nanos {
+        self.run.reached
+    }
+
+    /// The simulated time the run lasts at most.
+    pub fn duration(&self) -> Nanos {
+        self.kernel.spec.duration
+    }
+
+    /// Ends the run wherever it stopped and returns its result.
+    pub fn finish(mut self) -> RunResult {
+        self.run.finish(&mut self.kernel)
     }
 }

@@ -214,6 +214,22 @@ fn runs_are_deterministic() {
     assert_ne!(simulate(&s).counters, simulate(&other).counters);
 }
 
+/// A run stopped at arbitrary simulated times and resumed (a pilot that
+/// is the start of the run it prices) gives the result of one that ran
+/// through, to the byte.
+#[test]
+fn a_run_stopped_and_resumed_is_the_run_that_ran_through() {
+    let s = global_mutex_bench(32, US, 20 * US, 20 * MS);
+    let mut sim = Simulation::new(&s);
+    for stop in [1, 777, 3 * MS + 17, 3 * MS + 17, 11 * MS] {
+        assert!(!sim.advance(stop));
+        assert_eq!(sim.reached(), stop);
+    }
+    assert!(sim.advance(u64::MAX));
+    assert!(sim.advance(u64::MAX), "over stays over");
+    assert_eq!(sim.finish(), simulate(&s));
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
 
