@@ -156,6 +156,13 @@ fn machine_section(m: &smpsim_machine::Machine) -> String {
             text_cell(&m.atomics.source),
         ]);
     }
+    if m.atomics.kind == smpsim_machine::AtomicKind::LlSc {
+        rows.push(vec![
+            "atomics.load_reserve".to_string(),
+            m.atomics.load_reserve.name().to_string(),
+            text_cell(&m.atomics.load_reserve_source),
+        ]);
+    }
     s.push_str(&table(&["cost", "ns", "source"], &rows));
     s
 }

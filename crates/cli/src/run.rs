@@ -604,5 +604,13 @@ pub fn machine(args: MachineArgs) -> i32 {
             m.atomics.source
         );
     }
+    if m.atomics.kind == smpsim_machine::AtomicKind::LlSc {
+        println!(
+            "  {:<28} {:>11}  {}",
+            "atomics.load_reserve",
+            m.atomics.load_reserve.name(),
+            m.atomics.load_reserve_source
+        );
+    }
     0
 }
