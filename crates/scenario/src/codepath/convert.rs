@@ -189,17 +189,24 @@ fn toml_string(code: &str) -> String {
     if literal_ok {
         return format!("'''\n{code}'''");
     }
-    let mut out = String::from("\"\"\"\n");
-    for c in code.chars() {
+    format!("\"\"\"\n{}\"\"\"", toml_escaped(code, true))
+}
+
+/// `s` escaped for a TOML basic string; a `multiline` one keeps its
+/// newlines and tabs as they are.
+fn toml_escaped(s: &str, multiline: bool) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            '\n' | '\t' => out.push(c),
+            '\n' | '\t' if multiline => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
             c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
     }
-    out.push_str("\"\"\"");
     out
 }
 
@@ -297,19 +304,7 @@ fn toml_key(k: &str) -> String {
 }
 
 fn toml_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    format!("\"{}\"", toml_escaped(s, false))
 }
 
 /// Rewrites every code path written in the text form into a TOML array
