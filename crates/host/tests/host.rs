@@ -30,17 +30,25 @@ fn the_profile_round_trips_into_a_machine() {
     assert!(m.costs.syscall.ns > 0.0);
 }
 
-/// A test stopped by SIGTERM mid-run leaves no cgroup behind.
-#[test]
-fn sigterm_mid_run_leaves_no_cgroup() {
+/// The cpu controller's cgroup folder, where the host's membarrier test
+/// can run with a cgroup tree; None (and why, on stderr) where it cannot.
+fn membarrier_cgroup_root() -> Option<std::path::PathBuf> {
     let (cg, root) = smpsim_host::probe::cgroup_cpu();
     let (mb, rseq) = (smpsim_host::probe::membarrier(), smpsim_host::probe::rseq());
     if !cg.ok || !mb.ok || !rseq.ok {
         eprintln!("skipped: {} / {} / {}", cg.detail, mb.detail, rseq.detail);
-        return;
+        return None;
     }
-    let dir = match root.unwrap() {
-        smpsim_host::probe::CgroupCpu::V1(d) | smpsim_host::probe::CgroupCpu::V2(d) => d,
+    match root? {
+        smpsim_host::probe::CgroupCpu::V1(d) | smpsim_host::probe::CgroupCpu::V2(d) => Some(d),
+    }
+}
+
+/// A test stopped by SIGTERM mid-run leaves no cgroup behind.
+#[test]
+fn sigterm_mid_run_leaves_no_cgroup() {
+    let Some(dir) = membarrier_cgroup_root() else {
+        return;
     };
     let mut child = smpsim()
         .args(["membarrier", "--seconds", "30", "--cgroup", "10x3"])
@@ -90,14 +98,8 @@ fn sigterm_mid_hotplug_leaves_every_cpu_online() {
 /// membarrier run sweeps it (and only trees of processes that are gone).
 #[test]
 fn cgroups_left_by_a_killed_run_are_swept_by_the_next() {
-    let (cg, root) = smpsim_host::probe::cgroup_cpu();
-    let (mb, rseq) = (smpsim_host::probe::membarrier(), smpsim_host::probe::rseq());
-    if !cg.ok || !mb.ok || !rseq.ok {
-        eprintln!("skipped: {} / {} / {}", cg.detail, mb.detail, rseq.detail);
+    let Some(dir) = membarrier_cgroup_root() else {
         return;
-    }
-    let dir = match root.unwrap() {
-        smpsim_host::probe::CgroupCpu::V1(d) | smpsim_host::probe::CgroupCpu::V2(d) => d,
     };
     let mut child = smpsim()
         .args(["membarrier", "--seconds", "30", "--cgroup", "3x2"])
