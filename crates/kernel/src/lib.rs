@@ -36,7 +36,8 @@
 //! lock kind: `qspinlock`, `ticket`, `tas`, `mcs`, `qrwlock`, `mutex` with
 //! its `osq`, `rwsem`, `seqcount`, `semaphore`, `percpu_rwsem`), [`rcu`] (normal grace periods
 //! driven by the GP kthread, expedited ones, callbacks), [`smp`]
-//! (`smp_call_function_*`, CSD queues, `csd_lock_wait()`), [`hotplug`],
+//! (`smp_call_function_*`, CSD queues, `csd_lock_wait()`),
+//! [`stop_machine`] (the per-CPU stoppers and `multi_cpu_stop()`), [`hotplug`],
 //! [`mm`] (`mm_struct` lifetime and lazy TLB). Beneath them: [`coherence`]
 //! (cache lines), [`costs`] (the machine's costs as integers), [`ids`]
 //! (ids and sentinels, a leaf every module may use).
@@ -61,6 +62,7 @@ pub mod sched;
 mod sim;
 pub mod smp;
 pub mod spec;
+pub mod stop_machine;
 pub mod task;
 pub mod testkit;
 pub mod trace;
