@@ -424,10 +424,14 @@ impl crate::Kernel<'_> {
         Flow::Next
     }
 
-    /// `cpu_stopper_thread()` of CPU `c` (task `t`): one step each time it
-    /// has the CPU and nothing left of its last piece of work.
+    /// `cpu_stopper_thread()` (task `t`, current on CPU `c`): one step
+    /// each time it has the CPU and nothing left of its last piece of work.
+    /// The stopper is its CPU's (`me`), which is `c` unless a scenario took
+    /// that CPU offline under it (the kernel's callers hold the hotplug
+    /// lock, so that cannot happen there).
     pub(crate) fn cpu_stopper_thread(&mut self, c: u32, t: TaskId) -> KthreadStep {
-        let k = c as usize;
+        let me = self.tasks[t as usize].index;
+        let k = me as usize;
         loop {
             match self.stop.step[k] {
                 Step::Idle => {
@@ -448,11 +452,11 @@ impl crate::Kernel<'_> {
                     self.preempt_disable(t);
                     self.stop.step[k] = Step::Spinning;
                     self.stop_spin(t);
-                    self.multi_cpu_stop_arrive(c);
+                    self.multi_cpu_stop_arrive(me);
                     return KthreadStep::Spin;
                 }
                 Step::Spinning => {
-                    if c == self.stop.active && !self.stop.fn_done[k] {
+                    if me == self.stop.active && !self.stop.fn_done[k] {
                         // MULTI_STOP_RUN on the active CPU: err = msdata->fn().
                         self.stop.fn_done[k] = true;
                         self.stop.step[k] = Step::RanFn;
@@ -479,7 +483,7 @@ impl crate::Kernel<'_> {
                     return KthreadStep::Spin;
                 }
                 Step::Signalled => {
-                    if self.stop.completer == c && !self.stop.complete {
+                    if self.stop.completer == me && !self.stop.complete {
                         self.stop_machine_complete(c);
                     }
                     // preempt_count_dec(); goto repeat.
@@ -598,7 +602,7 @@ impl crate::Kernel<'_> {
             let seen = self.stop.cpus[k].seen;
             // MULTI_STOP_DISABLE_IRQ: local_irq_disable(); hard_irq_disable().
             self.tasks[t as usize].irq.irqs_off = true;
-            let cpu = &mut self.cpus[k];
+            let cpu = &mut self.cpus[self.tasks[t as usize].cpu as usize];
             if cpu.irq_off_since.is_none() {
                 cpu.irq_off_since = Some(seen[MULTI_STOP_DISABLE_IRQ].max(now));
             }
