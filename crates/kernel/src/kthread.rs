@@ -9,7 +9,8 @@
 //! timeout). The mechanism that owns it keeps its state and wakes it.
 //!
 //! Kthreads are created only for mechanisms the scenario uses, so a
-//! scenario without RCU has no `rcu_sched` thread in its results.
+//! scenario without RCU has no `rcu_sched` thread in its results, and one
+//! without `stop_machine` no `migration/N` threads.
 
 use smpsim_engine::Nanos;
 

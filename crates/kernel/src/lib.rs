@@ -8,7 +8,8 @@
 //! 2. **Kernel.** [`Kernel::new`] builds the system from it: per-CPU
 //!    runqueues and sched domains, one task per placement, the kernel
 //!    threads the scenario's mechanisms need ([`kthread`]: the RCU GP
-//!    kthread when it uses RCU), each object's instances with their cache
+//!    kthread when it uses RCU, a `migration/N` stopper per CPU when it
+//!    calls `stop_machine`), each object's instances with their cache
 //!    lines, cgroup bandwidth pools. [`Kernel::run`] hands it to the
 //!    deterministic engine (`smpsim-engine`) until the scenario's duration.
 //! 3. **Events.** Each CPU is always doing exactly one thing (an
