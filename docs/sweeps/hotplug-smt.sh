@@ -23,3 +23,5 @@ point "FQS every 8 jiffies (nr_cpu_ids = 1920 possible CPUs)" --set kernel.jiffi
 point "rcu_node_cost 20 us" --set kernel.rcu_node_cost=20us
 point "IPI latency 5 us" --set machine.costs.ipi_latency.ns=5000
 point "context switch 5 us" --set machine.costs.context_switch.ns=5000
+point "take_cpu_down() 200 us" --set "functions.takedown_cpu='stop_machine_cpuslocked(func = 200us, cpu = cpu); set_cpu_offline(cpu);'"
+point "cross-chip line transfer 900 ns" --set machine.costs.line_transfer.cross_socket.ns=900

@@ -13,6 +13,7 @@ pub enum Event {
     Rcu(RcuEvent),
     Mm(MmEvent),
     Lock(LockEvent),
+    Stop(StopEvent),
     Run(RunEvent),
 }
 
@@ -86,6 +87,13 @@ pub enum MmEvent {
 pub enum LockEvent {
     /// A timer a spinning lock asked for (a backoff running out).
     Timer { lock: u32 },
+}
+
+/// `stop_machine()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopEvent {
+    /// `wake_up_q()` in `cpu_stop_queue_work()` wakes `migration/cpu`.
+    Wake { cpu: u32 },
 }
 
 /// The run itself.

@@ -253,6 +253,13 @@ impl crate::Kernel<'_> {
             Op::SmpCallFunctionMany { cpus, func, wait } => {
                 self.smp_call_function_many(c, t, cpus, func, *wait, smp_step(resume))
             }
+            Op::StopMachine { func, cpu } => {
+                let step = match resume {
+                    Resume::StopMachine(s) => Some(s),
+                    _ => None,
+                };
+                self.stop_machine_cpuslocked(c, t, func, cpu.as_ref(), step)
+            }
             Op::SynchronizeRcu | Op::SynchronizeRcuExpedited => {
                 if resume != Resume::SynchronizeRcu {
                     self.tasks[t as usize].resume = Resume::SynchronizeRcu;
@@ -577,6 +584,10 @@ impl crate::Kernel<'_> {
                 if !self.rwsem_spin_finished(c, t, lock) {
                     return;
                 }
+            }
+            Spin::StopMachine => {
+                self.run_kthread(c, t);
+                return;
             }
             Spin::None => {}
         }

@@ -9,7 +9,8 @@
 //! timeout). The mechanism that owns it keeps its state and wakes it.
 //!
 //! Kthreads are created only for mechanisms the scenario uses, so a
-//! scenario without RCU has no `rcu_sched` thread in its results.
+//! scenario without RCU has no `rcu_sched` thread in its results, and one
+//! without `stop_machine` no `migration/N` threads.
 
 use smpsim_engine::Nanos;
 
@@ -25,6 +26,9 @@ pub(crate) enum KthreadStep {
     Work(Nanos),
     /// Sleep until woken, or until `timeout` (a jiffies timer) fires.
     Sleep { timeout: Option<Nanos> },
+    /// Spin: the mechanism has set what the thread spins on and sends its
+    /// `SpinEnd`; then it is asked again.
+    Spin,
 }
 
 /// Creates kthread `which` as task group `group`, on `cpu` and allowed on
@@ -57,6 +61,7 @@ impl crate::Kernel<'_> {
         let which = self.tasks[t as usize].kthread.expect("a kthread");
         let step = match which {
             Kthread::RcuGp => self.rcu_gp_kthread(c),
+            Kthread::Stopper => self.cpu_stopper_thread(c, t),
         };
         match step {
             KthreadStep::Work(ns) => {
@@ -75,6 +80,7 @@ impl crate::Kernel<'_> {
                 self.block(c, t);
                 self.tasks[t as usize].wait.interruptible = true;
             }
+            KthreadStep::Spin => {}
         }
     }
 

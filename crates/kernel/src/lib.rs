@@ -8,7 +8,8 @@
 //! 2. **Kernel.** [`Kernel::new`] builds the system from it: per-CPU
 //!    runqueues and sched domains, one task per placement, the kernel
 //!    threads the scenario's mechanisms need ([`kthread`]: the RCU GP
-//!    kthread when it uses RCU), each object's instances with their cache
+//!    kthread when it uses RCU, a `migration/N` stopper per CPU when it
+//!    calls `stop_machine`), each object's instances with their cache
 //!    lines, cgroup bandwidth pools. [`Kernel::run`] hands it to the
 //!    deterministic engine (`smpsim-engine`) until the scenario's duration.
 //! 3. **Events.** Each CPU is always doing exactly one thing (an
@@ -36,7 +37,8 @@
 //! lock kind: `qspinlock`, `ticket`, `tas`, `mcs`, `qrwlock`, `mutex` with
 //! its `osq`, `rwsem`, `seqcount`, `semaphore`, `percpu_rwsem`), [`rcu`] (normal grace periods
 //! driven by the GP kthread, expedited ones, callbacks), [`smp`]
-//! (`smp_call_function_*`, CSD queues, `csd_lock_wait()`), [`hotplug`],
+//! (`smp_call_function_*`, CSD queues, `csd_lock_wait()`),
+//! [`stop_machine`] (the per-CPU stoppers and `multi_cpu_stop()`), [`hotplug`],
 //! [`mm`] (`mm_struct` lifetime and lazy TLB). Beneath them: [`coherence`]
 //! (cache lines), [`costs`] (the machine's costs as integers), [`ids`]
 //! (ids and sentinels, a leaf every module may use).
@@ -61,6 +63,7 @@ pub mod sched;
 mod sim;
 pub mod smp;
 pub mod spec;
+pub mod stop_machine;
 pub mod task;
 pub mod testkit;
 pub mod trace;

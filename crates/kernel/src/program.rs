@@ -340,6 +340,14 @@ pub enum Op {
         func: CallFunc,
         wait: bool,
     },
+    /// `stop_machine_cpuslocked(fn, NULL, cpus)`: every online CPU's
+    /// stopper runs `multi_cpu_stop()`; `func` is what `fn` costs on the
+    /// active CPU, `cpu` (or, without it, the first online CPU, as for
+    /// `cpus == NULL`).
+    StopMachine {
+        func: Dist,
+        cpu: Option<Expr>,
+    },
     /// Take a lock; the object's kind decides what that is:
     /// `mutex_lock()` on a `struct mutex`, `spin_lock()` on a `spinlock_t`
     /// (both `LockMode::Exclusive`), `read_lock()` / `write_lock()` on an

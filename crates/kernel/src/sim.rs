@@ -48,6 +48,9 @@ pub struct Kernel<'s> {
     /// bars); `None` runs the engine in one go.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     pub(crate) rcu: crate::rcu::Rcu,
+    /// The per-CPU stoppers (`migration/N`) and the `stop_machine` call
+    /// under way.
+    pub(crate) stop: crate::stop_machine::Stoppers,
     pub(crate) mms: Vec<crate::mm::Mm>,
     pub(crate) mm_stats: crate::mm::MmStats,
     pub(crate) hotplug_lock: crate::locking::percpu_rwsem::HotplugLock,
@@ -107,6 +110,13 @@ impl<'s> Kernel<'s> {
         } else {
             NO_TASK
         };
+        let stoppers = if crate::stop_machine::used_by(spec) {
+            let group = (spec.task_groups.len() + kthreads.len()) as u32;
+            kthreads.push(crate::kthread::Kthread::Stopper);
+            crate::stop_machine::spawn_stoppers(&mut tasks, group, nr_cpus)
+        } else {
+            Vec::new()
+        };
         let pos = vec![NOT_QUEUED; tasks.len() + groups.len()];
         let mut kernel = Kernel {
             spec,
@@ -131,6 +141,7 @@ impl<'s> Kernel<'s> {
             trace: None,
             progress: None,
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
+            stop: crate::stop_machine::Stoppers::new(nr_cpus, stoppers),
             mms: Vec::new(),
             mm_stats: Default::default(),
             hotplug_lock: Default::default(),
@@ -316,8 +327,10 @@ impl<'s> Kernel<'s> {
     /// A task as reports name it: `group/index`.
     pub(crate) fn task_name(&self, t: TaskId) -> String {
         let task = &self.tasks[t as usize];
-        if let Some(k) = task.kthread {
-            return k.name().to_string();
+        match task.kthread {
+            Some(crate::task::Kthread::Stopper) => return format!("migration/{}", task.index),
+            Some(k) => return k.name().to_string(),
+            None => {}
         }
         format!(
             "{}/{}",
@@ -460,6 +473,7 @@ impl<'s> Kernel<'s> {
             Spin::None if task.kthread.is_some() => self.run_kthread(c, t),
             Spin::None => self.run_task(c, t),
             Spin::CsdWait
+            | Spin::StopMachine
             | Spin::Lock {
                 how: LockSpin::Spinning | LockSpin::SeqcountOdd,
                 ..
@@ -632,7 +646,10 @@ impl<'s> Kernel<'s> {
         // Kernel threads, named as ps shows them.
         task_groups.extend(self.kthreads.iter().map(|k| TaskGroupResult {
             name: format!("[{}]", k.name()),
-            tasks: 1,
+            tasks: match k {
+                crate::task::Kthread::Stopper => self.nr_cpus,
+                _ => 1,
+            },
             total: TaskTimes::default(),
             exited: 0,
             wall_mean_ns: 0,
@@ -712,6 +729,7 @@ impl Model for Kernel<'_> {
             Event::Rcu(e) => self.on_rcu_event(e),
             Event::Mm(e) => self.on_mm_event(e),
             Event::Lock(e) => self.on_lock_event(e),
+            Event::Stop(e) => self.on_stop_event(e),
             Event::Run(RunEvent::AllExited) => Handled::Done,
             Event::Run(RunEvent::WarmupEnd) => {
                 self.bounce_base = self.lock_line_transfers();

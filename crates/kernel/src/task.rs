@@ -12,6 +12,9 @@ pub use crate::ids::{TaskId, NO_TASK};
 pub enum Kthread {
     /// `rcu_gp_kthread()` (`rcu_sched` without `CONFIG_PREEMPT_RCU`).
     RcuGp,
+    /// `cpu_stopper_thread()`, one per CPU (`migration/N`), in the stop
+    /// scheduling class (kernel/stop_machine.c).
+    Stopper,
 }
 
 impl Kthread {
@@ -19,6 +22,7 @@ impl Kthread {
     pub fn name(self) -> &'static str {
         match self {
             Kthread::RcuGp => "rcu_sched",
+            Kthread::Stopper => "migration",
         }
     }
 }
@@ -149,6 +153,8 @@ pub enum Spin {
     },
     /// `csd_lock_wait()` for CSDs sent to other CPUs.
     CsdWait,
+    /// A stopper thread in `multi_cpu_stop()`, polling `msdata->state`.
+    StopMachine,
 }
 
 /// How a task spins for a lock.
@@ -193,6 +199,8 @@ pub enum Resume {
     Mutex(MutexStep),
     CpusWriteLock(CpusWriteLockStep),
     SmpCall(SmpCallStep),
+    /// `stop_machine_cpuslocked()`, continued.
+    StopMachine(StopMachineStep),
     /// `down()`: woken with a token.
     Down,
     /// `down_read()`/`down_write()`, continued.
@@ -239,6 +247,16 @@ pub enum SmpCallStep {
     Queue,
     /// The call is complete.
     Done,
+}
+
+/// Where `stop_machine_cpuslocked()` continues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopMachineStep {
+    /// `queue_stop_cpus_work()` has queued a work on every stopper:
+    /// `preempt_enable()`, where the caller's own stopper preempts it.
+    Queued,
+    /// `wait_for_completion(&done.completion)`.
+    Wait,
 }
 
 /// Per-task CPU-time accounting, like `time(1)` plus the waits.

@@ -153,6 +153,7 @@ fn unknown_op_lists_every_op() {
         "write_guard",
         "smp_call_function_single",
         "smp_call_function_many",
+        "stop_machine_cpuslocked",
         "flush_tlb_mm_range",
         "sleep",
         "write_once",

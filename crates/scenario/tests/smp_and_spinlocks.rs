@@ -108,6 +108,35 @@ fn smp_call_function_many_with_each_cpuset() {
     );
 }
 
+/// `stop_machine_cpuslocked(fn, NULL, cpus)`: `func` is `fn`'s cost on
+/// the active CPU, `cpu` that CPU (none: `cpumask_first(cpu_online_mask)`).
+#[test]
+fn stop_machine_cpuslocked_takes_func_and_an_optional_cpu() {
+    let ops = ops_of(&with_code(
+        r#"{ op = "stop_machine_cpuslocked", func = "20us", cpu = "target" },
+  { op = "stop_machine_cpuslocked", func = "5us" }"#,
+    ));
+    assert_eq!(
+        ops,
+        vec![
+            Op::StopMachine {
+                func: Dist::Const(20_000),
+                cpu: Some(Expr::Var(0)),
+            },
+            Op::StopMachine {
+                func: Dist::Const(5_000),
+                cpu: None,
+            },
+        ]
+    );
+    let e = err(&with_code(r#"{ op = "stop_machine_cpuslocked", cpu = 1 }"#));
+    assert_eq!(e.message, "op `stop_machine_cpuslocked` needs `func`");
+    let e = err(&with_code(
+        r#"{ op = "stop_machine_cpuslocked", func = "1us", cpu = 100000 }"#,
+    ));
+    assert!(e.message.contains("CPU 100000 does not exist"), "{e}");
+}
+
 #[test]
 fn smp_call_function_single_takes_units() {
     let ops = ops_of(&with_code(

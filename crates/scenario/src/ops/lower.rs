@@ -48,6 +48,19 @@ pub(super) fn call_many(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     Ok(())
 }
 
+/// `stop_machine_cpuslocked(fn, NULL, cpus)`: `func` is what `fn` costs
+/// on the active CPU, `cpu` (default: the first online CPU).
+pub(super) fn stop_machine(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let r = op.get_ref();
+    let func = e.dist(need(&r.func, op, "func")?)?;
+    let cpu = match &r.cpu {
+        Some(c) => Some(e.cpu_expr(c)?),
+        None => None,
+    };
+    e.push(Op::StopMachine { func, cpu });
+    Ok(())
+}
+
 /// `WRITE_ONCE(VAR, value)` of a shared variable (`VAR[cpu]` for one CPU's
 /// instance of a per-CPU one).
 pub(super) fn write_once(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {

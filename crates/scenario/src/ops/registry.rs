@@ -76,6 +76,12 @@ pub(super) static OPS: &[OpDef] = &[
         lower::call_many,
     ),
     custom(
+        "stop_machine_cpuslocked",
+        &["func"],
+        &["cpu"],
+        lower::stop_machine,
+    ),
+    custom(
         "flush_tlb_mm_range",
         &["func"],
         &["units", "freed_tables"],
