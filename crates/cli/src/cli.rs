@@ -134,12 +134,28 @@ pub struct PlotArgs {
     /// One curve per value of: `variant` (default), or a setting's key.
     #[arg(long, default_value = "variant")]
     pub by: String,
+    /// `scaling`: the y value against x, mean over seeds with error bars.
+    /// `percentiles`: a latency histogram's tail (`--y histogram.NAME`):
+    /// p50, p90, p99, p99.9 and max on a log scale, one curve per series,
+    /// over the points at `--at`.
+    #[arg(long, value_enum, default_value_t = PlotKind::Scaling)]
+    pub kind: PlotKind,
+    /// With `--kind percentiles`: only the points whose x value is this
+    /// (e.g. `--x cpus --at 16`); default: every point.
+    #[arg(long)]
+    pub at: Option<f64>,
     /// The file to write: the plot as SVG, or (`--format csv`) its data,
     /// one row per series and x: mean, min and max over seeds.
     #[arg(long, short = 'o')]
     pub output: PathBuf,
     #[arg(long, value_enum, default_value_t = PlotFormat::Svg)]
     pub format: PlotFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlotKind {
+    Scaling,
+    Percentiles,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

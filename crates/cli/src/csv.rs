@@ -7,7 +7,7 @@ use std::fmt::Write;
 use smpsim_report::VariantRun;
 
 /// A field, quoted if it needs to be.
-fn field(s: &str) -> String {
+pub fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -126,11 +126,12 @@ pub fn escape(s: &str) -> String {
 /// Series name -> x -> the values over seeds.
 pub type Data = BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>>;
 
-fn read(args: &PlotArgs) -> Result<(Data, String), String> {
+/// The points of a sweep's results file that have a result (a point that
+/// failed to compile has none).
+fn points(args: &PlotArgs) -> Result<Vec<serde_json::Value>, String> {
     let text = std::fs::read_to_string(&args.results)
         .map_err(|e| format!("error: {}: {e}", args.results.display()))?;
-    let mut data: Data = BTreeMap::new();
-    let mut scenario = String::new();
+    let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let p: serde_json::Value = serde_json::from_str(line).map_err(|e| {
             format!(
@@ -139,9 +140,17 @@ fn read(args: &PlotArgs) -> Result<(Data, String), String> {
                 i + 1
             )
         })?;
-        if p.get("result").is_none() {
-            continue; // a point that failed to compile
+        if p.get("result").is_some() {
+            out.push(p);
         }
+    }
+    Ok(out)
+}
+
+fn read(args: &PlotArgs) -> Result<(Data, String), String> {
+    let mut data: Data = BTreeMap::new();
+    let mut scenario = String::new();
+    for p in points(args)? {
         scenario = p["scenario"].as_str().unwrap_or("").to_string();
         let (x, series) = x_and_series(&p, &args.x, &args.by)?;
         let y = y_value(&p["result"], &args.y)?;
@@ -179,6 +188,83 @@ fn svg(data: &Data, args: &PlotArgs, scenario: &str) -> String {
     )
 }
 
+/// The plot area's width and height.
+const PLOT_W: f64 = W - LEFT - RIGHT;
+const PLOT_H: f64 = H - TOP - BOTTOM;
+
+/// An SVG of `w` x `h` on white with `title` centred at `title_x`.
+fn canvas(w: f64, h: f64, title_x: f64, title: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text class="title" x="{title_x}" y="24" text-anchor="middle" font-size="15">{}</text>"#,
+        escape(title)
+    );
+    s
+}
+
+/// An SVG chart's opening: the canvas, the title and the two axes.
+fn frame(title: &str) -> String {
+    let mut s = canvas(W, H, LEFT + PLOT_W / 2.0, title);
+    let _ = writeln!(
+        s,
+        r#"<g class="axes" stroke="black"><line x1="{LEFT}" y1="{}" x2="{}" y2="{}"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{}"/></g>"#,
+        TOP + PLOT_H,
+        LEFT + PLOT_W,
+        TOP + PLOT_H,
+        TOP + PLOT_H
+    );
+    s
+}
+
+fn axis_labels(s: &mut String, x_label: &str, y_label: &str) {
+    let _ = writeln!(
+        s,
+        r#"<text class="xlabel" x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        LEFT + PLOT_W / 2.0,
+        H - 25.0,
+        escape(x_label)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text class="ylabel" transform="translate(20 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        TOP + PLOT_H / 2.0,
+        escape(y_label)
+    );
+}
+
+/// The legend line of series `i`, right of the plot; closes the series'
+/// group.
+fn legend_entry(s: &mut String, i: usize, name: &str, color: &str) {
+    let ly = TOP + 10.0 + 20.0 * i as f64;
+    let _ = writeln!(
+        s,
+        r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="2"/><text x="{}" y="{}">{}</text></g>"#,
+        LEFT + PLOT_W + 12.0,
+        LEFT + PLOT_W + 32.0,
+        LEFT + PLOT_W + 38.0,
+        ly + 4.0,
+        escape(name)
+    );
+}
+
+/// The caption under the plot, and the end of the SVG.
+fn close(mut s: String, caption: &str) -> String {
+    let _ = writeln!(
+        s,
+        r##"<text class="caption" x="{LEFT}" y="{}" font-size="10" fill="#555">{}</text>"##,
+        H - 6.0,
+        escape(caption)
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
 /// Curves with error bars: per series, the mean over seeds at each x and
 /// a bar from the lowest value to the highest. Shared with the HTML report.
 pub fn line_svg(data: &Data, title: &str, x_label: &str, y_label: &str, caption: &str) -> String {
@@ -193,30 +279,10 @@ pub fn line_svg(data: &Data, title: &str, x_label: &str, y_label: &str, caption:
         x1 = x0 + 1.0;
     }
     let y1 = if y1 <= 0.0 { 1.0 } else { y1 * 1.05 };
-    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    let (pw, ph) = (PLOT_W, PLOT_H);
     let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
     let sy = |y: f64| TOP + ph - y / y1 * ph;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text class="title" x="{}" y="24" text-anchor="middle" font-size="15">{}</text>"#,
-        LEFT + pw / 2.0,
-        escape(title)
-    );
-    // Axes and ticks.
-    let _ = writeln!(
-        s,
-        r#"<g class="axes" stroke="black"><line x1="{LEFT}" y1="{}" x2="{}" y2="{}"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{}"/></g>"#,
-        TOP + ph,
-        LEFT + pw,
-        TOP + ph,
-        TOP + ph
-    );
+    let mut s = frame(title);
     for t in ticks(x0, x1) {
         let x = sx(t);
         let _ = writeln!(
@@ -240,19 +306,7 @@ pub fn line_svg(data: &Data, title: &str, x_label: &str, y_label: &str, caption:
             label(t)
         );
     }
-    let _ = writeln!(
-        s,
-        r#"<text class="xlabel" x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        LEFT + pw / 2.0,
-        H - 25.0,
-        escape(x_label)
-    );
-    let _ = writeln!(
-        s,
-        r#"<text class="ylabel" transform="translate(20 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
-        TOP + ph / 2.0,
-        escape(y_label)
-    );
+    axis_labels(&mut s, x_label, y_label);
     // One curve per series: the mean, and a bar from the lowest seed's
     // value to the highest.
     for (i, (name, xs)) in data.iter().enumerate() {
@@ -279,25 +333,9 @@ pub fn line_svg(data: &Data, title: &str, x_label: &str, y_label: &str, caption:
                 sy(hi)
             );
         }
-        let ly = TOP + 10.0 + 20.0 * i as f64;
-        let _ = writeln!(
-            s,
-            r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="2"/><text x="{}" y="{}">{}</text></g>"#,
-            LEFT + pw + 12.0,
-            LEFT + pw + 32.0,
-            LEFT + pw + 38.0,
-            ly + 4.0,
-            escape(name)
-        );
+        legend_entry(&mut s, i, name, color);
     }
-    let _ = writeln!(
-        s,
-        r##"<text class="caption" x="{LEFT}" y="{}" font-size="10" fill="#555">{}</text>"##,
-        H - 6.0,
-        escape(caption)
-    );
-    s.push_str("</svg>\n");
-    s
+    close(s, caption)
 }
 
 /// One bar of a [`ratio_svg`] chart.
@@ -320,18 +358,7 @@ pub fn ratio_svg(title: &str, bars: &[RatioBar]) -> String {
     let pw = w - NAME_W - 30.0;
     let span = 4.0; // log2: 1/16 .. 16
     let sx = |r: f64| NAME_W + (r.log2().clamp(-span, span) + span) / (2.0 * span) * pw;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text class="title" x="{}" y="24" text-anchor="middle" font-size="15">{}</text>"#,
-        w / 2.0,
-        escape(title)
-    );
+    let mut s = canvas(w, h, w / 2.0, title);
     let bottom = top + ROW * bars.len().max(1) as f64;
     for k in [-4i32, -2, -1, 0, 1, 2, 4] {
         let r = 2f64.powi(k);
@@ -414,7 +441,179 @@ fn csv(data: &Data, args: &PlotArgs) -> String {
     s
 }
 
+/// The tail points of a `--kind percentiles` plot: the field of a
+/// histogram row and its label.
+const TAIL: [(&str, &str); 5] = [
+    ("p50", "p50"),
+    ("p90", "p90"),
+    ("p99", "p99"),
+    ("p999", "p99.9"),
+    ("max", "max"),
+];
+
+/// Series name -> for each point of [`TAIL`], the values over the points
+/// read.
+pub type Tails = BTreeMap<String, Vec<Vec<f64>>>;
+
+/// `--kind percentiles`: the tails of every series over the points read
+/// (seeds, and every x unless `--at`), and the scenario's name.
+fn read_tails(args: &PlotArgs) -> Result<(Tails, String), String> {
+    let name = args
+        .y
+        .strip_prefix("histogram.")
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| {
+            format!(
+                "error: --y {}: --kind percentiles plots a histogram: --y histogram.NAME",
+                args.y
+            )
+        })?;
+    let mut data: Tails = BTreeMap::new();
+    let mut scenario = String::new();
+    for p in points(args)? {
+        let (x, series) = x_and_series(&p, &args.x, &args.by)?;
+        if args.at.is_some_and(|at| at != x) {
+            continue;
+        }
+        scenario = p["scenario"].as_str().unwrap_or("").to_string();
+        let tails = data.entry(series).or_insert_with(|| vec![Vec::new(); 5]);
+        for (k, (field, _)) in TAIL.iter().enumerate() {
+            tails[k].push(y_value(&p["result"], &format!("histogram.{name}.{field}"))?);
+        }
+    }
+    if data.is_empty() {
+        return Err(format!(
+            "error: {}: no results to plot{}",
+            args.results.display(),
+            match args.at {
+                Some(at) => format!(" at {} = {at}", args.x),
+                None => String::new(),
+            }
+        ));
+    }
+    Ok((data, scenario))
+}
+
+/// A latency tail: p50 .. max evenly spaced across, latency on a log
+/// scale up, per series the mean over the points read with a bar from the
+/// lowest to the highest.
+pub fn percentiles_svg(data: &Tails, title: &str, y_label: &str, caption: &str) -> String {
+    let all = || {
+        data.values()
+            .flatten()
+            .flatten()
+            .copied()
+            .filter(|v| *v > 0.0)
+    };
+    let lo = all().fold(f64::MAX, f64::min).min(1e12);
+    let hi = all().fold(1.0f64, f64::max);
+    let (d0, d1) = (
+        lo.log10().floor(),
+        hi.log10().ceil().max(lo.log10().floor() + 1.0),
+    );
+    let (pw, ph) = (PLOT_W, PLOT_H);
+    let sx = |k: usize| LEFT + pw * (k as f64 + 0.5) / TAIL.len() as f64;
+    let floor = 10f64.powf(d0);
+    let sy = |v: f64| TOP + ph - (v.max(floor).log10() - d0) / (d1 - d0) * ph;
+    let mut s = frame(title);
+    for (k, (_, name)) in TAIL.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{name}</text>"#,
+            sx(k),
+            TOP + ph + 20.0
+        );
+    }
+    let mut d = d0;
+    while d <= d1 + 1e-9 {
+        let y = sy(10f64.powf(d));
+        let _ = writeln!(
+            s,
+            r##"<line x1="{}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT,
+            LEFT + pw,
+            LEFT - 6.0,
+            y + 4.0,
+            smpsim_report::fmt_ns(10f64.powf(d))
+        );
+        d += 1.0;
+    }
+    axis_labels(&mut s, "percentile", y_label);
+    for (i, (name, tails)) in data.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let mean = |ys: &[f64]| ys.iter().sum::<f64>() / ys.len().max(1) as f64;
+        let path: Vec<String> = tails
+            .iter()
+            .enumerate()
+            .map(|(k, ys)| format!("{:.1},{:.1}", sx(k), sy(mean(ys))))
+            .collect();
+        let _ = writeln!(
+            s,
+            r#"<g class="series" data-name="{}"><polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            escape(name),
+            path.join(" ")
+        );
+        for (k, ys) in tails.iter().enumerate() {
+            let lo = ys.iter().cloned().fold(f64::MAX, f64::min);
+            let hi = ys.iter().cloned().fold(f64::MIN, f64::max);
+            let _ = writeln!(
+                s,
+                r#"<line class="errorbar" x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="{color}"/><circle cx="{x:.1}" cy="{:.1}" r="3" fill="{color}"/>"#,
+                sy(lo),
+                sy(hi),
+                sy(mean(ys)),
+                x = sx(k)
+            );
+        }
+        legend_entry(&mut s, i, name, color);
+    }
+    close(s, caption)
+}
+
+fn percentiles(args: &PlotArgs) -> Result<String, String> {
+    let (data, scenario) = read_tails(args)?;
+    let name = &args.y["histogram.".len()..];
+    let at = match args.at {
+        Some(at) => format!(" at {} = {}", args.x, label(at)),
+        None => String::new(),
+    };
+    Ok(match args.format {
+        crate::cli::PlotFormat::Svg => percentiles_svg(
+            &data,
+            &format!("{scenario}: {name} latency tail{at}"),
+            &format!("{name} (ns, log scale)"),
+            &format!(
+                "smpsim sweep of {scenario}; per {}: mean over its points, bars from the lowest to the highest",
+                args.by
+            ),
+        ),
+        crate::cli::PlotFormat::Csv => {
+            let mut out = String::from("series,percentile,mean,min,max\n");
+            for (series, tails) in &data {
+                for ((_, p), ys) in TAIL.iter().zip(tails) {
+                    let mean = ys.iter().sum::<f64>() / ys.len() as f64;
+                    let lo = ys.iter().cloned().fold(f64::MAX, f64::min);
+                    let hi = ys.iter().cloned().fold(f64::MIN, f64::max);
+                    let _ = writeln!(out, "{},{p},{mean},{lo},{hi}", crate::csv::field(series));
+                }
+            }
+            out
+        }
+    })
+}
+
 pub fn main(args: PlotArgs) -> i32 {
+    if args.kind == crate::cli::PlotKind::Percentiles {
+        return match percentiles(&args)
+            .and_then(|out| emit(&out, Some(&args.output)).map_err(|e| format!("error: {e}")))
+        {
+            Ok(()) => 0,
+            Err(e) => fail(e),
+        };
+    }
+    if args.at.is_some() {
+        return fail("error: --at goes with --kind percentiles".to_string());
+    }
     let (data, scenario) = match read(&args) {
         Ok(d) => d,
         Err(e) => return fail(e),

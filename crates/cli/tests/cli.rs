@@ -719,6 +719,44 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     assert!(s.contains("data-name=\"spin\"") && s.contains("data-name=\"nospin\""));
     assert_eq!(s.matches("class=\"errorbar\"").count(), 10);
     assert!(s.contains(">CPUs</text>") && s.contains(">ops per second</text>"));
+    // A latency tail at 16 CPUs: p50 .. max, a curve per variant, bars
+    // over the seeds, a log scale.
+    let tail = dir.join("tail.svg");
+    let plot_tail = |extra: &[&str], to: &std::path::Path| {
+        smpsim()
+            .arg("plot")
+            .arg(&whole)
+            .args(["--kind", "percentiles", "--x", "cpus"])
+            .args(extra)
+            .arg("-o")
+            .arg(to)
+            .output()
+            .unwrap()
+    };
+    let out = plot_tail(&["--y", "histogram.syscall_latency", "--at", "16"], &tail);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = std::fs::read_to_string(&tail).unwrap();
+    assert_eq!(t.matches("class=\"series\"").count(), 2, "{t}");
+    assert_eq!(t.matches("class=\"errorbar\"").count(), 2 * 5);
+    for p in [">p50<", ">p90<", ">p99<", ">p99.9<", ">max<"] {
+        assert!(t.contains(p), "{p}");
+    }
+    assert!(t.contains("syscall_latency (ns, log scale)") && t.contains("at cpus = 16"));
+    // Not a histogram, or no point at that x: exit 2, nothing written.
+    for bad in [
+        &["--y", "counter.ops.rate"][..],
+        &["--y", "histogram.syscall_latency", "--at", "7"][..],
+        &["--y", "histogram.nope"][..],
+    ] {
+        let to = dir.join("bad-tail.svg");
+        let out = plot_tail(bad, &to);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(!to.exists(), "{bad:?}");
+    }
     // Results of another scenario are refused, nothing written.
     let other = repo("scenarios/checks/abba.toml");
     let out = smpsim()
