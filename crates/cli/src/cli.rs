@@ -129,7 +129,7 @@ pub struct PlotArgs {
     pub x: String,
     /// The y axis: `counter.NAME.rate`, `counter.NAME.count`,
     /// `histogram.NAME.p50` (or p90, p99, mean, max).
-    #[arg(long)]
+    #[arg(long, default_value = "")]
     pub y: String,
     /// One curve per value of: `variant` (default), or a setting's key.
     #[arg(long, default_value = "variant")]
@@ -137,10 +137,11 @@ pub struct PlotArgs {
     /// `scaling`: the y value against x, mean over seeds with error bars.
     /// `percentiles`: a latency histogram's tail (`--y histogram.NAME`):
     /// p50, p90, p99, p99.9 and max on a log scale, one curve per series,
-    /// over the points at `--at`.
+    /// over the points at `--at`. `cputime`: where the CPUs' time went
+    /// (user, sys, spin, irq, idle), a stacked bar per series.
     #[arg(long, value_enum, default_value_t = PlotKind::Scaling)]
     pub kind: PlotKind,
-    /// With `--kind percentiles`: only the points whose x value is this
+    /// With `--kind percentiles` or `cputime`: only the points whose x value is this
     /// (e.g. `--x cpus --at 16`); default: every point.
     #[arg(long)]
     pub at: Option<f64>,
@@ -156,6 +157,7 @@ pub struct PlotArgs {
 pub enum PlotKind {
     Scaling,
     Percentiles,
+    Cputime,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -147,6 +147,21 @@ fn points(args: &PlotArgs) -> Result<Vec<serde_json::Value>, String> {
     Ok(out)
 }
 
+/// The points at `--at` (all without it), each with its series, and the
+/// scenario's name.
+fn points_at(args: &PlotArgs) -> Result<(Vec<(serde_json::Value, String)>, String), String> {
+    let mut out = Vec::new();
+    let mut scenario = String::new();
+    for p in points(args)? {
+        let (x, series) = x_and_series(&p, &args.x, &args.by)?;
+        if args.at.is_none_or(|at| at == x) {
+            scenario = p["scenario"].as_str().unwrap_or("").to_string();
+            out.push((p, series));
+        }
+    }
+    Ok((out, scenario))
+}
+
 fn read(args: &PlotArgs) -> Result<(Data, String), String> {
     let mut data: Data = BTreeMap::new();
     let mut scenario = String::new();
@@ -469,13 +484,8 @@ fn read_tails(args: &PlotArgs) -> Result<(Tails, String), String> {
             )
         })?;
     let mut data: Tails = BTreeMap::new();
-    let mut scenario = String::new();
-    for p in points(args)? {
-        let (x, series) = x_and_series(&p, &args.x, &args.by)?;
-        if args.at.is_some_and(|at| at != x) {
-            continue;
-        }
-        scenario = p["scenario"].as_str().unwrap_or("").to_string();
+    let (points, scenario) = points_at(args)?;
+    for (p, series) in points {
         let tails = data.entry(series).or_insert_with(|| vec![Vec::new(); 5]);
         for (k, (field, _)) in TAIL.iter().enumerate() {
             tails[k].push(y_value(&p["result"], &format!("histogram.{name}.{field}"))?);
@@ -602,9 +612,110 @@ fn percentiles(args: &PlotArgs) -> Result<String, String> {
     })
 }
 
+/// Where CPU time goes, in the order the bars stack.
+const CPU_TIME: [(&str, &str); 5] = [
+    ("user", "#1f77b4"),
+    ("sys", "#ff7f0e"),
+    ("spin", "#d62728"),
+    ("irq", "#9467bd"),
+    ("idle", "#dddddd"),
+];
+
+/// `--kind cputime`: per series, the share of all CPUs' time in each of
+/// [`CPU_TIME`], the mean over the points read.
+fn cputime(args: &PlotArgs) -> Result<String, String> {
+    if args.format != crate::cli::PlotFormat::Svg {
+        return Err("error: --kind cputime writes SVG only".to_string());
+    }
+    let mut shares: BTreeMap<String, (usize, [f64; 5])> = BTreeMap::new();
+    let (points, scenario) = points_at(args)?;
+    for (p, series) in points {
+        let mut sums = [0f64; 5];
+        for cpu in p["result"]["cpus"].as_array().into_iter().flatten() {
+            for (k, (field, _)) in CPU_TIME.iter().enumerate() {
+                sums[k] += cpu[*field].as_f64().unwrap_or(0.0);
+            }
+        }
+        let all: f64 = sums.iter().sum();
+        let entry = shares.entry(series).or_insert((0, [0.0; 5]));
+        entry.0 += 1;
+        for (share, part) in entry.1.iter_mut().zip(sums) {
+            *share += if all > 0.0 { part / all } else { 0.0 };
+        }
+    }
+    if shares.is_empty() {
+        return Err(format!(
+            "error: {}: no results to plot",
+            args.results.display()
+        ));
+    }
+    let at = match args.at {
+        Some(at) => format!(" at {} = {}", args.x, label(at)),
+        None => String::new(),
+    };
+    let mut s = frame(&format!("{scenario}: where the CPUs' time goes{at}"));
+    let slot = PLOT_W / shares.len() as f64;
+    for (i, (name, (points, sum))) in shares.iter().enumerate() {
+        let x = LEFT + slot * (i as f64 + 0.2);
+        let mut top = TOP + PLOT_H;
+        let _ = writeln!(s, r#"<g class="series" data-name="{}">"#, escape(name));
+        for (k, (part, color)) in CPU_TIME.iter().enumerate() {
+            let share = sum[k] / *points as f64;
+            let h = share * PLOT_H;
+            top -= h;
+            let _ = writeln!(
+                s,
+                r#"<rect class="{part}" x="{x:.1}" y="{top:.1}" width="{:.1}" height="{h:.1}" fill="{color}"><title>{part} {:.1}%</title></rect>"#,
+                slot * 0.6,
+                share * 100.0
+            );
+        }
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text></g>"#,
+            x + slot * 0.3,
+            TOP + PLOT_H + 20.0,
+            escape(name)
+        );
+    }
+    for pct in [0, 25, 50, 75, 100] {
+        let y = TOP + PLOT_H * (1.0 - pct as f64 / 100.0);
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{:.1}" text-anchor="end">{pct}%</text>"#,
+            LEFT - 6.0,
+            y + 4.0
+        );
+    }
+    for (k, (part, color)) in CPU_TIME.iter().enumerate() {
+        let ly = TOP + 10.0 + 20.0 * (4 - k) as f64;
+        let _ = writeln!(
+            s,
+            r#"<rect x="{}" y="{}" width="14" height="10" fill="{color}"/><text x="{}" y="{}">{part}</text>"#,
+            LEFT + PLOT_W + 12.0,
+            ly - 5.0,
+            LEFT + PLOT_W + 32.0,
+            ly + 4.0
+        );
+    }
+    axis_labels(&mut s, &args.by, "share of all CPUs' time");
+    Ok(close(
+        s,
+        &format!(
+            "smpsim sweep of {scenario}; per {}: mean over its points of the CPUs' user, sys, spin, irq and idle time",
+            args.by
+        ),
+    ))
+}
+
 pub fn main(args: PlotArgs) -> i32 {
-    if args.kind == crate::cli::PlotKind::Percentiles {
-        return match percentiles(&args)
+    let other = match args.kind {
+        crate::cli::PlotKind::Scaling => None,
+        crate::cli::PlotKind::Percentiles => Some(percentiles(&args)),
+        crate::cli::PlotKind::Cputime => Some(cputime(&args)),
+    };
+    if let Some(out) = other {
+        return match out
             .and_then(|out| emit(&out, Some(&args.output)).map_err(|e| format!("error: {e}")))
         {
             Ok(()) => 0,
@@ -612,7 +723,7 @@ pub fn main(args: PlotArgs) -> i32 {
         };
     }
     if args.at.is_some() {
-        return fail("error: --at goes with --kind percentiles".to_string());
+        return fail("error: --at goes with --kind percentiles or cputime".to_string());
     }
     let (data, scenario) = match read(&args) {
         Ok(d) => d,

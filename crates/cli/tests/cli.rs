@@ -700,14 +700,18 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     );
     assert_eq!(std::fs::read_to_string(&part).unwrap(), full);
     // The plot.
+    let plot = |args: &[&str], to: &std::path::Path| {
+        smpsim()
+            .arg("plot")
+            .arg(&whole)
+            .args(args)
+            .arg("-o")
+            .arg(to)
+            .output()
+            .unwrap()
+    };
     let svg = dir.join("s.svg");
-    let out = smpsim()
-        .arg("plot")
-        .arg(&whole)
-        .args(["--y", "counter.ops.rate", "-o"])
-        .arg(&svg)
-        .output()
-        .unwrap();
+    let out = plot(&["--y", "counter.ops.rate"], &svg);
     assert!(
         out.status.success(),
         "{}",
@@ -723,15 +727,10 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     // over the seeds, a log scale.
     let tail = dir.join("tail.svg");
     let plot_tail = |extra: &[&str], to: &std::path::Path| {
-        smpsim()
-            .arg("plot")
-            .arg(&whole)
-            .args(["--kind", "percentiles", "--x", "cpus"])
-            .args(extra)
-            .arg("-o")
-            .arg(to)
-            .output()
-            .unwrap()
+        plot(
+            &[&["--kind", "percentiles", "--x", "cpus"], extra].concat(),
+            to,
+        )
     };
     let out = plot_tail(&["--y", "histogram.syscall_latency", "--at", "16"], &tail);
     assert!(
@@ -757,6 +756,31 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert!(!to.exists(), "{bad:?}");
     }
+    // Where the CPUs' time goes at 16 CPUs: a stacked bar per variant,
+    // its five parts adding up to the whole height.
+    let cpu = dir.join("cpu.svg");
+    let out = plot(&["--kind", "cputime", "--at", "16"], &cpu);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = std::fs::read_to_string(&cpu).unwrap();
+    assert_eq!(c.matches("class=\"series\"").count(), 2, "{c}");
+    for part in ["user", "sys", "spin", "irq", "idle"] {
+        assert_eq!(
+            c.matches(&format!("<rect class=\"{part}\"")).count(),
+            2,
+            "{part}"
+        );
+    }
+    let heights: f64 = c
+        .lines()
+        .filter(|l| l.contains("data-name") || l.starts_with("<rect class="))
+        .filter_map(|l| l.split("height=\"").nth(1))
+        .filter_map(|h| h.split('"').next()?.parse::<f64>().ok())
+        .sum();
+    assert!((heights - 2.0 * 340.0).abs() < 1.0, "{heights}");
     // Results of another scenario are refused, nothing written.
     let other = repo("scenarios/checks/abba.toml");
     let out = smpsim()
