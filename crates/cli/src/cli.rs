@@ -138,10 +138,12 @@ pub struct PlotArgs {
     /// `percentiles`: a latency histogram's tail (`--y histogram.NAME`):
     /// p50, p90, p99, p99.9 and max on a log scale, one curve per series,
     /// over the points at `--at`. `cputime`: where the CPUs' time went
-    /// (user, sys, spin, irq, idle), a stacked bar per series.
+    /// (user, sys, spin, irq, idle), a stacked bar per series. `heatmap`:
+    /// the longest preempt-off (`--y irq_off`: IRQ-off) section of each
+    /// CPU in each window, a panel per series (its first point at `--at`).
     #[arg(long, value_enum, default_value_t = PlotKind::Scaling)]
     pub kind: PlotKind,
-    /// With `--kind percentiles` or `cputime`: only the points whose x value is this
+    /// With `--kind percentiles`, `cputime` or `heatmap`: only the points whose x value is this
     /// (e.g. `--x cpus --at 16`); default: every point.
     #[arg(long)]
     pub at: Option<f64>,
@@ -158,6 +160,7 @@ pub enum PlotKind {
     Scaling,
     Percentiles,
     Cputime,
+    Heatmap,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -781,6 +781,27 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
         .filter_map(|h| h.split('"').next()?.parse::<f64>().ok())
         .sum();
     assert!((heights - 2.0 * 340.0).abs() < 1.0, "{heights}");
+    // The longest preempt-off section per CPU and window: a panel per
+    // variant, a cell per CPU and window (one 30 s window in 20 ms).
+    let heat = dir.join("heat.svg");
+    let out = plot(&["--kind", "heatmap", "--at", "16"], &heat);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let h = std::fs::read_to_string(&heat).unwrap();
+    assert_eq!(h.matches("class=\"series\"").count(), 2, "{h}");
+    assert_eq!(h.matches("class=\"cell\"").count(), 2 * 16);
+    assert!(h.contains(">window</text>") && h.contains(">CPU</text>"));
+    let bad = dir.join("bad-heat.svg");
+    assert_eq!(
+        plot(&["--kind", "heatmap", "--y", "nope"], &bad)
+            .status
+            .code(),
+        Some(2)
+    );
+    assert!(!bad.exists());
     // Results of another scenario are refused, nothing written.
     let other = repo("scenarios/checks/abba.toml");
     let out = smpsim()
