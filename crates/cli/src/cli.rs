@@ -147,8 +147,9 @@ pub struct PlotArgs {
     /// (e.g. `--x cpus --at 16`); default: every point.
     #[arg(long)]
     pub at: Option<f64>,
-    /// The file to write: the plot as SVG, or (`--format csv`) its data,
-    /// one row per series and x: mean, min and max over seeds.
+    /// The file to write: the plot as SVG, as PNG (`--format png`, or a
+    /// name ending in `.png`), or (`--format csv`) its data, one row per
+    /// series and x: mean, min and max over seeds.
     #[arg(long, short = 'o')]
     pub output: PathBuf,
     #[arg(long, value_enum, default_value_t = PlotFormat::Svg)]
@@ -166,6 +167,7 @@ pub enum PlotKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PlotFormat {
     Svg,
+    Png,
     Csv,
 }
 

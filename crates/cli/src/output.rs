@@ -11,6 +11,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 pub fn emit(text: &str, output: Option<&Path>) -> Result<(), String> {
+    emit_bytes(text.as_bytes(), output)
+}
+
+/// [`emit`] for bytes that need not be text (a PNG).
+pub fn emit_bytes(text: &[u8], output: Option<&Path>) -> Result<(), String> {
     match output {
         None => to_stdout(text),
         Some(path) if path.as_os_str() == "-" => to_stdout(text),
@@ -22,7 +27,7 @@ pub fn emit(text: &str, output: Option<&Path>) -> Result<(), String> {
                     std::fs::OpenOptions::new()
                         .write(true)
                         .open(&target)
-                        .and_then(|mut f| f.write_all(text.as_bytes()))
+                        .and_then(|mut f| f.write_all(text))
                         .map_err(|e| format!("{}: {e}", target.display()))
                 }
                 Ok(meta) if meta.is_dir() => Err(format!("{}: is a directory", target.display())),
@@ -33,8 +38,8 @@ pub fn emit(text: &str, output: Option<&Path>) -> Result<(), String> {
 }
 
 /// A closed pipe (`smpsim ... | head`) is not an error: stop quietly.
-fn to_stdout(text: &str) -> Result<(), String> {
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
+fn to_stdout(text: &[u8]) -> Result<(), String> {
+    match std::io::stdout().lock().write_all(text) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         r => r.map_err(|e| format!("stdout: {e}")),
     }
@@ -129,7 +134,7 @@ impl Drop for TmpGuard {
     }
 }
 
-fn replace_atomically(path: &Path, text: &str) -> Result<(), String> {
+fn replace_atomically(path: &Path, text: &[u8]) -> Result<(), String> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::cli::PlotArgs;
-use crate::output::{emit, fail};
+use crate::output::{emit, emit_bytes, fail};
 
 const W: f64 = 720.0;
 const H: f64 = 450.0;
@@ -21,6 +21,39 @@ const BOTTOM: f64 = 70.0;
 const COLORS: &[&str] = &[
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
+
+/// The font every PNG is drawn with, bundled so that a PNG is the same on
+/// every host (DejaVu Sans, Bitstream Vera license: fonts/DejaVuSans-LICENSE.txt).
+const FONT: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
+
+/// An SVG of ours drawn as a PNG at twice its size, with [`FONT`] for
+/// every text.
+pub fn png(svg: &str) -> Result<Vec<u8>, String> {
+    let mut opt = resvg::usvg::Options {
+        font_family: "DejaVu Sans".into(),
+        ..Default::default()
+    };
+    let db = opt.fontdb_mut();
+    db.load_font_data(FONT.to_vec());
+    db.set_sans_serif_family("DejaVu Sans");
+    let tree = resvg::usvg::Tree::from_str(svg, &opt)
+        .map_err(|e| format!("error: drawing the PNG: {e}"))?;
+    let size = tree.size().to_int_size();
+    let scale = 2.0;
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(
+        (size.width() as f32 * scale) as u32,
+        (size.height() as f32 * scale) as u32,
+    )
+    .ok_or("error: drawing the PNG: an empty image")?;
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::from_scale(scale, scale),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+        .encode_png()
+        .map_err(|e| format!("error: encoding the PNG: {e}"))
+}
 
 /// A value of the y axis from one point's result.
 pub fn y_value(result: &serde_json::Value, spec: &str) -> Result<f64, String> {
@@ -588,7 +621,7 @@ fn percentiles(args: &PlotArgs) -> Result<String, String> {
         None => String::new(),
     };
     Ok(match args.format {
-        crate::cli::PlotFormat::Svg => percentiles_svg(
+        crate::cli::PlotFormat::Svg | crate::cli::PlotFormat::Png => percentiles_svg(
             &data,
             &format!("{scenario}: {name} latency tail{at}"),
             &format!("{name} (ns, log scale)"),
@@ -624,8 +657,8 @@ const CPU_TIME: [(&str, &str); 5] = [
 /// `--kind cputime`: per series, the share of all CPUs' time in each of
 /// [`CPU_TIME`], the mean over the points read.
 fn cputime(args: &PlotArgs) -> Result<String, String> {
-    if args.format != crate::cli::PlotFormat::Svg {
-        return Err("error: --kind cputime writes SVG only".to_string());
+    if args.format == crate::cli::PlotFormat::Csv {
+        return Err("error: --kind cputime draws a plot (SVG or PNG), no CSV".to_string());
     }
     let mut shares: BTreeMap<String, (usize, [f64; 5])> = BTreeMap::new();
     let (points, scenario) = points_at(args)?;
@@ -712,8 +745,8 @@ fn cputime(args: &PlotArgs) -> Result<String, String> {
 /// CPUs (rows) by windows (columns), each cell the longest preempt-off or
 /// IRQ-off section of that CPU in that window, on a log colour scale.
 fn heatmap(args: &PlotArgs) -> Result<String, String> {
-    if args.format != crate::cli::PlotFormat::Svg {
-        return Err("error: --kind heatmap writes SVG only".to_string());
+    if args.format == crate::cli::PlotFormat::Csv {
+        return Err("error: --kind heatmap draws a plot (SVG or PNG), no CSV".to_string());
     }
     let (field, what) = match args.y.as_str() {
         "" | "preempt_off" => ("preempt_off_windows", "preempt-off"),
@@ -852,9 +885,7 @@ pub fn main(args: PlotArgs) -> i32 {
         crate::cli::PlotKind::Heatmap => Some(heatmap(&args)),
     };
     if let Some(out) = other {
-        return match out
-            .and_then(|out| emit(&out, Some(&args.output)).map_err(|e| format!("error: {e}")))
-        {
+        return match out.and_then(|out| write(&out, &args)) {
             Ok(()) => 0,
             Err(e) => fail(e),
         };
@@ -867,13 +898,30 @@ pub fn main(args: PlotArgs) -> i32 {
         Err(e) => return fail(e),
     };
     let out = match args.format {
-        crate::cli::PlotFormat::Svg => svg(&data, &args, &scenario),
         crate::cli::PlotFormat::Csv => csv(&data, &args),
+        _ => svg(&data, &args, &scenario),
     };
-    match emit(&out, Some(&args.output)) {
+    match write(&out, &args) {
         Ok(()) => 0,
-        Err(e) => fail(format!("error: {e}")),
+        Err(e) => fail(e),
     }
+}
+
+/// Writes a plot's SVG (or CSV) as asked: a PNG for `--format png` or a
+/// `.png` output.
+fn write(out: &str, args: &PlotArgs) -> Result<(), String> {
+    let as_png = args.format == crate::cli::PlotFormat::Png
+        || (args.format == crate::cli::PlotFormat::Svg
+            && args
+                .output
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("png")));
+    let written = if as_png {
+        emit_bytes(&png(out)?, Some(&args.output))
+    } else {
+        emit(out, Some(&args.output))
+    };
+    written.map_err(|e| format!("error: {e}"))
 }
 
 #[cfg(test)]
