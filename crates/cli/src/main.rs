@@ -21,6 +21,9 @@ mod sweep;
 
 use clap::Parser;
 
+/// The version and commit this binary is built from, as results record it.
+pub const BUILT_FROM: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SMPSIM_COMMIT"), ")");
+
 fn main() {
     // Die quietly when the reader of our output goes away (`| head`), as
     // command-line tools do, instead of panicking in `println!`.

@@ -180,6 +180,19 @@ fn points(args: &PlotArgs) -> Result<Vec<serde_json::Value>, String> {
     Ok(out)
 }
 
+/// Where the results come from, for a caption: the scenario and the
+/// smpsim (version and commit) that swept them.
+fn swept(args: &PlotArgs, scenario: &str) -> String {
+    let by = points(args).ok().and_then(|ps| {
+        ps.iter()
+            .find_map(|p| p["smpsim"].as_str().map(String::from))
+    });
+    format!(
+        "sweep of {scenario} by smpsim {}",
+        by.as_deref().unwrap_or("(commit not recorded)")
+    )
+}
+
 /// The points at `--at` (all without it), each with its series, and the
 /// scenario's name.
 fn points_at(args: &PlotArgs) -> Result<(Vec<(serde_json::Value, String)>, String), String> {
@@ -231,7 +244,8 @@ fn svg(data: &Data, args: &PlotArgs, scenario: &str) -> String {
         x_label,
         &y_axis_label(&args.y),
         &format!(
-            "smpsim sweep of {scenario}; mean over seeds, bars from the lowest to the highest seed"
+            "{}; mean over seeds, bars from the lowest to the highest seed",
+            swept(args, scenario)
         ),
     )
 }
@@ -626,7 +640,8 @@ fn percentiles(args: &PlotArgs) -> Result<String, String> {
             &format!("{scenario}: {name} latency tail{at}"),
             &format!("{name} (ns, log scale)"),
             &format!(
-                "smpsim sweep of {scenario}; per {}: mean over its points, bars from the lowest to the highest",
+                "{}; per {}: mean over its points, bars from the lowest to the highest",
+                swept(args, &scenario),
                 args.by
             ),
         ),
@@ -735,7 +750,8 @@ fn cputime(args: &PlotArgs) -> Result<String, String> {
     Ok(close(
         s,
         &format!(
-            "smpsim sweep of {scenario}; per {}: mean over its points of the CPUs' user, sys, spin, irq and idle time",
+            "{}; per {}: mean over its points of the CPUs' user, sys, spin, irq and idle time",
+            swept(args, &scenario),
             args.by
         ),
     ))
@@ -873,7 +889,10 @@ fn heatmap(args: &PlotArgs) -> Result<String, String> {
     axis_labels(&mut s, "window", "CPU");
     Ok(close(
         s,
-        &format!("smpsim sweep of {scenario}; colour: the longest {what} section, log scale (white: none)"),
+        &format!(
+            "{}; colour: the longest {what} section, log scale (white: none)",
+            swept(args, &scenario)
+        ),
     ))
 }
 

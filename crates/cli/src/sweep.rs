@@ -407,6 +407,7 @@ fn run_point(
         "cpus": p.cpus,
         "settings": settings,
         "seed": p.seed,
+        "smpsim": crate::BUILT_FROM,
     });
     match spec {
         Ok(spec) => {

@@ -723,6 +723,12 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     assert!(s.contains("data-name=\"spin\"") && s.contains("data-name=\"nospin\""));
     assert_eq!(s.matches("class=\"errorbar\"").count(), 10);
     assert!(s.contains(">CPUs</text>") && s.contains(">ops per second</text>"));
+    // The caption says what was swept and by which smpsim (version, commit).
+    let by = format!(
+        "sweep of mutex-contention by smpsim {} (",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(s.contains(&by), "{s}");
     // The same plot as PNG (by the name, or --format png): drawn at twice
     // the SVG's 720 x 450 with the bundled font, the same bytes every time.
     let (png, png2) = (dir.join("s.png"), dir.join("s2"));
