@@ -180,6 +180,14 @@ fn points(args: &PlotArgs) -> Result<Vec<serde_json::Value>, String> {
     Ok(out)
 }
 
+/// ` at cpus = 16` for a plot of the points at `--at`, else nothing.
+fn at_text(args: &PlotArgs) -> String {
+    match args.at {
+        Some(at) => format!(" at {} = {}", args.x, label(at)),
+        None => String::new(),
+    }
+}
+
 /// Where the results come from, for a caption: the scenario and the
 /// smpsim (version and commit) that swept them.
 fn swept(args: &PlotArgs, scenario: &str) -> String {
@@ -630,10 +638,7 @@ pub fn percentiles_svg(data: &Tails, title: &str, y_label: &str, caption: &str) 
 fn percentiles(args: &PlotArgs) -> Result<String, String> {
     let (data, scenario) = read_tails(args)?;
     let name = &args.y["histogram.".len()..];
-    let at = match args.at {
-        Some(at) => format!(" at {} = {}", args.x, label(at)),
-        None => String::new(),
-    };
+    let at = at_text(args);
     Ok(match args.format {
         crate::cli::PlotFormat::Svg | crate::cli::PlotFormat::Png => percentiles_svg(
             &data,
@@ -697,10 +702,7 @@ fn cputime(args: &PlotArgs) -> Result<String, String> {
             args.results.display()
         ));
     }
-    let at = match args.at {
-        Some(at) => format!(" at {} = {}", args.x, label(at)),
-        None => String::new(),
-    };
+    let at = at_text(args);
     let mut s = frame(&format!("{scenario}: where the CPUs' time goes{at}"));
     let slot = PLOT_W / shares.len() as f64;
     for (i, (name, (points, sum))) in shares.iter().enumerate() {
@@ -808,10 +810,7 @@ fn heatmap(args: &PlotArgs) -> Result<String, String> {
             args.results.display()
         ));
     }
-    let at = match args.at {
-        Some(at) => format!(" at {} = {}", args.x, label(at)),
-        None => String::new(),
-    };
+    let at = at_text(args);
     let mut s = frame(&format!(
         "{scenario}: longest {what} section per CPU and window{at}"
     ));
