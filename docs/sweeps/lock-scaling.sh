@@ -11,7 +11,7 @@ machine=${1:-opteron-6172-48}
 counts=${2:-"1 2 4 6 8 12 16 24 32 40 48"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$smpsim" sweep scenarios/lock-scaling.toml -q -o "$tmp/r.jsonl" \
+"$smpsim" sweep scenarios/lock-scaling.toml -q -o "$tmp/r.jsonl" ${EXTRA_SET:-} \
   --set machine.preset="$machine" --set tasks.locker.count="$(echo $counts | tr ' ' ',')"
 "$smpsim" plot "$tmp/r.jsonl" --x tasks.locker.count --y counter.acquisitions.rate \
   --format csv -o "$tmp/long.csv"

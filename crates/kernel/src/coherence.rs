@@ -84,8 +84,12 @@ pub struct Line {
     /// The same CPUs as a list, so a write touches only them (the list's
     /// capacity is kept: no allocation once warm).
     sharer_list: Vec<u32>,
-    /// When the line has served every transaction queued so far.
+    /// When the line's home can accept the next request (it is busy
+    /// `occupancy` per request, not a whole transfer).
     free_at: Nanos,
+    /// When the owner has the line's latest value: the last write's end.
+    /// A request queued behind that write gets its data from then on.
+    data_at: Nanos,
     /// CPUs polling the line, in the order they started, and when the
     /// last write reached each of them.
     pollers: Vec<u32>,
@@ -118,6 +122,7 @@ impl Line {
             words: nr_cpus.div_ceil(64).max(1) as u32,
             sharer_list: vec![home],
             free_at: 0,
+            data_at: 0,
             pollers: Vec::new(),
             poll_seen: Vec::new(),
             order: Vec::new(),
@@ -174,7 +179,13 @@ impl Line {
             if broken > 0 {
                 for &(victim, sc_issued, _) in &self.reservations {
                     if victim != cpu && sc_issued > now {
-                        self.free_at += cost.line_transfer(cpu, victim);
+                        // The victim's fetch again, after the store.
+                        self.free_at += if cost.blocking_home {
+                            cost.forwarded(cpu, victim)
+                        } else {
+                            cost.occupancy
+                        };
+                        self.data_at += cost.forwarded(cpu, victim);
                     }
                 }
                 self.sc_fails += broken;
@@ -217,22 +228,36 @@ impl Line {
     fn ll_sc(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
         if self.owner == cpu && self.sharer_list.len() == 1 {
             // Held exclusive: the reservation holds, nothing to wait for.
-            let done = now + cost.line_transfer(cpu, cpu) + cost.atomic;
+            let done = now.max(self.data_at) + cost.line_transfer(cpu, cpu) + cost.atomic;
+            self.data_at = done;
             self.refetch(cost, cpu, done);
             return done;
         }
         let broken = self.broken_reservations(cost, cpu, now);
         let fetches = broken + u64::from(!self.has(cpu));
-        let mut t = now.max(self.free_at);
-        let fetch = cost.line_transfer(self.owner, cpu);
-        t += fetches * fetch;
+        let start = now.max(self.free_at);
+        // Each fetch (the first, then one per reservation lost to an RMW
+        // queued ahead) is a leg from the owner; the retries queue behind
+        // the RMWs that broke them.
+        let mut t = now;
+        if fetches > 0 {
+            t = self.leg(cost, self.owner, cpu, now, start);
+            t += (fetches - 1) * cost.forwarded(self.owner, cpu);
+        }
         let sc_issued = if fetches == 0 { now } else { t };
+        let queued = start > now || self.data_at > now;
         self.add_sharer(cpu);
-        // The upgrade invalidates every other copy in parallel.
+        // The upgrade invalidates every other copy in parallel (behind
+        // other requests, only the acknowledgement leg is left).
         let mut worst = 0;
         for &s in &self.sharer_list {
             if s != cpu {
-                worst = worst.max(cost.line_transfer(s, cpu));
+                let leg = if queued {
+                    cost.forwarded(s, cpu)
+                } else {
+                    cost.line_transfer(s, cpu)
+                };
+                worst = worst.max(leg);
             }
             if !self.sharers.is_empty() {
                 self.sharers[s as usize / 64] &= !(1 << (s % 64));
@@ -246,7 +271,12 @@ impl Line {
         let done = t + worst + cost.atomic;
         self.transfers += fetches + 1;
         self.sc_fails += broken;
-        self.free_at = done;
+        self.free_at = if cost.blocking_home {
+            done
+        } else {
+            start + (fetches + 1) * cost.occupancy
+        };
+        self.data_at = done;
         self.owner = cpu;
         if !cost.ll_sc_held {
             self.reservations.push((cpu, sc_issued, done));
@@ -255,19 +285,42 @@ impl Line {
         done
     }
 
+    /// When a request by `to`, issued at `now` and accepted by the home at
+    /// `start`, has its data from `from`: one whole transfer after it was
+    /// issued if nothing was ahead of it, else the data leg after the home
+    /// took it and after `from` had the line.
+    fn leg(&self, cost: &CostNs, from: u32, to: u32, now: Nanos, start: Nanos) -> Nanos {
+        let fwd = cost.forwarded(from, to);
+        (now + cost.line_transfer(from, to))
+            .max(start + fwd)
+            .max(self.data_at + fwd)
+    }
+
+    /// When the home takes its next request after taking one at `start`
+    /// whose requester has its data at `served`.
+    fn busy_until(&self, cost: &CostNs, start: Nanos, served: Nanos) -> Nanos {
+        if cost.blocking_home {
+            served
+        } else {
+            start + cost.occupancy
+        }
+    }
+
     fn write(&mut self, cost: &CostNs, cpu: u32, now: Nanos, extra: u64) -> Nanos {
         let alone = self.owner == cpu && self.sharer_list.len() == 1;
         let done = if alone {
             // A hit on a line held exclusively: nothing to wait for at the line.
-            now + cost.line_transfer(cpu, cpu) + extra
+            now.max(self.data_at) + cost.line_transfer(cpu, cpu) + extra
         } else {
             let start = now.max(self.free_at);
             // Fetch from the owner; invalidations go to every sharer in
             // parallel, so the farthest one bounds the wait.
-            let mut worst = cost.line_transfer(self.owner, cpu);
+            let mut arrive = self.leg(cost, self.owner, cpu, now, start);
             for &s in &self.sharer_list {
                 if s != cpu && s != self.owner {
-                    worst = worst.max(cost.line_transfer(s, cpu));
+                    let inval =
+                        (now + cost.line_transfer(s, cpu)).max(start + cost.forwarded(s, cpu));
+                    arrive = arrive.max(inval);
                 }
                 if !self.sharers.is_empty() {
                     self.sharers[s as usize / 64] &= !(1 << (s % 64));
@@ -279,17 +332,19 @@ impl Line {
             if !self.sharers.is_empty() {
                 self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
             }
-            let done = start + worst + extra;
-            self.free_at = done;
-            done
+            self.free_at = self.busy_until(cost, start, arrive);
+            arrive + extra
         };
+        self.data_at = done;
         self.owner = cpu;
         self.refetch(cost, cpu, done);
         done
     }
 
     /// Every poller but the writer misses and re-fetches the line written
-    /// by `writer` at `at`: nearest first, one at a time.
+    /// by `writer` at `at`. Their requests are already waiting at the home
+    /// when the write is done: it accepts one per `occupancy`, nearest
+    /// first, and each gets the data leg from the writer.
     fn refetch(&mut self, cost: &CostNs, writer: u32, at: Nanos) {
         if self.pollers.is_empty() {
             return;
@@ -304,16 +359,17 @@ impl Line {
             }
         }
         order.sort_unstable();
-        let mut t = self.free_at.max(at);
-        for &(x, i) in &order {
-            t += x;
-            self.poll_seen[i as usize] = t;
+        let mut start = self.free_at.max(at);
+        for &(_, i) in &order {
             let p = self.pollers[i as usize];
+            let seen = start + cost.forwarded(writer, p);
+            self.poll_seen[i as usize] = seen;
+            start = self.busy_until(cost, start, seen);
             self.add_sharer(p);
         }
         self.transfers += order.len() as u64;
         self.refetches += order.len() as u64;
-        self.free_at = t;
+        self.free_at = start;
         self.order = order;
     }
 
@@ -323,10 +379,11 @@ impl Line {
             return now + cost.line_transfer(cpu, cpu);
         }
         let start = now.max(self.free_at);
+        let seen = self.leg(cost, self.owner, cpu, now, start);
         self.add_sharer(cpu);
         self.transfers += 1;
-        self.free_at = start + cost.line_transfer(self.owner, cpu);
-        self.free_at
+        self.free_at = self.busy_until(cost, start, seen);
+        seen
     }
 
     /// `cpu` starts spinning on the line at `now` (its first read); returns
@@ -392,6 +449,21 @@ mod tests {
         m.costs.line_transfer.cross_socket.ns = 300.0;
         m.costs.line_transfer.local.ns = 1.0;
         m.costs.atomic = None;
+        m.coherence.home = smpsim_machine::Home::Blocking;
+        m.coherence.forward_fraction = 0.5;
+        CostNs::new(&m)
+    }
+
+    /// The same machine with a pipelined home taking a request every `occ` ns.
+    fn pipelined_costs(occ: f64) -> CostNs {
+        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
+        m.topology = smpsim_machine::Topology::flat(8);
+        m.costs.line_transfer.same_llc.ns = 100.0;
+        m.costs.line_transfer.local.ns = 1.0;
+        m.costs.atomic = None;
+        m.coherence.home = smpsim_machine::Home::Pipelined;
+        m.coherence.occupancy.ns = occ;
+        m.coherence.forward_fraction = 0.5;
         CostNs::new(&m)
     }
 
@@ -405,6 +477,8 @@ mod tests {
         m.costs.atomic = None;
         m.atomics.kind = smpsim_machine::AtomicKind::LlSc;
         m.atomics.load_reserve = load_reserve;
+        m.coherence.home = smpsim_machine::Home::Blocking;
+        m.coherence.forward_fraction = 0.5;
         CostNs::new(&m)
     }
 
@@ -414,6 +488,8 @@ mod tests {
         m.costs.line_transfer.same_llc.ns = 300.0;
         m.costs.line_transfer.local.ns = 1.0;
         m.costs.atomic = None;
+        m.coherence.home = smpsim_machine::Home::Blocking;
+        m.coherence.forward_fraction = 0.5;
         CostNs::new(&m)
     }
 
@@ -447,12 +523,13 @@ mod tests {
     }
 
     /// K CPUs issue an atomic on one line at once. Locked atomics
-    /// (x86 `lock xadd`) are K read-for-ownerships. Under LL/SC with a
-    /// shared load-reserve the RMWs queued ahead each break a later CPU's
-    /// reservation (its `stwcx.` fails, the `lwarx` loop fetches again):
-    /// the k-th CPU fetches k times, K(K-1)/2 failed store-conditionals in
-    /// all. With the reserved line held, each RMW is a fetch and an
-    /// upgrade, no retry.
+    /// (x86 `lock xadd`) are K read-for-ownerships: the first pays a whole
+    /// transfer, each later one, queued at the owner, the data leg. Under
+    /// LL/SC with a shared load-reserve the RMWs queued ahead each break a
+    /// later CPU's reservation (its `stwcx.` fails, the `lwarx` loop
+    /// fetches again): the k-th CPU fetches k times, K(K-1)/2 failed
+    /// store-conditionals in all. With the reserved line held, each RMW is
+    /// a fetch and an upgrade, no retry, and the same time as locked.
     #[test]
     fn contended_ll_sc_retries_where_locked_atomics_do_not() {
         let (llsc, locked) = (ll_sc_costs(LoadReserve::Shared), locked_costs());
@@ -467,11 +544,11 @@ mod tests {
         let (t_locked, fails_locked, x_locked) = burst(&locked);
         let (t_llsc, fails_llsc, x_llsc) = burst(&llsc);
         assert_eq!((fails_locked, x_locked), (0, 4));
-        assert_eq!(t_locked, 4 * 300);
+        assert_eq!(t_locked, 300 + 3 * 150);
         assert_eq!(fails_llsc, 1 + 2 + 3);
-        // 4 upgrades, 4 first fetches and 6 re-fetches of 150 ns each.
+        // 4 upgrades, 4 first fetches and 6 re-fetches.
         assert_eq!(x_llsc, 4 + 4 + 6);
-        assert_eq!(t_llsc, 14 * 150);
+        assert!(t_llsc > t_locked, "{t_llsc} vs {t_locked}");
         let (t_held, fails_held, x_held) = burst(&ll_sc_costs(LoadReserve::Held));
         assert_eq!((fails_held, x_held), (0, 8));
         assert_eq!(t_held, t_locked);
@@ -499,10 +576,10 @@ mod tests {
         let mut line = Line::new(8, 0);
         let done = line.rmw(&c, 1, 0);
         assert_eq!(done, 300, "fetch + upgrade");
-        let stored = line.store(&c, 2, 100);
+        let busy = line.free_at();
+        line.store(&c, 2, 100);
         assert_eq!(line.sc_fails, 1);
-        assert_eq!(stored, 300 + 150);
-        assert_eq!(line.free_at(), 300 + 150 + 150, "cpu 1 fetches again");
+        assert!(line.free_at() > busy, "cpu 1 fetches again");
         line.store(&c, 3, 10_000);
         assert_eq!(line.sc_fails, 1, "no reservation was pending");
     }
@@ -515,44 +592,59 @@ mod tests {
         assert_eq!(far, 199 * 300 + 1);
     }
 
+    /// RMWs queued on one line pass it owner to owner: after the first,
+    /// each pays the data leg (half the transfer here), in either kind of
+    /// home, so a saturated line serves one RMW per leg.
     #[test]
-    fn concurrent_rmws_serialize_one_transfer_at_a_time() {
-        let c = costs();
-        let mut line = Line::new(8, 0);
-        // All 4 CPUs of socket 0 issue 50 RMWs each at time 0.
-        let mut done = 0;
-        for _round in 0..50 {
-            for cpu in 0..4u32 {
-                done = line.rmw(&c, cpu, 0);
+    fn concurrent_rmws_pass_the_line_one_data_leg_apart() {
+        for c in [costs(), pipelined_costs(2.0)] {
+            let mut line = Line::new(8, 0);
+            // All 4 CPUs of socket 0 issue 50 RMWs each at time 0.
+            let mut done = 0;
+            for _round in 0..50 {
+                for cpu in 0..4u32 {
+                    done = line.rmw(&c, cpu, 0);
+                }
             }
+            // CPU 0 hits (the line is homed there), CPU 1 pays a whole
+            // transfer, the other 198 a data leg each.
+            assert_eq!(done, 100 + 198 * 50);
+            assert_eq!(line.rmws, 200);
         }
-        // 200 RMWs, each after the previous has the line: >= 1 transfer-time each.
-        assert!(done >= 199 * 100, "{done}");
-        assert_eq!(line.rmws, 200);
     }
 
+    /// Reads of a line after a write: a blocking home serves them one after
+    /// another, each a data leg; a pipelined one takes one per occupancy
+    /// and they overlap.
     #[test]
-    fn reads_of_a_line_serialize_too() {
-        let c = costs();
-        let mut line = Line::new(8, 0);
-        let w = line.rmw(&c, 0, 0);
-        let before = line.transfers;
-        let mut last = 0;
-        for cpu in 1..4 {
-            last = line.read(&c, cpu, w);
-        }
-        assert_eq!(line.transfers - before, 3);
-        assert_eq!(last, w + 300, "three same-socket misses, one after another");
+    fn reads_after_a_write_queue_at_a_blocking_home_and_overlap_at_a_pipelined_one() {
+        let reads = |c: &CostNs| {
+            let mut line = Line::new(8, 0);
+            let w = line.rmw(c, 0, 0);
+            let seen: Vec<Nanos> = (1..4).map(|cpu| line.read(c, cpu, w) - w).collect();
+            (seen, line)
+        };
+        let (blocking, mut line) = reads(&costs());
+        assert_eq!(blocking, vec![100, 150, 200]);
+        assert_eq!(line.transfers, 3);
         // Reading again is a local hit: no more transfers.
         for cpu in 1..4 {
-            line.read(&c, cpu, last + 10_000);
+            line.read(&costs(), cpu, 50_000);
         }
-        assert_eq!(line.transfers - before, 3);
+        assert_eq!(line.transfers, 3);
         // The next write invalidates the 3 sharers in parallel.
-        let t = line.rmw(&c, 0, w + 20_000);
-        assert_eq!(t, w + 20_000 + 100);
+        let t = line.rmw(&costs(), 0, 60_000);
+        assert_eq!(t, 60_000 + 100);
+        let (pipelined, _) = reads(&pipelined_costs(2.0));
+        assert_eq!(
+            pipelined,
+            vec![100, 100, 100],
+            "one request per 2 ns, all overlapped"
+        );
     }
 
+    /// Polling CPUs re-fetch after each write, nearest first; a write
+    /// right after queues behind them.
     #[test]
     fn pollers_refetch_after_each_write_nearest_first() {
         let c = costs();
@@ -561,16 +653,16 @@ mod tests {
         line.poll(&c, 5, 0);
         line.poll(&c, 1, 0);
         line.poll(&c, 2, 0);
-        let settled = line.free_at();
+        let settled = 10_000;
         let w = line.store(&c, 0, settled);
-        // Near pollers come first, then the far one.
-        assert_eq!(line.seen_at(1), Some(w + 100));
-        assert_eq!(line.seen_at(2), Some(w + 200));
-        assert_eq!(line.seen_at(5), Some(w + 500));
+        // Near pollers come first, each a data leg after the one before.
+        assert_eq!(line.seen_at(1), Some(w + 50));
+        assert_eq!(line.seen_at(2), Some(w + 100));
+        assert_eq!(line.seen_at(5), Some(w + 100 + 150));
         assert_eq!(line.refetches, 3);
         // A write right after queues behind the three re-fetches.
         let next = line.rmw(&c, 3, w);
-        assert_eq!(next, w + 500 + 300);
+        assert_eq!(next, w + 250 + 150);
         line.unpoll(5);
         assert_eq!(line.nr_pollers(), 2);
         assert_eq!(line.seen_at(5), None);
@@ -578,17 +670,17 @@ mod tests {
 
     #[test]
     fn a_release_with_more_pollers_frees_the_line_later() {
-        let c = costs();
-        let busy = |n: u32| {
-            let mut line = Line::new(8, 0);
-            for p in 1..=n {
-                line.poll(&c, p, 0);
-            }
-            let w = line.store(&c, 0, 10_000);
-            line.free_at() - w
-        };
-        assert!(busy(3) > busy(1));
-        assert_eq!(busy(3), 100 + 100 + 100);
+        for (c, per_poller) in [(costs(), 50), (pipelined_costs(2.0), 2)] {
+            let busy = |n: u32| {
+                let mut line = Line::new(8, 0);
+                for p in 1..=n {
+                    line.poll(&c, p, 0);
+                }
+                let w = line.store(&c, 0, 10_000);
+                line.free_at() - w
+            };
+            assert_eq!(busy(3) - busy(1), 2 * per_poller);
+        }
     }
 
     /// A line lists its sharers and adds a bitset only past

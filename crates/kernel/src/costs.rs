@@ -24,6 +24,14 @@ pub struct CostNs {
     /// LL/SC with the reserved line held until the store-conditional
     /// (`load_reserve = "held"`): no reservation is lost to other CPUs.
     pub ll_sc_held: bool,
+    /// Of a transfer, the part a request already queued at the owner still
+    /// pays, in 1/1024ths (`coherence.forward_fraction`).
+    forward_1024: u64,
+    /// How long a line's home is busy accepting one request.
+    pub occupancy: u64,
+    /// The home takes the next request only when the previous requester
+    /// has its data (`coherence.home = "blocking"`).
+    pub blocking_home: bool,
     /// One coherence transaction by distance: local, SMT, LLC, node, socket, remote.
     line: [u64; 6],
     /// With a node distance table: the cross-socket transfer between each
@@ -63,6 +71,9 @@ impl CostNs {
             ll_sc,
             ll_sc_held: m.atomics.load_reserve == LoadReserve::Held,
             atomic: c.atomic.as_ref().map_or(0, |x| x.nanos()),
+            forward_1024: (m.coherence.forward_fraction.clamp(0.0, 1.0) * 1024.0).round() as u64,
+            occupancy: m.coherence.occupancy.nanos(),
+            blocking_home: m.coherence.home == smpsim_machine::Home::Blocking,
             node_line: match &m.topology.node_distance {
                 None => Vec::new(),
                 Some(table) => table
@@ -115,6 +126,13 @@ impl CostNs {
             5
         };
         self.line[d]
+    }
+
+    /// The data leg of a transfer from `from` to `to`: what a request that
+    /// was already waiting at `from` pays once `from` has the line.
+    #[inline]
+    pub fn forwarded(&self, from: u32, to: u32) -> u64 {
+        (self.line_transfer(from, to) * self.forward_1024).div_ceil(1024)
     }
 }
 

@@ -100,13 +100,14 @@ impl<'s> Kernel<'s> {
         }
         let nr_user_tasks = tasks.len();
         let mut kthreads = Vec::new();
-        let mut spawn = |which| {
+        let mut spawn = |which, cpu| {
             let group = (spec.task_groups.len() + kthreads.len()) as u32;
             kthreads.push(which);
-            crate::kthread::spawn(&mut tasks, &mut balance, group, nr_cpus, which, 0)
+            crate::kthread::spawn(&mut tasks, &mut balance, group, nr_cpus, which, cpu)
         };
         let gp_kthread = if uses_rcu {
-            spawn(crate::kthread::Kthread::RcuGp)
+            let cpu = crate::rcu::gp_kthread_cpu(spec);
+            spawn(crate::kthread::Kthread::RcuGp, cpu)
         } else {
             NO_TASK
         };

@@ -44,6 +44,9 @@ pub struct Knobs {
     pub rcu_node_cost: Nanos,
     /// `CONFIG_RCU_FANOUT_LEAF`: CPUs per leaf rcu_node.
     pub rcu_fanout_leaf: u32,
+    /// The CPU the RCU GP kthread (`rcu_sched`) last ran on when the run
+    /// starts; `None` = the machine's last CPU (see `rcu::gp_kthread_cpu`).
+    pub rcu_gp_kthread_cpu: Option<u32>,
     pub lazy_tlb: LazyTlb,
     /// `kernel.watchdog_thresh`: the hard-lockup threshold; the soft-lockup
     /// one is twice it.
@@ -84,6 +87,7 @@ impl Default for Knobs {
             jiffies_till_next_fqs: None,
             rcu_node_cost: 1_000,
             rcu_fanout_leaf: 16,
+            rcu_gp_kthread_cpu: None,
             lazy_tlb: LazyTlb::Refcount,
             watchdog_thresh: 10_000_000_000,
             hung_task_timeout: 120_000_000_000,

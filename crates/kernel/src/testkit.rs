@@ -77,6 +77,20 @@ pub fn lock_scaling(
     think: u64,
     duration: u64,
 ) -> Spec {
+    let times = (Dist::Const(hold), Dist::Const(think));
+    lock_scaling_with(machine, kind, options, cpus, times, duration)
+}
+
+/// [`lock_scaling`] with hold and think times drawn from distributions
+/// (constant times make CPUs run in lockstep).
+pub fn lock_scaling_with(
+    machine: Machine,
+    kind: &str,
+    options: LockOptions,
+    cpus: u32,
+    (hold, think): (Dist, Dist),
+    duration: u64,
+) -> Spec {
     let mut s = spec(machine, duration);
     let lock = ObjRef {
         object: spinning_lock(&mut s, "lock", kind, options),
@@ -92,13 +106,7 @@ pub fn lock_scaling(
         mode: LockMode::Exclusive,
         irqrestore: false,
     };
-    hammer(
-        s,
-        cpus,
-        [take, release],
-        Dist::Const(hold),
-        Dist::Const(think),
-    )
+    hammer(s, cpus, [take, release], hold, think)
 }
 
 /// Every one of the first `cpus` CPUs loops: enter a syscall, `take`, hold

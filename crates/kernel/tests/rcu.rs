@@ -70,6 +70,9 @@ fn a_grace_period_waits_for_a_read_side_critical_section() {
 fn an_idle_machine_waits_for_the_fqs_scan() {
     let mut s = spec(flat_machine(8), 1_000 * MS);
     s.knobs.hz = 100;
+    // The GP kthread shares CPU 0 with the caller: one scan per grace
+    // period (where_the_gp_kthread_runs_sets_the_number_of_fqs_scans).
+    s.knobs.rcu_gp_kthread_cpu = Some(0);
     timed(&mut s, "gp", 0, Op::SynchronizeRcu, 13 * MS);
     let r = simulate(&s);
     let gp = r.histogram("gp").unwrap();
@@ -331,6 +334,7 @@ fn a_busy_gp_kthread_cpu_delays_the_grace_period() {
     let run = |hog: bool, load_balance: bool| {
         let mut s = idle_machine(8, 1000);
         s.knobs.load_balance = load_balance;
+        s.knobs.rcu_gp_kthread_cpu = Some(0);
         if hog {
             // The kthread starts on CPU 0.
             group(
@@ -481,4 +485,46 @@ fn a_holdout_gets_rcu_urgent_qs_not_an_ipi() {
     let r = run(40 * MS);
     let rcu = r.rcu.as_ref().expect("RCU ran");
     assert!(rcu.fqs_resched_ipis > 0, "{rcu:?}");
+}
+
+/// The case of a caller on CPU 0 calling `synchronize_rcu()` back to back
+/// on an idle 32-CPU machine at HZ=1000. Where the GP kthread runs decides
+/// the number of FQS scans: on another CPU (the default, its last CPU),
+/// that CPU is busy scanning at the first FQS and stops its tick when it
+/// sleeps, so a second scan reports it: ~10 ms a call, as the kernel
+/// measures. Sharing CPU 0 with the caller, whose callback keeps the tick,
+/// its quiescent state is reported by a tick and one scan ends each grace
+/// period: ~6 ms.
+#[test]
+fn where_the_gp_kthread_runs_sets_the_number_of_fqs_scans() {
+    let run = |kthread_cpu: Option<u32>| {
+        let mut s = spec(flat_machine(32), 1_000 * MS);
+        s.knobs.hz = 1000;
+        s.knobs.rcu_gp_kthread_cpu = kthread_cpu;
+        let h = histogram(&mut s, "sync");
+        group(
+            &mut s,
+            "caller",
+            vec![0],
+            Policy::Normal,
+            vec![
+                Op::Mark(0),
+                Op::SynchronizeRcu,
+                Op::RecordSince { hist: h, slot: 0 },
+            ],
+            1,
+        );
+        let r = simulate(&s);
+        let rcu = r.rcu.expect("RCU stats");
+        let sync = r.histogram("sync").unwrap().clone();
+        (rcu.fqs_scans as f64 / rcu.grace_periods as f64, sync)
+    };
+    let (scans, sync) = run(None);
+    assert!((1.9..=2.1).contains(&scans), "{scans} scans per GP");
+    let mean = sync.total / sync.count as f64;
+    assert!((9.0e6..=11.0e6).contains(&mean), "{sync:?}");
+    let (scans, sync) = run(Some(0));
+    assert!((0.9..=1.1).contains(&scans), "{scans} scans per GP");
+    let mean = sync.total / sync.count as f64;
+    assert!((5.0e6..=7.0e6).contains(&mean), "{sync:?}");
 }

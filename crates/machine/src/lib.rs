@@ -181,6 +181,67 @@ pub struct Atomics {
     pub load_reserve_source: String,
 }
 
+/// How one cache line serves requests that queue at it (see the kernel
+/// crate's `coherence` module). Uncontended latencies (`line_transfer`)
+/// do not fix these: they are what a line does when several CPUs wait on
+/// it at once.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Coherence {
+    /// Of a measured one-way line transfer (request to the owner, data
+    /// back), the part still to pay when the request was already waiting
+    /// at the owner as the line arrived there: a queued request pays only
+    /// the data leg.
+    pub forward_fraction: f64,
+    pub forward_fraction_source: String,
+    /// Whether the line's home serves a request only after the previous
+    /// one to the line is done (`blocking`), or accepts one per
+    /// `occupancy` while earlier ones are still in flight (`pipelined`).
+    pub home: Home,
+    pub home_source: String,
+    /// `pipelined` homes: how long the home (directory, home agent) is busy
+    /// accepting one request, so that reads of a line after a write are
+    /// served overlapped.
+    pub occupancy: Cost,
+}
+
+/// How a line's home orders the requests queued at it.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Home {
+    /// One request to a line at a time: the next is taken when the
+    /// previous requester has its data (a home that waits for the
+    /// requester's completion message before the next transaction).
+    Blocking,
+    /// A request per `occupancy`; each gets its data a leg later.
+    #[default]
+    Pipelined,
+}
+
+impl Home {
+    pub fn name(self) -> &'static str {
+        match self {
+            Home::Blocking => "blocking",
+            Home::Pipelined => "pipelined",
+        }
+    }
+}
+
+impl Default for Coherence {
+    fn default() -> Self {
+        Coherence {
+            forward_fraction: 0.5,
+            forward_fraction_source: "assumed: a request and its data take equal legs of the measured one-way transfer; a request queued at the owner pays the data leg only".into(),
+            home: Home::Pipelined,
+            home_source: "assumed: a directory or snoop filter that keeps accepting requests to a line while earlier ones are in flight (current x86 servers); no contended measurement of it was found".into(),
+            occupancy: Cost {
+                ns: 2.0,
+                source: "assumed: the home agent / directory pipeline accepts a request to a line every ~4-8 cycles at 2-4 GHz; no contended measurement of it was found".into(),
+            },
+        }
+    }
+}
+
 /// A machine: topology plus costs.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -193,6 +254,8 @@ pub struct Machine {
     pub idle: Idle,
     #[serde(default)]
     pub atomics: Atomics,
+    #[serde(default)]
+    pub coherence: Coherence,
 }
 
 impl Machine {
@@ -221,6 +284,12 @@ impl Machine {
                     "costs.{name}.ns = {ns}: a cost is a number of nanoseconds between 0 and 1e15"
                 ));
             }
+        }
+        let f = self.coherence.forward_fraction;
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(format!(
+                "coherence.forward_fraction = {f}: a fraction of a transfer, above 0 and at most 1"
+            ));
         }
         let lt = &self.costs.line_transfer;
         if let Some(table) = &self.topology.node_distance {
@@ -284,6 +353,10 @@ impl Machine {
         .into_iter()
         .chain(c.idle_exit.as_ref().map(|x| ("idle_exit", x)))
         .chain(c.atomic.as_ref().map(|x| ("atomic", x)))
+        .chain(std::iter::once((
+            "coherence.occupancy",
+            &self.coherence.occupancy,
+        )))
         .collect()
     }
 }

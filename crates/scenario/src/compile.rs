@@ -190,6 +190,15 @@ fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
         rcu_node_cost: dur.opt(&k.rcu_node_cost, d.rcu_node_cost)?,
         lazy_tlb: lazy_tlb(&k.lazy_tlb, d.lazy_tlb)?,
         rcu_fanout_leaf: rcu_fanout_leaf(&k.rcu_fanout_leaf, d.rcu_fanout_leaf)?,
+        rcu_gp_kthread_cpu: match &k.rcu_gp_kthread_cpu {
+            None => None,
+            Some(v) => Some(u32::try_from(*v.get_ref()).map_err(|_| {
+                Diag::new(
+                    v.span(),
+                    "`rcu_gp_kthread_cpu` must be a CPU number (0 or more)",
+                )
+            })?),
+        },
         watchdog_thresh: positive(&k.watchdog_thresh, d.watchdog_thresh, "watchdog_thresh")?,
         hung_task_timeout: positive(
             &k.hung_task_timeout_secs,
@@ -404,6 +413,22 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
     let run = run(raw.scenario.get_ref(), &dur)?;
     let knobs = knobs(&dur, raw.kernel.as_ref())?;
     let nr = machine.nr_cpus();
+    if let (Some(cpu), Some(v)) = (
+        knobs.rcu_gp_kthread_cpu,
+        raw.kernel
+            .as_ref()
+            .and_then(|k| k.get_ref().rcu_gp_kthread_cpu.as_ref()),
+    ) {
+        if cpu as usize >= nr {
+            return Err(Diag::new(
+                v.span(),
+                format!(
+                    "`rcu_gp_kthread_cpu = {cpu}`: the machine has CPUs 0 to {}",
+                    nr - 1
+                ),
+            ));
+        }
+    }
     check_window_tables(&raw, run.duration - run.warmup, knobs.latency_window, nr)?;
     let objects = objects::declare(srcs, raw.objects.as_ref())?;
     let cgroups = cgroups(&dur, raw.cgroup.as_deref().unwrap_or_default())?;

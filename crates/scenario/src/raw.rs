@@ -149,6 +149,7 @@ pub(crate) struct RawKernel {
     pub jiffies_till_next_fqs: Option<S<i64>>,
     pub rcu_node_cost: Option<S<String>>,
     pub rcu_fanout_leaf: Option<S<i64>>,
+    pub rcu_gp_kthread_cpu: Option<S<i64>>,
     pub lazy_tlb: Option<S<String>>,
     pub watchdog_thresh: Option<S<String>>,
     pub hung_task_timeout_secs: Option<S<String>>,

@@ -62,6 +62,25 @@ pub fn used_by(spec: &crate::Spec) -> bool {
     })
 }
 
+/// The CPU the GP kthread starts on. The kernel does not pin `rcu_sched`:
+/// it runs where its last wakeup put it, and an idle waker keeps it on its
+/// previous CPU while that is idle (`wake_affine_idle()`,
+/// kernel/sched/fair.c), so it stays wherever it happens to be. Where that
+/// is matters: a kthread sharing its CPU with a `synchronize_rcu()` caller
+/// has its quiescent state reported by that CPU's tick (kept by the
+/// caller's callback), one FQS scan ends an idle grace period; elsewhere
+/// its own CPU is busy scanning at the first FQS and a second scan is
+/// needed. Default: the machine's last CPU, standing for "not the CPU the
+/// workload started on" (assumed: the common case; the
+/// `rcu_gp_kthread_cpu` knob sets it).
+pub fn gp_kthread_cpu(spec: &crate::Spec) -> u32 {
+    let nr = spec.machine.nr_cpus() as u32;
+    spec.knobs
+        .rcu_gp_kthread_cpu
+        .filter(|&c| c < nr)
+        .unwrap_or(nr.saturating_sub(1))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum GpPhase {
     Idle,
