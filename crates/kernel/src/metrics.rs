@@ -46,6 +46,8 @@ impl Default for Thresholds {
 
 pub struct Metrics {
     pub warmup: Nanos,
+    /// The end of the run (its duration).
+    pub end: Nanos,
     pub window: Nanos,
     pub windows: usize,
     /// The measured run is shorter than one window: it is the only one.
@@ -81,6 +83,7 @@ impl Metrics {
         let windows = (measured / window).max(1) as usize;
         Metrics {
             warmup,
+            end: duration,
             window,
             windows,
             partial_window: measured < window,
@@ -196,6 +199,20 @@ impl Metrics {
     pub fn record(&mut self, now: Nanos, hist: u32, value: Nanos) {
         if self.measuring(now) {
             self.hists[hist as usize].saturating_record(value.max(1));
+        }
+    }
+
+    /// A count or sample that happened at `now`; the run's end bounds what
+    /// may be credited (nothing is dated after it).
+    pub fn credit(&mut self, now: Nanos, what: crate::task::CreditKind) {
+        debug_assert!(
+            now <= self.end,
+            "invariant: a count or sample dated {now} ns, after the run's end at {} ns",
+            self.end
+        );
+        match what {
+            crate::task::CreditKind::Count(c) => self.count(now, c),
+            crate::task::CreditKind::Record(h, v) => self.record(now, h, v),
         }
     }
 

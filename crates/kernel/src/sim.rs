@@ -319,6 +319,18 @@ impl<'s> Kernel<'s> {
                     if left > 0 {
                         charge(mode, left);
                     }
+                    // The counts and samples the batch has now run past
+                    // happened, each at its place in `[from, now)`.
+                    let clock = task.batch_clock;
+                    task.batch_clock += dt - left;
+                    while let Some(cr) = task.credits.front() {
+                        if cr.at > task.batch_clock {
+                            break;
+                        }
+                        let at = from + cr.at.saturating_sub(clock);
+                        self.metrics.credit(at, cr.what);
+                        task.credits.pop_front();
+                    }
                 }
             }
         }
