@@ -86,3 +86,84 @@ fn counts_in_the_warm_up_are_not_counted() {
         r.counters[0].count
     );
 }
+
+/// `local_irq_disable(); sleep(10us); local_irq_enable();`: the kernel's
+/// `__might_sleep()` checks `irqs_disabled()` as well as `in_atomic()`.
+#[test]
+fn sleeping_with_irqs_disabled_is_reported() {
+    let mut s = spec(machine(2), MS);
+    forever(
+        &mut s,
+        "t",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::LocalIrqDisable,
+            Op::Sleep {
+                dist: Dist::Const(10 * US),
+                overshoot: None,
+            },
+            Op::LocalIrqEnable,
+            Op::Work(Dist::Const(10 * US)),
+        ],
+    );
+    let r = simulate(&s);
+    let f = r
+        .finding("sleeping_in_atomic")
+        .expect("a might_sleep splat");
+    assert!(
+        f.message
+            .contains("BUG: sleeping function called from invalid context")
+            && f.message.contains("irqs_disabled(): 1"),
+        "{f:?}"
+    );
+}
+
+/// `local_irq_disable(); synchronize_rcu();` is the same bug.
+#[test]
+fn synchronize_rcu_with_irqs_disabled_is_reported() {
+    let mut s = spec(machine(2), 50 * MS);
+    task_group(
+        &mut s,
+        "t",
+        vec![0],
+        Policy::Normal,
+        0,
+        vec![
+            Op::LocalIrqDisable,
+            Op::SynchronizeRcu,
+            Op::LocalIrqEnable,
+            Op::Exit,
+        ],
+    );
+    let r = simulate(&s);
+    let f = r
+        .finding("sleeping_in_atomic")
+        .expect("a might_sleep splat");
+    assert!(f.message.contains("irqs_disabled(): 1"), "{f:?}");
+}
+
+/// Sleeping with IRQs on and preemption on is fine.
+#[test]
+fn sleeping_in_process_context_is_not_reported() {
+    let mut s = spec(machine(2), MS);
+    forever(
+        &mut s,
+        "t",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::Sleep {
+                dist: Dist::Const(10 * US),
+                overshoot: None,
+            },
+            Op::Work(Dist::Const(10 * US)),
+        ],
+    );
+    let r = simulate(&s);
+    assert!(
+        r.finding("sleeping_in_atomic").is_none(),
+        "{:?}",
+        r.findings
+    );
+}

@@ -155,9 +155,20 @@ impl crate::Kernel<'_> {
         let mut cost = 0;
         if prev != NO_TASK {
             let task = &self.tasks[prev as usize];
-            if task.irq.preempt_count > 0 && task.state != TaskState::Running {
-                self.metrics
-                    .sleep_in_atomic(c, self.now, "schedule() with preemption disabled");
+            // __might_sleep(): a task that blocks in atomic context or with
+            // IRQs disabled (both are checked: in_atomic(), irqs_disabled()).
+            if task.state != TaskState::Running {
+                let what = match (task.irq.preempt_count > 0, task.irq.irqs_off) {
+                    (true, false) => Some("schedule() with preemption disabled"),
+                    (false, true) => Some("schedule() with IRQs disabled; irqs_disabled(): 1"),
+                    (true, true) => {
+                        Some("schedule() with preemption and IRQs disabled; irqs_disabled(): 1")
+                    }
+                    (false, false) => None,
+                };
+                if let Some(what) = what {
+                    self.metrics.sleep_in_atomic(c, self.now, what);
+                }
             }
             if task.state == TaskState::Running {
                 self.set_state(prev, TaskState::Runnable);
