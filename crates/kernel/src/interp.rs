@@ -305,6 +305,15 @@ impl crate::Kernel<'_> {
                 let online = matches!(op, Op::CpuOnline(_));
                 self.set_cpu_online(c, target, online);
                 self.advance(t);
+                // cpu_down() of the caller's own CPU: the caller sleeps in
+                // takedown_cpu() while the dying CPU pushes its tasks away
+                // (balance_push), so it leaves the CPU now, not at the end
+                // of whatever it plans next.
+                let own = !online && target == c as i64 && !self.cpus[c as usize].online;
+                if own && self.tasks[t as usize].preemptible() {
+                    self.schedule(c);
+                    return Flow::Stop;
+                }
                 Flow::Next
             }
             Op::Sleep { dist, overshoot } => self.hrtimer_sleep(c, t, dist, *overshoot),

@@ -413,6 +413,23 @@ impl Metrics {
         );
     }
 
+    /// `cpu_down()` of the last online CPU.
+    pub fn offline_last_cpu(&mut self, cpu: u32, now: Nanos, target: u32) {
+        self.finding(
+            Detector::OfflineLastCpu,
+            now,
+            cpu,
+            format!(
+                "cpu_down({target}): -EBUSY: CPU{target} is the last online CPU (num_online_cpus() == 1); it stays online"
+            ),
+        );
+    }
+
+    /// A cross-CPU call or CSD for an offline CPU.
+    pub fn ipi_offline_cpu(&mut self, cpu: u32, now: Nanos, message: String) {
+        self.finding(Detector::IpiOfflineCpu, now, cpu, message);
+    }
+
     /// An expression divided by zero.
     pub fn divide_error(&mut self, cpu: u32, now: Nanos, task: &str, pc: u32, a: i64, b: i64) {
         self.finding(

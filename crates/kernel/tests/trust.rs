@@ -167,3 +167,103 @@ fn sleeping_in_process_context_is_not_reported() {
         r.findings
     );
 }
+
+/// Where each task of a result ran at the end and how much user time
+/// each CPU had.
+fn cpu_user(r: &RunResult) -> Vec<u64> {
+    r.cpus.iter().map(|c| c.times.user).collect()
+}
+
+/// `set_cpu_offline(1); set_cpu_offline(0);` while a pinned task runs on
+/// CPU 1: CPU 1 goes, its task is pushed off ("no longer affine"), and the
+/// last online CPU is refused (-EBUSY).
+#[test]
+fn the_last_online_cpu_cannot_go_offline() {
+    let mut s = spec(machine(2), MS);
+    task_group(
+        &mut s,
+        "a",
+        vec![0],
+        Policy::Normal,
+        0,
+        vec![
+            Op::CpuOffline(Expr::Const(1)),
+            Op::CpuOffline(Expr::Const(0)),
+            Op::Work(Dist::Const(10 * US)),
+            Op::Jump(2),
+        ],
+    );
+    forever(
+        &mut s,
+        "pinned",
+        vec![1],
+        Policy::Normal,
+        vec![Op::Work(Dist::Const(10 * US))],
+    );
+    let r = simulate(&s);
+    let f = r.finding("offline_last_cpu").expect("cpu_down refused");
+    assert!(f.message.contains("-EBUSY"), "{f:?}");
+    let user = cpu_user(&r);
+    // CPU 1 ran its task only until it went offline at the start.
+    assert!(user[1] < 50 * US, "{user:?}");
+    assert!(user[0] > 900 * US, "{user:?}");
+}
+
+/// A task offlining its own CPU is migrated off it (takedown_cpu():
+/// balance_push moves every task away from the dying CPU).
+#[test]
+fn a_task_offlining_its_own_cpu_moves_off_it() {
+    let mut s = spec(machine(2), MS);
+    task_group(
+        &mut s,
+        "a",
+        vec![1],
+        Policy::Normal,
+        0,
+        vec![
+            Op::CpuOffline(Expr::Const(1)),
+            Op::Work(Dist::Const(10 * US)),
+            Op::Jump(1),
+        ],
+    );
+    let r = simulate(&s);
+    let user = cpu_user(&r);
+    assert!(user[1] < 20 * US, "{user:?}");
+    assert!(user[0] > 900 * US, "{user:?}");
+}
+
+/// smp_call_function_single() to an offline CPU sends nothing
+/// (generic_exec_single() returns -ENXIO): the error the scenario does not
+/// look at is reported.
+#[test]
+fn a_cross_cpu_call_to_an_offline_cpu_is_reported() {
+    let mut s = spec(machine(2), MS);
+    task_group(
+        &mut s,
+        "a",
+        vec![0],
+        Policy::Normal,
+        0,
+        vec![
+            Op::CpuOffline(Expr::Const(1)),
+            Op::SmpCallFunctionSingle {
+                cpu: Expr::Const(1),
+                func: CallFunc {
+                    cost: Dist::Const(100),
+                    units: None,
+                    handler: None,
+                },
+                wait: true,
+            },
+            Op::Exit,
+        ],
+    );
+    let r = simulate(&s);
+    let f = r
+        .finding("ipi_offline_cpu")
+        .expect("an IPI to an offline CPU");
+    assert!(
+        f.message.contains("CPU 1") || f.message.contains("CPU1"),
+        "{f:?}"
+    );
+}
