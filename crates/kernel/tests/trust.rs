@@ -267,3 +267,26 @@ fn a_cross_cpu_call_to_an_offline_cpu_is_reported() {
         "{f:?}"
     );
 }
+
+/// A big machine of one process starts all at once: every CPU's first task
+/// is running from t = 0 (no first switch serialised on the mm's cpumask
+/// line), and code that never disables IRQs has no IRQ-off section as long
+/// as the run.
+#[test]
+fn a_big_machine_starts_every_cpu_at_once() {
+    let cpus = 512;
+    let mut s = spec(machine(cpus), 20 * US);
+    task_group(
+        &mut s,
+        "t",
+        (0..cpus).collect(),
+        Policy::Normal,
+        0,
+        vec![Op::Work(Dist::Const(US)), Op::Jump(0)],
+    );
+    let r = simulate(&s);
+    for c in &r.cpus {
+        assert!(c.times.user >= 19 * US, "CPU{}: {:?}", c.cpu, c.times);
+        assert!(c.max_irq_off_ns < US, "CPU{}: {}", c.cpu, c.max_irq_off_ns);
+    }
+}

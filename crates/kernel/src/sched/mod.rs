@@ -210,6 +210,10 @@ impl crate::Kernel<'_> {
                 self.cpus[c as usize].nr_switches += 1;
             }
         }
+        if self.booting {
+            // Switched in before the run began.
+            cost = 0;
+        }
         let cpu = &mut self.cpus[c as usize];
         cpu.curr = next;
         if cost == 0 {
@@ -280,6 +284,10 @@ impl crate::Kernel<'_> {
                 let next_tick = (now / self.tick_ns + 1) * self.tick_ns;
                 self.at(next_tick, Event::Sched(SchedEvent::Tick { cpu: c }));
             }
+        }
+        if self.booting {
+            // Every CPU gets its task before any runs (Kernel::boot).
+            return;
         }
         self.kick(c);
     }
