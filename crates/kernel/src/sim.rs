@@ -29,6 +29,10 @@ pub struct Kernel<'s> {
     pub(crate) objects: Objects,
     /// Line transfers of each object's lines when the warm-up ended.
     bounce_base: Vec<u64>,
+    /// Each CPU's and each task's times when the warm-up ended: results
+    /// report the measured part only, as lock_stat and counters do.
+    cpu_times_base: Vec<crate::cpu::CpuTimes>,
+    task_times_base: Vec<TaskTimes>,
     /// Scratch for the waiters a lock operation grants the lock to.
     pub(crate) lock_grants: Vec<(TaskId, crate::program::LockMode, Nanos)>,
     pub(crate) metrics: Metrics,
@@ -134,6 +138,8 @@ impl<'s> Kernel<'s> {
             objects,
             lock_grants: Vec::with_capacity(8),
             bounce_base: Vec::new(),
+            cpu_times_base: Vec::new(),
+            task_times_base: Vec::new(),
             metrics,
             tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
             nr_cpus,
@@ -622,6 +628,36 @@ impl<'s> Kernel<'s> {
         }
     }
 
+    /// Reads every CPU's and task's times at the end of the warm-up (each
+    /// accounted up to now first), for results of the measured part.
+    fn warmup_end_times(&mut self) {
+        for c in 0..self.nr_cpus {
+            self.settle(c);
+        }
+        for t in 0..self.tasks.len() as u32 {
+            let state = self.tasks[t as usize].state;
+            self.set_state(t, state);
+        }
+        self.cpu_times_base = self.cpus.iter().map(|c| c.times).collect();
+        self.task_times_base = self.tasks.iter().map(|t| t.times).collect();
+    }
+
+    /// A CPU's times in the measured part of the run.
+    fn measured_cpu_times(&self, c: usize) -> crate::cpu::CpuTimes {
+        match self.cpu_times_base.get(c) {
+            Some(base) => self.cpus[c].times.since(base),
+            None => self.cpus[c].times,
+        }
+    }
+
+    /// A task's times in the measured part of the run.
+    fn measured_task_times(&self, t: usize) -> TaskTimes {
+        match self.task_times_base.get(t) {
+            Some(base) => self.tasks[t].times.since(base),
+            None => self.tasks[t].times,
+        }
+    }
+
     /// Counters with their rates over the measured part of the run.
     fn counter_results(&self) -> Vec<CounterResult> {
         let measured = self.now.saturating_sub(self.spec.warmup).max(1) as f64 / 1e9;
@@ -648,7 +684,7 @@ impl<'s> Kernel<'s> {
                 let iw = self.metrics.irq_off_windows[c * w..(c + 1) * w].to_vec();
                 CpuResult {
                     cpu: cpu.id,
-                    times: cpu.times,
+                    times: self.measured_cpu_times(c),
                     nr_switches: cpu.nr_switches,
                     max_preempt_off_ns: self.metrics.max_preempt_off[c],
                     max_irq_off_ns: self.metrics.max_irq_off[c],
@@ -692,9 +728,9 @@ impl<'s> Kernel<'s> {
             wall_max_ns: 0,
             per_task: Vec::new(),
         }));
-        for task in &self.tasks {
+        for (i, task) in self.tasks.iter().enumerate() {
             let g = &mut task_groups[task.group as usize];
-            let t = &task.times;
+            let t = &self.measured_task_times(i);
             let total = &mut g.total;
             total.user += t.user;
             total.sys += t.sys;
@@ -769,6 +805,7 @@ impl Model for Kernel<'_> {
             Event::Run(RunEvent::AllExited) => Handled::Done,
             Event::Run(RunEvent::WarmupEnd) => {
                 self.bounce_base = self.lock_line_transfers();
+                self.warmup_end_times();
                 Handled::Done
             }
         };

@@ -289,6 +289,20 @@ pub struct TaskTimes {
     pub irq: Nanos,
 }
 
+impl TaskTimes {
+    /// The time since `base` (an earlier reading of the same task).
+    pub fn since(&self, base: &TaskTimes) -> TaskTimes {
+        TaskTimes {
+            user: self.user - base.user,
+            sys: self.sys - base.sys,
+            spin: self.spin - base.spin,
+            sleep: self.sleep - base.sleep,
+            runnable: self.runnable - base.runnable,
+            irq: self.irq - base.irq,
+        }
+    }
+}
+
 pub struct Task {
     pub group: u32,
     pub index: u32,

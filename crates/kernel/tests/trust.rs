@@ -290,3 +290,132 @@ fn a_big_machine_starts_every_cpu_at_once() {
         assert!(c.max_irq_off_ns < US, "CPU{}: {}", c.cpu, c.max_irq_off_ns);
     }
 }
+
+/// An rwsem object `name` whose writers spin.
+fn rwsem(s: &mut Spec, name: &str) -> ObjRef {
+    s.objects.push(ObjectDecl {
+        name: name.into(),
+        kind: ObjectKind::Rwsem {
+            spin: true,
+            reader_spin: false,
+        },
+        per_cpu: false,
+    });
+    ObjRef {
+        object: s.objects.len() as u32 - 1,
+        index: None,
+    }
+}
+
+/// An rwsem's lock_stat rows: wait time comes with contentions (the
+/// kernel's lock_stat records wait time only for an acquisition that was
+/// contended), on the write row and the read row alike.
+#[test]
+fn rwsem_wait_time_comes_with_contentions() {
+    let mut s = spec(machine(8), 5 * MS);
+    let lock = rwsem(&mut s, "sem");
+    forever(
+        &mut s,
+        "readers",
+        (0..6).collect(),
+        Policy::Normal,
+        vec![
+            lock_op(&lock, LockMode::Read, true),
+            Op::Work(Dist::Const(2 * US)),
+            lock_op(&lock, LockMode::Read, false),
+            Op::Work(Dist::Const(US)),
+        ],
+    );
+    forever(
+        &mut s,
+        "writers",
+        vec![6, 7],
+        Policy::Normal,
+        vec![
+            lock_op(&lock, LockMode::Write, true),
+            Op::Work(Dist::Const(US)),
+            lock_op(&lock, LockMode::Write, false),
+            Op::Work(Dist::Const(5 * US)),
+        ],
+    );
+    let r = simulate(&s);
+    let row = &r.locks[0];
+    assert!(row.wait_total_ns == 0 || row.contentions > 0, "{row:?}");
+    let read = row.read.expect("a read row");
+    assert!(read.wait_total_ns == 0 || read.contentions > 0, "{read:?}");
+}
+
+/// An rwsem nobody contends (one per CPU, each used by its CPU's task):
+/// no contentions and no wait time, as lock_stat shows it.
+#[test]
+fn an_uncontended_rwsem_has_no_wait_time() {
+    let mut s = spec(machine(4), 2 * MS);
+    s.objects.push(ObjectDecl {
+        name: "sem".into(),
+        kind: ObjectKind::Rwsem {
+            spin: true,
+            reader_spin: false,
+        },
+        per_cpu: true,
+    });
+    let lock = ObjRef {
+        object: 0,
+        index: Some(Expr::ThisCpu),
+    };
+    forever(
+        &mut s,
+        "t",
+        (0..4).collect(),
+        Policy::Normal,
+        vec![
+            lock_op(&lock, LockMode::Write, true),
+            Op::Work(Dist::Const(US)),
+            lock_op(&lock, LockMode::Write, false),
+            lock_op(&lock, LockMode::Read, true),
+            Op::Work(Dist::Const(US)),
+            lock_op(&lock, LockMode::Read, false),
+        ],
+    );
+    let r = simulate(&s);
+    let row = &r.locks[0];
+    assert!(row.acquisitions > 1000, "{row:?}");
+    assert_eq!((row.contentions, row.wait_total_ns), (0, 0), "{row:?}");
+    let read = row.read.expect("a read row");
+    assert_eq!((read.contentions, read.wait_total_ns), (0, 0), "{read:?}");
+}
+
+/// Per-CPU and per-task times cover the measured part of the run only,
+/// like lock_stat and counters: each CPU's times add up to the duration
+/// less the warm-up, and a task group's to its tasks' share of it.
+#[test]
+fn cpu_and_task_times_exclude_the_warm_up() {
+    let mut s = spec(machine(4), 6 * MS);
+    s.warmup = 2 * MS;
+    let lock = rwsem(&mut s, "sem");
+    forever(
+        &mut s,
+        "t",
+        (0..4).collect(),
+        Policy::Normal,
+        vec![
+            lock_op(&lock, LockMode::Write, true),
+            Op::Work(Dist::Exp { mean: 3 * US }),
+            lock_op(&lock, LockMode::Write, false),
+            Op::Sleep {
+                dist: Dist::Exp { mean: 5 * US },
+                overshoot: None,
+            },
+        ],
+    );
+    let r = simulate(&s);
+    for c in &r.cpus {
+        assert_eq!(c.times.total(), 4 * MS, "CPU{}: {:?}", c.cpu, c.times);
+    }
+    let g = &r.task_groups[0].total;
+    let task_total = g.user + g.sys + g.sleep + g.runnable + g.irq;
+    // Context switches are the CPU's (sys), no task's: a little is missing.
+    assert!(task_total <= 4 * 4 * MS, "{g:?}");
+    assert!(task_total >= 4 * 4 * MS * 8 / 10, "{g:?}");
+    let on_cpu: u64 = r.cpus.iter().map(|c| c.times.user).sum();
+    assert_eq!(on_cpu, g.user);
+}
