@@ -902,6 +902,15 @@ impl RunState {
         for cpu in 0..k.nr_cpus {
             k.settle(cpu);
             k.close_sections(cpu);
+            // Every nanosecond measured is in exactly one of the CPU's times.
+            let base = if k.cpu_times_base.is_empty() {
+                0
+            } else {
+                k.spec.warmup
+            };
+            let measured = k.now.saturating_sub(base);
+            let times = k.measured_cpu_times(cpu as usize);
+            crate::invariants::check(crate::invariants::cpu_time_adds_up(cpu, &times, measured));
         }
         k.mm_check_leaks();
         k.finish(self.engine.stats())

@@ -379,6 +379,11 @@ impl crate::Kernel<'_> {
             sem.nonspinnable = false;
             sem.rd_nonspinnable = false;
         }
+        crate::invariants::check(crate::invariants::rw_owners(
+            "an rwsem",
+            sem.writer,
+            sem.readers.len(),
+        ));
         let object = sem.object;
         // lock_stat records wait time only for an acquisition it counted
         // as contended (lock_contended() set its waittime stamp): the

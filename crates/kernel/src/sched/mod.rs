@@ -199,6 +199,15 @@ impl crate::Kernel<'_> {
             }
         }
         if next != NO_TASK {
+            let task = &self.tasks[next as usize];
+            crate::invariants::check(crate::invariants::switch_in(
+                next,
+                c,
+                task.cpu,
+                task.state,
+                self.cpus[c as usize].online,
+                task.kthread.is_some(),
+            ));
             self.set_state(next, TaskState::Running);
             // Its run time starts being charged when the switch completes.
             self.tasks[next as usize].exec_start = u64::MAX;
