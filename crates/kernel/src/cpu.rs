@@ -60,6 +60,17 @@ impl CpuTimes {
     pub fn total(&self) -> Nanos {
         self.user + self.sys + self.spin + self.irq + self.idle
     }
+
+    /// The time since `base` (an earlier reading of the same CPU).
+    pub fn since(&self, base: &CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user: self.user - base.user,
+            sys: self.sys - base.sys,
+            spin: self.spin - base.spin,
+            irq: self.irq - base.irq,
+            idle: self.idle - base.idle,
+        }
+    }
 }
 
 /// A CFS runqueue (`struct cfs_rq`): entities ordered by vruntime in an

@@ -21,11 +21,16 @@ impl crate::Kernel<'_> {
             return;
         }
         let t = target as u32;
-        let cpu = &mut self.cpus[t as usize];
-        if cpu.online == online {
+        if self.cpus[t as usize].online == online {
             return;
         }
-        cpu.online = online;
+        // cpu_down_maps_locked(): the last online CPU cannot go
+        // (num_online_cpus() == 1 gives -EBUSY).
+        if !online && self.cpus.iter().filter(|k| k.online).count() == 1 {
+            self.metrics.offline_last_cpu(c, self.now, t);
+            return;
+        }
+        self.cpus[t as usize].online = online;
         if online {
             return;
         }

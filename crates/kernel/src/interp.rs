@@ -14,6 +14,9 @@ use crate::task::*;
 
 /// Ops interpreted per step before simulated time must move on.
 const OPS_PER_STEP: u32 = 10_000;
+/// Counts and samples a task may have planned ahead of its batch (bounds
+/// the memory a loop of local work and counts takes).
+const MAX_CREDITS: usize = 256;
 /// Steps in a row without time after which a task is stuck (10 million ops).
 const TIMELESS_STEPS: u32 = 1_000;
 
@@ -153,7 +156,9 @@ impl crate::Kernel<'_> {
                     true
                 }
                 Op::Count(counter) => {
-                    self.metrics.count(vt, *counter);
+                    if !self.credit(t, vt, CreditKind::Count(*counter)) {
+                        break;
+                    }
                     true
                 }
                 Op::Mark(slot) => {
@@ -162,7 +167,10 @@ impl crate::Kernel<'_> {
                 }
                 Op::RecordSince { hist, slot } => {
                     let since = self.tasks[t as usize].vars[*slot as usize] as Nanos;
-                    self.metrics.record(vt, *hist, vt.saturating_sub(since));
+                    let what = CreditKind::Record(*hist, vt.saturating_sub(since));
+                    if !self.credit(t, vt, what) {
+                        break;
+                    }
                     true
                 }
                 _ => false,
@@ -201,6 +209,28 @@ impl crate::Kernel<'_> {
             .now
             .saturating_add(self.tasks[t as usize].batch.total());
         self.arm_cpu(c, end);
+    }
+
+    /// A count or sample planned at `vt`, inside the task's batch: credited
+    /// now if the batch has not begun, else when the batch reaches it
+    /// ([`Self::settle`] dates it). False when the task has as many pending
+    /// as it may hold: planning stops here until the batch runs.
+    fn credit(&mut self, t: TaskId, vt: Nanos, what: CreditKind) -> bool {
+        let task = &mut self.tasks[t as usize];
+        if task.batch.is_empty() {
+            self.metrics.credit(vt, what);
+            return true;
+        }
+        // Planned past the end of the run: it can never happen in it.
+        if vt > self.spec.duration {
+            return true;
+        }
+        if task.credits.len() >= MAX_CREDITS {
+            return false;
+        }
+        let at = task.batch_clock.saturating_add(task.batch.total());
+        task.credits.push_back(Credit { at, what });
+        true
     }
 
     /// The task ran `OPS_PER_STEP` ops without any taking time. A program
@@ -275,6 +305,15 @@ impl crate::Kernel<'_> {
                 let online = matches!(op, Op::CpuOnline(_));
                 self.set_cpu_online(c, target, online);
                 self.advance(t);
+                // cpu_down() of the caller's own CPU: the caller sleeps in
+                // takedown_cpu() while the dying CPU pushes its tasks away
+                // (balance_push), so it leaves the CPU now, not at the end
+                // of whatever it plans next.
+                let own = !online && target == c as i64 && !self.cpus[c as usize].online;
+                if own && self.tasks[t as usize].preemptible() {
+                    self.schedule(c);
+                    return Flow::Stop;
+                }
                 Flow::Next
             }
             Op::Sleep { dist, overshoot } => self.hrtimer_sleep(c, t, dist, *overshoot),

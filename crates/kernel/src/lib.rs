@@ -51,6 +51,7 @@ pub mod event;
 pub mod hotplug;
 pub mod ids;
 pub mod interp;
+pub mod invariants;
 pub mod kthread;
 pub mod locking;
 pub mod metrics;

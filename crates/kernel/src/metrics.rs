@@ -46,6 +46,8 @@ impl Default for Thresholds {
 
 pub struct Metrics {
     pub warmup: Nanos,
+    /// The end of the run (its duration).
+    pub end: Nanos,
     pub window: Nanos,
     pub windows: usize,
     /// The measured run is shorter than one window: it is the only one.
@@ -81,6 +83,7 @@ impl Metrics {
         let windows = (measured / window).max(1) as usize;
         Metrics {
             warmup,
+            end: duration,
             window,
             windows,
             partial_window: measured < window,
@@ -187,6 +190,7 @@ impl Metrics {
 
     #[inline]
     pub fn count(&mut self, now: Nanos, counter: u32) {
+        crate::invariants::check(crate::invariants::credit_in_run(now, self.end));
         if self.measuring(now) {
             self.counters[counter as usize] += 1;
         }
@@ -194,8 +198,18 @@ impl Metrics {
 
     #[inline]
     pub fn record(&mut self, now: Nanos, hist: u32, value: Nanos) {
+        crate::invariants::check(crate::invariants::credit_in_run(now, self.end));
         if self.measuring(now) {
             self.hists[hist as usize].saturating_record(value.max(1));
+        }
+    }
+
+    /// A count or sample that happened at `now`; the run's end bounds what
+    /// may be credited (nothing is dated after it).
+    pub fn credit(&mut self, now: Nanos, what: crate::task::CreditKind) {
+        match what {
+            crate::task::CreditKind::Count(c) => self.count(now, c),
+            crate::task::CreditKind::Record(h, v) => self.record(now, h, v),
         }
     }
 
@@ -394,6 +408,23 @@ impl Metrics {
                 nr_cpus - 1
             ),
         );
+    }
+
+    /// `cpu_down()` of the last online CPU.
+    pub fn offline_last_cpu(&mut self, cpu: u32, now: Nanos, target: u32) {
+        self.finding(
+            Detector::OfflineLastCpu,
+            now,
+            cpu,
+            format!(
+                "cpu_down({target}): -EBUSY: CPU{target} is the last online CPU (num_online_cpus() == 1); it stays online"
+            ),
+        );
+    }
+
+    /// A cross-CPU call or CSD for an offline CPU.
+    pub fn ipi_offline_cpu(&mut self, cpu: u32, now: Nanos, message: String) {
+        self.finding(Detector::IpiOfflineCpu, now, cpu, message);
     }
 
     /// An expression divided by zero.

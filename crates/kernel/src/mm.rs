@@ -121,6 +121,10 @@ impl crate::Kernel<'_> {
             return 0;
         }
         m.mask_weight += 1;
+        if self.booting {
+            // Set before the run began: no transfer of the line in it.
+            return 0;
+        }
         let now = self.now;
         m.mask_line.rmw(&self.cost, c, now) - now
     }

@@ -275,6 +275,12 @@ pub enum Detector {
     /// The membarrier checker: a command returned while a CPU it covers
     /// ran the caller's mm without a barrier since the command began.
     Membarrier,
+    /// `cpu_down()` of the last online CPU: refused with `-EBUSY`.
+    OfflineLastCpu,
+    /// An IPI for an offline CPU: `smp_call_function_single()` to one
+    /// (`-ENXIO`, nothing sent), or a CSD queued on one ("IPI on offline
+    /// CPU").
+    IpiOfflineCpu,
 }
 
 impl Detector {
@@ -304,6 +310,8 @@ impl Detector {
             Detector::BadCpu => "bad_cpu",
             Detector::DebugRwsems => "debug_rwsems",
             Detector::Membarrier => "membarrier",
+            Detector::OfflineLastCpu => "offline_last_cpu",
+            Detector::IpiOfflineCpu => "ipi_offline_cpu",
         }
     }
 }

@@ -141,6 +141,14 @@ impl crate::Kernel<'_> {
     /// `call_single_queue`, a line the target last wrote when it emptied
     /// it; then, if the queue was empty, `send_call_function_single_ipi()`.
     pub(crate) fn queue_csd(&mut self, target: u32, csd: Csd, at: u64, from: u32) {
+        if !self.cpus[target as usize].online {
+            // __flush_smp_call_function_queue() on the offline CPU warns.
+            self.metrics.ipi_offline_cpu(
+                from.min(self.nr_cpus - 1),
+                at,
+                format!("WARNING: IPI on offline CPU {target} (a CSD queued on it)"),
+            );
+        }
         let q = &mut self.cpus[target as usize].csd_queue;
         let first = q.is_empty();
         q.push_back(csd);
@@ -258,7 +266,16 @@ impl crate::Kernel<'_> {
                 return self.smp_call_done(c, t);
             }
             if !self.cpus[target as usize].online {
-                // -ENXIO: nothing sent.
+                // generic_exec_single(): -ENXIO, nothing sent; the scenario
+                // does not look at the error, so it is reported.
+                let name = self.task_name(t);
+                self.metrics.ipi_offline_cpu(
+                    c,
+                    self.now,
+                    format!(
+                        "smp_call_function_single({target}) by {name}: CPU {target} is offline; generic_exec_single() returns -ENXIO and nothing is sent"
+                    ),
+                );
                 return self.smp_call_done(c, t);
             }
             let send = self.cost.ipi_send;

@@ -142,6 +142,21 @@ impl Batch {
     }
 }
 
+/// A count or histogram sample planned inside a task's batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Credit {
+    /// Where in the batch it falls, on the task's `batch_clock`.
+    pub at: Nanos,
+    pub what: CreditKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreditKind {
+    Count(u32),
+    /// A histogram and the value recorded in it.
+    Record(u32, Nanos),
+}
+
 /// What a task that spins is waiting to observe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Spin {
@@ -274,6 +289,20 @@ pub struct TaskTimes {
     pub irq: Nanos,
 }
 
+impl TaskTimes {
+    /// The time since `base` (an earlier reading of the same task).
+    pub fn since(&self, base: &TaskTimes) -> TaskTimes {
+        TaskTimes {
+            user: self.user - base.user,
+            sys: self.sys - base.sys,
+            spin: self.spin - base.spin,
+            sleep: self.sleep - base.sleep,
+            runnable: self.runnable - base.runnable,
+            irq: self.irq - base.irq,
+        }
+    }
+}
+
 pub struct Task {
     pub group: u32,
     pub index: u32,
@@ -303,6 +332,15 @@ pub struct Task {
     pub vars: Vec<i64>,
     pub mode: Mode,
     pub batch: Batch,
+    /// Batch time consumed since the task was created: the clock its
+    /// `credits` are placed on.
+    pub batch_clock: Nanos,
+    /// Counts and histogram samples planned inside the batch, each due when
+    /// the batch has run up to it (`at`, on `batch_clock`): they are
+    /// credited at the simulated time they happen, so that none planned
+    /// past the end of the run (or past an interruption that delays the
+    /// batch) is counted.
+    pub credits: std::collections::VecDeque<Credit>,
     /// Invalidates `SpinEnd` and `Timer` events sent earlier.
     pub gen: u32,
     /// Interpreter steps in a row in which no op took any time.
@@ -427,6 +465,8 @@ impl Task {
             vars: Vec::new(),
             mode: Mode::User,
             batch: Batch::default(),
+            batch_clock: 0,
+            credits: std::collections::VecDeque::new(),
             gen: 0,
             timeless_steps: 0,
             perturbed: false,

@@ -193,7 +193,7 @@ impl crate::Kernel<'_> {
         // The fast path's atomic (add of RWSEM_READER_BIAS, or cmpxchg).
         let at = sem.line.rmw(&self.cost, c, now);
         if sem.waiters.is_empty() && sem.free_for(mode) {
-            self.rwsem_granted(t, s, mode, at);
+            self.rwsem_granted(t, s, mode, at, false);
             return self.rwsem_done(t, at);
         }
         let object = sem.object;
@@ -224,7 +224,7 @@ impl crate::Kernel<'_> {
         // (5.11): a kernel that spins readers does not steal.
         if !sem.reader_spin && sem.writer == NO_TASK && !sem.handoff && !others_read {
             // Reader optimistic lock stealing.
-            self.rwsem_granted(t, s, LockMode::Read, at);
+            self.rwsem_granted(t, s, LockMode::Read, at, true);
             let mut done = at;
             if !self.objects.rwsems[s as usize].waiters.is_empty() {
                 // The first reader wakes the queued readers.
@@ -262,7 +262,7 @@ impl crate::Kernel<'_> {
         if mode == LockMode::Read && sem.waiters.is_empty() && sem.writer == NO_TASK {
             // The bias is already in `count` and nobody waits: it is ours.
             done = sem.line.store(&self.cost, c, done);
-            self.rwsem_granted(t, s, mode, done);
+            self.rwsem_granted(t, s, mode, done, true);
             return self.rwsem_done(t, done);
         }
         sem.waiters.push_back(Waiter {
@@ -359,12 +359,13 @@ impl crate::Kernel<'_> {
         }
         sem.waiters.remove(i);
         sem.handoff = false;
-        self.rwsem_granted(t, s, LockMode::Write, at);
+        self.rwsem_granted(t, s, LockMode::Write, at, true);
         true
     }
 
-    /// The lock is `t`'s in `mode` from `at`.
-    fn rwsem_granted(&mut self, t: TaskId, s: u32, mode: LockMode, at: Nanos) {
+    /// The lock is `t`'s in `mode` from `at`; `contended` if the acquire
+    /// found it unavailable (lock_stat counted a contention).
+    fn rwsem_granted(&mut self, t: TaskId, s: u32, mode: LockMode, at: Nanos, contended: bool) {
         let sem = &mut self.objects.rwsems[s as usize];
         if mode == LockMode::Read {
             sem.readers.push((t, at));
@@ -378,8 +379,20 @@ impl crate::Kernel<'_> {
             sem.nonspinnable = false;
             sem.rd_nonspinnable = false;
         }
+        crate::invariants::check(crate::invariants::rw_owners(
+            "an rwsem",
+            sem.writer,
+            sem.readers.len(),
+        ));
         let object = sem.object;
-        let waited = at.saturating_sub(self.tasks[t as usize].wait.wait_start);
+        // lock_stat records wait time only for an acquisition it counted
+        // as contended (lock_contended() set its waittime stamp): the
+        // uncontended fast path's atomic is not a wait.
+        let waited = if contended {
+            at.saturating_sub(self.tasks[t as usize].wait.wait_start)
+        } else {
+            0
+        };
         self.metrics
             .lock_acquired_mode(self.now, object, mode, waited);
     }
@@ -460,7 +473,7 @@ impl crate::Kernel<'_> {
         // __down_write_trylock(): `count` is 0.
         let got = sem.waiters.is_empty() && sem.free_for(mode);
         if got {
-            self.rwsem_granted(t, s, mode, at);
+            self.rwsem_granted(t, s, mode, at, false);
         }
         self.tasks[t as usize].batch.push(Mode::Sys, at - now);
         got
@@ -564,7 +577,7 @@ impl crate::Kernel<'_> {
                 continue;
             }
             self.objects.rwsems[s as usize].waiters.remove(i);
-            self.rwsem_granted(w.task, s, LockMode::Read, now);
+            self.rwsem_granted(w.task, s, LockMode::Read, now, true);
             if self.tasks[w.task as usize].state == TaskState::Sleeping {
                 self.wake_up(w.task, c);
             }
@@ -709,7 +722,7 @@ impl crate::Kernel<'_> {
         let sem = &mut self.objects.rwsems[s as usize];
         let got = sem.line.rmw(&self.cost, c, at.max(self.now));
         let next = sem.osq.pop_head();
-        self.rwsem_granted(t, s, mode, got);
+        self.rwsem_granted(t, s, mode, got, true);
         let gen = self.tasks[t as usize].gen;
         self.at(got, Event::Sched(SchedEvent::SpinEnd { task: t, gen }));
         if let Some(next) = next {

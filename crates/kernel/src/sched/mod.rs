@@ -155,9 +155,20 @@ impl crate::Kernel<'_> {
         let mut cost = 0;
         if prev != NO_TASK {
             let task = &self.tasks[prev as usize];
-            if task.irq.preempt_count > 0 && task.state != TaskState::Running {
-                self.metrics
-                    .sleep_in_atomic(c, self.now, "schedule() with preemption disabled");
+            // __might_sleep(): a task that blocks in atomic context or with
+            // IRQs disabled (both are checked: in_atomic(), irqs_disabled()).
+            if task.state != TaskState::Running {
+                let what = match (task.irq.preempt_count > 0, task.irq.irqs_off) {
+                    (true, false) => Some("schedule() with preemption disabled"),
+                    (false, true) => Some("schedule() with IRQs disabled; irqs_disabled(): 1"),
+                    (true, true) => {
+                        Some("schedule() with preemption and IRQs disabled; irqs_disabled(): 1")
+                    }
+                    (false, false) => None,
+                };
+                if let Some(what) = what {
+                    self.metrics.sleep_in_atomic(c, self.now, what);
+                }
             }
             if task.state == TaskState::Running {
                 self.set_state(prev, TaskState::Runnable);
@@ -188,6 +199,15 @@ impl crate::Kernel<'_> {
             }
         }
         if next != NO_TASK {
+            let task = &self.tasks[next as usize];
+            crate::invariants::check(crate::invariants::switch_in(
+                next,
+                c,
+                task.cpu,
+                task.state,
+                self.cpus[c as usize].online,
+                task.kthread.is_some(),
+            ));
             self.set_state(next, TaskState::Running);
             // Its run time starts being charged when the switch completes.
             self.tasks[next as usize].exec_start = u64::MAX;
@@ -198,6 +218,10 @@ impl crate::Kernel<'_> {
             if self.metrics.measuring(self.now) {
                 self.cpus[c as usize].nr_switches += 1;
             }
+        }
+        if self.booting {
+            // Switched in before the run began.
+            cost = 0;
         }
         let cpu = &mut self.cpus[c as usize];
         cpu.curr = next;
@@ -269,6 +293,10 @@ impl crate::Kernel<'_> {
                 let next_tick = (now / self.tick_ns + 1) * self.tick_ns;
                 self.at(next_tick, Event::Sched(SchedEvent::Tick { cpu: c }));
             }
+        }
+        if self.booting {
+            // Every CPU gets its task before any runs (Kernel::boot).
+            return;
         }
         self.kick(c);
     }
