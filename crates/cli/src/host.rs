@@ -176,9 +176,7 @@ pub fn calibrate(a: CalibrateArgs) -> i32 {
     }
     match calibrated {
         Ok(c) => {
-            for m in &c.measurements {
-                eprintln!("calibrate: {}: {}", m.name, m.source());
-            }
+            report_calibration("calibrate", &c);
             match emit(&c.profile, Some(&a.output)) {
                 Ok(()) => {
                     eprintln!("calibrate: wrote {}", a.output.display());
@@ -188,6 +186,24 @@ pub fn calibrate(a: CalibrateArgs) -> i32 {
             }
         }
         Err(e) => fail(format!("error: {e}")),
+    }
+}
+
+/// What a calibration measured, refused and could not measure, on stderr.
+fn report_calibration(who: &str, c: &smpsim_host::calibrate::Calibration) {
+    for m in &c.measurements {
+        eprintln!("{who}: {}: {}", m.name, m.source());
+    }
+    for n in &c.notes {
+        eprintln!("{who}: {n}");
+    }
+    let mut any = false;
+    for (field, why) in c.unmeasured() {
+        any = true;
+        eprintln!("{who}: NOT MEASURED {field}: {why}; the profile keeps the value of preset {} and says so in its source", smpsim_host::calibrate::fallback_preset());
+    }
+    if !any {
+        eprintln!("{who}: every measured cost passed the sanity checks");
     }
 }
 
@@ -347,6 +363,7 @@ fn compare(a: HostCompareArgs) -> i32 {
             });
             match smpsim_host::calibrate::calibrate("host") {
                 Ok(c) => {
+                    report_calibration("compare", &c);
                     if let Err(e) = emit(&c.profile, Some(&path)) {
                         return fail(format!("error: {e}"));
                     }
