@@ -142,7 +142,8 @@ fn sigterm_mid_hotplug_leaves_every_cpu_online() {
 }
 
 /// A run killed with SIGKILL cannot remove its cgroup tree; the next
-/// membarrier run sweeps it (and only trees of processes that are gone).
+/// membarrier run sweeps it, even one without --cgroup (and only trees of
+/// processes that are gone).
 #[test]
 fn cgroups_left_by_a_killed_run_are_swept_by_the_next() {
     let Some(dir) = membarrier_cgroup_root() else {
@@ -164,7 +165,7 @@ fn cgroups_left_by_a_killed_run_are_swept_by_the_next() {
     child.wait().unwrap();
     assert!(dir.join(&name).exists(), "SIGKILL leaves the tree");
     let out = smpsim()
-        .args(["membarrier", "--seconds", "0.2", "--cgroup", "1x0"])
+        .args(["membarrier", "--seconds", "0.2"])
         .output()
         .expect("runs");
     assert!(out.status.success(), "{out:?}");
@@ -202,4 +203,33 @@ fn sigint_stops_a_host_test_early_and_says_so() {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("stopped early"), "{test}: {stdout}");
     }
+}
+
+/// `mutex-readers` runs for the --seconds asked (it used to read the file
+/// once per reader whatever was asked) and says so.
+#[test]
+fn mutex_readers_honours_seconds() {
+    let status = smpsim_host::list()
+        .into_iter()
+        .find(|s| s.test == "mutex-readers")
+        .unwrap();
+    if !status.runnable {
+        eprintln!("skipped: {:?}", status.missing);
+        return;
+    }
+    let opts = smpsim_host::Options {
+        seconds: 1.0,
+        readers: 2,
+        ..Default::default()
+    };
+    let t0 = std::time::Instant::now();
+    let r = smpsim_host::run("mutex-readers", &opts).expect("runs");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(1000),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(r.seconds, Some(1.0));
+    assert_eq!(r.asked(), "1.0 s");
+    assert!(r.rate_of("passes").unwrap() >= 2.0);
 }
