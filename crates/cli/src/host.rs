@@ -91,11 +91,12 @@ pub fn format_result(r: &HostResult) -> String {
     if r.stopped_early {
         let _ = writeln!(
             out,
-            "host test {} ({:.1} s asked): STOPPED EARLY by a signal; partial results",
-            r.test, r.seconds
+            "host test {} ({} asked): STOPPED EARLY by a signal; partial results",
+            r.test,
+            r.asked()
         );
     } else {
-        let _ = writeln!(out, "host test {} ({:.1} s)", r.test, r.seconds);
+        let _ = writeln!(out, "host test {} ({})", r.test, r.asked());
     }
     for (k, v) in &r.params {
         let _ = writeln!(out, "  {k} = {v}");
@@ -176,9 +177,7 @@ pub fn calibrate(a: CalibrateArgs) -> i32 {
     }
     match calibrated {
         Ok(c) => {
-            for m in &c.measurements {
-                eprintln!("calibrate: {}: {}", m.name, m.source());
-            }
+            report_calibration("calibrate", &c);
             match emit(&c.profile, Some(&a.output)) {
                 Ok(()) => {
                     eprintln!("calibrate: wrote {}", a.output.display());
@@ -188,6 +187,24 @@ pub fn calibrate(a: CalibrateArgs) -> i32 {
             }
         }
         Err(e) => fail(format!("error: {e}")),
+    }
+}
+
+/// What a calibration measured, refused and could not measure, on stderr.
+fn report_calibration(who: &str, c: &smpsim_host::calibrate::Calibration) {
+    for m in &c.measurements {
+        eprintln!("{who}: {}: {}", m.name, m.source());
+    }
+    for n in &c.notes {
+        eprintln!("{who}: {n}");
+    }
+    let mut any = false;
+    for (field, why) in c.unmeasured() {
+        any = true;
+        eprintln!("{who}: NOT MEASURED {field}: {why}; the profile keeps the value of preset {} and says so in its source", smpsim_host::calibrate::fallback_preset());
+    }
+    if !any {
+        eprintln!("{who}: every measured cost passed the sanity checks");
     }
 }
 
@@ -311,6 +328,191 @@ code = [ {{ op = "loop", count = "forever", body = [
     }
 }
 
+/// The twin's main figure, simulated with `sets` (cost overrides) applied.
+fn simulated(
+    scenario: &smpsim_scenario::Scenario,
+    test: &str,
+    sets: &[(String, String)],
+) -> Result<(f64, smpsim_kernel::Spec), String> {
+    let spec = scenario
+        .compile(None, sets)
+        .map_err(|e| format!("error: {e}"))?;
+    let sim = smpsim_kernel::simulate(&spec);
+    let measured = (sim.stats.simulated_ns.saturating_sub(sim.warmup_ns)).max(1) as f64 / 1e9;
+    let v = match test {
+        "ctxswitch" => sim.context_switches as f64 / measured,
+        "membarrier" => sim.counter("calls").map_or(0.0, |c| c.rate),
+        _ => sim.counter("munmaps").map_or(0.0, |c| c.rate),
+    };
+    Ok((v, spec))
+}
+
+/// How the simulated figure moves when one kind of cost is doubled.
+#[derive(serde::Serialize)]
+struct Sensitivity {
+    cost: &'static str,
+    ns: f64,
+    /// `measured`, `unmeasured`, `assumed` or `published` (a preset's
+    /// cited figure): where the profile's figure is from.
+    origin: String,
+    figure_doubled: f64,
+    /// figure_doubled / figure - 1.
+    change: f64,
+}
+
+/// One-at-a-time sensitivity: each cost kind doubled alone, the twin
+/// simulated again; sorted by how far the figure moves, largest first. A
+/// cost of 0 (an idle exit the profile leaves out) cannot be doubled and is
+/// left out.
+fn sensitivity(
+    scenario: &smpsim_scenario::Scenario,
+    test: &str,
+    c: &smpsim_machine::Costs,
+    base: f64,
+) -> Result<Vec<Sensitivity>, String> {
+    let lt = &c.line_transfer;
+    let kinds: Vec<(&'static str, Vec<(&str, &smpsim_machine::Cost)>)> = vec![
+        (
+            "line_transfer",
+            vec![
+                ("line_transfer.smt_sibling", &lt.smt_sibling),
+                ("line_transfer.same_llc", &lt.same_llc),
+                ("line_transfer.same_node", &lt.same_node),
+                ("line_transfer.same_socket", &lt.same_socket),
+                ("line_transfer.cross_socket", &lt.cross_socket),
+            ],
+        ),
+        ("ipi_send", vec![("ipi_send", &c.ipi_send)]),
+        ("ipi_latency", vec![("ipi_latency", &c.ipi_latency)]),
+        (
+            "irq_entry_exit",
+            vec![("irq_entry_exit", &c.irq_entry_exit)],
+        ),
+        ("syscall", vec![("syscall", &c.syscall)]),
+        (
+            "context_switch",
+            vec![("context_switch", &c.context_switch)],
+        ),
+        ("wakeup", vec![("wakeup", &c.wakeup)]),
+        (
+            "tlb_flush_page",
+            vec![("tlb_flush_page", &c.tlb_flush_page)],
+        ),
+        (
+            "tlb_flush_full",
+            vec![("tlb_flush_full", &c.tlb_flush_full)],
+        ),
+    ];
+    let mut kinds = kinds;
+    if let Some(idle) = c.idle_exit.as_ref().filter(|i| i.ns > 0.0) {
+        kinds.push(("idle_exit", vec![("idle_exit", idle)]));
+    }
+    let mut out = Vec::new();
+    for (kind, fields) in kinds {
+        if smpsim_host::cleanup::should_stop() {
+            break;
+        }
+        let sets: Vec<(String, String)> = fields
+            .iter()
+            .map(|(f, cost)| {
+                (
+                    format!("machine.costs.{f}.ns"),
+                    format!("{}", cost.ns * 2.0),
+                )
+            })
+            .collect();
+        let (v, _) = simulated(scenario, test, &sets)?;
+        // The field the host measured, if any, speaks for the kind (one
+        // line-transfer distance is measured, the others copied from it).
+        let (_, shown) = fields
+            .iter()
+            .find(|(_, c)| origin(&c.source) == "measured")
+            .unwrap_or(&fields[0]);
+        out.push(Sensitivity {
+            cost: kind,
+            ns: shown.ns,
+            origin: origin(&shown.source).into(),
+            figure_doubled: v,
+            change: v / base.max(1e-9) - 1.0,
+        });
+    }
+    out.sort_by(|a, b| b.change.abs().total_cmp(&a.change.abs()));
+    Ok(out)
+}
+
+/// Where a cost's figure is from, in one word, from its source.
+fn origin(source: &str) -> &'static str {
+    ["unmeasured", "measured", "assumed"]
+        .into_iter()
+        .find(|w| source.starts_with(w))
+        .unwrap_or("published")
+}
+
+/// The verdict and the sensitivity table, for the text report.
+fn verdict_text(ratio: f64, dominant: Option<&Sensitivity>, sens: &[Sensitivity]) -> String {
+    let mut s = String::new();
+    if (0.5..=2.0).contains(&ratio) {
+        let _ = writeln!(s, "\nverdict: within x2 (sim/real {ratio:.2})");
+    } else {
+        let (factor, way) = if ratio > 1.0 {
+            (ratio, "faster")
+        } else {
+            (1.0 / ratio.max(1e-9), "slower")
+        };
+        let _ = writeln!(
+            s,
+            "\nverdict: NOT within x2: the simulation is {factor:.1}x {way} than the real kernel"
+        );
+    }
+    match dominant {
+        Some(d) => {
+            let _ = writeln!(
+                s,
+                "dominant cost: {} ({:.0} ns, {}): doubling it moves the simulated figure {:+.0}%{}",
+                d.cost,
+                d.ns,
+                d.origin,
+                d.change * 100.0,
+                if (0.5..=2.0).contains(&ratio) {
+                    ""
+                } else {
+                    "; the first suspect"
+                }
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "dominant cost: none (no cost moves the simulated figure)"
+            );
+        }
+    }
+    let mut t = Table::new(
+        ["cost doubled", "ns", "from", "simulated", "change"]
+            .map(String::from)
+            .to_vec(),
+    );
+    for x in sens.iter().filter(|x| x.change.abs() >= 0.005) {
+        t.row(vec![
+            x.cost.to_string(),
+            format!("{:.0}", x.ns),
+            x.origin.clone(),
+            fmt_rate(x.figure_doubled),
+            format!("{:+.1}%", x.change * 100.0),
+        ]);
+    }
+    t.render(&mut s);
+    let still: Vec<&str> = sens
+        .iter()
+        .filter(|x| x.change.abs() < 0.005)
+        .map(|x| x.cost)
+        .collect();
+    if !still.is_empty() {
+        let _ = writeln!(s, "no effect (< 0.5%): {}", still.join(", "));
+    }
+    s
+}
+
 /// A file removed when the value goes out of scope.
 struct RemoveOnDrop(std::path::PathBuf);
 
@@ -347,6 +549,7 @@ fn compare(a: HostCompareArgs) -> i32 {
             });
             match smpsim_host::calibrate::calibrate("host") {
                 Ok(c) => {
+                    report_calibration("compare", &c);
                     if let Err(e) = emit(&c.profile, Some(&path)) {
                         return fail(format!("error: {e}"));
                     }
@@ -395,30 +598,43 @@ fn compare(a: HostCompareArgs) -> i32 {
             ))
         }
     };
-    let spec = match scenario.compile(None, &[]) {
-        Ok(s) => s,
-        Err(e) => return fail(format!("error: {e}")),
-    };
-    let sim = smpsim_kernel::simulate(&spec);
-    let measured = (sim.stats.simulated_ns.saturating_sub(sim.warmup_ns)).max(1) as f64 / 1e9;
-    let sim_value = match test {
-        "ctxswitch" => sim.context_switches as f64 / measured,
-        "membarrier" => sim.counter("calls").map_or(0.0, |c| c.rate),
-        _ => sim.counter("munmaps").map_or(0.0, |c| c.rate),
+    let (sim_value, spec) = match simulated(&scenario, test, &[]) {
+        Ok(v) => v,
+        Err(e) => return fail(e),
     };
     let ratio = sim_value / real_value.max(1e-9);
+    let within = (0.5..=2.0).contains(&ratio);
+    let sens = match sensitivity(&scenario, test, &spec.machine.costs, sim_value) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let dominant = sens.first().filter(|s| s.change != 0.0);
+    // The membarrier twin sends an IPI whenever the target runs the mm (its
+    // burner always does); a busy host often runs someone else there, and
+    // then the real call sends none: say so, it outweighs any cost.
+    let warning = real
+        .rate_of("ipi_fraction")
+        .filter(|&f| test == "membarrier" && f < 0.5)
+        .map(|f| format!("the real run sent {f:.3} IPIs per call: its burners were mostly not running on the targets (a busy host?), while the twin's always are; the comparison is of unlike runs"));
     let out = match a.format {
         Format::Json => {
             serde_json::to_string_pretty(&serde_json::json!({
                 "test": test, "metric": metric, "real": real_value, "simulated": sim_value,
-                "ratio": ratio, "profile": shown_profile, "real_result": real,
+                "ratio": ratio, "within_x2": within, "warning": warning,
+                "dominant_cost": dominant.map(|d| d.cost),
+                "sensitivity": sens,
+                "profile": shown_profile, "real_result": real,
             }))
             .expect("json")
                 + "\n"
         }
         Format::Text => {
             let mut s = format_result(&real);
-            let _ = writeln!(s, "\nsimulated on {shown_profile} ({} CPUs):", sim.nr_cpus);
+            let _ = writeln!(
+                s,
+                "\nsimulated on {shown_profile} ({} CPUs):",
+                spec.machine.nr_cpus()
+            );
             let mut t = Table::new(
                 ["metric", "real", "simulated", "sim/real"]
                     .map(String::from)
@@ -431,6 +647,10 @@ fn compare(a: HostCompareArgs) -> i32 {
                 format!("{ratio:.2}"),
             ]);
             t.render(&mut s);
+            s.push_str(&verdict_text(ratio, dominant, &sens));
+            if let Some(w) = &warning {
+                let _ = writeln!(s, "warning: {w}");
+            }
             s
         }
     };
@@ -438,5 +658,43 @@ fn compare(a: HostCompareArgs) -> i32 {
         Ok(()) if real.stopped_early => STOPPED,
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sens(cost: &'static str, change: f64) -> Sensitivity {
+        Sensitivity {
+            cost,
+            ns: 100.0,
+            origin: "unmeasured".into(),
+            figure_doubled: 1.0,
+            change,
+        }
+    }
+
+    #[test]
+    fn the_verdict_says_within_x2_or_how_far_and_names_the_suspect() {
+        let s = [sens("context_switch", -0.4), sens("tlb_flush_full", 0.0)];
+        let t = verdict_text(38.59, s.first(), &s);
+        assert!(
+            t.contains("verdict: NOT within x2: the simulation is 38.6x faster"),
+            "{t}"
+        );
+        assert!(
+            t.contains("dominant cost: context_switch (100 ns, unmeasured)"),
+            "{t}"
+        );
+        assert!(t.contains("the first suspect"), "{t}");
+        assert!(t.contains("no effect (< 0.5%): tlb_flush_full"), "{t}");
+        let t = verdict_text(0.11, s.first(), &s);
+        assert!(t.contains("9.1x slower"), "{t}");
+        let t = verdict_text(1.04, s.first(), &s);
+        assert!(
+            t.contains("verdict: within x2 (sim/real 1.04)") && !t.contains("suspect"),
+            "{t}"
+        );
     }
 }

@@ -113,11 +113,26 @@ pub fn sweep_stale_cgroups(parent: &std::path::Path, prefix: &str) -> usize {
         // SAFETY: signal 0 only checks that the process exists.
         let alive = unsafe { libc::kill(pid, 0) } == 0
             || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        if !alive && remove_cgroup(&e.path()).is_ok() {
+        // A tree that still holds tasks is in use, even if its PID is not
+        // visible here (a run in another PID namespace): leave it whole.
+        if !alive && !holds_tasks(&e.path()) && remove_cgroup(&e.path()).is_ok() {
             removed += 1;
         }
     }
     removed
+}
+
+/// Does any cgroup of the tree at `dir` hold a task (v1 `tasks`, v2
+/// `cgroup.threads`)?
+fn holds_tasks(dir: &std::path::Path) -> bool {
+    let here = ["tasks", "cgroup.threads", "cgroup.procs"]
+        .iter()
+        .any(|f| std::fs::read_to_string(dir.join(f)).is_ok_and(|t| !t.trim().is_empty()));
+    here || std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_type().is_ok_and(|t| t.is_dir()) && holds_tasks(&e.path()))
+    })
 }
 
 fn remove_cgroup(dir: &std::path::Path) -> std::io::Result<()> {
@@ -141,12 +156,16 @@ mod sweep_tests {
         let dead = dir.join("smpsim_membarrier_2147483646/n0/d0");
         let live = dir.join(format!("smpsim_membarrier_{}/n0", std::process::id()));
         let other = dir.join("unrelated_7");
-        for d in [&dead, &live, &other] {
+        // A dead PID whose tree still holds a task (a run in another PID
+        // namespace) is in use.
+        let busy = dir.join("smpsim_membarrier_2147483645/n0");
+        for d in [&dead, &live, &other, &busy] {
             std::fs::create_dir_all(d).unwrap();
         }
+        std::fs::write(busy.join("tasks"), "4242\n").unwrap();
         assert_eq!(sweep_stale_cgroups(&dir, "smpsim_membarrier_"), 1);
         assert!(!dir.join("smpsim_membarrier_2147483646").exists());
-        assert!(live.exists() && other.exists());
+        assert!(live.exists() && other.exists() && busy.exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

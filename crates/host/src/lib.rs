@@ -151,7 +151,7 @@ fn run_test(test: &str, opts: &Options, fifo: bool) -> Result<HostResult, String
         "mutex-readers" => {
             let (_, file) = probe::trace_file();
             let (file, mount) = file.ok_or("no readable tracefs file")?;
-            tests::mutex_readers::run(opts.readers, file, mount)
+            tests::mutex_readers::run(opts.readers, opts.seconds, file, mount)
         }
         "hotplug" => {
             if !opts.allow_hotplug {

@@ -23,7 +23,11 @@ pub struct ThreadTimes {
 #[derive(Clone, Debug, Serialize)]
 pub struct HostResult {
     pub test: String,
-    pub seconds: f64,
+    /// How long the test was asked to run; None for a test bounded by a
+    /// count of repetitions instead (`hotplug`).
+    pub seconds: Option<f64>,
+    /// The repetitions asked, for a test bounded by them.
+    pub reps: Option<u32>,
     pub params: Vec<(String, String)>,
     pub rates: Vec<Rate>,
     pub histograms: Vec<HistResult>,
@@ -38,13 +42,30 @@ impl HostResult {
     pub fn new(test: &str, seconds: f64) -> Self {
         HostResult {
             test: test.into(),
-            seconds,
+            seconds: Some(seconds),
+            reps: None,
             params: Vec::new(),
             rates: Vec::new(),
             histograms: Vec::new(),
             threads: Vec::new(),
             notes: Vec::new(),
             stopped_early: false,
+        }
+    }
+    /// A test bounded by repetitions rather than by time.
+    pub fn by_reps(test: &str, reps: u32) -> Self {
+        HostResult {
+            seconds: None,
+            reps: Some(reps),
+            ..HostResult::new(test, 0.0)
+        }
+    }
+    /// What the test was asked to do, for a report's first line.
+    pub fn asked(&self) -> String {
+        match (self.seconds, self.reps) {
+            (_, Some(n)) => format!("{n} reps"),
+            (Some(s), None) => format!("{s:.1} s"),
+            (None, None) => "one pass".into(),
         }
     }
     pub fn param(&mut self, k: &str, v: impl ToString) {
@@ -67,4 +88,16 @@ impl HostResult {
 
 pub fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_bounded_by_reps_says_reps_not_seconds() {
+        assert_eq!(HostResult::by_reps("hotplug", 5).asked(), "5 reps");
+        assert_eq!(HostResult::by_reps("hotplug", 5).seconds, None);
+        assert_eq!(HostResult::new("ctxswitch", 2.0).asked(), "2.0 s");
+    }
 }

@@ -132,6 +132,76 @@ pub fn interrupts(name: &str) -> u64 {
     0
 }
 
+/// Per-CPU count of a `/proc/interrupts` line (`CAL`: function-call IPIs)
+/// on one CPU; None where the line or the CPU's column is missing (not x86,
+/// or no procfs), so callers can say they could not check.
+pub fn interrupts_on(name: &str, cpu: u32) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/interrupts").ok()?;
+    interrupts_on_in(&text, name, cpu)
+}
+
+fn interrupts_on_in(text: &str, name: &str, cpu: u32) -> Option<u64> {
+    let mut lines = text.lines();
+    // The header lists only online CPUs, so a column is found by name.
+    let col = lines
+        .next()?
+        .split_whitespace()
+        .position(|w| w == format!("CPU{cpu}"))?;
+    let line = lines.find(|l| l.split_whitespace().next() == Some(&format!("{name}:")))?;
+    line.split_whitespace().nth(col + 1)?.parse().ok()
+}
+
+/// The CPU the calling thread is running on now.
+pub fn current_cpu() -> Option<u32> {
+    // SAFETY: no arguments.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(c as u32)
+}
+
+/// The calling thread's allowed CPUs (to put back after pinning).
+pub fn allowed_cpus() -> Vec<u32> {
+    let words = possible_cpus().div_ceil(64).max(1);
+    let mut mask = vec![0u64; words];
+    // SAFETY: the kernel writes at most `words * 8` bytes into the buffer.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getaffinity,
+            0,
+            words * 8,
+            mask.as_mut_ptr() as *mut libc::c_void,
+        )
+    };
+    if r < 0 {
+        return online_cpus();
+    }
+    (0..words as u32 * 64)
+        .filter(|&c| mask[c as usize / 64] & (1 << (c % 64)) != 0)
+        .collect()
+}
+
+/// Lets the calling thread run on `cpus`.
+pub fn set_allowed(cpus: &[u32]) -> io::Result<()> {
+    let max = cpus.iter().copied().max().unwrap_or(0) as usize;
+    let words = possible_cpus().max(max + 1).div_ceil(64);
+    let mut mask = vec![0u64; words];
+    for &c in cpus {
+        mask[c as usize / 64] |= 1 << (c % 64);
+    }
+    // SAFETY: the kernel reads `words * 8` bytes from a buffer of that size.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setaffinity,
+            0,
+            words * 8,
+            mask.as_ptr() as *const libc::c_void,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 pub fn is_root() -> bool {
     // SAFETY: no arguments.
     unsafe { libc::geteuid() == 0 }
@@ -161,6 +231,15 @@ mod tests {
         assert_eq!(parse_cpu_list("0-3,8,10-11\n"), vec![0, 1, 2, 3, 8, 10, 11]);
         assert_eq!(parse_cpu_list(""), Vec::<u32>::new());
         assert!(!online_cpus().is_empty());
+    }
+
+    #[test]
+    fn per_cpu_interrupts_are_read_by_column_name() {
+        let text = "           CPU0       CPU1\n 24:  1  0  IO-APIC\nCAL:     177921     217173   Function call interrupts\n";
+        assert_eq!(interrupts_on_in(text, "CAL", 1), Some(217173));
+        assert_eq!(interrupts_on_in(text, "CAL", 0), Some(177921));
+        assert_eq!(interrupts_on_in(text, "CAL", 2), None);
+        assert_eq!(interrupts_on_in(text, "TLB", 0), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub fn run(cpu: u32, reps: u32) -> Result<HostResult, String> {
     let mut guard = Guard::default();
     guard.push(Undo::OnlineCpu(cpu));
     let (mut off, mut on) = (histogram(), histogram());
-    let mut r = HostResult::new("hotplug", 0.0);
+    let mut r = HostResult::by_reps("hotplug", reps);
     r.param("cpu", cpu);
     r.param("reps", reps);
     for _ in 0..reps {

@@ -32,13 +32,6 @@ fn build_cgroups(
         CgroupCpu::V2(d) => (d.clone(), true),
         CgroupCpu::V1(d) => (d.clone(), false),
     };
-    // Runs killed outright (SIGKILL) could not clean up: sweep theirs.
-    let stale = crate::cleanup::sweep_stale_cgroups(&dir, "smpsim_membarrier_");
-    if stale > 0 {
-        guard.log.push(format!(
-            "removed {stale} cgroups left by earlier runs that were killed"
-        ));
-    }
     let base = dir.join(format!("smpsim_membarrier_{}", std::process::id()));
     std::fs::create_dir(&base).map_err(|e| format!("{}: {e}", base.display()))?;
     guard.push(Undo::RemoveCgroup(base.clone()));
@@ -81,6 +74,18 @@ pub fn run(opts: &Options, cgroup: Option<CgroupCpu>, fifo: bool) -> Result<Host
         .map_err(|e| format!("MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ: {e}"))?;
     let mut guard = Guard::default();
     let mut r = HostResult::new("membarrier", opts.seconds);
+    // Runs killed outright (SIGKILL) could not remove their cgroup trees:
+    // every run sweeps them, with or without --cgroup, so one killed run
+    // does not leave a tree until someone next asks for cgroups.
+    if let Some(root) = &cgroup {
+        let (CgroupCpu::V1(dir) | CgroupCpu::V2(dir)) = root;
+        let stale = crate::cleanup::sweep_stale_cgroups(dir, "smpsim_membarrier_");
+        if stale > 0 {
+            r.notes.push(format!(
+                "removed {stale} smpsim_membarrier_PID cgroup trees left by earlier runs that were killed"
+            ));
+        }
+    }
     r.param("hammers_per_cpu", opts.hammers_per_cpu);
     r.param("burners_per_cpu", opts.burners_per_cpu);
     let leaves = match (&cgroup, opts.cgroup) {

@@ -1,7 +1,9 @@
 //! `mutex-readers`: N concurrent readers of a tracefs file whose `read()`
 //! holds a kernel mutex per chunk (`available_filter_functions` and
 //! `ftrace_lock` where readable, else `available_events` and
-//! `event_mutex`), each timed like time(1).
+//! `event_mutex`), each timed like time(1). One reader reads the file
+//! once alone (the baseline); then the N readers read it again and again
+//! until `seconds` are up, so the contended phase lasts as long as asked.
 
 use crate::cleanup::{should_stop, Guard, Undo};
 use crate::report::{HostResult, ThreadTimes};
@@ -21,7 +23,12 @@ fn read_all(path: &std::path::Path) -> std::io::Result<u64> {
     }
 }
 
-pub fn run(readers: u32, file: std::path::PathBuf, mount: bool) -> Result<HostResult, String> {
+pub fn run(
+    readers: u32,
+    seconds: f64,
+    file: std::path::PathBuf,
+    mount: bool,
+) -> Result<HostResult, String> {
     let mut guard = Guard::default();
     if mount {
         let dir = file
@@ -50,7 +57,7 @@ pub fn run(readers: u32, file: std::path::PathBuf, mount: bool) -> Result<HostRe
         }
         guard.push(Undo::Umount(dir));
     }
-    let mut r = HostResult::new("mutex-readers", 0.0);
+    let mut r = HostResult::new("mutex-readers", seconds);
     r.param("file", file.display());
     r.param("readers", readers);
     let single = std::thread::scope(|s| s.spawn(|| timed_read(&file)).join().unwrap())?;
@@ -59,42 +66,68 @@ pub fn run(readers: u32, file: std::path::PathBuf, mount: bool) -> Result<HostRe
         ..single.0
     });
     r.param("lines", single.1);
+    let deadline = sys::now_ns() + (seconds * 1e9) as u64;
     let results: Vec<_> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..readers)
-            .map(|_| s.spawn(|| timed_read(&file)))
+            .map(|_| s.spawn(|| reads_until(&file, deadline)))
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let mut sys_total = 0;
-    let mut real_total = 0;
+    let (mut sys_total, mut real_total, mut passes) = (0, 0, 0);
     for (i, res) in results.into_iter().enumerate() {
-        let (t, _) = res?;
+        let (t, n) = res?;
         sys_total += t.sys_ns;
         real_total += t.real_ns;
+        passes += n;
         r.threads.push(ThreadTimes {
-            name: format!("reader/{i}"),
+            name: format!("reader/{i} ({n} passes)"),
             ..t
         });
     }
+    let passes_f = passes.max(1) as f64;
+    r.rate("passes", passes as f64, "whole-file reads");
+    // Microseconds: one pass of a short file is well under a millisecond.
+    r.rate("sys_per_pass_us", sys_total as f64 / passes_f / 1e3, "us");
+    r.rate("real_per_pass_us", real_total as f64 / passes_f / 1e3, "us");
     r.rate(
-        "sys_per_reader_s",
-        sys_total as f64 / readers.max(1) as f64 / 1e9,
-        "s",
+        "single_reader_sys_us",
+        r.threads[0].sys_ns as f64 / 1e3,
+        "us",
     );
     r.rate(
-        "real_per_reader_s",
-        real_total as f64 / readers.max(1) as f64 / 1e9,
-        "s",
-    );
-    r.rate("single_reader_sys_s", r.threads[0].sys_ns as f64 / 1e9, "s");
-    r.rate(
-        "single_reader_real_s",
-        r.threads[0].real_ns as f64 / 1e9,
-        "s",
+        "single_reader_real_us",
+        r.threads[0].real_ns as f64 / 1e3,
+        "us",
     );
     guard.run();
     r.notes.append(&mut guard.log);
     Ok(r)
+}
+
+/// Whole-file reads, one after another, until `deadline` (at least one, so
+/// a very short run still measures something) or a stop signal; times for
+/// them all and the number of passes.
+fn reads_until(file: &std::path::Path, deadline: u64) -> Result<(ThreadTimes, u64), String> {
+    let (u0, s0) = sys::thread_times();
+    let t0 = sys::now_ns();
+    let mut passes = 0;
+    loop {
+        read_all(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        passes += 1;
+        if sys::now_ns() >= deadline || should_stop() {
+            break;
+        }
+    }
+    let (u1, s1) = sys::thread_times();
+    Ok((
+        ThreadTimes {
+            name: String::new(),
+            real_ns: sys::now_ns() - t0,
+            user_ns: u1 - u0,
+            sys_ns: s1 - s0,
+        },
+        passes,
+    ))
 }
 
 fn timed_read(file: &std::path::Path) -> Result<(ThreadTimes, u64), String> {
