@@ -64,6 +64,8 @@ pub(crate) struct Ctx<'d> {
     pub histograms: Vec<String>,
     /// Cross-CPU call handlers compiled so far, by function name.
     pub handlers: Vec<(String, Program)>,
+    /// The handler being compiled: a handler cannot name another one.
+    pub in_handler: Option<String>,
     /// For `cost.NAME` in distributions.
     pub costs: MachineCosts,
     /// The machine's CPUs: a constant CPU outside them is an error.
@@ -494,7 +496,20 @@ impl Emitter<'_, '_> {
             return Err(Diag::new(name.span(), format!("unknown function `{n}`"))
                 .help(format!("declared functions: {}", list(&names))));
         };
-        let program = compile(&mut *self.ctx, None, body)?;
+        // A handler that sends a cross-CPU call is refused below; refusing
+        // it here, before compiling the handler it names, keeps a chain
+        // of handlers from recursing.
+        if let Some(outer) = &self.ctx.in_handler {
+            return Err(Diag::new(
+                name.span(),
+                format!("handler `{outer}` sends a cross-CPU call (to handler `{n}`): a handler runs in hardirq context, where the kernel WARNs on a synchronous cross-CPU call"),
+            )
+            .help("a handler may only `work`, `count` and take a (not per-CPU) spinlock"));
+        }
+        self.ctx.in_handler = Some(n.to_string());
+        let program = compile(&mut *self.ctx, None, body);
+        self.ctx.in_handler = None;
+        let program = program?;
         let objects = &self.ctx.objects;
         let spinlock = |id: ObjectId| {
             objects.values().any(|e| {
@@ -631,64 +646,97 @@ pub(crate) fn check_function_cycles(
     functions: &HashMap<String, &S<Vec<S<RawOp>>>>,
     order: &[String],
 ) -> DResult<()> {
-    fn calls(ops: &[S<RawOp>], out: &mut Vec<S<String>>) {
+    /// A function named in a body: by `call` (inlined) or as a cross-CPU
+    /// call's `handler` (compiled on its own), with where it is named.
+    type Refs = Vec<(S<String>, bool)>;
+    fn refs(ops: &[S<RawOp>], out: &mut Refs) {
         for op in ops {
             let r = op.get_ref();
             if r.op.get_ref() == "call" {
                 if let Some(f) = &r.func_name {
-                    out.push(f.clone());
+                    out.push((f.clone(), false));
                 }
+            }
+            if let Some(h) = &r.handler {
+                let name = h.get_ref().trim().to_string();
+                out.push((S::new(h.span(), name), true));
             }
             for body in [&r.body, &r.then, &r.else_].into_iter().flatten() {
-                calls(body.get_ref(), out);
+                refs(body.get_ref(), out);
             }
             for c in r.options.iter().flat_map(|o| o.get_ref()) {
-                calls(c.get_ref().body.get_ref(), out);
+                refs(c.get_ref().body.get_ref(), out);
             }
         }
     }
-    // 0 = unvisited, 1 = on the stack, 2 = done.
-    fn visit(
-        name: &str,
-        functions: &HashMap<String, &S<Vec<S<RawOp>>>>,
-        state: &mut HashMap<String, u8>,
-        stack: &mut Vec<String>,
-    ) -> DResult<()> {
-        state.insert(name.to_string(), 1);
-        stack.push(name.to_string());
+    // An iterative depth-first search (0 = unvisited, 1 = on the path,
+    // 2 = done): a long chain of functions must not overflow the stack.
+    let mut state: HashMap<&str, u8> = HashMap::new();
+    for root in order {
+        if state.get(root.as_str()).copied().unwrap_or(0) != 0 {
+            continue;
+        }
+        // The path: each function with the references still to follow and
+        // how it was reached (`true`: as a handler).
+        let mut path: Vec<(&str, bool, Refs)> = Vec::new();
         let mut out = Vec::new();
-        calls(functions[name].get_ref(), &mut out);
-        for callee in out {
-            let c = callee.get_ref();
-            if !functions.contains_key(c) {
+        refs(functions[root].get_ref(), &mut out);
+        out.reverse();
+        state.insert(root, 1);
+        path.push((root, false, out));
+        while let Some((_, _, todo)) = path.last_mut() {
+            let Some((callee, as_handler)) = todo.pop() else {
+                let (done, _, _) = path.pop().expect("non-empty");
+                state.insert(done, 2);
+                continue;
+            };
+            let Some((name, _)) = functions.get_key_value(callee.get_ref()) else {
                 continue; // reported where it is compiled
-            }
-            match state.get(c).copied().unwrap_or(0) {
+            };
+            match state.get(name.as_str()).copied().unwrap_or(0) {
                 1 => {
-                    let from = stack.iter().position(|s| s == c).unwrap_or(0);
-                    let mut cycle = stack[from..].to_vec();
-                    cycle.push(c.clone());
+                    let from = path.iter().position(|(s, _, _)| *s == name).unwrap_or(0);
+                    let mut cycle: Vec<String> = Vec::new();
+                    let mut via_handler = as_handler;
+                    for (i, (f, h, _)) in path[from..].iter().enumerate() {
+                        // How each function after the first was reached.
+                        if i > 0 && *h {
+                            via_handler = true;
+                            cycle.push(format!("(handler) {f}"));
+                        } else {
+                            cycle.push(f.to_string());
+                        }
+                    }
+                    cycle.push(if as_handler {
+                        format!("(handler) {name}")
+                    } else {
+                        name.clone()
+                    });
+                    let what = if via_handler {
+                        "a cross-CPU call's handler sends a cross-CPU call that reaches it again"
+                    } else {
+                        "functions call each other in a cycle"
+                    };
+                    let help = if via_handler {
+                        "a handler runs in hardirq context, where the kernel WARNs on a synchronous cross-CPU call (smp_call_function*() with IRQs disabled); a handler may only `work`, `count` and take a spinlock"
+                    } else {
+                        "functions are inlined where they are called, so they cannot recurse"
+                    };
                     return Err(Diag::new(
                         callee.span(),
-                        format!(
-                            "functions call each other in a cycle: {}",
-                            cycle.join(" -> ")
-                        ),
+                        format!("{what}: {}", cycle.join(" -> ")),
                     )
-                    .help("functions are inlined where they are called, so they cannot recurse"));
+                    .help(help));
                 }
-                0 => visit(c, functions, state, stack)?,
+                0 => {
+                    let mut out = Vec::new();
+                    refs(functions[name].get_ref(), &mut out);
+                    out.reverse();
+                    state.insert(name, 1);
+                    path.push((name, as_handler, out));
+                }
                 _ => {}
             }
-        }
-        stack.pop();
-        state.insert(name.to_string(), 2);
-        Ok(())
-    }
-    let mut state = HashMap::new();
-    for name in order {
-        if state.get(name).copied().unwrap_or(0) == 0 {
-            visit(name, functions, &mut state, &mut Vec::new())?;
         }
     }
     Ok(())
