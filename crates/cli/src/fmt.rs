@@ -17,10 +17,10 @@ fn compiled(
 
 pub fn main(args: FmtArgs) -> i32 {
     let path = &args.scenario;
-    let text = match std::fs::read_to_string(path) {
+    let text = match smpsim_scenario::limits::read_text(path, "scenario") {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: cannot read {}: {e}", path.display());
+            eprintln!("{e}");
             return 2;
         }
     };

@@ -183,3 +183,16 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, String> {
         })
         .collect()
 }
+
+/// Refuses a `--seeds` beyond [`smpsim_scenario::limits::SEEDS`].
+pub fn check_seeds(n: u64) -> Result<(), String> {
+    let limit = smpsim_scenario::limits::SEEDS;
+    let max = limit.get().map_err(|e| format!("error: {e}"))?;
+    if n > max {
+        return Err(format!(
+            "error: --seeds {n}: too many seeds ({})",
+            limit.explain(max)
+        ));
+    }
+    Ok(())
+}

@@ -281,6 +281,10 @@ pub fn main(args: RunArgs) -> i32 {
         if n == 0 {
             return fail("error: --seeds 0: there is nothing to explore; give 1 or more");
         }
+        // Each seed is compiled and held until it runs: bound them.
+        if let Err(e) = crate::output::check_seeds(n) {
+            return fail(e);
+        }
         if args.trace.is_some() {
             return fail(
                 "error: --trace records one run; it cannot be combined with --seeds (replay a seed with --seed N --trace FILE)",

@@ -37,6 +37,10 @@ pub(crate) fn signatures() -> impl Iterator<Item = OpSig> {
     })
 }
 
+/// Upper bound on how deep functions call functions (and handlers): each
+/// level is inlined by a recursive compile.
+pub(crate) const MAX_CALL_DEPTH: usize = 100;
+
 /// Upper bound on a program's length after functions are inlined.
 const MAX_OPS: usize = 1 << 20;
 
@@ -670,41 +674,80 @@ pub(crate) fn check_function_cycles(
         }
     }
     // An iterative depth-first search (0 = unvisited, 1 = on the path,
-    // 2 = done): a long chain of functions must not overflow the stack.
+    // 2 = done): a long chain of functions must not overflow the stack,
+    // here or where they are inlined, so chains are bounded too.
     let mut state: HashMap<&str, u8> = HashMap::new();
+    // The longest chain of references from a done function, itself counted.
+    let mut height: HashMap<&str, usize> = HashMap::new();
+    struct Frame<'f> {
+        name: &'f str,
+        as_handler: bool,
+        todo: Refs,
+        /// The highest callee seen so far.
+        below: usize,
+    }
+    let frame = |name: &'_ str, as_handler: bool| {
+        let mut todo = Vec::new();
+        refs(functions[name].get_ref(), &mut todo);
+        todo.reverse();
+        (todo, as_handler)
+    };
     for root in order {
         if state.get(root.as_str()).copied().unwrap_or(0) != 0 {
             continue;
         }
-        // The path: each function with the references still to follow and
-        // how it was reached (`true`: as a handler).
-        let mut path: Vec<(&str, bool, Refs)> = Vec::new();
-        let mut out = Vec::new();
-        refs(functions[root].get_ref(), &mut out);
-        out.reverse();
+        let mut path: Vec<Frame<'_>> = Vec::new();
+        let (todo, _) = frame(root, false);
         state.insert(root, 1);
-        path.push((root, false, out));
-        while let Some((_, _, todo)) = path.last_mut() {
-            let Some((callee, as_handler)) = todo.pop() else {
-                let (done, _, _) = path.pop().expect("non-empty");
-                state.insert(done, 2);
+        path.push(Frame {
+            name: root,
+            as_handler: false,
+            todo,
+            below: 0,
+        });
+        while let Some(top) = path.last_mut() {
+            let Some((callee, as_handler)) = top.todo.pop() else {
+                let done = path.pop().expect("non-empty");
+                let h = done.below + 1;
+                state.insert(done.name, 2);
+                height.insert(done.name, h);
+                if let Some(parent) = path.last_mut() {
+                    parent.below = parent.below.max(h);
+                }
                 continue;
             };
             let Some((name, _)) = functions.get_key_value(callee.get_ref()) else {
                 continue; // reported where it is compiled
             };
+            let depth = path.len() + height.get(name.as_str()).copied().unwrap_or(1);
+            if depth > MAX_CALL_DEPTH {
+                let chain: Vec<&str> = path.iter().map(|f| f.name).chain([name.as_str()]).collect();
+                let shown = match chain.len() {
+                    n if n > 6 => format!(
+                        "{} -> ... -> {}",
+                        chain[..3].join(" -> "),
+                        chain[n - 3..].join(" -> ")
+                    ),
+                    _ => chain.join(" -> "),
+                };
+                return Err(Diag::new(
+                    callee.span(),
+                    format!("functions nest more than {MAX_CALL_DEPTH} deep: {shown}"),
+                )
+                .help("functions are inlined where they are called; flatten the chain"));
+            }
             match state.get(name.as_str()).copied().unwrap_or(0) {
                 1 => {
-                    let from = path.iter().position(|(s, _, _)| *s == name).unwrap_or(0);
+                    let from = path.iter().position(|f| f.name == name).unwrap_or(0);
                     let mut cycle: Vec<String> = Vec::new();
                     let mut via_handler = as_handler;
-                    for (i, (f, h, _)) in path[from..].iter().enumerate() {
+                    for (i, f) in path[from..].iter().enumerate() {
                         // How each function after the first was reached.
-                        if i > 0 && *h {
+                        if i > 0 && f.as_handler {
                             via_handler = true;
-                            cycle.push(format!("(handler) {f}"));
+                            cycle.push(format!("(handler) {}", f.name));
                         } else {
-                            cycle.push(f.to_string());
+                            cycle.push(f.name.to_string());
                         }
                     }
                     cycle.push(if as_handler {
@@ -729,13 +772,20 @@ pub(crate) fn check_function_cycles(
                     .help(help));
                 }
                 0 => {
-                    let mut out = Vec::new();
-                    refs(functions[name].get_ref(), &mut out);
-                    out.reverse();
+                    let (todo, as_handler) = frame(name, as_handler);
                     state.insert(name, 1);
-                    path.push((name, as_handler, out));
+                    path.push(Frame {
+                        name,
+                        as_handler,
+                        todo,
+                        below: 0,
+                    });
                 }
-                _ => {}
+                _ => {
+                    let h = height[name.as_str()];
+                    let top = path.last_mut().expect("non-empty");
+                    top.below = top.below.max(h);
+                }
             }
         }
     }
