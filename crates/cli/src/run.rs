@@ -262,6 +262,15 @@ pub fn main(args: RunArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    let outputs: Vec<(&str, &std::path::Path)> = [("-o", &args.output), ("--trace", &args.trace)]
+        .into_iter()
+        .filter_map(|(w, p)| p.as_deref().map(|p| (w, p)))
+        .collect();
+    if let Err(e) =
+        crate::output::check_outputs(&crate::output::scenario_inputs(&scenario), &outputs)
+    {
+        return fail(e);
+    }
     let mut sets = match parse_sets(&args.sets) {
         Ok(s) => s,
         Err(e) => return fail(e),

@@ -175,6 +175,13 @@ pub fn main(args: SweepArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    // Points are appended to `-o`: never to the scenario itself.
+    if let Err(e) = crate::output::check_outputs(
+        &crate::output::scenario_inputs(&scenario),
+        &[("-o", &args.output)],
+    ) {
+        return fail(e);
+    }
     let base = match scenario.compile(None, &[]) {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -346,9 +353,17 @@ pub fn main(args: SweepArgs) -> i32 {
             let line = run_point(&scenario, &hash, p, spec, item);
             progress.finish(item);
             let mut f = file.lock().expect("no panics while writing");
+            // A write that fails part way (a full disk) is cut back off,
+            // so the file holds only whole points.
+            let before = f.metadata().map(|m| m.len());
             f.write_all(line.as_bytes())
                 .and_then(|_| f.flush())
-                .map_err(|e| format!("error: {}: {e}", args.output.display()))
+                .map_err(|e| {
+                    if let Ok(len) = before {
+                        let _ = f.set_len(len);
+                    }
+                    format!("error: {}: {e}", args.output.display())
+                })
         });
     progress.done();
     if let Err(e) = written {
