@@ -114,10 +114,26 @@ pub(crate) fn build(
             return Err(Diag::new(at, format!("invalid machine cost: {msg}")));
         }
         let topo = keep.get("topology");
+        let field = |f: &str| topo?.get_ref().as_table()?.get(f);
+        // A limit over the whole topology (too many CPUs) names no field:
+        // point at the largest count the scenario or a `--set` gave, not
+        // at the preset it overrides.
+        let preset_region = base..base + base_text.len();
+        let overridden = TOPOLOGY_FIELDS
+            .iter()
+            .filter_map(|f| field(f))
+            .filter(|v| !preset_region.contains(&v.span().start))
+            .max_by_key(|v| {
+                v.get_ref()
+                    .as_integer()
+                    .and_then(|i| i.as_str().parse::<i128>().ok())
+                    .unwrap_or(i128::MIN)
+            });
         let at = TOPOLOGY_FIELDS
             .iter()
             .find(|f| msg.contains(&format!("topology.{f} ")))
-            .and_then(|f| topo?.get_ref().as_table()?.get(*f))
+            .and_then(|f| field(f))
+            .or(overridden)
             .or(topo)
             .map_or(span, |v| v.span());
         return Err(Diag::new(at, format!("invalid machine topology: {msg}")));
