@@ -394,3 +394,40 @@ fn a_torn_last_line_is_named_by_report_and_plot_and_repaired_by_sweep() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read(&torn).unwrap(), whole);
 }
+
+// Item 9: what a run says about itself.
+
+#[test]
+fn the_header_shows_each_variants_cpus_and_a_short_window_is_warned() {
+    let d = dir("header");
+    let p = scenario(
+        &d,
+        "v.toml",
+        &format!("{TASK}[variant.one]\ndescription = \"1 CPU\"\n[variant.big]\nmachine.topology.cores_per_llc = 4\n"),
+    );
+    let o = smpsim().arg("run").arg(&p).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .starts_with("c on generic-x86 (CPUs: one 1, big 4), 1.00ms simulated"),
+        "{out}"
+    );
+    // 1 ms measured at HZ=1000: shorter than two ticks.
+    assert!(
+        stderr(&o).contains(
+            "warning: one: the measured window (1 ms) is shorter than two scheduler ticks (1 ms at HZ=1000)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = smpsim()
+        .arg("run")
+        .arg(&p)
+        .args(["--set", "scenario.duration=10ms"])
+        .output()
+        .unwrap();
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
