@@ -431,3 +431,22 @@ fn the_header_shows_each_variants_cpus_and_a_short_window_is_warned() {
         .unwrap();
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
+
+#[test]
+fn includes_are_one_level_deep_and_bounded_in_number() {
+    let d = dir("include-depth");
+    std::fs::write(d.join("inner.toml"), "[functions]\ng = '''work(1us);'''\n").unwrap();
+    std::fs::write(
+        d.join("lib.toml"),
+        "include = [\"inner.toml\"]\n[functions]\nf = '''work(1us);'''\n",
+    )
+    .unwrap();
+    let p = d.join("s.toml");
+    std::fs::write(&p, format!("include = [\"lib.toml\"]\n{HEADER}{TASK}")).unwrap();
+    let o = smpsim().arg("run").arg(&p).output().unwrap();
+    refused(&o, "lib.toml:1:1: error: an included file defines only [functions] and [objects], not `include`");
+    let many = vec!["\"inner.toml\""; 65].join(", ");
+    std::fs::write(&p, format!("include = [{many}]\n{HEADER}{TASK}")).unwrap();
+    let o = smpsim().arg("run").arg(&p).output().unwrap();
+    refused(&o, "a scenario includes at most 64 files");
+}
