@@ -409,9 +409,16 @@ fn edits() -> impl Strategy<Value = Vec<Edit>> {
 fn mutated_shipped_scenarios_never_panic() {
     let n = cases();
     for (name, text) in SHIPPED {
+        // `cargo test` (CI) runs the same cases every time; a run by hand
+        // with SMPSIM_FUZZ_CASES draws new ones (or PROPTEST_RNG_SEED's).
+        let rng_seed = match std::env::var_os("SMPSIM_FUZZ_CASES") {
+            None => proptest::test_runner::RngSeed::Fixed(25),
+            Some(_) => Config::default().rng_seed,
+        };
         let mut runner = TestRunner::new(Config {
             cases: n,
             failure_persistence: None,
+            rng_seed,
             ..Config::default()
         });
         runner
