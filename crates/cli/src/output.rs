@@ -155,7 +155,7 @@ fn replace_atomically(path: &Path, text: &[u8]) -> Result<(), String> {
         std::fs::write(&tmp, "").map_err(|e| format!("{}: {e}", path.display()))?;
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
-    // An error names the path asked for; the temporary is an detail.
+    // An error names the path asked for, not the hidden temporary.
     std::fs::write(&tmp, text).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("{}: {e}", path.display())

@@ -450,3 +450,19 @@ fn includes_are_one_level_deep_and_bounded_in_number() {
     let o = smpsim().arg("run").arg(&p).output().unwrap();
     refused(&o, "a scenario includes at most 64 files");
 }
+
+#[test]
+fn a_machine_profile_must_be_a_regular_file_too() {
+    let d = dir("profile");
+    let p = d.join("s.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "{}[machine]\nprofile = \"/dev/zero\"\n{TASK}",
+            &HEADER[..HEADER.find("[machine]").unwrap()]
+        ),
+    )
+    .unwrap();
+    let o = smpsim().arg("run").arg(&p).output().unwrap();
+    refused(&o, "s.toml:5:11: error: `/dev/zero`: cannot read machine profile: it is a character device, not a regular file");
+}

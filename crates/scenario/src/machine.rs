@@ -77,11 +77,13 @@ pub(crate) fn build(
         (None, Some(p)) => {
             let rel = string(p)?;
             let path = dir.join(&rel);
-            profile_text = std::fs::read_to_string(&path).map_err(|e| {
-                Diag::new(
-                    p.span(),
-                    format!("cannot read machine profile `{}`: {e}", path.display()),
-                )
+            // Bounded, regular files only, as scenarios are.
+            profile_text = crate::limits::read_text(&path, "machine profile").map_err(|e| {
+                let at = match e.location {
+                    crate::Location::Text { line, column, .. } => format!(":{line}:{column}"),
+                    _ => String::new(),
+                };
+                Diag::new(p.span(), format!("`{}`{at}: {}", path.display(), e.message))
             })?;
             let base = srcs.add_text(path.display().to_string(), &profile_text);
             (profile_text.as_str(), base)
