@@ -17,10 +17,10 @@ fn compiled(
 
 pub fn main(args: FmtArgs) -> i32 {
     let path = &args.scenario;
-    let text = match std::fs::read_to_string(path) {
+    let text = match smpsim_scenario::limits::read_text(path, "scenario") {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: cannot read {}: {e}", path.display());
+            eprintln!("{e}");
             return 2;
         }
     };
@@ -50,8 +50,9 @@ pub fn main(args: FmtArgs) -> i32 {
         print!("{new}");
         return 0;
     }
-    if let Err(e) = std::fs::write(path, new) {
-        eprintln!("error: cannot write {}: {e}", path.display());
+    // Atomically: a failed write leaves the scenario as it was.
+    if let Err(e) = crate::output::emit(&new, Some(path)) {
+        eprintln!("error: cannot write {e}");
         return 2;
     }
     0

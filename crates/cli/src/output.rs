@@ -147,21 +147,120 @@ fn replace_atomically(path: &Path, text: &[u8]) -> Result<(), String> {
         name.to_string_lossy(),
         std::process::id()
     ));
+    remove_stale_tmps(dir, &name.to_string_lossy());
     let _cleanup = TmpGuard::new(&tmp);
     if let Some(delay) = std::env::var_os("SMPSIM_TEST_SLOW_WRITE") {
         // Tests: hold the temporary file open long enough to be signalled.
         let ms = delay.to_string_lossy().parse().unwrap_or(0);
-        std::fs::write(&tmp, "").map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::write(&tmp, "").map_err(|e| format!("{}: {e}", path.display()))?;
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
+    // An error names the path asked for, not the hidden temporary.
     std::fs::write(&tmp, text).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", tmp.display())
+        format!("{}: {e}", path.display())
     })?;
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("{}: {e}", path.display())
     })
+}
+
+/// Removes the `.NAME.tmpPID` files that processes no longer alive left
+/// beside `NAME` (SIGKILL gives no chance to clean up). Best effort: what
+/// cannot be removed is left.
+fn remove_stale_tmps(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.tmp");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(pid) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(prefix.as_str()))
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let dead = pid > 0
+            && unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if dead && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// What a path names, to tell whether two paths are one file: the
+/// device and inode of an existing file, else the absolute path.
+#[derive(PartialEq)]
+enum Identity {
+    Inode(u64, u64),
+    Path(PathBuf),
+}
+
+fn identity(path: &Path) -> Option<Identity> {
+    use std::os::unix::fs::MetadataExt;
+    if path.as_os_str() == "-" {
+        return None; // stdout
+    }
+    match std::fs::metadata(path) {
+        // Devices and FIFOs (`/dev/null`) may take several outputs.
+        Ok(m) if !m.is_file() => None,
+        Ok(m) => Some(Identity::Inode(m.dev(), m.ino())),
+        Err(_) => {
+            let target = follow_symlinks(path).ok()?;
+            let dir = target
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let dir = std::fs::canonicalize(dir).ok()?;
+            Some(Identity::Path(dir.join(target.file_name()?)))
+        }
+    }
+}
+
+/// Refuses an output that is one of the inputs (it would be replaced by
+/// what is written) or that another output also names (one would be
+/// lost). Each path comes with how the command line named it (`-o`,
+/// `--trace`, "the scenario").
+pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<(), String> {
+    for (i, (what, out)) in outputs.iter().enumerate() {
+        let Some(id) = identity(out) else { continue };
+        for (input, path) in inputs {
+            if identity(path).as_ref() == Some(&id) {
+                return Err(format!(
+                    "error: {what} {} is {input} {}: writing there would replace it; give {what} another path",
+                    out.display(),
+                    path.display()
+                ));
+            }
+        }
+        for (other, path) in &outputs[..i] {
+            if identity(path).as_ref() == Some(&id) {
+                return Err(format!(
+                    "error: {other} {} and {what} {} are the same file: one would be lost; give each its own path",
+                    path.display(),
+                    out.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The scenario file and the files it includes, as inputs for
+/// [`check_outputs`].
+pub fn scenario_inputs(s: &smpsim_scenario::Scenario) -> Vec<(&'static str, &Path)> {
+    let mut v: Vec<(&'static str, &Path)> = vec![("the scenario", s.path.as_path())];
+    v.extend(
+        s.includes
+            .iter()
+            .map(|i| ("the included file", i.path.as_path())),
+    );
+    v
 }
 
 /// Prints an error and returns the bad-input exit code.
@@ -182,4 +281,17 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, String> {
                 })
         })
         .collect()
+}
+
+/// Refuses a `--seeds` beyond [`smpsim_scenario::limits::SEEDS`].
+pub fn check_seeds(n: u64) -> Result<(), String> {
+    let limit = smpsim_scenario::limits::SEEDS;
+    let max = limit.get().map_err(|e| format!("error: {e}"))?;
+    if n > max {
+        return Err(format!(
+            "error: --seeds {n}: too many seeds ({})",
+            limit.explain(max)
+        ));
+    }
+    Ok(())
 }

@@ -162,17 +162,8 @@ pub type Data = BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>>;
 /// The points of a sweep's results file that have a result (a point that
 /// failed to compile has none).
 fn points(args: &PlotArgs) -> Result<Vec<serde_json::Value>, String> {
-    let text = std::fs::read_to_string(&args.results)
-        .map_err(|e| format!("error: {}: {e}", args.results.display()))?;
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let p: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-            format!(
-                "error: {}:{}: not a sweep result ({e})",
-                args.results.display(),
-                i + 1
-            )
-        })?;
+    for (_, p) in crate::report::result_lines(&args.results)? {
         if p.get("result").is_some() {
             out.push(p);
         }
@@ -928,6 +919,7 @@ pub fn main(args: PlotArgs) -> i32 {
 /// Writes a plot's SVG (or CSV) as asked: a PNG for `--format png` or a
 /// `.png` output.
 fn write(out: &str, args: &PlotArgs) -> Result<(), String> {
+    crate::output::check_outputs(&[("the results", &args.results)], &[("-o", &args.output)])?;
     let as_png = args.format == crate::cli::PlotFormat::Png
         || (args.format == crate::cli::PlotFormat::Svg
             && args

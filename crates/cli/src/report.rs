@@ -8,23 +8,52 @@ use std::path::Path;
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::output::{emit, fail};
 
-/// The points of a results file; an error says why it is not one.
-pub fn read_points(path: &Path) -> Result<Vec<serde_json::Value>, String> {
+/// The lines of a results file as JSON, each with its 1-based number. A
+/// last line cut short (no newline at its end, not JSON: a sweep killed or
+/// out of disk space mid-write) is skipped with a warning naming it; any
+/// other line that is not JSON is an error naming it.
+pub fn result_lines(path: &Path) -> Result<Vec<(usize, serde_json::Value)>, String> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // Several readers of one file in one command warn once.
+    static WARNED: AtomicBool = AtomicBool::new(false);
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("error: {}: {e}", path.display()))?;
-    let mut points = Vec::new();
-    let mut hash: Option<String> = None;
-    for (i, line) in text.lines().enumerate() {
+    let complete = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let p: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-            format!(
-                "error: {}:{}: not a sweep result ({e})",
-                path.display(),
-                i + 1
-            )
-        })?;
+        match serde_json::from_str(line) {
+            Ok(v) => out.push((i + 1, v)),
+            Err(_) if i + 1 == lines.len() && !complete => {
+                if !WARNED.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "warning: {}:{}: the last line is torn (cut short by an interrupted or failed write); skipped. Run the sweep again to redo its point",
+                        path.display(),
+                        i + 1
+                    );
+                }
+            }
+            Err(e) => {
+                return Err(format!(
+                    "error: {}:{}: not a sweep result ({e})",
+                    path.display(),
+                    i + 1
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The points of a results file; an error says why it is not one.
+pub fn read_points(path: &Path) -> Result<Vec<serde_json::Value>, String> {
+    let mut points = Vec::new();
+    let mut hash: Option<String> = None;
+    for (i, p) in result_lines(path)? {
+        let i = i - 1;
         let Some(h) = p["scenario_hash"].as_str() else {
             return Err(format!(
                 "error: {}:{}: not a sweep point (no scenario_hash)",
@@ -135,6 +164,13 @@ pub fn main(args: ReportArgs) -> i32 {
         crate::html::command_line()
     );
     let out = render(&points, args.format, &command);
+    if let Some(o) = &args.output {
+        if let Err(e) =
+            crate::output::check_outputs(&[("the results", &args.results)], &[("-o", o)])
+        {
+            return fail(e);
+        }
+    }
     match emit(&out, args.output.as_deref()) {
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),

@@ -148,6 +148,12 @@ fn passes(r: &PassRule, published: f64, v: f64) -> bool {
 }
 
 pub fn main(args: ReproduceArgs) -> i32 {
+    // Refused before the cases run, not after.
+    if let (Some(html), Some(o)) = (&args.html, &args.output) {
+        if let Err(e) = crate::output::check_outputs(&[], &[("--html", html), ("-o", o)]) {
+            return fail(e);
+        }
+    }
     let dir = scenario_dir(args.scenarios.as_deref());
     let cases = match load_cases(&dir) {
         Ok(c) => c,

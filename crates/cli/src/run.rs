@@ -262,6 +262,15 @@ pub fn main(args: RunArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    let outputs: Vec<(&str, &std::path::Path)> = [("-o", &args.output), ("--trace", &args.trace)]
+        .into_iter()
+        .filter_map(|(w, p)| p.as_deref().map(|p| (w, p)))
+        .collect();
+    if let Err(e) =
+        crate::output::check_outputs(&crate::output::scenario_inputs(&scenario), &outputs)
+    {
+        return fail(e);
+    }
     let mut sets = match parse_sets(&args.sets) {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -280,6 +289,10 @@ pub fn main(args: RunArgs) -> i32 {
     if let Some(n) = args.seeds {
         if n == 0 {
             return fail("error: --seeds 0: there is nothing to explore; give 1 or more");
+        }
+        // Each seed is compiled and held until it runs: bound them.
+        if let Err(e) = crate::output::check_seeds(n) {
+            return fail(e);
         }
         if args.trace.is_some() {
             return fail(
@@ -307,6 +320,13 @@ pub fn main(args: RunArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    if !args.quiet {
+        for (v, spec) in variants.iter().zip(&specs) {
+            if let Some(w) = short_window(spec) {
+                eprintln!("warning: {}: {w}", v.as_deref().unwrap_or("base"));
+            }
+        }
+    }
     let progress = Progress::new("run", "variants", args.quiet);
     let items = register(&progress, &specs.iter().collect::<Vec<_>>());
     let runs = run_specs(&scenario, &variants, &specs, &progress, &items);
@@ -534,6 +554,36 @@ fn explore(
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),
     }
+}
+
+/// A measured window too short for the periodic machinery (the tick, and
+/// CFS bandwidth periods) to run a few times is not a steady state: say so.
+pub fn short_window(spec: &smpsim_kernel::Spec) -> Option<String> {
+    let measured = spec.duration.saturating_sub(spec.warmup);
+    let tick = 1_000_000_000 / u64::from(spec.knobs.hz.max(1));
+    let period = spec
+        .cgroups
+        .iter()
+        .filter_map(|c| c.bandwidth.as_ref().map(|b| b.period))
+        .max()
+        .unwrap_or(0);
+    let ms = |ns: u64| ns as f64 / 1e6;
+    if measured < 2 * period {
+        return Some(format!(
+            "the measured window ({} ms) is shorter than two CFS bandwidth periods ({} ms each): throttling has not reached a steady state; lengthen `duration`",
+            ms(measured),
+            ms(period)
+        ));
+    }
+    if measured < 2 * tick {
+        return Some(format!(
+            "the measured window ({} ms) is shorter than two scheduler ticks ({} ms at HZ={}): the tick, load balancing and RCU have barely run, so the figures are not a steady state; lengthen `duration`",
+            ms(measured),
+            ms(tick),
+            spec.knobs.hz
+        ));
+    }
+    None
 }
 
 fn runs_machine(

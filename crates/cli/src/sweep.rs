@@ -175,6 +175,13 @@ pub fn main(args: SweepArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    // Points are appended to `-o`: never to the scenario itself.
+    if let Err(e) = crate::output::check_outputs(
+        &crate::output::scenario_inputs(&scenario),
+        &[("-o", &args.output)],
+    ) {
+        return fail(e);
+    }
     let base = match scenario.compile(None, &[]) {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -196,6 +203,9 @@ pub fn main(args: SweepArgs) -> i32 {
     }
     if args.seeds == 0 {
         return fail("error: --seeds 0: a sweep needs at least one seed");
+    }
+    if let Err(e) = crate::output::check_seeds(args.seeds) {
+        return fail(e);
     }
     let sets = match parse_sets(&args.sets) {
         Ok(s) => s,
@@ -247,6 +257,24 @@ pub fn main(args: SweepArgs) -> i32 {
         ));
     }
     let variants = crate::run::variants_to_run(&scenario, &asked);
+    // Every point is held in memory: count them before making them.
+    let limit = smpsim_scenario::limits::SWEEP_POINTS;
+    let max_points = match limit.get() {
+        Ok(m) => m,
+        Err(e) => return fail(format!("error: {e}")),
+    };
+    let count = sets
+        .iter()
+        .map(|(_, v)| split_values(v).len() as u64)
+        .chain([variants.len() as u64, cpus.len() as u64, args.seeds])
+        .try_fold(1u64, |n, k| n.checked_mul(k))
+        .filter(|n| *n <= max_points);
+    if count.is_none() {
+        return fail(format!(
+            "error: the sweep has more than {max_points} points (variants x CPU counts x --set values x seeds; {})",
+            limit.explain(max_points)
+        ));
+    }
     // The cross product, in a fixed order.
     let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
     for (k, v) in &sets {
@@ -325,9 +353,17 @@ pub fn main(args: SweepArgs) -> i32 {
             let line = run_point(&scenario, &hash, p, spec, item);
             progress.finish(item);
             let mut f = file.lock().expect("no panics while writing");
+            // A write that fails part way (a full disk) is cut back off,
+            // so the file holds only whole points.
+            let before = f.metadata().map(|m| m.len());
             f.write_all(line.as_bytes())
                 .and_then(|_| f.flush())
-                .map_err(|e| format!("error: {}: {e}", args.output.display()))
+                .map_err(|e| {
+                    if let Ok(len) = before {
+                        let _ = f.set_len(len);
+                    }
+                    format!("error: {}: {e}", args.output.display())
+                })
         });
     progress.done();
     if let Err(e) = written {

@@ -169,16 +169,22 @@ impl Parser<'_> {
             .get("cpus")
             .and_then(|c| c.as_array())
             .ok_or("no cpus")?;
-        let vals = cpus.iter().map(|c| {
-            let segs: Vec<&str> = field.split('.').collect();
-            resolve(c, &segs)
-                .ok()
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0)
-        });
+        // A path a CPU does not have is an error: read as 0 it would make
+        // a mistyped path a silently wrong figure.
+        let segs: Vec<&str> = field.split('.').collect();
+        let vals = cpus
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                resolve(c, &segs)
+                    .map_err(|e| format!("{name}({arg}): CPU {i}: {e}"))?
+                    .as_f64()
+                    .ok_or_else(|| format!("{name}({arg}): CPU {i}: `{field}` is not a number"))
+            })
+            .collect::<Result<Vec<f64>, String>>()?;
         match name {
-            "max_cpu" => Ok(vals.fold(0.0, f64::max)),
-            "sum_cpu" => Ok(vals.sum()),
+            "max_cpu" => Ok(vals.into_iter().fold(0.0, f64::max)),
+            "sum_cpu" => Ok(vals.into_iter().sum()),
             _ => Err(format!(
                 "unknown function `{name}`; expected max_cpu or sum_cpu"
             )),
@@ -237,5 +243,20 @@ mod tests {
         assert!(eval("a.counter.nope.rate", &runs)
             .unwrap_err()
             .contains("nope"));
+    }
+
+    /// Issue 25: a mistyped per-CPU path is an error naming it, not 0.
+    #[test]
+    fn unknown_per_cpu_paths_are_errors() {
+        let mut runs = Runs::new();
+        runs.insert(
+            "a".into(),
+            serde_json::json!({"cpus": [{"spin_ns": 5}, {"spin_ns": 9}]}),
+        );
+        assert_eq!(eval("sum_cpu(a.spin_ns)", &runs).unwrap(), 14.0);
+        let e = eval("sum_cpu(a.spinn_ns)", &runs).unwrap_err();
+        assert_eq!(e, "sum_cpu(a.spinn_ns): CPU 0: no field `spinn_ns`");
+        let e = eval("1 / max_cpu(a.spin)", &runs).unwrap_err();
+        assert!(e.contains("max_cpu(a.spin): CPU 0: no field `spin`"), "{e}");
     }
 }

@@ -126,10 +126,19 @@ fn header(out: &mut String, scenario: &str, machine: &str, runs: &[VariantRun]) 
     } else {
         fmt_ns(first.duration_ns as f64)
     };
+    // Variants that change the topology: each one's CPU count.
+    let cpus = if runs.iter().all(|r| r.result.nr_cpus == first.nr_cpus) {
+        format!("{} CPUs", first.nr_cpus)
+    } else {
+        let each: Vec<String> = runs
+            .iter()
+            .map(|r| format!("{} {}", r.variant, r.result.nr_cpus))
+            .collect();
+        format!("CPUs: {}", each.join(", "))
+    };
     let _ = writeln!(
         out,
-        "{scenario} on {machine} ({} CPUs), {} simulated{}{}, seed {}",
-        first.nr_cpus,
+        "{scenario} on {machine} ({cpus}), {} simulated{}{}, seed {}",
         reached,
         if first.replicas > 1 {
             format!(" x {} replicas", first.replicas)

@@ -442,6 +442,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         counters: Vec::new(),
         histograms: Vec::new(),
         handlers: Vec::new(),
+        in_handler: None,
         costs,
         nr_cpus: nr as u32,
     };

@@ -102,6 +102,13 @@ fn parse_at(s: &str, range: std::ops::Range<usize>, costs: &MachineCosts) -> Res
     }
     let Some(&(_, scale)) = UNITS.iter().find(|(u, _)| *u == unit) else {
         let at = start + trimmed.len() - unit.len();
+        if let Some(op) = unit.chars().find(|c| "*/+-".contains(*c)) {
+            return Err(StrErr::new(
+                at..start + trimmed.len(),
+                format!("a duration takes no arithmetic (`{op}`); write the value itself (\"600ns\", not \"15 * 40ns\")"),
+            )
+            .help("a duration is a number and a unit (ns, us, ms, s), `cost.NAME`, or a distribution such as exp(1us)"));
+        }
         return Err(StrErr::new(
             at..start + trimmed.len(),
             format!("unknown duration unit `{unit}`; expected one of ns, us, ms, s"),

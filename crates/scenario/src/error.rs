@@ -279,6 +279,7 @@ impl Sources {
     }
 
     pub fn render(&self, d: Diag) -> ScenarioError {
+        let d = self.explain(d);
         let src = self.find(d.span.start);
         let location = match &src.origin {
             Origin::Set { key, value } => Location::Set {
@@ -316,6 +317,56 @@ impl Sources {
             location,
             help: d.help,
         }
+    }
+
+    /// The TOML parser's terse messages, said with what the text shows:
+    /// the duplicated key, the field and the type it expects, the limit.
+    fn explain(&self, mut d: Diag) -> Diag {
+        let src = self.find(d.span.start);
+        let (lo, hi) = (
+            d.span.start.saturating_sub(src.base),
+            d.span.end.saturating_sub(src.base),
+        );
+        let at = src.text.get(lo..hi.max(lo)).unwrap_or("").trim();
+        // The key of `KEY = VALUE` when the span is the value.
+        let key = || {
+            if let Origin::Set { key, .. } = &src.origin {
+                return key.rsplit('.').next().map(str::to_string);
+            }
+            let before = src.text.get(..lo)?;
+            let line = before.rsplit('\n').next()?.trim_end();
+            let line = line.strip_suffix('=')?.trim_end();
+            let k = line
+                .rsplit(|c: char| c.is_whitespace() || c == '{' || c == ',')
+                .next()?
+                .trim_matches('"');
+            (!k.is_empty()).then(|| k.to_string())
+        };
+        if d.message == "duplicate key" && !at.is_empty() {
+            d.message = format!("duplicate key `{}`", at.trim_matches('"'));
+            d.help
+                .get_or_insert_with(|| "a key is given once in a table".into());
+        } else if d.message == "cannot recurse further; max recursion depth met" {
+            d.message =
+                "arrays and inline tables nest too deeply (the TOML parser allows 80 levels)"
+                    .to_string();
+        } else if let Some((found, expected)) = d
+            .message
+            .strip_prefix("invalid type: ")
+            .and_then(|m| m.rsplit_once(", expected "))
+        {
+            let wants = match expected {
+                "i64" | "i32" | "u64" | "u32" | "u16" | "u8" | "usize" => "an integer".to_string(),
+                "f64" | "f32" => "a number".to_string(),
+                "a boolean" | "bool" => "`true` or `false`".to_string(),
+                other => other.to_string(),
+            };
+            d.message = match key() {
+                Some(k) => format!("`{k}` expects {wants}, not {found}"),
+                None => format!("expected {wants}, not {found}"),
+            };
+        }
+        d
     }
 }
 

@@ -16,7 +16,7 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use crate::document::shift_table;
-use crate::error::{DResult, Diag, Sources};
+use crate::error::{DResult, Diag, Location, Sources};
 
 /// The tables a library may define.
 const SECTIONS: &[&str] = &["functions", "objects"];
@@ -44,6 +44,15 @@ pub(crate) fn read(scenario: &Path, doc: &DeTable<'_>) -> DResult<Vec<Included>>
     };
     let dir = scenario.parent().unwrap_or(Path::new("."));
     let mut out = Vec::new();
+    if items.len() > crate::limits::MAX_INCLUDES {
+        return Err(Diag::new(
+            items[crate::limits::MAX_INCLUDES].span(),
+            format!(
+                "a scenario includes at most {} files",
+                crate::limits::MAX_INCLUDES
+            ),
+        ));
+    }
     for item in items.iter() {
         let Some(name) = item.get_ref().as_str() else {
             return Err(Diag::new(
@@ -52,12 +61,20 @@ pub(crate) fn read(scenario: &Path, doc: &DeTable<'_>) -> DResult<Vec<Included>>
             ));
         };
         let path = dir.join(name);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            Diag::new(
+        // Regular files of bounded size only: `/dev/zero` would never end.
+        let text = crate::limits::read_text(&path, "included file").map_err(|e| {
+            let at = match e.location {
+                Location::Text { line, column, .. } => format!(":{line}:{column}"),
+                _ => String::new(),
+            };
+            let d = Diag::new(
                 item.span(),
-                format!("cannot read included file `{}`: {e}", path.display()),
-            )
-            .help("included files are found relative to the including scenario")
+                format!("`{}`{at}: {}", path.display(), e.message),
+            );
+            match !path.exists() {
+                true => d.help("included files are found relative to the including scenario"),
+                false => d,
+            }
         })?;
         out.push(Included {
             path,

@@ -15,6 +15,7 @@ mod duration;
 mod error;
 mod expr;
 mod include;
+pub mod limits;
 mod machine;
 mod objects;
 mod ops;
@@ -55,8 +56,7 @@ pub struct VariantInfo {
 
 /// Reads and checks a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ScenarioError::file(path, format!("cannot read scenario: {e}")))?;
+    let text = limits::read_text(path, "scenario")?;
     parse(path, text)
 }
 

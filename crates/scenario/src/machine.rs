@@ -77,11 +77,13 @@ pub(crate) fn build(
         (None, Some(p)) => {
             let rel = string(p)?;
             let path = dir.join(&rel);
-            profile_text = std::fs::read_to_string(&path).map_err(|e| {
-                Diag::new(
-                    p.span(),
-                    format!("cannot read machine profile `{}`: {e}", path.display()),
-                )
+            // Bounded, regular files only, as scenarios are.
+            profile_text = crate::limits::read_text(&path, "machine profile").map_err(|e| {
+                let at = match e.location {
+                    crate::Location::Text { line, column, .. } => format!(":{line}:{column}"),
+                    _ => String::new(),
+                };
+                Diag::new(p.span(), format!("`{}`{at}: {}", path.display(), e.message))
             })?;
             let base = srcs.add_text(path.display().to_string(), &profile_text);
             (profile_text.as_str(), base)
@@ -114,10 +116,26 @@ pub(crate) fn build(
             return Err(Diag::new(at, format!("invalid machine cost: {msg}")));
         }
         let topo = keep.get("topology");
+        let field = |f: &str| topo?.get_ref().as_table()?.get(f);
+        // A limit over the whole topology (too many CPUs) names no field:
+        // point at the largest count the scenario or a `--set` gave, not
+        // at the preset it overrides.
+        let preset_region = base..base + base_text.len();
+        let overridden = TOPOLOGY_FIELDS
+            .iter()
+            .filter_map(|f| field(f))
+            .filter(|v| !preset_region.contains(&v.span().start))
+            .max_by_key(|v| {
+                v.get_ref()
+                    .as_integer()
+                    .and_then(|i| i.as_str().parse::<i128>().ok())
+                    .unwrap_or(i128::MIN)
+            });
         let at = TOPOLOGY_FIELDS
             .iter()
             .find(|f| msg.contains(&format!("topology.{f} ")))
-            .and_then(|f| topo?.get_ref().as_table()?.get(*f))
+            .and_then(|f| field(f))
+            .or(overridden)
             .or(topo)
             .map_or(span, |v| v.span());
         return Err(Diag::new(at, format!("invalid machine topology: {msg}")));

@@ -37,6 +37,10 @@ pub(crate) fn signatures() -> impl Iterator<Item = OpSig> {
     })
 }
 
+/// Upper bound on how deep functions call functions (and handlers): each
+/// level is inlined by a recursive compile.
+pub(crate) const MAX_CALL_DEPTH: usize = 100;
+
 /// Upper bound on a program's length after functions are inlined.
 const MAX_OPS: usize = 1 << 20;
 
@@ -64,6 +68,8 @@ pub(crate) struct Ctx<'d> {
     pub histograms: Vec<String>,
     /// Cross-CPU call handlers compiled so far, by function name.
     pub handlers: Vec<(String, Program)>,
+    /// The handler being compiled: a handler cannot name another one.
+    pub in_handler: Option<String>,
     /// For `cost.NAME` in distributions.
     pub costs: MachineCosts,
     /// The machine's CPUs: a constant CPU outside them is an error.
@@ -494,7 +500,20 @@ impl Emitter<'_, '_> {
             return Err(Diag::new(name.span(), format!("unknown function `{n}`"))
                 .help(format!("declared functions: {}", list(&names))));
         };
-        let program = compile(&mut *self.ctx, None, body)?;
+        // A handler that sends a cross-CPU call is refused below; refusing
+        // it here, before compiling the handler it names, keeps a chain
+        // of handlers from recursing.
+        if let Some(outer) = &self.ctx.in_handler {
+            return Err(Diag::new(
+                name.span(),
+                format!("handler `{outer}` sends a cross-CPU call (to handler `{n}`): a handler runs in hardirq context, where the kernel WARNs on a synchronous cross-CPU call"),
+            )
+            .help("a handler may only `work`, `count` and take a (not per-CPU) spinlock"));
+        }
+        self.ctx.in_handler = Some(n.to_string());
+        let program = compile(&mut *self.ctx, None, body);
+        self.ctx.in_handler = None;
+        let program = program?;
         let objects = &self.ctx.objects;
         let spinlock = |id: ObjectId| {
             objects.values().any(|e| {
@@ -631,64 +650,143 @@ pub(crate) fn check_function_cycles(
     functions: &HashMap<String, &S<Vec<S<RawOp>>>>,
     order: &[String],
 ) -> DResult<()> {
-    fn calls(ops: &[S<RawOp>], out: &mut Vec<S<String>>) {
+    /// A function named in a body: by `call` (inlined) or as a cross-CPU
+    /// call's `handler` (compiled on its own), with where it is named.
+    type Refs = Vec<(S<String>, bool)>;
+    fn refs(ops: &[S<RawOp>], out: &mut Refs) {
         for op in ops {
             let r = op.get_ref();
             if r.op.get_ref() == "call" {
                 if let Some(f) = &r.func_name {
-                    out.push(f.clone());
+                    out.push((f.clone(), false));
                 }
+            }
+            if let Some(h) = &r.handler {
+                let name = h.get_ref().trim().to_string();
+                out.push((S::new(h.span(), name), true));
             }
             for body in [&r.body, &r.then, &r.else_].into_iter().flatten() {
-                calls(body.get_ref(), out);
+                refs(body.get_ref(), out);
             }
             for c in r.options.iter().flat_map(|o| o.get_ref()) {
-                calls(c.get_ref().body.get_ref(), out);
+                refs(c.get_ref().body.get_ref(), out);
             }
         }
     }
-    // 0 = unvisited, 1 = on the stack, 2 = done.
-    fn visit(
-        name: &str,
-        functions: &HashMap<String, &S<Vec<S<RawOp>>>>,
-        state: &mut HashMap<String, u8>,
-        stack: &mut Vec<String>,
-    ) -> DResult<()> {
-        state.insert(name.to_string(), 1);
-        stack.push(name.to_string());
-        let mut out = Vec::new();
-        calls(functions[name].get_ref(), &mut out);
-        for callee in out {
-            let c = callee.get_ref();
-            if !functions.contains_key(c) {
+    // An iterative depth-first search (0 = unvisited, 1 = on the path,
+    // 2 = done): a long chain of functions must not overflow the stack,
+    // here or where they are inlined, so chains are bounded too.
+    let mut state: HashMap<&str, u8> = HashMap::new();
+    // The longest chain of references from a done function, itself counted.
+    let mut height: HashMap<&str, usize> = HashMap::new();
+    struct Frame<'f> {
+        name: &'f str,
+        as_handler: bool,
+        todo: Refs,
+        /// The highest callee seen so far.
+        below: usize,
+    }
+    let frame = |name: &'_ str, as_handler: bool| {
+        let mut todo = Vec::new();
+        refs(functions[name].get_ref(), &mut todo);
+        todo.reverse();
+        (todo, as_handler)
+    };
+    for root in order {
+        if state.get(root.as_str()).copied().unwrap_or(0) != 0 {
+            continue;
+        }
+        let mut path: Vec<Frame<'_>> = Vec::new();
+        let (todo, _) = frame(root, false);
+        state.insert(root, 1);
+        path.push(Frame {
+            name: root,
+            as_handler: false,
+            todo,
+            below: 0,
+        });
+        while let Some(top) = path.last_mut() {
+            let Some((callee, as_handler)) = top.todo.pop() else {
+                let done = path.pop().expect("non-empty");
+                let h = done.below + 1;
+                state.insert(done.name, 2);
+                height.insert(done.name, h);
+                if let Some(parent) = path.last_mut() {
+                    parent.below = parent.below.max(h);
+                }
+                continue;
+            };
+            let Some((name, _)) = functions.get_key_value(callee.get_ref()) else {
                 continue; // reported where it is compiled
+            };
+            let depth = path.len() + height.get(name.as_str()).copied().unwrap_or(1);
+            if depth > MAX_CALL_DEPTH {
+                let chain: Vec<&str> = path.iter().map(|f| f.name).chain([name.as_str()]).collect();
+                let shown = match chain.len() {
+                    n if n > 6 => format!(
+                        "{} -> ... -> {}",
+                        chain[..3].join(" -> "),
+                        chain[n - 3..].join(" -> ")
+                    ),
+                    _ => chain.join(" -> "),
+                };
+                return Err(Diag::new(
+                    callee.span(),
+                    format!("functions nest more than {MAX_CALL_DEPTH} deep: {shown}"),
+                )
+                .help("functions are inlined where they are called; flatten the chain"));
             }
-            match state.get(c).copied().unwrap_or(0) {
+            match state.get(name.as_str()).copied().unwrap_or(0) {
                 1 => {
-                    let from = stack.iter().position(|s| s == c).unwrap_or(0);
-                    let mut cycle = stack[from..].to_vec();
-                    cycle.push(c.clone());
+                    let from = path.iter().position(|f| f.name == name).unwrap_or(0);
+                    let mut cycle: Vec<String> = Vec::new();
+                    let mut via_handler = as_handler;
+                    for (i, f) in path[from..].iter().enumerate() {
+                        // How each function after the first was reached.
+                        if i > 0 && f.as_handler {
+                            via_handler = true;
+                            cycle.push(format!("(handler) {}", f.name));
+                        } else {
+                            cycle.push(f.name.to_string());
+                        }
+                    }
+                    cycle.push(if as_handler {
+                        format!("(handler) {name}")
+                    } else {
+                        name.clone()
+                    });
+                    let what = if via_handler {
+                        "a cross-CPU call's handler sends a cross-CPU call that reaches it again"
+                    } else {
+                        "functions call each other in a cycle"
+                    };
+                    let help = if via_handler {
+                        "a handler runs in hardirq context, where the kernel WARNs on a synchronous cross-CPU call (smp_call_function*() with IRQs disabled); a handler may only `work`, `count` and take a spinlock"
+                    } else {
+                        "functions are inlined where they are called, so they cannot recurse"
+                    };
                     return Err(Diag::new(
                         callee.span(),
-                        format!(
-                            "functions call each other in a cycle: {}",
-                            cycle.join(" -> ")
-                        ),
+                        format!("{what}: {}", cycle.join(" -> ")),
                     )
-                    .help("functions are inlined where they are called, so they cannot recurse"));
+                    .help(help));
                 }
-                0 => visit(c, functions, state, stack)?,
-                _ => {}
+                0 => {
+                    let (todo, as_handler) = frame(name, as_handler);
+                    state.insert(name, 1);
+                    path.push(Frame {
+                        name,
+                        as_handler,
+                        todo,
+                        below: 0,
+                    });
+                }
+                _ => {
+                    let h = height[name.as_str()];
+                    let top = path.last_mut().expect("non-empty");
+                    top.below = top.below.max(h);
+                }
             }
-        }
-        stack.pop();
-        state.insert(name.to_string(), 2);
-        Ok(())
-    }
-    let mut state = HashMap::new();
-    for name in order {
-        if state.get(name).copied().unwrap_or(0) == 0 {
-            visit(name, functions, &mut state, &mut Vec::new())?;
         }
     }
     Ok(())

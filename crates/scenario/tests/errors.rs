@@ -213,7 +213,7 @@ fn contradictions() {
     ));
     assert!(e.message.contains("quota"), "{}", e.message);
     let e = err(&edit("name = \"w\"", "name = \"w\"\nmm = 3"));
-    assert!(e.message.contains("invalid type"), "{}", e.message);
+    assert_eq!(e.message, "`mm` expects a string, not integer `3`");
 }
 
 #[test]

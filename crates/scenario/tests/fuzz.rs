@@ -2,7 +2,10 @@
 //! (delete, duplicate, swap in another token of the file, numbers set to
 //! extremes, also inside duration strings) of every file in `scenarios/`,
 //! each then parsed, compiled in every variant, and simulated briefly.
-//! Nothing may panic, hang or abort; errors must render.
+//! Nothing may panic, hang or abort; errors must render and be located;
+//! and every run must make sense ([`judge`]): each CPU's time adds up to
+//! the time simulated, histograms hold no more time than the run had,
+//! and every number of the JSON result is finite.
 //!
 //! The default is a few cases so the test suite stays fast;
 //! `SMPSIM_FUZZ_CASES=N` runs N per shipped file (docs/fuzzing.md records
@@ -216,14 +219,140 @@ fn mutate(text: &str, edits: &[Edit]) -> String {
 static PARSED: AtomicU64 = AtomicU64::new(0);
 static COMPILED: AtomicU64 = AtomicU64::new(0);
 static SIMULATED: AtomicU64 = AtomicU64::new(0);
+/// Errors (load or compile) rendered, and those without a place.
+static ERRORS: AtomicU64 = AtomicU64::new(0);
+static UNLOCATED: AtomicU64 = AtomicU64::new(0);
+/// Runs whose result broke an invariant of [`judge`].
+static VIOLATIONS: AtomicU64 = AtomicU64::new(0);
+/// Cases slower than [`HANG`]: counted as hangs.
+static HANGS: AtomicU64 = AtomicU64::new(0);
+/// A case (parse, compile and up to 2 ms simulated per variant) that takes
+/// longer than this, in a debug build, is a hang.
+const HANG: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Whether an error says where it is: a line and column of the scenario
+/// (not of a preset the mutations never touch), or a `--set` option.
+fn located(e: &smpsim_scenario::ScenarioError) -> bool {
+    use smpsim_scenario::Location;
+    match &e.location {
+        Location::Text { name, line, .. } => *line >= 1 && !name.starts_with('<'),
+        Location::Set { .. } => true,
+        Location::File { .. } => false,
+    }
+}
+
+/// Counts an error and asserts it is located, unless `SMPSIM_FUZZ_COUNT`
+/// asks for counting only (a long run reports every kind of problem).
+fn error(name: &str, e: &smpsim_scenario::ScenarioError) {
+    let text = e.to_string();
+    ERRORS.fetch_add(1, Relaxed);
+    if !located(e) {
+        UNLOCATED.fetch_add(1, Relaxed);
+        if !count_only() {
+            panic!("{name}: an error without a place in the scenario:\n{text}");
+        }
+        eprintln!("unlocated: {text}");
+    }
+}
+
+fn count_only() -> bool {
+    std::env::var_os("SMPSIM_FUZZ_COUNT").is_some()
+}
+
+/// What must hold of any run's result, as a list of what does not.
+fn judge(spec: &smpsim_kernel::Spec, r: &smpsim_kernel::RunResult) -> Vec<String> {
+    let mut bad = Vec::new();
+    let simulated = r.stats.simulated_ns;
+    let measured = simulated.saturating_sub(spec.warmup);
+    // Each CPU's time split (user, sys, spin, irq, idle) is 100% of the
+    // time simulated, with or without the warm-up.
+    for c in &r.cpus {
+        let t = c.times.total();
+        if t != simulated && t != measured {
+            bad.push(format!(
+                "CPU {}: times add up to {t} ns, the run simulated {simulated} ns ({measured} measured)",
+                c.cpu
+            ));
+        }
+        for (what, v) in [
+            ("max_preempt_off_ns", c.max_preempt_off_ns),
+            ("max_irq_off_ns", c.max_irq_off_ns),
+        ] {
+            if v > simulated {
+                bad.push(format!("CPU {}: {what} {v} > simulated {simulated}", c.cpu));
+            }
+        }
+    }
+    // A histogram's samples are times within the run: no sample longer
+    // than the run, and no more time than every task's whole run.
+    let tasks: u64 = spec
+        .task_groups
+        .iter()
+        .map(|g| g.placement.len() as u64)
+        .sum::<u64>()
+        .max(1);
+    let budget = tasks as f64 * simulated as f64 * f64::from(r.replicas.max(1));
+    for h in &r.histograms {
+        if h.count > 0 && h.max > simulated {
+            bad.push(format!(
+                "histogram {}: a sample of {} ns in a run of {simulated} ns",
+                h.name, h.max
+            ));
+        }
+        if h.total > budget * 1.001 {
+            bad.push(format!(
+                "histogram {}: {} ns of samples from {tasks} tasks in {simulated} ns",
+                h.name, h.total
+            ));
+        }
+    }
+    // Every number of the JSON report is finite (serde_json writes NaN and
+    // infinity as null; no field of a result is otherwise null).
+    fn walk(v: &serde_json::Value, path: &str, bad: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Null => bad.push(format!("{path}: not a finite number")),
+            serde_json::Value::Number(n) if n.as_f64().is_some_and(|x| !x.is_finite()) => {
+                bad.push(format!("{path}: {n}"))
+            }
+            serde_json::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, &format!("{path}[{i}]"), bad);
+                }
+            }
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    // An optional field (a task that has not exited).
+                    if k == "wall_ns" && x.is_null() {
+                        continue;
+                    }
+                    walk(x, &format!("{path}.{k}"), bad);
+                }
+            }
+            _ => {}
+        }
+    }
+    match serde_json::to_value(r) {
+        Ok(v) => walk(&v, "", &mut bad),
+        Err(e) => bad.push(format!("the result does not serialize: {e}")),
+    }
+    bad
+}
 
 /// Parses, compiles every variant and runs each briefly. Machines too big
 /// to simulate quickly are only compiled.
 fn exercise(name: &str, text: String) {
-    let scn = match smpsim_scenario::parse(Path::new(name), text) {
+    let started = std::time::Instant::now();
+    exercise_inner(name, text);
+    if started.elapsed() > HANG {
+        HANGS.fetch_add(1, Relaxed);
+    }
+}
+
+fn exercise_inner(name: &str, text: String) {
+    let scn = match smpsim_scenario::parse(Path::new(name), text.clone()) {
         Ok(s) => s,
         Err(e) => {
-            let _ = e.to_string();
+            error(name, &e);
             return;
         }
     };
@@ -237,7 +366,7 @@ fn exercise(name: &str, text: String) {
         let mut spec = match scn.compile(v.as_deref(), &[]) {
             Ok(s) => s,
             Err(e) => {
-                let _ = e.to_string();
+                error(name, &e);
                 continue;
             }
         };
@@ -253,6 +382,18 @@ fn exercise(name: &str, text: String) {
         SIMULATED.fetch_add(1, Relaxed);
         let r = smpsim_kernel::simulate(&spec);
         assert!(r.stats.simulated_ns <= spec.duration, "{name} {v:?}");
+        let bad = judge(&spec, &r);
+        if !bad.is_empty() {
+            VIOLATIONS.fetch_add(1, Relaxed);
+            let what = format!(
+                "{name} {v:?}: the result breaks an invariant:\n  {}\n--- scenario:\n{text}",
+                bad.join("\n  ")
+            );
+            if !count_only() {
+                panic!("{what}");
+            }
+            eprintln!("{}", what.lines().take(4).collect::<Vec<_>>().join("\n"));
+        }
     }
 }
 
@@ -268,9 +409,16 @@ fn edits() -> impl Strategy<Value = Vec<Edit>> {
 fn mutated_shipped_scenarios_never_panic() {
     let n = cases();
     for (name, text) in SHIPPED {
+        // `cargo test` (CI) runs the same cases every time; a run by hand
+        // with SMPSIM_FUZZ_CASES draws new ones (or PROPTEST_RNG_SEED's).
+        let rng_seed = match std::env::var_os("SMPSIM_FUZZ_CASES") {
+            None => proptest::test_runner::RngSeed::Fixed(25),
+            Some(_) => Config::default().rng_seed,
+        };
         let mut runner = TestRunner::new(Config {
             cases: n,
             failure_persistence: None,
+            rng_seed,
             ..Config::default()
         });
         runner
@@ -281,12 +429,20 @@ fn mutated_shipped_scenarios_never_panic() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
     eprintln!(
-        "fuzz: {} mutated files, {} parsed, {} variants compiled, {} simulated, no panic",
+        "fuzz: {} mutated files, {} parsed, {} variants compiled, {} simulated; \
+         0 panics, {} hangs (over {HANG:?}), {} invariant violations, {} errors of which {} unlocated",
         u64::from(n) * SHIPPED.len() as u64,
         PARSED.load(Relaxed),
         COMPILED.load(Relaxed),
-        SIMULATED.load(Relaxed)
+        SIMULATED.load(Relaxed),
+        HANGS.load(Relaxed),
+        VIOLATIONS.load(Relaxed),
+        ERRORS.load(Relaxed),
+        UNLOCATED.load(Relaxed),
     );
+    assert_eq!(HANGS.load(Relaxed), 0, "cases took over {HANG:?}");
+    assert_eq!(VIOLATIONS.load(Relaxed), 0, "results broke invariants");
+    assert_eq!(UNLOCATED.load(Relaxed), 0, "errors without a place");
 }
 
 /// The unmutated files pass through the same harness (and the tokenizer

@@ -276,10 +276,41 @@ fn code_strings<'r>(root: &'r DeTable<'_>) -> Vec<(Place, &'r Spanned<DeValue<'r
 /// as text. Spans are the virtual text's of `srcs` (so errors point into
 /// the string as it is written in the file).
 pub(crate) fn parse_document(root: &DeTable<'_>, srcs: &Sources) -> DResult<Parsed> {
+    use crate::limits::{CODE_BYTES, FUNCTIONS};
     let functions = function_names(root);
+    let max_functions = FUNCTIONS.get().map_err(|e| Diag::new(0..0, e))?;
+    if functions.len() as u64 > max_functions {
+        let at = root
+            .get("functions")
+            .and_then(|f| f.get_ref().as_table())
+            .and_then(|t| t.keys().nth(max_functions as usize))
+            .map_or(0..0, |k| k.span());
+        return Err(Diag::new(
+            at,
+            format!(
+                "too many functions: {} ({})",
+                functions.len(),
+                FUNCTIONS.explain(max_functions)
+            ),
+        ));
+    }
+    let max_code = CODE_BYTES.get().map_err(|e| Diag::new(0..0, e))?;
     let mut items = Vec::new();
     for (place, v) in code_strings(root) {
         let text = v.get_ref().as_str().unwrap_or_default();
+        // Checked before parsing: a huge string costs far more parsed.
+        if text.len() as u64 > max_code {
+            let start = v.span().start;
+            return Err(Diag::new(
+                start..start + 1,
+                format!(
+                    "this code string is {} bytes ({})",
+                    text.len(),
+                    CODE_BYTES.explain(max_code)
+                ),
+            )
+            .help("move repeated code into `[functions]` and `call` it"));
+        }
         let map = SpanMap::new(srcs.slice(&v.span()), text, v.span());
         let mut block = parser::parse(text, &functions).map_err(|e| e.at(&map))?;
         block.map_spans(&map);
