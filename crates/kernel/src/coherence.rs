@@ -6,24 +6,38 @@
 //!
 //! A line has one *owner* (the CPU that last wrote it, holding it Modified
 //! or Owned) and a set of *sharers* holding read-only copies. Every miss on
-//! the line is a transaction served **at the line, one at a time, in
-//! arrival order** (the home agent or directory serializes them, as the
-//! coherence protocols of every multi-socket machine do):
+//! the line is a request to the line's *home* (its directory, home agent
+//! or probe filter), which takes the requests to one line in arrival
+//! order. Two numbers per request:
 //!
-//! - a **read miss** waits until the line is free, then pays one transfer
-//!   from the owner to the reader; the reader joins the sharers;
+//! - its **latency**: an idle request pays one whole transfer from the
+//!   owner (`line_transfer` by distance: a measured one-way, request and
+//!   data). A request that waited at the home behind others pays only the
+//!   *data leg* (`coherence.forward_fraction` of the transfer) from when
+//!   the home took it and from when the owner had the line: a chain of
+//!   RMWs passes the line owner to owner one data leg apart;
+//! - the home's **occupancy**: a `blocking` home takes the next request
+//!   only once the previous requester has its data (requests to one line
+//!   are served one at a time); a `pipelined` home takes one per
+//!   `coherence.occupancy` and the transfers overlap.
+//!
+//! Kinds of request:
+//!
+//! - a **read miss** gets the data from the owner; the reader joins the
+//!   sharers;
 //! - a **read-for-ownership** (an atomic RMW, or a plain store to a line it
-//!   does not own alone) waits until the line is free, then pays the
-//!   transfer from the owner and the invalidation of every sharer (sent in
-//!   parallel: the farthest sharer bounds it), plus, for an atomic, the
-//!   machine's `atomic` execution cost. The writer is then the only holder;
+//!   does not own alone) gets the data from the owner and invalidates every
+//!   sharer in parallel (the farthest bounds the wait), plus, for an
+//!   atomic, the machine's `atomic` execution cost. The writer is then the
+//!   only holder;
 //! - a CPU that **polls** the line (spins reading it: a ticket-lock waiter,
 //!   the qspinlock queue head, a `mutex_spin_on_owner()` spinner,
 //!   `csd_lock_wait()`) is registered with [`Line::poll`]. It costs nothing
 //!   while the line does not change: its copy hits in its cache. After every
-//!   write each poller misses once and **re-fetches**; those re-fetches are
-//!   transactions like any other and queue at the line, nearest poller
-//!   first (its request arrives first), ahead of any later RMW.
+//!   write each poller misses once and **re-fetches**: its request is
+//!   already at the home when the write is done, so each pays the data leg,
+//!   nearest poller first, one home occupancy apart (pipelined) or one
+//!   after another (blocking), and a later request queues behind them.
 //!
 //! Polling is an interval: a write to a line with K pollers queues K
 //! re-fetches at once, it does not generate an event per loop iteration.
@@ -32,18 +46,23 @@
 //! # Worked example: a ticket lock with N waiters
 //!
 //! N CPUs wait for a ticket lock, all polling its word `L`; one transfer
-//! between any two CPUs costs `x`. The holder releases (`head++`, a store):
-//! its read-for-ownership pays `x` plus invalidating N sharers (in
-//! parallel, so about `x` more at most). Then N re-fetches queue at `L`:
-//! the k-th poller in line sees the new `head` at `k*x` after the store.
-//! The next ticket holder is somewhere in that line; it enters its critical
-//! section when its copy arrives. Its own release is a store to `L` that
-//! queues behind the re-fetches still outstanding, so it completes no
-//! earlier than `N*x` after the previous release: the time per handoff
-//! grows linearly with the number of waiters, which is why ticket-lock
-//! throughput falls as CPUs are added. A qspinlock waiter instead polls its
-//! own MCS node; only the queue head (and one pending waiter) poll `L`, so
-//! a release queues at most two re-fetches whatever N is.
+//! between any two CPUs costs `x`, its data leg `h` (x/2 by default), the
+//! home occupancy `o`. The holder releases (`head++`, a store): its
+//! read-for-ownership pays `h` or `x` plus invalidating N sharers in
+//! parallel. Then N re-fetches queue at `L`:
+//!
+//! - at a **blocking** home (the Opteron's HyperTransport) the k-th poller
+//!   sees the new `head` at `k*h` after the store, and the next release
+//!   queues behind all of them: the time per handoff grows linearly with
+//!   the waiters, and throughput falls as 1/N past the knee (the collapse
+//!   Boyd-Wickizer et al. describe);
+//! - at a **pipelined** home the k-th poller sees it at `h + k*o`, and the
+//!   home is free again `N*o` after the store: with `o` a few ns the
+//!   handoff grows by a few ns per waiter.
+//!
+//! A qspinlock waiter instead polls its own MCS node; only the queue head
+//! (and one pending waiter) poll `L`, so a release queues at most two
+//! re-fetches whatever N is. docs/contention.md has the figures.
 
 use smpsim_engine::Nanos;
 
