@@ -192,7 +192,10 @@ fn the_cost_grows_with_the_cpus_through_the_shared_line() {
     let settle = |cpus, line_ns| settle_at(cpus, line_ns, smpsim_machine::Home::Blocking);
     let (p16, _) = settle_at(16, 48.0, smpsim_machine::Home::Pipelined);
     let (p400, _) = settle_at(400, 48.0, smpsim_machine::Home::Pipelined);
-    assert!(p400 > 3 * p16, "pipelined: {p400} ns at 400 CPUs vs {p16} ns at 16");
+    assert!(
+        p400 > 3 * p16,
+        "pipelined: {p400} ns at 400 CPUs vs {p16} ns at 16"
+    );
     let (t16, x16) = settle(16, 48.0);
     let (t400, x400) = settle(400, 48.0);
     // At least a transfer to see and one to ack every state, per CPU.
