@@ -128,6 +128,12 @@ impl CostNs {
         self.line[d]
     }
 
+    /// The NUMA node of `cpu`.
+    #[inline]
+    pub fn node(&self, cpu: u32) -> u32 {
+        self.places[cpu as usize].node
+    }
+
     /// The data leg of a transfer from `from` to `to`: what a request that
     /// was already waiting at `from` pays once `from` has the line.
     #[inline]

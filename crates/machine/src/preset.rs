@@ -27,6 +27,10 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../presets/xeon-e7-8867l-80.toml"),
     ),
     ("amd-milan-96", include_str!("../presets/amd-milan-96.toml")),
+    (
+        "xeon-e7-8895v3-144",
+        include_str!("../presets/xeon-e7-8895v3-144.toml"),
+    ),
 ];
 
 /// A preset failed to parse: a bug in smpsim, reported with the location.

@@ -13,6 +13,7 @@
 //! Adding an implementation is one new file with a [`LockKindInfo`] and one
 //! line in [`LOCK_KINDS`].
 
+pub mod cna;
 pub mod lockdep;
 pub mod mcs;
 pub mod mutex;
@@ -42,6 +43,7 @@ pub static LOCK_KINDS: &[LockKindInfo] = &[
     ticket::KIND,
     tas::KIND,
     mcs::KIND,
+    cna::KIND,
     qrwlock::KIND,
 ];
 
@@ -108,6 +110,17 @@ impl Rig {
     pub fn new(cpus: u32) -> Self {
         Rig {
             cost: CostNs::new(&crate::testkit::flat_machine(cpus)),
+            grants: Vec::new(),
+        }
+    }
+
+    /// `sockets` sockets of `cores` CPUs each (a NUMA node per socket).
+    pub fn new_sockets(sockets: u32, cores: u32) -> Self {
+        let mut m = crate::testkit::flat_machine(sockets * cores);
+        m.topology.sockets = sockets;
+        m.topology.cores_per_llc = cores;
+        Rig {
+            cost: CostNs::new(&m),
             grants: Vec::new(),
         }
     }

@@ -38,8 +38,9 @@ pub struct Qspinlock {
     word: Line,
     owner: Option<Taker>,
     pending: Option<Taker>,
-    /// The MCS queue, head first.
-    queue: VecDeque<Taker>,
+    /// The MCS queue, head first (a slow path such as CNA may reorder the
+    /// waiters behind the head).
+    pub(super) queue: VecDeque<Taker>,
 }
 
 impl Qspinlock {
