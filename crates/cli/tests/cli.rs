@@ -1,12 +1,12 @@
 //! End-to-end tests of the `smpsim` binary: determinism, bad input,
 //! reproduction output.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
-fn smpsim() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_smpsim"))
-}
+use common::{repo, smpsim};
 
 /// Runs `cmd`, which must succeed, and parses its JSON output.
 fn json_of(cmd: &mut Command) -> serde_json::Value {
@@ -35,10 +35,6 @@ fn replay_detector(found: &serde_json::Value) -> String {
     let v = json_of(smpsim().current_dir(repo(".")).args(&args));
     let detector = &v["variants"][0]["findings"][0]["detector"];
     detector.as_str().unwrap_or("").to_string()
-}
-
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
 }
 
 /// Drops the host-time fields, the only ones allowed to differ between runs.

@@ -2,7 +2,9 @@
 //! and the cost that dominates the simulated figure, in text and JSON.
 //! Skips, saying why, where the host cannot run the test.
 
-use std::process::Command;
+mod common;
+
+use common::smpsim;
 
 /// A 2-CPU profile made from the generic-x86 preset: the figures need not
 /// match this host, only the verdict's shape is checked.
@@ -22,7 +24,7 @@ fn compare_prints_a_verdict_and_the_dominant_cost() {
     }
     let p = profile();
     let run = |format: &str| {
-        Command::new(env!("CARGO_BIN_EXE_smpsim"))
+        smpsim()
             .args([
                 "host",
                 "compare",

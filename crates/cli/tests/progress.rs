@@ -3,16 +3,11 @@
 //! periodic lines in a log, nothing with `--quiet`; stdout keeps the
 //! results, valid JSON with `--format json`.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::Command;
 
-fn smpsim() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_smpsim"))
-}
-
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
-}
+use common::{bin, repo, smpsim};
 
 /// A run long enough for the bar to be drawn a few times.
 fn run_args() -> Vec<String> {
@@ -46,7 +41,7 @@ fn the_bar_is_drawn_on_a_terminal_and_stdout_stays_json() {
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("out.json");
     // stdout to a file, stderr to the pseudo-terminal `script` records.
-    let mut cmd = quote(&smpsim().display().to_string());
+    let mut cmd = quote(&bin().display().to_string());
     for a in run_args() {
         cmd.push(' ');
         cmd.push_str(&quote(&a));
@@ -71,7 +66,7 @@ fn the_bar_is_drawn_on_a_terminal_and_stdout_stays_json() {
 
 #[test]
 fn a_log_gets_plain_lines_and_quiet_gets_nothing() {
-    let out = Command::new(smpsim())
+    let out = smpsim()
         .args(run_args())
         .env("SMPSIM_PROGRESS_INTERVAL", "0.05")
         .output()
@@ -85,7 +80,7 @@ fn a_log_gets_plain_lines_and_quiet_gets_nothing() {
     );
     assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
     serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("stdout is JSON");
-    let out = Command::new(smpsim())
+    let out = smpsim()
         .args(run_args())
         .arg("--quiet")
         .env("SMPSIM_PROGRESS_INTERVAL", "0.05")

@@ -3,16 +3,12 @@
 //! `chromium` / `chromium-browser` on PATH; skipped with a note when not),
 //! `--format lkml` within 72 columns, CSV, and `report`'s bad input.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn smpsim() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_smpsim"))
-}
-
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
-}
+use common::{repo, smpsim};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("smpsim-{name}-{}", std::process::id()));

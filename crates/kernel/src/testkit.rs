@@ -165,6 +165,20 @@ pub fn forever(spec: &mut Spec, name: &str, placement: Vec<u32>, policy: Policy,
     task_group(spec, name, placement, policy, mm, ops);
 }
 
+/// [`forever`] with `slots` time-mark slots for its program (`Op::Mark`,
+/// `Op::RecordSince`).
+pub fn group(
+    spec: &mut Spec,
+    name: &str,
+    cpus: Vec<u32>,
+    policy: Policy,
+    ops: Vec<Op>,
+    slots: u16,
+) {
+    forever(spec, name, cpus, policy, ops);
+    spec.task_groups.last_mut().unwrap().program.slots = slots;
+}
+
 /// A task group of one task per CPU in `placement`, running `ops` in `mm`.
 pub fn task_group(
     spec: &mut Spec,

@@ -1,20 +1,79 @@
-//! The kernel crate's modules do not import each other in cycles (the
-//! simulated `Kernel`, which every mechanism extends, aside): a module can
-//! be read with only the ones beneath it in mind.
+//! No crate's modules import each other in cycles (a crate's root type,
+//! like the simulated `Kernel` every mechanism extends, aside): a module
+//! can be read with only the ones beneath it in mind. Checked for every
+//! crate of the workspace, a module being a top-level file or directory of
+//! its `src/` (binaries under `src/bin/` are crates of their own).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Top-level module -> the top-level modules it names as `crate::NAME`.
-fn imports() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+fn crates_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The top-level modules a file names as `crate::NAME`, or inside a
+/// `crate::{NAME, ...}` group (comments aside).
+fn named_modules(text: &str) -> BTreeSet<String> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+            .collect()
+    };
+    let mut names = BTreeSet::new();
+    for (i, _) in code.match_indices("crate::") {
+        if code[..i].ends_with('$') {
+            continue; // `$crate::` in a macro: the macro's crate, not a module
+        }
+        let rest = &code[i + 7..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Top-level items of the group: the first segment of each.
+            let mut depth = 0;
+            let mut item_start = true;
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    c if item_start && !c.is_whitespace() => {
+                        item_start = false;
+                        names.insert(ident(&group[j..]));
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            names.insert(ident(rest));
+        }
+    }
+    names.remove("");
+    names
+}
+
+/// Top-level module of `crates/<krate>/src` -> the top-level modules it
+/// names.
+fn imports(krate: &str) -> Graph {
+    let src = crates_dir().join(krate).join("src");
+    let mut graph = Graph::new();
     let mut stack = vec![src.clone()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
-                stack.push(path);
+                if path != src.join("bin") {
+                    stack.push(path);
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
                 continue;
             }
             let rel = path
@@ -23,42 +82,175 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
                 .to_string_lossy()
                 .to_string();
             let module = rel.split(['/', '.']).next().unwrap().to_string();
-            if module == "lib" {
+            if module == "lib" || module == "main" {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
             let deps = graph.entry(module.clone()).or_default();
-            for line in text.lines() {
-                let code = line.split("//").next().unwrap();
-                for (i, _) in code.match_indices("crate::") {
-                    let name: String = code[i + 7..]
-                        .chars()
-                        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                        .collect();
-                    if !name.is_empty() && name != module {
-                        deps.insert(name);
-                    }
+            for name in named_modules(&text) {
+                if name != module {
+                    deps.insert(name);
                 }
             }
         }
     }
+    // Names that are not modules of this crate (`crate::Kernel` is
+    // already left out, being capitalised) are dropped.
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for deps in graph.values_mut() {
+        deps.retain(|d| modules.contains(d));
+    }
     graph
 }
 
-#[test]
-fn no_two_modules_import_each_other() {
-    let graph = imports();
-    let mut cycles = Vec::new();
-    for (a, deps) in &graph {
-        for b in deps {
-            if a < b && graph.get(b).is_some_and(|d| d.contains(a)) {
-                cycles.push(format!("{a} <-> {b}"));
-            }
+/// Modules `from` reaches by imports, itself excluded unless on a cycle.
+fn reach(graph: &Graph, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<&str> = graph[from].iter().map(String::as_str).collect();
+    while let Some(m) = stack.pop() {
+        if seen.insert(m.to_string()) {
+            stack.extend(graph.get(m).into_iter().flatten().map(String::as_str));
         }
     }
-    assert!(cycles.is_empty(), "import cycles: {cycles:?}");
-    assert!(graph.contains_key("locking") && graph.contains_key("ids"));
-    assert!(graph["ids"].is_empty(), "ids is a leaf: {:?}", graph["ids"]);
+    seen
+}
+
+/// A shortest cycle from `m` back to itself through the modules in `within`.
+fn shortest_cycle(graph: &Graph, m: &str, within: &BTreeSet<&String>) -> Vec<String> {
+    let mut prev: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([m]);
+    'search: while let Some(x) = queue.pop_front() {
+        for y in &graph[x] {
+            if !within.contains(y) || prev.contains_key(y.as_str()) {
+                continue;
+            }
+            prev.insert(y, x);
+            if y == m {
+                break 'search;
+            }
+            queue.push_back(y);
+        }
+    }
+    let mut path = vec![m.to_string()];
+    let mut at = prev[m];
+    while at != m {
+        path.push(at.to_string());
+        at = prev[at];
+    }
+    path.reverse();
+    // Start at the first module by name, so that each cycle is spelled once.
+    let first = (0..path.len()).min_by_key(|&i| &path[i]).unwrap();
+    path.rotate_left(first);
+    path
+}
+
+/// Each set of modules that import each other in a cycle: its members,
+/// then the shortest cycle through each of them (`a -> b -> a`).
+fn cycles(graph: &Graph) -> Vec<String> {
+    let reach: BTreeMap<&str, BTreeSet<String>> = graph
+        .keys()
+        .map(|m| (m.as_str(), reach(graph, m)))
+        .collect();
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
+    for m in graph.keys() {
+        if done.contains(m) || !reach[m.as_str()].contains(m) {
+            continue;
+        }
+        let scc: BTreeSet<&String> = reach[m.as_str()]
+            .iter()
+            .filter(|n| reach[n.as_str()].contains(m))
+            .collect();
+        done.extend(scc.iter().map(|n| n.to_string()));
+        let spelled: BTreeSet<String> = scc
+            .iter()
+            .map(|n| {
+                let mut c = shortest_cycle(graph, n, &scc);
+                c.push(c[0].clone());
+                c.join(" -> ")
+            })
+            .collect();
+        let members: Vec<&str> = scc.iter().map(|n| n.as_str()).collect();
+        if scc.len() == 2 {
+            out.push(spelled.into_iter().next().unwrap());
+        } else {
+            let list: Vec<String> = spelled.into_iter().collect();
+            out.push(format!("{{{}}}: {}", members.join(", "), list.join("; ")));
+        }
+    }
+    out
+}
+
+/// The crates checked by `no_import_cycle_in_any_crate`; the CLI has its
+/// own test.
+const CRATES: &[&str] = &["engine", "machine", "kernel", "scenario", "report", "host"];
+
+#[test]
+fn no_import_cycle_in_any_crate() {
+    let mut found = Vec::new();
+    for krate in CRATES {
+        for c in cycles(&imports(krate)) {
+            found.push(format!("{krate}: {c}"));
+        }
+    }
+    assert!(found.is_empty(), "import cycles:\n{}", found.join("\n"));
+    let kernel = imports("kernel");
+    assert!(kernel.contains_key("locking") && kernel.contains_key("ids"));
+    assert!(
+        kernel["ids"].is_empty(),
+        "ids is a leaf: {:?}",
+        kernel["ids"]
+    );
+}
+
+#[test]
+#[ignore = "crates/cli/src has import cycles (csv-plot, html-reproduce, lkml-reproduce-run, report-sweep, all one set); another change of issue 27 removes them by giving the shared items a home"]
+fn no_import_cycle_in_the_cli() {
+    let found = cycles(&imports("cli"));
+    assert!(
+        found.is_empty(),
+        "import cycles in crates/cli/src:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Every crate of the workspace is checked, one way or the other.
+#[test]
+fn every_crate_is_checked_for_cycles() {
+    for entry in std::fs::read_dir(crates_dir()).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        assert!(
+            CRATES.contains(&name.as_str()) || name == "cli",
+            "crates/{name} is not in tests/layout.rs CRATES"
+        );
+    }
+}
+
+/// The checker finds what it should: a pair, a longer cycle, grouped
+/// imports, and not `$crate::` or comments.
+#[test]
+fn the_cycle_checker_finds_cycles() {
+    assert_eq!(
+        named_modules("use crate::{a::X, b, c::{d, e}};\n// crate::f\n$crate::g!(); crate::h::Y"),
+        ["a", "b", "c", "h"].iter().map(|s| s.to_string()).collect()
+    );
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g = Graph::new();
+        for (a, b) in edges {
+            g.entry(a.to_string()).or_default().insert(b.to_string());
+            g.entry(b.to_string()).or_default();
+        }
+        g
+    };
+    assert_eq!(
+        cycles(&graph(&[("a", "b"), ("b", "c")])),
+        Vec::<String>::new()
+    );
+    assert_eq!(cycles(&graph(&[("a", "b"), ("b", "a")])), ["a -> b -> a"]);
+    assert_eq!(
+        cycles(&graph(&[("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])),
+        ["{a, b, c}: a -> b -> c -> a"]
+    );
 }
 
 /// Every lock implementation in the registry is documented for scenario

@@ -6,11 +6,6 @@ use smpsim_kernel::*;
 const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
 
-fn group(s: &mut Spec, name: &str, cpus: Vec<u32>, policy: Policy, ops: Vec<Op>, slots: u16) {
-    forever(s, name, cpus, policy, ops);
-    s.task_groups.last_mut().unwrap().program.slots = slots;
-}
-
 /// The caller of `smp_call_function_single(wait=1)` waits while the target
 /// has IRQs off, and is released only when they come back on.
 #[test]

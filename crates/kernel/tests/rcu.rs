@@ -6,11 +6,6 @@ use smpsim_kernel::*;
 const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
 
-fn group(s: &mut Spec, name: &str, cpus: Vec<u32>, policy: Policy, ops: Vec<Op>, slots: u16) {
-    forever(s, name, cpus, policy, ops);
-    s.task_groups.last_mut().unwrap().program.slots = slots;
-}
-
 /// Times one op in a loop: mark, op, record, then a pause.
 fn timed(s: &mut Spec, name: &str, cpu: u32, op: Op, pause: u64) {
     let h = histogram(s, name);

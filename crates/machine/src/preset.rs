@@ -61,6 +61,29 @@ pub fn preset(name: &str) -> Option<Result<Machine, PresetError>> {
 mod tests {
     use super::*;
 
+    /// A preset file left out of `PRESETS` would be silently ignored: every
+    /// `presets/NAME.toml` is registered as NAME, with that file's text.
+    #[test]
+    fn every_preset_file_is_registered() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".toml") else {
+                continue;
+            };
+            files += 1;
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(
+                preset_source(stem),
+                Some(text.as_str()),
+                "presets/{name} is not registered as `{stem}` in PRESETS (crates/machine/src/preset.rs)"
+            );
+        }
+        assert_eq!(files, PRESETS.len(), "PRESETS names a preset twice");
+    }
+
     #[test]
     fn every_preset_parses_and_every_cost_has_a_source() {
         for name in preset_names() {

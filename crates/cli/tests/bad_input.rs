@@ -1,25 +1,18 @@
-//! The reproducers of issue 19 ("bad input gets a clear error, never a
-//! panic, a hang, an abort or a silently wrong number") that the other
-//! test files do not already run, each as the user typed it.
+//! Bad input gets a clear error, never a panic, a hang, an abort or a
+//! silently wrong number: what can be known when the scenario is compiled
+//! is a located error, what is known only at run time is a finding naming
+//! the op; each case as the user typed it.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn smpsim() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_smpsim"))
-}
+use std::process::Output;
 
-fn repo(path: &str) -> String {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .join(path)
-        .to_string_lossy()
-        .into_owned()
-}
+use common::{dir, refused, scenario, smpsim, stderr};
 
 /// Runs `smpsim run FILE ARGS... --format json` on a scenario made of the
 /// shared header and `rest`.
 fn run_text(name: &str, rest: &str, args: &[&str]) -> Output {
-    let dir = std::env::temp_dir().join(format!("smpsim-issue19-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("smpsim-bad-input-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.toml"));
     let text = format!(
@@ -35,10 +28,6 @@ fn run_text(name: &str, rest: &str, args: &[&str]) -> Output {
         .unwrap();
     let _ = std::fs::remove_file(&path);
     out
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The findings of the first variant of a JSON report.
@@ -68,56 +57,7 @@ fn forever(body: &str) -> String {
     ))
 }
 
-/// Item 5: a variant-scoped `--set` applies to that variant (it was
-/// silently ignored); a misspelt variant is an error.
-#[test]
-fn variant_scoped_set_applies_or_is_refused() {
-    let s = repo("scenarios/examples/mutex-contention.toml");
-    let out = smpsim()
-        .args(["run", &s, "--format", "json"])
-        .args(["--set", "variant.spin.scenario.duration=30ms"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let simulated: Vec<u64> = v["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["stats"]["simulated_ns"].as_u64().unwrap())
-        .collect();
-    assert_eq!(simulated, vec![30_000_000, 200_000_000]);
-
-    let out = smpsim()
-        .args(["run", &s, "--set", "variant.spn.scenario.duration=1ms"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("unknown variant `spn`"),
-        "{}",
-        stderr(&out)
-    );
-}
-
-/// Item 9: `--set scenario.duration=20ms` on a shipped scenario with a
-/// longer warm-up says what else to set.
-#[test]
-fn a_shorter_duration_says_to_shorten_the_warmup() {
-    let s = repo("scenarios/membarrier-percpu.toml");
-    let out = smpsim()
-        .args(["run", &s, "--set", "scenario.duration=20ms"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("--set scenario.warmup=0s"),
-        "{}",
-        stderr(&out)
-    );
-}
-
-/// Item 5: what can be known at compile time is a located error.
+/// What can be known at compile time is a located error.
 #[test]
 fn constant_mistakes_are_located_errors() {
     for (name, code, says) in [
@@ -160,7 +100,7 @@ fn constant_mistakes_are_located_errors() {
     }
 }
 
-/// Item 5: what is known only at run time is a finding naming the op.
+/// What is known only at run time is a finding naming the op.
 #[test]
 fn run_time_mistakes_are_findings() {
     for (name, code, detector, says) in [
@@ -201,7 +141,7 @@ fn run_time_mistakes_are_findings() {
     }
 }
 
-/// Items 5 and 9: time arithmetic near 2^64 ns neither wraps (a sleep
+/// Time arithmetic near 2^64 ns neither wraps (a sleep
 /// that woke 475k times a second, `func` x `units` giving ~0) nor hangs
 /// (the same call to the caller's own CPU).
 #[test]
@@ -243,4 +183,70 @@ fn idle_exit_is_a_known_cost() {
         &[],
     );
     assert!(out.status.success(), "{}", stderr(&out));
+}
+
+// A handler that names a handler.
+
+const HANDLER_CYCLES: &[(&str, &str, &str)] = &[
+    (
+        "direct",
+        "[functions]\nh = '''smp_call_function_single(0, handler = h);'''\n",
+        "h.toml:9:46: error: a cross-CPU call's handler sends a cross-CPU call that reaches it again: h -> (handler) h",
+    ),
+    (
+        "call",
+        "[functions]\nh = '''g();'''\ng = '''smp_call_function_single(0, handler = h);'''\n",
+        "reaches it again: h -> g -> (handler) h",
+    ),
+    (
+        "many",
+        "[functions]\nh = '''smp_call_function_many(\"all\", handler = h);'''\n",
+        "reaches it again: h -> (handler) h",
+    ),
+    (
+        "if",
+        "[functions]\nh = '''if (cpu() == 0) { smp_call_function_single(0, handler = h); }'''\n",
+        "reaches it again: h -> (handler) h",
+    ),
+];
+
+#[test]
+fn handler_cycles_are_located_errors_in_run_fmt_and_sweep() {
+    let d = dir("handlers");
+    for (what, functions, want) in HANDLER_CYCLES {
+        let p = scenario(
+            &d,
+            "h.toml",
+            &format!("{functions}[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''smp_call_function_single(0, handler = h);'''\n"),
+        );
+        let run = smpsim().arg("run").arg(&p).output().unwrap();
+        refused(&run, want);
+        let fmt = smpsim().arg("fmt").arg(&p).output().unwrap();
+        refused(&fmt, want);
+        let out = d.join("s.jsonl");
+        let sweep = smpsim()
+            .arg("sweep")
+            .arg(&p)
+            .args(["--seeds", "2", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        refused(&sweep, want);
+        assert!(!out.exists(), "{what}: a refused sweep wrote its output");
+    }
+}
+
+#[test]
+fn a_handler_naming_another_handler_is_refused() {
+    let d = dir("handler-chain");
+    let p = scenario(
+        &d,
+        "h.toml",
+        "[functions]\na = '''work(1us);'''\nh = '''smp_call_function_single(0, handler = a);'''\n[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''smp_call_function_single(0, handler = h);'''\n",
+    );
+    let o = smpsim().arg("run").arg(&p).output().unwrap();
+    refused(
+        &o,
+        "h.toml:10:46: error: handler `h` sends a cross-CPU call (to handler `a`)",
+    );
 }

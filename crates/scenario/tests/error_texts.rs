@@ -1,5 +1,6 @@
-//! Issue 25's error texts: each says where it is, names what it is about
-//! and what was expected.
+//! Error texts from the edges of the input (topology size, invalid
+//! UTF-8, TOML types and nesting, duration syntax): each says where it
+//! is, names what it is about and what was expected.
 
 use std::path::Path;
 

@@ -1,0 +1,391 @@
+//! Normal grace periods and callbacks (kernel/rcu/tree.c): requests,
+//! quiescent states, the FQS scans and the end of a grace period, for a
+//! kernel without `CONFIG_PREEMPT_RCU`.
+//!
+//! Normal grace periods are driven by the GP kthread (`rcu_sched`, a CFS
+//! task on a CPU: `gp_kthread.rs`): woken by the first request, it runs
+//! `rcu_gp_init()` (a pass over the rcu_node tree), then sleeps until the
+//! next force-quiescent-state time or until the last quiescent state is
+//! reported, scans, and after the last one runs `rcu_gp_cleanup()`. A CPU
+//! passes a quiescent state at a context switch (`rcu_qs()` notes it; the
+//! CPU's next tick runs `rcu_core()`, which reports it, if the CPU still
+//! ticks: an idle CPU without callbacks has stopped its tick), or at a tick
+//! that interrupted user mode (reported at once). Idle CPUs are reported
+//! by the FQS scans, in two phases as `rcu_gp_fqs()` does: the first scan
+//! snapshots each CPU's idle counter and reports the CPUs idle now
+//! (`rcu_watching_snap_save()`), later scans report those that have been
+//! idle since (`rcu_watching_snap_recheck()`). The first scan comes
+//! `jiffies_till_first_fqs` after init, later ones every
+//! `jiffies_till_next_fqs`, each wait a timer-wheel timeout; a CPU still
+//! holding out after `jiffies_till_sched_qs` gets `rcu_urgent_qs`, and its
+//! own next tick in the kernel sets need_resched; only past half the stall
+//! timeout does the scan `resched_cpu()` it (an IPI).
+//! Callbacks (`call_rcu()`, and the wakeup of a `synchronize_rcu()` caller)
+//! run from RCU_SOFTIRQ at the queuing CPU's next tick after the grace
+//! period ended. Every grace period's length goes to the `rcu_gp_duration`
+//! histogram.
+//!
+//! Also here: `rcu_read_lock()`/`rcu_read_unlock()` and the guarantee
+//! checker that runs as a grace period ends.
+
+use smpsim_engine::Nanos;
+
+use super::GpPhase;
+use crate::cpu::Activity;
+use crate::event::*;
+use crate::task::*;
+
+/// `RCU_JIFFIES_TILL_FORCE_QS + nr_cpu_ids / RCU_JIFFIES_FQS_DIV`
+/// (kernel/rcu/tree.h, `rcu_init_geometry()`).
+pub fn default_fqs_jiffies(hz: u32, nr_cpus: u32) -> u64 {
+    let till_force_qs = 1 + (hz > 250) as u64 + (hz > 500) as u64;
+    till_force_qs + nr_cpus as u64 / 256
+}
+
+impl crate::Kernel<'_> {
+    pub(super) fn jiffy(&self) -> Nanos {
+        self.tick_ns
+    }
+
+    pub(super) fn fqs_first(&self) -> Nanos {
+        let k = &self.spec.knobs;
+        let j = k
+            .jiffies_till_first_fqs
+            .map(u64::from)
+            .unwrap_or_else(|| default_fqs_jiffies(k.hz, self.nr_cpus));
+        j.max(1) * self.jiffy()
+    }
+
+    pub(super) fn fqs_next(&self) -> Nanos {
+        let k = &self.spec.knobs;
+        let j = k
+            .jiffies_till_next_fqs
+            .map(u64::from)
+            .unwrap_or_else(|| default_fqs_jiffies(k.hz, self.nr_cpus));
+        j.max(1) * self.jiffy()
+    }
+
+    /// When a timeout of `j` jiffies armed at `at` fires: at the tick after
+    /// `jiffies + j`. The GP kthread waits for its FQS time with
+    /// `swait_event_idle_timeout_exclusive(..., j)`, a `schedule_timeout()`
+    /// on the timer wheel, and the wheel rounds a level-0 expiry up by one
+    /// jiffy so that no timer fires early (`calc_index()`,
+    /// kernel/time/timer.c): the wait is between j and j+1 jiffies, ending
+    /// on a tick.
+    pub(super) fn jiffies_timeout(&self, at: Nanos, j: Nanos) -> Nanos {
+        (at / self.jiffy() + j + 1) * self.jiffy()
+    }
+
+    /// `jiffies_till_sched_qs` as `adjust_jiffies_till_sched_qs()` sets it.
+    fn sched_qs_after(&self) -> Nanos {
+        let first = self.fqs_first() / self.jiffy();
+        let next = self.fqs_next() / self.jiffy();
+        let floor = self.spec.knobs.hz as u64 / 10 + self.nr_cpus as u64 / 256;
+        (first + 2 * next).max(floor) * self.jiffy()
+    }
+
+    /// Work of `rcu_gp_init()` / `rcu_gp_cleanup()`: one pass over the
+    /// rcu_node tree.
+    pub(super) fn rcu_tree_cost(&self) -> Nanos {
+        let leaves = self
+            .nr_cpus
+            .div_ceil(self.spec.knobs.rcu_fanout_leaf.max(1)) as u64;
+        (leaves + 1) * self.spec.knobs.rcu_node_cost
+    }
+
+    fn rcu_gp_expedited(&self) -> bool {
+        self.spec.knobs.rcu_expedited || self.rcu.expedite_nesting > 0
+    }
+
+    /// The normal grace period a request made now, on CPU `c`, needs.
+    fn rcu_request(&mut self, c: u32) -> u64 {
+        match self.rcu.phase {
+            GpPhase::Idle => {
+                self.rcu.phase = GpPhase::Starting;
+                // rcu_start_this_gp() -> rcu_gp_kthread_wake().
+                self.wake_gp_kthread(c);
+                self.rcu.completed + 1
+            }
+            GpPhase::Starting => self.rcu.completed + 1,
+            GpPhase::Running => {
+                self.rcu.requested = true;
+                self.rcu.completed + 2
+            }
+        }
+    }
+
+    /// Wakes the GP kthread from CPU `c`'s softirq context, once the
+    /// current event is done.
+    fn wake_gp_kthread(&mut self, c: u32) {
+        self.at(self.now, Event::Rcu(RcuEvent::WakeGpKthread { from: c }));
+    }
+
+    /// `call_rcu()` from CPU `c`. The callback does not start a grace
+    /// period by itself (`__call_rcu_core()` only does so past `qhimark`):
+    /// the CPU's next tick sees it in `rcu_pending()` and `rcu_core()`
+    /// accelerates it onto the next grace period not yet started.
+    pub(crate) fn call_rcu(&mut self, c: u32, cb: RcuCallback) {
+        self.rcu.unrequested.push((c, cb));
+        if !std::mem::replace(&mut self.rcu.core_pending[c as usize], true) {
+            let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
+            self.at(next_tick, Event::Rcu(RcuEvent::Core { cpu: c }));
+        }
+    }
+
+    /// `rcu_sched_clock_irq()`'s urgent-QS check on CPU `c`'s tick: a CPU
+    /// the grace period waits on, interrupted in the kernel, sets its own
+    /// need_resched (in user mode or idle the tick is a quiescent state
+    /// already).
+    pub(crate) fn rcu_urgent_qs_tick(&mut self, c: u32, in_kernel: bool) {
+        if !std::mem::take(&mut self.rcu.urgent_qs[c as usize]) {
+            return;
+        }
+        if in_kernel && self.rcu.qs_pending[c as usize] {
+            self.resched_cpu(c, c);
+        }
+    }
+
+    /// `rcu_core()` on CPU `c`: request grace periods for its new callbacks.
+    pub(crate) fn rcu_core(&mut self, c: u32) {
+        self.rcu.core_pending[c as usize] = false;
+        // rcu_check_quiescent_state(): report a QS noted since the last
+        // tick, if this CPU still takes ticks.
+        if self.rcu.qs_noted[c as usize] && self.rcu_cpu_ticks(c) {
+            self.rcu_report_qs(c);
+        }
+        let mut i = 0;
+        while i < self.rcu.unrequested.len() {
+            if self.rcu.unrequested[i].0 == c {
+                let (_, cb) = self.rcu.unrequested.remove(i);
+                let target = self.rcu_request(c);
+                self.rcu.callbacks.push((target, c, cb));
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// `synchronize_rcu()` by task `t` on CPU `c`: blocks until a full
+    /// grace period has elapsed (expedited if RCU is being expedited).
+    pub(crate) fn synchronize_rcu(&mut self, c: u32, t: TaskId, expedited: bool) {
+        if expedited || self.rcu_gp_expedited() {
+            self.synchronize_rcu_expedited(c, t);
+            return;
+        }
+        let gen = self.tasks[t as usize].gen.wrapping_add(1);
+        self.call_rcu(c, RcuCallback::Wake { task: t, gen });
+        self.block(c, t);
+        self.tasks[t as usize].gen = gen;
+    }
+
+    /// The end of `rcu_gp_init()`: every online CPU owes a quiescent
+    /// state.
+    pub(super) fn rcu_gp_init(&mut self) {
+        self.rcu.phase = GpPhase::Running;
+        self.rcu.requested = false;
+        self.rcu.gp_start = self.now;
+        self.rcu.remaining = 0;
+        for c in 0..self.nr_cpus as usize {
+            let online = self.cpus[c].online;
+            self.rcu.qs_pending[c] = online;
+            self.rcu.qs_noted[c] = false;
+            self.rcu.remaining += online as u32;
+        }
+    }
+
+    /// Whether CPU `c` takes its tick: it is busy, or idle with RCU
+    /// callbacks of its own (`rcu_needs_cpu()` keeps the tick).
+    fn rcu_cpu_ticks(&self, c: u32) -> bool {
+        let cpu = &self.cpus[c as usize];
+        let idle = cpu.curr == NO_TASK && cpu.activity == Activity::Idle;
+        !idle
+            || self.rcu.unrequested.iter().any(|x| x.0 == c)
+            || self.rcu.callbacks.iter().any(|x| x.1 == c)
+    }
+
+    /// `rcu_note_context_switch()` on CPU `c`: an expedited QS is reported
+    /// at once; a normal one is noted and reported by `rcu_core()` at the
+    /// CPU's next tick.
+    pub(crate) fn rcu_note_context_switch(&mut self, c: u32) {
+        let cu = c as usize;
+        if self.rcu.exp_deferred[cu] {
+            self.rcu.exp_deferred[cu] = false;
+            self.rcu_exp_qs(c);
+        }
+        if self.rcu.phase == GpPhase::Running
+            && self.rcu.qs_pending[cu]
+            && !std::mem::replace(&mut self.rcu.qs_noted[cu], true)
+            && !std::mem::replace(&mut self.rcu.core_pending[cu], true)
+        {
+            let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
+            self.at(next_tick, Event::Rcu(RcuEvent::Core { cpu: c }));
+        }
+    }
+
+    /// `rcu_read_lock()` by task `t`.
+    pub(crate) fn rcu_read_lock(&mut self, t: TaskId) {
+        self.rcu.readers_seen = true;
+        let irq = &mut self.tasks[t as usize].irq;
+        if irq.rcu_read_depth == 0 {
+            irq.rcu_read_since = self.now;
+        }
+        irq.rcu_read_depth += 1;
+    }
+
+    /// `rcu_read_unlock()` by task `t`.
+    pub(crate) fn rcu_read_unlock(&mut self, t: TaskId) {
+        let irq = &mut self.tasks[t as usize].irq;
+        irq.rcu_read_depth = irq.rcu_read_depth.saturating_sub(1);
+    }
+
+    /// The RCU guarantee checker, as a grace period ends: no read-side
+    /// critical section that began before the grace period may still be
+    /// running (one that slept, say, in a kernel without PREEMPT_RCU, let
+    /// its CPU pass a quiescent state).
+    fn rcu_check_readers(&mut self) {
+        let start = self.rcu.gp_start;
+        let reader = self
+            .tasks
+            .iter()
+            .position(|task| task.irq.rcu_read_depth > 0 && task.irq.rcu_read_since < start);
+        if let Some(r) = reader {
+            let since = self.tasks[r].irq.rcu_read_since;
+            let (cpu, name) = (self.tasks[r].cpu, self.task_name(r as TaskId));
+            let report = format!(
+                "rcu: a grace period that began at {start} ns ended at {} ns while {name}'s rcu_read_lock() section, begun at {since} ns, was still running: what it reads may already be freed",
+                self.now
+            );
+            self.metrics.rcu_guarantee(cpu, self.now, report);
+        }
+    }
+
+    /// A quiescent state on CPU `c` reported at once (a tick that
+    /// interrupted user mode, a CPU going offline).
+    pub(crate) fn rcu_qs(&mut self, c: u32) {
+        let cu = c as usize;
+        if self.rcu.exp_deferred[cu] {
+            self.rcu.exp_deferred[cu] = false;
+            self.rcu_exp_qs(c);
+        }
+        self.rcu_report_qs(c);
+    }
+
+    /// `rcu_report_qs_rdp()`: CPU `c` no longer holds up the grace period;
+    /// the last one wakes the GP kthread to clean up.
+    fn rcu_report_qs(&mut self, c: u32) {
+        let cu = c as usize;
+        self.rcu.qs_noted[cu] = false;
+        if self.rcu.phase == GpPhase::Running && self.rcu.qs_pending[cu] {
+            self.rcu.qs_pending[cu] = false;
+            self.rcu.remaining -= 1;
+            if self.rcu.remaining == 0 {
+                self.wake_gp_kthread(c);
+            }
+        }
+    }
+
+    /// `rcu_gp_fqs()`: the GP kthread's scan of the CPUs still holding out.
+    pub(super) fn rcu_gp_fqs(&mut self) {
+        let first = std::mem::replace(&mut self.rcu.fqs_first, false);
+        if self.metrics.measuring(self.now) {
+            self.rcu.stats.fqs_scans += 1;
+        }
+        let holdout = self.now - self.rcu.gp_start >= self.sched_qs_after();
+        for c in 0..self.nr_cpus {
+            let cu = c as usize;
+            if !self.rcu.qs_pending[cu] {
+                continue;
+            }
+            let cpu = &self.cpus[cu];
+            let idle_now = !cpu.online || (cpu.curr == NO_TASK && cpu.activity == Activity::Idle);
+            let seq = self.rcu.idle_seq[cu];
+            let passed = if first {
+                // rcu_watching_snap_save().
+                self.rcu.watching_snap[cu] = seq;
+                idle_now
+            } else {
+                // rcu_watching_snap_recheck().
+                idle_now || seq != self.rcu.watching_snap[cu]
+            };
+            if passed {
+                self.rcu_report_qs(c);
+            } else if holdout {
+                // rcu_watching_snap_recheck(): at age jiffies_till_sched_qs
+                // the holdout gets rcu_urgent_qs, which its next tick in
+                // the kernel turns into a reschedule; resched_cpu() only
+                // past halfway to the stall timeout (jiffies_resched), at
+                // most once per jiffies_till_sched_qs.
+                self.rcu.urgent_qs[cu] = true;
+                let jtsq = self.sched_qs_after();
+                let resched_after = self.spec.knobs.rcu_cpu_stall_timeout / 2;
+                if self.now - self.rcu.gp_start > resched_after
+                    && self.now > self.rcu.last_fqs_resched[cu] + jtsq
+                {
+                    self.rcu.last_fqs_resched[cu] = self.now;
+                    if self.metrics.measuring(self.now) {
+                        self.rcu.stats.fqs_resched_ipis += 1;
+                    }
+                    self.at(
+                        self.now + self.cost.ipi_latency,
+                        Event::Sched(SchedEvent::Resched { cpu: c }),
+                    );
+                }
+            }
+        }
+    }
+
+    /// `rcu_gp_cleanup()` is done: callbacks become ready, and the next
+    /// grace period starts if one is needed.
+    pub(super) fn rcu_gp_end(&mut self) {
+        if self.rcu.readers_seen {
+            self.rcu_check_readers();
+        }
+        self.rcu.completed += 1;
+        if self.metrics.measuring(self.now) {
+            self.rcu.stats.grace_periods += 1;
+        }
+        let length = self.now - self.rcu.gp_start;
+        let hist = self.spec.histograms.len() as u32;
+        self.metrics.record(self.now, hist, length);
+        let done = self.rcu.completed;
+        let mut i = 0;
+        while i < self.rcu.callbacks.len() {
+            let (target, cpu, cb) = self.rcu.callbacks[i];
+            if target <= done {
+                self.rcu.callbacks.swap_remove(i);
+                // RCU_SOFTIRQ at the queuing CPU's next tick.
+                let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
+                self.at(next_tick, Event::Rcu(RcuEvent::Callback { cpu, cb }));
+            } else {
+                i += 1;
+            }
+        }
+        // Keep callback order deterministic after swap_remove.
+        self.rcu.callbacks.sort_by_key(|x| (x.0, x.1));
+        // The GP kthread goes on to the next one at once if it is needed.
+        self.rcu.phase = if self.rcu.requested || !self.rcu.callbacks.is_empty() {
+            GpPhase::Starting
+        } else {
+            GpPhase::Idle
+        };
+    }
+
+    pub(crate) fn rcu_callback(&mut self, cb: RcuCallback) {
+        match cb {
+            RcuCallback::Wake { task, gen } => {
+                let t = &self.tasks[task as usize];
+                if t.gen == gen && t.state == TaskState::Sleeping {
+                    self.wake_up(task, crate::sched::FROM_SOFTIRQ);
+                }
+            }
+            RcuCallback::RcuSync => self.rcu_sync_func(),
+        }
+    }
+
+    /// A CPU goes offline: it no longer holds up grace periods.
+    pub(crate) fn rcu_cpu_offline(&mut self, c: u32) {
+        self.rcu_qs(c);
+        self.rcu_exp_qs(c);
+        self.rcu.exp_deferred[c as usize] = false;
+    }
+}
