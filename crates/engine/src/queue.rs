@@ -153,7 +153,7 @@ mod tests {
                 reference.push(Reverse((now + delta, seq, round)));
                 seq += 1;
             }
-            if rng.next_u64() % 3 != 0 {
+            if !rng.next_u64().is_multiple_of(3) {
                 let want = reference.pop().map(|Reverse((t, _, r))| (t, r));
                 assert_eq!(q.peek_time(), want.map(|w| w.0));
                 let got = q.pop();
