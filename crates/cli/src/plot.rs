@@ -55,7 +55,8 @@ pub fn png(svg: &str) -> Result<Vec<u8>, String> {
         .map_err(|e| format!("error: encoding the PNG: {e}"))
 }
 
-/// A value of the y axis from one point's result.
+/// A value of the y axis from one point's result: a counter's or a
+/// histogram's figure, by a path of [`smpsim_report::path`].
 pub fn y_value(result: &serde_json::Value, spec: &str) -> Result<f64, String> {
     let parts: Vec<&str> = spec.split('.').collect();
     let bad = || {
@@ -64,25 +65,25 @@ pub fn y_value(result: &serde_json::Value, spec: &str) -> Result<f64, String> {
     if parts.len() < 3 {
         return Err(bad());
     }
-    let (kind, field) = (parts[0], parts[parts.len() - 1]);
-    let name = parts[1..parts.len() - 1].join(".");
-    let table = match kind {
-        "counter" => "counters",
-        "histogram" => "histograms",
+    let (kind, table) = match smpsim_report::path::key(parts[0]) {
+        "counters" => ("counter", "counters"),
+        "histograms" => ("histogram", "histograms"),
         _ => return Err(bad()),
     };
+    if let Ok(v) = smpsim_report::path::number(result, spec) {
+        return Ok(v);
+    }
+    // Why not, in the words of a plot.
+    let name = parts[1..parts.len() - 1].join(".");
     let rows = result[table].as_array().ok_or_else(bad)?;
-    let row = rows
-        .iter()
-        .find(|r| r["name"] == name.as_str())
-        .ok_or_else(|| {
-            let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
-            format!(
-                "error: --y {spec}: no {kind} `{name}` in the results; they have: {}",
-                names.join(", ")
-            )
-        })?;
-    row[field].as_f64().ok_or_else(bad)
+    if !rows.iter().any(|r| r["name"] == name.as_str()) {
+        let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
+        return Err(format!(
+            "error: --y {spec}: no {kind} `{name}` in the results; they have: {}",
+            names.join(", ")
+        ));
+    }
+    Err(bad())
 }
 
 /// The x value and the series of one point.
@@ -126,10 +127,13 @@ pub fn y_axis_label(spec: &str) -> String {
         .get(1..parts.len().saturating_sub(1))
         .map(|p| p.join("."))
         .unwrap_or_default();
-    match (parts.first(), parts.last()) {
-        (Some(&"counter"), Some(&"rate")) => format!("{name} per second"),
-        (Some(&"counter"), Some(&"count")) => format!("{name} (count)"),
-        (Some(&"histogram"), Some(stat)) => format!("{name} {stat} (ns)"),
+    match (
+        parts.first().map(|t| smpsim_report::path::key(t)),
+        parts.last(),
+    ) {
+        (Some("counters"), Some(&"rate")) => format!("{name} per second"),
+        (Some("counters"), Some(&"count")) => format!("{name} (count)"),
+        (Some("histograms"), Some(stat)) => format!("{name} {stat} (ns)"),
         _ => spec.to_string(),
     }
 }
@@ -516,19 +520,21 @@ const TAIL: [(&str, &str); 5] = [
 /// read.
 pub type Tails = BTreeMap<String, Vec<Vec<f64>>>;
 
+/// The NAME of `--y histogram.NAME` (or `hist.NAME`, `histograms.NAME`).
+fn histogram_name(y: &str) -> Option<&str> {
+    let (table, name) = y.split_once('.')?;
+    (smpsim_report::path::key(table) == "histograms" && !name.is_empty()).then_some(name)
+}
+
 /// `--kind percentiles`: the tails of every series over the points read
 /// (seeds, and every x unless `--at`), and the scenario's name.
 fn read_tails(args: &PlotArgs) -> Result<(Tails, String), String> {
-    let name = args
-        .y
-        .strip_prefix("histogram.")
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| {
-            format!(
-                "error: --y {}: --kind percentiles plots a histogram: --y histogram.NAME",
-                args.y
-            )
-        })?;
+    let name = histogram_name(&args.y).ok_or_else(|| {
+        format!(
+            "error: --y {}: --kind percentiles plots a histogram: --y histogram.NAME",
+            args.y
+        )
+    })?;
     let mut data: Tails = BTreeMap::new();
     let (points, scenario) = points_at(args)?;
     for (p, series) in points {
@@ -628,7 +634,7 @@ pub fn percentiles_svg(data: &Tails, title: &str, y_label: &str, caption: &str) 
 
 fn percentiles(args: &PlotArgs) -> Result<String, String> {
     let (data, scenario) = read_tails(args)?;
-    let name = &args.y["histogram.".len()..];
+    let name = histogram_name(&args.y).unwrap_or_default();
     let at = at_text(args);
     Ok(match args.format {
         crate::cli::PlotFormat::Svg | crate::cli::PlotFormat::Png => percentiles_svg(

@@ -6,6 +6,7 @@
 //! against the JSON form of the runs.
 
 pub mod metric;
+pub mod path;
 pub mod text;
 
 use serde::Serialize;
