@@ -5,12 +5,9 @@
 
 mod bench;
 mod cli;
-mod csv;
 mod explore;
 mod fmt;
 mod host;
-mod html;
-mod lkml;
 mod output;
 mod plot;
 mod progress;

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use rayon::prelude::*;
-use smpsim_report::{text, RunReport, VariantRun};
+use smpsim_report::VariantRun;
 
 use crate::cli::{MachineArgs, RunArgs, RunFormat};
 use crate::output::{emit, fail, parse_sets};
@@ -337,21 +337,7 @@ pub fn main(args: RunArgs) -> i32 {
         }
     }
     let machine = runs_machine(&scenario, &variants, &sets);
-    let out = match args.format {
-        RunFormat::Text => text::runs(&scenario.name, &machine, &runs),
-        RunFormat::Lkml => crate::lkml::runs(&scenario.name, &machine, &runs),
-        RunFormat::Csv => crate::csv::run_windows(&runs),
-        RunFormat::Json => {
-            let report = RunReport {
-                scenario: &scenario.name,
-                machine: &machine,
-                variants: &runs,
-            };
-            let mut s = serde_json::to_string_pretty(&report).expect("serializable");
-            s.push('\n');
-            s
-        }
-    };
+    let out = smpsim_report::format::run(args.format, &scenario.name, &machine, &runs);
     match emit(&out, args.output.as_deref()) {
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),

@@ -47,14 +47,6 @@ impl Point {
     }
 }
 
-/// FNV-1a of the scenario's text: a point's results belong to this text.
-pub fn scenario_hash(text: &str) -> String {
-    let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    format!("{h:016x}")
-}
-
 /// `--cpus 1,2,4` or `--cpus 1..384:x2` (doubling) or `1..8:+1`.
 pub fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {
     let bad = |why: &str| format!("error: --cpus {s}: {why}");
@@ -304,7 +296,7 @@ pub fn main(args: SweepArgs) -> i32 {
             }
         }
     }
-    let hash = scenario_hash(&scenario.text);
+    let hash = smpsim_report::results_file::scenario_hash(&scenario.text);
     let done = match finished(&args.output, &hash) {
         Ok(d) => d,
         Err(e) => return fail(e),
@@ -374,12 +366,8 @@ pub fn main(args: SweepArgs) -> i32 {
         return fail(e);
     }
     if let Some(format) = args.format {
-        let format = match format {
-            crate::cli::SweepFormat::Lkml => crate::cli::ReportFormat::Lkml,
-            crate::cli::SweepFormat::Csv => crate::cli::ReportFormat::Csv,
-        };
         let mine = points_keys(&points, &hash);
-        let lines = match crate::report::read_points(&args.output) {
+        let lines = match smpsim_report::results_file::read_points(&args.output) {
             Ok(p) => p,
             Err(e) => return fail(e),
         };
@@ -387,7 +375,7 @@ pub fn main(args: SweepArgs) -> i32 {
             .into_iter()
             .filter(|p| p["key"].as_str().is_some_and(|k| mine.contains(k)))
             .collect();
-        let out = crate::report::render(&points, format, "");
+        let out = smpsim_report::format::sweep(format.into(), &points, "");
         if let Err(e) = crate::output::emit(&out, None) {
             return fail(format!("error: {e}"));
         }

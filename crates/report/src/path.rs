@@ -86,6 +86,37 @@ pub fn number(v: &Value, path: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("`{path}` is not a number"))
 }
 
+/// A value of the y axis from one point's result: a counter's or a
+/// histogram's figure, by a path of [`smpsim_report::path`].
+pub fn y_value(result: &serde_json::Value, spec: &str) -> Result<f64, String> {
+    let parts: Vec<&str> = spec.split('.').collect();
+    let bad = || {
+        format!("error: --y {spec}: expected counter.NAME.rate, counter.NAME.count or histogram.NAME.(p50|p90|p99|p999|mean|max)")
+    };
+    if parts.len() < 3 {
+        return Err(bad());
+    }
+    let (kind, table) = match key(parts[0]) {
+        "counters" => ("counter", "counters"),
+        "histograms" => ("histogram", "histograms"),
+        _ => return Err(bad()),
+    };
+    if let Ok(v) = number(result, spec) {
+        return Ok(v);
+    }
+    // Why not, in the words of a plot.
+    let name = parts[1..parts.len() - 1].join(".");
+    let rows = result[table].as_array().ok_or_else(bad)?;
+    if !rows.iter().any(|r| r["name"] == name.as_str()) {
+        let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
+        return Err(format!(
+            "error: --y {spec}: no {kind} `{name}` in the results; they have: {}",
+            names.join(", ")
+        ));
+    }
+    Err(bad())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
