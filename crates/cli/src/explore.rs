@@ -10,7 +10,7 @@ use smpsim_kernel::{Perturb, RunResult, Spec};
 
 use crate::cli::RunArgs;
 use crate::output::{emit, fail};
-use crate::progress::{Item, Progress};
+use smpsim_runner::progress::{Item, Progress};
 
 /// One delay in `ONE_IN` decision points is taken.
 const ONE_IN: u64 = 4;

@@ -10,7 +10,6 @@ mod fmt;
 mod host;
 mod output;
 mod plot;
-mod progress;
 mod report;
 mod reproduce;
 mod run;

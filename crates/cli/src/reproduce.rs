@@ -12,7 +12,7 @@ use smpsim_scenario::Scenario;
 
 use crate::cli::ReproduceArgs;
 use crate::output::{emit, fail};
-use crate::progress::Progress;
+use smpsim_runner::progress::Progress;
 
 /// A case to run: its scenario, seeds, variants and the specs per seed.
 type CaseWork<'a> = (
@@ -133,7 +133,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
             sets.extend(extra_sets.iter().cloned());
             let base_seed = scenario.compile(None, &sets).map(|s| s.seed).unwrap_or(1);
             sets.push(("scenario.seed".into(), (base_seed + k as u64).to_string()));
-            match crate::run::compile_variants(scenario, &variants, &sets, &Ok) {
+            match smpsim_runner::pool::compile_variants(scenario, &variants, &sets, &Ok) {
                 Ok(s) => specs.push(s),
                 Err(e) => return fail(e),
             }
@@ -147,7 +147,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
         "reproduce: pricing {} runs by running their start",
         all_specs.len()
     ));
-    let costed = crate::run::register_resumable(&progress, &all_specs);
+    let costed = smpsim_runner::pool::register_resumable(&progress, &all_specs);
     // Every run of every case on one pool, the dearest first.
     let mut jobs = Vec::with_capacity(costed.len());
     let mut costed = costed.into_iter();
@@ -155,7 +155,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
         for seed_specs in specs {
             for (variant, spec) in variants.iter().zip(seed_specs) {
                 let (item, estimate, started) = costed.next().expect("one item per spec");
-                jobs.push(crate::run::Job {
+                jobs.push(smpsim_runner::pool::Job {
                     scenario,
                     variant,
                     spec,
@@ -172,7 +172,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
         work.len(),
         if args.quick { " (quick)" } else { "" }
     ));
-    let mut finished = crate::run::run_dearest_first(&jobs, &progress).into_iter();
+    let mut finished = smpsim_runner::pool::run_dearest_first(&jobs, &progress).into_iter();
     let mut rows = Vec::new();
     let mut text_out = String::new();
     let mut done_cases = Vec::new();

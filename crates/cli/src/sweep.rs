@@ -22,7 +22,8 @@ use rayon::prelude::*;
 
 use crate::cli::SweepArgs;
 use crate::output::{fail, parse_sets};
-use crate::progress::{pilot, Item, Progress};
+use smpsim_runner::pilot::pilot;
+use smpsim_runner::progress::{Item, Progress};
 
 /// One point of a sweep.
 #[derive(Clone, Debug)]

@@ -1,0 +1,7 @@
+//! Running simulations for the commands: the job pool ([`pool`]), the
+//! pilot cost model that prices each run ([`pilot`]), and the progress
+//! shown on stderr while they run ([`progress`]).
+
+pub mod pilot;
+pub mod pool;
+pub mod progress;
