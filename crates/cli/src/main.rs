@@ -8,7 +8,6 @@ mod cli;
 mod explore;
 mod fmt;
 mod host;
-mod output;
 mod plot;
 mod report;
 mod reproduce;
@@ -16,6 +15,7 @@ mod run;
 mod sweep;
 
 use clap::Parser;
+use smpsim_runner::output;
 
 /// The version and commit this binary is built from, as results record it.
 pub const BUILT_FROM: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SMPSIM_COMMIT"), ")");
