@@ -69,7 +69,7 @@ pub fn main(args: BenchArgs) -> i32 {
     }
     // The models' cost grows with the CPUs that loop on the mutex: that is
     // the weight of a point (the bare loop is not counted).
-    let progress = crate::progress::Progress::new("bench", "runs", args.quiet);
+    let progress = smpsim_runner::progress::Progress::new("bench", "runs", args.quiet);
     let items: Vec<_> = args
         .cpus
         .iter()

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+pub use smpsim_report::format::{ReportFormat, ReproduceFormat, RunFormat, SweepFormat};
+pub use smpsim_report::plot::{Format as PlotFormat, Kind as PlotKind};
 
 #[derive(Parser)]
 #[command(
@@ -101,25 +103,6 @@ pub struct ReportArgs {
     pub format: ReportFormat,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReportFormat {
-    /// One self-contained page: plots, points, findings, machine, assumed values.
-    Html,
-    /// One row per point.
-    Csv,
-    /// 72-column text comparing the variants, for a mailing-list reply.
-    Lkml,
-}
-
-/// What `sweep` prints on stdout once every point is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum SweepFormat {
-    /// 72-column text comparing the variants at each point.
-    Lkml,
-    /// One row per point.
-    Csv,
-}
-
 #[derive(clap::Args)]
 pub struct PlotArgs {
     /// A results file written by `sweep`.
@@ -154,21 +137,6 @@ pub struct PlotArgs {
     pub output: PathBuf,
     #[arg(long, value_enum, default_value_t = PlotFormat::Svg)]
     pub format: PlotFormat,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum PlotKind {
-    Scaling,
-    Percentiles,
-    Cputime,
-    Heatmap,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum PlotFormat {
-    Svg,
-    Png,
-    Csv,
 }
 
 #[derive(clap::Args)]
@@ -249,21 +217,6 @@ pub struct CalibrateArgs {
 pub enum Format {
     Text,
     Json,
-}
-
-#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
-pub enum RunFormat {
-    Text,
-    Json,
-    Lkml,
-    Csv,
-}
-
-#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
-pub enum ReproduceFormat {
-    Text,
-    Json,
-    Lkml,
 }
 
 #[derive(clap::Args)]

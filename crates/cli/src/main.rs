@@ -5,21 +5,17 @@
 
 mod bench;
 mod cli;
-mod csv;
 mod explore;
 mod fmt;
 mod host;
-mod html;
-mod lkml;
-mod output;
 mod plot;
-mod progress;
 mod report;
 mod reproduce;
 mod run;
 mod sweep;
 
 use clap::Parser;
+use smpsim_runner::output;
 
 /// The version and commit this binary is built from, as results record it.
 pub const BUILT_FROM: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SMPSIM_COMMIT"), ")");

@@ -3,155 +3,10 @@
 //! read it, for the machine and the assumed values, if its text is still
 //! the one the points were run on.
 
-use std::path::Path;
+use smpsim_report::results_file::{read_points, sweep_command};
 
-use crate::cli::{ReportArgs, ReportFormat};
+use crate::cli::ReportArgs;
 use crate::output::{emit, fail};
-
-/// The lines of a results file as JSON, each with its 1-based number. A
-/// last line cut short (no newline at its end, not JSON: a sweep killed or
-/// out of disk space mid-write) is skipped with a warning naming it; any
-/// other line that is not JSON is an error naming it.
-pub fn result_lines(path: &Path) -> Result<Vec<(usize, serde_json::Value)>, String> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    // Several readers of one file in one command warn once.
-    static WARNED: AtomicBool = AtomicBool::new(false);
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("error: {}: {e}", path.display()))?;
-    let complete = text.ends_with('\n');
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str(line) {
-            Ok(v) => out.push((i + 1, v)),
-            Err(_) if i + 1 == lines.len() && !complete => {
-                if !WARNED.swap(true, Ordering::Relaxed) {
-                    eprintln!(
-                        "warning: {}:{}: the last line is torn (cut short by an interrupted or failed write); skipped. Run the sweep again to redo its point",
-                        path.display(),
-                        i + 1
-                    );
-                }
-            }
-            Err(e) => {
-                return Err(format!(
-                    "error: {}:{}: not a sweep result ({e})",
-                    path.display(),
-                    i + 1
-                ))
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The points of a results file; an error says why it is not one.
-pub fn read_points(path: &Path) -> Result<Vec<serde_json::Value>, String> {
-    let mut points = Vec::new();
-    let mut hash: Option<String> = None;
-    for (i, p) in result_lines(path)? {
-        let i = i - 1;
-        let Some(h) = p["scenario_hash"].as_str() else {
-            return Err(format!(
-                "error: {}:{}: not a sweep point (no scenario_hash)",
-                path.display(),
-                i + 1
-            ));
-        };
-        match &hash {
-            None => hash = Some(h.to_string()),
-            Some(first) if first != h => {
-                return Err(format!(
-                    "error: {}:{}: points of two different scenarios in one file",
-                    path.display(),
-                    i + 1
-                ))
-            }
-            _ => {}
-        }
-        points.push(p);
-    }
-    if points.is_empty() {
-        return Err(format!("error: {}: no points", path.display()));
-    }
-    Ok(points)
-}
-
-/// The scenario the points were run on, if it is still there unchanged.
-fn scenario_of(points: &[serde_json::Value]) -> Option<smpsim_scenario::Scenario> {
-    let p = &points[0];
-    let file = p["scenario_file"].as_str()?;
-    let s = smpsim_scenario::load(Path::new(file)).ok()?;
-    (crate::sweep::scenario_hash(&s.text) == p["scenario_hash"].as_str()?).then_some(s)
-}
-
-/// The results in a format (shared with `sweep --format`).
-pub fn render(points: &[serde_json::Value], format: ReportFormat, command: &str) -> String {
-    match format {
-        ReportFormat::Html => {
-            let scenario = scenario_of(points);
-            crate::html::sweep(points, scenario.as_ref(), command)
-        }
-        ReportFormat::Csv => crate::csv::sweep_points(points),
-        ReportFormat::Lkml => crate::lkml::sweep(points),
-    }
-}
-
-/// The `sweep` command that gives these points (into `results`).
-pub fn sweep_command(points: &[serde_json::Value], results: &Path) -> String {
-    let distinct = |f: &dyn Fn(&serde_json::Value) -> Option<String>| {
-        let mut out: Vec<String> = Vec::new();
-        for p in points {
-            if let Some(v) = f(p) {
-                if !out.contains(&v) {
-                    out.push(v);
-                }
-            }
-        }
-        out
-    };
-    let file = distinct(&|p| p["scenario_file"].as_str().map(String::from));
-    let mut cmd = format!(
-        "smpsim sweep {}",
-        file.first().map_or("SCENARIO.toml", |f| f.as_str())
-    );
-    let cpus = distinct(&|p| p["cpus"].as_u64().map(|c| c.to_string()));
-    if !cpus.is_empty() {
-        cmd.push_str(&format!(" --cpus {}", cpus.join(",")));
-    }
-    for v in distinct(&|p| p["variant"].as_str().map(String::from)) {
-        cmd.push_str(&format!(" --variant {v}"));
-    }
-    let keys = distinct(&|p| {
-        p["settings"]
-            .as_object()
-            .map(|m| m.keys().cloned().collect::<Vec<_>>().join("\n"))
-    });
-    let keys: Vec<String> = keys
-        .iter()
-        .flat_map(|k| k.split('\n').map(String::from))
-        .filter(|k| !k.is_empty())
-        .fold(Vec::new(), |mut acc, k| {
-            if !acc.contains(&k) {
-                acc.push(k);
-            }
-            acc
-        });
-    for k in keys {
-        let values = distinct(&|p| p["settings"][&k].as_str().map(String::from));
-        cmd.push_str(&format!(" --set '{k}={}'", values.join(",")));
-    }
-    let seeds = distinct(&|p| p["seed"].as_u64().map(|s| s.to_string()));
-    cmd.push_str(&format!(
-        " --seeds {} -o {}",
-        seeds.len(),
-        results.display()
-    ));
-    cmd
-}
 
 pub fn main(args: ReportArgs) -> i32 {
     let points = match read_points(&args.results) {
@@ -161,9 +16,9 @@ pub fn main(args: ReportArgs) -> i32 {
     let command = format!(
         "{}\n{}",
         sweep_command(&points, &args.results),
-        crate::html::command_line()
+        smpsim_report::html::command_line()
     );
-    let out = render(&points, args.format, &command);
+    let out = smpsim_report::format::sweep(args.format, &points, &command);
     if let Some(o) = &args.output {
         if let Err(e) =
             crate::output::check_outputs(&[("the results", &args.results)], &[("-o", o)])

@@ -5,14 +5,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
 use smpsim_report::metric::{self, Runs};
+use smpsim_report::model::{band, passes, rule_text, CaseRun, MetricRow};
 use smpsim_report::{text, VariantRun};
-use smpsim_scenario::{PassRule, Scenario};
+use smpsim_scenario::Scenario;
 
-use crate::cli::{ReproduceArgs, ReproduceFormat};
+use crate::cli::ReproduceArgs;
 use crate::output::{emit, fail};
-use crate::progress::Progress;
+use smpsim_runner::progress::Progress;
 
 /// A case to run: its scenario, seeds, variants and the specs per seed.
 type CaseWork<'a> = (
@@ -21,35 +21,6 @@ type CaseWork<'a> = (
     Vec<Option<String>>,
     Vec<Vec<smpsim_kernel::Spec>>,
 );
-
-/// One case as run: what the HTML and LKML reports are made of.
-pub struct CaseRun<'a> {
-    pub scenario: &'a Scenario,
-    pub machine: smpsim_machine::Machine,
-    /// Its rows in the metric table.
-    pub rows: std::ops::Range<usize>,
-    /// The runs of every variant, per seed.
-    pub runs: Vec<Vec<VariantRun>>,
-}
-
-#[derive(Serialize)]
-pub struct MetricRow {
-    pub case: String,
-    pub metric: String,
-    pub published: f64,
-    pub simulated: f64,
-    /// Simulated / published.
-    pub ratio: f64,
-    pub pass: bool,
-    pub rule: String,
-    pub seeds: u32,
-    pub min: f64,
-    pub max: f64,
-    pub source: String,
-    /// The ratios the pass rule accepts, when it is a ratio rule.
-    #[serde(skip)]
-    pub band: Option<(f64, f64)>,
-}
 
 /// Where the cases are: `--scenarios DIR`, else the scenarios shipped with
 /// this build (whatever the current directory), else `./scenarios`.
@@ -102,49 +73,6 @@ fn load_cases(dir: &Path) -> Result<Vec<Scenario>, String> {
         ));
     }
     Ok(cases)
-}
-
-fn rule_text(r: &PassRule) -> String {
-    match r {
-        PassRule::Factor(f) => format!("within {f}x"),
-        PassRule::WithinPct(p) => format!("within {p}%"),
-        PassRule::Abs(a) => format!("within +/-{a}"),
-        PassRule::Range { min, max } => match (min, max) {
-            (Some(a), Some(b)) => format!("in [{a}, {b}]"),
-            (Some(a), None) => format!(">= {a}"),
-            (None, Some(b)) => format!("<= {b}"),
-            (None, None) => "any".into(),
-        },
-    }
-}
-
-/// The simulated / published ratios a pass rule accepts.
-fn band(r: &PassRule, published: f64) -> Option<(f64, f64)> {
-    match *r {
-        PassRule::Factor(f) => Some((1.0 / f, f)),
-        PassRule::WithinPct(p) => Some(((1.0 - p / 100.0).max(1e-3), 1.0 + p / 100.0)),
-        PassRule::Abs(a) if published > 0.0 => Some((
-            ((published - a) / published).max(1e-3),
-            (published + a) / published,
-        )),
-        PassRule::Range { min, max } if published > 0.0 => Some((
-            min.map_or(1e-3, |m| (m / published).max(1e-3)),
-            max.map_or(1e3, |m| m / published),
-        )),
-        _ => None,
-    }
-}
-
-fn passes(r: &PassRule, published: f64, v: f64) -> bool {
-    if !v.is_finite() {
-        return false;
-    }
-    match *r {
-        PassRule::Factor(f) => v >= published / f && v <= published * f,
-        PassRule::WithinPct(p) => (v - published).abs() <= published.abs() * p / 100.0,
-        PassRule::Abs(a) => (v - published).abs() <= a,
-        PassRule::Range { min, max } => min.is_none_or(|m| v >= m) && max.is_none_or(|m| v <= m),
-    }
 }
 
 pub fn main(args: ReproduceArgs) -> i32 {
@@ -205,7 +133,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
             sets.extend(extra_sets.iter().cloned());
             let base_seed = scenario.compile(None, &sets).map(|s| s.seed).unwrap_or(1);
             sets.push(("scenario.seed".into(), (base_seed + k as u64).to_string()));
-            match crate::run::compile_variants(scenario, &variants, &sets, &Ok) {
+            match smpsim_runner::pool::compile_variants(scenario, &variants, &sets, &Ok) {
                 Ok(s) => specs.push(s),
                 Err(e) => return fail(e),
             }
@@ -219,7 +147,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
         "reproduce: pricing {} runs by running their start",
         all_specs.len()
     ));
-    let costed = crate::run::register_resumable(&progress, &all_specs);
+    let costed = smpsim_runner::pool::register_resumable(&progress, &all_specs);
     // Every run of every case on one pool, the dearest first.
     let mut jobs = Vec::with_capacity(costed.len());
     let mut costed = costed.into_iter();
@@ -227,7 +155,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
         for seed_specs in specs {
             for (variant, spec) in variants.iter().zip(seed_specs) {
                 let (item, estimate, started) = costed.next().expect("one item per spec");
-                jobs.push(crate::run::Job {
+                jobs.push(smpsim_runner::pool::Job {
                     scenario,
                     variant,
                     spec,
@@ -244,7 +172,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
         work.len(),
         if args.quick { " (quick)" } else { "" }
     ));
-    let mut finished = crate::run::run_dearest_first(&jobs, &progress).into_iter();
+    let mut finished = smpsim_runner::pool::run_dearest_first(&jobs, &progress).into_iter();
     let mut rows = Vec::new();
     let mut text_out = String::new();
     let mut done_cases = Vec::new();
@@ -314,47 +242,13 @@ pub fn main(args: ReproduceArgs) -> i32 {
     }
     progress.done();
     let all_pass = rows.iter().all(|r| r.pass);
-    let out = match args.format {
-        ReproduceFormat::Lkml => crate::lkml::reproduce(&rows),
-        ReproduceFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&rows).expect("json");
-            s.push('\n');
-            s
-        }
-        ReproduceFormat::Text => {
-            let mut t = text::Table::new(
-                [
-                    "case",
-                    "metric",
-                    "published",
-                    "simulated",
-                    "sim/pub",
-                    "rule",
-                    "seeds",
-                    "pass",
-                ]
-                .map(String::from)
-                .to_vec(),
-            );
-            for r in &rows {
-                t.row(vec![
-                    r.case.clone(),
-                    r.metric.clone(),
-                    num(r.published),
-                    num(r.simulated),
-                    format!("{:.2}", r.ratio),
-                    r.rule.clone(),
-                    r.seeds.to_string(),
-                    if r.pass { "yes".into() } else { "NO".into() },
-                ]);
-            }
-            text_out.push_str("=== published vs simulated ===\n");
-            t.render(&mut text_out);
-            text_out
-        }
-    };
+    let out = smpsim_report::format::reproduce(args.format, &rows, text_out);
     if let Some(path) = &args.html {
-        let page = crate::html::reproduce(&done_cases, &rows, &crate::html::command_line());
+        let page = smpsim_report::html::reproduce(
+            &done_cases,
+            &rows,
+            &smpsim_report::html::command_line(),
+        );
         if let Err(e) = emit(&page, Some(path)) {
             return fail(format!("error: {e}"));
         }
@@ -366,14 +260,4 @@ pub fn main(args: ReproduceArgs) -> i32 {
         return 1;
     }
     0
-}
-
-fn num(v: f64) -> String {
-    if v.abs() >= 1e5 {
-        format!("{v:.0}")
-    } else if v.abs() >= 100.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
 }

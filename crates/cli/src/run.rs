@@ -1,242 +1,11 @@
 //! `smpsim run` and `smpsim machine`.
 
-use std::time::Instant;
-
 use rayon::prelude::*;
-use smpsim_report::{text, RunReport, VariantRun};
 
 use crate::cli::{MachineArgs, RunArgs, RunFormat};
 use crate::output::{emit, fail, parse_sets};
-use crate::progress::{pilot, Item, Progress};
-
-/// Compiles the variants of a scenario, each spec passed through `adjust`.
-pub fn compile_variants(
-    scenario: &smpsim_scenario::Scenario,
-    variants: &[Option<String>],
-    sets: &[(String, String)],
-    adjust: &(dyn Fn(smpsim_kernel::Spec) -> Result<smpsim_kernel::Spec, String> + Sync),
-) -> Result<Vec<smpsim_kernel::Spec>, String> {
-    variants
-        .iter()
-        .map(|v| {
-            scenario
-                .compile(v.as_deref(), sets)
-                .map_err(|e| e.to_string())
-                .and_then(adjust)
-        })
-        .collect()
-}
-
-/// Registers simulations with `progress`, their costs from pilots run in
-/// parallel (none when nothing is shown).
-pub fn register(progress: &Progress, specs: &[&smpsim_kernel::Spec]) -> Vec<Item> {
-    register_costed(progress, specs)
-        .into_iter()
-        .map(|(item, _)| item)
-        .collect()
-}
-
-/// As [`register`], with each simulation's estimated host cost (its pilot's
-/// cost per simulated ns times the time it plans; without pilots, the time
-/// it plans times its CPUs), for running the dearest first.
-pub fn register_costed(progress: &Progress, specs: &[&smpsim_kernel::Spec]) -> Vec<(Item, f64)> {
-    let costs: Vec<(u64, f64)> = if progress.quiet() {
-        specs
-            .iter()
-            .map(|s| (s.duration.saturating_mul(s.replicas.max(1) as u64), 1.0))
-            .collect()
-    } else {
-        specs.par_iter().map(|s| pilot(s)).collect()
-    };
-    costs
-        .into_iter()
-        .zip(specs)
-        .map(|((planned, cost), spec)| {
-            let estimate = if progress.quiet() {
-                planned as f64 * spec.machine.nr_cpus() as f64
-            } else {
-                planned as f64 * cost
-            };
-            let lanes = lanes(spec);
-            (
-                progress.add_piloted(planned, cost, (0, 0.0), Some(lanes)),
-                estimate,
-            )
-        })
-        .collect()
-}
-
-/// Runs compiled variants in parallel, reporting to `progress` through
-/// their `items`; the results do not depend on the number of threads.
-pub fn run_specs(
-    scenario: &smpsim_scenario::Scenario,
-    variants: &[Option<String>],
-    specs: &[smpsim_kernel::Spec],
-    progress: &Progress,
-    items: &[Item],
-) -> Vec<VariantRun> {
-    variants
-        .par_iter()
-        .zip(specs.par_iter())
-        .zip(items.par_iter())
-        .map(|((v, spec), item)| run_one(scenario, v, spec, progress, item))
-        .collect()
-}
-
-/// Registers simulations with `progress` as [`register_costed`] does, each
-/// priced by a pilot that is its own start where it can be
-/// ([`crate::progress::pilot_resumable`]): the simulation comes back
-/// stopped where its pilot left it.
-pub fn register_resumable<'s>(
-    progress: &Progress,
-    specs: &[&'s smpsim_kernel::Spec],
-) -> Vec<(Item, f64, Option<smpsim_kernel::Simulation<'s>>)> {
-    if progress.quiet() {
-        return register_costed(progress, specs)
-            .into_iter()
-            .map(|(item, estimate)| (item, estimate, None))
-            .collect();
-    }
-    let piloted: Vec<_> = specs
-        .par_iter()
-        .map(|s| match crate::progress::pilot_resumable(s) {
-            Some(p) => (p.planned, p.cost_per_ns, p.head, Some(p.sim)),
-            None => {
-                let (planned, cost) = pilot(s);
-                (planned, cost, (0, 0.0), None)
-            }
-        })
-        .collect();
-    piloted
-        .into_iter()
-        .zip(specs)
-        .map(|((planned, cost, head, sim), spec)| {
-            let left = planned.saturating_sub(head.0) as f64 * cost;
-            let item = progress.add_piloted(planned, cost, head, Some(lanes(spec)));
-            (item, left, sim)
-        })
-        .collect()
-}
-
-/// Threads a simulation of `spec` can use: its replicas run in parallel.
-fn lanes(spec: &smpsim_kernel::Spec) -> u32 {
-    spec.replicas
-        .max(1)
-        .min(rayon::current_num_threads() as u32)
-}
-
-/// One simulation of a job list for [`run_dearest_first`].
-pub struct Job<'a> {
-    pub scenario: &'a smpsim_scenario::Scenario,
-    pub variant: &'a Option<String>,
-    pub spec: &'a smpsim_kernel::Spec,
-    pub item: Item,
-    /// Estimated host cost, any unit: only the order matters.
-    pub estimate: f64,
-    /// The simulation already started by its pilot, if it was.
-    pub started: std::sync::Mutex<Option<smpsim_kernel::Simulation<'a>>>,
-}
-
-/// Runs every job on the thread pool, the dearest first (longest
-/// processing time first: the last job to end is then a short one, and the
-/// progress sees the dear runs' real cost early), and returns the results
-/// in the jobs' order: what each job computes does not depend on when it
-/// ran.
-pub fn run_dearest_first(jobs: &[Job], progress: &Progress) -> Vec<VariantRun> {
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by(|&a, &b| {
-        jobs[b]
-            .estimate
-            .total_cmp(&jobs[a].estimate)
-            .then(a.cmp(&b))
-    });
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<VariantRun>>> =
-        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let workers = rayon::current_num_threads().min(jobs.len()).max(1);
-    rayon::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|_| loop {
-                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = order.get(k) else { break };
-                let job = &jobs[i];
-                let started = job.started.lock().expect("no panic holding it").take();
-                let run = match started {
-                    Some(sim) => run_on(job.scenario, job.variant, sim, progress, &job.item),
-                    None => run_one(job.scenario, job.variant, job.spec, progress, &job.item),
-                };
-                *slots[i].lock().expect("no panic holding it") = Some(run);
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|s| {
-            s.into_inner()
-                .expect("no panic holding it")
-                .expect("every job ran")
-        })
-        .collect()
-}
-
-/// Runs a simulation its pilot started to its end, in hundredths of its
-/// duration for the progress.
-fn run_on(
-    scenario: &smpsim_scenario::Scenario,
-    v: &Option<String>,
-    mut sim: smpsim_kernel::Simulation,
-    progress: &Progress,
-    item: &Item,
-) -> VariantRun {
-    progress.start(item);
-    let start = Instant::now();
-    let step = (sim.duration() / 100).max(1);
-    loop {
-        let was = sim.reached();
-        let over = sim.advance(was.saturating_add(step));
-        item.reached
-            .fetch_add(sim.reached() - was, std::sync::atomic::Ordering::Relaxed);
-        if over {
-            break;
-        }
-    }
-    let mut result = sim.finish();
-    result.stats.wall_seconds = start.elapsed().as_secs_f64();
-    progress.finish(item);
-    variant_run(scenario, v, result)
-}
-
-fn variant_run(
-    scenario: &smpsim_scenario::Scenario,
-    v: &Option<String>,
-    result: smpsim_kernel::RunResult,
-) -> VariantRun {
-    let description = v
-        .as_ref()
-        .and_then(|name| scenario.variants.iter().find(|x| &x.name == name))
-        .map(|x| x.description.clone())
-        .unwrap_or_else(|| "base scenario".into());
-    VariantRun {
-        variant: v.clone().unwrap_or_else(|| "base".into()),
-        description,
-        result,
-    }
-}
-
-fn run_one(
-    scenario: &smpsim_scenario::Scenario,
-    v: &Option<String>,
-    spec: &smpsim_kernel::Spec,
-    progress: &Progress,
-    item: &Item,
-) -> VariantRun {
-    progress.start(item);
-    let start = Instant::now();
-    let mut result = smpsim_kernel::simulate_with_progress(spec, &item.reached);
-    result.stats.wall_seconds = start.elapsed().as_secs_f64();
-    progress.finish(item);
-    variant_run(scenario, v, result)
-}
+use smpsim_runner::pool::{compile_variants, register, run_specs};
+use smpsim_runner::progress::{Item, Progress};
 
 /// The variants asked for, or every variant of the scenario (or its base
 /// if it has none).
@@ -322,7 +91,7 @@ pub fn main(args: RunArgs) -> i32 {
     };
     if !args.quiet {
         for (v, spec) in variants.iter().zip(&specs) {
-            if let Some(w) = short_window(spec) {
+            if let Some(w) = smpsim_runner::trace::short_window(spec) {
                 eprintln!("warning: {}: {w}", v.as_deref().unwrap_or("base"));
             }
         }
@@ -332,96 +101,18 @@ pub fn main(args: RunArgs) -> i32 {
     let runs = run_specs(&scenario, &variants, &specs, &progress, &items);
     progress.done();
     if let Some(path) = &args.trace {
-        if let Err(e) = write_trace(&scenario, &variants, &sets, args.trace_limit, path) {
+        if let Err(e) =
+            smpsim_runner::trace::write_trace(&scenario, &variants, &sets, args.trace_limit, path)
+        {
             return fail(e);
         }
     }
     let machine = runs_machine(&scenario, &variants, &sets);
-    let out = match args.format {
-        RunFormat::Text => text::runs(&scenario.name, &machine, &runs),
-        RunFormat::Lkml => crate::lkml::runs(&scenario.name, &machine, &runs),
-        RunFormat::Csv => crate::csv::run_windows(&runs),
-        RunFormat::Json => {
-            let report = RunReport {
-                scenario: &scenario.name,
-                machine: &machine,
-                variants: &runs,
-            };
-            let mut s = serde_json::to_string_pretty(&report).expect("serializable");
-            s.push('\n');
-            s
-        }
-    };
+    let out = smpsim_report::format::run(args.format, &scenario.name, &machine, &runs);
     match emit(&out, args.output.as_deref()) {
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),
     }
-}
-
-/// Writes each variant's timeline (one replica) as trace events: a process
-/// per variant, a thread per CPU, a complete event per segment.
-fn write_trace(
-    scenario: &smpsim_scenario::Scenario,
-    variants: &[Option<String>],
-    sets: &[(String, String)],
-    limit: usize,
-    path: &std::path::Path,
-) -> Result<(), String> {
-    use std::fmt::Write;
-    let mut out = String::from("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-    let mut first = true;
-    let mut sep = |out: &mut String| {
-        if !std::mem::take(&mut first) {
-            out.push_str(",\n");
-        }
-    };
-    for (pid, v) in variants.iter().enumerate() {
-        let spec = scenario
-            .compile(v.as_deref(), sets)
-            .map_err(|e| e.to_string())?;
-        let (_, rec) = smpsim_kernel::simulate_traced(&spec, limit);
-        let vname = v.clone().unwrap_or_else(|| "base".into());
-        sep(&mut out);
-        let _ = write!(
-            out,
-            "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"args\":{{\"name\":{}}}}}",
-            serde_json::to_string(&vname).unwrap()
-        );
-        for cpu in 0..spec.machine.nr_cpus() {
-            sep(&mut out);
-            let _ = write!(out, "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{cpu},\"args\":{{\"name\":\"CPU {cpu}\"}}}}");
-        }
-        // Task names: group/index, in task order.
-        let names: Vec<String> = spec
-            .task_groups
-            .iter()
-            .flat_map(|g| (0..g.placement.len()).map(move |i| format!("{}/{i}", g.name)))
-            .collect();
-        for seg in &rec.segments {
-            if seg.kind == smpsim_kernel::trace::SegKind::Idle {
-                continue;
-            }
-            let kind = serde_json::to_string(&seg.kind).unwrap();
-            let name = match names.get(seg.task as usize) {
-                Some(n) => format!("{n} ({})", kind.trim_matches('"')),
-                None => kind.trim_matches('"').to_string(),
-            };
-            sep(&mut out);
-            let _ = write!(
-                out,
-                "{{\"ph\":\"X\",\"name\":{},\"cat\":{kind},\"pid\":{pid},\"tid\":{},\"ts\":{:.3},\"dur\":{:.3}}}",
-                serde_json::to_string(&name).unwrap(),
-                seg.cpu,
-                seg.start as f64 / 1e3,
-                (seg.end - seg.start) as f64 / 1e3
-            );
-        }
-        if rec.truncated {
-            eprintln!("trace: {vname}: stopped after {limit} segments (--trace-limit)");
-        }
-    }
-    out.push_str("\n]}\n");
-    emit(&out, Some(path)).map_err(|e| format!("error: {e}"))
 }
 
 /// One seed's detector findings.
@@ -554,36 +245,6 @@ fn explore(
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),
     }
-}
-
-/// A measured window too short for the periodic machinery (the tick, and
-/// CFS bandwidth periods) to run a few times is not a steady state: say so.
-pub fn short_window(spec: &smpsim_kernel::Spec) -> Option<String> {
-    let measured = spec.duration.saturating_sub(spec.warmup);
-    let tick = 1_000_000_000 / u64::from(spec.knobs.hz.max(1));
-    let period = spec
-        .cgroups
-        .iter()
-        .filter_map(|c| c.bandwidth.as_ref().map(|b| b.period))
-        .max()
-        .unwrap_or(0);
-    let ms = |ns: u64| ns as f64 / 1e6;
-    if measured < 2 * period {
-        return Some(format!(
-            "the measured window ({} ms) is shorter than two CFS bandwidth periods ({} ms each): throttling has not reached a steady state; lengthen `duration`",
-            ms(measured),
-            ms(period)
-        ));
-    }
-    if measured < 2 * tick {
-        return Some(format!(
-            "the measured window ({} ms) is shorter than two scheduler ticks ({} ms at HZ={}): the tick, load balancing and RCU have barely run, so the figures are not a steady state; lengthen `duration`",
-            ms(measured),
-            ms(tick),
-            spec.knobs.hz
-        ));
-    }
-    None
 }
 
 fn runs_machine(

@@ -15,6 +15,8 @@
 //! count, a `count` group spreads over N CPUs).
 
 use std::collections::HashSet;
+
+use smpsim_report::results_file::{parse_cpus, split_values};
 use std::io::Write;
 use std::path::Path;
 
@@ -22,7 +24,8 @@ use rayon::prelude::*;
 
 use crate::cli::SweepArgs;
 use crate::output::{fail, parse_sets};
-use crate::progress::{pilot, Item, Progress};
+use smpsim_runner::pilot::pilot;
+use smpsim_runner::progress::{Item, Progress};
 
 /// One point of a sweep.
 #[derive(Clone, Debug)]
@@ -45,129 +48,6 @@ impl Point {
             self.seed
         )
     }
-}
-
-/// FNV-1a of the scenario's text: a point's results belong to this text.
-pub fn scenario_hash(text: &str) -> String {
-    let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    format!("{h:016x}")
-}
-
-/// `--cpus 1,2,4` or `--cpus 1..384:x2` (doubling) or `1..8:+1`.
-pub fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {
-    let bad = |why: &str| format!("error: --cpus {s}: {why}");
-    let mut out = Vec::new();
-    if let Some((range, step)) = s.split_once(':') {
-        let (lo, hi) = range
-            .split_once("..")
-            .ok_or_else(|| bad("a range is LO..HI:xK or LO..HI:+K"))?;
-        let lo: u32 = lo.trim().parse().map_err(|_| bad("LO is not a number"))?;
-        let hi: u32 = hi.trim().parse().map_err(|_| bad("HI is not a number"))?;
-        let (mul, k) = match step.trim().split_at(1) {
-            ("x", k) => (true, k),
-            ("+", k) => (false, k),
-            _ => return Err(bad("the step is xK (multiply) or +K (add)")),
-        };
-        let k: u32 = k.parse().map_err(|_| bad("the step is not a number"))?;
-        if lo == 0 || (mul && k < 2) || (!mul && k == 0) {
-            return Err(bad("the range must start at 1 or more and grow"));
-        }
-        let mut n = lo;
-        while n <= hi {
-            out.push(n);
-            n = if mul {
-                n.saturating_mul(k)
-            } else {
-                n.saturating_add(k)
-            };
-        }
-    } else {
-        for part in s.split(',') {
-            let n: u32 = part
-                .trim()
-                .parse()
-                .map_err(|_| bad("expected CPU counts such as 1,2,4 or a range 1..64:x2"))?;
-            out.push(n);
-        }
-    }
-    if out.contains(&0) {
-        return Err(bad("a point needs at least one CPU"));
-    }
-    if out.is_empty() {
-        return Err(bad("no CPU counts"));
-    }
-    Ok(out)
-}
-
-/// Splits `v1,v2,...` at top-level commas (not inside `[]`, `()` or quotes).
-fn split_values(v: &str) -> Vec<String> {
-    let (mut out, mut cur, mut depth, mut quoted) = (Vec::new(), String::new(), 0i32, false);
-    for ch in v.chars() {
-        match ch {
-            '"' => quoted = !quoted,
-            '[' | '(' if !quoted => depth += 1,
-            ']' | ')' if !quoted => depth -= 1,
-            ',' if !quoted && depth == 0 => {
-                out.push(std::mem::take(&mut cur).trim().to_string());
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(ch);
-    }
-    out.push(cur.trim().to_string());
-    out
-}
-
-/// The keys already in a results file for this scenario. A last line
-/// cut short by an interrupted write (no newline at its end) is dropped
-/// from the file; any other line that is not a point of this scenario is
-/// an error, and the file is left as it is.
-fn finished(path: &Path, hash: &str) -> Result<HashSet<String>, String> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
-        Err(e) => return Err(format!("error: {}: {e}", path.display())),
-    };
-    let mut keys = HashSet::new();
-    let mut good_len = 0usize;
-    let mut rest = &bytes[..];
-    let mut n = 0;
-    while let Some(end) = rest.iter().position(|&b| b == b'\n') {
-        n += 1;
-        let line = &rest[..end];
-        let not_point = || {
-            format!(
-                "error: {}: line {n} is not a sweep point; give another -o",
-                path.display()
-            )
-        };
-        let v: serde_json::Value = serde_json::from_slice(line).map_err(|_| not_point())?;
-        let (Some(k), Some(h)) = (v["key"].as_str(), v["scenario_hash"].as_str()) else {
-            return Err(not_point());
-        };
-        if h != hash {
-            return Err(format!(
-                "error: {}: its points are from another scenario (or another version of this one); give another -o, or remove it to start over",
-                path.display()
-            ));
-        }
-        keys.insert(k.to_string());
-        good_len += end + 1;
-        rest = &rest[end + 1..];
-    }
-    if !rest.is_empty() {
-        // A torn last line: the point runs again.
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| format!("error: {}: {e}", path.display()))?;
-        f.set_len(good_len as u64)
-            .map_err(|e| format!("error: {}: {e}", path.display()))?;
-    }
-    Ok(keys)
 }
 
 pub fn main(args: SweepArgs) -> i32 {
@@ -304,8 +184,8 @@ pub fn main(args: SweepArgs) -> i32 {
             }
         }
     }
-    let hash = scenario_hash(&scenario.text);
-    let done = match finished(&args.output, &hash) {
+    let hash = smpsim_report::results_file::scenario_hash(&scenario.text);
+    let done = match smpsim_report::results_file::finished(&args.output, &hash) {
         Ok(d) => d,
         Err(e) => return fail(e),
     };
@@ -374,12 +254,8 @@ pub fn main(args: SweepArgs) -> i32 {
         return fail(e);
     }
     if let Some(format) = args.format {
-        let format = match format {
-            crate::cli::SweepFormat::Lkml => crate::cli::ReportFormat::Lkml,
-            crate::cli::SweepFormat::Csv => crate::cli::ReportFormat::Csv,
-        };
         let mine = points_keys(&points, &hash);
-        let lines = match crate::report::read_points(&args.output) {
+        let lines = match smpsim_report::results_file::read_points(&args.output) {
             Ok(p) => p,
             Err(e) => return fail(e),
         };
@@ -387,7 +263,7 @@ pub fn main(args: SweepArgs) -> i32 {
             .into_iter()
             .filter(|p| p["key"].as_str().is_some_and(|k| mine.contains(k)))
             .collect();
-        let out = crate::report::render(&points, format, "");
+        let out = smpsim_report::format::sweep(format.into(), &points, "");
         if let Err(e) = crate::output::emit(&out, None) {
             return fail(format!("error: {e}"));
         }
@@ -486,26 +362,4 @@ fn sort_file(path: &Path, points: &[Point], hash: &str) -> Result<(), String> {
         out.push('\n');
     }
     crate::output::emit(&out, Some(path)).map_err(|e| format!("error: {e}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpu_counts_parse_as_lists_and_ranges() {
-        assert_eq!(parse_cpus("1,2,4"), Ok(vec![1, 2, 4]));
-        assert_eq!(parse_cpus("1..16:x2"), Ok(vec![1, 2, 4, 8, 16]));
-        assert_eq!(parse_cpus("2..8:+3"), Ok(vec![2, 5, 8]));
-        assert!(parse_cpus("0,1").unwrap_err().contains("at least one CPU"));
-        assert!(parse_cpus("1..8:x1").is_err());
-        assert!(parse_cpus("a").is_err());
-    }
-
-    #[test]
-    fn set_values_split_at_top_level_commas() {
-        assert_eq!(split_values("1,2"), vec!["1", "2"]);
-        assert_eq!(split_values("[0, 1],[2]"), vec!["[0, 1]", "[2]"]);
-        assert_eq!(split_values("\"a,b\""), vec!["\"a,b\""]);
-    }
 }

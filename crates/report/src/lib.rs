@@ -1,11 +1,25 @@
-//! Turning results into text and JSON.
+//! Turning results into text, JSON, CSV, LKML, HTML and plots.
+//!
+//! The results model: a run ([`VariantRun`]), a sweep point (a line of
+//! [`results_file`]), a reproduction row and case ([`model`]), each figure
+//! read by one path syntax ([`path`]). The renderers are modules over it,
+//! chosen by one format enum per command family ([`format`]).
 //!
 //! [`text`] prints runs side by side as plain-text tables meant to be pasted
 //! into an LKML reply; [`metric`] evaluates the metric expressions of a
 //! reproduction (`percpu-mutex.counter.ok.rate / global-mutex.counter.ok.rate`)
 //! against the JSON form of the runs.
 
+pub mod csv;
+pub mod format;
+pub mod html;
+pub mod lkml;
+pub mod markdown;
 pub mod metric;
+pub mod model;
+pub mod path;
+pub mod plot;
+pub mod results_file;
 pub mod text;
 
 use serde::Serialize;

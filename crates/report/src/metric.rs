@@ -1,47 +1,18 @@
 //! Metric expressions of reproductions, evaluated against runs as JSON.
 //!
 //! An expression is arithmetic (`+ - * /`, parentheses, numbers) over
-//! paths `VARIANT.a.b.c` into a variant's result. A path segment selects an
-//! object key, or in an array the element whose `name` equals it (or the
-//! element at that index). Shorthands: `counter` = `counters`, `hist` =
-//! `histograms`, `lock` = `locks`, `group` = `task_groups`. Functions over
-//! per-CPU arrays: `max_cpu(VARIANT.field)` and `sum_cpu(VARIANT.field)`.
+//! paths `VARIANT.PATH` into a variant's result, `PATH` in the syntax of
+//! [`crate::path`] (the one `plot --y` takes). Functions over per-CPU
+//! arrays: `max_cpu(VARIANT.field)` and `sum_cpu(VARIANT.field)`.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::path::resolve_segs;
+
 /// Runs by variant name, as JSON values.
 pub type Runs = BTreeMap<String, Value>;
-
-fn resolve<'a>(mut v: &'a Value, path: &[&str]) -> Result<&'a Value, String> {
-    for seg in path {
-        let key = match *seg {
-            "counter" => "counters",
-            "hist" => "histograms",
-            "lock" => "locks",
-            "group" => "task_groups",
-            s => s,
-        };
-        v = match v {
-            Value::Object(map) => map.get(key).ok_or_else(|| format!("no field `{seg}`"))?,
-            Value::Array(items) => {
-                if let Ok(i) = key.parse::<usize>() {
-                    items
-                        .get(i)
-                        .ok_or_else(|| format!("index {i} out of range"))?
-                } else {
-                    items
-                        .iter()
-                        .find(|x| x.get("name").and_then(|n| n.as_str()) == Some(key))
-                        .ok_or_else(|| format!("no element named `{seg}`"))?
-                }
-            }
-            _ => return Err(format!("cannot select `{seg}` in a number")),
-        };
-    }
-    Ok(v)
-}
 
 struct Parser<'a> {
     s: &'a [u8],
@@ -153,7 +124,7 @@ impl Parser<'_> {
             .get(variant)
             .ok_or_else(|| format!("no variant `{variant}` in this reproduction"))?;
         let segs: Vec<&str> = rest.split('.').collect();
-        resolve(run, &segs)?
+        resolve_segs(run, &segs)?
             .as_f64()
             .ok_or_else(|| format!("`{word}` is not a number"))
     }
@@ -176,7 +147,7 @@ impl Parser<'_> {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                resolve(c, &segs)
+                resolve_segs(c, &segs)
                     .map_err(|e| format!("{name}({arg}): CPU {i}: {e}"))?
                     .as_f64()
                     .ok_or_else(|| format!("{name}({arg}): CPU {i}: `{field}` is not a number"))

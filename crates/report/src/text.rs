@@ -556,3 +556,47 @@ fn findings(out: &mut String, runs: &[VariantRun]) {
         );
     }
 }
+/// The published-vs-simulated table of a reproduction, after the text of
+/// its cases (`per_case`).
+pub fn reproduce(rows: &[crate::model::MetricRow], mut per_case: String) -> String {
+    let mut t = Table::new(
+        [
+            "case",
+            "metric",
+            "published",
+            "simulated",
+            "sim/pub",
+            "rule",
+            "seeds",
+            "pass",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for r in rows {
+        t.row(vec![
+            r.case.clone(),
+            r.metric.clone(),
+            num(r.published),
+            num(r.simulated),
+            format!("{:.2}", r.ratio),
+            r.rule.clone(),
+            r.seeds.to_string(),
+            if r.pass { "yes".into() } else { "NO".into() },
+        ]);
+    }
+    per_case.push_str("=== published vs simulated ===\n");
+    t.render(&mut per_case);
+    per_case
+}
+
+/// A published or simulated figure: as many decimals as its size needs.
+pub fn num(v: f64) -> String {
+    if v.abs() >= 1e5 {
+        format!("{v:.0}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use smpsim_report::VariantRun;
+use crate::VariantRun;
 
 /// A field, quoted if it needs to be.
 pub fn field(s: &str) -> String {
@@ -89,14 +89,14 @@ pub fn sweep_points(points: &[serde_json::Value]) -> String {
         let r = &p["result"];
         for c in &counters {
             row.push(
-                crate::plot::y_value(r, &format!("counter.{c}.rate"))
+                crate::path::y_value(r, &format!("counter.{c}.rate"))
                     .map_or(String::new(), |v| format!("{v:.3}")),
             );
         }
         for h in &hists {
             for stat in ["p50", "p99", "max"] {
                 row.push(
-                    crate::plot::y_value(r, &format!("histogram.{h}.{stat}"))
+                    crate::path::y_value(r, &format!("histogram.{h}.{stat}"))
                         .map_or(String::new(), |v| format!("{v:.0}")),
                 );
             }

@@ -17,10 +17,10 @@
 
 use std::fmt::Write;
 
-use smpsim_report::{fmt_ns, fmt_rate, VariantRun};
+use crate::{fmt_ns, fmt_rate, VariantRun};
 
+use crate::model::{CaseRun, MetricRow};
 use crate::plot::{escape, line_svg, ratio_svg, Data, RatioBar};
-use crate::reproduce::{CaseRun, MetricRow};
 
 const STYLE: &str = "
 body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -255,7 +255,7 @@ fn counters_section(runs: &[VariantRun]) -> String {
         .flat_map(|r| {
             r.result.histograms.iter().map(move |h| {
                 let mut row = vec![h.name.clone(), r.variant.clone(), h.count.to_string()];
-                row.extend(smpsim_report::percentile_cells(h));
+                row.extend(crate::percentile_cells(h));
                 row
             })
         })
@@ -276,13 +276,13 @@ fn lock_stat_section(runs: &[VariantRun]) -> String {
     let rows = if runs.is_empty() {
         Vec::new()
     } else {
-        smpsim_report::text::lock_stat_rows(runs)
+        crate::text::lock_stat_rows(runs)
     };
     let mut s = String::from("<h3>lock_stat</h3>\n");
     if rows.is_empty() {
         s.push_str("<p class=\"note\">No lock was taken.</p>\n");
     } else {
-        s.push_str(&table(&smpsim_report::text::LOCK_STAT_COLUMNS, &rows));
+        s.push_str(&table(&crate::text::LOCK_STAT_COLUMNS, &rows));
     }
     s
 }
@@ -460,7 +460,7 @@ pub fn sweep(
         points.len() - ok.len()
     );
     b.push_str(&command_section(command));
-    let varying = crate::lkml::varying_settings(points);
+    let varying = crate::results_file::varying_settings(points);
     // The x axis: CPUs if swept, else the first numeric setting.
     let x_key = if ok.iter().any(|p| p["cpus"].is_number()) {
         Some("cpus".to_string())
@@ -509,7 +509,7 @@ pub fn sweep(
             let spec = format!("counter.{c}.rate");
             let mut data: Data = Default::default();
             for p in &ok {
-                let (Some(xv), Ok(y)) = (x_of(p), crate::plot::y_value(&p["result"], &spec)) else {
+                let (Some(xv), Ok(y)) = (x_of(p), crate::path::y_value(&p["result"], &spec)) else {
                     continue;
                 };
                 data.entry(series_of(p))
@@ -554,7 +554,7 @@ pub fn sweep(
             for c in &counters {
                 row.push(match p.get("error") {
                     Some(e) => text_cell(&format!("error: {}", e.as_str().unwrap_or("?"))),
-                    None => crate::plot::y_value(&p["result"], &format!("counter.{c}.rate"))
+                    None => crate::path::y_value(&p["result"], &format!("counter.{c}.rate"))
                         .map_or("-".into(), fmt_rate),
                 });
             }

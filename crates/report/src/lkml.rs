@@ -6,9 +6,9 @@
 
 use std::fmt::Write;
 
-use smpsim_report::{fmt_ns, fmt_rate, VariantRun};
+use crate::{fmt_ns, fmt_rate, VariantRun};
 
-use crate::reproduce::MetricRow;
+use crate::model::MetricRow;
 
 pub const WIDTH: usize = 72;
 /// Width of a value column.
@@ -344,26 +344,6 @@ pub fn reproduce(rows: &[MetricRow]) -> String {
     s
 }
 
-/// The settings that take more than one value across the points.
-pub fn varying_settings(points: &[serde_json::Value]) -> Vec<String> {
-    let mut seen: Vec<(String, String)> = Vec::new();
-    for p in points {
-        for (k, v) in p["settings"].as_object().into_iter().flatten() {
-            let v = v.as_str().unwrap_or("").to_string();
-            if !seen.iter().any(|(a, b)| a == k && *b == v) {
-                seen.push((k.clone(), v));
-            }
-        }
-    }
-    let mut out: Vec<String> = Vec::new();
-    for (k, _) in &seen {
-        if seen.iter().filter(|(a, _)| a == k).count() > 1 && !out.contains(k) {
-            out.push(k.clone());
-        }
-    }
-    out
-}
-
 /// A sweep's results: per point (CPUs and settings), each counter before
 /// (the first variant) and after (each other variant), over seeds.
 pub fn sweep(points: &[serde_json::Value]) -> String {
@@ -381,7 +361,7 @@ pub fn sweep(points: &[serde_json::Value]) -> String {
     );
     let mut variants: Vec<String> = Vec::new();
     let mut where_: Vec<String> = Vec::new();
-    let varying = varying_settings(points);
+    let varying = crate::results_file::varying_settings(points);
     let place = |p: &serde_json::Value| {
         let mut w = match p["cpus"].as_u64() {
             Some(c) => format!("@{c} CPUs"),
@@ -417,7 +397,7 @@ pub fn sweep(points: &[serde_json::Value]) -> String {
         ok.iter()
             .filter(|p| p["variant"].as_str().unwrap_or("base") == variant && place(p) == w)
             .filter_map(|p| {
-                crate::plot::y_value(&p["result"], &format!("counter.{counter}.rate")).ok()
+                crate::path::y_value(&p["result"], &format!("counter.{counter}.rate")).ok()
             })
             .collect()
     };

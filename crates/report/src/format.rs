@@ -1,0 +1,103 @@
+//! Output formats, one enum per command family, each variant a renderer
+//! over the results model. Adding a format is one renderer module and one
+//! registration: a variant of its family's enum here and its arm in that
+//! family's function (the command line takes the enum as it is).
+
+use clap::ValueEnum;
+
+use crate::model::MetricRow;
+use crate::{csv, html, lkml, markdown, results_file, text, RunReport, VariantRun};
+
+/// `run --format`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum RunFormat {
+    Text,
+    Json,
+    Lkml,
+    Csv,
+}
+
+/// A run of a scenario's variants.
+pub fn run(format: RunFormat, scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
+    match format {
+        RunFormat::Text => text::runs(scenario, machine, runs),
+        RunFormat::Lkml => lkml::runs(scenario, machine, runs),
+        RunFormat::Csv => csv::run_windows(runs),
+        RunFormat::Json => {
+            let report = RunReport {
+                scenario,
+                machine,
+                variants: runs,
+            };
+            let mut s = serde_json::to_string_pretty(&report).expect("serializable");
+            s.push('\n');
+            s
+        }
+    }
+}
+
+/// `reproduce --format`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum ReproduceFormat {
+    Text,
+    Json,
+    Lkml,
+    Markdown,
+}
+
+/// A reproduction's rows; `per_case` is the text of its cases' runs (the
+/// text format prints it first).
+pub fn reproduce(format: ReproduceFormat, rows: &[MetricRow], per_case: String) -> String {
+    match format {
+        ReproduceFormat::Text => text::reproduce(rows, per_case),
+        ReproduceFormat::Lkml => lkml::reproduce(rows),
+        ReproduceFormat::Markdown => markdown::reproduce(rows),
+        ReproduceFormat::Json => {
+            let mut s = serde_json::to_string_pretty(rows).expect("json");
+            s.push('\n');
+            s
+        }
+    }
+}
+
+/// `report --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained page: plots, points, findings, machine, assumed values.
+    Html,
+    /// One row per point.
+    Csv,
+    /// 72-column text comparing the variants, for a mailing-list reply.
+    Lkml,
+}
+
+/// What `sweep` prints on stdout once every point is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SweepFormat {
+    /// 72-column text comparing the variants at each point.
+    Lkml,
+    /// One row per point.
+    Csv,
+}
+
+impl From<SweepFormat> for ReportFormat {
+    fn from(f: SweepFormat) -> ReportFormat {
+        match f {
+            SweepFormat::Lkml => ReportFormat::Lkml,
+            SweepFormat::Csv => ReportFormat::Csv,
+        }
+    }
+}
+
+/// A sweep's points (`report`, and `sweep --format`); `command` is what
+/// regenerates them, for the page to say.
+pub fn sweep(format: ReportFormat, points: &[serde_json::Value], command: &str) -> String {
+    match format {
+        ReportFormat::Html => {
+            let scenario = results_file::scenario_of(points);
+            html::sweep(points, scenario.as_ref(), command)
+        }
+        ReportFormat::Csv => csv::sweep_points(points),
+        ReportFormat::Lkml => lkml::sweep(points),
+    }
+}
