@@ -67,6 +67,18 @@ const RUNS: &[(&str, &[&str])] = &[
         "scenarios/examples/mprotect-faults.toml",
         &["scenario.duration=20ms", "scenario.warmup=2ms"],
     ),
+    (
+        "scenarios/examples/hybrid-cpus.toml",
+        &["scenario.duration=40ms", "scenario.warmup=4ms"],
+    ),
+    (
+        "scenarios/examples/tlb-broadcast.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
+        "scenarios/examples/cfs-slack.toml",
+        &["scenario.duration=100ms", "scenario.warmup=10ms"],
+    ),
     ("scenarios/checks/abba.toml", &[]),
     ("scenarios/checks/race.toml", &[]),
     ("scenarios/checks/membarrier.toml", &[]),

@@ -463,6 +463,8 @@ mod tests {
             threads_per_core: 1,
             smt_numbering: Default::default(),
             node_distance: None,
+            core_types: Vec::new(),
+            smt_corun: None,
         };
         m.costs.line_transfer.same_llc.ns = 100.0;
         m.costs.line_transfer.cross_socket.ns = 300.0;

@@ -39,6 +39,21 @@ pub struct CostNs {
     node_line: Vec<u64>,
     nr_nodes: usize,
     places: Vec<CpuPlace>,
+    /// `work` does not run at one speed everywhere: some CPU has less
+    /// than full capacity, or SMT co-running slows work down.
+    pub scales_work: bool,
+    /// Every CPU's capacity (`arch_scale_cpu_capacity()`, 1024 = fastest);
+    /// empty when all are 1024.
+    pub capacity: Vec<u32>,
+    /// `work` on a thread whose sibling is busy, in 1/1024ths (0: no
+    /// slowdown modelled).
+    pub smt_corun_1024: u64,
+    /// Each CPU's SMT siblings (itself left out); empty without
+    /// `smt_corun`.
+    pub siblings: Vec<Vec<u32>>,
+    /// Broadcast TLB invalidation: (`INVLPGB`, `TLBSYNC`, `invlpgb_count_max`),
+    /// if the machine has it.
+    pub tlb_broadcast: Option<(u64, u64, u64)>,
 }
 
 impl CostNs {
@@ -101,7 +116,55 @@ impl CostNs {
             places: (0..m.nr_cpus() as u32)
                 .map(|c| m.topology.place(c))
                 .collect(),
+            scales_work: false,
+            capacity: Vec::new(),
+            smt_corun_1024: 0,
+            siblings: Vec::new(),
+            tlb_broadcast: m
+                .tlb
+                .as_ref()
+                .filter(|t| t.broadcast)
+                .map(|t| (t.invlpgb.nanos(), t.tlbsync.nanos(), t.count_max as u64)),
         }
+        .with_capacity(m)
+    }
+
+    /// The CPU capacities and the SMT co-run slowdown of the machine.
+    fn with_capacity(mut self, m: &Machine) -> Self {
+        let topo = &m.topology;
+        if !topo.core_types.is_empty() {
+            let caps = topo.capacities();
+            if caps
+                .iter()
+                .any(|&c| c != smpsim_machine::SCHED_CAPACITY_SCALE)
+            {
+                self.capacity = caps;
+            }
+        }
+        if let Some(s) = &topo.smt_corun {
+            let f = (s.factor * 1024.0).round() as u64;
+            if f > 1024 && topo.threads_per_core > 1 {
+                self.smt_corun_1024 = f;
+                self.siblings = (0..m.nr_cpus() as u32)
+                    .map(|c| {
+                        let mut v = topo.core_siblings(c);
+                        v.retain(|&x| x != c);
+                        v
+                    })
+                    .collect();
+            }
+        }
+        self.scales_work = !self.capacity.is_empty() || self.smt_corun_1024 != 0;
+        self
+    }
+
+    /// CPU `c`'s capacity (1024 = the fastest).
+    #[inline]
+    pub fn capacity_of(&self, c: u32) -> u32 {
+        self.capacity
+            .get(c as usize)
+            .copied()
+            .unwrap_or(smpsim_machine::SCHED_CAPACITY_SCALE)
     }
 
     /// Cost of one coherence transaction moving a cache line last written

@@ -201,6 +201,8 @@ pub enum PendingIrq {
     Timer { task: TaskId, gen: u32 },
     /// A CFS bandwidth period timer.
     CfsPeriod { pool: u32 },
+    /// A CFS bandwidth slack timer.
+    CfsSlack { pool: u32 },
 }
 
 pub struct Cpu {

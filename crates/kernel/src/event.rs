@@ -48,6 +48,8 @@ pub enum SmpEvent {
 pub enum CfsEvent {
     /// The period timer of a bandwidth pool expires.
     Period { pool: u32 },
+    /// The slack timer of a bandwidth pool expires (`sched_cfs_slack_timer()`).
+    Slack { pool: u32 },
 }
 
 /// RCU grace periods and callbacks.

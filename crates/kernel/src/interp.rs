@@ -71,7 +71,10 @@ impl crate::Kernel<'_> {
                         // Longer than any run: let this much pass first.
                         break;
                     }
-                    let ns = d.sample(&mut self.rng);
+                    let mut ns = d.sample(&mut self.rng);
+                    if self.cost.scales_work {
+                        ns = self.scale_work(c, ns, vt);
+                    }
                     let task = &mut self.tasks[t as usize];
                     if !task.batch.push(task.mode, ns) {
                         break;

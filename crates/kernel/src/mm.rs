@@ -45,6 +45,8 @@ pub struct Mm {
     pub tlb_gen: u64,
     /// `mm->context.next_trim_cpumask`.
     pub next_trim: smpsim_engine::Nanos,
+    /// `mm->context.global_asid` is set: flushes of the mm are broadcast.
+    pub global_asid: bool,
 }
 
 impl Mm {
@@ -60,6 +62,7 @@ impl Mm {
             shoot_pending: 0,
             tlb_gen: 0,
             next_trim: 1_000_000_000,
+            global_asid: false,
         }
     }
 }
@@ -285,6 +288,80 @@ impl crate::Kernel<'_> {
                 m.mask_weight -= 1;
             }
         }
+    }
+
+    /// Broadcast TLB invalidation is in use: the machine has it and the
+    /// kernel uses it (`X86_FEATURE_INVLPGB`, the `tlb_broadcast` knob).
+    pub(crate) fn tlb_broadcast_on(&self) -> bool {
+        self.spec.knobs.tlb_broadcast && self.cost.tlb_broadcast.is_some()
+    }
+
+    /// `consider_global_asid()` after a flush by IPIs: once in 32 jiffies
+    /// for a given task (`(current->pid & 0x1f) == (jiffies & 0x1f)`), an mm
+    /// active on more than 3 CPUs (`mm_active_cpus_exceeds(mm, 3)`: CPUs
+    /// of `mm_cpumask` with the mm loaded and not lazy) gets a global ASID
+    /// (`use_global_asid()`), and its later flushes are broadcast.
+    pub(crate) fn consider_global_asid(&mut self, t: TaskId) {
+        let mm = self.tasks[t as usize].mm;
+        if mm == NO_MM || self.mms[mm as usize].global_asid {
+            return;
+        }
+        let jiffies = self.now * self.spec.knobs.hz as u64 / 1_000_000_000;
+        if (t as u64 & 0x1f) != (jiffies & 0x1f) {
+            return;
+        }
+        let m = &self.mms[mm as usize];
+        if m.mask_weight <= 3 {
+            return;
+        }
+        let active = (0..self.nr_cpus)
+            .filter(|&c| {
+                let cpu = &self.cpus[c as usize];
+                m.mask.contains(c) && cpu.active_mm == mm && !cpu.lazy
+            })
+            .count();
+        if active > 3 {
+            self.mms[mm as usize].global_asid = true;
+            self.mm_stats.global_asids += 1;
+        }
+    }
+
+    /// The mm of task `t` has a global ASID and the kernel broadcasts.
+    pub(crate) fn flush_by_broadcast(&self, t: TaskId) -> bool {
+        let mm = self.tasks[t as usize].mm;
+        self.tlb_broadcast_on() && mm != NO_MM && self.mms[mm as usize].global_asid
+    }
+
+    /// `broadcast_tlb_flush()` of `pages` pages of task `t`'s mm: bumps the
+    /// mm's TLB generation, which every CPU that has the mm loaded (lazy
+    /// or not) reaches without an interrupt, and returns how long the
+    /// caller takes: an `INVLPGB` per `invlpgb_count_max` pages
+    /// (`invlpgb_flush_user_nr_nosync()`), or one for the whole PCID
+    /// (`invlpgb_flush_single_pcid_nosync()`) above
+    /// `tlb_single_page_flush_ceiling` (33) pages, where
+    /// `get_flush_tlb_info()` turns the range into `TLB_FLUSH_ALL`; then
+    /// `__tlbsync()`, waiting for every CPU to have done them. No PTI (the
+    /// user PCID's second `INVLPGB`: AMD CPUs with INVLPGB need no PTI).
+    pub(crate) fn broadcast_tlb_flush(&mut self, t: TaskId, pages: u64) -> u64 {
+        const TLB_SINGLE_PAGE_FLUSH_CEILING: u64 = 33;
+        let (invlpgb, tlbsync, count_max) = self.cost.tlb_broadcast.expect("broadcast machine");
+        let mm = self.tasks[t as usize].mm;
+        let m = &mut self.mms[mm as usize];
+        m.tlb_gen += 1;
+        let gen = m.tlb_gen;
+        for cpu in self.cpus.iter_mut() {
+            if cpu.active_mm == mm {
+                cpu.tlb_gen = gen;
+            }
+        }
+        let n = if pages > TLB_SINGLE_PAGE_FLUSH_CEILING {
+            1
+        } else {
+            pages.max(1).div_ceil(count_max)
+        };
+        self.mm_stats.tlb_broadcast_flushes += 1;
+        self.mm_stats.invlpgb += n;
+        n * invlpgb + tlbsync
     }
 
     /// A task of mm `mm` exits on CPU `c` (`exit_mm()`, `mmput()`): returns

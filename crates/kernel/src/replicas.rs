@@ -73,6 +73,9 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
                 .extend_from_slice(&b.preempt_off_windows);
             a.irq_off_windows.extend_from_slice(&b.irq_off_windows);
         }
+        if let (Some(a), Some(b)) = (out.capacity.as_mut(), r.capacity) {
+            a.add(&b);
+        }
         if let (Some(a), Some(b)) = (out.rcu.as_mut(), r.rcu) {
             a.grace_periods += b.grace_periods;
             a.fqs_scans += b.fqs_scans;
@@ -115,6 +118,8 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.nr_throttled += b.nr_throttled;
             a.nr_unthrottled += b.nr_unthrottled;
             a.usage_ns += b.usage_ns;
+            a.slack_returned_ns += b.slack_returned_ns;
+            a.slack_distributions += b.slack_distributions;
         }
         for f in r.findings {
             match out.findings.iter_mut().find(|g| g.detector == f.detector) {

@@ -26,6 +26,10 @@ pub struct RunResult {
     /// The delays an explored schedule took (their decision indices).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub perturbations: Vec<u32>,
+    /// What unequal CPUs did to `work`, on machines with core types or an
+    /// SMT co-run slowdown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityStats>,
     /// Grace periods, in runs that use RCU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rcu: Option<RcuStats>,
@@ -64,6 +68,12 @@ pub struct BandwidthStat {
     pub nr_unthrottled: u64,
     /// CPU time the cgroup's tasks used.
     pub usage_ns: u64,
+    /// Runtime cfs_rqs gave back to the pool (`return_cfs_rq_runtime()`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub slack_returned_ns: u64,
+    /// Slack timer runs that distributed the pool.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub slack_distributions: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -316,6 +326,30 @@ impl Detector {
     }
 }
 
+/// CPU capacity over the measured part of the run (`sched::capacity`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CapacityStats {
+    /// Time `work` took beyond what it takes on a full-capacity CPU alone
+    /// on its core.
+    pub stretch_ns: u64,
+    /// `work` ops planned while an SMT sibling was busy.
+    pub smt_corun_work: u64,
+    /// Wake-ups placed by `select_idle_capacity()`.
+    pub select_idle_capacity: u64,
+    /// Of those, wake-ups where no idle CPU fitted the task and the
+    /// biggest idle one was taken.
+    pub no_fit: u64,
+}
+
+impl CapacityStats {
+    pub fn add(&mut self, o: &CapacityStats) {
+        self.stretch_ns += o.stretch_ns;
+        self.smt_corun_work += o.smt_corun_work;
+        self.select_idle_capacity += o.select_idle_capacity;
+        self.no_fit += o.no_fit;
+    }
+}
+
 /// Lazy-TLB counters of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct MmStats {
@@ -330,6 +364,20 @@ pub struct MmStats {
     /// instead of taking the flush IPI.
     #[serde(skip_serializing_if = "is_zero")]
     pub deferred_tlb_flushes: u64,
+    /// `flush_tlb_mm_range()` calls done by broadcast
+    /// (`broadcast_tlb_flush()`): no IPI to any CPU.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tlb_broadcast_flushes: u64,
+    /// `INVLPGB` instructions those issued.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub invlpgb: u64,
+    /// Flush IPIs `flush_tlb_mm_range()` sent (`flush_tlb_multi()`), on a
+    /// machine with broadcast invalidation.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tlb_flush_ipis: u64,
+    /// mms given a global ASID (`use_global_asid()`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub global_asids: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

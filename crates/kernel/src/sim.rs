@@ -60,6 +60,7 @@ pub struct Kernel<'s> {
     pub(crate) stop: crate::stop_machine::Stoppers,
     pub(crate) mms: Vec<crate::mm::Mm>,
     pub(crate) mm_stats: crate::mm::MmStats,
+    pub(crate) capacity_stats: crate::result::CapacityStats,
     pub(crate) hotplug_lock: crate::locking::percpu_rwsem::HotplugLock,
     /// Sched domains, affinity masks and the load balancer's state.
     pub(crate) balance: crate::sched::balance::Balance,
@@ -155,6 +156,7 @@ impl<'s> Kernel<'s> {
             stop: crate::stop_machine::Stoppers::new(nr_cpus, stoppers),
             mms: Vec::new(),
             mm_stats: Default::default(),
+            capacity_stats: Default::default(),
             hotplug_lock: Default::default(),
             balance,
             kthreads,
@@ -600,6 +602,7 @@ impl<'s> Kernel<'s> {
             task_groups: self.task_group_results(),
             context_switches: self.cpus.iter().map(|c| c.nr_switches).sum(),
             mm: self.mm_stats,
+            capacity: self.cost.scales_work.then_some(self.capacity_stats),
             rcu: (self.rcu.gp_kthread != NO_TASK).then_some(self.rcu.stats),
             perturbations: self
                 .perturb
@@ -616,6 +619,8 @@ impl<'s> Kernel<'s> {
                     nr_throttled: p.nr_throttled,
                     nr_unthrottled: p.nr_unthrottled,
                     usage_ns: p.usage,
+                    slack_returned_ns: p.slack_returned,
+                    slack_distributions: p.slack_distributions,
                 })
                 .collect(),
             findings: std::mem::take(&mut self.metrics.findings),

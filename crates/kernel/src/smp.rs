@@ -56,6 +56,7 @@ impl crate::Kernel<'_> {
                     }
                 }
                 PendingIrq::CfsPeriod { pool } => t = self.cfs_period_timer(c, pool, t),
+                PendingIrq::CfsSlack { pool } => t = self.cfs_slack_timer(c, pool, t),
             }
         }
         self.cpus[c as usize].irq_pending = pending;
@@ -305,11 +306,29 @@ impl crate::Kernel<'_> {
         if step.is_none() {
             self.preempt_disable(t);
             self.set_units(t, func);
+            let flush =
+                matches!(cpus, CpuSet::TlbFlush { .. }) && self.cost.tlb_broadcast.is_some();
+            if flush && self.flush_by_broadcast(t) {
+                // flush_tlb_mm_range() of an mm with a global ASID: the
+                // caller invalidates every CPU's TLB and waits; no IPI.
+                let pages = self.tasks[t as usize].smp.call_units;
+                let cost = self.broadcast_tlb_flush(t, pages);
+                let task = &mut self.tasks[t as usize];
+                task.batch.push(Mode::Sys, cost);
+                task.resume = Resume::SmpCall(SmpCallStep::Done);
+                return self.end_batch(c, t);
+            }
             let mut targets = std::mem::take(&mut self.tasks[t as usize].smp.call_targets);
             targets.clear();
             self.eval_cpuset(t, cpus, &mut targets);
             let n = targets.len() as u64;
             self.tasks[t as usize].smp.call_targets = targets;
+            if flush {
+                self.mm_stats.tlb_flush_ipis += n;
+                if self.tlb_broadcast_on() {
+                    self.consider_global_asid(t);
+                }
+            }
             if n == 0 {
                 return self.smp_call_done(c, t);
             }

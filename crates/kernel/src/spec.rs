@@ -68,6 +68,28 @@ pub struct Knobs {
     /// Cache lines of a task's working set that follow it to a new CPU,
     /// each one line transfer from the old CPU, paid when it next runs.
     pub migration_footprint_lines: u32,
+    /// Flush TLBs by broadcast (`broadcast_tlb_flush()`, x86 INVLPGB)
+    /// where the machine can (`[tlb] broadcast`) and the mm has a global
+    /// ASID; false: always by IPIs (a kernel before 6.15, or
+    /// `clearcpuid=invlpgb`).
+    pub tlb_broadcast: bool,
+    /// `return_cfs_rq_runtime()` and the slack timer: a cfs_rq whose
+    /// group goes idle on its CPU gives back its runtime beyond
+    /// `min_cfs_rq_runtime` (1 ms), and `cfs_bandwidth_slack_period`
+    /// (5 ms) later the pool is distributed to throttled cfs_rqs. Off by
+    /// default in the model (the kernel always has it) so that results
+    /// recorded before it stay as they were.
+    pub cfs_bandwidth_slack: bool,
+    /// Local runtime expires at the end of the period it was taken in
+    /// (`expire_cfs_rq_runtime()`, kernels before 5.4 removed it in
+    /// de57d87 "sched/fair: Fix low cpu usage with high throttling by
+    /// removing expiration of cpu-local slices").
+    pub cfs_slice_expiry: bool,
+    /// The scheduler knows the CPUs' capacities (`arch_scale_cpu_capacity()`
+    /// reports the machine's core types, so `sched_asym_cpucap_active()`):
+    /// wake-up placement by capacity. False: every CPU looks like 1024 to
+    /// it, as on hybrid x86 before 6.12; the hardware speeds still apply.
+    pub asym_cpu_capacity: bool,
 }
 
 impl Default for Knobs {
@@ -100,6 +122,10 @@ impl Default for Knobs {
             // assumed: 64 lines (4 KiB) of hot stack and data; a scenario
             // that knows its working set sets it.
             migration_footprint_lines: 64,
+            tlb_broadcast: true,
+            cfs_bandwidth_slack: false,
+            cfs_slice_expiry: false,
+            asym_cpu_capacity: true,
         }
     }
 }
@@ -229,6 +255,8 @@ pub struct Spec {
     pub knobs: Knobs,
     pub objects: Vec<ObjectDecl>,
     pub cgroups: Vec<CgroupDecl>,
+    /// `cpu.max.burst` of each cgroup, by index (missing or 0: none).
+    pub cfs_burst: Vec<Nanos>,
     pub task_groups: Vec<TaskGroupDecl>,
     /// Names of counters (`count` ops), indexed by `CounterId`.
     pub counters: Vec<String>,

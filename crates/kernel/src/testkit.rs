@@ -22,6 +22,7 @@ pub fn spec(machine: Machine, duration: u64) -> Spec {
         knobs: Knobs::default(),
         objects: Vec::new(),
         cgroups: Vec::new(),
+        cfs_burst: Vec::new(),
         task_groups: Vec::new(),
         counters: Vec::new(),
         histograms: Vec::new(),

@@ -15,7 +15,9 @@ mod preset;
 mod topology;
 
 pub use preset::{preset, preset_names, preset_source, PresetError};
-pub use topology::{CpuId, CpuPlace, Distance, Topology};
+pub use topology::{
+    parse_cpu_list, CoreType, CpuId, CpuPlace, Distance, SmtCorun, Topology, SCHED_CAPACITY_SCALE,
+};
 
 use serde::Deserialize;
 
@@ -242,6 +244,26 @@ impl Default for Coherence {
     }
 }
 
+/// Broadcast TLB invalidation: an instruction that invalidates a
+/// translation in every CPU's TLB without interrupting them (AMD
+/// `INVLPGB`, completed by `TLBSYNC`; arm64 `TLBI ...IS` and `DSB ISH`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Tlb {
+    /// The machine has it (`X86_FEATURE_INVLPGB`).
+    pub broadcast: bool,
+    pub source: String,
+    /// Issuing one broadcast invalidation (`INVLPGB`): up to `count_max`
+    /// pages, or a whole PCID.
+    pub invlpgb: Cost,
+    /// Waiting until every invalidation this CPU issued is done on every
+    /// CPU (`TLBSYNC`).
+    pub tlbsync: Cost,
+    /// `invlpgb_count_max`: pages one `INVLPGB` can name (CPUID
+    /// 0x80000008 EDX\[15:0\] + 1).
+    pub count_max: u32,
+}
+
 /// A machine: topology plus costs.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -256,6 +278,9 @@ pub struct Machine {
     pub atomics: Atomics,
     #[serde(default)]
     pub coherence: Coherence,
+    /// Broadcast TLB invalidation, if the machine has it.
+    #[serde(default)]
+    pub tlb: Option<Tlb>,
 }
 
 impl Machine {
@@ -282,6 +307,14 @@ impl Machine {
             if !ns.is_finite() || !(0.0..=1e15).contains(&ns) {
                 return Err(format!(
                     "costs.{name}.ns = {ns}: a cost is a number of nanoseconds between 0 and 1e15"
+                ));
+            }
+        }
+        if let Some(tlb) = &self.tlb {
+            if tlb.count_max == 0 || tlb.count_max > 65536 {
+                return Err(format!(
+                    "tlb.count_max = {}: pages one INVLPGB names, between 1 and 65536",
+                    tlb.count_max
                 ));
             }
         }
@@ -353,6 +386,11 @@ impl Machine {
         .into_iter()
         .chain(c.idle_exit.as_ref().map(|x| ("idle_exit", x)))
         .chain(c.atomic.as_ref().map(|x| ("atomic", x)))
+        .chain(
+            self.tlb
+                .iter()
+                .flat_map(|t| [("tlb.invlpgb", &t.invlpgb), ("tlb.tlbsync", &t.tlbsync)]),
+        )
         .chain(std::iter::once((
             "coherence.occupancy",
             &self.coherence.occupancy,

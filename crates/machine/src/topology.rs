@@ -33,6 +33,40 @@ pub struct Topology {
     /// cost per distance; without it every pair of sockets is one distance.
     #[serde(default)]
     pub node_distance: Option<Vec<Vec<u32>>>,
+    /// Core types of an asymmetric machine (big.LITTLE, hybrid x86 P/E
+    /// cores): each a CPU range with its capacity. CPUs no core type lists
+    /// have the full capacity, 1024. Empty: every CPU is alike.
+    #[serde(default)]
+    pub core_types: Vec<CoreType>,
+    /// How much slower work runs on an SMT thread while its sibling is busy.
+    #[serde(default)]
+    pub smt_corun: Option<SmtCorun>,
+}
+
+/// `SCHED_CAPACITY_SCALE`: the capacity of the machine's fastest CPU.
+pub const SCHED_CAPACITY_SCALE: u32 = 1024;
+
+/// One kind of core and the CPUs that are of it.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CoreType {
+    pub name: String,
+    /// A CPU list: `"0-15"`, `"0,2,4-7"`.
+    pub cpus: String,
+    /// `arch_scale_cpu_capacity()`: the CPU's speed relative to the
+    /// machine's fastest, which is 1024 (`SCHED_CAPACITY_SCALE`). `work`
+    /// on a CPU of capacity 512 takes twice as long.
+    pub capacity: u32,
+    pub source: String,
+}
+
+/// The SMT co-run slowdown: `work` on a thread whose sibling is busy
+/// takes `factor` times as long.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SmtCorun {
+    pub factor: f64,
+    pub source: String,
 }
 
 /// Where a CPU sits.
@@ -67,7 +101,25 @@ impl Topology {
             threads_per_core: 1,
             smt_numbering: SmtNumbering::SiblingLast,
             node_distance: None,
+            core_types: Vec::new(),
+            smt_corun: None,
         }
+    }
+
+    /// Every CPU's capacity (1024 unless a core type says otherwise).
+    /// Assumes a validated topology.
+    pub fn capacities(&self) -> Vec<u32> {
+        let mut out = vec![SCHED_CAPACITY_SCALE; self.nr_cpus()];
+        for ct in &self.core_types {
+            if let Ok(cpus) = parse_cpu_list(&ct.cpus) {
+                for c in cpus {
+                    if let Some(x) = out.get_mut(c as usize) {
+                        *x = ct.capacity;
+                    }
+                }
+            }
+        }
+        out
     }
 
     pub fn nr_nodes(&self) -> usize {
@@ -135,6 +187,45 @@ impl Topology {
                 }
             }
         }
+        self.validate_capacity()
+    }
+
+    /// Core types: a capacity in 1..=1024, CPUs that exist, none listed by
+    /// two types; an SMT co-run factor of at least 1.
+    fn validate_capacity(&self) -> Result<(), String> {
+        let nr = self.nr_cpus();
+        let mut seen = vec![false; if self.core_types.is_empty() { 0 } else { nr }];
+        for (i, ct) in self.core_types.iter().enumerate() {
+            if !(1..=SCHED_CAPACITY_SCALE).contains(&ct.capacity) {
+                return Err(format!(
+                    "topology.core_types[{i}].capacity = {}: a capacity is between 1 and 1024 (SCHED_CAPACITY_SCALE, the fastest CPU)",
+                    ct.capacity
+                ));
+            }
+            let cpus = parse_cpu_list(&ct.cpus)
+                .map_err(|e| format!("topology.core_types[{i}].cpus: {e}"))?;
+            for c in cpus {
+                if c as usize >= nr {
+                    return Err(format!(
+                        "topology.core_types[{i}].cpus: CPU {c} does not exist (the machine has CPUs 0-{})",
+                        nr - 1
+                    ));
+                }
+                if std::mem::replace(&mut seen[c as usize], true) {
+                    return Err(format!(
+                        "topology.core_types[{i}].cpus: CPU {c} already has a core type"
+                    ));
+                }
+            }
+        }
+        if let Some(s) = &self.smt_corun {
+            if !s.factor.is_finite() || !(1.0..=100.0).contains(&s.factor) {
+                return Err(format!(
+                    "topology.smt_corun.factor = {}: a slowdown between 1 (none) and 100",
+                    s.factor
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -189,6 +280,32 @@ impl Topology {
     }
 }
 
+/// A CPU list such as `"0-3,8,10-11"`.
+pub fn parse_cpu_list(t: &str) -> Result<Vec<CpuId>, String> {
+    let mut out = Vec::new();
+    for piece in t.split(',') {
+        let num = |s: &str| s.trim().parse::<u32>().ok();
+        let (lo, hi) = match piece.split_once('-') {
+            Some((a, b)) => (num(a), num(b)),
+            None => (num(piece), num(piece)),
+        };
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            return Err(format!(
+                "expected a CPU number or range such as `4-7`, found `{}`",
+                piece.trim()
+            ));
+        };
+        if lo > hi {
+            return Err(format!("CPU range `{}` is backwards", piece.trim()));
+        }
+        if hi - lo >= 1 << 21 {
+            return Err("CPU range is too large".into());
+        }
+        out.extend(lo..=hi);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +319,8 @@ mod tests {
             threads_per_core: 2,
             smt_numbering: SmtNumbering::SiblingLast,
             node_distance: None,
+            core_types: Vec::new(),
+            smt_corun: None,
         }
     }
 
@@ -226,6 +345,8 @@ mod tests {
             threads_per_core: 8,
             smt_numbering: SmtNumbering::SiblingAdjacent,
             node_distance: None,
+            core_types: Vec::new(),
+            smt_corun: None,
         };
         assert_eq!(t.nr_cpus(), 400);
         assert_eq!(t.distance(0, 7), Distance::SmtSibling);

@@ -221,6 +221,22 @@ fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
             &k.migration_footprint_lines,
             d.migration_footprint_lines,
         )?,
+        tlb_broadcast: k
+            .tlb_broadcast
+            .as_ref()
+            .map_or(d.tlb_broadcast, |v| *v.get_ref()),
+        cfs_bandwidth_slack: k
+            .cfs_bandwidth_slack
+            .as_ref()
+            .map_or(d.cfs_bandwidth_slack, |v| *v.get_ref()),
+        cfs_slice_expiry: k
+            .cfs_slice_expiry
+            .as_ref()
+            .map_or(d.cfs_slice_expiry, |v| *v.get_ref()),
+        asym_cpu_capacity: k
+            .asym_cpu_capacity
+            .as_ref()
+            .map_or(d.asym_cpu_capacity, |v| *v.get_ref()),
     })
 }
 
@@ -429,9 +445,27 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
             ));
         }
     }
+    if let Some(v) = raw
+        .kernel
+        .as_ref()
+        .and_then(|k| k.get_ref().tlb_broadcast.as_ref())
+    {
+        let has = machine.tlb.as_ref().is_some_and(|t| t.broadcast);
+        if *v.get_ref() && !has {
+            return Err(Diag::new(
+                v.span(),
+                format!(
+                    "`tlb_broadcast = true`, but machine `{}` has no broadcast TLB invalidation",
+                    machine.name
+                ),
+            )
+            .help("give the machine `[machine.tlb] broadcast = true` with its `invlpgb` and `tlbsync` costs and `count_max`, or use a machine that has it"));
+        }
+    }
     check_window_tables(&raw, run.duration - run.warmup, knobs.latency_window, nr)?;
     let objects = objects::declare(srcs, raw.objects.as_ref())?;
     let cgroups = cgroups(&dur, raw.cgroup.as_deref().unwrap_or_default())?;
+    let cfs_burst = bursts(&dur, raw.cgroup.as_deref().unwrap_or_default(), &cgroups)?;
     let (functions, function_order) = functions(&raw);
     ops::check_function_cycles(&functions, &function_order)?;
     let mut ctx = Ctx {
@@ -452,6 +486,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         knobs,
         objects: objects.decls,
         cgroups,
+        cfs_burst,
         task_groups,
         counters: ctx.counters,
         histograms: ctx.histograms,
@@ -549,6 +584,37 @@ fn cgroups(dur: &Durations<'_>, raw: &[S<RawCgroup>]) -> DResult<Vec<CgroupDecl>
         cgroups.push(c);
     }
     Ok(cgroups)
+}
+
+/// Each cgroup's `cpu_max.burst` (`cpu.max.burst`), by index; empty if
+/// none has one. `tg_set_cfs_bandwidth()` refuses a burst above the quota.
+fn bursts(
+    dur: &Durations<'_>,
+    raw: &[S<RawCgroup>],
+    cgroups: &[CgroupDecl],
+) -> DResult<Vec<Nanos>> {
+    let mut out = vec![0; raw.len()];
+    for (i, cg) in raw.iter().enumerate() {
+        let Some(m) = &cg.get_ref().cpu_max else {
+            continue;
+        };
+        let Some(b) = &m.get_ref().burst else {
+            continue;
+        };
+        let burst = dur.get(b)?;
+        let quota = cgroups[i].bandwidth.map_or(0, |bw| bw.quota);
+        if burst > quota {
+            return Err(Diag::new(
+                b.span(),
+                "`burst` cannot be more than `quota` (the kernel's cpu.max.burst refuses it with -EINVAL)",
+            ));
+        }
+        out[i] = burst;
+    }
+    if out.iter().all(|&b| b == 0) {
+        out.clear();
+    }
+    Ok(out)
 }
 
 fn cgroup(dur: &Durations<'_>, c: &RawCgroup, earlier: &[CgroupDecl]) -> DResult<CgroupDecl> {

@@ -116,6 +116,9 @@ pub(crate) fn build(
             return Err(Diag::new(at, format!("invalid machine cost: {msg}")));
         }
         let topo = keep.get("topology");
+        if let Some(at) = capacity_span(topo, &msg) {
+            return Err(Diag::new(at, format!("invalid machine topology: {msg}")));
+        }
         let field = |f: &str| topo?.get_ref().as_table()?.get(f);
         // A limit over the whole topology (too many CPUs) names no field:
         // point at the largest count the scenario or a `--set` gave, not
@@ -141,4 +144,33 @@ pub(crate) fn build(
         return Err(Diag::new(at, format!("invalid machine topology: {msg}")));
     }
     Ok(machine)
+}
+
+/// Where a core type's or the SMT co-run factor's error points: the value
+/// it names (`topology.core_types[i].capacity`, `.cpus`,
+/// `topology.smt_corun.factor`).
+fn capacity_span(topo: Option<&Value<'_>>, msg: &str) -> Option<std::ops::Range<usize>> {
+    let table = topo?.get_ref().as_table()?;
+    if let Some(rest) = msg.strip_prefix("topology.core_types[") {
+        let (i, rest) = rest.split_once(']')?;
+        let i: usize = i.parse().ok()?;
+        let field = if rest.starts_with(".cpus") {
+            "cpus"
+        } else {
+            "capacity"
+        };
+        let item = table.get("core_types")?.get_ref().as_array()?.get(i)?;
+        let v = item.get_ref().as_table()?.get(field)?;
+        return Some(v.span());
+    }
+    if msg.starts_with("topology.smt_corun") {
+        let sc = table.get("smt_corun")?;
+        return Some(
+            sc.get_ref()
+                .as_table()
+                .and_then(|t| t.get("factor"))
+                .map_or(sc.span(), |v| v.span()),
+        );
+    }
+    None
 }

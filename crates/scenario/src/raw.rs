@@ -159,6 +159,10 @@ pub(crate) struct RawKernel {
     pub lockdep: Option<S<bool>>,
     pub sched_migration_cost: Option<S<String>>,
     pub migration_footprint_lines: Option<S<i64>>,
+    pub tlb_broadcast: Option<S<bool>>,
+    pub cfs_bandwidth_slack: Option<S<bool>>,
+    pub cfs_slice_expiry: Option<S<bool>>,
+    pub asym_cpu_capacity: Option<S<bool>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -195,6 +199,8 @@ pub(crate) struct RawCgroup {
 pub(crate) struct RawCpuMax {
     pub quota: S<String>,
     pub period: S<String>,
+    /// `cpu.max.burst`.
+    pub burst: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

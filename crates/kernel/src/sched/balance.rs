@@ -254,7 +254,7 @@ impl crate::Kernel<'_> {
     }
 
     /// `select_task_rq_fair()` for a waking task, `waker` the waking CPU.
-    fn select_task_rq(&self, t: TaskId, waker: u32) -> u32 {
+    fn select_task_rq(&mut self, t: TaskId, waker: u32) -> u32 {
         let prev = self.tasks[t as usize].cpu;
         let ok = |c: u32| self.cpus[c as usize].online && self.cpu_allowed(t, c);
         // wake_affine(): wake_affine_idle(), then a load comparison.
@@ -272,6 +272,9 @@ impl crate::Kernel<'_> {
             target = if ok(prev) { prev } else { self.fallback_cpu(t) };
         }
         // select_idle_sibling().
+        if !self.cost.capacity.is_empty() && self.spec.knobs.asym_cpu_capacity {
+            return self.select_idle_sibling_asym(t, target, prev);
+        }
         if self.cpu_idle(target) {
             return target;
         }

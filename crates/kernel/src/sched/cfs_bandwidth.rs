@@ -18,7 +18,30 @@
 //!   (`__cfsb_csd_unthrottle`) whose handler walks the subtree again
 //!   (`tg_unthrottle_up`) with IRQs off.
 //!
+//! - `cpu.max.burst`: the refill (`__refill_cfs_bandwidth_runtime()`)
+//!   adds `quota` to what is left, up to `quota + burst`, so runtime a
+//!   period left unused can be spent in a later one;
+//! - with the `cfs_bandwidth_slack` knob, a cfs_rq whose group goes idle
+//!   on its CPU (`dequeue_entity()` with nothing left queued) returns its
+//!   runtime beyond `min_cfs_rq_runtime` (1 ms) to the pool
+//!   (`return_cfs_rq_runtime()`); if the pool then holds more than a
+//!   slice and cfs_rqs are throttled, the slack timer is armed
+//!   (`start_cfs_slack_bandwidth()`: not when the period timer fires
+//!   within `min_bandwidth_expiration`, 2 ms) and fires
+//!   `cfs_bandwidth_slack_period` (5 ms) later on that CPU, where
+//!   `do_sched_cfs_slack_timer()` distributes the pool as the period
+//!   timer does, if it holds more than a slice;
+//! - with the `cfs_slice_expiry` knob, runtime a cfs_rq took in one period
+//!   is void in the next (`expire_cfs_rq_runtime()` before 5.4).
+//!
 //! Nested cgroups with their own quota are not modelled (scenario error).
+
+/// `min_cfs_rq_runtime`: what a cfs_rq keeps when it returns runtime.
+const MIN_CFS_RQ_RUNTIME: Nanos = 1_000_000;
+/// `cfs_bandwidth_slack_period`.
+const CFS_BANDWIDTH_SLACK_PERIOD: Nanos = 5_000_000;
+/// `min_bandwidth_expiration`: no slack timer if the period timer is this close.
+const MIN_BANDWIDTH_EXPIRATION: Nanos = 2_000_000;
 
 use smpsim_engine::Nanos;
 
@@ -38,6 +61,8 @@ pub struct GroupRq {
     pub on_csd_list: bool,
     /// Task groups visited by a walk of this cgroup's subtree.
     pub subtree: u64,
+    /// The pool's period its runtime was taken in (`expires_seq`).
+    pub expires_seq: u64,
 }
 
 /// A cgroup's `cfs_bandwidth`.
@@ -55,6 +80,20 @@ pub struct Pool {
     pub nr_periods: u64,
     pub usage: u64,
     pub cgroup: usize,
+    /// `cpu.max.burst`.
+    pub burst: Nanos,
+    /// When the period timer fires next.
+    pub next_period: Nanos,
+    /// `slack_started`: the slack timer is armed.
+    pub slack_started: bool,
+    /// The CPU it was armed on.
+    pub slack_cpu: u32,
+    /// Runtime given back by `return_cfs_rq_runtime()` (measured part).
+    pub slack_returned: Nanos,
+    /// Slack timer runs that distributed runtime.
+    pub slack_distributions: u64,
+    /// Periods begun (`expires_seq`).
+    pub seq: u64,
 }
 
 /// Builds group runqueues (top-level cgroup x CPU) and pools. Returns them
@@ -107,6 +146,13 @@ pub(crate) fn build(spec: &Spec, nr_cpus: u32) -> (Vec<GroupRq>, Vec<Pool>, Vec<
                 nr_periods: 0,
                 usage: 0,
                 cgroup: tl,
+                burst: spec.cfs_burst.get(tl).copied().unwrap_or(0),
+                next_period: 0,
+                slack_started: false,
+                slack_cpu: 0,
+                slack_returned: 0,
+                slack_distributions: 0,
+                seq: 0,
             });
             pools.len() as u32 - 1
         });
@@ -121,6 +167,7 @@ pub(crate) fn build(spec: &Spec, nr_cpus: u32) -> (Vec<GroupRq>, Vec<Pool>, Vec<
                 throttled: false,
                 on_csd_list: false,
                 subtree: subtree[tl],
+                expires_seq: 0,
             });
         }
     }
@@ -149,6 +196,7 @@ impl crate::Kernel<'_> {
         let amount = want.min(pool.runtime);
         pool.runtime -= amount;
         gr.runtime_remaining += amount as i64;
+        gr.expires_seq = pool.seq;
         gr.runtime_remaining > 0
     }
 
@@ -160,6 +208,13 @@ impl crate::Kernel<'_> {
             self.pools[p as usize].usage += delta;
         }
         gr.runtime_remaining -= delta as i64;
+        if self.spec.knobs.cfs_slice_expiry
+            && gr.runtime_remaining > 0
+            && gr.expires_seq != self.pools[p as usize].seq
+        {
+            // expire_cfs_rq_runtime(): the period it was taken in is over.
+            gr.runtime_remaining = 0;
+        }
         if gr.runtime_remaining > 0 || gr.throttled {
             return false;
         }
@@ -196,13 +251,25 @@ impl crate::Kernel<'_> {
 
     /// The period timer handler on `c` starting at `t`: refill, then
     /// `distribute_cfs_runtime()`. Returns when the handler is done.
-    pub(crate) fn cfs_period_timer(&mut self, c: u32, p: u32, mut t: Nanos) -> Nanos {
+    pub(crate) fn cfs_period_timer(&mut self, c: u32, p: u32, t: Nanos) -> Nanos {
         let measuring = self.metrics.measuring(self.now);
         let pool = &mut self.pools[p as usize];
-        pool.runtime = pool.quota;
+        // __refill_cfs_bandwidth_runtime(): up to quota + burst.
+        pool.runtime = pool
+            .runtime
+            .saturating_add(pool.quota)
+            .min(pool.quota.saturating_add(pool.burst));
+        pool.seq += 1;
         if measuring {
             pool.nr_periods += 1;
         }
+        self.distribute_cfs_runtime(c, p, t)
+    }
+
+    /// `distribute_cfs_runtime()` from CPU `c` at `t`: gives throttled
+    /// cfs_rqs their deficit plus 1 ns, in throttle order, until the pool
+    /// is dry. Returns when it is done.
+    fn distribute_cfs_runtime(&mut self, c: u32, p: u32, mut t: Nanos) -> Nanos {
         let mut i = 0;
         while i < self.pools[p as usize].throttled.len() && self.pools[p as usize].runtime > 0 {
             let g = self.pools[p as usize].throttled[i];
@@ -238,6 +305,59 @@ impl crate::Kernel<'_> {
             }
         }
         t
+    }
+
+    /// `return_cfs_rq_runtime()`: group runqueue `g` has nothing queued
+    /// or running on its CPU any more; with the `cfs_bandwidth_slack`
+    /// knob it gives its runtime beyond `min_cfs_rq_runtime` back.
+    pub(crate) fn return_cfs_rq_runtime(&mut self, g: u32) {
+        if !self.spec.knobs.cfs_bandwidth_slack {
+            return;
+        }
+        let gr = &mut self.groups[g as usize];
+        let Some(p) = gr.pool else { return };
+        let slack = gr.runtime_remaining - MIN_CFS_RQ_RUNTIME as i64;
+        if slack <= 0 {
+            return;
+        }
+        gr.runtime_remaining -= slack;
+        let cpu = gr.cpu;
+        let now = self.now;
+        let measuring = self.metrics.measuring(now);
+        let slice = self.spec.knobs.cfs_bandwidth_slice;
+        let pool = &mut self.pools[p as usize];
+        pool.runtime += slack as u64;
+        if measuring {
+            pool.slack_returned += slack as u64;
+        }
+        // start_cfs_slack_bandwidth().
+        if pool.runtime > slice
+            && !pool.throttled.is_empty()
+            && !pool.slack_started
+            && pool.next_period.saturating_sub(now) >= MIN_BANDWIDTH_EXPIRATION
+        {
+            pool.slack_started = true;
+            pool.slack_cpu = cpu;
+            self.at(
+                now + CFS_BANDWIDTH_SLACK_PERIOD,
+                crate::event::Event::Cfs(crate::event::CfsEvent::Slack { pool: p }),
+            );
+        }
+    }
+
+    /// `do_sched_cfs_slack_timer()` in the hardirq of `c` from `t`.
+    pub(crate) fn cfs_slack_timer(&mut self, c: u32, p: u32, t: Nanos) -> Nanos {
+        let slice = self.spec.knobs.cfs_bandwidth_slice;
+        let measuring = self.metrics.measuring(self.now);
+        let pool = &mut self.pools[p as usize];
+        pool.slack_started = false;
+        if pool.runtime <= slice {
+            return t;
+        }
+        if measuring {
+            pool.slack_distributions += 1;
+        }
+        self.distribute_cfs_runtime(c, p, t)
     }
 
     /// `__cfsb_csd_unthrottle()` in the IPI handler of `c`, from `t`.
@@ -285,9 +405,20 @@ impl crate::Kernel<'_> {
     /// Routes a bandwidth event: the period timer fires on the CPU it was
     /// armed on and refills the pool in its hardirq.
     pub(crate) fn on_cfs_event(&mut self, e: crate::event::CfsEvent) -> smpsim_engine::Handled {
-        let crate::event::CfsEvent::Period { pool } = e;
-        let p = &self.pools[pool as usize];
+        let pool = match e {
+            crate::event::CfsEvent::Period { pool } => pool,
+            crate::event::CfsEvent::Slack { pool } => {
+                let cpu = self.pools[pool as usize].slack_cpu;
+                self.cpus[cpu as usize]
+                    .irq_pending
+                    .push(crate::cpu::PendingIrq::CfsSlack { pool });
+                self.interrupt(cpu);
+                return smpsim_engine::Handled::Done;
+            }
+        };
+        let p = &mut self.pools[pool as usize];
         let (cpu, period) = (p.timer_cpu, p.period);
+        p.next_period = self.now + period;
         self.at(
             self.now + period,
             crate::event::Event::Cfs(crate::event::CfsEvent::Period { pool }),

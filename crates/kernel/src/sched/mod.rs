@@ -9,6 +9,7 @@
 //! never tick-preempted.
 
 pub mod balance;
+pub mod capacity;
 pub mod cfs_bandwidth;
 
 use smpsim_engine::Handled;
@@ -182,6 +183,10 @@ impl crate::Kernel<'_> {
             if let Some(g) = self.tasks[prev as usize].group_rq {
                 self.groups[g as usize].running = false;
                 cost += self.check_cfs_rq_runtime(c, g);
+                if self.groups[g as usize].cfs.is_empty() {
+                    // dequeue_entity() left the group empty on this CPU.
+                    self.return_cfs_rq_runtime(g);
+                }
                 self.requeue_group(g);
             }
         }

@@ -1,0 +1,131 @@
+//! Issue 28 (capacity, broadcast TLB invalidation, CFS bandwidth slack):
+//! bad input is located, exits 2 and writes no result file; the examples
+//! run and report their counters.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn smpsim() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_smpsim"))
+}
+
+fn repo(path: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
+}
+
+const GOOD: &str = r#"[scenario]
+name = "t"
+duration = "1ms"
+[machine]
+preset = "generic-x86"
+[machine.topology]
+cores_per_llc = 4
+[kernel]
+hz = 1000
+[[cgroup]]
+name = "g"
+cpu_max = { quota = "2ms", period = "10ms" }
+[[tasks]]
+name = "a"
+per_cpu = 1
+cgroup = "g"
+code = [ { op = "work", time = "1us" } ]
+"#;
+
+#[test]
+fn bad_input_is_located_and_exits_2_without_output() {
+    let cases = [
+        (
+            "capacity-zero",
+            GOOD.replace(
+                "cores_per_llc = 4\n",
+                "cores_per_llc = 4\n[[machine.topology.core_types]]\nname = \"E\"\ncpus = \"2-3\"\ncapacity = 0\nsource = \"x\"\n",
+            ),
+            11,
+        ),
+        (
+            "negative-slice",
+            GOOD.replace("hz = 1000", "cfs_bandwidth_slice = \"-5ms\""),
+            9,
+        ),
+        (
+            "broadcast-without-feature",
+            GOOD.replace("hz = 1000", "tlb_broadcast = true"),
+            9,
+        ),
+        (
+            "burst-over-quota",
+            GOOD.replace("period = \"10ms\"", "period = \"10ms\", burst = \"5ms\""),
+            12,
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("smpsim-s28-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text, line) in cases {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, &text).unwrap();
+        let out_file = dir.join(format!("{name}.json"));
+        let out = smpsim()
+            .args(["run", path.to_str().unwrap(), "--format", "json", "-o"])
+            .arg(&out_file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(!out_file.exists(), "{name}: no result file on bad input");
+        let loc = format!("{}:{line}:", path.display());
+        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
+    let path = dir.join("good.toml");
+    std::fs::write(&path, GOOD).unwrap();
+    let out = smpsim()
+        .args(["run", path.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn the_examples_report_their_counters() {
+    let out = smpsim()
+        .args(["run"])
+        .arg(repo("scenarios/examples/tlb-broadcast.toml"))
+        .args([
+            "--set",
+            "scenario.duration=5ms",
+            "--set",
+            "scenario.warmup=1ms",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bc = &v["variants"][1];
+    assert_eq!(bc["variant"], "broadcast");
+    assert!(
+        bc["mm"]["tlb_broadcast_flushes"].as_u64().unwrap() > 0,
+        "{bc}"
+    );
+    assert!(v["variants"][0]["mm"]
+        .get("tlb_broadcast_flushes")
+        .is_none());
+    let out = smpsim()
+        .args(["run"])
+        .arg(repo("scenarios/examples/hybrid-cpus.toml"))
+        .args([
+            "--set",
+            "scenario.duration=50ms",
+            "--set",
+            "scenario.warmup=5ms",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["variants"][0]["capacity"]["stretch_ns"]
+        .as_u64()
+        .is_some());
+}
