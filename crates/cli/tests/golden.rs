@@ -79,6 +79,14 @@ const RUNS: &[(&str, &[&str])] = &[
         "scenarios/examples/cfs-slack.toml",
         &["scenario.duration=100ms", "scenario.warmup=10ms"],
     ),
+    (
+        "scenarios/contention/atomic-line.toml",
+        &["scenario.duration=300us", "scenario.warmup=50us"],
+    ),
+    (
+        "scenarios/contention/locktorture-cna.toml",
+        &["scenario.duration=2ms", "scenario.warmup=200us"],
+    ),
     ("scenarios/checks/abba.toml", &[]),
     ("scenarios/checks/race.toml", &[]),
     ("scenarios/checks/membarrier.toml", &[]),
@@ -341,7 +349,12 @@ fn shipped_scenarios_give_the_recorded_results() {
 
 #[test]
 fn every_shipped_scenario_is_recorded() {
-    for dir in ["scenarios", "scenarios/examples", "scenarios/checks"] {
+    for dir in [
+        "scenarios",
+        "scenarios/examples",
+        "scenarios/checks",
+        "scenarios/contention",
+    ] {
         for entry in std::fs::read_dir(repo(dir)).unwrap() {
             let name = entry.unwrap().file_name().into_string().unwrap();
             if let Some(stem) = name.strip_suffix(".toml") {
