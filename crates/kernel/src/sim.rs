@@ -308,22 +308,12 @@ impl<'s> Kernel<'s> {
                     task.times.spin += dt;
                     task.times.sys += dt;
                     let object = match task.wait.spin {
-                        Spin::Lock {
-                            lock,
-                            how: LockSpin::OsqQueued | LockSpin::OnOwner,
-                        } => Some(self.objects.mutexes[lock as usize].object),
-                        Spin::Lock {
-                            lock,
-                            how: LockSpin::Spinning,
-                        } => Some(self.objects.spinlocks[lock as usize].object),
-                        Spin::Lock {
-                            lock,
-                            how: LockSpin::RwsemQueued | LockSpin::RwsemOnOwner,
-                        } => Some(self.objects.rwsems[lock as usize].object),
-                        Spin::Lock {
-                            lock,
-                            how: LockSpin::SeqcountOdd,
-                        } => Some(self.objects.seqcounts[lock as usize].object),
+                        Spin::Lock { lock } => Some(self.objects.spinlocks[lock as usize].object),
+                        Spin::Sleeping { kind, lock, .. } => Some(
+                            crate::locking::sleeping::kind(kind)
+                                .imp
+                                .object(&self.objects, lock),
+                        ),
                         _ => None,
                     };
                     if let Some(obj) = object {
@@ -515,34 +505,16 @@ impl<'s> Kernel<'s> {
         match task.wait.spin {
             Spin::None if task.kthread.is_some() => self.run_kthread(c, t),
             Spin::None => self.run_task(c, t),
-            Spin::CsdWait
-            | Spin::StopMachine
-            | Spin::Lock {
-                how: LockSpin::Spinning | LockSpin::SeqcountOdd,
-                ..
-            } => {
+            Spin::CsdWait | Spin::StopMachine | Spin::Lock { .. } => {
                 if task.wait.spin_done {
                     self.finish_spin(c, t);
                 }
             }
-            Spin::Lock {
-                how: LockSpin::OsqQueued | LockSpin::OnOwner,
-                ..
-            } => {
+            Spin::Sleeping { kind, lock, .. } => {
                 if task.wait.spin_done {
                     self.finish_spin(c, t);
                 } else if need_resched {
-                    self.mutex_spin_need_resched(c, t);
-                }
-            }
-            Spin::Lock {
-                lock,
-                how: LockSpin::RwsemQueued | LockSpin::RwsemOnOwner,
-            } => {
-                if task.wait.spin_done {
-                    self.finish_spin(c, t);
-                } else if need_resched {
-                    self.rwsem_spin_need_resched(c, t, lock);
+                    self.sleeping_spin_need_resched(c, t, kind, lock);
                 }
             }
         }
