@@ -7,25 +7,9 @@ use crate::spec::Policy;
 
 pub use crate::ids::{TaskId, NO_TASK};
 
-/// The kernel threads smpsim models.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kthread {
-    /// `rcu_gp_kthread()` (`rcu_sched` without `CONFIG_PREEMPT_RCU`).
-    RcuGp,
-    /// `cpu_stopper_thread()`, one per CPU (`migration/N`), in the stop
-    /// scheduling class (kernel/stop_machine.c).
-    Stopper,
-}
-
-impl Kthread {
-    /// The thread's `comm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kthread::RcuGp => "rcu_sched",
-            Kthread::Stopper => "migration",
-        }
-    }
-}
+/// A kernel thread's kind: its index among the kinds the run spawned
+/// (`Kernel::kthreads`).
+pub type Kthread = u8;
 
 /// [`Task::affinity`] of a task that may run only on its own CPU.
 pub const PINNED: u32 = u32::MAX;

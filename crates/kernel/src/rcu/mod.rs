@@ -33,7 +33,7 @@
 //! in a preempt-disabled region, in which case it comes at the CPU's next
 //! context switch.
 
-mod gp_kthread;
+pub(crate) mod gp_kthread;
 
 use smpsim_engine::Nanos;
 
