@@ -21,6 +21,7 @@ pub mod osq;
 pub mod percpu_rwsem;
 pub mod qrwlock;
 pub mod qspinlock;
+pub mod rt_mutex;
 pub mod rwsem;
 pub mod semaphore;
 pub mod seqcount;
@@ -48,8 +49,13 @@ pub static LOCK_KINDS: &[LockKindInfo] = &[
 
 /// Every sleeping-lock kind smpsim knows, at the index its `id` says
 /// ([`sleeping::SleepingLock`]).
-pub static SLEEPING_KINDS: &[sleeping::SleepingKindInfo] =
-    &[mutex::KIND, rwsem::KIND, semaphore::KIND, seqcount::KIND];
+pub static SLEEPING_KINDS: &[sleeping::SleepingKindInfo] = &[
+    mutex::KIND,
+    rwsem::KIND,
+    semaphore::KIND,
+    seqcount::KIND,
+    rt_mutex::KIND,
+];
 
 pub use sleeping::{find_sleeping_kind, sleeping_kind_names, SleepingKindInfo};
 
