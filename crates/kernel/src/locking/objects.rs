@@ -44,6 +44,8 @@ pub struct Objects {
     base: Vec<ObjId>,
     /// Each declared object's sleeping-lock kind (its id), if it is one.
     kinds: Vec<Option<u8>>,
+    /// The sleeping-lock kinds declared at all, in registry order.
+    pub(crate) used_kinds: Vec<u8>,
 }
 
 impl Objects {
@@ -102,6 +104,11 @@ impl Objects {
                 | ObjectKind::Seqcount => unreachable!("a registered sleeping kind"),
             };
             o.kinds.push(kind.map(|k| k.id));
+            if let Some(k) = kind {
+                if let Err(at) = o.used_kinds.binary_search(&k.id) {
+                    o.used_kinds.insert(at, k.id);
+                }
+            }
             o.base.push(base as ObjId);
             stats.push(LockStat {
                 name: obj.name.clone(),

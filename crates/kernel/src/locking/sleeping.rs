@@ -156,10 +156,12 @@ impl Kernel<'_> {
         kind(kind_id).imp.lock(self, c, t, l, mode, step)
     }
 
-    /// Every kind's `owner_leaves_cpu` for `prev`, which leaves its CPU.
+    /// `owner_leaves_cpu` of every kind the scenario declares, for `prev`,
+    /// which leaves its CPU.
     pub(crate) fn sleeping_owner_leaves_cpu(&mut self, prev: TaskId) {
-        for k in super::SLEEPING_KINDS {
-            k.imp.owner_leaves_cpu(self, prev);
+        for i in 0..self.objects.used_kinds.len() {
+            let k = self.objects.used_kinds[i];
+            kind(k).imp.owner_leaves_cpu(self, prev);
         }
     }
 
