@@ -600,30 +600,12 @@ impl crate::Kernel<'_> {
                     return;
                 }
             }
-            Spin::Lock {
-                how: LockSpin::Spinning,
-                ..
-            } => {
+            Spin::Lock { .. } => {
                 // The lock was handed to us; preemption (and IRQs) stay off.
                 self.advance(t);
             }
-            Spin::Lock {
-                how: LockSpin::SeqcountOdd,
-                ..
-            } => self.seqcount_spin_finished(t),
-            Spin::Lock {
-                lock,
-                how: LockSpin::OnOwner | LockSpin::OsqQueued,
-            } => {
-                if !self.mutex_spin_finished(c, t, lock) {
-                    return;
-                }
-            }
-            Spin::Lock {
-                lock,
-                how: LockSpin::RwsemOnOwner | LockSpin::RwsemQueued,
-            } => {
-                if !self.rwsem_spin_finished(c, t, lock) {
+            Spin::Sleeping { kind, lock, .. } => {
+                if !self.sleeping_spin_finished(c, t, kind, lock) {
                     return;
                 }
             }

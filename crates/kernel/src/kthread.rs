@@ -11,14 +11,82 @@
 //! Kthreads are created only for mechanisms the scenario uses, so a
 //! scenario without RCU has no `rcu_sched` thread in its results, and one
 //! without `stop_machine` no `migration/N` threads.
+//!
+//! Every kernel thread is a row of [`crate::KTHREADS`]: its name, whether a
+//! scenario uses it, how it is spawned (one thread, or one bound to each
+//! CPU), the mechanism's step function, and where the mechanism keeps the
+//! threads' ids. Adding one is a [`KthreadInfo`] in its mechanism's file and
+//! a line in [`crate::KTHREADS`] (see docs/locks.md).
 
 use smpsim_engine::Nanos;
 
 use crate::event::{Event, SchedEvent};
-use crate::spec::{Affinity, Policy};
+use crate::spec::{Affinity, Policy, Spec};
 use crate::task::*;
+use crate::Kernel;
 
 pub use crate::task::Kthread;
+
+/// A kernel thread, as the kernel creates it (a row of [`crate::KTHREADS`]).
+pub struct KthreadInfo {
+    /// Its `comm`; a per-CPU thread's is `name/N`.
+    pub name: &'static str,
+    /// Whether a scenario uses the mechanism (and so gets the thread).
+    pub used_by: fn(&Spec) -> bool,
+    pub spawn: Spawn,
+    /// One step of the thread, current on CPU `c` as task `t`.
+    pub(crate) step: fn(&mut Kernel, u32, TaskId) -> KthreadStep,
+    /// Hands the mechanism its threads' ids (by CPU for a per-CPU thread).
+    pub(crate) started: fn(&mut Kernel, Vec<TaskId>),
+}
+
+/// How a kernel thread is created.
+pub enum Spawn {
+    /// `kthread_create()`: one thread, a normal task starting on the CPU
+    /// `cpu` says and allowed on every CPU.
+    One { cpu: fn(&Spec) -> u32 },
+    /// `smpboot_register_percpu_thread()`: one bound to each CPU, with
+    /// `policy`.
+    PerCpu { policy: Policy },
+}
+
+/// The kernel threads of `table` a spec's mechanisms need, as task group
+/// `first` onwards: appends their tasks, returns each kind spawned with its
+/// ids (a thread's [`Kthread`] is its kind's place in that list).
+pub(crate) fn spawn_all(
+    table: &'static [KthreadInfo],
+    spec: &Spec,
+    tasks: &mut Vec<Task>,
+    balance: &mut crate::sched::balance::Balance,
+    first: u32,
+    nr_cpus: u32,
+) -> Vec<(&'static KthreadInfo, Vec<TaskId>)> {
+    let mut spawned = Vec::new();
+    for info in table {
+        if !(info.used_by)(spec) {
+            continue;
+        }
+        let group = first + spawned.len() as u32;
+        let which = spawned.len() as Kthread;
+        let ids = match info.spawn {
+            Spawn::One { cpu } => {
+                vec![spawn(tasks, balance, group, nr_cpus, which, cpu(spec))]
+            }
+            Spawn::PerCpu { policy } => (0..nr_cpus)
+                .map(|cpu| {
+                    let mut task = Task::new(group, cpu, cpu, policy, crate::ids::NO_MM);
+                    task.kthread = Some(which);
+                    task.state = TaskState::Sleeping;
+                    task.mode = Mode::Sys;
+                    tasks.push(task);
+                    (tasks.len() - 1) as TaskId
+                })
+                .collect(),
+        };
+        spawned.push((info, ids));
+    }
+    spawned
+}
 
 /// What a kthread does next.
 pub(crate) enum KthreadStep {
@@ -34,7 +102,7 @@ pub(crate) enum KthreadStep {
 /// Creates kthread `which` as task group `group`, on `cpu` and allowed on
 /// every CPU (`kthread_create()`: it sleeps until its mechanism first
 /// wakes it). Returns its task id.
-pub(crate) fn spawn(
+fn spawn(
     tasks: &mut Vec<Task>,
     balance: &mut crate::sched::balance::Balance,
     group: u32,
@@ -59,10 +127,7 @@ impl crate::Kernel<'_> {
             return;
         }
         let which = self.tasks[t as usize].kthread.expect("a kthread");
-        let step = match which {
-            Kthread::RcuGp => self.rcu_gp_kthread(c),
-            Kthread::Stopper => self.cpu_stopper_thread(c, t),
-        };
+        let step = (self.kthreads[which as usize].step)(self, c, t);
         match step {
             KthreadStep::Work(ns) => {
                 let task = &mut self.tasks[t as usize];

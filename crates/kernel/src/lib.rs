@@ -69,6 +69,10 @@ pub mod task;
 pub mod testkit;
 pub mod trace;
 
+/// Every kernel thread smpsim models ([`kthread::KthreadInfo`]), spawned
+/// in this order when the scenario uses its mechanism.
+pub static KTHREADS: &[kthread::KthreadInfo] = &[rcu::gp_kthread::KTHREAD, stop_machine::KTHREAD];
+
 pub use program::*;
 pub use result::*;
 pub use sim::{summarize, Kernel, Simulation};

@@ -65,7 +65,7 @@ pub struct Kernel<'s> {
     /// Sched domains, affinity masks and the load balancer's state.
     pub(crate) balance: crate::sched::balance::Balance,
     /// The kernel threads created, in task-group order after the spec's.
-    pub(crate) kthreads: Vec<crate::kthread::Kthread>,
+    pub(crate) kthreads: Vec<&'static crate::kthread::KthreadInfo>,
     /// The perturbed schedule being explored, if any.
     pub(crate) perturb: Option<crate::check::Perturber>,
     /// lockdep, when the scenario turns it on.
@@ -107,25 +107,16 @@ impl<'s> Kernel<'s> {
             }
         }
         let nr_user_tasks = tasks.len();
-        let mut kthreads = Vec::new();
-        let mut spawn = |which, cpu| {
-            let group = (spec.task_groups.len() + kthreads.len()) as u32;
-            kthreads.push(which);
-            crate::kthread::spawn(&mut tasks, &mut balance, group, nr_cpus, which, cpu)
-        };
-        let gp_kthread = if uses_rcu {
-            let cpu = crate::rcu::gp_kthread_cpu(spec);
-            spawn(crate::kthread::Kthread::RcuGp, cpu)
-        } else {
-            NO_TASK
-        };
-        let stoppers = if crate::stop_machine::used_by(spec) {
-            let group = (spec.task_groups.len() + kthreads.len()) as u32;
-            kthreads.push(crate::kthread::Kthread::Stopper);
-            crate::stop_machine::spawn_stoppers(&mut tasks, group, nr_cpus)
-        } else {
-            Vec::new()
-        };
+        let first_kthread_group = spec.task_groups.len() as u32;
+        let spawned = crate::kthread::spawn_all(
+            crate::KTHREADS,
+            spec,
+            &mut tasks,
+            &mut balance,
+            first_kthread_group,
+            nr_cpus,
+        );
+        let kthreads = spawned.iter().map(|(k, _)| *k).collect();
         let pos = vec![NOT_QUEUED; tasks.len() + groups.len()];
         let mut kernel = Kernel {
             spec,
@@ -153,7 +144,7 @@ impl<'s> Kernel<'s> {
             trace: None,
             progress: None,
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
-            stop: crate::stop_machine::Stoppers::new(nr_cpus, stoppers),
+            stop: crate::stop_machine::Stoppers::new(nr_cpus, Vec::new()),
             mms: Vec::new(),
             mm_stats: Default::default(),
             capacity_stats: Default::default(),
@@ -164,7 +155,9 @@ impl<'s> Kernel<'s> {
             perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
             hist_names: spec.histograms.clone(),
         };
-        kernel.rcu.gp_kthread = gp_kthread;
+        for (info, ids) in spawned {
+            (info.started)(&mut kernel, ids);
+        }
         if spec.knobs.lockdep {
             let classes = spec.objects.len() + 1;
             let ld = crate::locking::lockdep::Lockdep::new(kernel.tasks.len(), classes);
@@ -310,22 +303,12 @@ impl<'s> Kernel<'s> {
                     task.times.spin += dt;
                     task.times.sys += dt;
                     let object = match task.wait.spin {
-                        Spin::Lock {
-                            lock,
-                            how: LockSpin::OsqQueued | LockSpin::OnOwner,
-                        } => Some(self.objects.mutexes[lock as usize].object),
-                        Spin::Lock {
-                            lock,
-                            how: LockSpin::Spinning,
-                        } => Some(self.objects.spinlocks[lock as usize].object),
-                        Spin::Lock {
-                            lock,
-                            how: LockSpin::RwsemQueued | LockSpin::RwsemOnOwner,
-                        } => Some(self.objects.rwsems[lock as usize].object),
-                        Spin::Lock {
-                            lock,
-                            how: LockSpin::SeqcountOdd,
-                        } => Some(self.objects.seqcounts[lock as usize].object),
+                        Spin::Lock { lock } => Some(self.objects.spinlocks[lock as usize].object),
+                        Spin::Sleeping { kind, lock, .. } => Some(
+                            crate::locking::sleeping::kind(kind)
+                                .imp
+                                .object(&self.objects, lock),
+                        ),
                         _ => None,
                     };
                     if let Some(obj) = object {
@@ -372,10 +355,12 @@ impl<'s> Kernel<'s> {
     /// A task as reports name it: `group/index`.
     pub(crate) fn task_name(&self, t: TaskId) -> String {
         let task = &self.tasks[t as usize];
-        match task.kthread {
-            Some(crate::task::Kthread::Stopper) => return format!("migration/{}", task.index),
-            Some(k) => return k.name().to_string(),
-            None => {}
+        if let Some(k) = task.kthread {
+            let info = self.kthreads[k as usize];
+            return match info.spawn {
+                crate::kthread::Spawn::PerCpu { .. } => format!("{}/{}", info.name, task.index),
+                crate::kthread::Spawn::One { .. } => info.name.to_string(),
+            };
         }
         format!(
             "{}/{}",
@@ -517,34 +502,16 @@ impl<'s> Kernel<'s> {
         match task.wait.spin {
             Spin::None if task.kthread.is_some() => self.run_kthread(c, t),
             Spin::None => self.run_task(c, t),
-            Spin::CsdWait
-            | Spin::StopMachine
-            | Spin::Lock {
-                how: LockSpin::Spinning | LockSpin::SeqcountOdd,
-                ..
-            } => {
+            Spin::CsdWait | Spin::StopMachine | Spin::Lock { .. } => {
                 if task.wait.spin_done {
                     self.finish_spin(c, t);
                 }
             }
-            Spin::Lock {
-                how: LockSpin::OsqQueued | LockSpin::OnOwner,
-                ..
-            } => {
+            Spin::Sleeping { kind, lock, .. } => {
                 if task.wait.spin_done {
                     self.finish_spin(c, t);
                 } else if need_resched {
-                    self.mutex_spin_need_resched(c, t);
-                }
-            }
-            Spin::Lock {
-                lock,
-                how: LockSpin::RwsemQueued | LockSpin::RwsemOnOwner,
-            } => {
-                if task.wait.spin_done {
-                    self.finish_spin(c, t);
-                } else if need_resched {
-                    self.rwsem_spin_need_resched(c, t, lock);
+                    self.sleeping_spin_need_resched(c, t, kind, lock);
                 }
             }
         }
@@ -723,10 +690,10 @@ impl<'s> Kernel<'s> {
             .collect();
         // Kernel threads, named as ps shows them.
         task_groups.extend(self.kthreads.iter().map(|k| TaskGroupResult {
-            name: format!("[{}]", k.name()),
-            tasks: match k {
-                crate::task::Kthread::Stopper => self.nr_cpus,
-                _ => 1,
+            name: format!("[{}]", k.name),
+            tasks: match k.spawn {
+                crate::kthread::Spawn::PerCpu { .. } => self.nr_cpus,
+                crate::kthread::Spawn::One { .. } => 1,
             },
             total: TaskTimes::default(),
             exited: 0,

@@ -162,6 +162,10 @@ pub enum ObjectKind {
     Seqcount,
     /// A counting semaphore (tokens), for pipe / futex style handoffs.
     Semaphore { initial: u32 },
+    /// A sleeping lock of a kind in [`crate::locking::SLEEPING_KINDS`] other
+    /// than its type's default (`type = "mutex", kind = "rt_mutex"`), by
+    /// name; `spin`: it may spin on a running owner.
+    Sleeping { kind: String, spin: bool },
 }
 
 /// Options of a spinning-lock implementation; each kind says which it takes.

@@ -91,22 +91,17 @@ pub fn used_by(spec: &crate::Spec) -> bool {
     })
 }
 
-/// Creates `migration/N` for every CPU as task group `group`
-/// (`smpboot_register_percpu_thread()`: bound to its CPU, in the stop
-/// class, asleep until work is queued). Returns their task ids by CPU.
-pub(crate) fn spawn_stoppers(tasks: &mut Vec<Task>, group: u32, nr_cpus: u32) -> Vec<TaskId> {
-    let policy = crate::spec::Policy::Fifo(STOP_PRIO);
-    (0..nr_cpus)
-        .map(|cpu| {
-            let mut task = Task::new(group, cpu, cpu, policy, crate::ids::NO_MM);
-            task.kthread = Some(Kthread::Stopper);
-            task.state = TaskState::Sleeping;
-            task.mode = Mode::Sys;
-            tasks.push(task);
-            (tasks.len() - 1) as TaskId
-        })
-        .collect()
-}
+/// `migration/N`, one per CPU (`smpboot_register_percpu_thread()`: bound
+/// to its CPU, in the stop class, asleep until work is queued).
+pub const KTHREAD: crate::kthread::KthreadInfo = crate::kthread::KthreadInfo {
+    name: "migration",
+    used_by,
+    spawn: crate::kthread::Spawn::PerCpu {
+        policy: crate::spec::Policy::Fifo(STOP_PRIO),
+    },
+    step: |k, c, t| k.cpu_stopper_thread(c, t),
+    started: |k, ids| k.stop = Stoppers::new(k.nr_cpus, ids),
+};
 
 /// One CPU's part in a call, as recorded for [`crate::Kernel::stop_machine_log`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -7,25 +7,9 @@ use crate::spec::Policy;
 
 pub use crate::ids::{TaskId, NO_TASK};
 
-/// The kernel threads smpsim models.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kthread {
-    /// `rcu_gp_kthread()` (`rcu_sched` without `CONFIG_PREEMPT_RCU`).
-    RcuGp,
-    /// `cpu_stopper_thread()`, one per CPU (`migration/N`), in the stop
-    /// scheduling class (kernel/stop_machine.c).
-    Stopper,
-}
-
-impl Kthread {
-    /// The thread's `comm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kthread::RcuGp => "rcu_sched",
-            Kthread::Stopper => "migration",
-        }
-    }
-}
+/// A kernel thread's kind: its index among the kinds the run spawned
+/// (`Kernel::kthreads`).
+pub type Kthread = u8;
 
 /// [`Task::affinity`] of a task that may run only on its own CPU.
 pub const PINNED: u32 = u32::MAX;
@@ -161,10 +145,20 @@ pub enum CreditKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Spin {
     None,
-    /// Waiting for lock instance `lock`, in the way `how` says.
+    /// A spinning lock's waiter (`spinlock_t`, `rwlock_t`) on spinning-lock
+    /// instance `lock`: it spins until the implementation grants it.
     Lock {
         lock: u32,
-        how: LockSpin,
+    },
+    /// A spin inside a sleeping lock's op (a mutex's or rwsem's optimistic
+    /// spin, a seqcount reader waiting for an even sequence): instance
+    /// `lock` of sleeping-lock kind `kind` (its index in
+    /// [`crate::locking::SLEEPING_KINDS`]), which decides what `how` means,
+    /// what `need_resched()` does to it and what its end does.
+    Sleeping {
+        kind: u8,
+        lock: u32,
+        how: SpinHow,
     },
     /// `csd_lock_wait()` for CSDs sent to other CPUs.
     CsdWait,
@@ -172,36 +166,16 @@ pub enum Spin {
     StopMachine,
 }
 
-/// How a task spins for a lock.
+/// Where a sleeping lock's spinner is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockSpin {
-    /// A spinning lock's waiter (`spinlock_t`, `rwlock_t`): `lock` is a
-    /// spinning-lock instance.
-    Spinning,
-    /// Queued on a mutex's OSQ behind another spinner.
-    OsqQueued,
-    /// The OSQ head, or the first waiter after wakeup, spinning on a
-    /// mutex's owner.
+pub enum SpinHow {
+    /// Queued on the lock's OSQ behind another spinner (spinning on its
+    /// own node).
+    Queued,
+    /// Spinning on the owner: the OSQ head, or a waiter spinning itself.
     OnOwner,
-    /// Queued on an rwsem's OSQ behind another spinner.
-    RwsemQueued,
-    /// The OSQ head of an rwsem, spinning on its owner.
-    RwsemOnOwner,
-    /// A seqcount reader waiting for an even sequence.
-    SeqcountOdd,
-}
-
-impl Spin {
-    /// The mutex instance a mutex spinner spins for.
-    pub fn mutex(self) -> Option<u32> {
-        match self {
-            Spin::Lock {
-                lock,
-                how: LockSpin::OsqQueued | LockSpin::OnOwner,
-            } => Some(lock),
-            _ => None,
-        }
-    }
+    /// Waiting for a value (a seqcount's even sequence).
+    Value,
 }
 
 /// What the task does when it next gets a CPU (or when its spin ends):
@@ -211,37 +185,17 @@ impl Spin {
 pub enum Resume {
     /// Interpret the op at `pc` from its start.
     Op,
-    Mutex(MutexStep),
+    /// A sleeping lock's op, continued at the step its kind recorded (each
+    /// kind numbers its own steps).
+    Lock(u8),
     CpusWriteLock(CpusWriteLockStep),
     SmpCall(SmpCallStep),
     /// `stop_machine_cpuslocked()`, continued.
     StopMachine(StopMachineStep),
-    /// `down()`: woken with a token.
-    Down,
-    /// `down_read()`/`down_write()`, continued.
-    Rwsem(RwsemStep),
     /// `synchronize_rcu()`: the grace period is over.
     SynchronizeRcu,
     /// `do_exit()`: `exit_mm()` is done.
     Exit,
-}
-
-/// Where `mutex_lock()` continues.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MutexStep {
-    /// Woken on the wait list (or back from a spin while on it).
-    WokenWaiter,
-    /// Back from `schedule_preempt_disabled()` after a spin saw need_resched.
-    AfterYield,
-}
-
-/// Where `down_read()`/`down_write()` continue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RwsemStep {
-    /// Woken on the wait list.
-    Woken,
-    /// Back from a reschedule that ended an optimistic spin: queue.
-    Queue,
 }
 
 /// Where `cpus_write_lock()` continues.

@@ -122,7 +122,7 @@ fn declared(obj: &S<RawObject>) -> DResult<Declared> {
     let (kind, lock_kind) = match ty {
         Type::Mutex => {
             let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
-            (ObjectKind::Mutex { spin }, LockKind::Mutex)
+            (sleeping_kind(o, type_name, spin)?, LockKind::Mutex)
         }
         Type::Spinlock | Type::Rwlock => {
             // A spinning lock always spins: `spin` would be meaningless.
@@ -175,7 +175,7 @@ fn declared(obj: &S<RawObject>) -> DResult<Declared> {
 /// The fields only some types take, refused on the others.
 fn check_fields(o: &RawObject, ty: Type) -> DResult<()> {
     let type_name = o.kind.get_ref().as_str();
-    if !matches!(ty, Type::Spinlock | Type::Rwlock) {
+    if !matches!(ty, Type::Spinlock | Type::Rwlock | Type::Mutex) {
         not_for(&o.lock_kind, "kind", type_name)?;
         not_for(&o.backoff, "backoff", type_name)?;
     }
@@ -263,6 +263,37 @@ fn spinning_kind(o: &RawObject, type_name: &str) -> DResult<ObjectKind> {
         kind: info.name.to_string(),
         options,
     })
+}
+
+/// The sleeping-lock kind of a `mutex` object: its `kind` (the type's
+/// own without one), checked against [`locking::SLEEPING_KINDS`].
+fn sleeping_kind(o: &RawObject, type_name: &str, spin: bool) -> DResult<ObjectKind> {
+    let Some(k) = &o.lock_kind else {
+        return Ok(ObjectKind::Mutex { spin });
+    };
+    match locking::find_sleeping_kind(type_name, Some(k.get_ref())) {
+        Some(info) if info.default => Ok(ObjectKind::Mutex { spin }),
+        Some(info) => Ok(ObjectKind::Sleeping {
+            kind: info.name.to_string(),
+            spin,
+        }),
+        None => {
+            let kinds: Vec<String> = locking::SLEEPING_KINDS
+                .iter()
+                .filter(|i| i.object_type == type_name)
+                .map(|i| format!("`{}`: {}", i.name, i.summary))
+                .collect();
+            Err(Diag::new(
+                k.span(),
+                format!(
+                    "unknown {type_name} kind `{}`; expected one of: {}",
+                    k.get_ref(),
+                    list(locking::sleeping_kind_names(type_name))
+                ),
+            )
+            .help(format!("{type_name} kinds: {}", kinds.join("; "))))
+        }
+    }
 }
 
 /// One line per implementation of `type_name`, for help texts.

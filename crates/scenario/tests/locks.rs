@@ -244,10 +244,20 @@ fn backoff_only_on_kinds_that_take_it() {
 
 #[test]
 fn kind_and_backoff_are_not_fields_of_other_objects() {
+    // A mutex's `kind` is a sleeping-lock kind, not a spinning one.
     let text = with_object("m", r#"m = { type = "mutex", kind = "ticket" }"#);
     let e = err(&text);
-    assert_eq!(e.message, "`kind` is not a field of a `mutex` object");
+    assert!(
+        e.message
+            .starts_with("unknown mutex kind `ticket`; expected one of: `mutex`"),
+        "{}",
+        e.message
+    );
     assert_eq!(at(&e), (10, 30, "\"ticket\"".to_string()));
+    let text = with_object("m", r#"m = { type = "mutex", kind = "mutex" }"#);
+    let scn = parse(Path::new("t.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    let spec = scn.compile(None, &[]).unwrap();
+    assert_eq!(spec.objects[0].kind, ObjectKind::Mutex { spin: true });
 
     let e = err(&with_object(
         "m",

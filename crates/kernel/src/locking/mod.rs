@@ -22,9 +22,11 @@ pub mod osq;
 pub mod percpu_rwsem;
 pub mod qrwlock;
 pub mod qspinlock;
+pub mod rt_mutex;
 pub mod rwsem;
 pub mod semaphore;
 pub mod seqcount;
+pub mod sleeping;
 pub(crate) mod spinning;
 pub mod tas;
 pub mod ticket;
@@ -46,6 +48,18 @@ pub static LOCK_KINDS: &[LockKindInfo] = &[
     cna::KIND,
     qrwlock::KIND,
 ];
+
+/// Every sleeping-lock kind smpsim knows, at the index its `id` says
+/// ([`sleeping::SleepingLock`]).
+pub static SLEEPING_KINDS: &[sleeping::SleepingKindInfo] = &[
+    mutex::KIND,
+    rwsem::KIND,
+    semaphore::KIND,
+    seqcount::KIND,
+    rt_mutex::KIND,
+];
+
+pub use sleeping::{find_sleeping_kind, sleeping_kind_names, SleepingKindInfo};
 
 /// A spinning-lock implementation, as a scenario names it.
 pub struct LockKindInfo {
@@ -267,12 +281,9 @@ impl crate::Kernel<'_> {
                 irqsave,
                 ..
             }) => {
-                let f = if self.is_mutex(lock) {
-                    "mutex_lock".to_string()
-                } else if self.is_rwsem(lock) {
-                    format!("down_{}", mode.op_prefix())
-                } else {
-                    format!("{}_lock", mode.op_prefix())
+                let f = match self.objects.sleeping_kind(lock.object) {
+                    Some(k) => sleeping::kind(k).imp.lock_fn(*mode),
+                    None => format!("{}_lock", mode.op_prefix()),
                 };
                 format!("{f}{}+pc{pc}", if *irqsave { "_irqsave" } else { "" })
             }
@@ -355,21 +366,10 @@ impl crate::Kernel<'_> {
                     self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read, *irqsave);
                 }
                 let l = self.instance(t, lock);
-                if self.is_rwsem(lock) {
-                    let step = match resume {
-                        Resume::Rwsem(s) => Some(s),
-                        _ => None,
-                    };
-                    return self.rwsem_down(c, t, l, *mode, step);
+                match self.objects.sleeping_kind(lock.object) {
+                    Some(k) => self.sleeping_lock(c, t, k, l, *mode, resume),
+                    None => self.spin_lock(c, t, l, *mode, *irqsave),
                 }
-                if !self.is_mutex(lock) {
-                    return self.spin_lock(c, t, l, *mode, *irqsave);
-                }
-                let step = match resume {
-                    Resume::Mutex(s) => Some(s),
-                    _ => None,
-                };
-                self.mutex_lock(c, t, l, step)
             }
             Op::Unlock {
                 lock,
@@ -378,16 +378,10 @@ impl crate::Kernel<'_> {
             } => {
                 self.lockdep_release(t, lock.object);
                 let l = self.instance(t, lock);
-                if self.is_rwsem(lock) {
-                    self.rwsem_up(c, t, l, *mode);
-                    return Flow::Next;
+                match self.objects.sleeping_kind(lock.object) {
+                    Some(k) => sleeping::kind(k).imp.unlock(self, c, t, l, *mode),
+                    None => self.spin_unlock(c, t, l, *mode, *irqrestore),
                 }
-                if !self.is_mutex(lock) {
-                    return self.spin_unlock(c, t, l, *mode, *irqrestore);
-                }
-                self.mutex_unlock(c, t, l);
-                self.advance(t);
-                Flow::Next
             }
             Op::RwsemTrylock { lock, mode, slot } => {
                 let l = self.instance(t, lock);
@@ -421,12 +415,15 @@ impl crate::Kernel<'_> {
             }
             Op::Down(r) => {
                 let s = self.instance(t, r);
-                self.down(c, t, s, resume == Resume::Down)
+                let k = self.objects.sleeping_kind(r.object).expect("a semaphore");
+                self.sleeping_lock(c, t, k, s, LockMode::Exclusive, resume)
             }
             Op::Up(r) => {
                 let s = self.instance(t, r);
-                self.up(c, t, s);
-                Flow::Next
+                let k = self.objects.sleeping_kind(r.object).expect("a semaphore");
+                sleeping::kind(k)
+                    .imp
+                    .unlock(self, c, t, s, LockMode::Exclusive)
             }
             Op::CpusReadLock => {
                 self.lockdep_acquire(c, t, self.hotplug_lock_class(), true, false);
@@ -467,20 +464,5 @@ impl crate::Kernel<'_> {
             }
             _ => unreachable!("not a locking op: {op:?}"),
         }
-    }
-
-    /// Whether an op's lock is a `struct mutex` (the rest are spinning locks).
-    fn is_rwsem(&self, r: &crate::program::ObjRef) -> bool {
-        matches!(
-            self.spec.objects[r.object as usize].kind,
-            crate::spec::ObjectKind::Rwsem { .. }
-        )
-    }
-
-    fn is_mutex(&self, r: &crate::program::ObjRef) -> bool {
-        matches!(
-            self.spec.objects[r.object as usize].kind,
-            crate::spec::ObjectKind::Mutex { .. }
-        )
     }
 }

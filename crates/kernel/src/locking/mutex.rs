@@ -36,8 +36,13 @@
 use crate::coherence::{Line, LineHome};
 use crate::event::*;
 use crate::interp::Flow;
+use crate::locking::objects::Objects;
 use crate::locking::osq::Osq;
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::program::LockMode;
+use crate::spec::ObjectKind;
 use crate::task::*;
+use crate::Kernel;
 use smpsim_engine::Nanos;
 use std::collections::VecDeque;
 
@@ -74,6 +79,91 @@ impl Mutex {
             waiter_spinner: NO_TASK,
             acquired_at: 0,
         }
+    }
+}
+
+/// Where `mutex_lock()` continues (its [`Resume::Lock`] step).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MutexStep {
+    /// Woken on the wait list (or back from a spin while on it).
+    WokenWaiter = 0,
+    /// Back from `schedule_preempt_disabled()` after a spin saw need_resched.
+    AfterYield = 1,
+}
+
+/// `struct mutex` in the sleeping-lock registry.
+pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    id: 0,
+    name: "mutex",
+    object_type: "mutex",
+    default: true,
+    summary: "`struct mutex`: OSQ optimistic spinning, FIFO wait list, handoff",
+    imp: &MutexKind,
+};
+
+struct MutexKind;
+
+impl SleepingLock for MutexKind {
+    fn build(&self, o: &mut Objects, b: &Build) -> usize {
+        let ObjectKind::Mutex { spin } = *b.kind else {
+            unreachable!("a mutex declared as {:?}", b.kind)
+        };
+        let base = o.mutexes.len();
+        o.mutexes
+            .extend((0..b.n).map(|i| Mutex::new(b.object, spin, (b.home)(i))));
+        base
+    }
+
+    fn lock_fn(&self, _: LockMode) -> String {
+        "mutex_lock".to_string()
+    }
+
+    fn object(&self, o: &Objects, l: u32) -> u32 {
+        o.mutexes[l as usize].object
+    }
+
+    fn line_transfers(&self, o: &Objects, first: usize, n: usize) -> u64 {
+        o.mutexes[first..first + n]
+            .iter()
+            .map(|m| m.word.transfers)
+            .sum()
+    }
+
+    fn lock(
+        &self,
+        k: &mut Kernel,
+        c: u32,
+        t: TaskId,
+        l: u32,
+        _: LockMode,
+        step: Option<u8>,
+    ) -> Flow {
+        let step = step.map(|s| {
+            if s == MutexStep::AfterYield as u8 {
+                MutexStep::AfterYield
+            } else {
+                MutexStep::WokenWaiter
+            }
+        });
+        k.mutex_lock(c, t, l, step)
+    }
+
+    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
+        k.mutex_unlock(c, t, l);
+        k.advance(t);
+        Flow::Next
+    }
+
+    fn owner_leaves_cpu(&self, k: &mut Kernel, owner: TaskId) {
+        k.owner_leaves_cpu(owner);
+    }
+
+    fn spin_need_resched(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) {
+        k.mutex_spin_need_resched(c, t, l);
+    }
+
+    fn spin_finished(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) -> bool {
+        k.mutex_spin_finished(c, t, l)
     }
 }
 
@@ -187,9 +277,10 @@ impl crate::Kernel<'_> {
                 self.objects.mutexes[m as usize].waiter_spinner = t;
                 self.begin_spin(
                     t,
-                    Spin::Lock {
+                    Spin::Sleeping {
+                        kind: KIND.id,
                         lock: m,
-                        how: LockSpin::OnOwner,
+                        how: SpinHow::OnOwner,
                     },
                 );
                 self.watch_owner(t, m, self.now);
@@ -204,9 +295,10 @@ impl crate::Kernel<'_> {
     /// polls the lock word (so every write to the line makes it re-fetch)
     /// and the owner's `on_cpu`.
     fn watch_owner(&mut self, t: TaskId, m: u32, at: Nanos) {
-        self.tasks[t as usize].wait.spin = Spin::Lock {
+        self.tasks[t as usize].wait.spin = Spin::Sleeping {
+            kind: KIND.id,
             lock: m,
-            how: LockSpin::OnOwner,
+            how: SpinHow::OnOwner,
         };
         let c = self.tasks[t as usize].cpu;
         let at = at.max(self.now);
@@ -247,9 +339,10 @@ impl crate::Kernel<'_> {
         let head = self.objects.mutexes[m as usize].osq.lock(t);
         self.begin_spin(
             t,
-            Spin::Lock {
+            Spin::Sleeping {
+                kind: KIND.id,
                 lock: m,
-                how: LockSpin::OsqQueued,
+                how: SpinHow::Queued,
             },
         );
         if head {
@@ -268,7 +361,7 @@ impl crate::Kernel<'_> {
             let at = lock.word.rmw(&self.cost, c, at);
             lock.word.store(&self.cost, c, at);
         }
-        self.tasks[t as usize].resume = Resume::Mutex(MutexStep::WokenWaiter);
+        self.tasks[t as usize].resume = Resume::Lock(MutexStep::WokenWaiter as u8);
         let wait_start = self.tasks[t as usize].wait.wait_start;
         self.block(c, t);
         // Keep the lock-wait start, not the sleep start, for lock_stat.
@@ -343,8 +436,8 @@ impl crate::Kernel<'_> {
         } else if let Some(head) = lock.osq.head().filter(|&h| {
             matches!(
                 self.tasks[h as usize].wait.spin,
-                Spin::Lock {
-                    how: LockSpin::OnOwner,
+                Spin::Sleeping {
+                    how: SpinHow::OnOwner,
                     ..
                 }
             )
@@ -458,17 +551,14 @@ impl crate::Kernel<'_> {
 
     /// `need_resched()` seen by a mutex spinner: leave the OSQ, reschedule
     /// (`schedule_preempt_disabled()`), then continue in the slow path.
-    pub(crate) fn mutex_spin_need_resched(&mut self, c: u32, t: TaskId) {
+    pub(crate) fn mutex_spin_need_resched(&mut self, c: u32, t: TaskId, m: u32) {
         self.settle(c);
-        let Some(m) = self.tasks[t as usize].wait.spin.mutex() else {
-            return;
-        };
         self.leave_spin(t, m);
         let task = &mut self.tasks[t as usize];
-        task.resume = Resume::Mutex(if self.objects.mutexes[m as usize].waiters.contains(&t) {
-            MutexStep::WokenWaiter
+        task.resume = Resume::Lock(if self.objects.mutexes[m as usize].waiters.contains(&t) {
+            MutexStep::WokenWaiter as u8
         } else {
-            MutexStep::AfterYield
+            MutexStep::AfterYield as u8
         });
         self.preempt_enable(t);
         self.schedule(c);
@@ -581,19 +671,19 @@ mod tests {
         let s = contenders(4, 10 * MS, 2 * MS);
         let mut k = Kernel::new(&s);
         k.run();
-        let spinning = |how: task::LockSpin| {
-            let is = |t: &&task::Task| matches!(t.wait.spin, task::Spin::Lock { how: h, .. } if h == how);
+        let spinning = |how: task::SpinHow| {
+            let is = |t: &&task::Task| matches!(t.wait.spin, task::Spin::Sleeping { how: h, .. } if h == how);
             k.tasks.iter().filter(is).count()
         };
-        let heads = spinning(task::LockSpin::OnOwner);
-        let queued = spinning(task::LockSpin::OsqQueued);
+        let heads = spinning(task::SpinHow::OnOwner);
+        let queued = spinning(task::SpinHow::Queued);
         assert_eq!((heads, queued), (1, 2));
         let lock = &k.objects.mutexes[0];
         assert_eq!(lock.osq.len(), 3);
         assert!(matches!(
             k.tasks[lock.osq.head().unwrap() as usize].wait.spin,
-            task::Spin::Lock {
-                how: task::LockSpin::OnOwner,
+            task::Spin::Sleeping {
+                how: task::SpinHow::OnOwner,
                 ..
             }
         ));

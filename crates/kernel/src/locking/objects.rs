@@ -4,9 +4,11 @@
 //! instances once, and an op's object reference resolves to an instance
 //! through [`Objects::first_instance`].
 //!
-//! Adding an object kind is a table here and an arm in `build` (and, for
-//! a spinning lock, not even that: one file under `locking/` and a line in
-//! [`super::LOCK_KINDS`]).
+//! A sleeping lock kind builds its own instances
+//! ([`super::sleeping::SleepingLock::build`]), in a table here or, for a
+//! kind that needs none of its own, in [`Objects::sleeping`]; a spinning
+//! lock is one file under `locking/` and a line in [`super::LOCK_KINDS`].
+//! Only atomics and variables are built here.
 
 use crate::coherence::{Line, LineHome};
 use crate::ids::ObjId;
@@ -14,6 +16,7 @@ use crate::locking::mutex::Mutex;
 use crate::locking::rwsem::Rwsem;
 use crate::locking::semaphore::Semaphore;
 use crate::locking::seqcount::Seqcount;
+use crate::locking::sleeping::{self, Build};
 use crate::locking::spinning::LockInstance;
 use crate::result::LockStat;
 use crate::spec::{ObjectKind, Spec};
@@ -34,8 +37,15 @@ pub struct Objects {
     pub atomics: Vec<Line>,
     /// Shared variables' values.
     pub variables: Vec<i64>,
+    /// Instances of sleeping-lock kinds that keep no table of their own
+    /// (each kind downcasts its own).
+    pub sleeping: Vec<Box<dyn std::any::Any + Send>>,
     /// First instance of each declared object in its kind's table.
     base: Vec<ObjId>,
+    /// Each declared object's sleeping-lock kind (its id), if it is one.
+    kinds: Vec<Option<u8>>,
+    /// The sleeping-lock kinds declared at all, in registry order.
+    pub(crate) used_kinds: Vec<u8>,
 }
 
 impl Objects {
@@ -54,41 +64,25 @@ impl Objects {
                 nr_cpus: nr_cpus as usize,
                 home: if obj.per_cpu { homes[i as usize] } else { 0 },
             };
+            let kind = sleeping::kind_of(&obj.kind);
             let base = match &obj.kind {
-                ObjectKind::Mutex { spin } => {
-                    let base = o.mutexes.len();
-                    o.mutexes
-                        .extend((0..n).map(|i| Mutex::new(id, *spin, at(i))));
-                    base
-                }
+                _ if kind.is_some() => kind.expect("a sleeping kind").imp.build(
+                    &mut o,
+                    &Build {
+                        object: id,
+                        kind: &obj.kind,
+                        home: &at,
+                        n,
+                    },
+                ),
                 ObjectKind::Atomic => {
                     let base = o.atomics.len();
                     o.atomics.extend((0..n).map(|i| Line::at(at(i))));
                     base
                 }
-                ObjectKind::Rwsem { spin, reader_spin } => {
-                    let base = o.rwsems.len();
-                    o.rwsems
-                        .extend((0..n).map(|i| Rwsem::new(id, *spin, *reader_spin, at(i))));
-                    base
-                }
-                ObjectKind::Seqcount => {
-                    let base = o.seqcounts.len();
-                    o.seqcounts.extend((0..n).map(|i| Seqcount::new(id, at(i))));
-                    base
-                }
                 ObjectKind::Variable { initial } => {
                     let base = o.variables.len();
                     o.variables.extend((0..n).map(|_| *initial));
-                    base
-                }
-                ObjectKind::Semaphore { initial } => {
-                    let base = o.semaphores.len();
-                    o.semaphores.extend((0..n).map(|i| Semaphore {
-                        count: *initial,
-                        waiters: Default::default(),
-                        line: Line::at(at(i)),
-                    }));
                     base
                 }
                 ObjectKind::Spinlock { kind, options } => {
@@ -101,7 +95,20 @@ impl Objects {
                         .extend((0..n).map(|i| LockInstance::new(id, (info.new)(*options, at(i)))));
                     base
                 }
+                ObjectKind::Sleeping { kind, .. } => {
+                    panic!("unknown sleeping lock kind `{kind}` in a compiled spec")
+                }
+                ObjectKind::Mutex { .. }
+                | ObjectKind::Rwsem { .. }
+                | ObjectKind::Semaphore { .. }
+                | ObjectKind::Seqcount => unreachable!("a registered sleeping kind"),
             };
+            o.kinds.push(kind.map(|k| k.id));
+            if let Some(k) = kind {
+                if let Err(at) = o.used_kinds.binary_search(&k.id) {
+                    o.used_kinds.insert(at, k.id);
+                }
+            }
             o.base.push(base as ObjId);
             stats.push(LockStat {
                 name: obj.name.clone(),
@@ -120,6 +127,13 @@ impl Objects {
         self.base[object as usize]
     }
 
+    /// The sleeping-lock kind (its id) of declared object `object`, if it
+    /// is one.
+    #[inline]
+    pub fn sleeping_kind(&self, object: u32) -> Option<u8> {
+        self.kinds[object as usize]
+    }
+
     /// Line transfers so far on each object's cache lines, all instances.
     pub fn line_transfers(&self, spec: &Spec, nr_cpus: u32) -> Vec<u64> {
         spec.objects
@@ -129,26 +143,16 @@ impl Objects {
                 let base = self.base[id] as usize;
                 let n = if obj.per_cpu { nr_cpus as usize } else { 1 };
                 let range = base..base + n;
-                match obj.kind {
-                    ObjectKind::Mutex { .. } => {
-                        self.mutexes[range].iter().map(|m| m.word.transfers).sum()
-                    }
-                    ObjectKind::Spinlock { .. } => self.spinlocks[range]
+                match (self.kinds[id], &obj.kind) {
+                    (Some(k), _) => sleeping::kind(k).imp.line_transfers(self, base, n),
+                    (None, ObjectKind::Spinlock { .. }) => self.spinlocks[range]
                         .iter()
                         .map(|l| l.imp.line_stats().1)
                         .sum(),
-                    ObjectKind::Semaphore { .. } => self.semaphores[range]
-                        .iter()
-                        .map(|s| s.line.transfers)
-                        .sum(),
-                    ObjectKind::Atomic => self.atomics[range].iter().map(|l| l.transfers).sum(),
-                    ObjectKind::Variable { .. } => 0,
-                    ObjectKind::Seqcount => {
-                        self.seqcounts[range].iter().map(|s| s.line.transfers).sum()
+                    (None, ObjectKind::Atomic) => {
+                        self.atomics[range].iter().map(|l| l.transfers).sum()
                     }
-                    ObjectKind::Rwsem { .. } => {
-                        self.rwsems[range].iter().map(|r| r.line.transfers).sum()
-                    }
+                    _ => 0,
                 }
             })
             .collect()

@@ -56,9 +56,13 @@ use std::collections::VecDeque;
 use crate::coherence::{Line, LineHome};
 use crate::event::*;
 use crate::interp::Flow;
+use crate::locking::objects::Objects;
 use crate::locking::osq::Osq;
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
 use crate::program::LockMode;
+use crate::spec::ObjectKind;
 use crate::task::*;
+use crate::Kernel;
 use smpsim_engine::Nanos;
 
 /// `MAX_READERS_WAKEUP` (kernel/locking/rwsem.c).
@@ -151,6 +155,91 @@ impl Rwsem {
             LockMode::Read => self.readers.iter().any(|r| r.0 == t),
             _ => self.writer == t,
         }
+    }
+}
+
+/// Where `down_read()`/`down_write()` continue (their [`Resume::Lock`]
+/// step).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwsemStep {
+    /// Woken on the wait list.
+    Woken = 0,
+    /// Back from a reschedule that ended an optimistic spin: queue.
+    Queue = 1,
+}
+
+/// `struct rw_semaphore` in the sleeping-lock registry.
+pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    id: 1,
+    name: "rwsem",
+    object_type: "rwsem",
+    default: true,
+    summary: "`struct rw_semaphore` (5.11+): reader stealing, writer OSQ spinning, handoff",
+    imp: &RwsemKind,
+};
+
+struct RwsemKind;
+
+impl SleepingLock for RwsemKind {
+    fn build(&self, o: &mut Objects, b: &Build) -> usize {
+        let ObjectKind::Rwsem { spin, reader_spin } = *b.kind else {
+            unreachable!("an rwsem declared as {:?}", b.kind)
+        };
+        let base = o.rwsems.len();
+        o.rwsems
+            .extend((0..b.n).map(|i| Rwsem::new(b.object, spin, reader_spin, (b.home)(i))));
+        base
+    }
+
+    fn lock_fn(&self, mode: LockMode) -> String {
+        format!("down_{}", mode.op_prefix())
+    }
+
+    fn object(&self, o: &Objects, l: u32) -> u32 {
+        o.rwsems[l as usize].object
+    }
+
+    fn line_transfers(&self, o: &Objects, first: usize, n: usize) -> u64 {
+        o.rwsems[first..first + n]
+            .iter()
+            .map(|r| r.line.transfers)
+            .sum()
+    }
+
+    fn lock(
+        &self,
+        k: &mut Kernel,
+        c: u32,
+        t: TaskId,
+        l: u32,
+        mode: LockMode,
+        step: Option<u8>,
+    ) -> Flow {
+        let step = step.map(|s| {
+            if s == RwsemStep::Queue as u8 {
+                RwsemStep::Queue
+            } else {
+                RwsemStep::Woken
+            }
+        });
+        k.rwsem_down(c, t, l, mode, step)
+    }
+
+    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow {
+        k.rwsem_up(c, t, l, mode);
+        Flow::Next
+    }
+
+    fn owner_leaves_cpu(&self, k: &mut Kernel, owner: TaskId) {
+        k.rwsem_owner_leaves_cpu(owner);
+    }
+
+    fn spin_need_resched(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) {
+        k.rwsem_spin_need_resched(c, t, l);
+    }
+
+    fn spin_finished(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) -> bool {
+        k.rwsem_spin_finished(c, t, l)
     }
 }
 
@@ -304,7 +393,7 @@ impl crate::Kernel<'_> {
 
     fn rwsem_sleep(&mut self, c: u32, t: TaskId) -> Flow {
         let wait_start = self.tasks[t as usize].wait.wait_start;
-        self.tasks[t as usize].resume = Resume::Rwsem(RwsemStep::Woken);
+        self.tasks[t as usize].resume = Resume::Lock(RwsemStep::Woken as u8);
         self.block(c, t);
         // Keep the lock-wait start, not the sleep start, for lock_stat.
         self.tasks[t as usize].wait.wait_start = wait_start;
@@ -599,9 +688,10 @@ impl crate::Kernel<'_> {
         let head = sem.osq.lock(t);
         self.preempt_disable(t);
         let task = &mut self.tasks[t as usize];
-        task.wait.spin = Spin::Lock {
+        task.wait.spin = Spin::Sleeping {
+            kind: KIND.id,
             lock: s,
-            how: LockSpin::RwsemQueued,
+            how: SpinHow::Queued,
         };
         task.wait.spin_done = false;
         task.wait.spin_abort = false;
@@ -646,9 +736,10 @@ impl crate::Kernel<'_> {
             ready += self.cost.line_transfer(oc, c);
         }
         let task = &mut self.tasks[t as usize];
-        task.wait.spin = Spin::Lock {
+        task.wait.spin = Spin::Sleeping {
+            kind: KIND.id,
             lock: s,
-            how: LockSpin::RwsemOnOwner,
+            how: SpinHow::OnOwner,
         };
         task.wait.spin_ready = ready;
         if reader_owned {
@@ -684,9 +775,10 @@ impl crate::Kernel<'_> {
         if task.wait.spin_done
             || task.wait.spin_abort
             || task.wait.spin
-                != (Spin::Lock {
+                != (Spin::Sleeping {
+                    kind: KIND.id,
                     lock: s,
-                    how: LockSpin::RwsemOnOwner,
+                    how: SpinHow::OnOwner,
                 })
         {
             return;
@@ -751,6 +843,9 @@ impl crate::Kernel<'_> {
     /// A task left its CPU: a spinner watching it as a writer owner gives
     /// up one line transfer later.
     pub(crate) fn rwsem_owner_leaves_cpu(&mut self, owner: TaskId) {
+        if self.objects.rwsem_watched.is_empty() {
+            return;
+        }
         let oc = self.tasks[owner as usize].cpu;
         for k in 0..self.objects.rwsem_watched.len() {
             let s = self.objects.rwsem_watched[k];
@@ -829,7 +924,7 @@ impl crate::Kernel<'_> {
         task.wait.spin = Spin::None;
         task.wait.spin_abort = false;
         task.gen = task.gen.wrapping_add(1);
-        task.resume = Resume::Rwsem(RwsemStep::Queue);
+        task.resume = Resume::Lock(RwsemStep::Queue as u8);
         self.preempt_enable(t);
         self.schedule(c);
     }

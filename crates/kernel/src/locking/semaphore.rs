@@ -7,9 +7,84 @@ use std::collections::VecDeque;
 
 use crate::coherence::Line;
 use crate::interp::Flow;
+use crate::locking::objects::Objects;
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::program::LockMode;
+use crate::spec::ObjectKind;
 use crate::task::*;
+use crate::Kernel;
+
+/// The `semaphore` object type in the sleeping-lock registry: `down()` is
+/// its lock, `up()` its unlock.
+pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    id: 2,
+    name: "semaphore",
+    object_type: "semaphore",
+    default: true,
+    summary: "counting semaphore: down() sleeps for a token, up() hands one over",
+    imp: &SemaphoreKind,
+};
+
+/// `down()`'s [`Resume::Lock`] step: woken with a token.
+const WOKEN: u8 = 0;
+
+struct SemaphoreKind;
+
+impl SleepingLock for SemaphoreKind {
+    fn build(&self, o: &mut Objects, b: &Build) -> usize {
+        let ObjectKind::Semaphore { initial } = *b.kind else {
+            unreachable!("a semaphore declared as {:?}", b.kind)
+        };
+        let base = o.semaphores.len();
+        o.semaphores.extend((0..b.n).map(|i| Semaphore {
+            object: b.object,
+            count: initial,
+            waiters: Default::default(),
+            line: Line::at((b.home)(i)),
+        }));
+        base
+    }
+
+    fn lock_fn(&self, _: LockMode) -> String {
+        "down".to_string()
+    }
+
+    fn object(&self, o: &Objects, l: u32) -> u32 {
+        o.semaphores[l as usize].object
+    }
+
+    fn line_transfers(&self, o: &Objects, first: usize, n: usize) -> u64 {
+        o.semaphores[first..first + n]
+            .iter()
+            .map(|s| s.line.transfers)
+            .sum()
+    }
+
+    fn lock(
+        &self,
+        k: &mut Kernel,
+        c: u32,
+        t: TaskId,
+        l: u32,
+        _: LockMode,
+        step: Option<u8>,
+    ) -> Flow {
+        k.down(c, t, l, step == Some(WOKEN))
+    }
+
+    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
+        k.up(c, t, l);
+        Flow::Next
+    }
+
+    fn spin_finished(&self, _: &mut Kernel, _: u32, _: TaskId, _: u32) -> bool {
+        unreachable!("a semaphore never spins")
+    }
+}
 
 pub struct Semaphore {
+    /// The object this instance belongs to.
+    pub object: u32,
     pub count: u32,
     pub waiters: VecDeque<TaskId>,
     pub line: Line,
@@ -32,7 +107,7 @@ impl crate::Kernel<'_> {
             return Flow::Next;
         }
         sem.waiters.push_back(t);
-        self.sleep_until_woken(c, t, Resume::Down)
+        self.sleep_until_woken(c, t, Resume::Lock(WOKEN))
     }
 
     /// `up()`.

@@ -20,8 +20,11 @@
 use crate::coherence::{Line, LineHome};
 use crate::event::*;
 use crate::interp::Flow;
+use crate::locking::objects::Objects;
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
 use crate::program::LockMode;
 use crate::task::*;
+use crate::Kernel;
 
 pub struct Seqcount {
     /// The object this instance belongs to.
@@ -44,6 +47,57 @@ impl Seqcount {
             line: Line::at(at),
             write_start: 0,
         }
+    }
+}
+
+/// `seqcount_t` in the sleeping-lock registry: its ops are its own
+/// (`write_seqcount_*`, `read_seqcount_*`, in `locking_op`), not lock and
+/// unlock; what it shares is the reader's spin on an odd sequence.
+pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    id: 3,
+    name: "seqcount",
+    object_type: "seqcount",
+    default: true,
+    summary: "`seqcount_t`: odd while written, readers spin and retry",
+    imp: &SeqcountKind,
+};
+
+struct SeqcountKind;
+
+impl SleepingLock for SeqcountKind {
+    fn build(&self, o: &mut Objects, b: &Build) -> usize {
+        let base = o.seqcounts.len();
+        o.seqcounts
+            .extend((0..b.n).map(|i| Seqcount::new(b.object, (b.home)(i))));
+        base
+    }
+
+    fn lock_fn(&self, _: LockMode) -> String {
+        "read_seqcount_begin".to_string()
+    }
+
+    fn object(&self, o: &Objects, l: u32) -> u32 {
+        o.seqcounts[l as usize].object
+    }
+
+    fn line_transfers(&self, o: &Objects, first: usize, n: usize) -> u64 {
+        o.seqcounts[first..first + n]
+            .iter()
+            .map(|s| s.line.transfers)
+            .sum()
+    }
+
+    fn lock(&self, _: &mut Kernel, _: u32, _: TaskId, _: u32, _: LockMode, _: Option<u8>) -> Flow {
+        unreachable!("a seqcount has no lock op")
+    }
+
+    fn unlock(&self, _: &mut Kernel, _: u32, _: TaskId, _: u32, _: LockMode) -> Flow {
+        unreachable!("a seqcount has no unlock op")
+    }
+
+    fn spin_finished(&self, k: &mut Kernel, _: u32, t: TaskId, _: u32) -> bool {
+        k.seqcount_spin_finished(t);
+        true
     }
 }
 
@@ -118,9 +172,10 @@ impl crate::Kernel<'_> {
             .lock_contended_mode(now, object, LockMode::Read);
         let task = &mut self.tasks[t as usize];
         task.wait.wait_start = now;
-        task.wait.spin = Spin::Lock {
+        task.wait.spin = Spin::Sleeping {
+            kind: KIND.id,
             lock: s,
-            how: LockSpin::SeqcountOdd,
+            how: SpinHow::Value,
         };
         task.wait.spin_done = false;
         task.gen = task.gen.wrapping_add(1);

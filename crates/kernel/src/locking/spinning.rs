@@ -144,10 +144,7 @@ impl crate::Kernel<'_> {
                 self.metrics.lock_contended(self.now, object);
                 let task = &mut self.tasks[t as usize];
                 task.gen = task.gen.wrapping_add(1);
-                task.wait.spin = Spin::Lock {
-                    lock: l,
-                    how: LockSpin::Spinning,
-                };
+                task.wait.spin = Spin::Lock { lock: l };
                 task.wait.spin_done = false;
                 debug_assert!(
                     recursive

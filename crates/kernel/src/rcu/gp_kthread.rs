@@ -85,3 +85,14 @@ impl crate::Kernel<'_> {
         }
     }
 }
+
+/// `rcu_sched`, when the scenario uses RCU.
+pub const KTHREAD: crate::kthread::KthreadInfo = crate::kthread::KthreadInfo {
+    name: "rcu_sched",
+    used_by: super::used_by,
+    spawn: crate::kthread::Spawn::One {
+        cpu: super::gp_kthread_cpu,
+    },
+    step: |k, c, _| k.rcu_gp_kthread(c),
+    started: |k, ids| k.rcu.gp_kthread = ids[0],
+};

@@ -11,7 +11,7 @@
 //! of it, and routes RCU events.
 
 mod exp;
-mod gp_kthread;
+pub(crate) mod gp_kthread;
 mod stall;
 mod tree;
 

@@ -197,11 +197,8 @@ impl crate::Kernel<'_> {
         }
         let next = self.pick_next(c);
         if prev != NO_TASK && next != prev {
-            // owner->on_cpu goes to 0: spinners on its mutexes give up.
-            self.owner_leaves_cpu(prev);
-            if !self.objects.rwsem_watched.is_empty() {
-                self.rwsem_owner_leaves_cpu(prev);
-            }
+            // owner->on_cpu goes to 0: spinners on the locks it owns give up.
+            self.sleeping_owner_leaves_cpu(prev);
         }
         if next != NO_TASK {
             let task = &self.tasks[next as usize];
