@@ -260,6 +260,10 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Also print the per-CPU rows in text (each CPU's preempt-off
+    /// windows, the CPUs with sections over 1 ms); off by default.
+    #[arg(long)]
+    pub per_cpu: bool,
     /// `lkml`: 72-column before/after text; `csv`: the per-window series
     /// (longest preempt-off and IRQ-off section per CPU and window).
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
@@ -285,6 +289,10 @@ pub struct ReproduceArgs {
     /// Exit with status 1 if any metric misses its pass rule.
     #[arg(long)]
     pub check: bool,
+    /// Also print the per-CPU rows of each case's runs in text (each CPU's
+    /// preempt-off windows, the CPUs with sections over 1 ms).
+    #[arg(long)]
+    pub per_cpu: bool,
     /// Override a value in every case's scenario (for sensitivity sweeps).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,

@@ -108,7 +108,10 @@ pub fn main(args: RunArgs) -> i32 {
         }
     }
     let machine = runs_machine(&scenario, &variants, &sets);
-    let out = smpsim_report::format::run(args.format, &scenario.name, &machine, &runs);
+    let opts = smpsim_report::text::Options {
+        per_cpu: args.per_cpu,
+    };
+    let out = smpsim_report::format::run(args.format, &scenario.name, &machine, &runs, opts);
     match emit(&out, args.output.as_deref()) {
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),

@@ -18,9 +18,15 @@ pub enum RunFormat {
 }
 
 /// A run of a scenario's variants.
-pub fn run(format: RunFormat, scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
+pub fn run(
+    format: RunFormat,
+    scenario: &str,
+    machine: &str,
+    runs: &[VariantRun],
+    opts: text::Options,
+) -> String {
     match format {
-        RunFormat::Text => text::runs(scenario, machine, runs),
+        RunFormat::Text => text::runs(scenario, machine, runs, opts),
         RunFormat::Lkml => lkml::runs(scenario, machine, runs),
         RunFormat::Csv => csv::run_windows(runs),
         RunFormat::Json => {

@@ -298,7 +298,11 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
 /// the pass rule holds, per metric, under a line per case.
 pub fn reproduce(rows: &[MetricRow]) -> String {
     const V: usize = 11;
-    let mut s = String::from("smpsim reproduce: published vs simulated\n\n");
+    let mut s = String::from("smpsim reproduce: published vs simulated\n");
+    if rows.first().is_some_and(|r| r.quick) {
+        s.push_str(&wrap(crate::text::QUICK_NOTE, ""));
+    }
+    s.push('\n');
     let name_w = WIDTH - 2 * V - PCT - 4 - 8;
     let _ = writeln!(
         s,
@@ -322,8 +326,9 @@ pub fn reproduce(rows: &[MetricRow]) -> String {
         }
         let lead = format!(
             "{:>V$}  {:>PCT$}  {:>V$}  {:<4}  ",
-            fmt(r.published, Unit::Plain),
-            pct_change(r.published, r.simulated),
+            r.published.map_or("-".into(), |p| fmt(p, Unit::Plain)),
+            r.published
+                .map_or("-".into(), |p| pct_change(p, r.simulated)),
             fmt(r.simulated, Unit::Plain),
             if r.pass { "ok" } else { "MISS" }
         );

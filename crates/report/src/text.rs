@@ -93,21 +93,33 @@ fn ratio(v: f64, base: f64) -> String {
     }
 }
 
+/// What the text of a run shows beyond its summary.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// The per-CPU rows (each CPU's preempt-off windows, the CPUs with
+    /// long sections); off by default, as they are hundreds of lines on a
+    /// large machine.
+    pub per_cpu: bool,
+}
+
 /// Formats runs of one scenario, variants side by side; ratios are against
-/// the first variant.
-pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
+/// the first variant. The verdict (what the detectors reported) comes
+/// right after the header, before the tables.
+pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun], opts: Options) -> String {
     let mut out = String::new();
     header(&mut out, scenario, machine, runs);
+    findings(&mut out, runs);
+    out.push('\n');
     counters(&mut out, runs);
     histograms(&mut out, runs);
     cpu_time(&mut out, runs);
-    preempt_off_windows(&mut out, runs);
+    preempt_off_windows(&mut out, runs, opts.per_cpu);
     task_groups(&mut out, runs);
     time1(&mut out, runs);
     lock_stat(&mut out, runs);
     switches(&mut out, runs);
     rcu(&mut out, runs);
-    findings(&mut out, runs);
+    engine(&mut out, runs);
     out
 }
 
@@ -275,13 +287,29 @@ fn cpu_time(out: &mut String, runs: &[VariantRun]) {
 }
 
 /// Per-CPU preempt-off windows (the seed 001 table) when there are several,
-/// and the CPUs with sections longer than 1 ms.
-fn preempt_off_windows(out: &mut String, runs: &[VariantRun]) {
+/// and the CPUs with sections longer than 1 ms; with `per_cpu` off, one
+/// line saying how many rows `--per-cpu` shows.
+fn preempt_off_windows(out: &mut String, runs: &[VariantRun], per_cpu: bool) {
     let first = &runs[0].result;
     let windows = first
         .cpus
         .first()
         .map_or(0, |c| c.preempt_off_windows.len());
+    if !per_cpu {
+        let long = runs
+            .iter()
+            .flat_map(|r| r.result.cpus.iter())
+            .filter(|c| c.long_preempt_off.iter().any(|&n| n > 0))
+            .count();
+        let rows = if windows >= 2 { first.cpus.len() } else { 0 } + long;
+        if rows > 0 {
+            let _ = writeln!(
+                out,
+                "per-CPU rows ({rows}: preempt-off windows per CPU, CPUs with sections over 1 ms): --per-cpu\n"
+            );
+        }
+        return;
+    }
     if windows >= 2 {
         let mut head = vec!["cpu".to_string()];
         for r in runs {
@@ -526,7 +554,7 @@ fn rcu(out: &mut String, runs: &[VariantRun]) {
     }
 }
 
-/// Detector findings and engine statistics.
+/// Detector findings: the verdict of a run.
 fn findings(out: &mut String, runs: &[VariantRun]) {
     for r in runs {
         if r.result.findings.is_empty() {
@@ -544,6 +572,10 @@ fn findings(out: &mut String, runs: &[VariantRun]) {
             );
         }
     }
+}
+
+/// Engine statistics.
+fn engine(out: &mut String, runs: &[VariantRun]) {
     for r in runs {
         let _ = writeln!(
             out,
@@ -556,9 +588,38 @@ fn findings(out: &mut String, runs: &[VariantRun]) {
         );
     }
 }
-/// The published-vs-simulated table of a reproduction, after the text of
-/// its cases (`per_case`).
-pub fn reproduce(rows: &[crate::model::MetricRow], mut per_case: String) -> String {
+/// A reproduction: the verdict first (pass/miss per case), then the
+/// published-vs-simulated table, then the text of its cases (`per_case`).
+/// A `--quick` reproduction says so in its first line.
+pub fn reproduce(rows: &[crate::model::MetricRow], per_case: String) -> String {
+    let mut out = String::new();
+    if rows.first().is_some_and(|r| r.quick) {
+        out.push_str(QUICK_NOTE);
+        out.push_str("\n\n");
+    }
+    out.push_str("=== verdict ===\n");
+    let verdict = crate::model::verdict(rows);
+    let w = verdict.iter().map(|c| c.0.len()).max().unwrap_or(0);
+    for (case, passed, missed) in &verdict {
+        let total = passed + missed.len();
+        let _ = write!(out, "{case:<w$}  {passed} of {total} metrics pass");
+        if missed.is_empty() {
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "; MISS: {}", missed.join(", "));
+        }
+    }
+    let passed = rows.iter().filter(|r| r.pass).count();
+    let _ = writeln!(
+        out,
+        "{passed} of {} metrics within their pass rule{}\n",
+        rows.len(),
+        if passed == rows.len() {
+            ""
+        } else {
+            " (--check exits 1)"
+        }
+    );
     let mut t = Table::new(
         [
             "case",
@@ -577,18 +638,24 @@ pub fn reproduce(rows: &[crate::model::MetricRow], mut per_case: String) -> Stri
         t.row(vec![
             r.case.clone(),
             r.metric.clone(),
-            num(r.published),
+            r.published.map_or("-".into(), num),
             num(r.simulated),
-            format!("{:.2}", r.ratio),
+            r.ratio.map_or("-".into(), |x| format!("{x:.2}")),
             r.rule.clone(),
             r.seeds.to_string(),
             if r.pass { "yes".into() } else { "NO".into() },
         ]);
     }
-    per_case.push_str("=== published vs simulated ===\n");
-    t.render(&mut per_case);
-    per_case
+    out.push_str("=== published vs simulated ===\n");
+    t.render(&mut out);
+    out.push('\n');
+    out.push_str(&per_case);
+    out
 }
+
+/// What a `--quick` reproduction says wherever it is shown.
+pub const QUICK_NOTE: &str =
+    "QUICK: each case's shortened settings (--quick), not the published run lengths";
 
 /// A published or simulated figure: as many decimals as its size needs.
 pub fn num(v: f64) -> String {
