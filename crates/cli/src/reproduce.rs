@@ -187,8 +187,9 @@ pub fn main(args: ReproduceArgs) -> i32 {
         text_out.push_str(&format!("=== {} ===\n", rep.case));
         let opts = text::Options {
             per_cpu: args.per_cpu,
+            lock_types: smpsim_report::perf_lock::lock_types(&specs[0][0]),
         };
-        text_out.push_str(&text::runs(&scenario.name, &machine.name, first, opts));
+        text_out.push_str(&text::runs(&scenario.name, &machine.name, first, &opts));
         let case_rows = rows.len();
         for m in &rep.metrics {
             let mut values = Vec::new();

@@ -94,18 +94,22 @@ fn ratio(v: f64, base: f64) -> String {
 }
 
 /// What the text of a run shows beyond its summary.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// The per-CPU rows (each CPU's preempt-off windows, the CPUs with
     /// long sections); off by default, as they are hundreds of lines on a
     /// large machine.
     pub per_cpu: bool,
+    /// Each lock class's type as `perf lock contention` names it
+    /// (`spinlock`, `mutex`, `rwsem`, ...), by class name: see
+    /// [`crate::perf_lock::lock_types`].
+    pub lock_types: Vec<(String, String)>,
 }
 
 /// Formats runs of one scenario, variants side by side; ratios are against
 /// the first variant. The verdict (what the detectors reported) comes
 /// right after the header, before the tables.
-pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun], opts: Options) -> String {
+pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun], opts: &Options) -> String {
     let mut out = String::new();
     header(&mut out, scenario, machine, runs);
     findings(&mut out, runs);
@@ -433,7 +437,8 @@ fn time1(out: &mut String, runs: &[VariantRun]) {
     }
 }
 
-/// The `lock_stat` table.
+/// The `lock_stat` table, as `/proc/lock_stat` prints it: every time in
+/// microseconds with two decimals.
 fn lock_stat(out: &mut String, runs: &[VariantRun]) {
     if runs[0].result.locks.is_empty() {
         return;
@@ -442,31 +447,51 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
     for row in lock_stat_rows(runs) {
         t.row(row);
     }
-    out.push_str("lock_stat\n");
+    out.push_str("lock_stat (times in us, as /proc/lock_stat)\n");
     t.render(out);
     out.push('\n');
 }
 
-/// The columns of the `lock_stat` table.
-pub const LOCK_STAT_COLUMNS: [&str; 11] = [
+/// The columns of the `lock_stat` table: the kernel's
+/// (`kernel/locking/lockstat.c`), in its order, less those the model does
+/// not record (`con-bounces` and `acq-bounces` apart, `waittime-min`,
+/// `holdtime-min`), then the model's own: `bounces` (`con-bounces` +
+/// `acq-bounces`), time spent spinning, and handoffs.
+pub const LOCK_STAT_COLUMNS: [&str; 13] = [
     "class name",
     "variant",
     "contentions",
     "waittime-max",
     "waittime-total",
+    "waittime-avg",
     "acquisitions",
     "holdtime-max",
     "holdtime-total",
+    "holdtime-avg",
+    "bounces",
     "spin-total",
     "handoffs",
-    "bounces",
 ];
+
+/// Nanoseconds as `/proc/lock_stat` prints them (`snprint_time()`):
+/// microseconds with two decimals, rounded at 5 ns.
+pub fn lock_stat_time(ns: u64) -> String {
+    let nr = ns + 5;
+    format!("{}.{:02}", nr / 1000, (nr % 1000) / 10)
+}
+
+/// `lock_stat`'s average: total over the number of samples, in whole
+/// nanoseconds, 0 without samples.
+fn lock_stat_avg(total: u64, nr: u64) -> String {
+    lock_stat_time(total.checked_div(nr).unwrap_or(0))
+}
 
 /// The `lock_stat` rows of every variant, class by class: a class no
 /// variant took is left out, and a sleeping reader-writer lock's read side
 /// is a class of its own (`NAME-R` beside `NAME-W`), as `/proc/lock_stat`
 /// shows it.
 pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
+    let t = lock_stat_time;
     let mut rows = Vec::new();
     for (i, l) in runs[0].result.locks.iter().enumerate() {
         for r in runs {
@@ -483,11 +508,13 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
                     format!("{name}-R"),
                     r.variant.clone(),
                     read.contentions.to_string(),
-                    fmt_ns(read.wait_max_ns as f64),
-                    fmt_ns(read.wait_total_ns as f64),
+                    t(read.wait_max_ns),
+                    t(read.wait_total_ns),
+                    lock_stat_avg(read.wait_total_ns, read.contentions),
                     read.acquisitions.to_string(),
-                    fmt_ns(read.hold_max_ns as f64),
-                    fmt_ns(read.hold_total_ns as f64),
+                    t(read.hold_max_ns),
+                    t(read.hold_total_ns),
+                    lock_stat_avg(read.hold_total_ns, read.acquisitions),
                     "-".into(),
                     "-".into(),
                     "-".into(),
@@ -503,14 +530,16 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
                 name,
                 r.variant.clone(),
                 l2.contentions.to_string(),
-                fmt_ns(l2.wait_max_ns as f64),
-                fmt_ns(l2.wait_total_ns as f64),
+                t(l2.wait_max_ns),
+                t(l2.wait_total_ns),
+                lock_stat_avg(l2.wait_total_ns, l2.contentions),
                 l2.acquisitions.to_string(),
-                fmt_ns(l2.hold_max_ns as f64),
-                fmt_ns(l2.hold_total_ns as f64),
-                fmt_ns(l2.spin_total_ns as f64),
-                l2.handoffs.to_string(),
+                t(l2.hold_max_ns),
+                t(l2.hold_total_ns),
+                lock_stat_avg(l2.hold_total_ns, l2.acquisitions),
                 l2.bounces.to_string(),
+                t(l2.spin_total_ns),
+                l2.handoffs.to_string(),
             ]);
         }
     }
@@ -665,5 +694,22 @@ pub fn num(v: f64) -> String {
         format!("{v:.1}")
     } else {
         format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_stat_times_are_microseconds_with_two_decimals() {
+        // snprint_time(): (ns + 5) / 1000 "." ((ns + 5) % 1000) / 10.
+        assert_eq!(lock_stat_time(0), "0.00");
+        assert_eq!(lock_stat_time(892), "0.89");
+        assert_eq!(lock_stat_time(22_900), "22.90");
+        assert_eq!(lock_stat_time(269_680_000), "269680.00");
+        assert_eq!(lock_stat_time(1_995), "2.00");
+        assert_eq!(lock_stat_avg(10, 0), "0.00");
+        assert_eq!(lock_stat_avg(3_000, 2), "1.50");
     }
 }
