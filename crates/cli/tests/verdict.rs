@@ -134,3 +134,44 @@ fn run_prints_per_cpu_rows_only_with_per_cpu() {
         "--per-cpu shows them: {full}"
     );
 }
+
+#[test]
+fn sweep_lkml_compares_latencies_too() {
+    let d = dir("verdict-sweep-lkml");
+    let out = smpsim()
+        .args([
+            "sweep",
+            repo("scenarios/examples/mutex-contention.toml")
+                .to_str()
+                .unwrap(),
+            "--cpus",
+            "2,4",
+            "--seeds",
+            "2",
+            "--set",
+            "scenario.duration=2ms",
+            "--set",
+            "scenario.warmup=0ms",
+            "-q",
+            "--format",
+            "lkml",
+            "-o",
+            d.join("r.jsonl").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("%stddev"), "{text}");
+    for m in [
+        "ops/s @4 CPUs",
+        "syscall_latency p50 @4 CPUs",
+        "syscall_latency p99 @2 CPUs",
+    ] {
+        let l = text.lines().find(|l| l.ends_with(m)).expect(&text);
+        assert_eq!(l.matches('±').count(), 2, "{l}");
+    }
+    for l in text.lines() {
+        assert!(l.chars().count() <= 72, "{l}");
+    }
+}
