@@ -175,3 +175,35 @@ fn sweep_lkml_compares_latencies_too() {
         assert!(l.chars().count() <= 72, "{l}");
     }
 }
+
+/// The README's worked example is what `run` prints: every line of it
+/// (but the abridged ones, with `...`) is a line of the output.
+#[test]
+fn the_readmes_worked_example_is_what_run_prints() {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let at = readme
+        .find("prints, variants side by side")
+        .expect("the worked example");
+    let block = readme[at..].split("```").nth(1).unwrap();
+    let out = smpsim()
+        .args([
+            "run",
+            "-q",
+            repo("scenarios/examples/mutex-contention.toml")
+                .to_str()
+                .unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for l in block
+        .lines()
+        .filter(|l| !l.is_empty() && !l.contains("..."))
+    {
+        assert!(
+            lines.contains(&l),
+            "README line not in the output: {l:?}\n{text}"
+        );
+    }
+}
