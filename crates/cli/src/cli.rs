@@ -65,9 +65,13 @@ pub enum CodeForm {
 }
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct SweepArgs {
+    #[command(subcommand)]
+    pub command: Option<SweepCommand>,
     /// Scenario file (TOML).
-    pub scenario: PathBuf,
+    #[arg(required = true)]
+    pub scenario: Option<PathBuf>,
     /// CPU counts: a list (`1,2,4,8`) or a range (`1..384:x2`, `2..16:+2`);
     /// each restricts every task group to CPUs 0..N.
     #[arg(long)]
@@ -82,14 +86,37 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1)]
     pub seeds: u64,
     /// The JSON Lines file the points stream to; an existing one is resumed.
-    #[arg(long, short = 'o')]
-    pub output: PathBuf,
+    #[arg(long, short = 'o', required = true)]
+    pub output: Option<PathBuf>,
+    /// Run only shard K of N (1 <= K <= N): the points whose index in the
+    /// sweep's fixed order is K-1 modulo N, the same on every machine.
+    /// `sweep merge` joins the shards' files into the whole sweep's.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     /// Also print the results on stdout once every point is in.
     #[arg(long, value_enum)]
     pub format: Option<SweepFormat>,
     /// No progress or summary on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+#[derive(Subcommand)]
+pub enum SweepCommand {
+    /// Join the results files of a sharded sweep (`--shard K/N`) into the
+    /// file the whole sweep writes on one machine, byte for byte; refuses
+    /// files of different scenarios or sweeps, and points in two files.
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The shards' results files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The merged file (written atomically).
+    #[arg(long, short = 'o')]
+    pub output: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -260,6 +287,10 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Also print the per-CPU rows in text (each CPU's preempt-off
+    /// windows, the CPUs with sections over 1 ms); off by default.
+    #[arg(long)]
+    pub per_cpu: bool,
     /// `lkml`: 72-column before/after text; `csv`: the per-window series
     /// (longest preempt-off and IRQ-off section per CPU and window).
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
@@ -285,6 +316,10 @@ pub struct ReproduceArgs {
     /// Exit with status 1 if any metric misses its pass rule.
     #[arg(long)]
     pub check: bool,
+    /// Also print the per-CPU rows of each case's runs in text (each CPU's
+    /// preempt-off windows, the CPUs with sections over 1 ms).
+    #[arg(long)]
+    pub per_cpu: bool,
     /// Override a value in every case's scenario (for sensitivity sweeps).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use smpsim_report::metric::{self, Runs};
-use smpsim_report::model::{band, passes, rule_text, CaseRun, MetricRow};
+use smpsim_report::model::{band, passes, published_figure, ratio, rule_text, CaseRun, MetricRow};
 use smpsim_report::{text, VariantRun};
 use smpsim_scenario::Scenario;
 
@@ -185,7 +185,11 @@ pub fn main(args: ReproduceArgs) -> i32 {
         let first = &per_seed[0];
         let machine = specs[0][0].machine.clone();
         text_out.push_str(&format!("=== {} ===\n", rep.case));
-        text_out.push_str(&text::runs(&scenario.name, &machine.name, first));
+        let opts = text::Options {
+            per_cpu: args.per_cpu,
+            lock_types: smpsim_report::perf_lock::lock_types(&specs[0][0]),
+        };
+        text_out.push_str(&text::runs(&scenario.name, &machine.name, first, &opts));
         let case_rows = rows.len();
         for m in &rep.metrics {
             let mut values = Vec::new();
@@ -213,22 +217,20 @@ pub fn main(args: ReproduceArgs) -> i32 {
             let mean = values.iter().sum::<f64>() / values.len() as f64;
             let min = values.iter().copied().fold(f64::INFINITY, f64::min);
             let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let published = published_figure(m.published, &m.pass);
             rows.push(MetricRow {
                 case: rep.case.clone(),
                 metric: m.name.clone(),
-                published: m.published,
+                published,
                 simulated: mean,
-                ratio: if m.published != 0.0 {
-                    mean / m.published
-                } else {
-                    f64::NAN
-                },
+                ratio: ratio(published, mean),
                 pass: passes(&m.pass, m.published, mean),
                 rule: rule_text(&m.pass),
                 seeds: *seeds,
                 min,
                 max,
                 source: m.source.clone(),
+                quick: args.quick,
                 band: band(&m.pass, m.published),
             });
         }

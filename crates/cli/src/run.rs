@@ -49,10 +49,13 @@ pub fn main(args: RunArgs) -> i32 {
     }
     let variants = variants_to_run(&scenario, &args.variants);
     if (args.seeds.is_some() || args.explore.is_some())
-        && matches!(args.format, RunFormat::Lkml | RunFormat::Csv)
+        && matches!(
+            args.format,
+            RunFormat::Lkml | RunFormat::Csv | RunFormat::PerfLock
+        )
     {
         return fail(
-            "error: --format lkml and csv show one run; with --seeds or --explore use text or json",
+            "error: --format lkml, csv and perf-lock show one run; with --seeds or --explore use text or json",
         );
     }
     if let Some(n) = args.seeds {
@@ -108,7 +111,14 @@ pub fn main(args: RunArgs) -> i32 {
         }
     }
     let machine = runs_machine(&scenario, &variants, &sets);
-    let out = smpsim_report::format::run(args.format, &scenario.name, &machine, &runs);
+    let opts = smpsim_report::text::Options {
+        per_cpu: args.per_cpu,
+        lock_types: specs
+            .first()
+            .map(smpsim_report::perf_lock::lock_types)
+            .unwrap_or_default(),
+    };
+    let out = smpsim_report::format::run(args.format, &scenario.name, &machine, &runs, &opts);
     match emit(&out, args.output.as_deref()) {
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),

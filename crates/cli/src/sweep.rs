@@ -30,6 +30,8 @@ use smpsim_runner::progress::{Item, Progress};
 /// One point of a sweep.
 #[derive(Clone, Debug)]
 struct Point {
+    /// Its place in the sweep's fixed order.
+    index: usize,
     variant: Option<String>,
     cpus: Option<u32>,
     sets: Vec<(String, String)>,
@@ -50,7 +52,50 @@ impl Point {
     }
 }
 
+/// A sweep's arguments, its scenario, output and shard checked.
+struct Args {
+    scenario: std::path::PathBuf,
+    output: std::path::PathBuf,
+    shard: Option<(usize, usize)>,
+    a: SweepArgs,
+}
+
+/// Parses `--shard K/N`: K and N with 1 <= K <= N.
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad =
+        || format!("error: --shard {s}: expected K/N with 1 <= K <= N (shard K of N), e.g. 2/4");
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let k: usize = k.trim().parse().map_err(|_| bad())?;
+    let n: usize = n.trim().parse().map_err(|_| bad())?;
+    if k == 0 || n == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+/// Whether shard `(k, n)` runs the point at `index`: every N-th point from
+/// the (K-1)-th, so each shard has points of every CPU count and setting.
+fn in_shard(index: usize, shard: Option<(usize, usize)>) -> bool {
+    shard.is_none_or(|(k, n)| index % n == k - 1)
+}
+
 pub fn main(args: SweepArgs) -> i32 {
+    if let Some(crate::cli::SweepCommand::Merge(m)) = args.command {
+        return merge(&m.files, &m.output);
+    }
+    let (Some(scenario_path), Some(output)) = (args.scenario.clone(), args.output.clone()) else {
+        return fail("error: sweep needs a SCENARIO and -o FILE");
+    };
+    let shard = match args.shard.as_deref().map(parse_shard).transpose() {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let args = Args {
+        scenario: scenario_path,
+        output,
+        shard,
+        a: args,
+    };
     let scenario = match smpsim_scenario::load(&args.scenario) {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -66,7 +111,7 @@ pub fn main(args: SweepArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let cpus: Vec<Option<u32>> = match &args.cpus {
+    let cpus: Vec<Option<u32>> = match &args.a.cpus {
         None => vec![None],
         Some(c) => match parse_cpus(c) {
             Ok(v) => v.into_iter().map(Some).collect(),
@@ -81,13 +126,13 @@ pub fn main(args: SweepArgs) -> i32 {
             ));
         }
     }
-    if args.seeds == 0 {
+    if args.a.seeds == 0 {
         return fail("error: --seeds 0: a sweep needs at least one seed");
     }
-    if let Err(e) = crate::output::check_seeds(args.seeds) {
+    if let Err(e) = crate::output::check_seeds(args.a.seeds) {
         return fail(e);
     }
-    let sets = match parse_sets(&args.sets) {
+    let sets = match parse_sets(&args.a.sets) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -115,6 +160,7 @@ pub fn main(args: SweepArgs) -> i32 {
     // `--variant a,b` as well as `--variant a --variant b`; a name the
     // scenario does not have is refused before anything runs.
     let asked: Vec<String> = args
+        .a
         .variants
         .iter()
         .flat_map(|v| v.split(','))
@@ -146,7 +192,7 @@ pub fn main(args: SweepArgs) -> i32 {
     let count = sets
         .iter()
         .map(|(_, v)| split_values(v).len() as u64)
-        .chain([variants.len() as u64, cpus.len() as u64, args.seeds])
+        .chain([variants.len() as u64, cpus.len() as u64, args.a.seeds])
         .try_fold(1u64, |n, k| n.checked_mul(k))
         .filter(|n| *n <= max_points);
     if count.is_none() {
@@ -173,8 +219,9 @@ pub fn main(args: SweepArgs) -> i32 {
     for v in &variants {
         for &n in &cpus {
             for c in &combos {
-                for k in 0..args.seeds {
+                for k in 0..args.a.seeds {
                     points.push(Point {
+                        index: points.len(),
                         variant: v.clone(),
                         cpus: n,
                         sets: c.clone(),
@@ -189,6 +236,11 @@ pub fn main(args: SweepArgs) -> i32 {
         Ok(d) => d,
         Err(e) => return fail(e),
     };
+    // This shard's points (every point without --shard).
+    let points: Vec<Point> = points
+        .into_iter()
+        .filter(|p| in_shard(p.index, args.shard))
+        .collect();
     let todo: Vec<&Point> = points
         .iter()
         .filter(|p| !done.contains(&p.key(&hash)))
@@ -215,7 +267,7 @@ pub fn main(args: SweepArgs) -> i32 {
                 .map_err(|e| e.to_string())
         })
         .collect();
-    let progress = Progress::new("sweep", "points", args.quiet);
+    let progress = Progress::new("sweep", "points", args.a.quiet);
     let costs: Vec<(u64, f64)> = specs
         .par_iter()
         .map(|s| match s {
@@ -253,7 +305,7 @@ pub fn main(args: SweepArgs) -> i32 {
     if let Err(e) = sort_file(&args.output, &points, &hash) {
         return fail(e);
     }
-    if let Some(format) = args.format {
+    if let Some(format) = args.a.format {
         let mine = points_keys(&points, &hash);
         let lines = match smpsim_report::results_file::read_points(&args.output) {
             Ok(p) => p,
@@ -268,9 +320,11 @@ pub fn main(args: SweepArgs) -> i32 {
             return fail(format!("error: {e}"));
         }
     }
-    if !args.quiet {
+    if !args.a.quiet {
         eprintln!(
-            "sweep: {} points ({} run now, {} already in {})",
+            "sweep: {}{} points ({} run now, {} already in {})",
+            args.shard
+                .map_or(String::new(), |(k, n)| format!("shard {k}/{n}: ")),
             points.len(),
             total,
             points.len() - total,
@@ -319,6 +373,7 @@ fn run_point(
         "cpus": p.cpus,
         "settings": settings,
         "seed": p.seed,
+        "index": p.index,
         "smpsim": crate::BUILT_FROM,
     });
     match spec {
@@ -362,4 +417,128 @@ fn sort_file(path: &Path, points: &[Point], hash: &str) -> Result<(), String> {
         out.push('\n');
     }
     crate::output::emit(&out, Some(path)).map_err(|e| format!("error: {e}"))
+}
+
+/// One line of a results file given to `sweep merge`.
+struct MergeLine<'a> {
+    index: u64,
+    key: String,
+    file: &'a Path,
+    line: &'a str,
+}
+
+/// `sweep merge`: the shards' lines in the sweep's point order, as the
+/// whole sweep writes them. Each line is kept byte for byte (never parsed
+/// and written again). Refused: lines of different scenarios (or scenario
+/// texts), a point in two files, two points at one place in the order (not
+/// shards of one sweep), a file that is not a sweep's.
+fn merge(files: &[std::path::PathBuf], output: &Path) -> i32 {
+    let inputs: Vec<(&str, &Path)> = files.iter().map(|f| ("input", f.as_path())).collect();
+    if let Err(e) = crate::output::check_outputs(&inputs, &[("-o", output)]) {
+        return fail(e);
+    }
+    let texts: Vec<String> = match files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).map_err(|e| format!("error: {}: {e}", f.display())))
+        .collect()
+    {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let mut lines: Vec<MergeLine> = Vec::new();
+    let mut scenario: Option<(String, String, &Path)> = None;
+    for (file, text) in files.iter().zip(&texts) {
+        if !text.is_empty() && !text.ends_with('\n') {
+            return fail(format!(
+                "error: {}: the last line is torn (the shard did not finish); run its sweep again to complete it",
+                file.display()
+            ));
+        }
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = || format!("{}:{}", file.display(), n + 1);
+            let v: serde_json::Value = match serde_json::from_str(line) {
+                Ok(v) => v,
+                Err(e) => return fail(format!("error: {}: not a sweep result ({e})", at())),
+            };
+            let (Some(key), Some(hash), Some(index)) = (
+                v["key"].as_str(),
+                v["scenario_hash"].as_str(),
+                v["index"].as_u64(),
+            ) else {
+                return fail(format!(
+                    "error: {}: not a point of a sweep this smpsim can merge (no key, scenario_hash or index); run the sweep again",
+                    at()
+                ));
+            };
+            let name = v["scenario"].as_str().unwrap_or("").to_string();
+            match &scenario {
+                None => scenario = Some((hash.to_string(), name, file)),
+                Some((h, first_name, first)) if h != hash => {
+                    return fail(format!(
+                        "error: mixed scenarios: {} holds `{first_name}` (scenario text {h}), {} holds `{name}` (scenario text {hash}); merge the shards of one sweep",
+                        first.display(),
+                        at()
+                    ))
+                }
+                Some(_) => {}
+            }
+            lines.push(MergeLine {
+                index,
+                key: key.to_string(),
+                file,
+                line,
+            });
+        }
+    }
+    lines.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.key.cmp(&b.key)));
+    for w in lines.windows(2) {
+        if w[0].key == w[1].key {
+            return fail(format!(
+                "error: overlapping points: {} and {} both hold point {} ({}); give each shard once",
+                w[0].file.display(),
+                w[1].file.display(),
+                w[0].index,
+                w[0].key
+            ));
+        }
+        if w[0].index == w[1].index {
+            return fail(format!(
+                "error: {} and {} hold different points at place {} ({} and {}): not shards of one sweep (the same command with --shard K/N)",
+                w[0].file.display(),
+                w[1].file.display(),
+                w[0].index,
+                w[0].key,
+                w[1].key
+            ));
+        }
+    }
+    // A point at each place 0..n when all shards are in; say which are
+    // missing otherwise (the merge is still written).
+    let missing = lines
+        .last()
+        .map_or(0, |l| l.index + 1)
+        .saturating_sub(lines.len() as u64);
+    let mut out = String::with_capacity(texts.iter().map(|t| t.len()).sum());
+    for l in &lines {
+        out.push_str(l.line);
+        out.push('\n');
+    }
+    if let Err(e) = crate::output::emit(&out, Some(output)) {
+        return fail(format!("error: {e}"));
+    }
+    eprintln!(
+        "sweep merge: {} points from {} files into {}{}",
+        lines.len(),
+        files.len(),
+        output.display(),
+        if missing > 0 {
+            format!(" ({missing} points before the last are missing: a shard not given or not finished)")
+        } else {
+            String::new()
+        }
+    );
+    0
 }

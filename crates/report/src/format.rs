@@ -15,12 +15,22 @@ pub enum RunFormat {
     Json,
     Lkml,
     Csv,
+    /// `perf lock contention`'s table: contended, total wait, max wait,
+    /// avg wait, type, name; sorted by total wait.
+    PerfLock,
 }
 
 /// A run of a scenario's variants.
-pub fn run(format: RunFormat, scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
+pub fn run(
+    format: RunFormat,
+    scenario: &str,
+    machine: &str,
+    runs: &[VariantRun],
+    opts: &text::Options,
+) -> String {
     match format {
-        RunFormat::Text => text::runs(scenario, machine, runs),
+        RunFormat::Text => text::runs(scenario, machine, runs, opts),
+        RunFormat::PerfLock => crate::perf_lock::contention(runs, &opts.lock_types),
         RunFormat::Lkml => lkml::runs(scenario, machine, runs),
         RunFormat::Csv => csv::run_windows(runs),
         RunFormat::Json => {

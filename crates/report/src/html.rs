@@ -337,7 +337,20 @@ fn command_section(command: &str) -> String {
 
 /// The page of a `reproduce` run.
 pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String {
-    let mut b = String::from("<h1>smpsim reproduce: published vs simulated</h1>\n");
+    let quick = rows.first().is_some_and(|r| r.quick);
+    let title = if quick {
+        "smpsim reproduce (quick)"
+    } else {
+        "smpsim reproduce"
+    };
+    let mut b = format!("<h1>{title}: published vs simulated</h1>\n");
+    if quick {
+        let _ = writeln!(
+            b,
+            "<p class=\"quick\"><strong>{}</strong></p>",
+            escape(crate::text::QUICK_NOTE)
+        );
+    }
     let passed = rows.iter().filter(|r| r.pass).count();
     let _ = writeln!(
         b,
@@ -345,6 +358,24 @@ pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String
         cases.len(),
         rows.len()
     );
+    b.push_str("<ul class=\"verdict\">\n");
+    for (case, ok, missed) in crate::model::verdict(rows) {
+        let total = ok + missed.len();
+        let miss = if missed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; <span class=\"fail\">MISS: {}</span>",
+                escape(&missed.join(", "))
+            )
+        };
+        let _ = writeln!(
+            b,
+            "<li><a href=\"#case-{0}\">{0}</a>: {ok} of {total} metrics pass{miss}</li>",
+            escape(&case)
+        );
+    }
+    b.push_str("</ul>\n");
     b.push_str(&command_section(command));
     b.push_str("<h2 id=\"table\">Reproduction table</h2>\n");
     let table_rows: Vec<Vec<String>> = rows
@@ -353,13 +384,9 @@ pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String
             vec![
                 r.case.clone(),
                 r.metric.clone(),
-                num(r.published),
+                r.published.map_or("-".into(), num),
                 num(r.simulated),
-                if r.ratio.is_finite() {
-                    format!("{:.2}", r.ratio)
-                } else {
-                    "-".into()
-                },
+                r.ratio.map_or("-".into(), |x| format!("{x:.2}")),
                 text_cell(&r.rule),
                 r.seeds.to_string(),
                 if r.pass {
@@ -395,7 +422,7 @@ pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String
             .iter()
             .map(|r| RatioBar {
                 name: r.metric.clone(),
-                ratio: r.ratio,
+                ratio: r.ratio.unwrap_or(f64::NAN),
                 pass: r.pass,
                 band: r.band,
             })
@@ -435,7 +462,7 @@ pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String
             .collect();
         b.push_str(&findings_section(&labelled));
     }
-    page("smpsim reproduce", &b)
+    page(title, &b)
 }
 
 /// The page of a sweep's results (the lines of a results file).

@@ -18,6 +18,7 @@ pub mod markdown;
 pub mod metric;
 pub mod model;
 pub mod path;
+pub mod perf_lock;
 pub mod plot;
 pub mod results_file;
 pub mod text;

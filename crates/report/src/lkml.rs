@@ -12,7 +12,7 @@ use crate::model::MetricRow;
 
 pub const WIDTH: usize = 72;
 /// Width of a value column.
-const VAL: usize = 13;
+const VAL: usize = 14;
 /// Width of the %change column.
 const PCT: usize = 8;
 
@@ -56,11 +56,17 @@ fn mean_sd(vs: &[f64]) -> (f64, Option<f64>) {
     (mean, Some(100.0 * var.sqrt() / mean.abs()))
 }
 
-fn cell(vs: &[f64], unit: Unit) -> String {
-    let (m, sd) = mean_sd(vs);
-    match sd {
-        Some(sd) if sd >= 0.5 => format!("{} ±{sd:.0}%", fmt(m, unit)),
-        _ => fmt(m, unit),
+/// A value cell: the mean, then (`sd`) ncompare's `±NN%` field, the
+/// standard deviation over seeds, blank where there is a single sample so
+/// every row keeps the same columns.
+fn cell(vs: &[f64], unit: Unit, sd: bool) -> String {
+    let (m, dev) = mean_sd(vs);
+    if !sd {
+        return fmt(m, unit);
+    }
+    match dev {
+        Some(d) => format!("{} ±{:>3.0}%", fmt(m, unit), d.min(999.0)),
+        None => format!("{}      ", fmt(m, unit)),
     }
 }
 
@@ -121,16 +127,20 @@ pub struct Row {
     pub unit: Unit,
 }
 
-/// The ncompare-style table: before, %change, after, metric; a metric
-/// name too long for its column goes on under it.
+/// The ncompare-style table: the variants, a `%stddev` / `%change` /
+/// `%stddev` header, then before, %change, after, metric. `±N%` is on
+/// every row when any row has several seeds, and on none otherwise; a
+/// metric name too long for its column goes on under it, broken only
+/// between words.
 pub fn compare_table(before: &str, after: &str, rows: &[Row]) -> String {
+    let sd = rows.iter().any(|r| r.before.len() > 1 || r.after.len() > 1);
     let name_w = WIDTH - 2 * VAL - PCT - 6;
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:>VAL$}  {:>PCT$}  {:>VAL$}  metric",
+        "{:>VAL$}  {:>PCT$}  {:>VAL$}",
         clip(before, VAL),
-        "%change",
+        "",
         clip(after, VAL)
     );
     let _ = writeln!(
@@ -141,34 +151,56 @@ pub fn compare_table(before: &str, after: &str, rows: &[Row]) -> String {
         "-".repeat(VAL),
         "-".repeat(name_w)
     );
+    let _ = writeln!(
+        s,
+        "{:>VAL$}  {:>PCT$}  {:>VAL$}  metric",
+        "%stddev", "%change", "%stddev"
+    );
+    let _ = writeln!(s, "{:>VAL$}  {:>PCT$}  {:>VAL$}", "\\", "|", "\\");
     for r in rows {
         let (b, _) = mean_sd(&r.before);
         let (a, _) = mean_sd(&r.after);
         let lead = format!(
             "{:>VAL$}  {:>PCT$}  {:>VAL$}  ",
-            cell(&r.before, r.unit),
+            cell(&r.before, r.unit, sd),
             pct_change(b, a),
-            cell(&r.after, r.unit)
+            cell(&r.after, r.unit, sd)
         );
-        let pad = " ".repeat(lead.chars().count());
-        let name = wrap(&r.metric, "");
-        for (i, l) in name
-            .lines()
-            .flat_map(|l| split_at_width(l, name_w))
-            .enumerate()
-        {
-            let _ = writeln!(s, "{}{l}", if i == 0 { &lead } else { &pad });
-        }
+        name_lines(&mut s, &lead, &r.metric, name_w);
     }
     s
 }
 
-fn split_at_width(l: &str, w: usize) -> Vec<String> {
-    let chars: Vec<char> = l.chars().collect();
-    if chars.is_empty() {
-        return vec![String::new()];
+/// A metric name after its `lead` cells, in a column of `w`: broken only
+/// between words; a word longer than the column goes on a line of its own,
+/// ending at the right margin.
+fn name_lines(s: &mut String, lead: &str, name: &str, w: usize) {
+    let pad = " ".repeat(lead.chars().count());
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in name.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > w {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
     }
-    chars.chunks(w.max(1)).map(|c| c.iter().collect()).collect()
+    lines.push(line);
+    for (i, l) in lines.iter().enumerate() {
+        let first = if i == 0 { lead } else { &pad };
+        let n = l.chars().count();
+        if n > w {
+            // Too long for the column: the whole word, flush right.
+            if i == 0 {
+                let _ = writeln!(s, "{}", lead.trim_end());
+            }
+            let _ = writeln!(s, "{}{l}", " ".repeat(WIDTH.saturating_sub(n)));
+        } else {
+            let _ = writeln!(s, "{first}{l}");
+        }
+    }
 }
 
 fn clip(s: &str, w: usize) -> String {
@@ -278,7 +310,7 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
         s.push('\n');
         let rows = run_rows(&[&runs[0]], &[&runs[0]]);
         for r in rows {
-            let line = format!("{:>VAL$}  {}", cell(&r.before, r.unit), r.metric);
+            let line = format!("{:>VAL$}  {}", cell(&r.before, r.unit, false), r.metric);
             s.push_str(&wrap(&line, ""));
         }
         return s;
@@ -298,7 +330,11 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
 /// the pass rule holds, per metric, under a line per case.
 pub fn reproduce(rows: &[MetricRow]) -> String {
     const V: usize = 11;
-    let mut s = String::from("smpsim reproduce: published vs simulated\n\n");
+    let mut s = String::from("smpsim reproduce: published vs simulated\n");
+    if rows.first().is_some_and(|r| r.quick) {
+        s.push_str(&wrap(crate::text::QUICK_NOTE, ""));
+    }
+    s.push('\n');
     let name_w = WIDTH - 2 * V - PCT - 4 - 8;
     let _ = writeln!(
         s,
@@ -322,15 +358,13 @@ pub fn reproduce(rows: &[MetricRow]) -> String {
         }
         let lead = format!(
             "{:>V$}  {:>PCT$}  {:>V$}  {:<4}  ",
-            fmt(r.published, Unit::Plain),
-            pct_change(r.published, r.simulated),
+            r.published.map_or("-".into(), |p| fmt(p, Unit::Plain)),
+            r.published
+                .map_or("-".into(), |p| pct_change(p, r.simulated)),
             fmt(r.simulated, Unit::Plain),
             if r.pass { "ok" } else { "MISS" }
         );
-        let pad = " ".repeat(lead.chars().count());
-        for (i, l) in split_at_width(&r.metric, name_w).into_iter().enumerate() {
-            let _ = writeln!(s, "{}{l}", if i == 0 { &lead } else { &pad });
-        }
+        name_lines(&mut s, &lead, &r.metric, name_w);
     }
     let passed = rows.iter().filter(|r| r.pass).count();
     s.push('\n');
@@ -376,6 +410,7 @@ pub fn sweep(points: &[serde_json::Value]) -> String {
         w.trim().to_string()
     };
     let mut counters: Vec<String> = Vec::new();
+    let mut hists: Vec<String> = Vec::new();
     for p in &ok {
         let v = p["variant"].as_str().unwrap_or("base").to_string();
         if !variants.contains(&v) {
@@ -392,13 +427,27 @@ pub fn sweep(points: &[serde_json::Value]) -> String {
                 }
             }
         }
+        for h in p["result"]["histograms"].as_array().into_iter().flatten() {
+            if let Some(n) = h["name"].as_str() {
+                if !hists.iter().any(|x| x == n) {
+                    hists.push(n.to_string());
+                }
+            }
+        }
     }
-    let values = |variant: &str, w: &str, counter: &str| -> Vec<f64> {
+    // What is compared, as (result path, unit, name): each counter's rate,
+    // then each latency's p50 and p99.
+    let metrics: Vec<(String, Unit, String)> = counters
+        .iter()
+        .map(|c| (format!("counter.{c}.rate"), Unit::Rate, format!("{c}/s")))
+        .chain(hists.iter().flat_map(|h| {
+            ["p50", "p99"].map(|q| (format!("histogram.{h}.{q}"), Unit::Ns, format!("{h} {q}")))
+        }))
+        .collect();
+    let values = |variant: &str, w: &str, path: &str| -> Vec<f64> {
         ok.iter()
             .filter(|p| p["variant"].as_str().unwrap_or("base") == variant && place(p) == w)
-            .filter_map(|p| {
-                crate::path::y_value(&p["result"], &format!("counter.{counter}.rate")).ok()
-            })
+            .filter_map(|p| crate::path::y_value(&p["result"], path).ok())
             .collect()
     };
     let failed = points.len() - ok.len();
@@ -410,25 +459,28 @@ pub fn sweep(points: &[serde_json::Value]) -> String {
     }
     if variants.len() < 2 {
         // Nothing to compare: one column of values.
-        for c in &counters {
+        for (path, unit, name) in &metrics {
             s.push('\n');
-            s.push_str(&wrap(&format!("{c} per second:"), ""));
+            s.push_str(&wrap(&format!("{name}:"), ""));
             for w in &where_ {
-                let vs = values(variants.first().map_or("base", |v| v), w, c);
-                s.push_str(&wrap(&format!("{:>VAL$}  {w}", cell(&vs, Unit::Rate)), ""));
+                let vs = values(variants.first().map_or("base", |v| v), w, path);
+                s.push_str(&wrap(
+                    &format!("{:>VAL$}  {w}", cell(&vs, *unit, false)),
+                    "",
+                ));
             }
         }
         return s;
     }
     for after in &variants[1..] {
-        let rows: Vec<Row> = counters
+        let rows: Vec<Row> = metrics
             .iter()
-            .flat_map(|c| where_.iter().map(move |w| (c, w)))
-            .map(|(c, w)| Row {
-                before: values(&variants[0], w, c),
-                after: values(after, w, c),
-                metric: format!("{c}/s {w}"),
-                unit: Unit::Rate,
+            .flat_map(|m| where_.iter().map(move |w| (m, w)))
+            .map(|((path, unit, name), w)| Row {
+                before: values(&variants[0], w, path),
+                after: values(after, w, path),
+                metric: format!("{name} {w}"),
+                unit: *unit,
             })
             .filter(|r| !r.before.is_empty() || !r.after.is_empty())
             .collect();
@@ -471,6 +523,65 @@ mod tests {
             assert!(l.chars().count() <= WIDTH);
         }
         for l in wrap(&"x".repeat(200), "").lines() {
+            assert!(l.chars().count() <= WIDTH);
+        }
+    }
+
+    #[test]
+    fn stddev_on_every_row_or_none_under_an_ncompare_header() {
+        let row = |b: Vec<f64>, a: Vec<f64>, m: &str| Row {
+            before: b,
+            after: a,
+            metric: m.into(),
+            unit: Unit::Rate,
+        };
+        // 733.5k is exact over its seeds: it still gets its ± field.
+        let t = compare_table(
+            "before",
+            "after",
+            &[
+                row(vec![733.5e3, 733.5e3], vec![693.4e3, 700.0e3], "ops"),
+                row(vec![1e3, 1.1e3], vec![1e3, 1e3], "other"),
+            ],
+        );
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(
+            lines[2].contains("%stddev") && lines[2].contains("%change"),
+            "{t}"
+        );
+        let rows = &lines[4..];
+        assert!(rows.iter().all(|l| l.matches('±').count() == 2), "{t}");
+        // The columns line up: the metric starts at the same column.
+        let at: Vec<usize> = rows.iter().map(|l| l.find("  o").unwrap()).collect();
+        assert!(at.windows(2).all(|w| w[0] == w[1]), "{t}");
+        // One seed: no ± anywhere.
+        let t = compare_table("b", "a", &[row(vec![1.0], vec![2.0], "ops")]);
+        assert!(!t.contains('±'), "{t}");
+    }
+
+    #[test]
+    fn metric_names_break_between_words_only() {
+        let mut s = String::new();
+        name_lines(
+            &mut s,
+            "lead  ",
+            "sentinel_max_latency_ms_before_the_patch_was_applied_x",
+            20,
+        );
+        assert!(
+            s.lines()
+                .any(|l| l.trim() == "sentinel_max_latency_ms_before_the_patch_was_applied_x"),
+            "{s}"
+        );
+        let mut s = String::new();
+        name_lines(&mut s, "lead  ", "ops/s @16 CPUs duration=20ms", 16);
+        let words: Vec<&str> = s.split_whitespace().collect();
+        assert_eq!(
+            words,
+            ["lead", "ops/s", "@16", "CPUs", "duration=20ms"],
+            "{s}"
+        );
+        for l in s.lines() {
             assert!(l.chars().count() <= WIDTH);
         }
     }

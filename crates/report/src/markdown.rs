@@ -8,18 +8,22 @@ use crate::text::num;
 
 /// One row per metric: published, simulated, their ratio, the rule, pass.
 pub fn reproduce(rows: &[MetricRow]) -> String {
-    let mut s = String::from(
+    let mut s = String::new();
+    if rows.first().is_some_and(|r| r.quick) {
+        let _ = writeln!(s, "**{}**\n", crate::text::QUICK_NOTE);
+    }
+    s.push_str(
         "| case | metric | published | simulated | sim/pub | rule | seeds | pass |\n|---|---|---:|---:|---:|---|---:|---|\n",
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {:.2} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&r.case),
             cell(&r.metric),
-            num(r.published),
+            r.published.map_or("-".into(), num),
             num(r.simulated),
-            r.ratio,
+            r.ratio.map_or("-".into(), |x| format!("{x:.2}")),
             cell(&r.rule),
             r.seeds,
             if r.pass { "yes" } else { "**NO**" }
@@ -42,15 +46,16 @@ mod tests {
         let row = MetricRow {
             case: "c".into(),
             metric: "a|b".into(),
-            published: 2.0,
+            published: Some(2.0),
             simulated: 3.0,
-            ratio: 1.5,
+            ratio: Some(1.5),
             pass: false,
             rule: "within 2x".into(),
             seeds: 1,
             min: 3.0,
             max: 3.0,
             source: String::new(),
+            quick: false,
             band: None,
         };
         let md = reproduce(&[row]);

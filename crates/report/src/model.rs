@@ -22,19 +22,59 @@ pub struct CaseRun<'a> {
 pub struct MetricRow {
     pub case: String,
     pub metric: String,
-    pub published: f64,
+    /// The published figure; `None` (JSON `null`, text `-`) where the
+    /// source gives none and the metric is only reported.
+    pub published: Option<f64>,
     pub simulated: f64,
-    /// Simulated / published.
-    pub ratio: f64,
+    /// Simulated / published; `None` without a published figure (or with
+    /// a published 0).
+    pub ratio: Option<f64>,
     pub pass: bool,
     pub rule: String,
     pub seeds: u32,
     pub min: f64,
     pub max: f64,
     pub source: String,
+    /// Run with `--quick` (the case's shortened settings), not at the
+    /// published lengths.
+    pub quick: bool,
     /// The ratios the pass rule accepts, when it is a ratio rule.
     #[serde(skip)]
     pub band: Option<(f64, f64)>,
+}
+
+/// The published figure of a metric, if it has one. A scenario writes
+/// `published = 0` under a bound-only rule (`pass = { min = .. }` or
+/// `{ max = .. }`, which never compares with `published`) for a figure the
+/// source does not give: that is no figure, not a published 0.
+pub fn published_figure(published: f64, rule: &PassRule) -> Option<f64> {
+    match rule {
+        PassRule::Range { .. } if published == 0.0 => None,
+        _ => Some(published),
+    }
+}
+
+/// Simulated / published, where there is a non-zero published figure.
+pub fn ratio(published: Option<f64>, simulated: f64) -> Option<f64> {
+    published.filter(|p| *p != 0.0).map(|p| simulated / p)
+}
+
+/// The verdict of a reproduction, case by case: how many metrics pass and
+/// which miss, in the order the cases ran.
+pub fn verdict(rows: &[MetricRow]) -> Vec<(String, usize, Vec<String>)> {
+    let mut out: Vec<(String, usize, Vec<String>)> = Vec::new();
+    for r in rows {
+        if out.last().is_none_or(|c| c.0 != r.case) {
+            out.push((r.case.clone(), 0, Vec::new()));
+        }
+        let c = out.last_mut().expect("pushed");
+        if r.pass {
+            c.1 += 1;
+        } else {
+            c.2.push(r.metric.clone());
+        }
+    }
+    out
 }
 
 /// A pass rule as the tables print it.

@@ -93,21 +93,37 @@ fn ratio(v: f64, base: f64) -> String {
     }
 }
 
+/// What the text of a run shows beyond its summary.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The per-CPU rows (each CPU's preempt-off windows, the CPUs with
+    /// long sections); off by default, as they are hundreds of lines on a
+    /// large machine.
+    pub per_cpu: bool,
+    /// Each lock class's type as `perf lock contention` names it
+    /// (`spinlock`, `mutex`, `rwsem`, ...), by class name: see
+    /// [`crate::perf_lock::lock_types`].
+    pub lock_types: Vec<(String, String)>,
+}
+
 /// Formats runs of one scenario, variants side by side; ratios are against
-/// the first variant.
-pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
+/// the first variant. The verdict (what the detectors reported) comes
+/// right after the header, before the tables.
+pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun], opts: &Options) -> String {
     let mut out = String::new();
     header(&mut out, scenario, machine, runs);
+    findings(&mut out, runs);
+    out.push('\n');
     counters(&mut out, runs);
     histograms(&mut out, runs);
     cpu_time(&mut out, runs);
-    preempt_off_windows(&mut out, runs);
+    preempt_off_windows(&mut out, runs, opts.per_cpu);
     task_groups(&mut out, runs);
     time1(&mut out, runs);
     lock_stat(&mut out, runs);
     switches(&mut out, runs);
     rcu(&mut out, runs);
-    findings(&mut out, runs);
+    engine(&mut out, runs);
     out
 }
 
@@ -275,13 +291,29 @@ fn cpu_time(out: &mut String, runs: &[VariantRun]) {
 }
 
 /// Per-CPU preempt-off windows (the seed 001 table) when there are several,
-/// and the CPUs with sections longer than 1 ms.
-fn preempt_off_windows(out: &mut String, runs: &[VariantRun]) {
+/// and the CPUs with sections longer than 1 ms; with `per_cpu` off, one
+/// line saying how many rows `--per-cpu` shows.
+fn preempt_off_windows(out: &mut String, runs: &[VariantRun], per_cpu: bool) {
     let first = &runs[0].result;
     let windows = first
         .cpus
         .first()
         .map_or(0, |c| c.preempt_off_windows.len());
+    if !per_cpu {
+        let long = runs
+            .iter()
+            .flat_map(|r| r.result.cpus.iter())
+            .filter(|c| c.long_preempt_off.iter().any(|&n| n > 0))
+            .count();
+        let rows = if windows >= 2 { first.cpus.len() } else { 0 } + long;
+        if rows > 0 {
+            let _ = writeln!(
+                out,
+                "per-CPU rows ({rows}: preempt-off windows per CPU, CPUs with sections over 1 ms): --per-cpu\n"
+            );
+        }
+        return;
+    }
     if windows >= 2 {
         let mut head = vec!["cpu".to_string()];
         for r in runs {
@@ -405,7 +437,8 @@ fn time1(out: &mut String, runs: &[VariantRun]) {
     }
 }
 
-/// The `lock_stat` table.
+/// The `lock_stat` table, as `/proc/lock_stat` prints it: every time in
+/// microseconds with two decimals.
 fn lock_stat(out: &mut String, runs: &[VariantRun]) {
     if runs[0].result.locks.is_empty() {
         return;
@@ -414,31 +447,51 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
     for row in lock_stat_rows(runs) {
         t.row(row);
     }
-    out.push_str("lock_stat\n");
+    out.push_str("lock_stat (times in us, as /proc/lock_stat)\n");
     t.render(out);
     out.push('\n');
 }
 
-/// The columns of the `lock_stat` table.
-pub const LOCK_STAT_COLUMNS: [&str; 11] = [
+/// The columns of the `lock_stat` table: the kernel's
+/// (`kernel/locking/lockstat.c`), in its order, less those the model does
+/// not record (`con-bounces` and `acq-bounces` apart, `waittime-min`,
+/// `holdtime-min`), then the model's own: `bounces` (`con-bounces` +
+/// `acq-bounces`), time spent spinning, and handoffs.
+pub const LOCK_STAT_COLUMNS: [&str; 13] = [
     "class name",
     "variant",
     "contentions",
     "waittime-max",
     "waittime-total",
+    "waittime-avg",
     "acquisitions",
     "holdtime-max",
     "holdtime-total",
+    "holdtime-avg",
+    "bounces",
     "spin-total",
     "handoffs",
-    "bounces",
 ];
+
+/// Nanoseconds as `/proc/lock_stat` prints them (`snprint_time()`):
+/// microseconds with two decimals, rounded at 5 ns.
+pub fn lock_stat_time(ns: u64) -> String {
+    let nr = ns + 5;
+    format!("{}.{:02}", nr / 1000, (nr % 1000) / 10)
+}
+
+/// `lock_stat`'s average: total over the number of samples, in whole
+/// nanoseconds, 0 without samples.
+fn lock_stat_avg(total: u64, nr: u64) -> String {
+    lock_stat_time(total.checked_div(nr).unwrap_or(0))
+}
 
 /// The `lock_stat` rows of every variant, class by class: a class no
 /// variant took is left out, and a sleeping reader-writer lock's read side
 /// is a class of its own (`NAME-R` beside `NAME-W`), as `/proc/lock_stat`
 /// shows it.
 pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
+    let t = lock_stat_time;
     let mut rows = Vec::new();
     for (i, l) in runs[0].result.locks.iter().enumerate() {
         for r in runs {
@@ -455,11 +508,13 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
                     format!("{name}-R"),
                     r.variant.clone(),
                     read.contentions.to_string(),
-                    fmt_ns(read.wait_max_ns as f64),
-                    fmt_ns(read.wait_total_ns as f64),
+                    t(read.wait_max_ns),
+                    t(read.wait_total_ns),
+                    lock_stat_avg(read.wait_total_ns, read.contentions),
                     read.acquisitions.to_string(),
-                    fmt_ns(read.hold_max_ns as f64),
-                    fmt_ns(read.hold_total_ns as f64),
+                    t(read.hold_max_ns),
+                    t(read.hold_total_ns),
+                    lock_stat_avg(read.hold_total_ns, read.acquisitions),
                     "-".into(),
                     "-".into(),
                     "-".into(),
@@ -475,14 +530,16 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
                 name,
                 r.variant.clone(),
                 l2.contentions.to_string(),
-                fmt_ns(l2.wait_max_ns as f64),
-                fmt_ns(l2.wait_total_ns as f64),
+                t(l2.wait_max_ns),
+                t(l2.wait_total_ns),
+                lock_stat_avg(l2.wait_total_ns, l2.contentions),
                 l2.acquisitions.to_string(),
-                fmt_ns(l2.hold_max_ns as f64),
-                fmt_ns(l2.hold_total_ns as f64),
-                fmt_ns(l2.spin_total_ns as f64),
-                l2.handoffs.to_string(),
+                t(l2.hold_max_ns),
+                t(l2.hold_total_ns),
+                lock_stat_avg(l2.hold_total_ns, l2.acquisitions),
                 l2.bounces.to_string(),
+                t(l2.spin_total_ns),
+                l2.handoffs.to_string(),
             ]);
         }
     }
@@ -526,7 +583,7 @@ fn rcu(out: &mut String, runs: &[VariantRun]) {
     }
 }
 
-/// Detector findings and engine statistics.
+/// Detector findings: the verdict of a run.
 fn findings(out: &mut String, runs: &[VariantRun]) {
     for r in runs {
         if r.result.findings.is_empty() {
@@ -544,6 +601,10 @@ fn findings(out: &mut String, runs: &[VariantRun]) {
             );
         }
     }
+}
+
+/// Engine statistics.
+fn engine(out: &mut String, runs: &[VariantRun]) {
     for r in runs {
         let _ = writeln!(
             out,
@@ -556,9 +617,38 @@ fn findings(out: &mut String, runs: &[VariantRun]) {
         );
     }
 }
-/// The published-vs-simulated table of a reproduction, after the text of
-/// its cases (`per_case`).
-pub fn reproduce(rows: &[crate::model::MetricRow], mut per_case: String) -> String {
+/// A reproduction: the verdict first (pass/miss per case), then the
+/// published-vs-simulated table, then the text of its cases (`per_case`).
+/// A `--quick` reproduction says so in its first line.
+pub fn reproduce(rows: &[crate::model::MetricRow], per_case: String) -> String {
+    let mut out = String::new();
+    if rows.first().is_some_and(|r| r.quick) {
+        out.push_str(QUICK_NOTE);
+        out.push_str("\n\n");
+    }
+    out.push_str("=== verdict ===\n");
+    let verdict = crate::model::verdict(rows);
+    let w = verdict.iter().map(|c| c.0.len()).max().unwrap_or(0);
+    for (case, passed, missed) in &verdict {
+        let total = passed + missed.len();
+        let _ = write!(out, "{case:<w$}  {passed} of {total} metrics pass");
+        if missed.is_empty() {
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "; MISS: {}", missed.join(", "));
+        }
+    }
+    let passed = rows.iter().filter(|r| r.pass).count();
+    let _ = writeln!(
+        out,
+        "{passed} of {} metrics within their pass rule{}\n",
+        rows.len(),
+        if passed == rows.len() {
+            ""
+        } else {
+            " (--check exits 1)"
+        }
+    );
     let mut t = Table::new(
         [
             "case",
@@ -577,18 +667,24 @@ pub fn reproduce(rows: &[crate::model::MetricRow], mut per_case: String) -> Stri
         t.row(vec![
             r.case.clone(),
             r.metric.clone(),
-            num(r.published),
+            r.published.map_or("-".into(), num),
             num(r.simulated),
-            format!("{:.2}", r.ratio),
+            r.ratio.map_or("-".into(), |x| format!("{x:.2}")),
             r.rule.clone(),
             r.seeds.to_string(),
             if r.pass { "yes".into() } else { "NO".into() },
         ]);
     }
-    per_case.push_str("=== published vs simulated ===\n");
-    t.render(&mut per_case);
-    per_case
+    out.push_str("=== published vs simulated ===\n");
+    t.render(&mut out);
+    out.push('\n');
+    out.push_str(&per_case);
+    out
 }
+
+/// What a `--quick` reproduction says wherever it is shown.
+pub const QUICK_NOTE: &str =
+    "QUICK: each case's shortened settings (--quick), not the published run lengths";
 
 /// A published or simulated figure: as many decimals as its size needs.
 pub fn num(v: f64) -> String {
@@ -598,5 +694,22 @@ pub fn num(v: f64) -> String {
         format!("{v:.1}")
     } else {
         format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_stat_times_are_microseconds_with_two_decimals() {
+        // snprint_time(): (ns + 5) / 1000 "." ((ns + 5) % 1000) / 10.
+        assert_eq!(lock_stat_time(0), "0.00");
+        assert_eq!(lock_stat_time(892), "0.89");
+        assert_eq!(lock_stat_time(22_900), "22.90");
+        assert_eq!(lock_stat_time(269_680_000), "269680.00");
+        assert_eq!(lock_stat_time(1_995), "2.00");
+        assert_eq!(lock_stat_avg(10, 0), "0.00");
+        assert_eq!(lock_stat_avg(3_000, 2), "1.50");
     }
 }

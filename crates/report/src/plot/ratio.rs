@@ -8,11 +8,22 @@ use super::*;
 /// One bar of a [`ratio_svg`] chart.
 pub struct RatioBar {
     pub name: String,
-    /// Simulated / published (NaN if the published value is 0).
+    /// Simulated / published (NaN without a published figure).
     pub ratio: f64,
     pub pass: bool,
     /// The ratios the pass rule accepts, if it is a ratio rule.
     pub band: Option<(f64, f64)>,
+}
+
+/// A ratio as its bar says it: two significant digits at least, so a
+/// small ratio is not "0.00x".
+fn ratio_label(r: f64) -> String {
+    if r >= 0.1 {
+        format!("{r:.2}x")
+    } else {
+        let digits = (-r.log10().floor()) as usize + 1;
+        format!("{r:.digits$}x")
+    }
 }
 
 /// Simulated / published per metric as horizontal bars on a log scale
@@ -67,18 +78,18 @@ pub fn ratio_svg(title: &str, bars: &[RatioBar]) -> String {
             let color = if b.pass { "#1f77b4" } else { "#d62728" };
             let _ = writeln!(
                 s,
-                r#"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="10">{:.2}x</text>"#,
+                r#"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="10">{}</text>"#,
                 y + 7.0,
                 (x1 - x0).max(1.5),
                 ROW - 14.0,
                 x1 + 4.0,
                 y + ROW / 2.0 + 4.0,
-                b.ratio
+                ratio_label(b.ratio)
             );
         } else {
             let _ = writeln!(
                 s,
-                r#"<text x="{:.1}" y="{:.1}" font-size="10">no ratio (published 0)</text>"#,
+                r#"<text x="{:.1}" y="{:.1}" font-size="10">no published figure</text>"#,
                 sx(1.0) + 4.0,
                 y + ROW / 2.0 + 4.0
             );
