@@ -6,9 +6,10 @@ use std::fmt::Write;
 
 use crate::VariantRun;
 
-/// A field, quoted if it needs to be.
+/// A field, quoted if it needs to be (RFC 4180: a comma, a quote or a
+/// line break).
 pub fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
+    if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
@@ -111,6 +112,12 @@ pub fn sweep_points(points: &[serde_json::Value]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_carriage_return_is_quoted_too() {
+        assert_eq!(field("a\rb"), "\"a\rb\"");
+        assert_eq!(field("plain"), "plain");
+    }
 
     #[test]
     fn points_flatten_to_one_row_each_and_fields_are_quoted() {
