@@ -203,6 +203,8 @@ pub enum PendingIrq {
     CfsPeriod { pool: u32 },
     /// A CFS bandwidth slack timer.
     CfsSlack { pool: u32 },
+    /// The `sched_tick` hook of a tick that found the CPU running.
+    TickHook,
 }
 
 pub struct Cpu {

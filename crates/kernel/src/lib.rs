@@ -48,6 +48,7 @@ pub mod coherence;
 pub mod costs;
 pub mod cpu;
 pub mod event;
+pub mod hooks;
 pub mod hotplug;
 pub mod ids;
 pub mod interp;

@@ -57,6 +57,11 @@ impl crate::Kernel<'_> {
                 }
                 PendingIrq::CfsPeriod { pool } => t = self.cfs_period_timer(c, pool, t),
                 PendingIrq::CfsSlack { pool } => t = self.cfs_slack_timer(c, pool, t),
+                PendingIrq::TickHook => {
+                    if let Some(h) = self.hook(crate::hooks::HookEvent::SchedTick) {
+                        t = self.run_hook(c, h, t);
+                    }
+                }
             }
         }
         self.cpus[c as usize].irq_pending = pending;

@@ -281,6 +281,9 @@ pub struct Spec {
     /// Cross-CPU call handlers written as code: `work`, `spin_lock`,
     /// `spin_unlock` and `count` ops, run on the target in hardirq context.
     pub handlers: Vec<Program>,
+    /// `[hooks]`: code run at kernel events, by [`crate::hooks::HookEvent`]
+    /// index (`None`: no hook there).
+    pub hooks: [Option<Program>; crate::hooks::HOOK_EVENTS],
 }
 
 /// A perturbed schedule (`run --explore`): before a task runs a shared-
