@@ -13,6 +13,12 @@
 //! - `dequeue_task_fair`: the blocking task leaves the runqueue in
 //!   `__schedule()` (`deactivate_task()`), rq lock held, IRQs off; part of
 //!   the switch too.
+//! - `enqueue_task_fair`: a CFS task woken (`try_to_wake_up()` ->
+//!   `ttwu_do_activate()`) is enqueued on the waking CPU with the rq lock
+//!   held and IRQs off: a task that wakes another pays the hook as sys
+//!   before its next op; a wakeup in an interrupt handler (an hrtimer)
+//!   lengthens the handler; elsewhere (a spinning CPU, a softirq callback)
+//!   the time is added to the CPU's next interrupt or switch.
 //! - `sched_tick`: `sched_tick()` in the timer interrupt on every CPU that
 //!   runs a task (idle CPUs stop their tick, NO_HZ); the hook runs as a
 //!   hardirq (charged as irq, with the interrupt's entry and exit), taken
@@ -22,24 +28,7 @@ use smpsim_engine::Nanos;
 
 use crate::program::{BinOp, Expr, Op, Program};
 
-/// Kernel events a hook can attach to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HookEvent {
-    SchedSwitch = 0,
-    SchedTick = 1,
-    DequeueTaskFair = 2,
-}
-
-/// How many [`HookEvent`]s there are.
-pub const HOOK_EVENTS: usize = 3;
-
-/// Every event by its `[hooks]` name, in index order.
-pub const HOOK_NAMES: [&str; HOOK_EVENTS] = ["sched_switch", "sched_tick", "dequeue_task_fair"];
-
-/// The event a `[hooks]` key names.
-pub fn hook_event(name: &str) -> Option<usize> {
-    HOOK_NAMES.iter().position(|n| *n == name)
-}
+pub use crate::spec::{hook_event, HookEvent, HOOK_EVENTS, HOOK_NAMES};
 
 /// Whether `op` may run in a hook (atomic context, no task of its own).
 pub fn allowed_in_hook(op: &Op) -> bool {
@@ -63,7 +52,7 @@ impl<'s> crate::Kernel<'s> {
     /// The hook on `ev`, if the scenario has one.
     #[inline]
     pub(crate) fn hook(&self, ev: HookEvent) -> Option<&'s Program> {
-        let spec: &'s crate::spec::Spec = self.spec;
+        let spec = self.spec;
         spec.hooks[ev as usize].as_ref()
     }
 
@@ -96,6 +85,25 @@ impl<'s> crate::Kernel<'s> {
             }
         }
         t
+    }
+
+    /// Charges `d` of hook time to what CPU `c` is doing now.
+    pub(crate) fn charge_hook(&mut self, c: u32, d: Nanos) {
+        let cpu = &self.cpus[c as usize];
+        let curr = cpu.curr;
+        let task_ctx = cpu.activity == crate::cpu::Activity::Task
+            && curr != crate::task::NO_TASK
+            && self.tasks[curr as usize].wait.spin == crate::task::Spin::None;
+        if task_ctx
+            && self.tasks[curr as usize]
+                .batch
+                .push(crate::task::Mode::Sys, d)
+        {
+            return;
+        }
+        {
+            self.cpus[c as usize].hook_debt += d;
+        }
     }
 
     fn hook_eval(&mut self, c: u32, e: &Expr) -> i64 {

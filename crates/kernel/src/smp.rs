@@ -68,6 +68,8 @@ impl crate::Kernel<'_> {
         if std::mem::take(&mut self.cpus[c as usize].ipi_pending) {
             t = self.flush_call_function_queue(c, t);
         }
+        // Hooks the handler ran (a wakeup's enqueue_task_fair).
+        t += std::mem::take(&mut self.cpus[c as usize].hook_debt);
         self.cpus[c as usize].activity = Activity::Irq { end: t };
         self.arm_cpu(c, t);
     }

@@ -198,6 +198,7 @@ impl crate::Kernel<'_> {
             }
         }
         self.cpus[c as usize].need_resched = false;
+        cost += std::mem::take(&mut self.cpus[c as usize].hook_debt);
         let cpu = &self.cpus[c as usize];
         if cpu.rt.is_empty() && cpu.cfs.is_empty() {
             cost += self.newidle_balance(c);
@@ -353,6 +354,15 @@ impl crate::Kernel<'_> {
         self.tasks[t as usize].gen = self.tasks[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
         let c = self.tasks[t as usize].cpu;
+        if let Some(h) = self.hook(crate::hooks::HookEvent::EnqueueTaskFair) {
+            if !self.tasks[t as usize].is_rt() {
+                // ttwu_do_activate() -> enqueue_task_fair() on the waking
+                // CPU (the task's own CPU from a softirq), rq lock held.
+                let on = if softirq { c } else { waker };
+                let d = self.run_hook(on, h, self.now) - self.now;
+                self.charge_hook(on, d);
+            }
+        }
         let from = if softirq && c == waker {
             FROM_SOFTIRQ
         } else {
