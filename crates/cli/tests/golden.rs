@@ -80,6 +80,10 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=100ms", "scenario.warmup=10ms"],
     ),
     (
+        "scenarios/examples/sched-hooks.toml",
+        &["scenario.duration=20ms", "scenario.warmup=5ms"],
+    ),
+    (
         "scenarios/contention/atomic-line.toml",
         &["scenario.duration=300us", "scenario.warmup=50us"],
     ),

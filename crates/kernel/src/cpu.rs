@@ -203,6 +203,8 @@ pub enum PendingIrq {
     CfsPeriod { pool: u32 },
     /// A CFS bandwidth slack timer.
     CfsSlack { pool: u32 },
+    /// The `sched_tick` hook of a tick that found the CPU running.
+    TickHook,
 }
 
 pub struct Cpu {
@@ -221,6 +223,10 @@ pub struct Cpu {
     /// The CSD queue was handed over by a flag write to this polling idle
     /// CPU, not an IPI: the next handler run has no interrupt entry.
     pub polled_wake: bool,
+    /// Time of hooks run here in a context that could not take it at once
+    /// (an interrupt handler, a spinning or idle CPU): added to this CPU's
+    /// next interrupt or switch. Always 0 without `[hooks]`.
+    pub hook_debt: u64,
     pub irq_pending: Vec<PendingIrq>,
     /// `call_single_queue`.
     pub csd_queue: VecDeque<Csd>,
@@ -269,6 +275,7 @@ impl Cpu {
             need_resched: false,
             ipi_pending: false,
             polled_wake: false,
+            hook_debt: 0,
             irq_pending: Vec::with_capacity(8),
             csd_queue: VecDeque::with_capacity(16),
             cfsb_list: Vec::new(),

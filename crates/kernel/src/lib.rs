@@ -39,7 +39,8 @@
 //! driven by the GP kthread, expedited ones, callbacks), [`smp`]
 //! (`smp_call_function_*`, CSD queues, `csd_lock_wait()`),
 //! [`stop_machine`] (the per-CPU stoppers and `multi_cpu_stop()`), [`hotplug`],
-//! [`mm`] (`mm_struct` lifetime and lazy TLB). Beneath them: [`coherence`]
+//! [`mm`] (`mm_struct` lifetime and lazy TLB), [`hooks`] (scenario code
+//! run at scheduler events). Beneath them: [`coherence`]
 //! (cache lines), [`costs`] (the machine's costs as integers), [`ids`]
 //! (ids and sentinels, a leaf every module may use).
 
@@ -48,6 +49,7 @@ pub mod coherence;
 pub mod costs;
 pub mod cpu;
 pub mod event;
+pub mod hooks;
 pub mod hotplug;
 pub mod ids;
 pub mod interp;

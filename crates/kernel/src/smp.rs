@@ -57,12 +57,19 @@ impl crate::Kernel<'_> {
                 }
                 PendingIrq::CfsPeriod { pool } => t = self.cfs_period_timer(c, pool, t),
                 PendingIrq::CfsSlack { pool } => t = self.cfs_slack_timer(c, pool, t),
+                PendingIrq::TickHook => {
+                    if let Some(h) = self.hook(crate::hooks::HookEvent::SchedTick) {
+                        t = self.run_hook(c, h, t);
+                    }
+                }
             }
         }
         self.cpus[c as usize].irq_pending = pending;
         if std::mem::take(&mut self.cpus[c as usize].ipi_pending) {
             t = self.flush_call_function_queue(c, t);
         }
+        // Hooks the handler ran (a wakeup's enqueue_task_fair).
+        t += std::mem::take(&mut self.cpus[c as usize].hook_debt);
         self.cpus[c as usize].activity = Activity::Irq { end: t };
         self.arm_cpu(c, t);
     }

@@ -281,6 +281,9 @@ pub struct Spec {
     /// Cross-CPU call handlers written as code: `work`, `spin_lock`,
     /// `spin_unlock` and `count` ops, run on the target in hardirq context.
     pub handlers: Vec<Program>,
+    /// `[hooks]`: code run at kernel events, by [`HookEvent`]
+    /// index (`None`: no hook there).
+    pub hooks: [Option<Program>; HOOK_EVENTS],
 }
 
 /// A perturbed schedule (`run --explore`): before a task runs a shared-
@@ -295,4 +298,29 @@ pub struct Perturb {
     pub max_delay: Nanos,
     pub one_in: u64,
     pub keep: Option<Vec<u32>>,
+}
+
+/// Kernel events a `[hooks]` entry can attach to ([`crate::hooks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookEvent {
+    SchedSwitch = 0,
+    SchedTick = 1,
+    DequeueTaskFair = 2,
+    EnqueueTaskFair = 3,
+}
+
+/// How many [`HookEvent`]s there are.
+pub const HOOK_EVENTS: usize = 4;
+
+/// Every event by its `[hooks]` name, in index order.
+pub const HOOK_NAMES: [&str; HOOK_EVENTS] = [
+    "sched_switch",
+    "sched_tick",
+    "dequeue_task_fair",
+    "enqueue_task_fair",
+];
+
+/// The event a `[hooks]` key names.
+pub fn hook_event(name: &str) -> Option<usize> {
+    HOOK_NAMES.iter().position(|n| *n == name)
 }

@@ -97,6 +97,9 @@ impl<'de> Deserialize<'de> for RawCpus {
     }
 }
 
+/// `[hooks]`: event name -> its code as an op array.
+pub(crate) type RawHooks = Entries<S<Vec<S<RawOp>>>>;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawDoc {
@@ -108,6 +111,8 @@ pub(crate) struct RawDoc {
     pub objects: Option<S<Entries<S<RawObject>>>>,
     pub cgroup: Option<Vec<S<RawCgroup>>>,
     pub functions: Option<Entries<S<Vec<S<RawOp>>>>>,
+    /// `[hooks]`: event name -> code the kernel runs there.
+    pub hooks: Option<S<RawHooks>>,
     pub tasks: Option<S<Vec<S<RawTask>>>>,
     /// Handled separately; always absent here.
     #[allow(dead_code)]

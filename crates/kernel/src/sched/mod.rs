@@ -171,6 +171,13 @@ impl crate::Kernel<'_> {
                     self.metrics.sleep_in_atomic(c, self.now, what);
                 }
             }
+            if task.state != TaskState::Running && !task.is_rt() && !self.booting {
+                // deactivate_task() -> dequeue_task_fair(), rq lock held.
+                if let Some(h) = self.hook(crate::hooks::HookEvent::DequeueTaskFair) {
+                    cost = self.run_hook(c, h, self.now + cost) - self.now;
+                }
+            }
+            let task = &self.tasks[prev as usize];
             if task.state == TaskState::Running {
                 self.set_state(prev, TaskState::Runnable);
                 if self.cpus[c as usize].online {
@@ -191,6 +198,7 @@ impl crate::Kernel<'_> {
             }
         }
         self.cpus[c as usize].need_resched = false;
+        cost += std::mem::take(&mut self.cpus[c as usize].hook_debt);
         let cpu = &self.cpus[c as usize];
         if cpu.rt.is_empty() && cpu.cfs.is_empty() {
             cost += self.newidle_balance(c);
@@ -215,6 +223,12 @@ impl crate::Kernel<'_> {
             self.tasks[next as usize].exec_start = u64::MAX;
         }
         if next != prev {
+            // trace_sched_switch(), before context_switch().
+            if let Some(h) = self.hook(crate::hooks::HookEvent::SchedSwitch) {
+                if !self.booting {
+                    cost = self.run_hook(c, h, self.now + cost) - self.now;
+                }
+            }
             cost += self.cost.context_switch;
             cost += self.mm_switch_start(c, prev, next);
             if self.metrics.measuring(self.now) {
@@ -340,6 +354,15 @@ impl crate::Kernel<'_> {
         self.tasks[t as usize].gen = self.tasks[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
         let c = self.tasks[t as usize].cpu;
+        if let Some(h) = self.hook(crate::hooks::HookEvent::EnqueueTaskFair) {
+            if !self.tasks[t as usize].is_rt() {
+                // ttwu_do_activate() -> enqueue_task_fair() on the waking
+                // CPU (the task's own CPU from a softirq), rq lock held.
+                let on = if softirq { c } else { waker };
+                let d = self.run_hook(on, h, self.now) - self.now;
+                self.charge_hook(on, d);
+            }
+        }
         let from = if softirq && c == waker {
             FROM_SOFTIRQ
         } else {
@@ -460,6 +483,14 @@ impl crate::Kernel<'_> {
             self.cpus[c as usize].need_resched = true;
         }
         self.trigger_load_balance(c);
+        if self.hook(crate::hooks::HookEvent::SchedTick).is_some() {
+            // The hook runs in the timer interrupt, once IRQs are on.
+            self.cpus[c as usize]
+                .irq_pending
+                .push(crate::cpu::PendingIrq::TickHook);
+            self.interrupt(c);
+            return Handled::Done;
+        }
         if self.cpus[c as usize].need_resched
             && matches!(self.cpus[c as usize].activity, Activity::Task)
         {

@@ -16,10 +16,13 @@ use crate::ScenarioError;
 type Value<'a> = Spanned<DeValue<'a>>;
 
 /// Where code may be in a table laid out as the document root is (the
-/// root itself, or a `[variant.NAME]`): `[functions]` entries and the
-/// `code` of each `[[tasks]]`.
+/// root itself, or a `[variant.NAME]`): `[functions]` and `[hooks]`
+/// entries and the `code` of each `[[tasks]]`.
 fn code_values<'r>(t: &'r DeTable<'_>, out: &mut Vec<&'r Value<'r>>) {
     if let Some(f) = t.get("functions").and_then(|f| f.get_ref().as_table()) {
+        out.extend(f.values());
+    }
+    if let Some(f) = t.get("hooks").and_then(|f| f.get_ref().as_table()) {
         out.extend(f.values());
     }
     if let Some(tasks) = t.get("tasks").and_then(|t| t.get_ref().as_array()) {

@@ -233,6 +233,7 @@ impl Node {
 #[derive(Clone, Debug, PartialEq)]
 enum Place {
     Function(String),
+    Hook(String),
     Task(usize),
 }
 
@@ -257,6 +258,13 @@ fn code_strings<'r>(root: &'r DeTable<'_>) -> Vec<(Place, &'r Spanned<DeValue<'r
         for (k, v) in f.iter() {
             if v.get_ref().is_str() {
                 out.push((Place::Function(k.get_ref().to_string()), v));
+            }
+        }
+    }
+    if let Some(f) = root.get("hooks").and_then(|f| f.get_ref().as_table()) {
+        for (k, v) in f.iter() {
+            if v.get_ref().is_str() {
+                out.push((Place::Hook(k.get_ref().to_string()), v));
             }
         }
     }
@@ -331,6 +339,10 @@ impl Parsed {
                         _ => None,
                     })
                 }
+                Place::Hook(name) => root.get_mut("hooks").and_then(|f| match f.get_mut() {
+                    DeValue::Table(t) => t.get_mut(name.as_str()),
+                    _ => None,
+                }),
                 Place::Task(i) => root.get_mut("tasks").and_then(|t| match t.get_mut() {
                     DeValue::Array(a) => a.get_mut(*i).and_then(|t| match t.get_mut() {
                         DeValue::Table(t) => t.get_mut("code"),
