@@ -33,6 +33,7 @@ pub fn spec(machine: Machine, duration: u64) -> Spec {
         replicas: 1,
         perturb: None,
         handlers: Vec::new(),
+        layout: Default::default(),
     }
 }
 

@@ -21,6 +21,15 @@ use crate::locking::spinning::LockInstance;
 use crate::result::LockStat;
 use crate::spec::{ObjectKind, Spec};
 
+/// The `Line` an atomic instance uses: its own (or another atomic's) in
+/// the atomics table, or the word of a lock placed on the same line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LineAt {
+    Atomic(u32),
+    Spinlock(u32),
+    Mutex(u32),
+}
+
 #[derive(Default)]
 pub struct Objects {
     pub mutexes: Vec<Mutex>,
@@ -33,8 +42,13 @@ pub struct Objects {
     /// rwsem instances whose OSQ head spins on the owner (few at a time):
     /// an owner leaving its CPU ends those spins.
     pub rwsem_watched: Vec<u32>,
-    /// `atomic_t`s, each on its own line.
+    /// `atomic_t`s, each on its own line unless [`Objects::atomic_at`]
+    /// places it on another's.
     pub atomics: Vec<Line>,
+    /// Where each atomic instance's line is when a layout places atomics
+    /// on shared lines (`line = "NAME"`, `stride = "packed"`); empty
+    /// otherwise, and then every atomic uses its own entry of `atomics`.
+    atomic_at: Vec<LineAt>,
     /// Shared variables' values.
     pub variables: Vec<i64>,
     /// Instances of sleeping-lock kinds that keep no table of their own
@@ -118,7 +132,72 @@ impl Objects {
                 ..Default::default()
             });
         }
+        o.place(spec, nr_cpus);
         (o, stats)
+    }
+
+    /// Points atomics placed on a shared line at that line's one `Line`
+    /// (the host's: the first object placed on it), and packed per-CPU
+    /// atomics at the first element of their line. Nothing to do without
+    /// a layout: the hot path then indexes `atomics` directly.
+    fn place(&mut self, spec: &Spec, nr_cpus: u32) {
+        let layout = &spec.layout;
+        if layout.lines.is_empty() && layout.packed.is_empty() {
+            return;
+        }
+        self.atomic_at = (0..self.atomics.len() as u32).map(LineAt::Atomic).collect();
+        let n_of = |obj: u32| {
+            if spec.objects[obj as usize].per_cpu {
+                nr_cpus
+            } else {
+                1
+            }
+        };
+        for &(obj, per_line) in &layout.packed {
+            let base = self.base[obj as usize];
+            for i in 0..n_of(obj) {
+                self.atomic_at[(base + i) as usize] =
+                    LineAt::Atomic(base + i / per_line * per_line);
+            }
+        }
+        for group in &layout.lines {
+            let Some((&host, rest)) = group.split_first() else {
+                continue;
+            };
+            let hbase = self.base[host as usize];
+            let at = |i: u32| match (&spec.objects[host as usize].kind, self.kinds[host as usize]) {
+                (ObjectKind::Atomic, _) => LineAt::Atomic(hbase + i),
+                (ObjectKind::Spinlock { .. }, _) => LineAt::Spinlock(hbase + i),
+                (ObjectKind::Mutex { .. }, Some(_)) => LineAt::Mutex(hbase + i),
+                (k, _) => panic!("an object of kind {k:?} cannot host a shared line"),
+            };
+            let mut moves = Vec::new();
+            for &obj in rest {
+                assert_eq!(
+                    spec.objects[obj as usize].kind,
+                    ObjectKind::Atomic,
+                    "only atomics share a line's host"
+                );
+                let base = self.base[obj as usize];
+                for i in 0..n_of(obj) {
+                    moves.push((base + i, at(i)));
+                }
+            }
+            for (inst, to) in moves {
+                self.atomic_at[inst as usize] = to;
+            }
+        }
+    }
+
+    /// The line atomic instance `l` operates on.
+    #[inline]
+    pub fn atomic_line(&mut self, l: ObjId) -> &mut Line {
+        match self.atomic_at.get(l as usize) {
+            None => &mut self.atomics[l as usize],
+            Some(&LineAt::Atomic(i)) => &mut self.atomics[i as usize],
+            Some(&LineAt::Spinlock(i)) => self.spinlocks[i as usize].imp.word_mut(),
+            Some(&LineAt::Mutex(i)) => &mut self.mutexes[i as usize].word,
+        }
     }
 
     /// The instance of object `object` for per-CPU index 0 (or the only one).
