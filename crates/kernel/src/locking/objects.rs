@@ -295,4 +295,64 @@ mod tests {
         let global = o.first_instance(per_cpu + 1) as usize;
         assert_eq!(o.mutexes[global].word.owner(), 0);
     }
+
+    fn atomic(s: &mut Spec, name: &str, per_cpu: bool) -> u32 {
+        s.objects.push(crate::spec::ObjectDecl {
+            name: name.into(),
+            kind: ObjectKind::Atomic,
+            per_cpu,
+        });
+        s.objects.len() as u32 - 1
+    }
+
+    /// An atomic on a spinlock's line writes the lock word's one `Line`;
+    /// two atomics on a line write one `Line`; without a layout every
+    /// atomic keeps its own.
+    #[test]
+    fn objects_on_one_line_share_its_line() {
+        let m = preset_machine("generic-x86");
+        let nr = m.nr_cpus() as u32;
+        let cost = crate::costs::CostNs::new(&m);
+        let mut s = spec(m, 1);
+        let lock = spinning_lock(&mut s, "l", "qspinlock", Default::default());
+        let a = atomic(&mut s, "a", false);
+        let b = atomic(&mut s, "b", false);
+        let c = atomic(&mut s, "c", false);
+        s.layout.lines = vec![vec![lock, a], vec![b, c]];
+        let (mut o, _) = Objects::build(&s, nr);
+        let now = o.atomic_line(o.first_instance(a)).rmw(&cost, 3, 0);
+        let word = o.spinlocks[o.first_instance(lock) as usize].imp.word();
+        assert_eq!((word.owner(), word.rmws), (3, 1));
+        o.atomic_line(o.first_instance(c)).rmw(&cost, 2, now);
+        let b_line = o.atomic_line(o.first_instance(b));
+        assert_eq!((b_line.owner(), b_line.rmws), (2, 1));
+        assert_eq!(o.atomics[o.first_instance(c) as usize].rmws, 0);
+
+        s.layout = Default::default();
+        let (mut o, _) = Objects::build(&s, nr);
+        o.atomic_line(o.first_instance(a)).rmw(&cost, 3, 0);
+        let word = o.spinlocks[o.first_instance(lock) as usize].imp.word();
+        assert_eq!(word.rmws, 0);
+    }
+
+    /// A packed per-CPU array: 16 atomics to a line, instance i on the
+    /// line of instance i - i % 16.
+    #[test]
+    fn packed_per_cpu_atomics_share_lines_sixteen_at_a_time() {
+        let mut m = preset_machine("generic-x86");
+        m.topology.cores_per_llc = 32;
+        m.topology.threads_per_core = 1;
+        let nr = m.nr_cpus() as u32;
+        assert!(nr >= 32, "{nr}");
+        let cost = crate::costs::CostNs::new(&m);
+        let mut s = spec(m, 1);
+        let p = atomic(&mut s, "p", true);
+        s.layout.packed = vec![(p, 16)];
+        let (mut o, _) = Objects::build(&s, nr);
+        let base = o.first_instance(p);
+        o.atomic_line(base + 5).rmw(&cost, 5, 0);
+        assert_eq!(o.atomic_line(base + 15).owner(), 5);
+        assert_ne!(o.atomic_line(base + 16).owner(), 5);
+        assert_eq!(o.atomics[base as usize].rmws, 1);
+    }
 }
