@@ -84,6 +84,10 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=20ms", "scenario.warmup=5ms"],
     ),
     (
+        "scenarios/examples/false-sharing.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
         "scenarios/contention/atomic-line.toml",
         &["scenario.duration=300us", "scenario.warmup=50us"],
     ),

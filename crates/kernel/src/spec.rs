@@ -284,6 +284,22 @@ pub struct Spec {
     /// `[hooks]`: code run at kernel events, by [`HookEvent`]
     /// index (`None`: no hook there).
     pub hooks: [Option<Program>; HOOK_EVENTS],
+    /// Where objects sit on cache lines, when not one line per object.
+    pub layout: Layout,
+}
+
+/// Objects placed on cache lines explicitly (`line = "NAME"`, per-CPU
+/// `stride = "packed"`); empty: every object (every per-CPU instance) on
+/// a line of its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// Objects sharing one line, in declaration order: the first is the
+    /// line's host (the object whose `Line` the others use: at most one
+    /// lock, the rest atomics). Per-CPU objects on a line share it per
+    /// CPU: instance i of each on one line.
+    pub lines: Vec<Vec<u32>>,
+    /// Per-CPU atomics packed `n` instances to a line: (object, n).
+    pub packed: Vec<(u32, u32)>,
 }
 
 /// A perturbed schedule (`run --explore`): before a task runs a shared-

@@ -34,6 +34,7 @@ pub fn spec(machine: Machine, duration: u64) -> Spec {
         perturb: None,
         handlers: Vec::new(),
         hooks: Default::default(),
+        layout: Default::default(),
     }
 }
 

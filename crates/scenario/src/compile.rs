@@ -463,7 +463,8 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         }
     }
     check_window_tables(&raw, run.duration - run.warmup, knobs.latency_window, nr)?;
-    let objects = objects::declare(srcs, raw.objects.as_ref())?;
+    let mut objects = objects::declare(srcs, raw.objects.as_ref())?;
+    let layout = std::mem::take(&mut objects.layout);
     let cgroups = cgroups(&dur, raw.cgroup.as_deref().unwrap_or_default())?;
     let cfs_burst = bursts(&dur, raw.cgroup.as_deref().unwrap_or_default(), &cgroups)?;
     let (functions, function_order) = functions(&raw);
@@ -499,6 +500,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         perturb: None,
         handlers: ctx.handlers.into_iter().map(|(_, p)| p).collect(),
         hooks,
+        layout,
     })
 }
 

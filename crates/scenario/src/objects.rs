@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use smpsim_kernel::locking;
-use smpsim_kernel::{LockOptions, ObjectDecl, ObjectKind};
+use smpsim_kernel::{Layout, LockOptions, ObjectDecl, ObjectKind};
 
 use crate::error::{list, DResult, Diag, Sources, StrErr};
 use crate::ops::{split_lockref, LockKind, ObjEntry};
@@ -17,7 +17,15 @@ pub(crate) struct Objects {
     pub entries: HashMap<String, ObjEntry>,
     /// In declaration order.
     pub names: Vec<String>,
+    /// Objects placed on shared lines or packed.
+    pub layout: Layout,
 }
+
+/// Assumed size of an `atomic_t` (`int counter`): 4 bytes, so a packed
+/// per-CPU array holds 64 / 4 of them per 64-byte line.
+const ATOMIC_BYTES: u32 = 4;
+/// assumed: a 64-byte cache line (x86, most arm64; `L1_CACHE_BYTES`).
+const LINE_BYTES: u32 = 64;
 
 /// An object's `type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +68,9 @@ pub(crate) fn declare(
         decls: Vec::new(),
         entries: HashMap::new(),
         names: Vec::new(),
+        layout: Layout::default(),
     };
+    let mut lines: NamedLines = Vec::new();
     for (name, obj) in table.map_or(&[][..], |o| &o.get_ref().0) {
         let n = name.get_ref();
         check_name(name)?;
@@ -68,6 +78,8 @@ pub(crate) fn declare(
             Declared::Alias(to) => ObjEntry::Alias { to },
             Declared::Object(kind, lock_kind) => {
                 let per_cpu = obj.get_ref().per_cpu.as_ref().is_some_and(|v| *v.get_ref());
+                let id = out.decls.len() as u32;
+                place(obj.get_ref(), id, &kind, per_cpu, &mut lines, &mut out)?;
                 out.decls.push(ObjectDecl {
                     name: n.clone(),
                     kind,
@@ -84,7 +96,131 @@ pub(crate) fn declare(
         out.entries.insert(n.clone(), entry);
     }
     check_aliases(srcs, &out.entries, &out.names)?;
+    for (line, objs) in lines {
+        if objs.len() < 2 {
+            return Err(Diag::new(
+                line.span(),
+                format!(
+                    "line `{}` has only one object on it; a line is named by the objects that share it",
+                    line.get_ref()
+                ),
+            )
+            .help("drop `line` for an object on a line of its own (the default), or name the same line on its neighbours"));
+        }
+        // The host (the object whose `Line` the others use) is the lock,
+        // if there is one.
+        let mut ids: Vec<u32> = objs.iter().map(|&(id, _)| id).collect();
+        if let Some(at) = objs.iter().position(|&(_, lock)| lock) {
+            let host = ids.remove(at);
+            ids.insert(0, host);
+        }
+        out.layout.lines.push(ids);
+    }
     Ok(out)
+}
+
+/// Each named line: its name where first used, and its objects (id,
+/// whether a lock) in declaration order.
+type NamedLines = Vec<(S<String>, Vec<(u32, bool)>)>;
+
+/// An object's `line` and `stride`, checked and recorded.
+fn place(
+    o: &RawObject,
+    id: u32,
+    kind: &ObjectKind,
+    per_cpu: bool,
+    lines: &mut NamedLines,
+    out: &mut Objects,
+) -> DResult<()> {
+    let type_name = o.kind.get_ref().as_str();
+    if let Some(stride) = &o.stride {
+        if !per_cpu {
+            return Err(Diag::new(
+                stride.span(),
+                "`stride` is for a per-CPU array (`per_cpu = true`)",
+            ));
+        }
+        match stride.get_ref().as_str() {
+            "line" => {}
+            "packed" => {
+                if *kind != ObjectKind::Atomic {
+                    return Err(Diag::new(
+                        stride.span(),
+                        format!(
+                            "a packed per-CPU `{type_name}` does not fit the model: only atomics ({ATOMIC_BYTES} B, {} to a {LINE_BYTES}-byte line) pack; each lock word keeps a line of its own",
+                            LINE_BYTES / ATOMIC_BYTES
+                        ),
+                    ));
+                }
+                if let Some(line) = &o.line {
+                    return Err(Diag::new(
+                        line.span(),
+                        "a packed per-CPU array is on its own lines; `line` and `stride = \"packed\"` do not go together",
+                    ));
+                }
+                out.layout.packed.push((id, LINE_BYTES / ATOMIC_BYTES));
+            }
+            other => {
+                return Err(Diag::new(
+                    stride.span(),
+                    format!("unknown stride `{other}`; expected one of: `line`, `packed`"),
+                ))
+            }
+        }
+    }
+    let Some(line) = &o.line else {
+        return Ok(());
+    };
+    let lock = match kind {
+        ObjectKind::Atomic => false,
+        ObjectKind::Spinlock { .. } | ObjectKind::Mutex { .. } => true,
+        _ => {
+            return Err(Diag::new(
+                line.span(),
+                format!(
+                    "a `{type_name}` cannot be placed on a shared line; spinlocks, rwlocks, mutexes (the default kind) and atomics can"
+                ),
+            ))
+        }
+    };
+    let at = match lines
+        .iter()
+        .position(|(l, _)| l.get_ref() == line.get_ref())
+    {
+        Some(at) => at,
+        None => {
+            lines.push((line.clone(), Vec::new()));
+            lines.len() - 1
+        }
+    };
+    let objs = &lines[at].1;
+    if let Some(&(first, _)) = objs.first() {
+        if out.decls[first as usize].per_cpu != per_cpu {
+            return Err(Diag::new(
+                line.span(),
+                format!(
+                    "line `{}` holds `{}`, {}per-CPU; a per-CPU object shares lines only with per-CPU objects (instance i with instance i)",
+                    line.get_ref(),
+                    out.decls[first as usize].name,
+                    if per_cpu { "not " } else { "" }
+                ),
+            ));
+        }
+    }
+    if lock {
+        if let Some(&(other, _)) = objs.iter().find(|&&(_, l)| l) {
+            return Err(Diag::new(
+                line.span(),
+                format!(
+                    "line `{}` already holds the lock `{}`; the model puts at most one lock word on a line (atomics beside it)",
+                    line.get_ref(),
+                    out.decls[other as usize].name
+                ),
+            ));
+        }
+    }
+    lines[at].1.push((id, lock));
+    Ok(())
 }
 
 /// An object name is a plain name: no index, no brackets, no spaces
@@ -178,6 +314,10 @@ fn check_fields(o: &RawObject, ty: Type) -> DResult<()> {
     if !matches!(ty, Type::Spinlock | Type::Rwlock | Type::Mutex) {
         not_for(&o.lock_kind, "kind", type_name)?;
         not_for(&o.backoff, "backoff", type_name)?;
+    }
+    if ty == Type::Alias {
+        not_for(&o.line, "line", type_name)?;
+        not_for(&o.stride, "stride", type_name)?;
     }
     if !matches!(ty, Type::Semaphore | Type::Variable) {
         not_for(&o.initial, "initial", type_name)?;

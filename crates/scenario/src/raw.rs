@@ -188,6 +188,11 @@ pub(crate) struct RawObject {
     pub lock_kind: Option<S<String>>,
     /// The `backoff` option of the lock kinds that take it.
     pub backoff: Option<S<bool>>,
+    /// The named cache line the object sits on, with the others naming it.
+    pub line: Option<S<String>>,
+    /// A per-CPU array's layout: `"line"` (one element per line, the
+    /// default) or `"packed"`.
+    pub stride: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -112,6 +112,10 @@ impl SpinningLock for Cna {
         self.q.word()
     }
 
+    fn word_mut(&mut self) -> &mut Line {
+        self.q.word_mut()
+    }
+
     fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
         let got = self.q.lock(env, me);
         if got.is_none() {

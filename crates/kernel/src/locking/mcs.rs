@@ -59,6 +59,10 @@ impl SpinningLock for Mcs {
         &self.tail
     }
 
+    fn word_mut(&mut self) -> &mut Line {
+        &mut self.tail
+    }
+
     fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
         let swapped = self.tail.rmw(env.cost, me.cpu, env.now);
         if self.owner.is_none() && self.queue.is_empty() {

@@ -193,6 +193,9 @@ pub trait SpinningLock: Send {
     fn owner(&self) -> Option<Taker>;
     /// The lock word: the line every taker's atomic goes to.
     fn word(&self) -> &Line;
+    /// The lock word, for an atomic placed on its line (`line = "NAME"`):
+    /// a write to either is a write to the one line.
+    fn word_mut(&mut self) -> &mut Line;
     /// Whether `task` holds the lock in `mode`.
     fn holds(&self, task: TaskId, mode: LockMode) -> bool {
         mode == LockMode::Exclusive && self.owner().is_some_and(|o| o.task == task)
@@ -452,7 +455,7 @@ impl crate::Kernel<'_> {
             Op::AtomicRmw(r) | Op::AtomicRead(r) => {
                 let l = self.instance(t, r);
                 let now = self.now;
-                let line = &mut self.objects.atomics[l as usize];
+                let line = self.objects.atomic_line(l);
                 let done = if matches!(op, Op::AtomicRmw(_)) {
                     line.rmw(&self.cost, c, now)
                 } else {

@@ -21,6 +21,15 @@ use crate::locking::spinning::LockInstance;
 use crate::result::LockStat;
 use crate::spec::{ObjectKind, Spec};
 
+/// The `Line` an atomic instance uses: its own (or another atomic's) in
+/// the atomics table, or the word of a lock placed on the same line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LineAt {
+    Atomic(u32),
+    Spinlock(u32),
+    Mutex(u32),
+}
+
 #[derive(Default)]
 pub struct Objects {
     pub mutexes: Vec<Mutex>,
@@ -33,8 +42,13 @@ pub struct Objects {
     /// rwsem instances whose OSQ head spins on the owner (few at a time):
     /// an owner leaving its CPU ends those spins.
     pub rwsem_watched: Vec<u32>,
-    /// `atomic_t`s, each on its own line.
+    /// `atomic_t`s, each on its own line unless [`Objects::atomic_at`]
+    /// places it on another's.
     pub atomics: Vec<Line>,
+    /// Where each atomic instance's line is when a layout places atomics
+    /// on shared lines (`line = "NAME"`, `stride = "packed"`); empty
+    /// otherwise, and then every atomic uses its own entry of `atomics`.
+    atomic_at: Vec<LineAt>,
     /// Shared variables' values.
     pub variables: Vec<i64>,
     /// Instances of sleeping-lock kinds that keep no table of their own
@@ -118,7 +132,72 @@ impl Objects {
                 ..Default::default()
             });
         }
+        o.place(spec, nr_cpus);
         (o, stats)
+    }
+
+    /// Points atomics placed on a shared line at that line's one `Line`
+    /// (the host's: the first object placed on it), and packed per-CPU
+    /// atomics at the first element of their line. Nothing to do without
+    /// a layout: the hot path then indexes `atomics` directly.
+    fn place(&mut self, spec: &Spec, nr_cpus: u32) {
+        let layout = &spec.layout;
+        if layout.lines.is_empty() && layout.packed.is_empty() {
+            return;
+        }
+        self.atomic_at = (0..self.atomics.len() as u32).map(LineAt::Atomic).collect();
+        let n_of = |obj: u32| {
+            if spec.objects[obj as usize].per_cpu {
+                nr_cpus
+            } else {
+                1
+            }
+        };
+        for &(obj, per_line) in &layout.packed {
+            let base = self.base[obj as usize];
+            for i in 0..n_of(obj) {
+                self.atomic_at[(base + i) as usize] =
+                    LineAt::Atomic(base + i / per_line * per_line);
+            }
+        }
+        for group in &layout.lines {
+            let Some((&host, rest)) = group.split_first() else {
+                continue;
+            };
+            let hbase = self.base[host as usize];
+            let at = |i: u32| match (&spec.objects[host as usize].kind, self.kinds[host as usize]) {
+                (ObjectKind::Atomic, _) => LineAt::Atomic(hbase + i),
+                (ObjectKind::Spinlock { .. }, _) => LineAt::Spinlock(hbase + i),
+                (ObjectKind::Mutex { .. }, Some(_)) => LineAt::Mutex(hbase + i),
+                (k, _) => panic!("an object of kind {k:?} cannot host a shared line"),
+            };
+            let mut moves = Vec::new();
+            for &obj in rest {
+                assert_eq!(
+                    spec.objects[obj as usize].kind,
+                    ObjectKind::Atomic,
+                    "only atomics share a line's host"
+                );
+                let base = self.base[obj as usize];
+                for i in 0..n_of(obj) {
+                    moves.push((base + i, at(i)));
+                }
+            }
+            for (inst, to) in moves {
+                self.atomic_at[inst as usize] = to;
+            }
+        }
+    }
+
+    /// The line atomic instance `l` operates on.
+    #[inline]
+    pub fn atomic_line(&mut self, l: ObjId) -> &mut Line {
+        match self.atomic_at.get(l as usize) {
+            None => &mut self.atomics[l as usize],
+            Some(&LineAt::Atomic(i)) => &mut self.atomics[i as usize],
+            Some(&LineAt::Spinlock(i)) => self.spinlocks[i as usize].imp.word_mut(),
+            Some(&LineAt::Mutex(i)) => &mut self.mutexes[i as usize].word,
+        }
     }
 
     /// The instance of object `object` for per-CPU index 0 (or the only one).
@@ -215,5 +294,65 @@ mod tests {
         assert_eq!(o.mutexes[first].word.owner(), 0);
         let global = o.first_instance(per_cpu + 1) as usize;
         assert_eq!(o.mutexes[global].word.owner(), 0);
+    }
+
+    fn atomic(s: &mut Spec, name: &str, per_cpu: bool) -> u32 {
+        s.objects.push(crate::spec::ObjectDecl {
+            name: name.into(),
+            kind: ObjectKind::Atomic,
+            per_cpu,
+        });
+        s.objects.len() as u32 - 1
+    }
+
+    /// An atomic on a spinlock's line writes the lock word's one `Line`;
+    /// two atomics on a line write one `Line`; without a layout every
+    /// atomic keeps its own.
+    #[test]
+    fn objects_on_one_line_share_its_line() {
+        let m = preset_machine("generic-x86");
+        let nr = m.nr_cpus() as u32;
+        let cost = crate::costs::CostNs::new(&m);
+        let mut s = spec(m, 1);
+        let lock = spinning_lock(&mut s, "l", "qspinlock", Default::default());
+        let a = atomic(&mut s, "a", false);
+        let b = atomic(&mut s, "b", false);
+        let c = atomic(&mut s, "c", false);
+        s.layout.lines = vec![vec![lock, a], vec![b, c]];
+        let (mut o, _) = Objects::build(&s, nr);
+        let now = o.atomic_line(o.first_instance(a)).rmw(&cost, 3, 0);
+        let word = o.spinlocks[o.first_instance(lock) as usize].imp.word();
+        assert_eq!((word.owner(), word.rmws), (3, 1));
+        o.atomic_line(o.first_instance(c)).rmw(&cost, 2, now);
+        let b_line = o.atomic_line(o.first_instance(b));
+        assert_eq!((b_line.owner(), b_line.rmws), (2, 1));
+        assert_eq!(o.atomics[o.first_instance(c) as usize].rmws, 0);
+
+        s.layout = Default::default();
+        let (mut o, _) = Objects::build(&s, nr);
+        o.atomic_line(o.first_instance(a)).rmw(&cost, 3, 0);
+        let word = o.spinlocks[o.first_instance(lock) as usize].imp.word();
+        assert_eq!(word.rmws, 0);
+    }
+
+    /// A packed per-CPU array: 16 atomics to a line, instance i on the
+    /// line of instance i - i % 16.
+    #[test]
+    fn packed_per_cpu_atomics_share_lines_sixteen_at_a_time() {
+        let mut m = preset_machine("generic-x86");
+        m.topology.cores_per_llc = 32;
+        m.topology.threads_per_core = 1;
+        let nr = m.nr_cpus() as u32;
+        assert!(nr >= 32, "{nr}");
+        let cost = crate::costs::CostNs::new(&m);
+        let mut s = spec(m, 1);
+        let p = atomic(&mut s, "p", true);
+        s.layout.packed = vec![(p, 16)];
+        let (mut o, _) = Objects::build(&s, nr);
+        let base = o.first_instance(p);
+        o.atomic_line(base + 5).rmw(&cost, 5, 0);
+        assert_eq!(o.atomic_line(base + 15).owner(), 5);
+        assert_ne!(o.atomic_line(base + 16).owner(), 5);
+        assert_eq!(o.atomics[base as usize].rmws, 1);
     }
 }

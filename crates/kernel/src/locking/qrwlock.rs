@@ -175,6 +175,10 @@ impl SpinningLock for Qrwlock {
         &self.cnts
     }
 
+    fn word_mut(&mut self) -> &mut Line {
+        &mut self.cnts
+    }
+
     fn holds(&self, task: TaskId, mode: LockMode) -> bool {
         match mode {
             LockMode::Read => self.readers.contains(&task),

@@ -68,6 +68,10 @@ impl SpinningLock for Qspinlock {
         &self.word
     }
 
+    fn word_mut(&mut self) -> &mut Line {
+        &mut self.word
+    }
+
     fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
         let cost = env.cost;
         let done = self.word.rmw(cost, me.cpu, env.now);

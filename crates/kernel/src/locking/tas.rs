@@ -143,6 +143,10 @@ impl SpinningLock for Tas {
         &self.word
     }
 
+    fn word_mut(&mut self) -> &mut Line {
+        &mut self.word
+    }
+
     fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
         let done = self.word.rmw(env.cost, me.cpu, env.now);
         if self.owner.is_none() {

@@ -57,6 +57,10 @@ impl SpinningLock for Ticket {
         &self.word
     }
 
+    fn word_mut(&mut self) -> &mut Line {
+        &mut self.word
+    }
+
     fn lock(&mut self, env: &mut Env, me: Taker) -> Option<Nanos> {
         let ticket = self.word.rmw(env.cost, me.cpu, env.now);
         if self.owner.is_none() && self.waiters.is_empty() {

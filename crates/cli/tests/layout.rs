@@ -1,0 +1,190 @@
+//! Issue 28 item 2 (layout): objects on shared cache lines. Bad input is
+//! located, exits 2 and writes no result file; the false-sharing example
+//! shows the shared line in lock_stat; `smpsim fmt` round-trips it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn smpsim() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_smpsim"))
+}
+
+fn repo(path: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
+}
+
+const GOOD: &str = r#"[scenario]
+name = "t"
+duration = "1ms"
+[machine]
+preset = "generic-x86"
+[objects]
+l = { type = "spinlock", line = "hot" }
+c = { type = "atomic", line = "hot" }
+p = { type = "atomic", per_cpu = true, stride = "packed" }
+[[tasks]]
+name = "a"
+per_cpu = 1
+code = [ { op = "spin_guard", lock = "l", body = [ { op = "atomic_inc", obj = "c" } ] }, { op = "atomic_inc", obj = "p[this_cpu()]" } ]
+"#;
+
+#[test]
+fn bad_layout_is_located_and_exits_2_without_output() {
+    let cases = [
+        // A field on two lines: `line` takes one name.
+        (
+            "two-lines",
+            GOOD.replace(
+                "c = { type = \"atomic\", line = \"hot\" }",
+                "c = { type = \"atomic\", line = [\"hot\", \"cold\"] }",
+            ),
+            8,
+        ),
+        // A line named once is a typo or a neighbour left out (`l` is now
+        // alone on `hot`, reported first).
+        (
+            "line-used-once",
+            GOOD.replace(
+                "c = { type = \"atomic\", line = \"hot\" }",
+                "c = { type = \"atomic\", line = \"hto\" }",
+            ),
+            7,
+        ),
+        // Packing locks does not fit the model (one Line per lock word).
+        (
+            "packed-locks",
+            GOOD.replace("p = { type = \"atomic\"", "p = { type = \"spinlock\""),
+            9,
+        ),
+        (
+            "stride-not-per-cpu",
+            GOOD.replace("per_cpu = true, stride", "stride"),
+            9,
+        ),
+        ("unknown-stride", GOOD.replace("\"packed\"", "\"dense\""), 9),
+        (
+            "two-locks-on-a-line",
+            GOOD.replace("c = { type = \"atomic\"", "c = { type = \"spinlock\""),
+            8,
+        ),
+        (
+            "per-cpu-beside-global",
+            GOOD.replace(
+                "c = { type = \"atomic\", line",
+                "c = { type = \"atomic\", per_cpu = true, line",
+            ),
+            8,
+        ),
+        (
+            "variable-on-a-line",
+            GOOD.replace("c = { type = \"atomic\"", "c = { type = \"variable\""),
+            8,
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("smpsim-layout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text, line) in cases {
+        assert_ne!(text, GOOD, "{name}: the case changes nothing");
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, &text).unwrap();
+        let out_file = dir.join(format!("{name}.json"));
+        let out = smpsim()
+            .args(["run", path.to_str().unwrap(), "--format", "json", "-o"])
+            .arg(&out_file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(!out_file.exists(), "{name}: no result file on bad input");
+        let loc = format!("{}:{line}:", path.display());
+        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
+    let path = dir.join("good.toml");
+    std::fs::write(&path, GOOD).unwrap();
+    let out = smpsim()
+        .args(["run", path.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    variant["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no lock_stat row {name} in {variant}"))
+}
+
+/// On one line, the counter's increments move the lock's line: the lock
+/// row has the line's bounces (the counter's row none of its own), many
+/// more than with the counter aligned on a line of its own.
+#[test]
+fn the_false_sharing_example_bounces_the_lock_line() {
+    let out = smpsim()
+        .args(["run"])
+        .arg(repo("scenarios/examples/false-sharing.toml"))
+        .args([
+            "--set",
+            "scenario.duration=5ms",
+            "--set",
+            "scenario.warmup=1ms",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (shared, aligned) = (&v["variants"][0], &v["variants"][1]);
+    assert_eq!(shared["variant"], "shared");
+    let bounces = |var, name| lock_row(var, name)["bounces"].as_u64().unwrap();
+    assert_eq!(bounces(shared, "hits"), 0, "counted under the line's host");
+    assert!(bounces(aligned, "hits") > 0);
+    assert!(
+        bounces(shared, "lock") > bounces(aligned, "lock") + bounces(aligned, "hits") / 2,
+        "{} vs {} + {}",
+        bounces(shared, "lock"),
+        bounces(aligned, "lock"),
+        bounces(aligned, "hits")
+    );
+    let spin = |var: &serde_json::Value| lock_row(var, "lock")["spin_total_ns"].as_u64().unwrap();
+    assert!(spin(shared) > spin(aligned));
+}
+
+/// `smpsim fmt` (which refuses a rewrite that compiles differently)
+/// rewrites the example to the TOML form and back, and the TOML form is
+/// a fixed point.
+#[test]
+fn fmt_round_trips_the_example() {
+    let dir = std::env::temp_dir().join(format!("smpsim-layout-fmt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fmt = |to: &str, path: &std::path::Path| {
+        let out = smpsim()
+            .args(["fmt", "--to", to])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let toml = fmt("toml", &repo("scenarios/examples/false-sharing.toml"));
+    assert!(toml.contains("objects.hits.line = \"hot\""));
+    let a = dir.join("a.toml");
+    std::fs::write(&a, &toml).unwrap();
+    let code = fmt("code", &a);
+    let b = dir.join("b.toml");
+    std::fs::write(&b, &code).unwrap();
+    assert_eq!(fmt("toml", &b), toml);
+}
