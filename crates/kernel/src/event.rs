@@ -71,8 +71,8 @@ pub enum RcuEvent {
 pub enum RcuCallback {
     /// `wakeme_after_rcu()`: the `synchronize_rcu()` caller.
     Wake { task: TaskId, gen: u32 },
-    /// `rcu_sync_func()` of `cpu_hotplug_lock`.
-    RcuSync,
+    /// `rcu_sync_func()` of a percpu_rw_semaphore (instance `sem`).
+    RcuSync { sem: u32 },
 }
 
 /// Address spaces and lazy TLB.

@@ -188,7 +188,6 @@ pub enum Resume {
     /// A sleeping lock's op, continued at the step its kind recorded (each
     /// kind numbers its own steps).
     Lock(u8),
-    CpusWriteLock(CpusWriteLockStep),
     SmpCall(SmpCallStep),
     /// `stop_machine_cpuslocked()`, continued.
     StopMachine(StopMachineStep),
@@ -196,17 +195,6 @@ pub enum Resume {
     SynchronizeRcu,
     /// `do_exit()`: `exit_mm()` is done.
     Exit,
-}
-
-/// Where `cpus_write_lock()` continues.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CpusWriteLockStep {
-    /// `rcu_sync_enter()`'s grace period is over.
-    AfterGp,
-    /// Take the write side (or wait for the writer before us).
-    Take,
-    /// The readers have drained.
-    Drained,
 }
 
 /// Where `smp_call_function_*()` continues.

@@ -260,14 +260,18 @@ fn the_cycle_checker_finds_cycles() {
 fn every_lock_kind_is_in_the_scenario_format_doc() {
     let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/scenario-format.md");
     let doc = std::fs::read_to_string(doc).unwrap();
-    for k in smpsim_kernel::locking::LOCK_KINDS {
-        let row = format!("| `{}` | `{}`", k.object_type, k.name);
+    let spinning = smpsim_kernel::locking::LOCK_KINDS
+        .iter()
+        .map(|k| (k.object_type, k.name));
+    let sleeping = smpsim_kernel::locking::SLEEPING_KINDS
+        .iter()
+        .map(|k| (k.object_type, k.name));
+    for (object_type, name) in spinning.chain(sleeping) {
+        let row = format!("| `{object_type}` | `{name}`");
         assert!(
             doc.lines()
                 .any(|l| l.replace(' ', "").starts_with(&row.replace(' ', ""))),
-            "docs/scenario-format.md has no row for {} kind `{}`",
-            k.object_type,
-            k.name
+            "docs/scenario-format.md has no row for {object_type} kind `{name}`"
         );
     }
 }

@@ -36,6 +36,7 @@ enum Type {
     Atomic,
     Semaphore,
     Rwsem,
+    PercpuRwsem,
     Seqcount,
     Variable,
     Alias,
@@ -48,6 +49,7 @@ const TYPES: &[(&str, Type)] = &[
     ("atomic", Type::Atomic),
     ("semaphore", Type::Semaphore),
     ("rwsem", Type::Rwsem),
+    ("percpu_rwsem", Type::PercpuRwsem),
     ("seqcount", Type::Seqcount),
     ("variable", Type::Variable),
     ("alias", Type::Alias),
@@ -283,6 +285,15 @@ fn declared(obj: &S<RawObject>) -> DResult<Declared> {
             let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
             let reader_spin = o.reader_spin.as_ref().is_some_and(|v| *v.get_ref());
             (ObjectKind::Rwsem { spin, reader_spin }, LockKind::Rwsem)
+        }
+        Type::PercpuRwsem => {
+            // Readers never spin and writers sleep: nothing to choose.
+            not_for(&o.spin, "spin", type_name)?;
+            let kind = ObjectKind::Sleeping {
+                kind: type_name.to_string(),
+                spin: false,
+            };
+            (kind, LockKind::PercpuRwsem)
         }
         Type::Seqcount => {
             not_for(&o.spin, "spin", type_name)?;

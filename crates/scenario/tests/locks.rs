@@ -540,19 +540,36 @@ fn read_seqcount_is_a_retry_loop() {
     assert!(e.message.contains("`m` is a mutex"), "{}", e.message);
 }
 
-/// The percpu_rw_semaphore API reads like the rwsem's and names
-/// `cpu_hotplug_lock`, the one percpu-rwsem there is.
+/// The percpu_rw_semaphore API reads like the rwsem's: on
+/// `cpu_hotplug_lock` it is `cpus_read_lock()` and friends, on a declared
+/// `percpu_rwsem` it takes that object, on anything else it is refused.
 #[test]
-fn percpu_rwsem_ops_are_cpu_hotplug_lock() {
+fn percpu_rwsem_ops_take_cpu_hotplug_lock_or_a_declared_one() {
     let ops = ops_of(&with_code(
         r#"{ op = "percpu_down_read", lock = "cpu_hotplug_lock" }, { op = "percpu_up_read", lock = "cpu_hotplug_lock" }"#,
     ));
     assert!(ops.contains(&Op::CpusReadLock) && ops.contains(&Op::CpusReadUnlock));
-    let e = err(&with_code(r#"{ op = "percpu_down_write", lock = "m" }"#));
+    let ops = ops_of(&with_code_in(
+        &with_object("rwq", r#"tg_rwsem = { type = "percpu_rwsem" }"#),
+        r#"{ op = "percpu_down_write", lock = "tg_rwsem" }, { op = "percpu_up_write", lock = "tg_rwsem" }"#,
+    ));
     assert!(
-        e.message.contains("not a percpu_rw_semaphore"),
-        "{}",
-        e.message
+        ops.iter().any(|op| matches!(
+            op,
+            Op::Lock {
+                mode: LockMode::Write,
+                ..
+            }
+        )),
+        "{ops:?}"
     );
+    let e = err(&with_code(r#"{ op = "percpu_down_write", lock = "m" }"#));
+    assert!(e.message.contains("`m` is a mutex"), "{}", e.message);
     assert_eq!(at(&e).2, "m");
+    // An rwsem's own ops refuse it: there is no percpu_down_write_trylock.
+    let e = err(&with_code_in(
+        &with_object("rwq", r#"tg_rwsem = { type = "percpu_rwsem" }"#),
+        r#"{ op = "down_write_trylock", lock = "tg_rwsem" }"#,
+    ));
+    assert!(e.message.contains("is a percpu_rwsem"), "{}", e.message);
 }

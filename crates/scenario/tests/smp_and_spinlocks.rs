@@ -313,7 +313,7 @@ fn spinlock_object_errors() {
     ));
     assert!(
         e.message.contains(
-            "mutex, spinlock, rwlock, atomic, semaphore, rwsem, seqcount, variable, alias"
+            "mutex, spinlock, rwlock, atomic, semaphore, rwsem, percpu_rwsem, seqcount, variable, alias"
         ),
         "{}",
         e.message

@@ -57,6 +57,7 @@ pub static SLEEPING_KINDS: &[sleeping::SleepingKindInfo] = &[
     semaphore::KIND,
     seqcount::KIND,
     rt_mutex::KIND,
+    percpu_rwsem::KIND,
 ];
 
 pub use sleeping::{find_sleeping_kind, sleeping_kind_names, SleepingKindInfo};
@@ -428,29 +429,27 @@ impl crate::Kernel<'_> {
                     .imp
                     .unlock(self, c, t, s, LockMode::Exclusive)
             }
-            Op::CpusReadLock => {
-                self.lockdep_acquire(c, t, self.hotplug_lock_class(), true, false);
-                self.cpus_read_lock(c, t)
-            }
-            Op::CpusReadUnlock => {
-                self.lockdep_release(t, self.hotplug_lock_class());
-                self.cpus_read_unlock(c, t);
-                Flow::Next
-            }
-            Op::CpusWriteLock => {
-                let step = match resume {
-                    Resume::CpusWriteLock(s) => Some(s),
-                    _ => None,
+            Op::CpusReadLock | Op::CpusWriteLock => {
+                let read = matches!(op, Op::CpusReadLock);
+                let (mode, step) = match resume {
+                    Resume::Lock(s) => (LockMode::Write, Some(s)),
+                    _ => (LockMode::Write, None),
                 };
+                let mode = if read { LockMode::Read } else { mode };
                 if step.is_none() {
-                    self.lockdep_acquire(c, t, self.hotplug_lock_class(), false, false);
+                    self.lockdep_acquire(c, t, self.hotplug_lock_class(), read, false);
                 }
-                self.cpus_write_lock(c, t, step)
+                let l = self.hotplug_lock;
+                percpu_rwsem::KIND.imp.lock(self, c, t, l, mode, step)
             }
-            Op::CpusWriteUnlock => {
+            Op::CpusReadUnlock | Op::CpusWriteUnlock => {
+                let mode = match op {
+                    Op::CpusReadUnlock => LockMode::Read,
+                    _ => LockMode::Write,
+                };
                 self.lockdep_release(t, self.hotplug_lock_class());
-                self.cpus_write_unlock(c, t);
-                Flow::Next
+                let l = self.hotplug_lock;
+                percpu_rwsem::KIND.imp.unlock(self, c, t, l, mode)
             }
             Op::AtomicRmw(r) | Op::AtomicRead(r) => {
                 let l = self.instance(t, r);

@@ -127,8 +127,9 @@ impl Objects {
             stats.push(LockStat {
                 name: obj.name.clone(),
                 instances: n,
-                read: matches!(obj.kind, ObjectKind::Rwsem { .. } | ObjectKind::Seqcount)
-                    .then(crate::result::ReadSide::default),
+                read: (matches!(obj.kind, ObjectKind::Rwsem { .. } | ObjectKind::Seqcount)
+                    || kind.is_some_and(|k| k.imp.has_read_side()))
+                .then(crate::result::ReadSide::default),
                 ..Default::default()
             });
         }

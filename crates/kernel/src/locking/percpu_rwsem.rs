@@ -1,23 +1,67 @@
-//! `cpu_hotplug_lock`: a percpu-rwsem (kernel/locking/percpu-rwsem.c) with
-//! its `rcu_sync` (kernel/rcu/sync.c).
+//! `struct percpu_rw_semaphore` (kernel/locking/percpu-rwsem.c) with its
+//! `rcu_sync` (kernel/rcu/sync.c): `cpu_hotplug_lock`, and any a scenario
+//! declares (`type = "percpu_rwsem"`, ops `percpu_down_read` and friends).
 //!
-//! Readers (`cpus_read_lock()`) take a per-CPU count on the fast path while
-//! the `rcu_sync` is idle; otherwise they check `block` and sleep while a
-//! writer holds the lock. A writer (`cpus_write_lock()`) first calls
+//! Readers (`percpu_down_read()`) take a per-CPU count on the fast path
+//! while the `rcu_sync` is idle (`rcu_sync_is_idle()`); otherwise
+//! (`__percpu_down_read()`) they check `block` and sleep while a writer
+//! holds the lock. A writer (`percpu_down_write()`) first calls
 //! `rcu_sync_enter()`: from GP_IDLE it waits for a full grace period
 //! (`synchronize_rcu()`, so expedited under `rcu_expedite_gp()`); from
 //! GP_PASSED, GP_EXIT or GP_REPLAY it does not wait at all. It then sets
-//! `block` and waits for the readers to drain. `cpus_write_unlock()` clears
-//! `block`, wakes the waiters and calls `rcu_sync_exit()`, which leaves
-//! GP_PASSED for GP_EXIT and queues `rcu_sync_func()` after a grace period
-//! (GP_EXIT -> GP_IDLE, or GP_REPLAY -> GP_EXIT and another grace period,
-//! or back to GP_PASSED if a writer came meanwhile).
+//! `block` and waits for the readers to drain (`rcuwait_wait_event()` on
+//! `readers_active_check()`). `percpu_up_write()` clears `block`, wakes the
+//! waiters and calls `rcu_sync_exit()`, which leaves GP_PASSED for GP_EXIT
+//! and queues `rcu_sync_func()` after a grace period (GP_EXIT -> GP_IDLE,
+//! or GP_REPLAY -> GP_EXIT and another grace period, or back to GP_PASSED
+//! if a writer came meanwhile).
+//!
+//! Costs: the reader's fast path touches only its CPU's `read_count` and
+//! a `gp_state` every cache keeps shared, so it pays nothing beyond the
+//! op (assumed: a `this_cpu_inc()` and a hit, a few cycles). Not modelled:
+//! the writer's `block` xchg and `readers_active_check()`'s sum over every
+//! CPU's count (microseconds at most, beside the grace period the writer
+//! waits for first).
+//!
+//! The kind registers like every sleeping lock; `cpu_hotplug_lock` is one
+//! more instance, built at boot ([`new_hotplug_lock`]), with no row in
+//! `lock_stat` (as before, the hotplug lock is counted by its users).
 
 use std::collections::VecDeque;
 
+use crate::event::RcuCallback;
 use crate::interp::Flow;
-use crate::rcu::RcuCallback;
+use crate::locking::objects::Objects;
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::program::LockMode;
 use crate::task::*;
+use crate::Kernel;
+use smpsim_engine::Nanos;
+
+/// `percpu_rwsem` in the sleeping-lock registry.
+pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    id: 5,
+    name: "percpu_rwsem",
+    object_type: "percpu_rwsem",
+    default: true,
+    summary: "`struct percpu_rw_semaphore`: per-CPU reader counts, writers wait for a grace period (rcu_sync) and for the readers to drain",
+    imp: &PercpuRwsemKind,
+};
+
+/// The object of `cpu_hotplug_lock`, which no scenario declares.
+const NO_OBJECT: u32 = u32::MAX;
+
+/// Where `percpu_down_write()` continues ([`Resume::Lock`] steps).
+mod step {
+    /// `rcu_sync_enter()`'s grace period is over.
+    pub const AFTER_GP: u8 = 0;
+    /// Take the write side (or wait for the writer before us).
+    pub const TAKE: u8 = 1;
+    /// The readers have drained.
+    pub const DRAINED: u8 = 2;
+    /// A reader woken by `percpu_up_write()`: try again from the start.
+    pub const READ_AGAIN: u8 = 3;
+}
 
 /// `enum { GP_IDLE = 0, GP_ENTER, GP_PASSED, GP_EXIT, GP_REPLAY }`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -29,173 +73,322 @@ pub enum GpState {
     Replay,
 }
 
-pub struct HotplugLock {
-    pub gp_state: GpState,
-    pub gp_count: u32,
+pub struct PercpuRwsem {
+    /// The declared object, or [`NO_OBJECT`] for `cpu_hotplug_lock`.
+    object: u32,
+    gp_state: GpState,
+    gp_count: u32,
     /// Writers that found GP_ENTER and wait for GP_PASSED.
     enter_waiters: Vec<TaskId>,
-    pub readers: u32,
+    /// The sum of the per-CPU `read_count`s.
+    readers: u32,
+    /// Readers holding a declared instance, with when they took it (for
+    /// `lock_stat` and the release check).
+    holders: Vec<(TaskId, Nanos)>,
     /// A writer holds the lock (`sem->block`).
-    pub block: bool,
+    block: bool,
+    writer: TaskId,
+    acquired_at: Nanos,
     write_waiters: VecDeque<TaskId>,
     read_waiters: Vec<TaskId>,
     /// The writer waiting for readers to drain.
     drain_waiter: TaskId,
-    /// Grace periods writers waited for in `rcu_sync_enter()`.
-    pub enter_gps: u64,
-    pub enter_skips: u64,
 }
 
-impl Default for HotplugLock {
-    fn default() -> Self {
-        HotplugLock {
+impl PercpuRwsem {
+    fn new(object: u32) -> Self {
+        PercpuRwsem {
+            object,
             gp_state: GpState::Idle,
             gp_count: 0,
             enter_waiters: Vec::new(),
             readers: 0,
+            holders: Vec::new(),
             block: false,
+            writer: NO_TASK,
+            acquired_at: 0,
             write_waiters: VecDeque::new(),
             read_waiters: Vec::new(),
             drain_waiter: NO_TASK,
-            enter_gps: 0,
-            enter_skips: 0,
         }
+    }
+
+    fn declared(&self) -> bool {
+        self.object != NO_OBJECT
     }
 }
 
-impl crate::Kernel<'_> {
-    fn sleep_at(&mut self, c: u32, t: TaskId, step: CpusWriteLockStep) -> Flow {
-        self.sleep_until_woken(c, t, Resume::CpusWriteLock(step))
+/// Builds `cpu_hotplug_lock`; returns its instance index.
+pub(crate) fn new_hotplug_lock(o: &mut Objects) -> u32 {
+    o.sleeping.push(Box::new(PercpuRwsem::new(NO_OBJECT)));
+    (o.sleeping.len() - 1) as u32
+}
+
+/// Whether a scenario declares one (its writers need RCU's grace periods).
+pub(crate) fn declared_in(spec: &crate::Spec) -> bool {
+    spec.objects
+        .iter()
+        .any(|o| super::sleeping::kind_of(&o.kind).is_some_and(|k| k.id == KIND.id))
+}
+
+struct PercpuRwsemKind;
+
+fn sem(o: &mut Objects, l: u32) -> &mut PercpuRwsem {
+    o.sleeping[l as usize]
+        .downcast_mut::<PercpuRwsem>()
+        .expect("a percpu_rw_semaphore instance")
+}
+
+fn sem_ref(o: &Objects, l: u32) -> &PercpuRwsem {
+    o.sleeping[l as usize]
+        .downcast_ref::<PercpuRwsem>()
+        .expect("a percpu_rw_semaphore instance")
+}
+
+impl SleepingLock for PercpuRwsemKind {
+    fn build(&self, o: &mut Objects, b: &Build) -> usize {
+        let base = o.sleeping.len();
+        for _ in 0..b.n {
+            o.sleeping.push(Box::new(PercpuRwsem::new(b.object)));
+        }
+        base
     }
 
-    /// `cpus_write_lock()`, from the start (`step` none) or continued.
-    pub(crate) fn cpus_write_lock(
-        &mut self,
+    fn object(&self, o: &Objects, l: u32) -> u32 {
+        sem_ref(o, l).object
+    }
+
+    fn line_transfers(&self, _: &Objects, _: usize, _: usize) -> u64 {
+        0
+    }
+
+    fn has_read_side(&self) -> bool {
+        true
+    }
+
+    fn lock_fn(&self, mode: LockMode) -> String {
+        match mode {
+            LockMode::Read => "percpu_down_read",
+            _ => "percpu_down_write",
+        }
+        .to_string()
+    }
+
+    fn lock(
+        &self,
+        k: &mut Kernel,
         c: u32,
         t: TaskId,
-        step: Option<CpusWriteLockStep>,
+        l: u32,
+        mode: LockMode,
+        step: Option<u8>,
     ) -> Flow {
-        use CpusWriteLockStep::*;
-        let mut step = step;
-        if step.is_none() {
-            // rcu_sync_enter()
-            let lock = &mut self.hotplug_lock;
-            let state = lock.gp_state;
-            lock.gp_count += 1;
-            if state == GpState::Idle {
-                lock.gp_state = GpState::Enter;
-                lock.enter_gps += 1;
-                self.tasks[t as usize].resume = Resume::CpusWriteLock(AfterGp);
-                self.synchronize_rcu(c, t, false);
-                return Flow::Stop;
-            }
-            if state == GpState::Enter {
-                lock.enter_waiters.push(t);
-                return self.sleep_at(c, t, Take);
-            }
-            lock.enter_skips += 1;
-            step = Some(Take);
+        match mode {
+            LockMode::Read => down_read(k, c, t, l),
+            _ => down_write(k, c, t, l, step),
         }
-        if step == Some(AfterGp) {
-            // The synchronous rcu_sync_func(): GP_ENTER -> GP_PASSED.
-            let lock = &mut self.hotplug_lock;
-            if lock.gp_state == GpState::Enter {
-                lock.gp_state = GpState::Passed;
-            }
-            let waiters = std::mem::take(&mut lock.enter_waiters);
-            for w in waiters {
-                self.wake_up(w, c);
-            }
-            step = Some(Take);
+    }
+
+    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow {
+        match mode {
+            LockMode::Read => up_read(k, c, t, l),
+            _ => up_write(k, c, t, l),
         }
-        if step == Some(Take) {
-            let lock = &mut self.hotplug_lock;
-            if lock.block {
-                lock.write_waiters.push_back(t);
-                return self.sleep_at(c, t, Take);
-            }
-            lock.block = true;
-            if lock.readers > 0 {
-                lock.drain_waiter = t;
-                return self.sleep_at(c, t, Drained);
-            }
-        }
-        self.advance(t);
         Flow::Next
     }
 
-    /// `cpus_write_unlock()`.
-    pub(crate) fn cpus_write_unlock(&mut self, c: u32, t: TaskId) {
-        let lock = &mut self.hotplug_lock;
-        lock.block = false;
-        let readers = std::mem::take(&mut lock.read_waiters);
-        let writer = lock.write_waiters.pop_front();
-        // rcu_sync_exit()
-        lock.gp_count -= 1;
-        let mut queue_cb = false;
-        if lock.gp_count == 0 {
-            match lock.gp_state {
-                GpState::Passed => {
-                    lock.gp_state = GpState::Exit;
-                    queue_cb = true;
-                }
-                GpState::Exit => lock.gp_state = GpState::Replay,
-                _ => {}
-            }
-        }
-        for r in readers {
-            if self.tasks[r as usize].state == TaskState::Sleeping {
-                self.wake_up(r, c);
-            }
-        }
-        if let Some(w) = writer {
-            self.wake_up(w, c);
-        }
-        if queue_cb {
-            self.call_rcu(c, RcuCallback::RcuSync);
-        }
-        self.advance(t);
+    fn spin_finished(&self, _: &mut Kernel, _: u32, _: TaskId, _: u32) -> bool {
+        // Nobody spins on a percpu_rw_semaphore: waiters sleep.
+        true
     }
+}
 
-    /// `rcu_sync_func()`, a grace period after `rcu_sync_exit()`.
-    pub(crate) fn rcu_sync_func(&mut self) {
-        let lock = &mut self.hotplug_lock;
-        if lock.gp_count > 0 {
-            lock.gp_state = GpState::Passed;
-            let waiters = std::mem::take(&mut lock.enter_waiters);
+fn sleep_at(k: &mut Kernel, c: u32, t: TaskId, step: u8) -> Flow {
+    k.sleep_until_woken(c, t, Resume::Lock(step))
+}
+
+/// `percpu_down_read()`.
+fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32) -> Flow {
+    let now = k.now;
+    let s = sem(&mut k.objects, l);
+    // Fast path while the rcu_sync is idle; slow path checks `block`.
+    if s.gp_state == GpState::Idle || !s.block {
+        s.readers += 1;
+        if s.declared() {
+            let object = s.object;
+            s.holders.push((t, now));
+            let waited = now.saturating_sub(k.tasks[t as usize].wait.wait_start);
+            k.metrics
+                .lock_acquired_mode(now, object, LockMode::Read, waited);
+        }
+        k.advance(t);
+        return Flow::Next;
+    }
+    // Sleep until the writer is done, then try again from the start.
+    s.read_waiters.push(t);
+    if s.declared() {
+        let object = s.object;
+        k.tasks[t as usize].wait.wait_start = now;
+        k.metrics.lock_contended_mode(now, object, LockMode::Read);
+    }
+    sleep_at(k, c, t, step::READ_AGAIN)
+}
+
+/// `percpu_up_read()`.
+fn up_read(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
+    let now = k.now;
+    let s = sem(&mut k.objects, l);
+    if s.declared() {
+        let object = s.object;
+        let Some(i) = s.holders.iter().position(|h| h.0 == t) else {
+            let (name, lock) = (k.task_name(t), k.spec.objects[object as usize].name.clone());
+            k.metrics.bad_unlock(c, now, &name, "percpu_up_read", &lock);
+            k.advance(t);
+            return;
+        };
+        let (_, since) = s.holders.swap_remove(i);
+        k.metrics
+            .lock_released_mode(now, object, LockMode::Read, now - since);
+    }
+    let s = sem(&mut k.objects, l);
+    s.readers = s.readers.saturating_sub(1);
+    if s.readers == 0 && s.drain_waiter != NO_TASK {
+        let w = std::mem::replace(&mut s.drain_waiter, NO_TASK);
+        k.wake_up(w, c);
+    }
+    k.advance(t);
+}
+
+/// `percpu_down_write()`, from the start (`step` none) or continued.
+fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Flow {
+    let now = k.now;
+    let mut step = step;
+    if step.is_none() {
+        if sem(&mut k.objects, l).declared() {
+            k.tasks[t as usize].wait.wait_start = now;
+        }
+        // rcu_sync_enter()
+        let s = sem(&mut k.objects, l);
+        let state = s.gp_state;
+        s.gp_count += 1;
+        if state == GpState::Idle {
+            s.gp_state = GpState::Enter;
+            k.tasks[t as usize].resume = Resume::Lock(step::AFTER_GP);
+            k.synchronize_rcu(c, t, false);
+            return Flow::Stop;
+        }
+        if state == GpState::Enter {
+            s.enter_waiters.push(t);
+            return sleep_at(k, c, t, step::TAKE);
+        }
+        step = Some(step::TAKE);
+    }
+    if step == Some(step::AFTER_GP) {
+        // The synchronous rcu_sync_func(): GP_ENTER -> GP_PASSED.
+        let s = sem(&mut k.objects, l);
+        if s.gp_state == GpState::Enter {
+            s.gp_state = GpState::Passed;
+        }
+        let waiters = std::mem::take(&mut s.enter_waiters);
+        for w in waiters {
+            k.wake_up(w, c);
+        }
+        step = Some(step::TAKE);
+    }
+    if step == Some(step::TAKE) {
+        let s = sem(&mut k.objects, l);
+        if s.block {
+            s.write_waiters.push_back(t);
+            if s.declared() {
+                let object = s.object;
+                k.metrics.lock_contended_mode(now, object, LockMode::Write);
+            }
+            return sleep_at(k, c, t, step::TAKE);
+        }
+        s.block = true;
+        s.writer = t;
+        if s.readers > 0 {
+            s.drain_waiter = t;
+            return sleep_at(k, c, t, step::DRAINED);
+        }
+    }
+    let s = sem(&mut k.objects, l);
+    s.acquired_at = now;
+    if s.declared() {
+        let object = s.object;
+        let waited = now - k.tasks[t as usize].wait.wait_start;
+        k.metrics
+            .lock_acquired_mode(now, object, LockMode::Write, waited);
+    }
+    k.advance(t);
+    Flow::Next
+}
+
+/// `percpu_up_write()`.
+fn up_write(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
+    let now = k.now;
+    let s = sem(&mut k.objects, l);
+    if s.declared() {
+        let object = s.object;
+        if !s.block || s.writer != t {
+            let (name, lock) = (k.task_name(t), k.spec.objects[object as usize].name.clone());
+            k.metrics
+                .bad_unlock(c, now, &name, "percpu_up_write", &lock);
+            k.advance(t);
+            return;
+        }
+        let held = now - s.acquired_at;
+        k.metrics
+            .lock_released_mode(now, object, LockMode::Write, held);
+    }
+    let s = sem(&mut k.objects, l);
+    s.block = false;
+    s.writer = NO_TASK;
+    let readers = std::mem::take(&mut s.read_waiters);
+    let writer = s.write_waiters.pop_front();
+    // rcu_sync_exit()
+    s.gp_count -= 1;
+    let mut queue_cb = false;
+    if s.gp_count == 0 {
+        match s.gp_state {
+            GpState::Passed => {
+                s.gp_state = GpState::Exit;
+                queue_cb = true;
+            }
+            GpState::Exit => s.gp_state = GpState::Replay,
+            _ => {}
+        }
+    }
+    for r in readers {
+        if k.tasks[r as usize].state == TaskState::Sleeping {
+            k.wake_up(r, c);
+        }
+    }
+    if let Some(w) = writer {
+        k.wake_up(w, c);
+    }
+    if queue_cb {
+        k.call_rcu(c, RcuCallback::RcuSync { sem: l });
+    }
+    k.advance(t);
+}
+
+impl Kernel<'_> {
+    /// `rcu_sync_func()` of instance `l`, a grace period after
+    /// `rcu_sync_exit()`.
+    pub(crate) fn rcu_sync_func(&mut self, l: u32) {
+        let s = sem(&mut self.objects, l);
+        if s.gp_count > 0 {
+            s.gp_state = GpState::Passed;
+            let waiters = std::mem::take(&mut s.enter_waiters);
             for w in waiters {
                 self.wake_up(w, crate::sched::FROM_SOFTIRQ);
             }
-        } else if lock.gp_state == GpState::Replay {
-            lock.gp_state = GpState::Exit;
-            self.call_rcu(0, RcuCallback::RcuSync);
+        } else if s.gp_state == GpState::Replay {
+            s.gp_state = GpState::Exit;
+            self.call_rcu(0, RcuCallback::RcuSync { sem: l });
         } else {
-            lock.gp_state = GpState::Idle;
+            s.gp_state = GpState::Idle;
         }
-    }
-
-    /// `cpus_read_lock()`.
-    pub(crate) fn cpus_read_lock(&mut self, c: u32, t: TaskId) -> Flow {
-        let lock = &mut self.hotplug_lock;
-        // Fast path while the rcu_sync is idle; slow path checks `block`.
-        if lock.gp_state == GpState::Idle || !lock.block {
-            lock.readers += 1;
-            self.advance(t);
-            return Flow::Next;
-        }
-        // Sleep until the writer is done, then try again from the start.
-        lock.read_waiters.push(t);
-        self.sleep_until_woken(c, t, Resume::Op)
-    }
-
-    /// `cpus_read_unlock()`.
-    pub(crate) fn cpus_read_unlock(&mut self, c: u32, t: TaskId) {
-        let lock = &mut self.hotplug_lock;
-        lock.readers = lock.readers.saturating_sub(1);
-        if lock.readers == 0 && lock.drain_waiter != NO_TASK {
-            let w = std::mem::replace(&mut lock.drain_waiter, NO_TASK);
-            self.wake_up(w, c);
-        }
-        self.advance(t);
     }
 }

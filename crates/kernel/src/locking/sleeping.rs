@@ -73,6 +73,10 @@ pub(crate) trait SleepingLock: Sync {
     fn object(&self, o: &Objects, l: u32) -> u32;
     /// Line transfers so far on instances `first..first + n`.
     fn line_transfers(&self, o: &Objects, first: usize, n: usize) -> u64;
+    /// Whether its read side is a `lock_stat` class of its own (`NAME-R`).
+    fn has_read_side(&self) -> bool {
+        false
+    }
     /// The kernel function that takes it in `mode` (for lockdep's reports).
     fn lock_fn(&self, mode: LockMode) -> String;
     /// `t` takes instance `l` in `mode`: from the start (`step` none) or

@@ -25,21 +25,23 @@ pub use tree::default_fqs_jiffies;
 /// The histogram every normal grace period's length goes to.
 pub const GP_HISTOGRAM: &str = "rcu_gp_duration";
 
-/// Whether a scenario uses RCU (and so gets its GP kthread).
+/// Whether a scenario uses RCU (and so gets its GP kthread): a grace
+/// period op, or a percpu_rw_semaphore whose writers wait for one.
 pub fn used_by(spec: &crate::Spec) -> bool {
     use crate::program::Op;
-    spec.task_groups.iter().any(|g| {
-        g.program.ops.iter().any(|op| {
-            matches!(
-                op,
-                Op::SynchronizeRcu
-                    | Op::SynchronizeRcuExpedited
-                    | Op::RcuExpediteGp
-                    | Op::CpusWriteLock
-                    | Op::CpusWriteUnlock
-            )
+    crate::locking::percpu_rwsem::declared_in(spec)
+        || spec.task_groups.iter().any(|g| {
+            g.program.ops.iter().any(|op| {
+                matches!(
+                    op,
+                    Op::SynchronizeRcu
+                        | Op::SynchronizeRcuExpedited
+                        | Op::RcuExpediteGp
+                        | Op::CpusWriteLock
+                        | Op::CpusWriteUnlock
+                )
+            })
         })
-    })
 }
 
 /// The CPU the GP kthread starts on. The kernel does not pin `rcu_sched`:

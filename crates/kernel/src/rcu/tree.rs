@@ -378,7 +378,7 @@ impl crate::Kernel<'_> {
                     self.wake_up(task, crate::sched::FROM_SOFTIRQ);
                 }
             }
-            RcuCallback::RcuSync => self.rcu_sync_func(),
+            RcuCallback::RcuSync { sem } => self.rcu_sync_func(sem),
         }
     }
 

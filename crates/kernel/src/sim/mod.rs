@@ -68,7 +68,8 @@ pub struct Kernel<'s> {
     pub(crate) mms: Vec<crate::mm::Mm>,
     pub(crate) mm_stats: crate::mm::MmStats,
     pub(crate) capacity_stats: crate::result::CapacityStats,
-    pub(crate) hotplug_lock: crate::locking::percpu_rwsem::HotplugLock,
+    /// `cpu_hotplug_lock`'s instance in [`Objects::sleeping`].
+    pub(crate) hotplug_lock: u32,
     /// Sched domains, affinity masks and the load balancer's state.
     pub(crate) balance: crate::sched::balance::Balance,
     /// The kernel threads created, in task-group order after the spec's.
@@ -94,7 +95,8 @@ impl<'s> Kernel<'s> {
             spec.counters.len(),
             spec.histograms.len() + uses_rcu as usize,
         );
-        let (objects, lock_stats) = Objects::build(spec, nr_cpus);
+        let (mut objects, lock_stats) = Objects::build(spec, nr_cpus);
+        let hotplug_lock = crate::locking::percpu_rwsem::new_hotplug_lock(&mut objects);
         metrics.locks = lock_stats;
         metrics.thresholds = crate::metrics::Thresholds::from_knobs(&spec.knobs);
 
@@ -155,7 +157,7 @@ impl<'s> Kernel<'s> {
             mms: Vec::new(),
             mm_stats: Default::default(),
             capacity_stats: Default::default(),
-            hotplug_lock: Default::default(),
+            hotplug_lock,
             balance,
             kthreads,
             lockdep: None,

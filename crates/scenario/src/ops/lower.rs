@@ -292,41 +292,21 @@ pub(super) fn read_seqcount(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<(
     Ok(())
 }
 
-/// The percpu_rw_semaphore API on the one percpu-rwsem smpsim has,
-/// `cpu_hotplug_lock`: the same ops as `cpus_read_lock()` and friends.
-fn percpu_rwsem(e: &mut Emitter<'_, '_>, op: &S<RawOp>, ir: Op) -> DResult<()> {
-    let lock = need(&op.get_ref().lock, op, "lock")?;
-    if lock.get_ref().trim() != "cpu_hotplug_lock" {
-        return Err(e.ctx.at_str(
-            lock,
-            StrErr::new(
-                0..lock.get_ref().len(),
-                format!(
-                    "`{}` is not a percpu_rw_semaphore: the one smpsim has is `cpu_hotplug_lock`",
-                    lock.get_ref()
-                ),
-            ),
-        )
-        .help("for another reader-writer semaphore declare `{ type = \"rwsem\" }` and use down_read/up_read/down_write/up_write"));
+/// `percpu_down_read(&cpu_hotplug_lock)` and friends: `cpu_hotplug_lock` is
+/// the one percpu_rw_semaphore every scenario has (unless it declares an
+/// object of that name), the same as `cpus_read_lock()` and friends.
+fn hotplug_lock_op(e: &Emitter<'_, '_>, written: &S<String>, l: LockOp) -> Option<Op> {
+    let name = written.get_ref().trim();
+    if name != "cpu_hotplug_lock" || e.ctx.objects.contains_key(name) {
+        return None;
     }
-    e.push(ir);
-    Ok(())
-}
-
-pub(super) fn percpu_down_read(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
-    percpu_rwsem(e, op, Op::CpusReadLock)
-}
-
-pub(super) fn percpu_up_read(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
-    percpu_rwsem(e, op, Op::CpusReadUnlock)
-}
-
-pub(super) fn percpu_down_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
-    percpu_rwsem(e, op, Op::CpusWriteLock)
-}
-
-pub(super) fn percpu_up_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
-    percpu_rwsem(e, op, Op::CpusWriteUnlock)
+    match (l.family, l.action) {
+        (Family::PercpuRead, LockAction::Lock) => Some(Op::CpusReadLock),
+        (Family::PercpuRead, LockAction::Unlock) => Some(Op::CpusReadUnlock),
+        (Family::PercpuWrite, LockAction::Lock) => Some(Op::CpusWriteLock),
+        (Family::PercpuWrite, LockAction::Unlock) => Some(Op::CpusWriteUnlock),
+        _ => None,
+    }
 }
 
 pub(super) fn mark(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
@@ -375,6 +355,10 @@ impl Emitter<'_, '_> {
         let r = op.get_ref();
         let family = l.family;
         let written = need(&r.lock, op, "lock")?;
+        if let Some(ir) = hotplug_lock_op(self, written, l) {
+            self.push(ir);
+            return Ok(());
+        }
         let lock = self.lock(written, family.kind(), def)?;
         let take = |lock: ObjRef, irqsave: bool| Op::Lock {
             lock,

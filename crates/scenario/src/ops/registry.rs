@@ -13,7 +13,7 @@ use super::Emitter;
 use crate::error::{list, DResult, Diag};
 use crate::raw::{RawOp, S};
 
-use Family::{Mutex, Read, RwsemRead, RwsemWrite, Spin, Write};
+use Family::{Mutex, PercpuRead, PercpuWrite, Read, RwsemRead, RwsemWrite, Spin, Write};
 use LockAction::{Guard, Lock, Unlock};
 
 /// Every op, in the order errors list them.
@@ -28,15 +28,10 @@ pub(super) static OPS: &[OpDef] = &[
     fixed("cpus_read_unlock", Op::CpusReadUnlock),
     fixed("cpus_write_lock", Op::CpusWriteLock),
     fixed("cpus_write_unlock", Op::CpusWriteUnlock),
-    custom("percpu_down_read", &["lock"], &[], lower::percpu_down_read),
-    custom("percpu_up_read", &["lock"], &[], lower::percpu_up_read),
-    custom(
-        "percpu_down_write",
-        &["lock"],
-        &[],
-        lower::percpu_down_write,
-    ),
-    custom("percpu_up_write", &["lock"], &[], lower::percpu_up_write),
+    lock("percpu_down_read", PercpuRead, Lock, false),
+    lock("percpu_up_read", PercpuRead, Unlock, false),
+    lock("percpu_down_write", PercpuWrite, Lock, false),
+    lock("percpu_up_write", PercpuWrite, Unlock, false),
     fixed("rcu_read_lock", Op::RcuReadLock),
     fixed("rcu_read_unlock", Op::RcuReadUnlock),
     fixed("synchronize_rcu", Op::SynchronizeRcu),
@@ -211,8 +206,9 @@ pub(super) enum LockAction {
 }
 
 /// The lock ops named by their prefix: `mutex_*`, `spin_*`, `read_*` and
-/// `write_*`, and an rwsem's read and write sides (`down_read`/`up_read`,
-/// `down_write`/`up_write`).
+/// `write_*`, an rwsem's read and write sides (`down_read`/`up_read`,
+/// `down_write`/`up_write`) and a percpu_rw_semaphore's
+/// (`percpu_down_read`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Family {
     Mutex,
@@ -221,6 +217,8 @@ pub(crate) enum Family {
     Write,
     RwsemRead,
     RwsemWrite,
+    PercpuRead,
+    PercpuWrite,
 }
 
 impl Family {
@@ -230,8 +228,8 @@ impl Family {
         match self {
             Mutex => "mutex",
             Spin => "spin",
-            Read | RwsemRead => "read",
-            Write | RwsemWrite => "write",
+            Read | RwsemRead | PercpuRead => "read",
+            Write | RwsemWrite | PercpuWrite => "write",
         }
     }
 
@@ -240,6 +238,8 @@ impl Family {
         match self {
             RwsemRead => "down_read".into(),
             RwsemWrite => "down_write".into(),
+            PercpuRead => "percpu_down_read".into(),
+            PercpuWrite => "percpu_down_write".into(),
             _ => format!("{}_lock", self.prefix()),
         }
     }
@@ -251,6 +251,7 @@ impl Family {
             Spin => LockKind::Spinlock,
             Read | Write => LockKind::Rwlock,
             RwsemRead | RwsemWrite => LockKind::Rwsem,
+            PercpuRead | PercpuWrite => LockKind::PercpuRwsem,
         }
     }
 
@@ -258,8 +259,8 @@ impl Family {
     pub(super) fn mode(self) -> LockMode {
         match self {
             Mutex | Spin => LockMode::Exclusive,
-            Read | RwsemRead => LockMode::Read,
-            Write | RwsemWrite => LockMode::Write,
+            Read | RwsemRead | PercpuRead => LockMode::Read,
+            Write | RwsemWrite | PercpuWrite => LockMode::Write,
         }
     }
 
@@ -282,6 +283,7 @@ pub(crate) enum LockKind {
     Atomic,
     Semaphore,
     Rwsem,
+    PercpuRwsem,
     Seqcount,
     Variable,
 }
@@ -295,6 +297,7 @@ impl LockKind {
             LockKind::Atomic => "atomic",
             LockKind::Semaphore => "semaphore",
             LockKind::Rwsem => "rwsem",
+            LockKind::PercpuRwsem => "percpu_rwsem",
             LockKind::Seqcount => "seqcount",
             LockKind::Variable => "variable",
         }
