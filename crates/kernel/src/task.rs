@@ -324,9 +324,6 @@ pub struct WaitState {
     /// When a spinner's first reads of what it watches are in: it cannot
     /// notice a change before.
     pub spin_ready: Nanos,
-    /// Mutex instances held, innermost last.
-    pub held: [u32; 8],
-    pub nheld: u8,
     /// When the current wait (lock, sleep, spin) began.
     pub wait_start: Nanos,
     /// Sleeping in TASK_INTERRUPTIBLE (an hrtimer sleep), not in D state.
@@ -334,8 +331,6 @@ pub struct WaitState {
     /// Intended wakeup time of an hrtimer sleep and where to record lateness.
     pub wake_deadline: Nanos,
     pub overshoot_hist: Option<u32>,
-    /// Mutex instance being acquired, while in `mutex_lock`.
-    pub want_lock: u32,
 }
 
 impl Default for WaitState {
@@ -345,13 +340,10 @@ impl Default for WaitState {
             spin_done: false,
             spin_abort: false,
             spin_ready: 0,
-            held: [0; 8],
-            nheld: 0,
             wait_start: 0,
             interruptible: false,
             wake_deadline: 0,
             overshoot_hist: None,
-            want_lock: 0,
         }
     }
 }

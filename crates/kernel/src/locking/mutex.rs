@@ -91,6 +91,49 @@ pub enum MutexStep {
     AfterYield = 1,
 }
 
+/// The mutexes one task holds, innermost last: what a context switch
+/// away from it walks (`owner_leaves_cpu()`). Nesting deeper than this is
+/// not tracked (spinners on the deeper ones would keep spinning).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Held {
+    locks: [u32; 8],
+    n: u8,
+}
+
+impl Held {
+    fn push(&mut self, m: u32) {
+        debug_assert!(
+            (self.n as usize) < self.locks.len(),
+            "more nested mutexes than tracked"
+        );
+        if (self.n as usize) < self.locks.len() {
+            self.locks[self.n as usize] = m;
+            self.n += 1;
+        }
+    }
+
+    fn remove(&mut self, m: u32) {
+        let n = self.n as usize;
+        if let Some(i) = self.locks[..n].iter().position(|&h| h == m) {
+            self.locks.copy_within(i + 1..n, i);
+            self.n -= 1;
+        }
+    }
+
+    fn locks(&self) -> &[u32] {
+        &self.locks[..self.n as usize]
+    }
+}
+
+/// Task `t`'s [`Held`], the table grown to reach it.
+fn held_by(o: &mut Objects, t: TaskId) -> &mut Held {
+    let t = t as usize;
+    if o.mutexes_held.len() <= t {
+        o.mutexes_held.resize(t + 1, Held::default());
+    }
+    &mut o.mutexes_held[t]
+}
+
 /// `struct mutex` in the sleeping-lock registry.
 pub const KIND: SleepingKindInfo = SleepingKindInfo {
     id: 0,
@@ -196,15 +239,7 @@ impl crate::Kernel<'_> {
         lock.acquired_at = now + cost;
         let waited = now + cost - self.tasks[t as usize].wait.wait_start;
         self.metrics.lock_acquired(now, lock.object, waited);
-        let task = &mut self.tasks[t as usize];
-        debug_assert!(
-            (task.wait.nheld as usize) < task.wait.held.len(),
-            "more nested mutexes than tracked"
-        );
-        if (task.wait.nheld as usize) < task.wait.held.len() {
-            task.wait.held[task.wait.nheld as usize] = m;
-            task.wait.nheld += 1;
-        }
+        held_by(&mut self.objects, t).push(m);
         cost
     }
 
@@ -226,7 +261,6 @@ impl crate::Kernel<'_> {
         let lock = &self.objects.mutexes[m as usize];
         if step.is_none() {
             self.tasks[t as usize].wait.wait_start = self.now;
-            self.tasks[t as usize].wait.want_lock = m;
             if lock.owner == NO_TASK && !lock.handoff {
                 let cost = self.take_ownership(c, t, m);
                 self.tasks[t as usize].batch.push(Mode::Sys, cost);
@@ -387,18 +421,7 @@ impl crate::Kernel<'_> {
                 .bad_unlock(c, now, &name, "mutex_unlock", &lock);
             return;
         }
-        {
-            let task = &mut self.tasks[t as usize];
-            if let Some(i) = task.wait.held[..task.wait.nheld as usize]
-                .iter()
-                .position(|&h| h == m)
-            {
-                task.wait
-                    .held
-                    .copy_within(i + 1..task.wait.nheld as usize, i);
-                task.wait.nheld -= 1;
-            }
-        }
+        held_by(&mut self.objects, t).remove(m);
         let lock = &mut self.objects.mutexes[m as usize];
         let held = now.saturating_sub(lock.acquired_at);
         self.metrics.lock_released(now, lock.object, held);
@@ -517,9 +540,11 @@ impl crate::Kernel<'_> {
 
     /// A task leaves its CPU: spinners on the locks it owns give up.
     pub(crate) fn owner_leaves_cpu(&mut self, owner: TaskId) {
+        let Some(&held) = self.objects.mutexes_held.get(owner as usize) else {
+            return;
+        };
         let oc = self.tasks[owner as usize].cpu;
-        for i in 0..self.tasks[owner as usize].wait.nheld as usize {
-            let m = self.tasks[owner as usize].wait.held[i];
+        for &m in held.locks() {
             self.abort_spinners(m, oc);
         }
     }

@@ -33,6 +33,8 @@ enum LineAt {
 #[derive(Default)]
 pub struct Objects {
     pub mutexes: Vec<Mutex>,
+    /// The mutexes each task holds, by task id (grown as tasks take them).
+    pub mutexes_held: Vec<crate::locking::mutex::Held>,
     /// Spinning locks of every implementation (`spinlock_t`, `rwlock_t`).
     pub spinlocks: Vec<LockInstance>,
     pub semaphores: Vec<Semaphore>,
