@@ -20,17 +20,33 @@ use crate::spec::Spec;
 use crate::task::*;
 
 /// The simulated kernel of one run.
+///
+/// The core keeps what every mechanism shares (time, CPUs, tasks, the run
+/// queues, objects, costs, metrics); a mechanism's own state is in its
+/// module's struct (`rcu`, `stop`, `balance`, `lockdep`, the lock kinds'
+/// tables in `objects`), with its invariants stated there.
 pub struct Kernel<'s> {
+    /// The compiled scenario; never changes during the run.
     pub(crate) spec: &'s Spec,
+    /// The current event's time; never decreases.
     pub(crate) now: Nanos,
+    /// The run's one random stream: drawn from in event order only, so a
+    /// seed gives the same run on any host.
     pub(crate) rng: Rng,
     /// Events scheduled while handling the current one.
     out: Vec<(Nanos, Event)>,
+    /// One per CPU of the machine, online or not, by CPU number.
     pub(crate) cpus: Vec<Cpu>,
+    /// Every task ever created (the scenario's, then kernel threads), by
+    /// task id; an exited task keeps its slot. A runnable task is on the
+    /// run queue of the CPU in its `cpu`, which is online.
     pub(crate) tasks: Vec<Task>,
     /// Heap position of every scheduling entity: tasks, then group entities.
     pub(crate) pos: Vec<u32>,
+    /// Each cgroup's per-CPU run queue (CFS group scheduling and
+    /// bandwidth), by group and CPU.
     pub(crate) groups: Vec<GroupRq>,
+    /// Each bandwidth-limited cgroup's global runtime pool (`cfs_bandwidth`).
     pub(crate) pools: Vec<Pool>,
     /// Every instance of every declared object, by kind.
     pub(crate) objects: Objects,
@@ -42,9 +58,14 @@ pub struct Kernel<'s> {
     task_times_base: Vec<TaskTimes>,
     /// Scratch for the waiters a lock operation grants the lock to.
     pub(crate) lock_grants: Vec<(TaskId, crate::program::LockMode, Nanos)>,
+    /// Counters, histograms, lock_stat and findings; counts only inside the
+    /// measured window (after the warm-up, before the end).
     pub(crate) metrics: Metrics,
+    /// A jiffy: `1e9 / HZ`.
     pub(crate) tick_ns: Nanos,
+    /// `cpus.len()`.
     pub(crate) nr_cpus: u32,
+    /// The machine's costs in integer nanoseconds, fixed for the run.
     pub(crate) cost: crate::costs::CostNs,
     /// Tasks that have not exited; the run ends when none are left.
     pub(crate) live_tasks: usize,
@@ -61,12 +82,16 @@ pub struct Kernel<'s> {
     /// Simulated time reached, added to as the run goes (for progress
     /// bars); `None` runs the engine in one go.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// RCU's grace-period state (`rcu/`).
     pub(crate) rcu: crate::rcu::Rcu,
     /// The per-CPU stoppers (`migration/N`) and the `stop_machine` call
     /// under way.
     pub(crate) stop: crate::stop_machine::Stoppers,
+    /// Address spaces, by mm id (one per task group unless shared), with
+    /// their users, `mm_count` and `mm_cpumask` (`mm.rs`).
     pub(crate) mms: Vec<crate::mm::Mm>,
     pub(crate) mm_stats: crate::mm::MmStats,
+    /// Wake-up placements by CPU capacity (`sched/capacity.rs`).
     pub(crate) capacity_stats: crate::result::CapacityStats,
     /// `cpu_hotplug_lock`'s instance in [`Objects::sleeping`].
     pub(crate) hotplug_lock: u32,
