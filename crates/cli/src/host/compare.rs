@@ -1,212 +1,15 @@
-//! `smpsim host` and `smpsim calibrate`: the real side.
+//! `smpsim host compare`: a host test run for real and as its simulated
+//! twin on the calibrated profile, the ratio, and which cost (each doubled
+//! alone) moves the simulated figure most.
 
 use std::fmt::Write;
 
 use smpsim_host::HostResult;
 use smpsim_report::{fmt_rate, text::Table};
 
-use crate::cli::{CalibrateArgs, Format, HostArgs, HostCommand, HostCompareArgs, HostRunArgs};
+use super::{format_result, report_calibration, STOPPED};
+use crate::cli::{Format, HostCompareArgs};
 use crate::output::{emit, fail};
-
-pub fn main(args: HostArgs) -> i32 {
-    match args.command {
-        HostCommand::List { format } => list(format),
-        HostCommand::Run(a) => run(a),
-        HostCommand::Compare(a) => compare(a),
-    }
-}
-
-fn list(format: Format) -> i32 {
-    let statuses = smpsim_host::list();
-    let out = match format {
-        Format::Json => serde_json::to_string_pretty(&statuses).expect("json") + "\n",
-        Format::Text => {
-            let mut s = String::new();
-            for st in &statuses {
-                let _ = writeln!(
-                    s,
-                    "{:<14} {:<4} {}",
-                    st.test,
-                    if st.runnable { "yes" } else { "no" },
-                    st.description
-                );
-                for c in &st.missing {
-                    let _ = writeln!(
-                        s,
-                        "    missing {}: {}; to run it: {}",
-                        c.name, c.detail, c.fix
-                    );
-                }
-                for c in &st.optional_missing {
-                    let _ = writeln!(
-                        s,
-                        "    without {}: {} (runs anyway; {})",
-                        c.name, c.detail, c.fix
-                    );
-                }
-            }
-            s
-        }
-    };
-    match emit(&out, None) {
-        Ok(()) => 0,
-        Err(e) => fail(format!("error: {e}")),
-    }
-}
-
-fn options(a: &HostRunArgs) -> Result<smpsim_host::Options, String> {
-    let cgroup = match &a.cgroup {
-        None => (0, 0),
-        Some(s) => {
-            let (c, d) = s.split_once('x').ok_or_else(|| {
-                format!("error: --cgroup {s}: expected CHILDRENxDEPTH, e.g. 20x3")
-            })?;
-            (
-                c.parse()
-                    .map_err(|_| format!("error: --cgroup {s}: bad CHILDREN"))?,
-                d.parse()
-                    .map_err(|_| format!("error: --cgroup {s}: bad DEPTH"))?,
-            )
-        }
-    };
-    if !(a.seconds > 0.0 && a.seconds <= 3600.0) {
-        return Err(format!(
-            "error: --seconds {}: expected 0 < seconds <= 3600",
-            a.seconds
-        ));
-    }
-    Ok(smpsim_host::Options {
-        seconds: a.seconds,
-        allow_hotplug: a.allow_hotplug,
-        readers: a.readers.max(1),
-        cgroup,
-        window_s: a.window,
-        reps: a.reps.max(1),
-    })
-}
-
-/// A host result as text tables, in the simulator's style.
-pub fn format_result(r: &HostResult) -> String {
-    let mut out = String::new();
-    if r.stopped_early {
-        let _ = writeln!(
-            out,
-            "host test {} ({} asked): STOPPED EARLY by a signal; partial results",
-            r.test,
-            r.asked()
-        );
-    } else {
-        let _ = writeln!(out, "host test {} ({})", r.test, r.asked());
-    }
-    for (k, v) in &r.params {
-        let _ = writeln!(out, "  {k} = {v}");
-    }
-    out.push('\n');
-    let mut t = Table::new(vec!["metric".into(), "value".into(), "unit".into()]);
-    for m in &r.rates {
-        let v = if m.unit.ends_with("/s") {
-            fmt_rate(m.value)
-        } else {
-            format!("{:.3}", m.value)
-        };
-        t.row(vec![m.name.clone(), v, m.unit.clone()]);
-    }
-    t.render(&mut out);
-    if !r.histograms.is_empty() {
-        out.push('\n');
-        let mut t = Table::new(
-            ["latency", "count", "p50", "p90", "p99", "p99.9", "max"]
-                .map(String::from)
-                .to_vec(),
-        );
-        for h in &r.histograms {
-            let mut row = vec![h.name.clone(), h.count.to_string()];
-            row.extend(smpsim_report::percentile_cells(h));
-            t.row(row);
-        }
-        t.render(&mut out);
-    }
-    for th in &r.threads {
-        let s = |ns: u64| format!("{:.3}s", ns as f64 / 1e9);
-        let _ = writeln!(
-            out,
-            "  {}: real {}  user {}  sys {}",
-            th.name,
-            s(th.real_ns),
-            s(th.user_ns),
-            s(th.sys_ns)
-        );
-    }
-    for n in &r.notes {
-        let _ = writeln!(out, "note: {n}");
-    }
-    out
-}
-
-fn run(a: HostRunArgs) -> i32 {
-    let opts = match options(&a) {
-        Ok(o) => o,
-        Err(e) => return fail(e),
-    };
-    match smpsim_host::run(&a.test, &opts) {
-        Ok(r) => {
-            let out = match a.format {
-                Format::Json => serde_json::to_string_pretty(&r).expect("json") + "\n",
-                Format::Text => format_result(&r),
-            };
-            match emit(&out, a.output.as_deref()) {
-                Ok(()) if r.stopped_early => STOPPED,
-                Ok(()) => 0,
-                Err(e) => fail(format!("error: {e}")),
-            }
-        }
-        Err(e) => fail(format!("error: {e}")),
-    }
-}
-
-/// The exit status after a signal stopped a host test or a calibration
-/// (128 + SIGINT, as a shell reports a Ctrl-C).
-const STOPPED: i32 = 130;
-
-pub fn calibrate(a: CalibrateArgs) -> i32 {
-    smpsim_host::cleanup::install_signal_handlers();
-    let calibrated = smpsim_host::calibrate::calibrate(&a.name);
-    if smpsim_host::cleanup::should_stop() {
-        eprintln!("calibrate: stopped early by a signal; no profile written");
-        return STOPPED;
-    }
-    match calibrated {
-        Ok(c) => {
-            report_calibration("calibrate", &c);
-            match emit(&c.profile, Some(&a.output)) {
-                Ok(()) => {
-                    eprintln!("calibrate: wrote {}", a.output.display());
-                    0
-                }
-                Err(e) => fail(format!("error: {e}")),
-            }
-        }
-        Err(e) => fail(format!("error: {e}")),
-    }
-}
-
-/// What a calibration measured, refused and could not measure, on stderr.
-fn report_calibration(who: &str, c: &smpsim_host::calibrate::Calibration) {
-    for m in &c.measurements {
-        eprintln!("{who}: {}: {}", m.name, m.source());
-    }
-    for n in &c.notes {
-        eprintln!("{who}: {n}");
-    }
-    let mut any = false;
-    for (field, why) in c.unmeasured() {
-        any = true;
-        eprintln!("{who}: NOT MEASURED {field}: {why}; the profile keeps the value of preset {} and says so in its source", smpsim_host::calibrate::fallback_preset());
-    }
-    if !any {
-        eprintln!("{who}: every measured cost passed the sanity checks");
-    }
-}
 
 /// The simulated twin of a host test, as scenario text on `profile`.
 fn twin(
@@ -522,7 +325,7 @@ impl Drop for RemoveOnDrop {
     }
 }
 
-fn compare(a: HostCompareArgs) -> i32 {
+pub(super) fn compare(a: HostCompareArgs) -> i32 {
     let test = a.test.as_str();
     if !["membarrier", "ctxswitch", "ipi-latency"].contains(&test) {
         return fail(format!(
