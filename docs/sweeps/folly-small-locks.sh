@@ -88,4 +88,6 @@ for label, keep in [("fitted (atomic_fetch_xor)", lambda v: v == "fetch-xor"),
                     ("predicted distributedmutex (mcs)", lambda v: v == "distributedmutex"),
                     ("all", lambda v: True)]:
     print(f"{label}: {stats([e for _, v, e in everything if keep(v)])}")
+for mach in machines:
+    print(f"{mach}, all three curves: {stats([e for m, _, e in everything if m == mach])}")
 PY
