@@ -95,6 +95,14 @@ const RUNS: &[(&str, &[&str])] = &[
         "scenarios/contention/locktorture-cna.toml",
         &["scenario.duration=2ms", "scenario.warmup=200us"],
     ),
+    (
+        "scenarios/contention/folly-small-locks.toml",
+        &["tasks.thread.vars.groups=7"],
+    ),
+    (
+        "scenarios/contention/folly-small-locks-d2191.toml",
+        &["tasks.thread.vars.groups=4"],
+    ),
     ("scenarios/checks/abba.toml", &[]),
     ("scenarios/checks/race.toml", &[]),
     ("scenarios/checks/membarrier.toml", &[]),

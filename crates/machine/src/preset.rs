@@ -31,6 +31,14 @@ const PRESETS: &[(&str, &str)] = &[
         "xeon-e7-8895v3-144",
         include_str!("../presets/xeon-e7-8895v3-144.toml"),
     ),
+    (
+        "xeon-e5-2680v4-56",
+        include_str!("../presets/xeon-e5-2680v4-56.toml"),
+    ),
+    (
+        "xeon-d2191-36",
+        include_str!("../presets/xeon-d2191-36.toml"),
+    ),
 ];
 
 /// A preset failed to parse: a bug in smpsim, reported with the location.

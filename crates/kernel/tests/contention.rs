@@ -1,0 +1,299 @@
+//! The coherence model against published **contended** micro-benchmark
+//! curves: folly's SmallLocksBenchmark (`runContended()`), time per
+//! iteration against N threads per lock or line, on the two machines its
+//! results were published for.
+//!
+//! Source of every published figure below: facebook/folly,
+//! `folly/synchronization/test/SmallLocksBenchmark.cpp`, the results
+//! comment at the end of the file as of commit 886a70d91 (2019-06-12),
+//! "Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz" (dual socket, 56 threads)
+//! and "Intel(R) Xeon(R) D-2191 CPU @ 1.60GHz" (one socket, 36 threads).
+//!
+//! The benchmark, as simulated here (the same program as
+//! `scenarios/contention/folly-small-locks*.toml`, built directly):
+//! every hardware thread runs one thread; thread t uses lock or line
+//! `t % (threads / N)`; each loops lock, burn(100), `++value`, unlock,
+//! burn(1000). The loops are sized from each row's N = 1 figure (a
+//! single-thread figure: every thread has its own lock), the scenarios
+//! say how. Each machine's `[coherence]` was fitted to its
+//! `atomic_fetch_xor` curve; the `tas` and `mcs` curves are predictions.
+//!
+//! What holds, and is asserted: on each machine the fitted curve is within
+//! the bounds (median |ln(model/published)| <= ln 1.5, every point
+//! within 2x); over each machine's three curves the median is within
+//! ln 1.5; every point is within 2x except the named [`KNOWN_MISSES`],
+//! which are outside it (docs/contention.md says why: folly's
+//! MicroSpinLock is a test-and-test-and-set lock that sleeps, smpsim's
+//! `tas` hammers the word).
+//!
+//! `cargo test --release -p smpsim-kernel --test contention -- --nocapture`
+//! prints the table.
+
+use smpsim_kernel::program::*;
+use smpsim_kernel::spec::*;
+use smpsim_kernel::testkit::*;
+use smpsim_kernel::*;
+
+const US: u64 = 1_000;
+
+/// The thread counts compared; N = 64 and 128 oversubscribe the machines
+/// (left out), N = 1 sized the loops (printed, not counted).
+const NS: [u32; 6] = [1, 2, 4, 8, 16, 32];
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Bench {
+    /// `atomic_fetch_xor`: lock-free, one line per group.
+    FetchXor,
+    /// `folly_microspin` as smpsim's `tas`.
+    MicroSpin,
+    /// `folly_distributedmutex` as smpsim's `mcs`.
+    DistributedMutex,
+}
+
+struct Machine {
+    preset: &'static str,
+    threads: u32,
+    /// Where thread t runs (fork balancing's spread: sockets, cores, then
+    /// SMT siblings; assumed, as in the scenarios).
+    cpus: fn(u32) -> u32,
+    /// Per benchmark: (burn inside the lock, mean burn outside, in ns),
+    /// from the row's N = 1 figure, and the published ns per iteration at
+    /// N = 1, 2, 4, 8, 16, 32.
+    rows: [(Bench, u64, u64, [f64; 6]); 3],
+}
+
+/// Dual E5-2680 v4: CPUs 0-13 socket 0, 14-27 socket 1, 28 + i the
+/// sibling of i; threads alternate sockets, then fill the siblings.
+fn e5_cpu(t: u32) -> u32 {
+    let (thread, i) = (t / 28, t % 28);
+    28 * thread + (i % 2) * 14 + i / 2
+}
+
+fn d2191_cpu(t: u32) -> u32 {
+    t
+}
+
+const E5: Machine = Machine {
+    preset: "xeon-e5-2680v4-56",
+    threads: 56,
+    cpus: e5_cpu,
+    rows: [
+        // atomic_fetch_xor: N = 1 603 ns less the uncontended atomic 5.47 ns.
+        (
+            Bench::FetchXor,
+            0,
+            598,
+            [603.0, 661.0, 731.0, 1320.0, 2500.0, 3880.0],
+        ),
+        // folly_microspin: (822 - 11) / 11 inside, ten times that outside.
+        (
+            Bench::MicroSpin,
+            74,
+            737,
+            [822.0, 861.0, 2360.0, 4600.0, 11060.0, 30740.0],
+        ),
+        // folly_distributedmutex: (695 - 29) / 11 inside.
+        (
+            Bench::DistributedMutex,
+            61,
+            605,
+            [695.0, 938.0, 1900.0, 2990.0, 6840.0, 17830.0],
+        ),
+    ],
+};
+
+const D2191: Machine = Machine {
+    preset: "xeon-d2191-36",
+    threads: 36,
+    cpus: d2191_cpu,
+    rows: [
+        // atomic_fetch_xor: N = 1 1530 ns less the uncontended atomic 10.67 ns.
+        (
+            Bench::FetchXor,
+            0,
+            1519,
+            [1530.0, 1260.0, 1270.0, 1390.0, 2480.0, 4120.0],
+        ),
+        // folly_microspin: (1340 - 22) / 11 inside.
+        (
+            Bench::MicroSpin,
+            120,
+            1198,
+            [1340.0, 1380.0, 1770.0, 5230.0, 14300.0, 34350.0],
+        ),
+        // folly_distributedmutex: (1390 - 51) / 11 inside.
+        (
+            Bench::DistributedMutex,
+            122,
+            1217,
+            [1390.0, 1490.0, 2720.0, 5530.0, 9360.0, 17930.0],
+        ),
+    ],
+};
+
+/// Points outside 2x, each a finding of docs/contention.md: the `tas`
+/// model against MicroSpinLock past 8 threads (a hammering test-and-set
+/// against a test-and-test-and-set lock whose waiters sleep 500 us after
+/// ~4000 pauses), and the MCS lock against DistributedMutex at 4 threads
+/// per lock on the E5 (the assumed placement puts a group of 4 on two
+/// cores of one socket).
+const KNOWN_MISSES: [(&str, Bench, u32); 6] = [
+    ("xeon-e5-2680v4-56", Bench::MicroSpin, 16),
+    ("xeon-e5-2680v4-56", Bench::MicroSpin, 32),
+    ("xeon-e5-2680v4-56", Bench::DistributedMutex, 4),
+    ("xeon-d2191-36", Bench::MicroSpin, 8),
+    ("xeon-d2191-36", Bench::MicroSpin, 16),
+    ("xeon-d2191-36", Bench::MicroSpin, 32),
+];
+
+/// The benchmark with `n` threads per lock or line: model ns per
+/// iteration of a thread (all threads' iterations over the measured time).
+fn model_ns(m: &Machine, bench: Bench, inside: u64, outside: u64, n: u32) -> f64 {
+    let groups = i64::from(m.threads / n);
+    let mut s = spec(preset_machine(m.preset), 3_000 * US);
+    s.warmup = 200 * US;
+    let per_cpu = |s: &mut Spec, name: &str, kind: ObjectKind| {
+        s.objects.push(ObjectDecl {
+            name: name.into(),
+            kind,
+            per_cpu: true,
+        });
+        ObjRef {
+            object: s.objects.len() as u32 - 1,
+            index: Some(Expr::Bin(
+                BinOp::Rem,
+                Box::new(Expr::TaskIndex),
+                Box::new(Expr::Const(groups)),
+            )),
+        }
+    };
+    let spinlock = |kind: &str| ObjectKind::Spinlock {
+        kind: kind.into(),
+        options: LockOptions::default(),
+    };
+    let iterations = counter(&mut s, "iterations");
+    let mut ops = match bench {
+        Bench::FetchXor => vec![Op::AtomicRmw(per_cpu(&mut s, "line", ObjectKind::Atomic))],
+        Bench::MicroSpin | Bench::DistributedMutex => {
+            let kind = if bench == Bench::MicroSpin {
+                "tas"
+            } else {
+                "mcs"
+            };
+            let lock = per_cpu(&mut s, "lock", spinlock(kind));
+            let value = per_cpu(&mut s, "value", ObjectKind::Atomic);
+            vec![
+                lock_op(&lock, LockMode::Exclusive, true),
+                Op::Work(Dist::Const(inside)),
+                Op::AtomicRmw(value),
+                lock_op(&lock, LockMode::Exclusive, false),
+            ]
+        }
+    };
+    // burn(1000) outside, +-10% (assumed jitter, as in the scenarios).
+    let jitter = outside / 10;
+    ops.extend([
+        Op::Count(iterations),
+        Op::Work(Dist::Uniform {
+            lo: outside - jitter,
+            hi: outside + jitter,
+        }),
+    ]);
+    let cpus = (0..m.threads).map(m.cpus).collect();
+    forever(&mut s, "thread", cpus, Policy::Normal, ops);
+    let rate = simulate(&s).counter("iterations").unwrap().rate;
+    f64::from(m.threads) * 1e9 / rate
+}
+
+struct Point {
+    machine: &'static str,
+    bench: Bench,
+    n: u32,
+    published: f64,
+    model: f64,
+}
+
+impl Point {
+    fn ln_err(&self) -> f64 {
+        (self.model / self.published).ln().abs()
+    }
+}
+
+fn points(m: &Machine) -> Vec<Point> {
+    let mut out = Vec::new();
+    for &(bench, inside, outside, published) in &m.rows {
+        for (i, &n) in NS.iter().enumerate() {
+            out.push(Point {
+                machine: m.preset,
+                bench,
+                n,
+                published: published[i],
+                model: model_ns(m, bench, inside, outside, n),
+            });
+        }
+    }
+    for p in &out {
+        eprintln!(
+            "{:18} {:16} N={:2}: published {:6.0} ns, model {:7.0} ns, x{:.2}",
+            p.machine,
+            format!("{:?}", p.bench),
+            p.n,
+            p.published,
+            p.model,
+            p.model / p.published
+        );
+    }
+    out
+}
+
+/// The compared points: N = 1 sized the loops.
+fn compared(points: &[Point]) -> impl Iterator<Item = &Point> {
+    points.iter().filter(|p| p.n > 1)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    }
+}
+
+#[test]
+fn folly_small_locks_against_the_model_on_both_machines() {
+    let (ln15, ln2) = (1.5f64.ln(), 2f64.ln());
+    for m in [&E5, &D2191] {
+        let all = points(m);
+        // The N = 1 points reproduce the single-thread sizing.
+        for p in all.iter().filter(|p| p.n == 1) {
+            assert!(p.ln_err() < 0.05, "{} {:?} N=1", p.machine, p.bench);
+        }
+        // The fitted curve: the bounds.
+        let fitted: Vec<f64> = compared(&all)
+            .filter(|p| p.bench == Bench::FetchXor)
+            .map(Point::ln_err)
+            .collect();
+        assert!(median(fitted.clone()) <= ln15, "{}: {fitted:?}", m.preset);
+        assert!(fitted.iter().all(|&e| e <= ln2), "{}: {fitted:?}", m.preset);
+        // All three curves: the median bound holds.
+        let every: Vec<f64> = compared(&all).map(Point::ln_err).collect();
+        let med = median(every);
+        assert!(med <= ln15, "{}: median x{:.2}", m.preset, med.exp());
+        // Every point within 2x except the known misses, which are not.
+        for p in compared(&all) {
+            let known = KNOWN_MISSES.contains(&(p.machine, p.bench, p.n));
+            assert_eq!(
+                p.ln_err() > ln2,
+                known,
+                "{} {:?} N={}: model {:.0} ns, published {:.0} ns (known miss: {known})",
+                p.machine,
+                p.bench,
+                p.n,
+                p.model,
+                p.published
+            );
+        }
+    }
+}
