@@ -249,3 +249,69 @@ fn fmt_round_trips_the_example() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `idle_enter` and `idle_exit` run once per idle period each (a CPU may
+/// still be idle, or not yet have idled, at the ends of the run), and
+/// `set_task_cpu` once per migration: none when nothing may move.
+#[test]
+fn idle_and_migration_hooks_run_at_their_events() {
+    let dir = std::env::temp_dir().join(format!("smpsim-hooks-idle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = r#"[scenario]
+name = "t"
+duration = "20ms"
+[machine]
+preset = "generic-x86"
+[objects]
+nohz_nr_cpus = { type = "atomic" }
+[[tasks]]
+name = "w"
+count = 40
+code = '''for (;;) { work(5us); sleep(20us); }'''
+[hooks]
+idle_enter = '''count(idle_in); atomic_inc(nohz_nr_cpus);'''
+idle_exit = '''count(idle_out); atomic_dec(nohz_nr_cpus);'''
+set_task_cpu = '''count(moved);'''
+"#;
+    let run = |name: &str, text: &str| {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let out_file = dir.join(format!("{name}.json"));
+        let out = run_json(&path, &out_file);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+        v["variants"][0].clone()
+    };
+    let count = |v: &serde_json::Value, name: &str| -> i64 {
+        v["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap()["count"]
+            .as_i64()
+            .unwrap()
+    };
+    let v = run("moving", text);
+    let nr_cpus = v["nr_cpus"].as_i64().unwrap();
+    let (idle_in, idle_out) = (count(&v, "idle_in"), count(&v, "idle_out"));
+    assert!(idle_in > 1000, "{idle_in}");
+    assert!(
+        (idle_in - idle_out).abs() <= nr_cpus,
+        "{idle_in} vs {idle_out}"
+    );
+    assert!(count(&v, "moved") > 0, "40 threads on 16 CPUs move");
+    assert!(
+        v["locks"][0]["bounces"].as_u64().unwrap() > 1000,
+        "{}",
+        v["locks"]
+    );
+
+    let pinned = run(
+        "pinned",
+        &text.replace("count = 40", "count = 40\naffinity = \"pinned\""),
+    );
+    assert_eq!(count(&pinned, "moved"), 0, "pinned tasks never move");
+}

@@ -227,6 +227,9 @@ pub struct Cpu {
     /// (an interrupt handler, a spinning or idle CPU): added to this CPU's
     /// next interrupt or switch. Always 0 without `[hooks]`.
     pub hook_debt: u64,
+    /// When the `idle_enter` hook run at this CPU's last entry to idle
+    /// ends: what is left of it delays the CPU's next interrupt or switch.
+    pub idle_hook_until: u64,
     pub irq_pending: Vec<PendingIrq>,
     /// `call_single_queue`.
     pub csd_queue: VecDeque<Csd>,
@@ -276,6 +279,7 @@ impl Cpu {
             ipi_pending: false,
             polled_wake: false,
             hook_debt: 0,
+            idle_hook_until: 0,
             irq_pending: Vec::with_capacity(8),
             csd_queue: VecDeque::with_capacity(16),
             cfsb_list: Vec::new(),

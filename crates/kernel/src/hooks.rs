@@ -23,6 +23,21 @@
 //!   runs a task (idle CPUs stop their tick, NO_HZ); the hook runs as a
 //!   hardirq (charged as irq, with the interrupt's entry and exit), taken
 //!   when the CPU has IRQs on.
+//! - `set_task_cpu`: a task moves to another CPU (`set_task_cpu()` ->
+//!   `migrate_task_rq_fair()`), on the CPU doing the move: the waking CPU
+//!   for a wake-up placed elsewhere (`try_to_wake_up()`), the balancing CPU
+//!   for a load-balancer pull, the outgoing CPU for a hotplug push; charged
+//!   like `enqueue_task_fair`.
+//! - `idle_enter`: a CPU switches to its idle task (`do_idle()` begins:
+//!   `tick_nohz_idle_enter()`, `nohz_balance_enter_idle()`); it is busy
+//!   until the hook ends, so a wakeup or interrupt arriving meanwhile waits
+//!   for the rest of it.
+//! - `idle_exit`: the idle task leaves for a task (`tick_nohz_idle_exit()`
+//!   before `schedule_idle()`): part of that switch, like `sched_switch`.
+//!
+//! Not (yet) hook events: `update_cfs_group()` (the model keeps no PELT
+//! load averages to update) and spinlocks inside a hook (a hook runs
+//! without events, so it cannot wait for a lock holder).
 
 use smpsim_engine::Nanos;
 
@@ -104,6 +119,14 @@ impl<'s> crate::Kernel<'s> {
         {
             self.cpus[c as usize].hook_debt += d;
         }
+    }
+
+    /// The hook time CPU `c` owes its next interrupt or switch: its debt,
+    /// and what is left of an `idle_enter` hook. Cleared.
+    pub(crate) fn take_hook_debt(&mut self, c: u32) -> Nanos {
+        let cpu = &mut self.cpus[c as usize];
+        let idle_left = std::mem::take(&mut cpu.idle_hook_until).saturating_sub(self.now);
+        std::mem::take(&mut cpu.hook_debt) + idle_left
     }
 
     fn hook_eval(&mut self, c: u32, e: &Expr) -> i64 {

@@ -69,7 +69,7 @@ impl crate::Kernel<'_> {
             t = self.flush_call_function_queue(c, t);
         }
         // Hooks the handler ran (a wakeup's enqueue_task_fair).
-        t += std::mem::take(&mut self.cpus[c as usize].hook_debt);
+        t += self.take_hook_debt(c);
         self.cpus[c as usize].activity = Activity::Irq { end: t };
         self.arm_cpu(c, t);
     }

@@ -323,10 +323,13 @@ pub enum HookEvent {
     SchedTick = 1,
     DequeueTaskFair = 2,
     EnqueueTaskFair = 3,
+    SetTaskCpu = 4,
+    IdleEnter = 5,
+    IdleExit = 6,
 }
 
 /// How many [`HookEvent`]s there are.
-pub const HOOK_EVENTS: usize = 4;
+pub const HOOK_EVENTS: usize = 7;
 
 /// Every event by its `[hooks]` name, in index order.
 pub const HOOK_NAMES: [&str; HOOK_EVENTS] = [
@@ -334,6 +337,9 @@ pub const HOOK_NAMES: [&str; HOOK_EVENTS] = [
     "sched_tick",
     "dequeue_task_fair",
     "enqueue_task_fair",
+    "set_task_cpu",
+    "idle_enter",
+    "idle_exit",
 ];
 
 /// The event a `[hooks]` key names.

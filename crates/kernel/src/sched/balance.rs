@@ -208,13 +208,18 @@ impl crate::Kernel<'_> {
         llc[a as usize] == llc[b as usize]
     }
 
-    /// `set_task_cpu()` for a task that is not on a runqueue: its CPU, its
-    /// group runqueue, its vruntime relative to the new runqueue, and the
-    /// refill it owes.
-    fn set_task_cpu(&mut self, t: TaskId, dst: u32) {
+    /// `set_task_cpu()` for a task that is not on a runqueue, run on CPU
+    /// `on`: its CPU, its group runqueue, its vruntime relative to the new
+    /// runqueue, the refill it owes, and the `set_task_cpu` hook
+    /// (`migrate_task_rq_fair()`'s work, charged to `on`).
+    fn set_task_cpu(&mut self, t: TaskId, dst: u32, on: u32) {
         let src = self.tasks[t as usize].cpu;
         if src == dst {
             return;
+        }
+        if let Some(h) = self.hook(crate::hooks::HookEvent::SetTaskCpu) {
+            let d = self.run_hook(on, h, self.now) - self.now;
+            self.charge_hook(on, d);
         }
         let (src_min, dst_min) = match self.tasks[t as usize].top_group {
             None => (
@@ -247,7 +252,13 @@ impl crate::Kernel<'_> {
         let src = self.tasks[t as usize].cpu;
         self.dequeue_task(t);
         self.cpus[src as usize].nr_running -= 1;
-        self.set_task_cpu(t, dst);
+        // move_queued_task() runs on the balancing (or hotplug) CPU.
+        let on = if from == super::FROM_SOFTIRQ {
+            dst
+        } else {
+            from
+        };
+        self.set_task_cpu(t, dst, on);
         self.cpus[dst as usize].nr_running += 1;
         self.enqueue_task(t);
         self.check_preempt_wakeup(dst, t, from);
@@ -320,7 +331,8 @@ impl crate::Kernel<'_> {
         } else {
             return;
         };
-        self.set_task_cpu(t, dst);
+        // try_to_wake_up() runs on the waking CPU.
+        self.set_task_cpu(t, dst, waker);
     }
 
     /// `select_fallback_rq()`: the CPU a task leaving an offline CPU goes
@@ -352,7 +364,7 @@ impl crate::Kernel<'_> {
     /// fallback CPU instead of back here.
     pub(crate) fn push_off_offline_cpu(&mut self, t: TaskId, c: u32) {
         let dst = self.fallback_rq(t);
-        self.set_task_cpu(t, dst);
+        self.set_task_cpu(t, dst, c);
         self.cpus[c as usize].nr_running -= 1;
         self.cpus[dst as usize].nr_running += 1;
         self.enqueue_task(t);

@@ -198,7 +198,7 @@ impl crate::Kernel<'_> {
             }
         }
         self.cpus[c as usize].need_resched = false;
-        cost += std::mem::take(&mut self.cpus[c as usize].hook_debt);
+        cost += self.take_hook_debt(c);
         let cpu = &self.cpus[c as usize];
         if cpu.rt.is_empty() && cpu.cfs.is_empty() {
             cost += self.newidle_balance(c);
@@ -221,6 +221,13 @@ impl crate::Kernel<'_> {
             self.set_state(next, TaskState::Running);
             // Its run time starts being charged when the switch completes.
             self.tasks[next as usize].exec_start = u64::MAX;
+        }
+        if prev == NO_TASK && next != NO_TASK && !self.booting {
+            // do_idle() ends (tick_nohz_idle_exit(), ...): the idle task's
+            // way out, before schedule_idle().
+            if let Some(h) = self.hook(crate::hooks::HookEvent::IdleExit) {
+                cost = self.run_hook(c, h, self.now + cost) - self.now;
+            }
         }
         if next != prev {
             // trace_sched_switch(), before context_switch().
@@ -282,6 +289,13 @@ impl crate::Kernel<'_> {
             cpu.activity = Activity::Idle;
             // ct_idle_enter(): an extended quiescent state begins.
             self.rcu.idle_seq[c as usize] += 1;
+            let hook = self.hook(crate::hooks::HookEvent::IdleEnter);
+            if let Some(h) = hook.filter(|_| !self.booting) {
+                // do_idle() begins (tick_nohz_idle_enter(), ...): the CPU is
+                // busy in the idle task until the hook ends.
+                let end = self.run_hook(c, h, now);
+                self.cpus[c as usize].idle_hook_until = end;
+            }
         } else {
             cpu.activity = Activity::Task;
             // finish_task_switch(): the mm side of the switch, charged to the
