@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use smpsim_report::metric::{self, Runs};
-use smpsim_report::model::{band, passes, published_figure, ratio, rule_text, CaseRun, MetricRow};
+use smpsim_report::model::{band, passes, ratio, rule_text, CaseRun, MetricRow};
 use smpsim_report::{text, VariantRun};
 use smpsim_scenario::Scenario;
 
@@ -217,7 +217,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
             let mean = values.iter().sum::<f64>() / values.len() as f64;
             let min = values.iter().copied().fold(f64::INFINITY, f64::min);
             let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let published = published_figure(m.published, &m.pass);
+            let published = m.published;
             rows.push(MetricRow {
                 case: rep.case.clone(),
                 metric: m.name.clone(),

@@ -43,17 +43,6 @@ pub struct MetricRow {
     pub band: Option<(f64, f64)>,
 }
 
-/// The published figure of a metric, if it has one. A scenario writes
-/// `published = 0` under a bound-only rule (`pass = { min = .. }` or
-/// `{ max = .. }`, which never compares with `published`) for a figure the
-/// source does not give: that is no figure, not a published 0.
-pub fn published_figure(published: f64, rule: &PassRule) -> Option<f64> {
-    match rule {
-        PassRule::Range { .. } if published == 0.0 => None,
-        _ => Some(published),
-    }
-}
-
 /// Simulated / published, where there is a non-zero published figure.
 pub fn ratio(published: Option<f64>, simulated: f64) -> Option<f64> {
     published.filter(|p| *p != 0.0).map(|p| simulated / p)
@@ -92,8 +81,10 @@ pub fn rule_text(r: &PassRule) -> String {
     }
 }
 
-/// The simulated / published ratios a pass rule accepts.
-pub fn band(r: &PassRule, published: f64) -> Option<(f64, f64)> {
+/// The simulated / published ratios a pass rule accepts (none without a
+/// published figure).
+pub fn band(r: &PassRule, published: Option<f64>) -> Option<(f64, f64)> {
+    let published = published?;
     match *r {
         PassRule::Factor(f) => Some((1.0 / f, f)),
         PassRule::WithinPct(p) => Some(((1.0 - p / 100.0).max(1e-3), 1.0 + p / 100.0)),
@@ -109,10 +100,13 @@ pub fn band(r: &PassRule, published: f64) -> Option<(f64, f64)> {
     }
 }
 
-pub fn passes(r: &PassRule, published: f64, v: f64) -> bool {
+/// Whether `v` passes `r`. A rule relative to the published figure needs
+/// one (the scenario crate refuses a metric without it).
+pub fn passes(r: &PassRule, published: Option<f64>, v: f64) -> bool {
     if !v.is_finite() {
         return false;
     }
+    let published = published.unwrap_or(f64::NAN);
     match *r {
         PassRule::Factor(f) => v >= published / f && v <= published * f,
         PassRule::WithinPct(p) => (v - published).abs() <= published.abs() * p / 100.0,

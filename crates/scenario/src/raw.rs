@@ -338,7 +338,7 @@ pub(crate) struct RawReproduce {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawMetric {
     pub name: S<String>,
-    pub published: S<f64>,
+    pub published: Option<S<f64>>,
     pub expr: S<String>,
     pub pass: S<RawPass>,
     pub source: S<String>,

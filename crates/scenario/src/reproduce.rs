@@ -24,7 +24,9 @@ pub struct Reproduce {
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricDef {
     pub name: String,
-    pub published: f64,
+    /// The published figure; none where the source gives none (then the
+    /// pass rule can only be bounds, `min`/`max`).
+    pub published: Option<f64>,
     /// An expression over run results, kept as written.
     pub expr: String,
     pub pass: PassRule,
@@ -127,11 +129,27 @@ pub(crate) fn parse(v: Value<'_>, text: &str, default_case: &str) -> DResult<Rep
                 format!("metric `{}` is defined twice", m.name.get_ref()),
             ));
         }
+        let pass = pass_rule(m.pass.get_ref(), m.pass.span())?;
+        let published = match &m.published {
+            Some(p) if p.get_ref().is_finite() => Some(*p.get_ref()),
+            Some(p) => return Err(Diag::new(p.span(), "`published` must be a finite number")),
+            None if matches!(pass, PassRule::Range { .. }) => None,
+            None => {
+                return Err(Diag::new(
+                    m.pass.span(),
+                    format!(
+                        "metric `{}` has no `published` figure, so its `pass` can only be bounds (`min` and/or `max`)",
+                        m.name.get_ref()
+                    ),
+                )
+                .help("give the published figure as `published = NUMBER`, or leave it out and bound the value"))
+            }
+        };
         metrics.push(MetricDef {
             name: m.name.get_ref().clone(),
-            published: *m.published.get_ref(),
+            published,
             expr: m.expr.get_ref().clone(),
-            pass: pass_rule(m.pass.get_ref(), m.pass.span())?,
+            pass,
             source: m.source.get_ref().clone(),
         });
     }

@@ -212,3 +212,29 @@ fn detector_thresholds_are_kernel_knobs() {
         .unwrap();
     assert_eq!(defaults.knobs.hung_task_timeout, 120_000_000_000);
 }
+
+/// A metric without a published figure is reported with none (not 0), and
+/// may only be bounded; a rule relative to `published` without one is a
+/// located error.
+#[test]
+fn published_is_optional_under_bounds_only() {
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/membarrier-percpu.toml"
+    ));
+    let text = std::fs::read_to_string(path).unwrap();
+    let scn = parse(path, text.clone()).unwrap_or_else(|e| panic!("{e}"));
+    let metrics = &scn.reproduce.as_ref().unwrap().metrics;
+    let sentinel = metrics
+        .iter()
+        .find(|m| m.name == "sentinel_max_latency_ms_before")
+        .unwrap();
+    assert_eq!(sentinel.published, None);
+    assert!(metrics.iter().any(|m| m.published.is_some()));
+
+    let broken = text.replacen("published = ", "# published = ", 1);
+    let err = parse(path, broken).expect_err("a factor rule needs a published figure");
+    let msg = err.to_string();
+    assert!(msg.contains("no `published` figure"), "{msg}");
+    assert!(msg.contains("membarrier-percpu.toml:"), "{msg}");
+}
