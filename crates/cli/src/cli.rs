@@ -150,13 +150,19 @@ pub struct PlotArgs {
     /// over the points at `--at`. `cputime`: where the CPUs' time went
     /// (user, sys, spin, irq, idle), a stacked bar per series. `heatmap`:
     /// the longest preempt-off (`--y irq_off`: IRQ-off) section of each
-    /// CPU in each window, a panel per series (its first point at `--at`).
+    /// CPU in each window, a panel per series (a point at `--at` with a
+    /// section; without `--at`, the largest swept x that has one).
     #[arg(long, value_enum, default_value_t = PlotKind::Scaling)]
     pub kind: PlotKind,
-    /// With `--kind percentiles`, `cputime` or `heatmap`: only the points whose x value is this
-    /// (e.g. `--x cpus --at 16`); default: every point.
+    /// With `--kind percentiles`, `cputime` or `heatmap`: the x value whose
+    /// points (seeds) are drawn (e.g. `--x cpus --at 16`); default: the
+    /// largest swept, which the caption says.
     #[arg(long)]
     pub at: Option<f64>,
+    /// With `--kind scaling` of a rate: leave out the dashed ideal-scaling
+    /// line (each curve's first point, scaled linearly with x).
+    #[arg(long)]
+    pub no_ideal: bool,
     /// The file to write: the plot as SVG, as PNG (`--format png`, or a
     /// name ending in `.png`), or (`--format csv`) its data, one row per
     /// series and x: mean, min and max over seeds.

@@ -15,6 +15,7 @@ pub fn main(args: PlotArgs) -> i32 {
         kind: args.kind,
         at: args.at,
         format: args.format,
+        ideal: !args.no_ideal,
     };
     match render(&req).and_then(|out| write(&out, &args)) {
         Ok(()) => 0,

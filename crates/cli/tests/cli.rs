@@ -718,7 +718,7 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     assert_eq!(s.matches("class=\"series\"").count(), 2, "{s}");
     assert!(s.contains("data-name=\"spin\"") && s.contains("data-name=\"nospin\""));
     assert_eq!(s.matches("class=\"errorbar\"").count(), 10);
-    assert!(s.contains(">CPUs</text>") && s.contains(">ops per second</text>"));
+    assert!(s.contains(">CPUs (log2 scale)</text>") && s.contains(">ops per second</text>"));
     // The caption says what was swept and by which smpsim (version, commit).
     let by = format!(
         "sweep of mutex-contention by smpsim {} (",
@@ -726,7 +726,14 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     );
     assert!(s.contains(&by), "{s}");
     // The same plot as PNG (by the name, or --format png): drawn at twice
-    // the SVG's 720 x 450 with the bundled font, the same bytes every time.
+    // the SVG's size (720 x 450, taller by a line per wrapped caption
+    // line) with the bundled font, the same bytes every time.
+    let svg_height: u32 = s
+        .split("height=\"")
+        .nth(1)
+        .and_then(|h| h.split('"').next())
+        .and_then(|h| h.parse::<f64>().ok())
+        .unwrap() as u32;
     let (png, png2) = (dir.join("s.png"), dir.join("s2"));
     assert!(plot(&["--y", "counter.ops.rate"], &png).status.success());
     assert!(plot(&["--y", "counter.ops.rate", "--format", "png"], &png2)
@@ -735,7 +742,11 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let be32 = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
-    assert_eq!((be32(16), be32(20)), (1440, 900), "IHDR width x height");
+    assert_eq!(
+        (be32(16), be32(20)),
+        (1440, 2 * svg_height),
+        "IHDR width x height"
+    );
     assert!(bytes.len() > 20_000, "a drawn plot, not a blank one");
     assert_eq!(bytes, std::fs::read(&png2).unwrap());
     // A latency tail at 16 CPUs: p50 .. max, a curve per variant, bars
@@ -759,7 +770,7 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     for p in [">p50<", ">p90<", ">p99<", ">p99.9<", ">max<"] {
         assert!(t.contains(p), "{p}");
     }
-    assert!(t.contains("syscall_latency (ns, log scale)") && t.contains("at cpus = 16"));
+    assert!(t.contains("syscall_latency (us, log scale)") && t.contains("at cpus = 16"));
     // Not a histogram, or no point at that x: exit 2, nothing written.
     for bad in [
         &["--y", "counter.ops.rate"][..],
@@ -808,7 +819,10 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     let h = std::fs::read_to_string(&heat).unwrap();
     assert_eq!(h.matches("class=\"series\"").count(), 2, "{h}");
     assert_eq!(h.matches("class=\"cell\"").count(), 2 * 16);
-    assert!(h.contains(">window</text>") && h.contains(">CPU</text>"));
+    assert!(
+        h.contains(">time after the warm-up (a column per latency_window)</text>")
+            && h.contains(">CPU</text>")
+    );
     let bad = dir.join("bad-heat.svg");
     assert_eq!(
         plot(&["--kind", "heatmap", "--y", "nope"], &bad)

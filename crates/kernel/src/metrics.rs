@@ -117,13 +117,20 @@ impl Metrics {
         }
     }
 
-    /// An acquisition, after waiting `waited` (0 if uncontended).
-    pub fn lock_acquired(&mut self, now: Nanos, object: u32, waited: Nanos) {
+    /// An acquisition: `waited` is `Some(wait)` for one that went through
+    /// [`Self::lock_contended`] and `None` for the fast path. As the
+    /// kernel's `__lock_acquired()`, which computes a waittime only when
+    /// `lock_contended()` set `hlock->waittime_stamp`: an uncontended
+    /// acquisition's atomic, however long its cache-line transfer, is no
+    /// wait, so waittime-total stays 0 while contentions are 0.
+    pub fn lock_acquired(&mut self, now: Nanos, object: u32, waited: Option<Nanos>) {
         if self.measuring(now) {
             let stat = &mut self.locks[object as usize];
             stat.acquisitions += 1;
-            stat.wait_total_ns += waited;
-            stat.wait_max_ns = stat.wait_max_ns.max(waited);
+            if let Some(waited) = waited {
+                stat.wait_total_ns += waited;
+                stat.wait_max_ns = stat.wait_max_ns.max(waited);
+            }
         }
     }
 
@@ -145,12 +152,20 @@ impl Metrics {
         }
     }
 
-    pub fn lock_acquired_mode(&mut self, now: Nanos, object: u32, mode: LockMode, waited: Nanos) {
+    pub fn lock_acquired_mode(
+        &mut self,
+        now: Nanos,
+        object: u32,
+        mode: LockMode,
+        waited: Option<Nanos>,
+    ) {
         match self.read_side(now, object, mode) {
             Some(r) => {
                 r.acquisitions += 1;
-                r.wait_total_ns += waited;
-                r.wait_max_ns = r.wait_max_ns.max(waited);
+                if let Some(waited) = waited {
+                    r.wait_total_ns += waited;
+                    r.wait_max_ns = r.wait_max_ns.max(waited);
+                }
             }
             None => self.lock_acquired(now, object, waited),
         }

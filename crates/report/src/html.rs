@@ -20,7 +20,7 @@ use std::fmt::Write;
 use crate::{fmt_ns, fmt_rate, VariantRun};
 
 use crate::model::{CaseRun, MetricRow};
-use crate::plot::{escape, line_svg, ratio_svg, Data, RatioBar};
+use crate::plot::{escape, line_svg, ratio_svg, Data, LinePlot, RatioBar};
 
 const STYLE: &str = "
 body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -531,7 +531,6 @@ pub fn sweep(
     }
     if let Some(x) = &x_key {
         b.push_str("<h2>Plots</h2>\n");
-        let x_label = if x == "cpus" { "CPUs" } else { x.as_str() };
         for c in &counters {
             let spec = format!("counter.{c}.rate");
             let mut data: Data = Default::default();
@@ -551,10 +550,13 @@ pub fn sweep(
             }
             b.push_str(&line_svg(
                 &data,
-                &format!("{name}: {c} per second against {x_label}"),
-                x_label,
-                &crate::plot::y_axis_label(&spec),
-                "mean over seeds, bars from the lowest to the highest seed",
+                &LinePlot {
+                    title: &crate::plot::title(name, &spec, x),
+                    x,
+                    y: &spec,
+                    caption: "mean over seeds, bars from the lowest to the highest seed",
+                    ideal: true,
+                },
             ));
         }
     }

@@ -224,20 +224,23 @@ impl crate::Kernel<'_> {
             && self.owner_on_cpu(lock.owner)
     }
 
-    /// Makes `t` the owner (a cmpxchg of the lock word from CPU `c`);
-    /// returns how long the RMW takes from now.
+    /// Makes `t`, which waited for it (lock_contended() counted), the
+    /// owner (a cmpxchg of the lock word from CPU `c`); returns how long
+    /// the RMW takes from now.
     fn take_ownership(&mut self, c: u32, t: TaskId, m: u32) -> u64 {
-        self.take_ownership_at(c, t, m, self.now)
+        self.take_ownership_at(c, t, m, self.now, true)
     }
 
-    /// The same, the cmpxchg issued at `at` (when the taker saw the release).
-    fn take_ownership_at(&mut self, c: u32, t: TaskId, m: u32, at: Nanos) -> u64 {
+    /// The same, the cmpxchg issued at `at` (when the taker saw the
+    /// release); `contended: false` for the fast path, whose atomic is no
+    /// wait in lock_stat.
+    fn take_ownership_at(&mut self, c: u32, t: TaskId, m: u32, at: Nanos, contended: bool) -> u64 {
         let now = self.now;
         let lock = &mut self.objects.mutexes[m as usize];
         let cost = lock.word.rmw(&self.cost, c, at.max(now)) - now;
         lock.owner = t;
         lock.acquired_at = now + cost;
-        let waited = now + cost - self.tasks[t as usize].wait.wait_start;
+        let waited = contended.then(|| now + cost - self.tasks[t as usize].wait.wait_start);
         self.metrics.lock_acquired(now, lock.object, waited);
         held_by(&mut self.objects, t).push(m);
         cost
@@ -262,7 +265,8 @@ impl crate::Kernel<'_> {
         if step.is_none() {
             self.tasks[t as usize].wait.wait_start = self.now;
             if lock.owner == NO_TASK && !lock.handoff {
-                let cost = self.take_ownership(c, t, m);
+                // __mutex_trylock_fast() succeeded: uncontended.
+                let cost = self.take_ownership_at(c, t, m, self.now, false);
                 self.tasks[t as usize].batch.push(Mode::Sys, cost);
                 self.advance(t);
                 return Flow::Next;
@@ -524,7 +528,7 @@ impl crate::Kernel<'_> {
         // are in.
         let seen = seen.max(self.tasks[w as usize].wait.spin_ready);
         self.unwatch_owner(w, m);
-        let cost = self.take_ownership_at(wc, w, m, seen);
+        let cost = self.take_ownership_at(wc, w, m, seen, true);
         let gen = self.tasks[w as usize].gen;
         self.at(
             self.now + cost,

@@ -140,7 +140,7 @@ impl SleepingLock for RtMutexKind {
         if m.owner == NO_TASK {
             m.owner = t;
             m.acquired_at = done;
-            k.metrics.lock_acquired(now, object, done - now);
+            k.metrics.lock_acquired(now, object, None);
             k.tasks[t as usize].batch.push(Mode::Sys, done - now);
             k.advance(t);
             return Flow::Next;
@@ -218,13 +218,13 @@ impl SleepingLock for RtMutexKind {
                 let got = m.line.rmw(&k.cost, wc, seen.max(now));
                 m.acquired_at = got;
                 let waited = got - k.tasks[w as usize].wait.wait_start;
-                k.metrics.lock_acquired(now, object, waited);
+                k.metrics.lock_acquired(now, object, Some(waited));
                 let gen = k.tasks[w as usize].gen;
                 k.at(got, Event::Sched(SchedEvent::SpinEnd { task: w, gen }));
             } else {
                 m.acquired_at = now;
                 let waited = now - k.tasks[w as usize].wait.wait_start;
-                k.metrics.lock_acquired(now, object, waited);
+                k.metrics.lock_acquired(now, object, Some(waited));
                 k.metrics.lock_handoff(now, object);
                 let spinner = m.spinner;
                 if k.tasks[w as usize].state == TaskState::Sleeping {

@@ -128,7 +128,7 @@ impl crate::Kernel<'_> {
         let object = sc.object;
         if begin {
             sc.write_start = now;
-            self.metrics.lock_acquired(now, object, 0);
+            self.metrics.lock_acquired(now, object, None);
         } else {
             let held = now.saturating_sub(sc.write_start);
             self.metrics.lock_released(now, object, held);
@@ -159,7 +159,7 @@ impl crate::Kernel<'_> {
             let done = sc.line.read(&self.cost, c, now);
             let seq = sc.sequence;
             self.metrics
-                .lock_acquired_mode(now, object, LockMode::Read, 0);
+                .lock_acquired_mode(now, object, LockMode::Read, None);
             self.tasks[t as usize].vars[slot as usize] = seq;
             self.tasks[t as usize].batch.push(Mode::Sys, done - now);
             self.advance(t);

@@ -44,13 +44,14 @@ impl LockInstance {
 }
 
 impl crate::Kernel<'_> {
-    /// `t` now holds lock `l`, from `at`.
-    fn lock_granted(&mut self, t: TaskId, l: u32, mode: LockMode, at: Nanos) {
+    /// `t` now holds lock `l`, from `at`; `contended`: it waited for it
+    /// (the trylock failed and lock_contended() was counted).
+    fn lock_granted(&mut self, t: TaskId, l: u32, mode: LockMode, at: Nanos, contended: bool) {
         let now = self.now;
         let lock = &mut self.objects.spinlocks[l as usize];
         lock.holders.push((t, mode, at));
         debug_assert!(lock.ownership_sound(), "lock ownership unsound");
-        let waited = at - self.tasks[t as usize].wait.wait_start;
+        let waited = contended.then(|| at - self.tasks[t as usize].wait.wait_start);
         self.metrics.lock_acquired(now, lock.object, waited);
     }
 
@@ -68,7 +69,7 @@ impl crate::Kernel<'_> {
         let r = f(self.objects.spinlocks[l as usize].imp.as_mut(), &mut env);
         let timer = env.timer;
         for &(w, mode, at) in &grants {
-            self.lock_granted(w, l, mode, at);
+            self.lock_granted(w, l, mode, at, true);
             let gen = self.tasks[w as usize].gen;
             self.at(at, Event::Sched(SchedEvent::SpinEnd { task: w, gen }));
         }
@@ -133,7 +134,7 @@ impl crate::Kernel<'_> {
         };
         match self.with_lock(l, |imp, env| imp.lock(env, taker)) {
             Some(done) => {
-                self.lock_granted(t, l, mode, done);
+                self.lock_granted(t, l, mode, done, false);
                 let cost = done - self.now;
                 self.tasks[t as usize].batch.push(Mode::Sys, cost);
                 self.advance(t);

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::data::{at_text, points_at, swept};
+use super::data::{at, points_at, swept};
 use super::*;
 
 /// Where CPU time goes, in the order the bars stack.
@@ -16,13 +16,15 @@ const CPU_TIME: [(&str, &str); 5] = [
 ];
 
 /// `--kind cputime`: per series, the share of all CPUs' time in each of
-/// [`CPU_TIME`], the mean over the points read.
+/// [`CPU_TIME`], the mean over its points (seeds) at `--at` (default: the
+/// largest swept x).
 pub fn plot(req: &Request) -> Result<String, String> {
     if req.format == Format::Csv {
         return Err("error: --kind cputime draws a plot (SVG or PNG), no CSV".to_string());
     }
     let mut shares: BTreeMap<String, (usize, [f64; 5])> = BTreeMap::new();
-    let (points, scenario) = points_at(req)?;
+    let at = at(req)?;
+    let (points, scenario) = points_at(req, at.x)?;
     for (p, series) in points {
         let mut sums = [0f64; 5];
         for cpu in p["result"]["cpus"].as_array().into_iter().flatten() {
@@ -39,12 +41,16 @@ pub fn plot(req: &Request) -> Result<String, String> {
     }
     if shares.is_empty() {
         return Err(format!(
-            "error: {}: no results to plot",
-            req.results.display()
+            "error: {}: no results to plot at {} = {}",
+            req.results.display(),
+            req.x,
+            at.x
         ));
     }
-    let at = at_text(req);
-    let mut s = frame(&format!("{scenario}: where the CPUs' time goes{at}"));
+    let mut s = frame(&format!(
+        "{scenario}: where the CPUs' time goes{}",
+        at.title(req)
+    ));
     let slot = PLOT_W / shares.len() as f64;
     for (i, (name, (points, sum))) in shares.iter().enumerate() {
         let x = LEFT + slot * (i as f64 + 0.2);
@@ -93,8 +99,9 @@ pub fn plot(req: &Request) -> Result<String, String> {
     Ok(close(
         s,
         &format!(
-            "{}; per {}: mean over its points of the CPUs' user, sys, spin, irq and idle time",
+            "{}; at {}; per {}: mean over its seeds of the CPUs' user, sys, spin, irq and idle time",
             swept(req, &scenario),
+            at.caption(req),
             req.by
         ),
     ))

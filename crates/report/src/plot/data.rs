@@ -34,14 +34,6 @@ pub(super) fn points(req: &Request) -> Result<Vec<serde_json::Value>, String> {
     Ok(out)
 }
 
-/// ` at cpus = 16` for a plot of the points at `--at`, else nothing.
-pub(super) fn at_text(req: &Request) -> String {
-    match req.at {
-        Some(at) => format!(" at {} = {}", req.x, label(at)),
-        None => String::new(),
-    }
-}
-
 /// Where the results come from, for a caption: the scenario and the
 /// smpsim (version and commit) that swept them.
 pub(super) fn swept(req: &Request, scenario: &str) -> String {
@@ -55,16 +47,75 @@ pub(super) fn swept(req: &Request, scenario: &str) -> String {
     )
 }
 
-/// The points at `--at` (all without it), each with its series, and the
-/// scenario's name.
+/// The x value a per-point plot (percentiles, cputime, heatmap) is
+/// drawn at: `--at`, or without it the largest swept, where the machine is
+/// the busiest (averaging every swept value mixes a saturated machine with
+/// a mostly idle one).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct At {
+    pub x: f64,
+    /// Not asked for: the largest swept value.
+    pub defaulted: bool,
+}
+
+impl At {
+    /// ` at cpus = 16`, for a title.
+    pub fn title(&self, req: &Request) -> String {
+        format!(" at {} = {}", req.x, label(self.x))
+    }
+
+    /// What the caption says of the point: why this x, if not asked for.
+    pub fn caption(&self, req: &Request) -> String {
+        if self.defaulted {
+            format!(
+                "{} = {}, the largest swept (--at to choose another)",
+                req.x,
+                label(self.x)
+            )
+        } else {
+            format!("{} = {}", req.x, label(self.x))
+        }
+    }
+}
+
+/// The swept x values, lowest first.
+pub(super) fn swept_xs(req: &Request) -> Result<Vec<f64>, String> {
+    let mut xs = Vec::new();
+    for p in points(req)? {
+        xs.push(x_and_series(&p, &req.x, &req.by)?.0);
+    }
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    Ok(xs)
+}
+
+/// `--at`, or the largest swept x value.
+pub(super) fn at(req: &Request) -> Result<At, String> {
+    if let Some(x) = req.at {
+        return Ok(At {
+            x,
+            defaulted: false,
+        });
+    }
+    let xs = swept_xs(req)?;
+    let x = xs
+        .last()
+        .copied()
+        .ok_or_else(|| format!("error: {}: no results to plot", req.results.display()))?;
+    Ok(At { x, defaulted: true })
+}
+
+/// The points at x value `at`, each with its series, and the scenario's
+/// name.
 pub(super) fn points_at(
     req: &Request,
+    at: f64,
 ) -> Result<(Vec<(serde_json::Value, String)>, String), String> {
     let mut out = Vec::new();
     let mut scenario = String::new();
     for p in points(req)? {
         let (x, series) = x_and_series(&p, &req.x, &req.by)?;
-        if req.at.is_none_or(|at| at == x) {
+        if x == at {
             scenario = p["scenario"].as_str().unwrap_or("").to_string();
             out.push((p, series));
         }

@@ -37,70 +37,103 @@ fn read(req: &Request) -> Result<(Data, String), String> {
 
 /// The SVG for the data of `plot`.
 fn svg(data: &Data, req: &Request, scenario: &str) -> String {
-    let x_label = if req.x == "cpus" {
-        "CPUs"
-    } else {
-        req.x.as_str()
-    };
     line_svg(
         data,
-        &format!("{scenario}: {} against {}", req.y, req.x),
-        x_label,
-        &y_axis_label(&req.y),
-        &format!(
-            "{}; mean over seeds, bars from the lowest to the highest seed",
-            swept(req, scenario)
-        ),
+        &LinePlot {
+            title: &title(scenario, &req.y, &req.x),
+            x: &req.x,
+            y: &req.y,
+            caption: &format!(
+                "{}; mean over seeds, bars from the lowest to the highest seed",
+                swept(req, scenario)
+            ),
+            ideal: req.ideal,
+        },
     )
 }
 
+/// What a [`line_svg`] chart shows besides its data.
+pub struct LinePlot<'a> {
+    pub title: &'a str,
+    /// The x key (`cpus`, or a swept setting's key).
+    pub x: &'a str,
+    /// The y result path (`counter.ops.rate`): its label, unit and
+    /// whether it scales.
+    pub y: &'a str,
+    pub caption: &'a str,
+    /// Draw the ideal-scaling line of a rate (`--no-ideal`: not).
+    pub ideal: bool,
+}
+
+/// The ideal-scaling line of one series, as will-it-scale's plots draw
+/// it: linear from its first (lowest x) point, `y0 * x / x0` at each of
+/// its x values. None for a series of one point or one starting at 0.
+fn ideal_line(xs: &BTreeMap<u64, (f64, Vec<f64>)>) -> Option<Vec<(f64, f64)>> {
+    let mut points: Vec<(f64, f64)> = xs.values().map(|(x, ys)| (*x, mean(ys))).collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let &(x0, y0) = points.first()?;
+    (points.len() >= 2 && x0 > 0.0).then(|| points.iter().map(|(x, _)| (*x, y0 * x / x0)).collect())
+}
+
+fn mean(ys: &[f64]) -> f64 {
+    ys.iter().sum::<f64>() / ys.len().max(1) as f64
+}
+
 /// Curves with error bars: per series, the mean over seeds at each x and
-/// a bar from the lowest value to the highest. Shared with the HTML report.
-pub fn line_svg(data: &Data, title: &str, x_label: &str, y_label: &str, caption: &str) -> String {
+/// a bar from the lowest value to the highest; x ticked at the swept
+/// values, y in the unit its label names; for a rate, each series' ideal
+/// (linear) scaling dashed. Shared with the HTML report.
+pub fn line_svg(data: &Data, plot: &LinePlot) -> String {
+    let quantity = quantity(plot.y);
+    let ideal: BTreeMap<&String, Vec<(f64, f64)>> = if plot.ideal && quantity == Quantity::Rate {
+        data.iter()
+            .filter_map(|(name, xs)| Some((name, ideal_line(xs)?)))
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
     let points = || data.values().flat_map(|s| s.values());
-    let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0f64);
-    for (x, ys) in points() {
-        x0 = x0.min(*x);
-        x1 = x1.max(*x);
-        y1 = ys.iter().fold(y1, |m, v| m.max(*v));
-    }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    let y1 = if y1 <= 0.0 { 1.0 } else { y1 * 1.05 };
+    let xaxis = axis::XAxis::over(points().map(|(x, _)| *x));
+    let y_max = points()
+        .flat_map(|(_, ys)| ys.iter().copied())
+        .chain(ideal.values().flatten().map(|p| p.1))
+        .fold(0f64, f64::max);
+    let yaxis = axis::YAxis::upto(y_max, quantity);
     let (pw, ph) = (PLOT_W, PLOT_H);
-    let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
-    let sy = |y: f64| TOP + ph - y / y1 * ph;
-    let mut s = frame(title);
-    for t in ticks(x0, x1) {
+    let sx = |x: f64| LEFT + xaxis.at(x) * pw;
+    let sy = |y: f64| TOP + ph - y / yaxis.max * ph;
+    let mut s = frame(plot.title);
+    for t in xaxis.labelled(pw, 28.0) {
         let x = sx(t);
         let _ = writeln!(
             s,
-            r#"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{}" stroke="black"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            r#"<line class="xtick" x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{}" stroke="black"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
             TOP + ph,
             TOP + ph + 5.0,
             TOP + ph + 20.0,
             label(t)
         );
     }
-    for t in ticks(0.0, y1) {
+    for (t, text) in yaxis.ticks() {
         let y = sy(t);
         let _ = writeln!(
             s,
-            r##"<line x1="{}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            r##"<line x1="{}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text class="ytick" x="{}" y="{:.1}" text-anchor="end">{text}</text>"##,
             LEFT,
             LEFT + pw,
             LEFT - 6.0,
             y + 4.0,
-            label(t)
         );
     }
-    axis_labels(&mut s, x_label, y_label);
+    axis_labels(
+        &mut s,
+        &xaxis.label(x_words(plot.x)),
+        &y_axis_label(plot.y, yaxis.unit),
+    );
     // One curve per series: the mean, and a bar from the lowest seed's
     // value to the highest.
     for (i, (name, xs)) in data.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
-        let mean = |ys: &[f64]| ys.iter().sum::<f64>() / ys.len() as f64;
         let path: Vec<String> = xs
             .values()
             .map(|(x, ys)| format!("{:.1},{:.1}", sx(*x), sy(mean(ys))))
@@ -111,6 +144,17 @@ pub fn line_svg(data: &Data, title: &str, x_label: &str, y_label: &str, caption:
             escape(name),
             path.join(" ")
         );
+        if let Some(line) = ideal.get(name) {
+            let path: Vec<String> = line
+                .iter()
+                .map(|(x, y)| format!("{:.1},{:.1}", sx(*x), sy(*y)))
+                .collect();
+            let _ = writeln!(
+                s,
+                r#"<polyline class="ideal" fill="none" stroke="{color}" stroke-width="1.5" stroke-dasharray="6 4" stroke-opacity="0.6" points="{}"/>"#,
+                path.join(" ")
+            );
+        }
         for (x, ys) in xs.values() {
             let lo = ys.iter().cloned().fold(f64::MAX, f64::min);
             let hi = ys.iter().cloned().fold(f64::MIN, f64::max);
@@ -124,7 +168,26 @@ pub fn line_svg(data: &Data, title: &str, x_label: &str, y_label: &str, caption:
         }
         legend_entry(&mut s, i, name, color);
     }
-    close(s, caption)
+    if ideal.is_empty() {
+        return close(s, plot.caption);
+    }
+    // The ideal lines' legend entry, under the series'.
+    let ly = TOP + 10.0 + 20.0 * data.len() as f64;
+    let _ = writeln!(
+        s,
+        r##"<g class="legend-ideal"><line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="#555" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{}" y="{}">ideal (linear)</text></g>"##,
+        LEFT + PLOT_W + 12.0,
+        LEFT + PLOT_W + 32.0,
+        LEFT + PLOT_W + 38.0,
+        ly + 4.0,
+    );
+    close(
+        s,
+        &format!(
+            "{}; dashed: ideal (linear) scaling from each curve's first point, y(x0) * {} / x0",
+            plot.caption, plot.x
+        ),
+    )
 }
 
 /// The plot's data as CSV: series, x, seeds, mean, min, max.
@@ -132,7 +195,7 @@ fn csv(data: &Data, req: &Request) -> String {
     let mut s = format!("{},{},seeds,mean,min,max\n", req.by, req.x);
     for (name, xs) in data {
         for (x, ys) in xs.values() {
-            let mean = ys.iter().sum::<f64>() / ys.len() as f64;
+            let mean = mean(ys);
             let lo = ys.iter().cloned().fold(f64::MAX, f64::min);
             let hi = ys.iter().cloned().fold(f64::MIN, f64::max);
             let _ = writeln!(s, "{name},{x},{},{mean:.3},{lo:.3},{hi:.3}", ys.len());

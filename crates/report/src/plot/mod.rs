@@ -1,6 +1,7 @@
 //! Plots of results as SVG (and PNG): the chart frame (canvas, axes,
 //! ticks, legend, caption) here, one file per chart kind, and the
-//! extraction of the plotted data from a sweep's points in [`data`].
+//! extraction of the plotted data from a sweep's points in [`data`], the
+//! x and y scales and their ticks in [`axis`].
 //!
 //! The SVG is written directly (axes, ticks, curves, legend, caption): the
 //! plots are simple, and writing them ourselves keeps the bytes the same on
@@ -9,6 +10,7 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
+pub(crate) mod axis;
 pub mod cputime;
 pub mod data;
 pub mod heatmap;
@@ -17,7 +19,7 @@ pub mod percentiles;
 pub mod png;
 pub mod ratio;
 
-pub use line::{line_svg, Data};
+pub use line::{line_svg, Data, LinePlot};
 pub use png::png;
 pub use ratio::{ratio_svg, RatioBar};
 
@@ -47,6 +49,9 @@ pub struct Request {
     pub kind: Kind,
     pub at: Option<f64>,
     pub format: Format,
+    /// `--kind scaling` of a rate: draw each curve's ideal (linear)
+    /// scaling.
+    pub ideal: bool,
 }
 
 /// The plot asked for: its SVG (a PNG is drawn from it by [`png`]) or,
@@ -99,34 +104,144 @@ pub(crate) fn ticks(lo: f64, hi: f64) -> Vec<f64> {
     out
 }
 
-/// The y axis in the units the value has.
-pub fn y_axis_label(spec: &str) -> String {
+/// What a result path measures, which decides how its axis reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    /// Events per second (`counter.NAME.rate`): scaling plots draw the
+    /// ideal line for it.
+    Rate,
+    /// Nanoseconds: a histogram's statistics, a field named `*_ns`.
+    Time,
+    /// Anything else, drawn as plain numbers.
+    Plain,
+}
+
+/// A path's segments and the table it starts in (its long key).
+fn segments(spec: &str) -> (Vec<&str>, &str) {
     let parts: Vec<&str> = spec.split('.').collect();
+    let table = parts.first().map_or("", |t| crate::path::key(t));
+    (parts, table)
+}
+
+/// What `spec` measures.
+pub fn quantity(spec: &str) -> Quantity {
+    let (parts, table) = segments(spec);
+    let last = parts.last().copied().unwrap_or("");
+    match (table, last) {
+        ("counters", "rate") => Quantity::Rate,
+        ("histograms", "count") => Quantity::Plain,
+        ("histograms", _) if parts.len() >= 3 => Quantity::Time,
+        (_, field) if field.ends_with("_ns") => Quantity::Time,
+        _ => Quantity::Plain,
+    }
+}
+
+/// The metric in words for a title: `ops/s` for `counter.ops.rate`,
+/// `syscall_latency p99` for `histogram.syscall_latency.p99`.
+pub fn metric_words(spec: &str) -> String {
+    let (parts, table) = segments(spec);
     let name = parts
         .get(1..parts.len().saturating_sub(1))
         .map(|p| p.join("."))
         .unwrap_or_default();
-    match (parts.first().map(|t| crate::path::key(t)), parts.last()) {
-        (Some("counters"), Some(&"rate")) => format!("{name} per second"),
-        (Some("counters"), Some(&"count")) => format!("{name} (count)"),
-        (Some("histograms"), Some(stat)) => format!("{name} {stat} (ns)"),
+    let last = parts.last().copied().unwrap_or("");
+    match table {
+        "counters" if last == "rate" => format!("{name}/s"),
+        "counters" if last == "count" => name,
+        "histograms" if last == "p999" => format!("{name} p99.9"),
+        "histograms" | "locks" | "task_groups" if !name.is_empty() => {
+            format!("{name} {}", last.trim_end_matches("_ns"))
+        }
         _ => spec.to_string(),
     }
 }
 
+/// The x axis in words: `CPUs` for `cpus`, else the setting's key.
+pub fn x_words(x: &str) -> &str {
+    match x {
+        "cpus" => "CPUs",
+        "seed" => "seed",
+        key => key,
+    }
+}
+
+/// A title in words: `mutex-contention: ops/s vs CPUs`.
+pub fn title(scenario: &str, y: &str, x: &str) -> String {
+    format!("{scenario}: {} vs {}", metric_words(y), x_words(x))
+}
+
+/// The y axis in the units the value has; `unit` for a time, the unit its
+/// ticks are in.
+pub fn y_axis_label(spec: &str, unit: Option<TimeUnit>) -> String {
+    let (parts, table) = segments(spec);
+    let name = parts
+        .get(1..parts.len().saturating_sub(1))
+        .map(|p| p.join("."))
+        .unwrap_or_default();
+    let words = match (table, parts.last()) {
+        ("counters", Some(&"rate")) => return format!("{name} per second"),
+        ("counters", Some(&"count")) => return format!("{name} (count)"),
+        _ => metric_words(spec),
+    };
+    match unit {
+        Some(u) => format!("{words} ({})", u.name),
+        None => words,
+    }
+}
+
+/// A unit of time an axis is drawn in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeUnit {
+    pub name: &'static str,
+    /// Nanoseconds in one unit.
+    pub ns: f64,
+}
+
+/// The unit of time that shows `max_ns` (the largest value on the axis)
+/// with at most three digits before the point: ns, us, ms or s.
+pub fn time_unit(max_ns: f64) -> TimeUnit {
+    let (name, ns) = match max_ns.abs() {
+        a if a < 1e3 => ("ns", 1.0),
+        a if a < 1e6 => ("us", 1e3),
+        a if a < 1e9 => ("ms", 1e6),
+        _ => ("s", 1e9),
+    };
+    TimeUnit { name, ns }
+}
+
+/// `v` with three significant digits at most, no trailing zeros: `125`,
+/// `1.5`, `0.25`, `600`.
+pub(crate) fn short_number(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return "0".to_string();
+    }
+    let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A time in `unit`, for a tick: `125us`, `1.5ms`, `0.1us`.
+pub(crate) fn time_label(ns: f64, unit: TimeUnit) -> String {
+    format!("{}{}", short_number(ns / unit.ns), unit.name)
+}
+
+/// A count or rate, for a tick: `125`, `120k`, `2.5M`, `1.25G`.
 pub(crate) fn label(v: f64) -> String {
     let a = v.abs();
-    if a >= 1e9 {
-        format!("{:.1}G", v / 1e9)
+    let (scaled, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
     } else if a >= 1e6 {
-        format!("{:.1}M", v / 1e6)
+        (v / 1e6, "M")
     } else if a >= 1e3 {
-        format!("{:.1}k", v / 1e3)
-    } else if v.fract() == 0.0 {
-        format!("{v:.0}")
+        (v / 1e3, "k")
     } else {
-        format!("{v:.2}")
-    }
+        (v, "")
+    };
+    format!("{}{suffix}", short_number(scaled))
 }
 
 pub fn escape(s: &str) -> String {
@@ -202,15 +317,68 @@ pub(crate) fn legend_entry(s: &mut String, i: usize, name: &str, color: &str) {
     );
 }
 
-/// The caption under the plot, and the end of the SVG.
-pub(crate) fn close(mut s: String, caption: &str) -> String {
-    let _ = writeln!(
+/// Caption characters per line: 10 px DejaVu Sans is at most 6.4 px a
+/// character (digits; most letters are narrower), so this many fit in the
+/// canvas' width less its margins.
+pub(crate) const CAPTION_CHARS: usize = ((W - 2.0 * CAPTION_X) / 6.4) as usize;
+
+/// Where caption lines start.
+pub(crate) const CAPTION_X: f64 = 10.0;
+
+/// The height a caption line adds.
+const CAPTION_LINE: f64 = 13.0;
+
+/// `text` broken between words into lines of at most `width` characters
+/// (a longer word gets a line of its own).
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// The caption under the plot, wrapped to the canvas' width (the canvas
+/// grows a line for each line past the first), and the end of the SVG.
+pub(crate) fn close(s: String, caption: &str) -> String {
+    let lines = wrap(caption, CAPTION_CHARS);
+    let grown = H + CAPTION_LINE * lines.len().saturating_sub(1) as f64;
+    // The canvas was opened at the height of a one-line caption.
+    let mut s = s
+        .replacen(
+            &format!(r#"height="{H}" viewBox="0 0 {W} {H}""#),
+            &format!(r#"height="{grown}" viewBox="0 0 {W} {grown}""#),
+            1,
+        )
+        .replacen(
+            &format!(r#"<rect width="{W}" height="{H}""#),
+            &format!(r#"<rect width="{W}" height="{grown}""#),
+            1,
+        );
+    let _ = write!(
         s,
-        r##"<text class="caption" x="{LEFT}" y="{}" font-size="10" fill="#555">{}</text>"##,
-        H - 6.0,
-        escape(caption)
+        r##"<text class="caption" x="{CAPTION_X}" y="{}" font-size="10" fill="#555">"##,
+        H - 6.0
     );
-    s.push_str("</svg>\n");
+    for (i, line) in lines.iter().enumerate() {
+        let dy = if i == 0 { 0.0 } else { CAPTION_LINE };
+        let _ = write!(
+            s,
+            r#"<tspan x="{CAPTION_X}" dy="{dy}">{}</tspan>"#,
+            escape(line)
+        );
+    }
+    s.push_str("</text>\n</svg>\n");
     s
 }
 
@@ -220,11 +388,63 @@ mod tests {
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {
-        assert_eq!(ticks(1.0, 16.0), vec![5.0, 10.0, 15.0]);
         assert_eq!(ticks(0.0, 8.0), vec![0.0, 2.0, 4.0, 6.0, 8.0]);
         let t = ticks(0.0, 1.05e6);
         assert_eq!(t.first(), Some(&0.0));
         assert!(t.len() <= 8 && *t.last().unwrap() <= 1.05e6);
+    }
+
+    /// Labels print the value, not a rounding of it: 125 us was "120.0k".
+    #[test]
+    fn labels_print_the_value_in_its_unit() {
         assert_eq!(label(2_500_000.0), "2.5M");
+        assert_eq!(label(120_000.0), "120k");
+        assert_eq!(label(125_000.0), "125k");
+        assert_eq!(label(600_000.0), "600k");
+        assert_eq!(label(7.0), "7");
+        assert_eq!(time_label(125_000.0, time_unit(125_000.0)), "125us");
+        assert_eq!(time_label(1_500_000.0, time_unit(2e6)), "1.5ms");
+        assert_eq!(time_label(100.0, time_unit(1e5)), "0.1us");
+        assert_eq!(time_label(0.0, time_unit(1e5)), "0us");
+    }
+
+    #[test]
+    fn titles_and_labels_are_in_words_with_the_ticks_unit() {
+        assert_eq!(
+            title("mutex-contention", "counter.ops.rate", "cpus"),
+            "mutex-contention: ops/s vs CPUs"
+        );
+        assert_eq!(
+            metric_words("hist.syscall_latency.p999"),
+            "syscall_latency p99.9"
+        );
+        assert_eq!(
+            metric_words("locks.big_lock.wait_total_ns"),
+            "big_lock wait_total"
+        );
+        assert_eq!(quantity("histogram.syscall_latency.p99"), Quantity::Time);
+        assert_eq!(quantity("histogram.syscall_latency.count"), Quantity::Plain);
+        assert_eq!(quantity("counters.ops.rate"), Quantity::Rate);
+        assert_eq!(
+            y_axis_label("histogram.syscall_latency.p99", Some(time_unit(125e3))),
+            "syscall_latency p99 (us)"
+        );
+        assert_eq!(y_axis_label("counter.ops.rate", None), "ops per second");
+    }
+
+    /// A caption longer than the canvas is wrapped, nothing cut, and the
+    /// canvas grows to hold it.
+    #[test]
+    fn captions_wrap_inside_the_canvas() {
+        let caption = "sweep of mutex-contention by smpsim 0.1.0 (fb76f685b04c); per variant: mean over its points, bars from the lowest to the highest, at cpus = 16, the largest swept value (--at to choose another)";
+        let lines = wrap(caption, CAPTION_CHARS);
+        assert!(lines.len() >= 2);
+        assert!(lines.iter().all(|l| l.chars().count() <= CAPTION_CHARS));
+        assert_eq!(lines.join(" "), caption);
+        let svg = close(frame("t"), caption);
+        let grown = H + CAPTION_LINE * (lines.len() - 1) as f64;
+        assert!(svg.contains(&format!(r#"height="{grown}" viewBox="0 0 {W} {grown}""#)));
+        assert_eq!(svg.matches("<tspan").count(), lines.len());
+        assert!(CAPTION_CHARS as f64 * 6.4 <= W - 2.0 * CAPTION_X);
     }
 }

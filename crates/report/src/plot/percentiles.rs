@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::data::{at_text, points_at, swept};
+use super::data::{at, points_at, swept, At};
 use super::*;
 use crate::path::y_value;
 
@@ -27,9 +27,9 @@ fn histogram_name(y: &str) -> Option<&str> {
     (crate::path::key(table) == "histograms" && !name.is_empty()).then_some(name)
 }
 
-/// `--kind percentiles`: the tails of every series over the points read
-/// (seeds, and every x unless `--at`), and the scenario's name.
-fn read_tails(req: &Request) -> Result<(Tails, String), String> {
+/// `--kind percentiles`: the tails of every series over the points at
+/// `at` (its seeds), and the scenario's name.
+fn read_tails(req: &Request, at: At) -> Result<(Tails, String), String> {
     let name = histogram_name(&req.y).ok_or_else(|| {
         format!(
             "error: --y {}: --kind percentiles plots a histogram: --y histogram.NAME",
@@ -37,7 +37,7 @@ fn read_tails(req: &Request) -> Result<(Tails, String), String> {
         )
     })?;
     let mut data: Tails = BTreeMap::new();
-    let (points, scenario) = points_at(req)?;
+    let (points, scenario) = points_at(req, at.x)?;
     for (p, series) in points {
         let tails = data.entry(series).or_insert_with(|| vec![Vec::new(); 5]);
         for (k, (field, _)) in TAIL.iter().enumerate() {
@@ -46,21 +46,20 @@ fn read_tails(req: &Request) -> Result<(Tails, String), String> {
     }
     if data.is_empty() {
         return Err(format!(
-            "error: {}: no results to plot{}",
+            "error: {}: no results to plot at {} = {}",
             req.results.display(),
-            match req.at {
-                Some(at) => format!(" at {} = {at}", req.x),
-                None => String::new(),
-            }
+            req.x,
+            at.x
         ));
     }
     Ok((data, scenario))
 }
 
 /// A latency tail: p50 .. max evenly spaced across, latency on a log
-/// scale up, per series the mean over the points read with a bar from the
-/// lowest to the highest.
-pub fn percentiles_svg(data: &Tails, title: &str, y_label: &str, caption: &str) -> String {
+/// scale up (labelled `NAME (UNIT, log scale)` in the unit its ticks are
+/// in, chosen from the range), per series the mean over the points read
+/// with a bar from the lowest to the highest.
+pub fn percentiles_svg(data: &Tails, title: &str, name: &str, caption: &str) -> String {
     let all = || {
         data.values()
             .flatten()
@@ -78,6 +77,7 @@ pub fn percentiles_svg(data: &Tails, title: &str, y_label: &str, caption: &str) 
     let sx = |k: usize| LEFT + pw * (k as f64 + 0.5) / TAIL.len() as f64;
     let floor = 10f64.powf(d0);
     let sy = |v: f64| TOP + ph - (v.max(floor).log10() - d0) / (d1 - d0) * ph;
+    let unit = time_unit(10f64.powf(d1));
     let mut s = frame(title);
     for (k, (_, name)) in TAIL.iter().enumerate() {
         let _ = writeln!(
@@ -97,11 +97,15 @@ pub fn percentiles_svg(data: &Tails, title: &str, y_label: &str, caption: &str) 
             LEFT + pw,
             LEFT - 6.0,
             y + 4.0,
-            crate::fmt_ns(10f64.powf(d))
+            time_label(10f64.powf(d), unit)
         );
         d += 1.0;
     }
-    axis_labels(&mut s, "percentile", y_label);
+    axis_labels(
+        &mut s,
+        "percentile",
+        &format!("{name} ({}, log scale)", unit.name),
+    );
     for (i, (name, tails)) in data.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let mean = |ys: &[f64]| ys.iter().sum::<f64>() / ys.len().max(1) as f64;
@@ -134,17 +138,18 @@ pub fn percentiles_svg(data: &Tails, title: &str, y_label: &str, caption: &str) 
 }
 
 pub fn plot(req: &Request) -> Result<String, String> {
-    let (data, scenario) = read_tails(req)?;
+    let at = at(req)?;
+    let (data, scenario) = read_tails(req, at)?;
     let name = histogram_name(&req.y).unwrap_or_default();
-    let at = at_text(req);
     Ok(match req.format {
         Format::Svg | Format::Png => percentiles_svg(
             &data,
-            &format!("{scenario}: {name} latency tail{at}"),
-            &format!("{name} (ns, log scale)"),
+            &format!("{scenario}: {name} tail{}", at.title(req)),
+            name,
             &format!(
-                "{}; per {}: mean over its points, bars from the lowest to the highest",
+                "{}; at {}; per {}: mean over its seeds, bars from the lowest to the highest",
                 swept(req, &scenario),
+                at.caption(req),
                 req.by
             ),
         ),

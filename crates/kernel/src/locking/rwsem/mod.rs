@@ -479,11 +479,7 @@ impl crate::Kernel<'_> {
         // lock_stat records wait time only for an acquisition it counted
         // as contended (lock_contended() set its waittime stamp): the
         // uncontended fast path's atomic is not a wait.
-        let waited = if contended {
-            at.saturating_sub(self.tasks[t as usize].wait.wait_start)
-        } else {
-            0
-        };
+        let waited = contended.then(|| at.saturating_sub(self.tasks[t as usize].wait.wait_start));
         self.metrics
             .lock_acquired_mode(self.now, object, mode, waited);
     }
