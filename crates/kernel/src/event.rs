@@ -188,4 +188,19 @@ mod tests {
         let ev = Event::Sched(SchedEvent::Tick { cpu: 3 });
         assert_eq!(EVENT_KINDS[ev.kind()], "sched.tick");
     }
+
+    /// The counts by kind add up to the engine's counts, and a lock
+    /// benchmark's events are mostly task batches ending and ticks.
+    #[test]
+    fn counts_by_kind_add_up_to_the_engine_counts() {
+        let spec = crate::testkit::global_mutex_bench(8, 1_000, 20_000, 5_000_000);
+        let r = crate::simulate(&spec);
+        let by_kind = r.stats.by_kind;
+        assert_eq!(by_kind.done.iter().sum::<u64>(), r.stats.events);
+        assert_eq!(by_kind.stale.iter().sum::<u64>(), r.stats.stale_events);
+        let kinds = by_kind.nonzero();
+        assert_eq!(kinds[0].0, "cpu.task", "{kinds:?}");
+        assert!(kinds.iter().any(|k| k.0 == "sched.tick"), "{kinds:?}");
+        assert!(kinds.windows(2).all(|w| w[0].1 >= w[1].1));
+    }
 }
