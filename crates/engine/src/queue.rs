@@ -1,118 +1,145 @@
-//! Pending events in `(time, sequence)` order: a radix heap.
+//! Pending events in `(time, order scheduled)` order: a radix heap on
+//! the time, 64 buckets a level.
 //!
-//! The sequence number makes ordering total and FIFO among equal times,
-//! which is what makes runs reproducible. Keys are packed into one `u128`
-//! (time in the high half) so a comparison is a single integer compare.
+//! Equal times come out in the order they were scheduled, which is what
+//! makes runs reproducible. A discrete-event simulation never schedules
+//! into the past, so the times taken out never decrease: a *monotone*
+//! priority queue is enough, and a radix heap is the cheapest one.
 //!
-//! A discrete-event simulation never schedules into the past, so the keys
-//! taken out never decrease: a *monotone* priority queue is enough, and a
-//! radix heap is the cheapest one. Every pending key sits in the bucket of
-//! the highest bit in which it differs from the last key taken out
-//! (bucket 0: equal to it). Pushing is an XOR, a leading-zero count and a
-//! `Vec::push`. Taking out: if bucket 0 is empty, the lowest non-empty
-//! bucket's minimum becomes the new last key and that bucket's keys are
-//! redistributed, each into a strictly lower bucket, so a key moves at most
-//! 128 times in its life and usually a few. The order is exactly that of
-//! the keys (they are unique), so results are those of a binary heap, byte
-//! for byte. No allocation once the buckets have grown.
+//! The time is read as 6-bit digits (11 levels). A pending event sits in
+//! the bucket named by the highest digit in which its time differs from
+//! the last time taken out (`last`) and its own value of that digit; an
+//! event at `last` itself sits in the *current* bucket. Pushing is an XOR,
+//! a leading-zero count and a `Vec::push`. Taking out: from the current
+//! bucket's front if it has any; else the lowest non-empty bucket's
+//! earliest time becomes `last` and that bucket's events are
+//! redistributed, each into a strictly lower level (a level-0 bucket holds
+//! one time only and goes to the current bucket whole). An event moves at
+//! most once a level, in practice once or twice: a delay of a few
+//! microseconds is level 1 or 2.
+//!
+//! Why equal times stay in schedule order without a sequence number:
+//! every bucket is always in the order its events were scheduled. A
+//! redistribution only happens when every bucket below the one
+//! redistributed (the current one included) is empty, so each receiving
+//! bucket gets that bucket's events, in its order, and nothing else; later
+//! pushes append events scheduled after all of them. So the order is that
+//! of a binary heap keyed by (time, sequence), event for event (tested
+//! against one). No allocation once the buckets have grown.
 
 use crate::Nanos;
 
-const BUCKETS: usize = 129;
+const DIGIT_BITS: u32 = 6;
+const DIGITS: usize = 1 << DIGIT_BITS;
+const LEVELS: usize = 64_usize.div_ceil(DIGIT_BITS as usize);
 
-/// Pending events, earliest first; equal times in insertion order.
+/// Pending events, earliest first; equal times in the order scheduled.
 pub struct EventQueue<E> {
-    buckets: Vec<Vec<(u128, E)>>,
-    /// Bit b set: bucket b is not empty.
-    occupied: [u64; 3],
-    /// The last key taken out (every pending key is at least this).
-    last: u128,
+    /// Events at `last`, taken out from `head` on.
+    current: Vec<(Nanos, E)>,
+    head: usize,
+    /// Bucket `level * DIGITS + digit`.
+    buckets: Vec<Vec<(Nanos, E)>>,
+    /// Per level, bit d set: bucket d of the level is not empty.
+    occupied: [u64; LEVELS],
+    /// Bit l set: level l has a non-empty bucket.
+    levels: u32,
+    /// The last time taken out (every pending time is at least this).
+    last: Nanos,
     len: usize,
-    next_seq: u64,
 }
 
-#[inline]
-fn bucket(key: u128, last: u128) -> usize {
-    (128 - (key ^ last).leading_zeros()) as usize
-}
-
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn with_capacity(capacity: usize) -> Self {
-        let mut buckets: Vec<Vec<(u128, E)>> = (0..BUCKETS).map(|_| Vec::new()).collect();
-        // The buckets a busy run uses most: times within a few us of now.
-        for b in buckets.iter_mut().skip(64).take(24) {
-            b.reserve(capacity / 16);
+        let mut buckets: Vec<Vec<(Nanos, E)>> = (0..LEVELS * DIGITS).map(|_| Vec::new()).collect();
+        // The levels a busy run uses most: times within a few us of now.
+        for b in buckets.iter_mut().skip(DIGITS).take(2 * DIGITS) {
+            b.reserve(capacity / 64);
         }
         EventQueue {
+            current: Vec::with_capacity(capacity / 16),
+            head: 0,
             buckets,
-            occupied: [0; 3],
+            occupied: [0; LEVELS],
+            levels: 0,
             last: 0,
             len: 0,
-            next_seq: 0,
         }
     }
 
+    /// Files an event relative to `last`.
     #[inline]
-    fn put(&mut self, key: u128, event: E) {
-        let b = bucket(key, self.last);
-        self.buckets[b].push((key, event));
-        self.occupied[b / 64] |= 1 << (b % 64);
+    fn put(&mut self, at: Nanos, event: E) {
+        let diff = at ^ self.last;
+        if diff == 0 {
+            self.current.push((at, event));
+            return;
+        }
+        let level = (63 - diff.leading_zeros()) / DIGIT_BITS;
+        let digit = (at >> (level * DIGIT_BITS)) as usize & (DIGITS - 1);
+        self.buckets[level as usize * DIGITS + digit].push((at, event));
+        self.occupied[level as usize] |= 1 << digit;
+        self.levels |= 1 << level;
     }
 
     #[inline]
     pub fn push(&mut self, at: Nanos, event: E) {
-        let key = ((at as u128) << 64) | self.next_seq as u128;
         debug_assert!(
-            key >= self.last,
+            at >= self.last,
             "an event scheduled before the last one taken out"
         );
-        self.next_seq += 1;
         self.len += 1;
-        self.put(key, event);
+        self.put(at, event);
     }
 
-    /// The lowest non-empty bucket.
+    /// Makes the current bucket hold the earliest events (if anything is
+    /// pending) and returns their time.
     #[inline]
-    fn lowest(&self) -> Option<usize> {
-        self.occupied
-            .iter()
-            .enumerate()
-            .find(|(_, w)| **w != 0)
-            .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
-    }
-
-    /// Moves the minimum into bucket 0 (if anything is pending) and
-    /// returns its key.
-    #[inline]
-    fn settle(&mut self) -> Option<u128> {
-        let b = self.lowest()?;
-        if b == 0 {
-            return Some(self.buckets[0][0].0);
+    fn settle(&mut self) -> Option<Nanos> {
+        if self.head < self.current.len() {
+            return Some(self.last);
+        }
+        if self.levels == 0 {
+            return None;
+        }
+        self.current.clear();
+        self.head = 0;
+        let level = self.levels.trailing_zeros() as usize;
+        let digit = self.occupied[level].trailing_zeros() as usize;
+        self.occupied[level] &= !(1 << digit);
+        if self.occupied[level] == 0 {
+            self.levels &= !(1 << level);
+        }
+        let b = level * DIGITS + digit;
+        if level == 0 {
+            // One time only: the whole bucket is current, in its order.
+            std::mem::swap(&mut self.current, &mut self.buckets[b]);
+            self.last = self.current[0].0;
+            return Some(self.last);
         }
         let mut moving = std::mem::take(&mut self.buckets[b]);
-        self.occupied[b / 64] &= !(1 << (b % 64));
-        let min = moving.iter().map(|e| e.0).min().expect("occupied");
-        self.last = min;
-        for (key, event) in moving.drain(..) {
-            self.put(key, event);
+        self.last = moving.iter().map(|e| e.0).min().expect("occupied");
+        for &(at, event) in &moving {
+            self.put(at, event);
         }
         // Keep the emptied vector's capacity for the next time.
+        moving.clear();
         self.buckets[b] = moving;
-        Some(min)
+        Some(self.last)
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         self.settle()?;
-        let (key, event) = self.buckets[0].pop().expect("settled");
-        self.occupied[0] &= !1;
+        let e = self.current[self.head];
+        self.head += 1;
         self.len -= 1;
-        Some(((key >> 64) as Nanos, event))
+        Some(e)
     }
 
     #[inline]
     pub fn peek_time(&mut self) -> Option<Nanos> {
-        self.settle().map(|key| (key >> 64) as Nanos)
+        self.settle()
     }
 
     pub fn len(&self) -> usize {
@@ -139,15 +166,17 @@ mod tests {
         let mut q = EventQueue::with_capacity(16);
         let mut reference = BinaryHeap::new();
         let (mut now, mut seq) = (0u64, 0u64);
-        for round in 0..20_000u32 {
+        for round in 0..200_000u32 {
             let pushes = rng.next_u64() % 4;
             for _ in 0..pushes {
                 // Mostly near now, sometimes far, sometimes exactly now.
-                let delta = match rng.next_u64() % 4 {
-                    0 => 0,
-                    1 => rng.next_u64() % 100,
-                    2 => rng.next_u64() % 100_000,
-                    _ => rng.next_u64() % (1 << 40),
+                let delta = match rng.next_u64() % 6 {
+                    0 | 1 => 0,
+                    2 => rng.next_u64() % 100,
+                    3 => rng.next_u64() % 100_000,
+                    4 => rng.next_u64() % (1 << 40),
+                    // Up to the end of time (a horizon of `u64::MAX`).
+                    _ => rng.next_u64() % (u64::MAX - now),
                 };
                 q.push(now + delta, round);
                 reference.push(Reverse((now + delta, seq, round)));

@@ -108,11 +108,99 @@ pub enum RunEvent {
     AllExited,
 }
 
+/// What an event is, for the per-mechanism event counts of a run
+/// ([`crate::result::EventCounts`]): the mechanism that handles it and,
+/// for the end of a CPU's activity, which activity ended. An index into
+/// [`EVENT_KINDS`], so counting one is an array increment.
+pub type EventKind = usize;
+
+/// The name of each [`EventKind`], `mechanism.what`.
+pub const EVENT_KINDS: [&str; NR_EVENT_KINDS] = [
+    "cpu.task",
+    "cpu.idle",
+    "cpu.irq_exit",
+    "cpu.switch",
+    "sched.resched_ipi",
+    "sched.tick",
+    "sched.hrtimer",
+    "sched.nohz_balance",
+    "sched.spin_end",
+    "smp.ipi",
+    "cfs.period",
+    "cfs.slack",
+    "rcu",
+    "mm",
+    "lock.timer",
+    "stop_machine",
+    "run",
+];
+pub const NR_EVENT_KINDS: usize = 17;
+
+/// [`EventKind`]s of the end of a CPU's activity, by what the CPU was doing.
+pub const KIND_CPU_TASK: EventKind = 0;
+pub const KIND_CPU_IDLE: EventKind = 1;
+pub const KIND_CPU_IRQ_EXIT: EventKind = 2;
+pub const KIND_CPU_SWITCH: EventKind = 3;
+
+impl Event {
+    /// The event's kind; `SchedEvent::Cpu` is [`KIND_CPU_TASK`] here, the
+    /// kernel refines it by the CPU's activity.
+    #[inline]
+    pub fn kind(&self) -> EventKind {
+        match self {
+            Event::Sched(e) => match e {
+                SchedEvent::Cpu { .. } => KIND_CPU_TASK,
+                SchedEvent::Resched { .. } => 4,
+                SchedEvent::Tick { .. } => 5,
+                SchedEvent::Timer { .. } => 6,
+                SchedEvent::NohzBalance { .. } => 7,
+                SchedEvent::SpinEnd { .. } => 8,
+            },
+            Event::Smp(_) => 9,
+            Event::Cfs(CfsEvent::Period { .. }) => 10,
+            Event::Cfs(CfsEvent::Slack { .. }) => 11,
+            Event::Rcu(_) => 12,
+            Event::Mm(_) => 13,
+            Event::Lock(_) => 14,
+            Event::Stop(_) => 15,
+            Event::Run(_) => 16,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn events_stay_small() {
         // Stored inline in the engine's heap: keep them within 16 bytes.
         assert!(std::mem::size_of::<super::Event>() <= 16);
+    }
+
+    #[test]
+    fn every_kind_has_a_distinct_name() {
+        use super::*;
+        let mut names = EVENT_KINDS.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), NR_EVENT_KINDS);
+        let ev = Event::Run(RunEvent::WarmupEnd);
+        assert_eq!(EVENT_KINDS[ev.kind()], "run");
+        let ev = Event::Sched(SchedEvent::Tick { cpu: 3 });
+        assert_eq!(EVENT_KINDS[ev.kind()], "sched.tick");
+    }
+
+    /// The counts by kind add up to the engine's counts, and a lock
+    /// benchmark's events are mostly task batches ending and ticks.
+    #[test]
+    fn counts_by_kind_add_up_to_the_engine_counts() {
+        let spec = crate::testkit::global_mutex_bench(8, 1_000, 20_000, 5_000_000);
+        let r = crate::simulate(&spec);
+        let by_kind = r.stats.by_kind;
+        assert_eq!(by_kind.done.iter().sum::<u64>(), r.stats.events);
+        assert_eq!(by_kind.stale.iter().sum::<u64>(), r.stats.stale_events);
+        let kinds = by_kind.nonzero();
+        assert_eq!(kinds[0].0, "cpu.task", "{kinds:?}");
+        assert!(kinds.iter().any(|k| k.0 == "sched.tick"), "{kinds:?}");
+        assert!(kinds.windows(2).all(|w| w[0].1 >= w[1].1));
     }
 }

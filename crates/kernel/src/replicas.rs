@@ -134,6 +134,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
         out.mm.violations += r.mm.violations;
         out.stats.events += r.stats.events;
         out.stats.stale_events += r.stats.stale_events;
+        out.stats.by_kind.add(&r.stats.by_kind);
         out.stats.simulated_ns += r.stats.simulated_ns;
     }
     let seconds = measured.max(1) as f64 / 1e9;

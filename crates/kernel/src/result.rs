@@ -165,6 +165,41 @@ pub struct RunStats {
     /// Host time spent simulating, filled in by the caller; the only
     /// non-deterministic field of a result.
     pub wall_seconds: f64,
+    /// The events by kind (deterministic). Shown with the engine line of
+    /// the text output, which results digests leave out; not in the JSON,
+    /// so results files are those of before the counts existed.
+    #[serde(skip)]
+    pub by_kind: EventCounts,
+}
+
+/// Events delivered, by [`crate::event::EventKind`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventCounts {
+    /// Events that changed the model.
+    pub done: [u64; crate::event::NR_EVENT_KINDS],
+    /// Events found superseded.
+    pub stale: [u64; crate::event::NR_EVENT_KINDS],
+}
+
+impl EventCounts {
+    /// Adds another run's counts (replicas).
+    pub fn add(&mut self, other: &EventCounts) {
+        for k in 0..crate::event::NR_EVENT_KINDS {
+            self.done[k] += other.done[k];
+            self.stale[k] += other.stale[k];
+        }
+    }
+
+    /// `(kind name, events, stale events)` of every kind that occurred,
+    /// most events first (ties in kind order).
+    pub fn nonzero(&self) -> Vec<(&'static str, u64, u64)> {
+        let mut v: Vec<_> = (0..crate::event::NR_EVENT_KINDS)
+            .filter(|&k| self.done[k] + self.stale[k] > 0)
+            .map(|k| (crate::event::EVENT_KINDS[k], self.done[k], self.stale[k]))
+            .collect();
+        v.sort_by_key(|&(_, done, _)| std::cmp::Reverse(done));
+        v
+    }
 }
 
 impl RunResult {

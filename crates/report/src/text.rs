@@ -615,6 +615,29 @@ fn engine(out: &mut String, runs: &[VariantRun]) {
             r.result.stats.wall_seconds,
             r.result.stats.events as f64 / r.result.stats.wall_seconds.max(1e-9) / 1e6
         );
+        // Events per simulated millisecond by kind (empty for a result read
+        // back from JSON, which does not carry them).
+        let by_kind = r.result.stats.by_kind.nonzero();
+        if !by_kind.is_empty() {
+            let ms = r.result.stats.simulated_ns.max(1) as f64 / 1e6;
+            let list: Vec<String> = by_kind
+                .iter()
+                .map(|(name, done, stale)| match stale {
+                    0 => format!("{name} {:.1}", *done as f64 / ms),
+                    _ => format!(
+                        "{name} {:.1} (+{:.1} stale)",
+                        *done as f64 / ms,
+                        *stale as f64 / ms
+                    ),
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "engine [{}]: events per simulated ms by kind: {}",
+                r.variant,
+                list.join(", ")
+            );
+        }
     }
 }
 /// A reproduction: the verdict first (pass/miss per case), then the

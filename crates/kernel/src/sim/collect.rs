@@ -57,6 +57,7 @@ impl Kernel<'_> {
                 stale_events: stats.stale_events,
                 simulated_ns: self.now,
                 wall_seconds: 0.0,
+                by_kind: self.event_counts,
             },
             raw_histograms: std::mem::take(&mut self.metrics.hists),
         }

@@ -105,6 +105,8 @@ pub struct Kernel<'s> {
     pub(crate) lockdep: Option<Box<crate::locking::lockdep::Lockdep>>,
     /// Histogram names: the spec's, then the kernel's own.
     pub(crate) hist_names: Vec<String>,
+    /// Events delivered so far, by kind.
+    event_counts: crate::result::EventCounts,
 }
 
 impl<'s> Kernel<'s> {
@@ -188,6 +190,7 @@ impl<'s> Kernel<'s> {
             lockdep: None,
             perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
             hist_names: spec.histograms.clone(),
+            event_counts: Default::default(),
         };
         for (info, ids) in spawned {
             (info.started)(&mut kernel, ids);
@@ -584,6 +587,17 @@ impl Model for Kernel<'_> {
 
     fn handle(&mut self, engine: &mut Engine<Event>, event: Event) -> Handled {
         self.now = engine.now();
+        // The end of a CPU's activity is counted by the activity that
+        // ends (read before the handler moves it on).
+        let kind = match event {
+            Event::Sched(SchedEvent::Cpu { cpu, .. }) => match self.cpus[cpu as usize].activity {
+                Activity::Task => KIND_CPU_TASK,
+                Activity::Idle => KIND_CPU_IDLE,
+                Activity::Irq { .. } => KIND_CPU_IRQ_EXIT,
+                Activity::Switch { .. } => KIND_CPU_SWITCH,
+            },
+            e => e.kind(),
+        };
         let handled = match event {
             Event::Sched(e) => self.on_sched_event(e),
             Event::Smp(e) => self.on_smp_event(e),
@@ -601,6 +615,10 @@ impl Model for Kernel<'_> {
         };
         for (at, ev) in self.out.drain(..) {
             engine.schedule(at, ev);
+        }
+        match handled {
+            Handled::Stale => self.event_counts.stale[kind] += 1,
+            _ => self.event_counts.done[kind] += 1,
         }
         if let Event::Run(RunEvent::AllExited) = event {
             return Handled::Stop;
