@@ -88,6 +88,14 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),
     (
+        "scenarios/examples/cpumask-snapshot.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
+        "scenarios/examples/rcu-callbacks.toml",
+        &["scenario.duration=20ms", "scenario.warmup=2ms"],
+    ),
+    (
         "scenarios/contention/atomic-line.toml",
         &["scenario.duration=300us", "scenario.warmup=50us"],
     ),

@@ -53,12 +53,21 @@ pub struct CpuTimes {
     pub sys: Nanos,
     pub spin: Nanos,
     pub irq: Nanos,
+    /// Softirq handlers run at the end of an interrupt (`RCU_SOFTIRQ`'s
+    /// `rcu_core()`): part of the interrupt's time, kept apart from `irq`.
+    /// Left out of the JSON while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub softirq: Nanos,
     pub idle: Nanos,
+}
+
+fn is_zero(n: &Nanos) -> bool {
+    *n == 0
 }
 
 impl CpuTimes {
     pub fn total(&self) -> Nanos {
-        self.user + self.sys + self.spin + self.irq + self.idle
+        self.user + self.sys + self.spin + self.irq + self.softirq + self.idle
     }
 
     /// The time since `base` (an earlier reading of the same CPU).
@@ -68,6 +77,7 @@ impl CpuTimes {
             sys: self.sys - base.sys,
             spin: self.spin - base.spin,
             irq: self.irq - base.irq,
+            softirq: self.softirq - base.softirq,
             idle: self.idle - base.idle,
         }
     }
@@ -205,6 +215,9 @@ pub enum PendingIrq {
     CfsSlack { pool: u32 },
     /// The `sched_tick` hook of a tick that found the CPU running.
     TickHook,
+    /// `RCU_SOFTIRQ` raised by the tick, run at its `irq_exit()`: ready RCU
+    /// callbacks to invoke (`rcu/callbacks.rs`).
+    RcuSoftirq,
 }
 
 pub struct Cpu {
@@ -220,6 +233,10 @@ pub struct Cpu {
     pub need_resched: bool,
     /// A function-call IPI is latched in the APIC.
     pub ipi_pending: bool,
+    /// Where the softirq part of the current interrupt begins (it runs to
+    /// the interrupt's end): its time is accounted as softirq. Past any
+    /// time ([`crate::program::END_OF_TIME`]) when the interrupt runs none.
+    pub softirq_from: Nanos,
     /// The CSD queue was handed over by a flag write to this polling idle
     /// CPU, not an IPI: the next handler run has no interrupt entry.
     pub polled_wake: bool,
@@ -277,6 +294,7 @@ impl Cpu {
             accounted_to: 0,
             need_resched: false,
             ipi_pending: false,
+            softirq_from: crate::program::END_OF_TIME,
             polled_wake: false,
             hook_debt: 0,
             idle_hook_until: 0,

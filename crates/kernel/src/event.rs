@@ -62,8 +62,14 @@ pub enum RcuEvent {
     /// `rcu_core()` (RCU_SOFTIRQ) on `cpu` at its tick: new callbacks ask
     /// for a grace period.
     Core { cpu: u32 },
-    /// An RCU callback runs (RCU_SOFTIRQ on `cpu`).
+    /// An expedited grace period's waiter is woken on `cpu`.
     Callback { cpu: u32, cb: RcuCallback },
+    /// `RCU_SOFTIRQ` on `cpu` at its tick: `rcu_core()` invokes the ready
+    /// callbacks (`rcu_do_batch()`).
+    Softirq { cpu: u32 },
+    /// The lazy-callback flush timer of no-CBs `cpu` (`jiffies_lazy_flush`);
+    /// stale unless `gen` is its current generation.
+    LazyFlush { cpu: u32, gen: u32 },
 }
 
 /// Work queued to run after a grace period.
@@ -73,6 +79,8 @@ pub enum RcuCallback {
     Wake { task: TaskId, gen: u32 },
     /// `rcu_sync_func()` of a percpu_rw_semaphore (instance `sem`).
     RcuSync { sem: u32 },
+    /// A scenario's `call_rcu()`: its cost is kept with it in the queue.
+    Func,
 }
 
 /// Address spaces and lazy TLB.

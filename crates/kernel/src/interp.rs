@@ -168,6 +168,19 @@ impl crate::Kernel<'_> {
                     self.tasks[t as usize].vars[*slot as usize] = vt as i64;
                     true
                 }
+                Op::CpumaskNext { mask, var, exit } => {
+                    let after = self.tasks[t as usize].vars[*var as usize];
+                    let next = crate::cpumask::next(self.task_mask(t, *mask), after);
+                    let task = &mut self.tasks[t as usize];
+                    match next {
+                        Some(cpu) => task.vars[*var as usize] = cpu as i64,
+                        None => {
+                            task.pc = *exit;
+                            continue;
+                        }
+                    }
+                    true
+                }
                 Op::RecordSince { hist, slot } => {
                     let since = self.tasks[t as usize].vars[*slot as usize] as Nanos;
                     let what = CreditKind::Record(*hist, vt.saturating_sub(since));
@@ -321,6 +334,18 @@ impl crate::Kernel<'_> {
             }
             Op::Sleep { dist, overshoot } => self.hrtimer_sleep(c, t, dist, *overshoot),
             Op::WriteOnce { .. } | Op::Assert { .. } => self.check_op(c, t, op),
+            Op::CpumaskSet { mask, expr } => {
+                // Reads the CPUs' state now: a shared op, at its own time.
+                self.cpumask_set(t, *mask, expr);
+                self.advance(t);
+                Flow::Next
+            }
+            Op::CallRcu { func, lazy } => {
+                let cost = func.sample(&mut self.rng);
+                self.call_rcu_op(c, cost, *lazy);
+                self.advance(t);
+                Flow::Next
+            }
             Op::Exit => self.exit(c, t, resume == Resume::Exit),
             _ => unreachable!("local op in shared_op"),
         }

@@ -44,6 +44,23 @@ pub fn cpu_time_adds_up(cpu: u32, times: &CpuTimes, measured: Nanos) -> Result<(
     Ok(())
 }
 
+/// An RCU callback is invoked only after a grace period that began after
+/// it was queued has ended: `gp` (the grace period it waited for) has
+/// completed and started at or after `queued_at`.
+pub fn rcu_callback_after_gp(
+    gp: u64,
+    completed: u64,
+    gp_started: Nanos,
+    queued_at: Nanos,
+) -> Result<(), String> {
+    if gp > completed || gp_started < queued_at {
+        return Err(format!(
+            "an RCU callback queued at {queued_at} ns was invoked after grace period {completed}, waiting for grace period {gp} (started at {gp_started} ns)"
+        ));
+    }
+    Ok(())
+}
+
 /// A task switched in on CPU `c`: the CPU is online (kernel threads bound
 /// to it aside), the task is on that CPU's runqueue, and it was not running
 /// anywhere (no CPU runs a task another runs).
@@ -107,6 +124,7 @@ mod tests {
             sys: 2,
             spin: 1,
             irq: 1,
+            softirq: 0,
             idle: 1,
         };
         assert!(cpu_time_adds_up(0, &t, 10).is_ok());

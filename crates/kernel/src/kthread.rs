@@ -48,6 +48,10 @@ pub enum Spawn {
     /// `smpboot_register_percpu_thread()`: one bound to each CPU, with
     /// `policy`.
     PerCpu { policy: Policy },
+    /// One for each CPU `cpus` lists (in that order), a normal task
+    /// starting on it and allowed on every CPU, as `kthread_create()`
+    /// makes `rcuop/N` for each no-CBs CPU.
+    ForCpus { cpus: fn(&Spec) -> Vec<u32> },
 }
 
 /// The kernel threads of `table` a spec's mechanisms need, as task group
@@ -72,6 +76,15 @@ pub(crate) fn spawn_all(
             Spawn::One { cpu } => {
                 vec![spawn(tasks, balance, group, nr_cpus, which, cpu(spec))]
             }
+            Spawn::ForCpus { cpus } => cpus(spec)
+                .into_iter()
+                .map(|cpu| {
+                    let id = spawn(tasks, balance, group, nr_cpus, which, cpu);
+                    // Named after its CPU: rcuop/N.
+                    tasks[id as usize].index = cpu;
+                    id
+                })
+                .collect(),
             Spawn::PerCpu { policy } => (0..nr_cpus)
                 .map(|cpu| {
                     let mut task = Task::new(group, cpu, cpu, policy, crate::ids::NO_MM);

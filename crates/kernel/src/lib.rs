@@ -48,6 +48,7 @@ pub mod check;
 pub mod coherence;
 pub mod costs;
 pub mod cpu;
+pub mod cpumask;
 pub mod event;
 pub mod hooks;
 pub mod hotplug;
@@ -73,7 +74,11 @@ pub mod trace;
 
 /// Every kernel thread smpsim models ([`kthread::KthreadInfo`]), spawned
 /// in this order when the scenario uses its mechanism.
-pub static KTHREADS: &[kthread::KthreadInfo] = &[rcu::gp_kthread::KTHREAD, stop_machine::KTHREAD];
+pub static KTHREADS: &[kthread::KthreadInfo] = &[
+    rcu::gp_kthread::KTHREAD,
+    stop_machine::KTHREAD,
+    rcu::nocb::KTHREAD,
+];
 
 pub use program::*;
 pub use result::*;

@@ -290,6 +290,52 @@ impl crate::Kernel<'_> {
         }
     }
 
+    /// The targets of a flush of task `t`'s mm sent to the CPUs of its
+    /// mask `slot` as it was built (`native_flush_tlb_multi()` given a
+    /// cpumask computed earlier): each online one but this CPU is
+    /// interrupted and flushes (a lazy one switches to `init_mm`, one gone
+    /// to another mm clears its bit). Counts the IPIs to CPUs not running
+    /// the mm (`mask_flush_ipis_not_running`) and the CPUs running it, not
+    /// lazy, that the mask missed (`mask_flush_missed`): their TLB is left
+    /// behind the mm's generation.
+    pub(crate) fn tlb_flush_mask_targets(&mut self, t: TaskId, slot: u16, out: &mut Vec<u32>) {
+        let me = self.tasks[t as usize].cpu;
+        let mm = self.tasks[t as usize].mm;
+        let m = &mut self.mms[mm as usize];
+        m.tlb_gen += 1;
+        let gen = m.tlb_gen;
+        self.cpus[me as usize].tlb_gen = gen;
+        let cpumask_mode = self.cpumask_mode();
+        let mask = std::mem::take(&mut self.tasks[t as usize].smp.masks);
+        let chosen = mask.get(slot as usize).map_or(&[][..], |m| m.as_slice());
+        for c in 0..self.nr_cpus {
+            let cpu = &mut self.cpus[c as usize];
+            if c == me || !cpu.online {
+                continue;
+            }
+            let running = cpu.active_mm == mm && !cpu.lazy;
+            if !crate::cpumask::test(chosen, c) {
+                if running && cpu.tlb_gen < gen {
+                    self.mm_stats.mask_flush_missed += 1;
+                }
+                continue;
+            }
+            out.push(c);
+            self.mm_stats.mask_flush_ipis += 1;
+            if cpu.active_mm == mm {
+                cpu.tlb_gen = gen;
+            }
+            if !running {
+                self.mm_stats.mask_flush_ipis_not_running += 1;
+                let m = &mut self.mms[mm as usize];
+                if cpu.active_mm != mm && !cpumask_mode && m.mask.remove(c) {
+                    m.mask_weight -= 1;
+                }
+            }
+        }
+        self.tasks[t as usize].smp.masks = mask;
+    }
+
     /// Broadcast TLB invalidation is in use: the machine has it and the
     /// kernel uses it (`X86_FEATURE_INVLPGB`, the `tlb_broadcast` knob).
     pub(crate) fn tlb_broadcast_on(&self) -> bool {

@@ -195,6 +195,39 @@ impl LockMode {
     }
 }
 
+/// A task's cpumask variable (`cpumask_var_t`): an index into the task's
+/// masks, separate from its integer slots.
+pub type MaskSlot = u16;
+
+/// A cpumask built from the kernel's masks when a `cpumask` op runs
+/// (`cpumask_copy()`, `cpumask_and()`, ... of include/linux/cpumask.h),
+/// stored in a task's mask variable and read later.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MaskExpr {
+    /// `mm_cpumask(current->mm)`, the bits as they are (this CPU and
+    /// offline CPUs included).
+    MmCpumask,
+    /// `cpu_online_mask`.
+    Online,
+    /// The CPUs whose current task runs `current->mm`
+    /// (`cpu_rq(cpu)->curr->mm == mm`).
+    MmRunning,
+    /// The CPUs in lazy TLB mode (`per_cpu(cpu_tlbstate_shared.is_lazy)`):
+    /// running the idle task or a kthread on a borrowed mm.
+    Lazy,
+    /// The CPUs whose instance of a per-CPU `variable` is not 0 (a per-CPU
+    /// flag, as `should_flush_tlb()` reads `is_lazy`).
+    Flag(ObjectId),
+    /// One CPU (`cpumask_of(cpu)`); out of range: empty.
+    Cpu(Expr),
+    /// Another mask variable of the task (`cpumask_copy()`).
+    Var(MaskSlot),
+    And(Box<MaskExpr>, Box<MaskExpr>),
+    Or(Box<MaskExpr>, Box<MaskExpr>),
+    /// `cpumask_andnot(dst, a, b)`: in `a` and not in `b`.
+    AndNot(Box<MaskExpr>, Box<MaskExpr>),
+}
+
 /// A set of CPUs, evaluated when an op runs.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CpuSet {
@@ -207,7 +240,13 @@ pub enum CpuSet {
     /// lazy, and once a second the stale ones, to trim the mask; with
     /// `freed_tables`, every CPU of the mask. Lazy CPUs are left a deferred
     /// flush for their next switch.
-    TlbFlush { freed_tables: bool },
+    TlbFlush {
+        freed_tables: bool,
+        /// A mask the task built earlier (`flush_tlb_mm_range(..., cpus =
+        /// MASK)`): exactly its CPUs are sent the flush, whatever they do
+        /// now (`native_flush_tlb_multi(cpumask, info)` given a stale mask).
+        mask: Option<MaskSlot>,
+    },
     /// The CPUs whose current task runs `current->mm`, as membarrier's
     /// broadcast path collects them (`cpu_rq(cpu)->curr->mm == mm`).
     MmRunning,
@@ -215,6 +254,8 @@ pub enum CpuSet {
     AllButSelf,
     /// An explicit list of CPU expressions.
     List(Vec<Expr>),
+    /// A mask variable of the task, as it was built.
+    Mask(MaskSlot),
 }
 
 /// The cost of the function a cross-CPU call runs on each target: a
@@ -394,6 +435,25 @@ pub enum Op {
         cumulative: Vec<(u64, Pc)>,
     },
     Count(CounterId),
+    /// `cpumask_*()` into a mask variable: `expr` evaluated now.
+    CpumaskSet {
+        mask: MaskSlot,
+        expr: MaskExpr,
+    },
+    /// `for_each_cpu(var, mask)`: `var` (starting below 0) becomes the
+    /// next CPU of the mask after it; past the last one, jump to `exit`.
+    CpumaskNext {
+        mask: MaskSlot,
+        var: Slot,
+        exit: Pc,
+    },
+    /// `call_rcu(head, func)` (`lazy`: may wait in a no-CBs CPU's lazy
+    /// bypass list) or `call_rcu_hurry()`: `func` is what the callback
+    /// costs when it is invoked.
+    CallRcu {
+        func: Dist,
+        lazy: bool,
+    },
     /// Store the current time in a slot.
     Mark(Slot),
     /// Record `now - slot` in a histogram.

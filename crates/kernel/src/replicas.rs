@@ -62,6 +62,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.times.sys += b.times.sys;
             a.times.spin += b.times.spin;
             a.times.irq += b.times.irq;
+            a.times.softirq += b.times.softirq;
             a.times.idle += b.times.idle;
             a.nr_switches += b.nr_switches;
             a.max_preempt_off_ns = a.max_preempt_off_ns.max(b.max_preempt_off_ns);

@@ -56,6 +56,31 @@ pub struct RcuStats {
     /// the stall timeout).
     #[serde(skip_serializing_if = "is_zero")]
     pub fqs_resched_ipis: u64,
+    /// Callbacks queued by the scenario's `call_rcu()` ops (the kernel's
+    /// own, such as `synchronize_rcu()`'s, are not counted).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub callbacks_queued: u64,
+    /// Callbacks invoked (`rdp->n_cbs_invoked`), softirq and `rcuop`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub callbacks_invoked: u64,
+    /// Of those, invoked by `rcuop/N` kthreads (`rcu_nocbs`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub callbacks_invoked_offloaded: u64,
+    /// `rcu_do_batch()` runs in `RCU_SOFTIRQ` that invoked a callback with
+    /// a cost.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub softirq_batches: u64,
+    /// Softirq runs that left ready callbacks for the next tick (the
+    /// kernel's `ksoftirqd` hand-off).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub softirq_deferred: u64,
+    /// Lazy callback lists flushed to wait for a grace period.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lazy_flushes: u64,
+    /// `synchronize_rcu()` callers woken by the GP kthread
+    /// (`rcu_normal_wake_from_gp`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub wakeups_from_gp: u64,
 }
 
 /// Like a cgroup's `cpu.stat`, over the measured part of the run.
@@ -413,6 +438,19 @@ pub struct MmStats {
     /// mms given a global ASID (`use_global_asid()`).
     #[serde(skip_serializing_if = "is_zero")]
     pub global_asids: u64,
+    /// Flush IPIs sent to the CPUs of a mask built earlier
+    /// (`flush_tlb_mm_range(..., cpus = MASK)`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub mask_flush_ipis: u64,
+    /// Of those, IPIs to CPUs no longer running the mm (lazy, idle, or on
+    /// another mm): interrupted for nothing.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub mask_flush_ipis_not_running: u64,
+    /// CPUs running the mm (not lazy) that such a flush did not reach: they
+    /// started running it after the mask was built, and their TLB is left
+    /// behind the mm's generation (a missed shootdown).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub mask_flush_missed: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

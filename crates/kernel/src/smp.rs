@@ -39,13 +39,18 @@ impl crate::Kernel<'_> {
         cpu.activity = Activity::Irq { end: self.now };
         self.irq_off_begin(c);
         // A polling idle CPU woken by a flag write, not an interrupt, runs
-        // the queue from the idle loop: no entry or exit.
-        let entry = if std::mem::take(&mut self.cpus[c as usize].polled_wake) {
+        // the queue from the idle loop: no entry or exit. A softirq alone
+        // runs at the exit of the tick, whose entry is not modelled.
+        let cpu = &mut self.cpus[c as usize];
+        cpu.softirq_from = END_OF_TIME;
+        let softirq_only = !cpu.ipi_pending && cpu.irq_pending == [PendingIrq::RcuSoftirq];
+        let entry = if std::mem::take(&mut cpu.polled_wake) || softirq_only {
             0
         } else {
             self.cost.irq_entry_exit
         };
         let mut t = self.now + entry;
+        let mut softirq = false;
         let mut pending = std::mem::take(&mut self.cpus[c as usize].irq_pending);
         for irq in pending.drain(..) {
             match irq {
@@ -62,6 +67,7 @@ impl crate::Kernel<'_> {
                         t = self.run_hook(c, h, t);
                     }
                 }
+                PendingIrq::RcuSoftirq => softirq = true,
             }
         }
         self.cpus[c as usize].irq_pending = pending;
@@ -70,6 +76,10 @@ impl crate::Kernel<'_> {
         }
         // Hooks the handler ran (a wakeup's enqueue_task_fair).
         t += self.take_hook_debt(c);
+        // irq_exit(): the softirqs raised, after the hardirq work.
+        if softirq {
+            t = self.rcu_softirq(c, t);
+        }
         self.cpus[c as usize].activity = Activity::Irq { end: t };
         self.arm_cpu(c, t);
     }
@@ -387,7 +397,22 @@ impl crate::Kernel<'_> {
                         .filter(|&c| c != me && mask.contains(c) && self.cpus[c as usize].online),
                 );
             }
-            CpuSet::TlbFlush { freed_tables } => self.tlb_flush_targets(t, *freed_tables, out),
+            CpuSet::TlbFlush {
+                freed_tables,
+                mask: None,
+            } => self.tlb_flush_targets(t, *freed_tables, out),
+            CpuSet::TlbFlush {
+                mask: Some(slot), ..
+            } => self.tlb_flush_mask_targets(t, *slot, out),
+            CpuSet::Mask(slot) => {
+                // smp_call_function_many_cond(): the mask and
+                // cpu_online_mask, without this CPU.
+                let mask = self.task_mask(t, *slot);
+                out.extend(
+                    crate::cpumask::cpus(mask)
+                        .filter(|&c| c != me && c < self.nr_cpus && self.cpus[c as usize].online),
+                );
+            }
             CpuSet::MmRunning => {
                 let mm = self.tasks[t as usize].mm;
                 out.extend((0..self.nr_cpus).filter(|&c| {

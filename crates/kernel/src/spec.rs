@@ -90,6 +90,26 @@ pub struct Knobs {
     /// wake-up placement by capacity. False: every CPU looks like 1024 to
     /// it, as on hybrid x86 before 6.12; the hardware speeds still apply.
     pub asym_cpu_capacity: bool,
+    /// `rcutree.blimit`: callbacks one `rcu_do_batch()` invokes in the
+    /// softirq before it stops for a CPU with other work (at least 1).
+    pub rcu_blimit: u64,
+    /// `rcutree.qhimark`: past this many callbacks on a CPU the batch limit
+    /// is lifted (`DEFAULT_MAX_RCU_BLIMIT`), and a lazy list is flushed.
+    pub rcu_qhimark: u64,
+    /// `rcutree.qlowmark`: the batch limit is back once a CPU's callbacks
+    /// drop to this many.
+    pub rcu_qlowmark: u64,
+    /// `rcu_nocbs=`: CPUs whose callbacks `rcuop/N` kthreads invoke.
+    pub rcu_nocbs: Vec<u32>,
+    /// `CONFIG_RCU_LAZY` (with `rcutree.enable_rcu_lazy`): `call_rcu()` on
+    /// a no-CBs CPU waits in a lazy list for `rcu_lazy_flush`.
+    pub rcu_lazy: bool,
+    /// `rcutree.jiffies_lazy_flush`, as time.
+    pub rcu_lazy_flush: Nanos,
+    /// `rcutree.rcu_normal_wake_from_gp`: `synchronize_rcu()` callers are
+    /// woken by the GP kthread at the grace period's cleanup, not by a
+    /// callback.
+    pub rcu_normal_wake_from_gp: bool,
 }
 
 impl Default for Knobs {
@@ -126,6 +146,19 @@ impl Default for Knobs {
             cfs_bandwidth_slack: false,
             cfs_slice_expiry: false,
             asym_cpu_capacity: true,
+            // kernel/rcu/tree.c: DEFAULT_RCU_BLIMIT 10, DEFAULT_RCU_QHIMARK
+            // 10000, DEFAULT_RCU_QLOMARK 100.
+            rcu_blimit: 10,
+            rcu_qhimark: 10_000,
+            rcu_qlowmark: 100,
+            rcu_nocbs: Vec::new(),
+            rcu_lazy: false,
+            // kernel/rcu/tree_nocb.h: LAZY_FLUSH_JIFFIES (10 * HZ), 10 s.
+            rcu_lazy_flush: 10_000_000_000,
+            // Off by default in the kernel before 6.17 (which turns it on
+            // for machines of 16 CPUs or fewer); off here so that results
+            // recorded before it stay the same.
+            rcu_normal_wake_from_gp: false,
         }
     }
 }

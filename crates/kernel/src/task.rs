@@ -45,6 +45,18 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// The mode of the piece running now (the first left), or `rest`
+    /// when none is.
+    pub fn current_mode(&self, rest: Mode) -> Mode {
+        if self.len == 0 {
+            return rest;
+        }
+        if self.parts[0].0 == Mode::User as u8 {
+            Mode::User
+        } else {
+            Mode::Sys
+        }
+    }
     pub fn is_full(&self) -> bool {
         self.len as usize == Self::CAPACITY
     }
@@ -361,6 +373,9 @@ pub struct SmpCall {
     /// A membarrier command under way: when it began, and its target CPU
     /// (-1 for every CPU).
     pub membarrier: Option<(Nanos, i64)>,
+    /// The task's cpumask variables (`cpumask.rs`), grown when first set;
+    /// empty for a program without them.
+    pub masks: Vec<Vec<u64>>,
 }
 
 impl Default for SmpCall {
@@ -371,6 +386,7 @@ impl Default for SmpCall {
             call_targets: Vec::new(),
             call_units: 1,
             membarrier: None,
+            masks: Vec::new(),
         }
     }
 }

@@ -669,7 +669,10 @@ fn a_tlb_flush_reaches_a_lazy_cpu() {
             Policy::Normal,
             vec![
                 Op::SmpCallFunctionMany {
-                    cpus: CpuSet::TlbFlush { freed_tables },
+                    cpus: CpuSet::TlbFlush {
+                        freed_tables,
+                        mask: None,
+                    },
                     func: CallFunc {
                         cost: Dist::Const(500),
                         units: None,

@@ -523,3 +523,77 @@ fn where_the_gp_kthread_runs_sets_the_number_of_fqs_scans() {
     let mean = sync.total / sync.count as f64;
     assert!((5.0e6..=7.0e6).contains(&mean), "{sync:?}");
 }
+
+/// Four CPUs each queue a 3 us callback every 20 us of work.
+fn callback_flood(nocbs: bool) -> RunResult {
+    let mut s = spec(flat_machine(4), 50 * MS);
+    s.warmup = 5 * MS;
+    if nocbs {
+        s.knobs.rcu_nocbs = vec![0, 1, 2, 3];
+    }
+    group(
+        &mut s,
+        "w",
+        vec![0, 1, 2, 3],
+        Policy::Normal,
+        vec![
+            Op::Work(Dist::Const(20 * US)),
+            Op::SyscallEnter,
+            Op::CallRcu {
+                func: Dist::Const(3 * US),
+                lazy: true,
+            },
+            Op::SyscallExit,
+        ],
+        1,
+    );
+    simulate(&s)
+}
+
+/// Every callback is invoked after a grace period begun after it was
+/// queued (debug builds check each one: `invariants::rcu_callback_after_gp`),
+/// none is lost, and the invoking time is the CPUs' softirq time.
+#[test]
+fn callbacks_run_in_softirq_after_their_grace_period() {
+    let r = callback_flood(false);
+    let rcu = r.rcu.unwrap();
+    assert!(rcu.grace_periods > 10, "{rcu:?}");
+    assert!(rcu.callbacks_invoked > 1000, "{rcu:?}");
+    // A callback queued in the last grace periods is not yet invoked.
+    assert!(
+        rcu.callbacks_invoked <= rcu.callbacks_queued + 4 * 200,
+        "{rcu:?}"
+    );
+    let softirq: u64 = r.cpus.iter().map(|c| c.times.softirq).sum();
+    // Each invoked callback's 3 us is softirq time (a batch under way at
+    // the run's end adds some not yet counted as invoked).
+    assert!(softirq >= rcu.callbacks_invoked * 3 * US, "{softirq}");
+    assert!(
+        softirq <= (rcu.callbacks_invoked + 4 * 100) * 3 * US,
+        "{softirq}"
+    );
+    for c in &r.cpus {
+        assert_eq!(c.times.total(), 45 * MS, "CPU time adds up with softirq");
+    }
+}
+
+/// With rcu_nocbs the rcuop kthreads invoke them: no softirq time.
+#[test]
+fn nocb_cpus_invoke_callbacks_in_rcuop() {
+    let r = callback_flood(true);
+    let rcu = r.rcu.unwrap();
+    assert_eq!(rcu.callbacks_invoked, rcu.callbacks_invoked_offloaded);
+    assert!(rcu.callbacks_invoked > 1000, "{rcu:?}");
+    assert_eq!(r.cpus.iter().map(|c| c.times.softirq).sum::<u64>(), 0);
+    let rcuop = r.task_groups.iter().find(|g| g.name == "[rcuop]").unwrap();
+    assert_eq!(rcuop.tasks, 4);
+    assert!(rcuop.total.sys >= rcu.callbacks_invoked * 3 * US);
+}
+
+#[test]
+fn a_callback_before_its_grace_period_is_caught() {
+    use smpsim_kernel::invariants::rcu_callback_after_gp;
+    assert!(rcu_callback_after_gp(3, 3, 100, 50).is_ok());
+    assert!(rcu_callback_after_gp(4, 3, 100, 50).is_err(), "not ended");
+    assert!(rcu_callback_after_gp(3, 3, 40, 50).is_err(), "began before");
+}

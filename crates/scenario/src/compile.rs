@@ -237,6 +237,8 @@ fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
             .asym_cpu_capacity
             .as_ref()
             .map_or(d.asym_cpu_capacity, |v| *v.get_ref()),
+        // Set by rcu_callback_knobs(), which needs the machine.
+        ..d
     })
 }
 
@@ -267,6 +269,49 @@ fn lazy_tlb(v: &Option<S<String>>, default: LazyTlb) -> DResult<LazyTlb> {
             format!("unknown lazy_tlb mode `{other}`; expected one of: refcount, shootdown, cpumask-refcount, cpumask-refcount-naive"),
         )),
     }
+}
+
+/// The RCU callback knobs (`rcutree.blimit`, `qhimark`, `qlowmark`,
+/// `rcu_nocbs=`, lazy RCU, `rcu_normal_wake_from_gp`).
+fn rcu_callback_knobs(
+    knobs: &mut Knobs,
+    k: &RawKernel,
+    dur: &Durations<'_>,
+    srcs: &Sources,
+    nr: usize,
+) -> DResult<()> {
+    let count = |v: &Option<S<i64>>, default: u64, what: &str| -> DResult<u64> {
+        match v {
+            None => Ok(default),
+            Some(n) if (1..=1 << 40).contains(n.get_ref()) => Ok(*n.get_ref() as u64),
+            Some(n) => Err(Diag::new(
+                n.span(),
+                format!("`{what}` must be a number of callbacks, 1 or more"),
+            )),
+        }
+    };
+    knobs.rcu_blimit = count(&k.rcu_blimit, knobs.rcu_blimit, "rcu_blimit")?;
+    knobs.rcu_qhimark = count(&k.rcu_qhimark, knobs.rcu_qhimark, "rcu_qhimark")?;
+    knobs.rcu_qlowmark = count(&k.rcu_qlowmark, knobs.rcu_qlowmark, "rcu_qlowmark")?;
+    if let Some(v) = &k.rcu_nocbs {
+        knobs.rcu_nocbs = cpus(srcs, Some(v), nr)?.into_iter().collect();
+    }
+    if let Some(v) = &k.rcu_lazy {
+        knobs.rcu_lazy = *v.get_ref();
+    }
+    if let Some(v) = &k.rcu_lazy_flush {
+        knobs.rcu_lazy_flush = dur.opt(&k.rcu_lazy_flush, knobs.rcu_lazy_flush)?;
+        if knobs.rcu_lazy_flush == 0 {
+            return Err(Diag::new(
+                v.span(),
+                "`rcu_lazy_flush` must be greater than zero",
+            ));
+        }
+    }
+    if let Some(v) = &k.rcu_normal_wake_from_gp {
+        knobs.rcu_normal_wake_from_gp = *v.get_ref();
+    }
+    Ok(())
 }
 
 /// `CONFIG_RCU_FANOUT_LEAF`: 2 to 64.
@@ -427,8 +472,11 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         costs: &costs,
     };
     let run = run(raw.scenario.get_ref(), &dur)?;
-    let knobs = knobs(&dur, raw.kernel.as_ref())?;
+    let mut knobs = knobs(&dur, raw.kernel.as_ref())?;
     let nr = machine.nr_cpus();
+    if let Some(k) = raw.kernel.as_ref() {
+        rcu_callback_knobs(&mut knobs, k.get_ref(), &dur, srcs, nr)?;
+    }
     if let (Some(cpu), Some(v)) = (
         knobs.rcu_gp_kthread_cpu,
         raw.kernel

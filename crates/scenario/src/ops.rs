@@ -10,6 +10,7 @@ use crate::error::{list, DResult, Diag, Sources, StrErr};
 use crate::expr::{const_value, is_identifier, parse_cond, parse_expr, RESERVED};
 use crate::raw::{Entries, RawExpr, RawOp, S};
 
+mod cpumask;
 mod lower;
 mod registry;
 
@@ -223,6 +224,8 @@ struct Emitter<'c, 'd> {
     /// The first release in each form, with the error to report if the
     /// program takes the object only in the other form.
     released_forms: Vec<((ObjectId, Family, bool), Diag)>,
+    /// Cpumask variables by name (`cpumask.rs`), apart from `slots`.
+    masks: HashMap<String, smpsim_kernel::program::MaskSlot>,
 }
 
 fn resolver(slots: &HashMap<String, Slot>) -> impl Fn(&str) -> Result<Slot, Vec<String>> + '_ {
@@ -305,18 +308,28 @@ impl Emitter<'_, '_> {
         let mut declared = Vec::new();
         walk(self.ctx, code.get_ref(), &mut Vec::new(), &mut |op| {
             let r = op.get_ref();
+            let kind = r.op.get_ref().as_str();
             if matches!(
-                r.op.get_ref().as_str(),
-                "set" | "mark" | "down_read_trylock" | "down_write_trylock"
+                kind,
+                "set"
+                    | "mark"
+                    | "down_read_trylock"
+                    | "down_write_trylock"
+                    | "for_each_cpu"
+                    | "cpumask"
             ) {
                 if let Some(v) = &r.var {
-                    declared.push(v);
+                    declared.push((v, kind == "cpumask"));
                 }
             }
             Ok(())
         })?;
-        for v in declared {
-            self.declare(v)?;
+        for (v, mask) in declared {
+            if mask {
+                self.declare_mask(v)?;
+            } else {
+                self.declare(v)?;
+            }
         }
         Ok(())
     }
@@ -326,6 +339,13 @@ impl Emitter<'_, '_> {
         if !is_identifier(name) || RESERVED.contains(&name.as_str()) {
             return Err(Diag::new(var.span(), format!("`{name}` cannot be a variable name"))
                 .help("variables are identifiers (letters, digits, `_`) other than the built-in names"));
+        }
+        if self.masks.contains_key(name) {
+            return Err(Diag::new(
+                var.span(),
+                format!("`{name}` holds a cpumask in this task's code; it cannot also be a number"),
+            )
+            .help("give the number a name of its own"));
         }
         if !self.slots.contains_key(name) {
             self.new_slot(name.clone(), var.span())?;
@@ -339,7 +359,10 @@ impl Emitter<'_, '_> {
             RawExpr::Text(t) => {
                 let r = resolver(&self.slots);
                 let sh = shared_resolver(&self.ctx.objects);
-                parse_expr(t, &r, &sh).map_err(|e| self.ctx.at_str(&S::new(v.span(), t.clone()), e))
+                parse_expr(t, &r, &sh).map_err(|e| {
+                    let e = self.mask_as_number(t, e);
+                    self.ctx.at_str(&S::new(v.span(), t.clone()), e)
+                })
             }
         }
     }
@@ -382,7 +405,8 @@ impl Emitter<'_, '_> {
     fn sub_expr(&self, v: &S<String>, r: Range<usize>) -> DResult<Expr> {
         let res = resolver(&self.slots);
         let sh = shared_resolver(&self.ctx.objects);
-        parse_expr(&v.get_ref()[r.clone()], &res, &sh).map_err(|mut e| {
+        parse_expr(&v.get_ref()[r.clone()], &res, &sh).map_err(|e| {
+            let mut e = self.mask_as_number(&v.get_ref()[r.clone()], e);
             e.range = e.range.start + r.start..e.range.end + r.start;
             self.ctx.at_str(v, e)
         })
@@ -600,6 +624,7 @@ pub(crate) fn compile(
         released_keys: HashSet::new(),
         taken_forms: HashSet::new(),
         released_forms: Vec::new(),
+        masks: HashMap::new(),
     };
     let vars: &[(S<String>, S<RawExpr>)] = vars.map_or(&[], |v| &v.0);
     e.declare_all(vars, code)?;

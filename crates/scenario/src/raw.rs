@@ -168,6 +168,13 @@ pub(crate) struct RawKernel {
     pub cfs_bandwidth_slack: Option<S<bool>>,
     pub cfs_slice_expiry: Option<S<bool>>,
     pub asym_cpu_capacity: Option<S<bool>>,
+    pub rcu_blimit: Option<S<i64>>,
+    pub rcu_qhimark: Option<S<i64>>,
+    pub rcu_qlowmark: Option<S<i64>>,
+    pub rcu_nocbs: Option<S<RawCpus>>,
+    pub rcu_lazy: Option<S<bool>>,
+    pub rcu_lazy_flush: Option<S<String>>,
+    pub rcu_normal_wake_from_gp: Option<S<bool>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -255,6 +262,8 @@ pub(crate) struct RawOp {
     pub handler: Option<S<String>>,
     pub units: Option<S<RawExpr>>,
     pub cpus: Option<S<String>>,
+    /// A cpumask expression (`cpumask`, `for_each_cpu`).
+    pub mask: Option<S<String>>,
     pub wait: Option<S<bool>>,
     /// `flush_tlb_mm_range`: page tables were freed (every CPU of the mask
     /// is flushed, lazy ones too).
@@ -295,6 +304,7 @@ impl RawOp {
             ("handler", sp(&self.handler)),
             ("units", sp(&self.units)),
             ("cpus", sp(&self.cpus)),
+            ("mask", sp(&self.mask)),
             ("wait", sp(&self.wait)),
             ("freed_tables", sp(&self.freed_tables)),
             ("irqsave", sp(&self.irqsave)),

@@ -184,7 +184,7 @@ impl SleepingLock for PercpuRwsemKind {
         step: Option<u8>,
     ) -> Flow {
         match mode {
-            LockMode::Read => down_read(k, c, t, l),
+            LockMode::Read => down_read(k, c, t, l, step.is_some()),
             _ => down_write(k, c, t, l, step),
         }
     }
@@ -207,8 +207,8 @@ fn sleep_at(k: &mut Kernel, c: u32, t: TaskId, step: u8) -> Flow {
     k.sleep_until_woken(c, t, Resume::Lock(step))
 }
 
-/// `percpu_down_read()`.
-fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32) -> Flow {
+/// `percpu_down_read()`; `woken`: again after sleeping behind a writer.
+fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32, woken: bool) -> Flow {
     let now = k.now;
     let s = sem(&mut k.objects, l);
     // Fast path while the rcu_sync is idle; slow path checks `block`.
@@ -217,7 +217,9 @@ fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32) -> Flow {
         if s.declared() {
             let object = s.object;
             s.holders.push((t, now));
-            let waited = now.saturating_sub(k.tasks[t as usize].wait.wait_start);
+            // A wait only for a reader that slept (and was counted as a
+            // contention then).
+            let waited = woken.then(|| now.saturating_sub(k.tasks[t as usize].wait.wait_start));
             k.metrics
                 .lock_acquired_mode(now, object, LockMode::Read, waited);
         }
@@ -299,10 +301,6 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
         let s = sem(&mut k.objects, l);
         if s.block {
             s.write_waiters.push_back(t);
-            if s.declared() {
-                let object = s.object;
-                k.metrics.lock_contended_mode(now, object, LockMode::Write);
-            }
             return sleep_at(k, c, t, step::TAKE);
         }
         s.block = true;
@@ -316,7 +314,13 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
     s.acquired_at = now;
     if s.declared() {
         let object = s.object;
+        // A writer that waited at all (a grace period, another writer, the
+        // readers' drain) was contended: counted once, as it gets the lock.
         let waited = now - k.tasks[t as usize].wait.wait_start;
+        let waited = (waited > 0).then_some(waited);
+        if waited.is_some() {
+            k.metrics.lock_contended_mode(now, object, LockMode::Write);
+        }
         k.metrics
             .lock_acquired_mode(now, object, LockMode::Write, waited);
     }

@@ -2,16 +2,22 @@
 //! preempt-disabled region is a read-side critical section. Laid out as
 //! the kernel's files:
 //!
-//! - `tree`: normal grace periods and callbacks (tree.c), driven by
+//! - `tree`: normal grace periods (tree.c), driven by
 //! - `gp_kthread`: the `rcu_sched` GP kthread's loop (`rcu_gp_kthread()`);
+//! - `callbacks`: `call_rcu()` and callback invocation (`rcu_do_batch()`
+//!   from `RCU_SOFTIRQ`, tree.c), lazy callbacks;
+//! - `nocb`: callbacks of `rcu_nocbs` CPUs invoked by `rcuop/N` kthreads
+//!   (tree_nocb.h);
 //! - `exp`: expedited grace periods (tree_exp.h);
 //! - `stall`: CPU stall detection (tree_stall.h).
 //!
 //! This file holds the state they share, each field with what stays true
 //! of it, and routes RCU events.
 
+pub(crate) mod callbacks;
 mod exp;
 pub(crate) mod gp_kthread;
+pub(crate) mod nocb;
 mod stall;
 mod tree;
 
@@ -35,6 +41,7 @@ pub fn used_by(spec: &crate::Spec) -> bool {
                 matches!(
                     op,
                     Op::SynchronizeRcu
+                        | Op::CallRcu { .. }
                         | Op::SynchronizeRcuExpedited
                         | Op::RcuExpediteGp
                         | Op::CpusWriteLock
@@ -117,15 +124,44 @@ pub struct Rcu {
     /// Another grace period is needed after the running one; set only
     /// while `phase` is `Running`, cleared by `rcu_gp_init()`.
     requested: bool,
-    /// Callbacks waiting for a grace period: (grace period needed, CPU
-    /// that queued it, what to do). Every entry needs one not yet
-    /// completed (`> completed`): `rcu_gp_end()` takes the ready ones out
-    /// and leaves the rest sorted by (grace period, CPU).
-    callbacks: Vec<(u64, u32, RcuCallback)>,
+    /// Callbacks waiting for a grace period: (grace period needed,
+    /// callback). Every entry needs one not yet completed (`> completed`):
+    /// `rcu_gp_end()` takes the ready ones out and leaves the rest sorted
+    /// by (grace period, CPU).
+    callbacks: Vec<(u64, callbacks::Cb)>,
     /// Callbacks queued by `call_rcu()` whose CPU has not yet run
-    /// `rcu_core()` to ask for a grace period: (CPU, callback). Every CPU
-    /// named here has `core_pending` set.
-    unrequested: Vec<(u32, RcuCallback)>,
+    /// `rcu_core()` to ask for a grace period. Every CPU named here has
+    /// `core_pending` set.
+    unrequested: Vec<callbacks::Cb>,
+    /// Per CPU: callbacks whose grace period has ended, in order, waiting
+    /// for `rcu_do_batch()` (the `RCU_DONE_TAIL` segment): each with the
+    /// grace period it waited for.
+    done: Vec<std::collections::VecDeque<(u64, callbacks::Cb)>>,
+    /// Per CPU: an `RcuEvent::Softirq` is queued for it (`RCU_SOFTIRQ`
+    /// raised), or the softirq is pending in its interrupt.
+    softirq_raised: Vec<bool>,
+    /// Per CPU: callbacks queued and not yet invoked
+    /// (`rcu_segcblist_n_cbs()`), lazy ones included.
+    n_cbs: Vec<u64>,
+    /// Per CPU: `rdp->blimit`: the knob, or `DEFAULT_MAX_RCU_BLIMIT` while
+    /// a callback flood (above `qhimark`) drains to `qlowmark`.
+    blimit: Vec<u64>,
+    /// Per CPU: lazy callbacks in the no-CBs bypass list (`->nocb_bypass`),
+    /// not yet asking for a grace period; and the generation of its flush
+    /// timer (a flush makes the armed timer stale).
+    lazy: Vec<Vec<callbacks::Cb>>,
+    lazy_gen: Vec<u32>,
+    /// Per CPU: `rcuop/N`, the kthread invoking its callbacks if it is a
+    /// no-CBs CPU (`NO_TASK` otherwise), and the batch it is invoking.
+    pub(crate) rcuop: Vec<TaskId>,
+    rcuop_batch: Vec<Vec<(u64, callbacks::Cb)>>,
+    /// `synchronize_rcu()` callers woken from the GP kthread
+    /// (`rcu_normal_wake_from_gp`): (grace period needed, task, wakeup
+    /// generation).
+    sr_waiters: Vec<(u64, TaskId, u32)>,
+    /// When each normal grace period began (index: its number - 1), for
+    /// the check that callbacks wait for a whole one.
+    gp_starts: Vec<Nanos>,
     /// Per CPU: an `rcu_core()` pass is scheduled at its next tick (an
     /// `RcuEvent::Core` is queued for it); at most one at a time.
     core_pending: Vec<bool>,
@@ -201,6 +237,16 @@ impl Rcu {
             requested: false,
             callbacks: Vec::new(),
             unrequested: Vec::new(),
+            done: vec![Default::default(); nr_cpus],
+            softirq_raised: vec![false; nr_cpus],
+            n_cbs: vec![0; nr_cpus],
+            blimit: Vec::new(),
+            lazy: vec![Vec::new(); nr_cpus],
+            lazy_gen: vec![0; nr_cpus],
+            rcuop: vec![NO_TASK; nr_cpus],
+            rcuop_batch: vec![Vec::new(); nr_cpus],
+            sr_waiters: Vec::new(),
+            gp_starts: Vec::new(),
             core_pending: vec![false; nr_cpus],
             urgent_qs: vec![false; nr_cpus],
             last_fqs_resched: vec![0; nr_cpus],
@@ -226,6 +272,13 @@ impl crate::Kernel<'_> {
             RcuEvent::ExpStart => self.rcu_exp_start(),
             RcuEvent::Core { cpu } => self.rcu_core(cpu),
             RcuEvent::Callback { cb, .. } => self.rcu_callback(cb),
+            RcuEvent::Softirq { cpu } => self.rcu_softirq_raise(cpu),
+            RcuEvent::LazyFlush { cpu, gen } => {
+                if self.rcu.lazy_gen[cpu as usize] != gen {
+                    return smpsim_engine::Handled::Stale;
+                }
+                self.rcu_lazy_flush(cpu);
+            }
         }
         smpsim_engine::Handled::Done
     }

@@ -21,8 +21,8 @@
 //! own next tick in the kernel sets need_resched; only past half the stall
 //! timeout does the scan `resched_cpu()` it (an IPI).
 //! Callbacks (`call_rcu()`, and the wakeup of a `synchronize_rcu()` caller)
-//! run from RCU_SOFTIRQ at the queuing CPU's next tick after the grace
-//! period ended. Every grace period's length goes to the `rcu_gp_duration`
+//! become ready as the grace period ends and are invoked as `callbacks.rs`
+//! says. Every grace period's length goes to the `rcu_gp_duration`
 //! histogram.
 //!
 //! Also here: `rcu_read_lock()`/`rcu_read_unlock()` and the guarantee
@@ -98,7 +98,7 @@ impl crate::Kernel<'_> {
     }
 
     /// The normal grace period a request made now, on CPU `c`, needs.
-    fn rcu_request(&mut self, c: u32) -> u64 {
+    pub(super) fn rcu_request(&mut self, c: u32) -> u64 {
         match self.rcu.phase {
             GpPhase::Idle => {
                 self.rcu.phase = GpPhase::Starting;
@@ -118,18 +118,6 @@ impl crate::Kernel<'_> {
     /// current event is done.
     fn wake_gp_kthread(&mut self, c: u32) {
         self.at(self.now, Event::Rcu(RcuEvent::WakeGpKthread { from: c }));
-    }
-
-    /// `call_rcu()` from CPU `c`. The callback does not start a grace
-    /// period by itself (`__call_rcu_core()` only does so past `qhimark`):
-    /// the CPU's next tick sees it in `rcu_pending()` and `rcu_core()`
-    /// accelerates it onto the next grace period not yet started.
-    pub(crate) fn call_rcu(&mut self, c: u32, cb: RcuCallback) {
-        self.rcu.unrequested.push((c, cb));
-        if !std::mem::replace(&mut self.rcu.core_pending[c as usize], true) {
-            let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
-            self.at(next_tick, Event::Rcu(RcuEvent::Core { cpu: c }));
-        }
     }
 
     /// `rcu_sched_clock_irq()`'s urgent-QS check on CPU `c`'s tick: a CPU
@@ -153,12 +141,18 @@ impl crate::Kernel<'_> {
         if self.rcu.qs_noted[c as usize] && self.rcu_cpu_ticks(c) {
             self.rcu_report_qs(c);
         }
+        self.rcu_accelerate(c);
+    }
+
+    /// `rcu_accelerate_cbs()`: CPU `c`'s new callbacks wait for the next
+    /// grace period not yet started.
+    pub(super) fn rcu_accelerate(&mut self, c: u32) {
         let mut i = 0;
         while i < self.rcu.unrequested.len() {
-            if self.rcu.unrequested[i].0 == c {
-                let (_, cb) = self.rcu.unrequested.remove(i);
+            if self.rcu.unrequested[i].cpu == c {
+                let cb = self.rcu.unrequested.remove(i);
                 let target = self.rcu_request(c);
-                self.rcu.callbacks.push((target, c, cb));
+                self.rcu.callbacks.push((target, cb));
             } else {
                 i += 1;
             }
@@ -173,7 +167,17 @@ impl crate::Kernel<'_> {
             return;
         }
         let gen = self.tasks[t as usize].gen.wrapping_add(1);
-        self.call_rcu(c, RcuCallback::Wake { task: t, gen });
+        if self.spec.knobs.rcu_normal_wake_from_gp {
+            // synchronize_rcu_normal(): a request for the next grace
+            // period now (start_poll_synchronize_rcu()), and the GP
+            // kthread wakes the caller at its cleanup.
+            let target = self.rcu_request(c);
+            self.rcu.sr_waiters.push((target, t, gen));
+        } else {
+            // wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu() is a
+            // callback like any other.
+            self.call_rcu(c, RcuCallback::Wake { task: t, gen });
+        }
         self.block(c, t);
         self.tasks[t as usize].gen = gen;
     }
@@ -184,6 +188,7 @@ impl crate::Kernel<'_> {
         self.rcu.phase = GpPhase::Running;
         self.rcu.requested = false;
         self.rcu.gp_start = self.now;
+        self.rcu.gp_starts.push(self.now);
         self.rcu.remaining = 0;
         for c in 0..self.nr_cpus as usize {
             let online = self.cpus[c].online;
@@ -199,8 +204,8 @@ impl crate::Kernel<'_> {
         let cpu = &self.cpus[c as usize];
         let idle = cpu.curr == NO_TASK && cpu.activity == Activity::Idle;
         !idle
-            || self.rcu.unrequested.iter().any(|x| x.0 == c)
-            || self.rcu.callbacks.iter().any(|x| x.1 == c)
+            || self.rcu.unrequested.iter().any(|x| x.cpu == c)
+            || self.rcu.callbacks.iter().any(|x| x.1.cpu == c)
     }
 
     /// `rcu_note_context_switch()` on CPU `c`: an expedited QS is reported
@@ -348,22 +353,24 @@ impl crate::Kernel<'_> {
         let hist = self.spec.histograms.len() as u32;
         self.metrics.record(self.now, hist, length);
         let done = self.rcu.completed;
+        self.rcu_sr_normal_gp_cleanup(done);
         let mut i = 0;
         while i < self.rcu.callbacks.len() {
-            let (target, cpu, cb) = self.rcu.callbacks[i];
+            let (target, cb) = self.rcu.callbacks[i];
             if target <= done {
                 self.rcu.callbacks.swap_remove(i);
-                // RCU_SOFTIRQ at the queuing CPU's next tick.
-                let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
-                self.at(next_tick, Event::Rcu(RcuEvent::Callback { cpu, cb }));
+                self.rcu_callback_ready(target, cb);
             } else {
                 i += 1;
             }
         }
         // Keep callback order deterministic after swap_remove.
-        self.rcu.callbacks.sort_by_key(|x| (x.0, x.1));
+        self.rcu.callbacks.sort_by_key(|x| (x.0, x.1.cpu));
         // The GP kthread goes on to the next one at once if it is needed.
-        self.rcu.phase = if self.rcu.requested || !self.rcu.callbacks.is_empty() {
+        self.rcu.phase = if self.rcu.requested
+            || !self.rcu.callbacks.is_empty()
+            || !self.rcu.sr_waiters.is_empty()
+        {
             GpPhase::Starting
         } else {
             GpPhase::Idle
@@ -379,7 +386,35 @@ impl crate::Kernel<'_> {
                 }
             }
             RcuCallback::RcuSync { sem } => self.rcu_sync_func(sem),
+            RcuCallback::Func => {}
         }
+    }
+
+    /// `rcu_sr_normal_gp_cleanup()` (`rcu_normal_wake_from_gp`): the GP
+    /// kthread, at the end of grace period `done`, wakes the
+    /// `synchronize_rcu()` callers that waited for it. (The kernel wakes
+    /// up to `SR_MAX_USERS_WAKE_FROM_GP`, 5, itself and hands the rest to
+    /// a work item; here the kthread wakes them all.)
+    fn rcu_sr_normal_gp_cleanup(&mut self, done: u64) {
+        if self.rcu.sr_waiters.is_empty() {
+            return;
+        }
+        let from = self.tasks[self.rcu.gp_kthread as usize].cpu;
+        let mut waiters = std::mem::take(&mut self.rcu.sr_waiters);
+        waiters.retain(|&(target, task, gen)| {
+            if target > done {
+                return true;
+            }
+            let t = &self.tasks[task as usize];
+            if t.gen == gen && t.state == TaskState::Sleeping {
+                self.wake_up(task, from);
+                if self.metrics.measuring(self.now) {
+                    self.rcu.stats.wakeups_from_gp += 1;
+                }
+            }
+            false
+        });
+        self.rcu.sr_waiters = waiters;
     }
 
     /// A CPU goes offline: it no longer holds up grace periods.

@@ -477,7 +477,11 @@ impl crate::Kernel<'_> {
         self.rcu_check_cpu_stall(c);
         // rcu_sched_clock_irq(): a tick that interrupted user mode is a
         // quiescent state.
-        let user = self.tasks[t as usize].mode == Mode::User
+        // The mode of the work running now: a batch planned up to a
+        // syscall's shared op ends in sys, but may be in user mode here.
+        let task = &self.tasks[t as usize];
+        let user = task.batch.current_mode(task.mode) == Mode::User
+            && task.wait.spin == Spin::None
             && self.cpus[c as usize].activity == Activity::Task;
         if user {
             self.rcu_qs(c);

@@ -156,6 +156,7 @@ impl Kernel<'_> {
             tasks: match k.spawn {
                 crate::kthread::Spawn::PerCpu { .. } => self.nr_cpus,
                 crate::kthread::Spawn::One { .. } => 1,
+                crate::kthread::Spawn::ForCpus { cpus } => cpus(self.spec).len() as u32,
             },
             total: TaskTimes::default(),
             exited: 0,

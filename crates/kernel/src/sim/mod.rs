@@ -328,7 +328,10 @@ impl<'s> Kernel<'s> {
             Activity::Idle => cpu.times.idle += dt,
             Activity::Switch { .. } => cpu.times.sys += dt,
             Activity::Irq { .. } => {
-                cpu.times.irq += dt;
+                // The softirq tail of the handler, if it runs one.
+                let soft = now.saturating_sub(cpu.softirq_from.max(from));
+                cpu.times.softirq += soft;
+                cpu.times.irq += dt - soft;
                 if cpu.interrupted != NO_TASK {
                     self.tasks[cpu.interrupted as usize].times.irq += dt;
                 }
@@ -395,7 +398,9 @@ impl<'s> Kernel<'s> {
         if let Some(k) = task.kthread {
             let info = self.kthreads[k as usize];
             return match info.spawn {
-                crate::kthread::Spawn::PerCpu { .. } => format!("{}/{}", info.name, task.index),
+                crate::kthread::Spawn::PerCpu { .. } | crate::kthread::Spawn::ForCpus { .. } => {
+                    format!("{}/{}", info.name, task.index)
+                }
                 crate::kthread::Spawn::One { .. } => info.name.to_string(),
             };
         }

@@ -38,7 +38,11 @@ pub(super) fn call_single(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()>
 
 pub(super) fn call_many(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let r = op.get_ref();
-    let cpus = e.cpuset(need(&r.cpus, op, "cpus")?)?;
+    let written = need(&r.cpus, op, "cpus")?;
+    let cpus = match e.mask_var(written, false)? {
+        Some(slot) => CpuSet::Mask(slot),
+        None => e.cpuset(written)?,
+    };
     let func = e.call_func(op)?;
     e.push(Op::SmpCallFunctionMany {
         cpus,
@@ -105,12 +109,31 @@ pub(super) fn assert(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
 pub(super) fn flush_tlb(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let r = op.get_ref();
     let freed_tables = r.freed_tables.as_ref().is_some_and(|f| *f.get_ref());
+    let mask = match &r.cpus {
+        Some(c) => e.mask_var(c, true)?,
+        None => None,
+    };
     let func = e.call_func(op)?;
     e.push(Op::SmpCallFunctionMany {
-        cpus: CpuSet::TlbFlush { freed_tables },
+        cpus: CpuSet::TlbFlush { freed_tables, mask },
         func,
         wait: true,
     });
+    Ok(())
+}
+
+/// `call_rcu(func)`: a callback costing `func` once its grace period
+/// has ended (lazy where lazy RCU applies).
+pub(super) fn call_rcu(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let func = e.dist(need(&op.get_ref().func, op, "func")?)?;
+    e.push(Op::CallRcu { func, lazy: true });
+    Ok(())
+}
+
+/// `call_rcu_hurry(func)`: never lazy.
+pub(super) fn call_rcu_hurry(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+    let func = e.dist(need(&op.get_ref().func, op, "func")?)?;
+    e.push(Op::CallRcu { func, lazy: false });
     Ok(())
 }
 

@@ -79,8 +79,17 @@ pub(super) static OPS: &[OpDef] = &[
     custom(
         "flush_tlb_mm_range",
         &["func"],
-        &["units", "freed_tables"],
+        &["units", "freed_tables", "cpus"],
         lower::flush_tlb,
+    ),
+    custom("call_rcu", &["func"], &[], lower::call_rcu),
+    custom("call_rcu_hurry", &["func"], &[], lower::call_rcu_hurry),
+    custom("cpumask", &["var", "mask"], &[], super::cpumask::cpumask),
+    custom(
+        "for_each_cpu",
+        &["var", "mask", "body"],
+        &[],
+        super::cpumask::for_each_cpu,
     ),
     custom("sleep", &["time"], &["overshoot"], lower::sleep),
     custom("write_once", &["obj", "value"], &[], lower::write_once),
