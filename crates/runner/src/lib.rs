@@ -9,3 +9,4 @@ pub mod pilot;
 pub mod pool;
 pub mod progress;
 pub mod trace;
+pub mod twin;
