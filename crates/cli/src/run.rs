@@ -138,6 +138,68 @@ struct Exploration {
     seeds: u64,
     first_seed: u64,
     failing: Vec<SeedFindings>,
+    /// Each counter's rate and each histogram's p50/p99 over the seeds.
+    metrics: Vec<OverSeeds>,
+}
+
+/// One metric over the seeds of a variant.
+#[derive(serde::Serialize)]
+struct OverSeeds {
+    /// A result path (`counter.NAME.rate`, `hist.NAME.p99`).
+    name: String,
+    mean: f64,
+    /// Sample standard deviation (0 for one seed).
+    stddev: f64,
+    min: f64,
+    max: f64,
+    /// Rates print as rates, histogram figures as times.
+    #[serde(skip)]
+    time: bool,
+}
+
+impl OverSeeds {
+    fn of(name: String, values: &[f64], time: bool) -> OverSeeds {
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let var = if values.len() > 1 {
+            values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        OverSeeds {
+            name,
+            mean,
+            stddev: var.sqrt(),
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            time,
+        }
+    }
+}
+
+/// Counters' rates and histograms' p50/p99, each over every seed's result
+/// (results in seed order; every seed has the same counters and histograms).
+fn over_seeds(results: &[smpsim_kernel::RunResult]) -> Vec<OverSeeds> {
+    let Some(first) = results.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, c) in first.counters.iter().enumerate() {
+        let v: Vec<f64> = results.iter().map(|r| r.counters[i].rate).collect();
+        out.push(OverSeeds::of(format!("counter.{}.rate", c.name), &v, false));
+    }
+    for (i, h) in first.histograms.iter().enumerate() {
+        type Quantile = fn(&smpsim_kernel::HistResult) -> u64;
+        let quantiles: [(&str, Quantile); 2] = [("p50", |h| h.p50), ("p99", |h| h.p99)];
+        for (q, get) in quantiles {
+            let v: Vec<f64> = results
+                .iter()
+                .map(|r| get(&r.histograms[i]) as f64)
+                .collect();
+            out.push(OverSeeds::of(format!("hist.{}.{q}", h.name), &v, true));
+        }
+    }
+    out
 }
 
 /// `run --seeds N`: every variant over N seeds, in parallel; each seed's
@@ -175,27 +237,31 @@ fn explore(
         .collect();
     let mut report = Vec::new();
     for ((v, specs), items) in variants.iter().zip(&all).zip(&items) {
-        let failing: Vec<SeedFindings> = specs
+        let mut results: Vec<smpsim_kernel::RunResult> = specs
             .par_iter()
             .zip(items.par_iter())
             .map(|(spec, item)| {
                 progress.start(item);
-                let findings = smpsim_kernel::simulate_with_progress(spec, &item.reached).findings;
+                let r = smpsim_kernel::simulate_with_progress(spec, &item.reached);
                 progress.finish(item);
-                SeedFindings {
-                    seed: spec.seed,
-                    findings,
-                }
+                r
             })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .filter(|f| !f.findings.is_empty())
+            .collect();
+        let metrics = over_seeds(&results);
+        let failing: Vec<SeedFindings> = results
+            .iter_mut()
+            .filter(|r| !r.findings.is_empty())
+            .map(|r| SeedFindings {
+                seed: r.seed,
+                findings: std::mem::take(&mut r.findings),
+            })
             .collect();
         report.push(Exploration {
             variant: v.clone().unwrap_or_else(|| "base".into()),
             seeds: n,
             first_seed: base,
             failing,
+            metrics,
         });
     }
     progress.done();
@@ -234,6 +300,30 @@ fn explore(
                         shown.join(", "),
                         if seeds.len() > 8 { ", ..." } else { "" }
                     ));
+                }
+                if !e.metrics.is_empty() {
+                    let mut t = smpsim_report::text::Table::new(
+                        ["metric", "mean", "stddev", "min", "max"]
+                            .map(String::from)
+                            .to_vec(),
+                    );
+                    for m in &e.metrics {
+                        let f = |v: f64| {
+                            if m.time {
+                                smpsim_report::fmt_ns(v)
+                            } else {
+                                smpsim_report::fmt_rate(v)
+                            }
+                        };
+                        t.row(vec![
+                            format!("  {}", m.name),
+                            f(m.mean),
+                            f(m.stddev),
+                            f(m.min),
+                            f(m.max),
+                        ]);
+                    }
+                    t.render(&mut s);
                 }
                 if let Some(f) = e.failing.first() {
                     s.push_str(&format!(

@@ -968,3 +968,55 @@ fn a_signal_while_writing_removes_the_temporary_file() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `run --seeds N` reports the metrics over the seeds (mean, stddev, min,
+/// max), not only which seeds made a detector fire.
+#[test]
+fn run_over_seeds_reports_metrics_with_their_spread() {
+    let scenario = repo("scenarios/examples/mutex-contention.toml");
+    let run = |format: &str| {
+        let out = smpsim()
+            .args([
+                "run",
+                scenario.to_str().unwrap(),
+                "--seeds",
+                "3",
+                "--set",
+                "scenario.duration=20ms",
+                "-q",
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run("text");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("counter.ops.rate"))
+        .unwrap_or_else(|| panic!("no ops row over seeds:\n{text}"));
+    assert_eq!(row.split_whitespace().count(), 5, "{row}");
+    assert!(text.contains("hist.syscall_latency.p99"), "{text}");
+
+    let v: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let m = v[0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "counter.ops.rate")
+        .unwrap()
+        .clone();
+    let (mean, min, max) = (
+        m["mean"].as_f64().unwrap(),
+        m["min"].as_f64().unwrap(),
+        m["max"].as_f64().unwrap(),
+    );
+    assert!(min <= mean && mean <= max && min > 0.0, "{m}");
+    assert!(m["stddev"].as_f64().unwrap() > 0.0, "seeds differ: {m}");
+}
