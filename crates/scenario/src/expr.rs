@@ -86,10 +86,15 @@ fn lex(s: &str) -> Result<Vec<(Tok, Range<usize>)>, StrErr> {
             i += sym.len();
         } else {
             let ch = s[i..].chars().next().unwrap_or('?');
-            return Err(StrErr::new(
-                i..i + ch.len_utf8(),
-                format!("unexpected character `{ch}`"),
-            ));
+            let err = StrErr::new(i..i + ch.len_utf8(), format!("unexpected character `{ch}`"));
+            return Err(match ch {
+                // C's logical operators: a condition is one comparison.
+                '&' | '|' => err.help(
+                    "conditions have no `&&` or `||`: nest `if` ops for `and` \
+                     (`if (a == 0) { if (x == 1) { ... } }`), or use two `if`s for `or`",
+                ),
+                _ => err,
+            });
         }
     }
     Ok(out)
@@ -621,5 +626,17 @@ mod tests {
             .contains("too deeply"));
         assert!(e("99999999999999999999").is_err());
         assert!(e("").is_err());
+    }
+
+    /// C's `&&` and `||` are not in the grammar: the error says what to
+    /// write instead.
+    #[test]
+    fn logical_operators_get_a_hint() {
+        for text in ["x == 0 && x == 1", "x == 0 || x == 1"] {
+            let err = parse_cond(text, &vars, &no_shared).unwrap_err();
+            assert_eq!(err.range, 7..8, "{text}");
+            let help = err.help.unwrap_or_default();
+            assert!(help.contains("nest `if` ops"), "{text}: {help}");
+        }
     }
 }
