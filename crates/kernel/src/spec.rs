@@ -179,7 +179,7 @@ pub enum ObjectKind {
     Mutex { spin: bool },
     /// A spinning lock (`spinlock_t` or `rwlock_t`) of one of the
     /// implementations in [`crate::locking::LOCK_KINDS`], by name
-    /// (`qspinlock`, `ticket`, `tas`, `qrwlock`), with its options.
+    /// (`qspinlock`, `ticket`, `tas`, `ttas`, `qrwlock`), with its options.
     Spinlock { kind: String, options: LockOptions },
     /// An `atomic_t` on its own cache line (a counter, a refcount).
     Atomic,
@@ -204,8 +204,9 @@ pub enum ObjectKind {
 /// Options of a spinning-lock implementation; each kind says which it takes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LockOptions {
-    /// `tas`: test-and-test-and-set with exponential backoff instead of a
-    /// bare test-and-set loop.
+    /// `tas`: exponential backoff between the waiters' `xchg` attempts
+    /// instead of a bare test-and-set loop (they still never read first:
+    /// test-and-test-and-set is the `ttas` kind).
     pub backoff: bool,
 }
 

