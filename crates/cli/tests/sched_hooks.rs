@@ -2,16 +2,9 @@
 //! where they happen. Bad hooks are located errors (exit 2, no result
 //! file); the example's two variants differ as its doc says.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn smpsim() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_smpsim"))
-}
-
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
-}
+use common::{repo, smpsim};
 
 const GOOD: &str = r#"[scenario]
 name = "t"
@@ -37,6 +30,24 @@ fn run_json(path: &std::path::Path, out_file: &std::path::Path) -> std::process:
         .arg(out_file)
         .output()
         .unwrap()
+}
+
+/// Writes `text` as `NAME.toml` in `dir`, runs it to JSON (it must
+/// succeed) and returns its first variant's result.
+fn first_variant(dir: &std::path::Path, name: &str, text: &str) -> serde_json::Value {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    let out_file = dir.join(format!("{name}.json"));
+    let out = run_json(&path, &out_file);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    v["variants"][0].clone()
 }
 
 #[test]
@@ -93,21 +104,7 @@ fn bad_hooks_are_located_and_exit_2_without_output() {
 fn a_switch_hook_is_charged_and_contended() {
     let dir = std::env::temp_dir().join(format!("smpsim-hooks-good-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let run = |name: &str, text: &str| {
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = run_json(&path, &out_file);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
-        v["variants"][0].clone()
-    };
+    let run = |name: &str, text: &str| first_variant(&dir, name, text);
     let with = run("with", GOOD);
     let without = run(
         "without",
@@ -145,19 +142,7 @@ fn an_enqueue_hook_runs_at_each_wakeup_in_the_waking_context() {
         ),
     ] {
         let text = GOOD.replace("sched_switch = '''atomic_inc(a);'''\n", hook);
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = run_json(&path, &out_file);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
-        let v = &v["variants"][0];
+        let v = &first_variant(&dir, name, &text);
         let bounces = v["locks"][0]["bounces"].as_u64().unwrap();
         assert_eq!(bounces > 0, name == "enq", "{name}: {}", v["locks"]);
         let total: u64 = v["cpus"]
@@ -273,17 +258,7 @@ idle_enter = '''count(idle_in); atomic_inc(nohz_nr_cpus);'''
 idle_exit = '''count(idle_out); atomic_dec(nohz_nr_cpus);'''
 set_task_cpu = '''count(moved);'''
 "#;
-    let run = |name: &str, text: &str| {
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = run_json(&path, &out_file);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{err}");
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
-        v["variants"][0].clone()
-    };
+    let run = |name: &str, text: &str| first_variant(&dir, name, text);
     let count = |v: &serde_json::Value, name: &str| -> i64 {
         v["counters"]
             .as_array()
