@@ -17,6 +17,7 @@ mod expr;
 mod include;
 pub mod limits;
 mod machine;
+mod object_type;
 mod objects;
 mod ops;
 mod raw;

@@ -7,7 +7,8 @@ use smpsim_kernel::locking;
 use smpsim_kernel::{Layout, LockOptions, ObjectDecl, ObjectKind};
 
 use crate::error::{list, DResult, Diag, Sources, StrErr};
-use crate::ops::{split_lockref, LockKind, ObjEntry};
+use crate::object_type::ObjectType;
+use crate::ops::{split_lockref, ObjEntry};
 use crate::raw::{Entries, RawObject, S};
 
 /// The declared objects: what the kernel gets, and every name (aliases
@@ -27,37 +28,9 @@ const ATOMIC_BYTES: u32 = 4;
 /// assumed: a 64-byte cache line (x86, most arm64; `L1_CACHE_BYTES`).
 const LINE_BYTES: u32 = 64;
 
-/// An object's `type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Type {
-    Mutex,
-    Spinlock,
-    Rwlock,
-    Atomic,
-    Semaphore,
-    Rwsem,
-    PercpuRwsem,
-    Seqcount,
-    Variable,
-    Alias,
-}
-
-const TYPES: &[(&str, Type)] = &[
-    ("mutex", Type::Mutex),
-    ("spinlock", Type::Spinlock),
-    ("rwlock", Type::Rwlock),
-    ("atomic", Type::Atomic),
-    ("semaphore", Type::Semaphore),
-    ("rwsem", Type::Rwsem),
-    ("percpu_rwsem", Type::PercpuRwsem),
-    ("seqcount", Type::Seqcount),
-    ("variable", Type::Variable),
-    ("alias", Type::Alias),
-];
-
 /// What one `[objects]` entry declares.
 enum Declared {
-    Object(ObjectKind, LockKind),
+    Object(ObjectKind, ObjectType),
     Alias(S<String>),
 }
 
@@ -246,8 +219,11 @@ fn check_name(name: &S<String>) -> DResult<()> {
 fn declared(obj: &S<RawObject>) -> DResult<Declared> {
     let o = obj.get_ref();
     let type_name = o.kind.get_ref().as_str();
-    let Some(&(_, ty)) = TYPES.iter().find(|(n, _)| *n == type_name) else {
-        let names: Vec<&str> = TYPES.iter().map(|(n, _)| *n).collect();
+    if type_name == "alias" {
+        return alias(obj);
+    }
+    let Some(ty) = ObjectType::from_name(type_name) else {
+        let names: Vec<&str> = ObjectType::names().chain(["alias"]).collect();
         return Err(Diag::new(
             o.kind.span(),
             format!(
@@ -256,87 +232,93 @@ fn declared(obj: &S<RawObject>) -> DResult<Declared> {
             ),
         ));
     };
-    check_fields(o, ty)?;
+    check_fields(o, Some(ty))?;
     let (kind, lock_kind) = match ty {
-        Type::Mutex => {
+        ObjectType::Mutex => {
             let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
-            (sleeping_kind(o, type_name, spin)?, LockKind::Mutex)
+            (sleeping_kind(o, type_name, spin)?, ObjectType::Mutex)
         }
-        Type::Spinlock | Type::Rwlock => {
+        ObjectType::Spinlock | ObjectType::Rwlock => {
             // A spinning lock always spins: `spin` would be meaningless.
             not_for(&o.spin, "spin", type_name)?;
-            let lock_kind = if ty == Type::Rwlock {
-                LockKind::Rwlock
+            let lock_kind = if ty == ObjectType::Rwlock {
+                ObjectType::Rwlock
             } else {
-                LockKind::Spinlock
+                ObjectType::Spinlock
             };
             (spinning_kind(o, type_name)?, lock_kind)
         }
-        Type::Atomic => {
+        ObjectType::Atomic => {
             not_for(&o.spin, "spin", type_name)?;
-            (ObjectKind::Atomic, LockKind::Atomic)
+            (ObjectKind::Atomic, ObjectType::Atomic)
         }
-        Type::Semaphore => {
+        ObjectType::Semaphore => {
             not_for(&o.spin, "spin", type_name)?;
             let initial = initial(o)?;
-            (ObjectKind::Semaphore { initial }, LockKind::Semaphore)
+            (ObjectKind::Semaphore { initial }, ObjectType::Semaphore)
         }
-        Type::Rwsem => {
+        ObjectType::Rwsem => {
             let spin = o.spin.as_ref().map(|v| *v.get_ref()).unwrap_or(true);
             let reader_spin = o.reader_spin.as_ref().is_some_and(|v| *v.get_ref());
-            (ObjectKind::Rwsem { spin, reader_spin }, LockKind::Rwsem)
+            (ObjectKind::Rwsem { spin, reader_spin }, ObjectType::Rwsem)
         }
-        Type::PercpuRwsem => {
+        ObjectType::PercpuRwsem => {
             // Readers never spin and writers sleep: nothing to choose.
             not_for(&o.spin, "spin", type_name)?;
             let kind = ObjectKind::Sleeping {
                 kind: type_name.to_string(),
                 spin: false,
             };
-            (kind, LockKind::PercpuRwsem)
+            (kind, ObjectType::PercpuRwsem)
         }
-        Type::Seqcount => {
+        ObjectType::Seqcount => {
             not_for(&o.spin, "spin", type_name)?;
-            (ObjectKind::Seqcount, LockKind::Seqcount)
+            (ObjectKind::Seqcount, ObjectType::Seqcount)
         }
-        Type::Variable => {
+        ObjectType::Variable => {
             not_for(&o.spin, "spin", type_name)?;
             let initial = o.initial.as_ref().map_or(0, |v| *v.get_ref());
-            (ObjectKind::Variable { initial }, LockKind::Variable)
-        }
-        Type::Alias => {
-            not_for(&o.per_cpu, "per_cpu", "alias")?;
-            not_for(&o.spin, "spin", "alias")?;
-            let Some(to) = &o.to else {
-                return Err(Diag::new(
-                    obj.span(),
-                    "an alias needs `to = \"OBJECT\"` or `to = \"OBJECT[INDEX]\"`",
-                ));
-            };
-            return Ok(Declared::Alias(to.clone()));
+            (ObjectKind::Variable { initial }, ObjectType::Variable)
         }
     };
     Ok(Declared::Object(kind, lock_kind))
 }
 
-/// The fields only some types take, refused on the others.
-fn check_fields(o: &RawObject, ty: Type) -> DResult<()> {
+/// `type = "alias"`: another name for an object or one of its instances.
+fn alias(obj: &S<RawObject>) -> DResult<Declared> {
+    let o = obj.get_ref();
+    check_fields(o, None)?;
+    not_for(&o.per_cpu, "per_cpu", "alias")?;
+    not_for(&o.spin, "spin", "alias")?;
+    let Some(to) = &o.to else {
+        return Err(Diag::new(
+            obj.span(),
+            "an alias needs `to = \"OBJECT\"` or `to = \"OBJECT[INDEX]\"`",
+        ));
+    };
+    Ok(Declared::Alias(to.clone()))
+}
+
+/// The fields only some types take, refused on the others (`ty` is `None`
+/// for an alias).
+fn check_fields(o: &RawObject, ty: Option<ObjectType>) -> DResult<()> {
+    use ObjectType::*;
     let type_name = o.kind.get_ref().as_str();
-    if !matches!(ty, Type::Spinlock | Type::Rwlock | Type::Mutex) {
+    if !matches!(ty, Some(Spinlock | Rwlock | Mutex)) {
         not_for(&o.lock_kind, "kind", type_name)?;
         not_for(&o.backoff, "backoff", type_name)?;
     }
-    if ty == Type::Alias {
+    if ty.is_none() {
         not_for(&o.line, "line", type_name)?;
         not_for(&o.stride, "stride", type_name)?;
     }
-    if !matches!(ty, Type::Semaphore | Type::Variable) {
+    if !matches!(ty, Some(Semaphore | Variable)) {
         not_for(&o.initial, "initial", type_name)?;
     }
-    if ty != Type::Rwsem {
+    if ty != Some(Rwsem) {
         not_for(&o.reader_spin, "reader_spin", type_name)?;
     }
-    if ty != Type::Alias {
+    if ty.is_some() {
         if let Some(to) = &o.to {
             return Err(Diag::new(to.span(), "`to` is only for `type = \"alias\"`"));
         }

@@ -8,13 +8,13 @@ use smpsim_kernel::program::{Cond, Dist, Expr, ObjRef, ObjectId, Op, Pc, Program
 use crate::duration::{parse_dist, MachineCosts};
 use crate::error::{list, DResult, Diag, Sources, StrErr};
 use crate::expr::{const_value, is_identifier, parse_cond, parse_expr, RESERVED};
+use crate::object_type::ObjectType;
 use crate::raw::{Entries, RawExpr, RawOp, S};
 
 mod cpumask;
 mod lower;
 mod registry;
 
-pub(crate) use registry::LockKind;
 use registry::{check_fields, wrong_kind, Family, Lower, OpDef};
 
 /// An op's name and fields as its registry entry has them, for the
@@ -51,7 +51,7 @@ pub(crate) enum ObjEntry {
     Lock {
         id: ObjectId,
         per_cpu: bool,
-        kind: LockKind,
+        kind: ObjectType,
     },
     Alias {
         to: S<String>,
@@ -250,7 +250,7 @@ fn shared_resolver(
         Some(&ObjEntry::Lock {
             id,
             per_cpu,
-            kind: LockKind::Variable,
+            kind: ObjectType::Variable,
         }) => Ok((id, per_cpu)),
         _ => {
             let mut names: Vec<String> = objects
@@ -259,7 +259,7 @@ fn shared_resolver(
                     matches!(
                         e,
                         ObjEntry::Lock {
-                            kind: LockKind::Variable,
+                            kind: ObjectType::Variable,
                             ..
                         }
                     )
@@ -414,7 +414,7 @@ impl Emitter<'_, '_> {
 
     /// Resolves a `lock` field through aliases to an object of kind `want`;
     /// `def` is the op's, to suggest the right one on a kind mismatch.
-    fn lock(&self, lock: &S<String>, want: LockKind, def: &OpDef) -> DResult<ObjRef> {
+    fn lock(&self, lock: &S<String>, want: ObjectType, def: &OpDef) -> DResult<ObjRef> {
         let ctx = &*self.ctx;
         let (mut name_r, idx) = split_lockref(lock.get_ref()).map_err(|e| ctx.at_str(lock, e))?;
         let written = name_r.clone();
@@ -492,13 +492,13 @@ impl Emitter<'_, '_> {
             .find(|d| d.name == name)
             .expect("registered");
         if !this_cpu {
-            return self.lock(obj, LockKind::Variable, def);
+            return self.lock(obj, ObjectType::Variable, def);
         }
         match self.ctx.objects.get(obj.get_ref().trim()) {
             Some(&ObjEntry::Lock {
                 id,
                 per_cpu: true,
-                kind: LockKind::Variable,
+                kind: ObjectType::Variable,
             }) => Ok(ObjRef {
                 object: id,
                 index: Some(Expr::ThisCpu),
@@ -541,7 +541,7 @@ impl Emitter<'_, '_> {
         let objects = &self.ctx.objects;
         let spinlock = |id: ObjectId| {
             objects.values().any(|e| {
-                matches!(e, ObjEntry::Lock { id: i, per_cpu: false, kind: LockKind::Spinlock } if *i == id)
+                matches!(e, ObjEntry::Lock { id: i, per_cpu: false, kind: ObjectType::Spinlock } if *i == id)
             })
         };
         let allowed = program.ops.iter().all(|op| match op {

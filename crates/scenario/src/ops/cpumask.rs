@@ -113,7 +113,7 @@ impl Emitter<'_, '_> {
             Some(&ObjEntry::Lock {
                 id,
                 per_cpu: true,
-                kind: super::registry::LockKind::Variable,
+                kind: crate::object_type::ObjectType::Variable,
             }) => Ok(MaskExpr::Flag(id)),
             _ => Err(self
                 .ctx

@@ -4,9 +4,10 @@
 
 use smpsim_kernel::program::{CallFunc, CmpOp, Cond, CpuSet, Dist, Expr, ObjRef, ObjectId, Op};
 
-use super::registry::{self, Family, LockAction, LockKind, LockOp, OpDef};
+use super::registry::{self, Family, LockAction, LockOp, OpDef};
 use super::{intern, need, split_lockref, split_top_level, Emitter};
 use crate::error::{list, DResult, Diag, StrErr};
+use crate::object_type::ObjectType;
 use crate::raw::{RawExpr, RawOp, S};
 
 pub(super) fn work(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
@@ -271,7 +272,7 @@ pub(super) fn down_write_trylock(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DRes
 fn rwsem_trylock(e: &mut Emitter<'_, '_>, op: &S<RawOp>, family: Family) -> DResult<()> {
     let r = op.get_ref();
     let def = registry::find(r.op.get_ref()).expect("a registered op");
-    let lock = e.lock(need(&r.lock, op, "lock")?, LockKind::Rwsem, def)?;
+    let lock = e.lock(need(&r.lock, op, "lock")?, ObjectType::Rwsem, def)?;
     let slot = r.var.as_ref().map(|v| e.slot_of(v)).transpose()?;
     e.taken.insert((lock.object, family));
     e.taken_forms.insert((lock.object, family, false));
@@ -288,7 +289,7 @@ pub(super) fn downgrade_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult
     let r = op.get_ref();
     let def = registry::find(r.op.get_ref()).expect("a registered op");
     let written = need(&r.lock, op, "lock")?;
-    let lock = e.lock(written, LockKind::Rwsem, def)?;
+    let lock = e.lock(written, ObjectType::Rwsem, def)?;
     e.note_release(written, lock.object, Family::RwsemWrite, def.name);
     e.taken.insert((lock.object, Family::RwsemRead));
     e.taken_forms
@@ -303,7 +304,7 @@ pub(super) fn read_seqcount(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<(
     let r = op.get_ref();
     let def = registry::find(r.op.get_ref()).expect("a registered op");
     let written = need(&r.obj, op, "obj")?;
-    let seq = e.lock(written, LockKind::Seqcount, def)?;
+    let seq = e.lock(written, ObjectType::Seqcount, def)?;
     let slot = e.new_slot(format!(" seq{}", e.nslots), written.span())?;
     let retry = e.pc();
     e.push(Op::ReadSeqcountBegin {

@@ -11,6 +11,7 @@ use smpsim_kernel::program::{Expr, LockMode, ObjRef, Op};
 use super::lower;
 use super::Emitter;
 use crate::error::{list, DResult, Diag};
+use crate::object_type::ObjectType;
 use crate::raw::{RawOp, S};
 
 use Family::{Mutex, PercpuRead, PercpuWrite, Read, RwsemRead, RwsemWrite, Spin, Write};
@@ -111,11 +112,11 @@ pub(super) static OPS: &[OpDef] = &[
     custom("record", &["hist", "since"], &[], lower::record),
     custom("call", &["fn"], &[], lower::call),
     fixed("exit", Op::Exit),
-    object("atomic_inc", &["obj"], LockKind::Atomic, Op::AtomicRmw),
-    object("atomic_dec", &["obj"], LockKind::Atomic, Op::AtomicRmw),
-    object("atomic_read", &["obj"], LockKind::Atomic, Op::AtomicRead),
-    object("down", &["lock"], LockKind::Semaphore, Op::Down).alias(&[("obj", "lock")]),
-    object("up", &["lock"], LockKind::Semaphore, Op::Up).alias(&[("obj", "lock")]),
+    object("atomic_inc", &["obj"], ObjectType::Atomic, Op::AtomicRmw),
+    object("atomic_dec", &["obj"], ObjectType::Atomic, Op::AtomicRmw),
+    object("atomic_read", &["obj"], ObjectType::Atomic, Op::AtomicRead),
+    object("down", &["lock"], ObjectType::Semaphore, Op::Down).alias(&[("obj", "lock")]),
+    object("up", &["lock"], ObjectType::Semaphore, Op::Up).alias(&[("obj", "lock")]),
     lock("down_read", RwsemRead, Lock, false),
     lock("up_read", RwsemRead, Unlock, false),
     lock("rwsem_read_guard", RwsemRead, Guard, false),
@@ -138,12 +139,15 @@ pub(super) static OPS: &[OpDef] = &[
     object(
         "write_seqcount_begin",
         &["obj"],
-        LockKind::Seqcount,
+        ObjectType::Seqcount,
         |seq| Op::WriteSeqcount { seq, begin: true },
     ),
-    object("write_seqcount_end", &["obj"], LockKind::Seqcount, |seq| {
-        Op::WriteSeqcount { seq, begin: false }
-    }),
+    object(
+        "write_seqcount_end",
+        &["obj"],
+        ObjectType::Seqcount,
+        |seq| Op::WriteSeqcount { seq, begin: false },
+    ),
     custom("read_seqcount", &["obj", "body"], &[], lower::read_seqcount),
 ];
 
@@ -178,7 +182,7 @@ pub(super) enum Lower {
     Cpu(fn(Expr) -> Op),
     /// Emits the op for an object of this kind, named by the op's one
     /// object field (`obj` or `lock`).
-    Object(LockKind, fn(ObjRef) -> Op),
+    Object(ObjectType, fn(ObjRef) -> Op),
     /// A mutex, spinlock or rwlock op (see `Emitter::emit_lock`).
     Lock(LockOp),
     /// Lowered by a function of its own.
@@ -187,7 +191,7 @@ pub(super) enum Lower {
 
 impl Lower {
     /// The kind of object the op takes, if it takes one.
-    fn object_kind(&self) -> Option<LockKind> {
+    fn object_kind(&self) -> Option<ObjectType> {
         match self {
             Lower::Object(kind, _) => Some(*kind),
             Lower::Lock(l) => Some(l.family.kind()),
@@ -254,13 +258,13 @@ impl Family {
     }
 
     /// The kind of lock the family takes.
-    pub(super) fn kind(self) -> LockKind {
+    pub(super) fn kind(self) -> ObjectType {
         match self {
-            Mutex => LockKind::Mutex,
-            Spin => LockKind::Spinlock,
-            Read | Write => LockKind::Rwlock,
-            RwsemRead | RwsemWrite => LockKind::Rwsem,
-            PercpuRead | PercpuWrite => LockKind::PercpuRwsem,
+            Mutex => ObjectType::Mutex,
+            Spin => ObjectType::Spinlock,
+            Read | Write => ObjectType::Rwlock,
+            RwsemRead | RwsemWrite => ObjectType::Rwsem,
+            PercpuRead | PercpuWrite => ObjectType::PercpuRwsem,
         }
     }
 
@@ -283,35 +287,7 @@ impl Family {
     }
 }
 
-/// What kind of lock an object is, which decides the ops that may take it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum LockKind {
-    Mutex,
-    Spinlock,
-    Rwlock,
-    Atomic,
-    Semaphore,
-    Rwsem,
-    PercpuRwsem,
-    Seqcount,
-    Variable,
-}
-
-impl LockKind {
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            LockKind::Mutex => "mutex",
-            LockKind::Spinlock => "spinlock",
-            LockKind::Rwlock => "rwlock",
-            LockKind::Atomic => "atomic",
-            LockKind::Semaphore => "semaphore",
-            LockKind::Rwsem => "rwsem",
-            LockKind::PercpuRwsem => "percpu_rwsem",
-            LockKind::Seqcount => "seqcount",
-            LockKind::Variable => "variable",
-        }
-    }
-
+impl ObjectType {
     /// The ops that take an object of this kind, comma-separated.
     pub(super) fn ops(self) -> String {
         let ops: Vec<&str> = OPS
@@ -358,7 +334,7 @@ const fn on_cpu(name: &'static str, ir: fn(Expr) -> Op) -> OpDef {
 const fn object(
     name: &'static str,
     field: &'static [&'static str],
-    kind: LockKind,
+    kind: ObjectType,
     ir: fn(ObjRef) -> Op,
 ) -> OpDef {
     op(name, field, &[], Lower::Object(kind, ir))
@@ -462,7 +438,7 @@ pub(super) fn check_fields(op: &S<RawOp>) -> DResult<&'static OpDef> {
 /// do: `spin_lock` for `mutex_lock` on a spinlock, `read_lock or
 /// write_lock` for `spin_lock` on an rwlock. `None` if `def` is not a lock
 /// op or no lock op takes a `kind` object.
-fn counterpart(def: &OpDef, kind: LockKind) -> Option<String> {
+fn counterpart(def: &OpDef, kind: ObjectType) -> Option<String> {
     let want = def.lock_op()?;
     let ops: Vec<&str> = OPS
         .iter()
@@ -470,7 +446,7 @@ fn counterpart(def: &OpDef, kind: LockKind) -> Option<String> {
             d.lock_op().is_some_and(|l| {
                 l.family.kind() == kind
                     && l.action == want.action
-                    && (l.irq == want.irq || kind == LockKind::Mutex)
+                    && (l.irq == want.irq || kind == ObjectType::Mutex)
             })
         })
         .map(|d| d.name)
@@ -480,7 +456,7 @@ fn counterpart(def: &OpDef, kind: LockKind) -> Option<String> {
 
 /// "`zone_lock` is a spinlock; use spin_lock", naming the alias too when
 /// the lock was reached through one.
-pub(super) fn wrong_kind(written: &str, name: &str, kind: LockKind, def: &OpDef) -> String {
+pub(super) fn wrong_kind(written: &str, name: &str, kind: ObjectType, def: &OpDef) -> String {
     let what = if written == name {
         format!("`{name}` is a {}", kind.name())
     } else {
@@ -568,22 +544,22 @@ mod tests {
     #[test]
     fn kinds_list_their_ops_and_counterparts() {
         assert_eq!(
-            LockKind::Spinlock.ops(),
+            ObjectType::Spinlock.ops(),
             "spin_lock, spin_unlock, spin_lock_irqsave, spin_unlock_irqrestore, spin_guard"
         );
-        assert_eq!(LockKind::Semaphore.ops(), "down, up");
+        assert_eq!(ObjectType::Semaphore.ops(), "down, up");
         assert_eq!(Mutex.takers(), "mutex_lock or mutex_guard");
         assert_eq!(Read.takers(), "read_lock, read_lock_irqsave or read_guard");
         let def = |n: &str| OPS.iter().find(|d| d.name == n).unwrap();
         assert_eq!(
-            counterpart(def("spin_unlock_irqrestore"), LockKind::Rwlock).as_deref(),
+            counterpart(def("spin_unlock_irqrestore"), ObjectType::Rwlock).as_deref(),
             Some("read_unlock_irqrestore or write_unlock_irqrestore")
         );
         assert_eq!(
-            counterpart(def("read_lock_irqsave"), LockKind::Mutex).as_deref(),
+            counterpart(def("read_lock_irqsave"), ObjectType::Mutex).as_deref(),
             Some("mutex_lock")
         );
-        assert_eq!(counterpart(def("spin_lock"), LockKind::Atomic), None);
-        assert_eq!(counterpart(def("down"), LockKind::Mutex), None);
+        assert_eq!(counterpart(def("spin_lock"), ObjectType::Atomic), None);
+        assert_eq!(counterpart(def("down"), ObjectType::Mutex), None);
     }
 }
