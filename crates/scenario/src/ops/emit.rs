@@ -1,0 +1,420 @@
+//! The emitter: walks a body of ops, declares its variables and resolves
+//! names (slots, objects, handlers), and appends IR ops with their jump
+//! targets patched.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use smpsim_kernel::program::{Cond, Dist, Expr, ObjRef, ObjectId, Op, Pc, Slot};
+
+use crate::duration::parse_dist;
+use crate::error::{list, DResult, Diag, StrErr};
+use crate::expr::{const_value, is_identifier, parse_cond, parse_expr, RESERVED};
+use crate::object_type::ObjectType;
+use crate::raw::{RawExpr, RawOp, S};
+
+use super::registry::{self, check_fields, wrong_kind, Family, Lower, OpDef};
+use super::{check_cpu, compile, need, object_field, split_lockref, walk, Ctx, ObjEntry, MAX_OPS};
+
+pub(super) struct Emitter<'c, 'd> {
+    pub(super) ctx: &'c mut Ctx<'d>,
+    pub(super) ops: Vec<Op>,
+    pub(super) slots: HashMap<String, Slot>,
+    pub(super) nslots: usize,
+    pub(super) calls: Vec<String>,
+    /// Objects the program takes, with the op family taking them (`mutex`,
+    /// `spin`, `read`, `write`).
+    pub(super) taken: HashSet<(ObjectId, Family)>,
+    /// The first release of each object by each family, in program order,
+    /// with the error to report if the program never takes it that way.
+    pub(super) released: Vec<((ObjectId, Family), Diag)>,
+    pub(super) released_keys: HashSet<(ObjectId, Family)>,
+    /// The forms objects are taken in: with `_irqsave` or without.
+    pub(super) taken_forms: HashSet<(ObjectId, Family, bool)>,
+    /// The first release in each form, with the error to report if the
+    /// program takes the object only in the other form.
+    pub(super) released_forms: Vec<((ObjectId, Family, bool), Diag)>,
+    /// Cpumask variables by name (`cpumask.rs`), apart from `slots`.
+    pub(super) masks: HashMap<String, smpsim_kernel::program::MaskSlot>,
+}
+
+pub(super) fn resolver(
+    slots: &HashMap<String, Slot>,
+) -> impl Fn(&str) -> Result<Slot, Vec<String>> + '_ {
+    move |name| {
+        slots.get(name).copied().ok_or_else(|| {
+            let mut names: Vec<String> = slots
+                .keys()
+                .filter(|k| !k.starts_with(' '))
+                .cloned()
+                .collect();
+            names.sort();
+            names
+        })
+    }
+}
+
+/// The shared variables of `objects`, for `read_once()` and friends.
+pub(super) fn shared_resolver(
+    objects: &HashMap<String, ObjEntry>,
+) -> impl Fn(&str) -> Result<(ObjectId, bool), Vec<String>> + '_ {
+    move |name| match objects.get(name) {
+        Some(&ObjEntry::Lock {
+            id,
+            per_cpu,
+            kind: ObjectType::Variable,
+        }) => Ok((id, per_cpu)),
+        _ => {
+            let mut names: Vec<String> = objects
+                .iter()
+                .filter(|(_, e)| {
+                    matches!(
+                        e,
+                        ObjEntry::Lock {
+                            kind: ObjectType::Variable,
+                            ..
+                        }
+                    )
+                })
+                .map(|(n, _)| n.clone())
+                .collect();
+            names.sort();
+            Err(names)
+        }
+    }
+}
+
+impl Emitter<'_, '_> {
+    pub(super) fn pc(&self) -> Pc {
+        self.ops.len() as Pc
+    }
+
+    pub(super) fn push(&mut self, op: Op) -> usize {
+        self.ops.push(op);
+        self.ops.len() - 1
+    }
+
+    pub(super) fn new_slot(&mut self, name: String, span: Range<usize>) -> DResult<Slot> {
+        if self.nslots >= u16::MAX as usize {
+            return Err(Diag::new(
+                span,
+                "too many variables (at most 65535 per task, loops included)",
+            ));
+        }
+        let slot = self.nslots as Slot;
+        self.nslots += 1;
+        self.slots.insert(name, slot);
+        Ok(slot)
+    }
+
+    /// Declares every variable before any code is emitted: `vars`, then
+    /// the targets of `set` and `mark` ops, in program order.
+    pub(super) fn declare_all(
+        &mut self,
+        vars: &[(S<String>, S<RawExpr>)],
+        code: &S<Vec<S<RawOp>>>,
+    ) -> DResult<()> {
+        for (name, _) in vars {
+            self.declare(name)?;
+        }
+        let mut declared = Vec::new();
+        walk(self.ctx, code.get_ref(), &mut Vec::new(), &mut |op| {
+            let r = op.get_ref();
+            let kind = r.op.get_ref().as_str();
+            if matches!(
+                kind,
+                "set"
+                    | "mark"
+                    | "down_read_trylock"
+                    | "down_write_trylock"
+                    | "for_each_cpu"
+                    | "cpumask"
+            ) {
+                if let Some(v) = &r.var {
+                    declared.push((v, kind == "cpumask"));
+                }
+            }
+            Ok(())
+        })?;
+        for (v, mask) in declared {
+            if mask {
+                self.declare_mask(v)?;
+            } else {
+                self.declare(v)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn declare(&mut self, var: &S<String>) -> DResult<()> {
+        let name = var.get_ref();
+        if !is_identifier(name) || RESERVED.contains(&name.as_str()) {
+            return Err(Diag::new(var.span(), format!("`{name}` cannot be a variable name"))
+                .help("variables are identifiers (letters, digits, `_`) other than the built-in names"));
+        }
+        if self.masks.contains_key(name) {
+            return Err(Diag::new(
+                var.span(),
+                format!("`{name}` holds a cpumask in this task's code; it cannot also be a number"),
+            )
+            .help("give the number a name of its own"));
+        }
+        if !self.slots.contains_key(name) {
+            self.new_slot(name.clone(), var.span())?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn expr(&self, v: &S<RawExpr>) -> DResult<Expr> {
+        match v.get_ref() {
+            RawExpr::Int(i) => Ok(Expr::Const(*i)),
+            RawExpr::Text(t) => {
+                let r = resolver(&self.slots);
+                let sh = shared_resolver(&self.ctx.objects);
+                parse_expr(t, &r, &sh).map_err(|e| {
+                    let e = self.mask_as_number(t, e);
+                    self.ctx.at_str(&S::new(v.span(), t.clone()), e)
+                })
+            }
+        }
+    }
+
+    /// A `cpu` field: an expression that, when constant, is one of the
+    /// machine's CPUs.
+    pub(super) fn cpu_expr(&self, v: &S<RawExpr>) -> DResult<Expr> {
+        let e = self.expr(v)?;
+        check_cpu(&e, self.ctx.nr_cpus).map_err(|m| Diag::new(v.span(), m))?;
+        Ok(e)
+    }
+
+    /// A count (`loop`'s, `units`): an expression that, when constant, is
+    /// not negative.
+    pub(super) fn count_expr(&self, v: &S<RawExpr>, what: &str) -> DResult<Expr> {
+        let e = self.expr(v)?;
+        match const_value(&e, Some(self.ctx.nr_cpus)) {
+            Some(c) if c < 0 => Err(Diag::new(
+                v.span(),
+                format!("{what} cannot be negative (got {c})"),
+            )),
+            _ => Ok(e),
+        }
+    }
+
+    pub(super) fn cond(&self, v: &S<String>) -> DResult<Cond> {
+        let r = resolver(&self.slots);
+        let sh = shared_resolver(&self.ctx.objects);
+        parse_cond(v.get_ref(), &r, &sh).map_err(|e| self.ctx.at_str(v, e))
+    }
+
+    pub(super) fn slot_of(&self, v: &S<String>) -> DResult<Slot> {
+        self.slots.get(v.get_ref()).copied().ok_or_else(|| {
+            Diag::new(v.span(), format!("unknown variable `{}`", v.get_ref()))
+                .help("a `record` op's `since` names a variable set by a `mark` op")
+        })
+    }
+
+    /// An expression written at bytes `r` of the string value `v`.
+    pub(super) fn sub_expr(&self, v: &S<String>, r: Range<usize>) -> DResult<Expr> {
+        let res = resolver(&self.slots);
+        let sh = shared_resolver(&self.ctx.objects);
+        parse_expr(&v.get_ref()[r.clone()], &res, &sh).map_err(|e| {
+            let mut e = self.mask_as_number(&v.get_ref()[r.clone()], e);
+            e.range = e.range.start + r.start..e.range.end + r.start;
+            self.ctx.at_str(v, e)
+        })
+    }
+
+    /// Resolves a `lock` field through aliases to an object of kind `want`;
+    /// `def` is the op's, to suggest the right one on a kind mismatch.
+    pub(super) fn lock(&self, lock: &S<String>, want: ObjectType, def: &OpDef) -> DResult<ObjRef> {
+        let ctx = &*self.ctx;
+        let (mut name_r, idx) = split_lockref(lock.get_ref()).map_err(|e| ctx.at_str(lock, e))?;
+        let written = name_r.clone();
+        let mut owner = lock;
+        let mut index: Option<(&S<String>, Range<usize>)> = idx.map(|r| (lock, r));
+        for _ in 0..=ctx.objects.len() {
+            let name = &owner.get_ref()[name_r.clone()];
+            match ctx.objects.get(name) {
+                None => {
+                    return Err(ctx
+                        .at_str(
+                            owner,
+                            StrErr::new(name_r, format!("unknown object `{name}`")),
+                        )
+                        .help(format!("declared objects: {}", list(&ctx.object_names))));
+                }
+                Some(ObjEntry::Alias { to }) => {
+                    let (n, i) = split_lockref(to.get_ref()).map_err(|e| ctx.at_str(to, e))?;
+                    if let (Some(i), Some((o, _))) = (&i, &index) {
+                        return Err(ctx.at_str(to, StrErr::new(i.clone(), format!(
+                            "alias `{name}` already selects an element, so `{}` cannot index it again",
+                            o.get_ref().trim()
+                        ))));
+                    }
+                    if let Some(i) = i {
+                        index = Some((to, i));
+                    }
+                    owner = to;
+                    name_r = n;
+                }
+                Some(&ObjEntry::Lock { id, per_cpu, kind }) => {
+                    if kind != want {
+                        let msg = wrong_kind(&lock.get_ref()[written.clone()], name, kind, def);
+                        return Err(ctx.at_str(lock, StrErr::new(written, msg)).help(format!(
+                            "{} ops: {}",
+                            kind.name(),
+                            kind.ops()
+                        )));
+                    }
+                    let index = match (index, per_cpu) {
+                        (None, false) => None,
+                        (Some((o, r)), true) => Some(self.sub_expr(o, r)?),
+                        (None, true) => {
+                            return Err(Diag::new(lock.span(), format!("`{name}` is a per-CPU object: say which CPU's, e.g. `{name}[this_cpu()]`")));
+                        }
+                        (Some((o, r)), false) => {
+                            return Err(ctx.at_str(
+                                o,
+                                StrErr::new(
+                                    r,
+                                    format!(
+                                        "`{name}` is not a per-CPU object, so it cannot be indexed"
+                                    ),
+                                ),
+                            ));
+                        }
+                    };
+                    return Ok(ObjRef { object: id, index });
+                }
+            }
+        }
+        Err(Diag::new(lock.span(), "alias cycle"))
+    }
+
+    /// The shared variable an op writes: `VAR` or `VAR[CPU]` through
+    /// `lock()`'s resolution, or (`this_cpu`) a per-CPU `VAR` at this CPU.
+    pub(super) fn variable(&self, obj: &S<String>, this_cpu: bool) -> DResult<ObjRef> {
+        let name = if this_cpu {
+            "this_cpu_write"
+        } else {
+            "write_once"
+        };
+        let def = registry::OPS
+            .iter()
+            .find(|d| d.name == name)
+            .expect("registered");
+        if !this_cpu {
+            return self.lock(obj, ObjectType::Variable, def);
+        }
+        match self.ctx.objects.get(obj.get_ref().trim()) {
+            Some(&ObjEntry::Lock {
+                id,
+                per_cpu: true,
+                kind: ObjectType::Variable,
+            }) => Ok(ObjRef {
+                object: id,
+                index: Some(Expr::ThisCpu),
+            }),
+            _ => Err(Diag::new(
+                obj.span(),
+                format!("`this_cpu_write` takes a per-CPU shared variable; `{}` is not one", obj.get_ref()),
+            )
+            .help("declare it as `{ type = \"variable\", per_cpu = true }`; write a global one with `write_once`")),
+        }
+    }
+
+    /// The handler program of a cross-CPU call: the function `name`,
+    /// compiled once, with only what hardirq context allows.
+    pub(super) fn handler(&mut self, name: &S<String>) -> DResult<u32> {
+        let n = name.get_ref().trim();
+        if let Some(i) = self.ctx.handlers.iter().position(|(h, _)| h == n) {
+            return Ok(i as u32);
+        }
+        let Some(&body) = self.ctx.functions.get(n) else {
+            let mut names: Vec<&String> = self.ctx.functions.keys().collect();
+            names.sort();
+            return Err(Diag::new(name.span(), format!("unknown function `{n}`"))
+                .help(format!("declared functions: {}", list(&names))));
+        };
+        // A handler that sends a cross-CPU call is refused below; refusing
+        // it here, before compiling the handler it names, keeps a chain
+        // of handlers from recursing.
+        if let Some(outer) = &self.ctx.in_handler {
+            return Err(Diag::new(
+                name.span(),
+                format!("handler `{outer}` sends a cross-CPU call (to handler `{n}`): a handler runs in hardirq context, where the kernel WARNs on a synchronous cross-CPU call"),
+            )
+            .help("a handler may only `work`, `count` and take a (not per-CPU) spinlock"));
+        }
+        self.ctx.in_handler = Some(n.to_string());
+        let program = compile(&mut *self.ctx, None, body);
+        self.ctx.in_handler = None;
+        let program = program?;
+        let objects = &self.ctx.objects;
+        let spinlock = |id: ObjectId| {
+            objects.values().any(|e| {
+                matches!(e, ObjEntry::Lock { id: i, per_cpu: false, kind: ObjectType::Spinlock } if *i == id)
+            })
+        };
+        let allowed = program.ops.iter().all(|op| match op {
+            Op::Work(_) | Op::Count(_) | Op::Exit => true,
+            Op::Lock { lock, irqsave, .. }
+            | Op::Unlock {
+                lock,
+                irqrestore: irqsave,
+                ..
+            } => !irqsave && lock.index.is_none() && spinlock(lock.object),
+            _ => false,
+        });
+        if !allowed {
+            return Err(Diag::new(
+                name.span(),
+                format!("`{n}` cannot be a handler: a cross-CPU call's handler runs in hardirq context, where smpsim runs only `work`, `count`, and `spin_lock`/`spin_unlock` of a (not per-CPU) spinlock"),
+            ));
+        }
+        self.ctx.handlers.push((n.to_string(), program));
+        Ok((self.ctx.handlers.len() - 1) as u32)
+    }
+
+    pub(super) fn dist(&self, v: &S<String>) -> DResult<Dist> {
+        parse_dist(v.get_ref(), &self.ctx.costs).map_err(|e| self.ctx.at_str(v, e))
+    }
+
+    pub(super) fn block(&mut self, ops: &[S<RawOp>]) -> DResult<()> {
+        ops.iter().try_for_each(|op| self.op(op))
+    }
+
+    /// Emits one op, as its registry entry says.
+    pub(super) fn op(&mut self, op: &S<RawOp>) -> DResult<()> {
+        if self.ops.len() > MAX_OPS {
+            return Err(Diag::new(
+                op.span(),
+                "program is too long (over 1,048,576 ops after inlining functions)",
+            ));
+        }
+        let def = check_fields(op)?;
+        match &def.lower {
+            Lower::Fixed(ir) => {
+                self.push(ir.clone());
+            }
+            Lower::Cpu(ir) => {
+                let cpu = self.cpu_expr(need(&op.get_ref().cpu, op, "cpu")?)?;
+                self.push(ir(cpu));
+            }
+            Lower::Object(kind, ir) => {
+                let l = self.lock(object_field(op, def)?, *kind, def)?;
+                self.push(ir(l));
+            }
+            Lower::Lock(l) => self.emit_lock(op, def, *l)?,
+            Lower::Custom(lower) => lower(self, op)?,
+        }
+        Ok(())
+    }
+
+    pub(super) fn patch(&mut self, at: usize, target: Pc) {
+        match &mut self.ops[at] {
+            Op::Jump(t) | Op::JumpUnless(_, t) => *t = target,
+            _ => unreachable!("patching a non-jump"),
+        }
+    }
+}
