@@ -2,16 +2,9 @@
 //! located, exits 2 and writes no result file; the false-sharing example
 //! shows the shared line in lock_stat; `smpsim fmt` round-trips it.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn smpsim() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_smpsim"))
-}
-
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
-}
+use common::{repo, smpsim};
 
 const GOOD: &str = r#"[scenario]
 name = "t"

@@ -2,16 +2,9 @@
 //! bad input is located, exits 2 and writes no result file; the examples
 //! run and report their counters.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn smpsim() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_smpsim"))
-}
-
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
-}
+use common::{repo, smpsim};
 
 const GOOD: &str = r#"[scenario]
 name = "t"
