@@ -250,3 +250,111 @@ fn a_handler_naming_another_handler_is_refused() {
         "h.toml:10:46: error: handler `h` sends a cross-CPU call (to handler `a`)",
     );
 }
+
+/// The `sleeper` option of a `ttas` lock (folly's `detail::Sleeper`):
+/// every mistake is a located error, exit 2, and no result file.
+#[test]
+fn sleeper_option_mistakes_are_located_errors_without_a_result() {
+    let d = dir("sleeper");
+    let good = r#"max_active_spin = 4000, pause = "4ns", sleep = "550us""#;
+    for (what, lock, says) in [
+        (
+            "negative count",
+            r#"kind = "ttas", sleeper = { max_active_spin = -1, pause = "4ns", sleep = "550us" }"#,
+            "`max_active_spin` must be a count of pauses from 0 to 4294967295, not -1",
+        ),
+        (
+            "zero pause",
+            r#"kind = "ttas", sleeper = { max_active_spin = 4000, pause = "0ns", sleep = "550us" }"#,
+            "`pause` must be greater than zero",
+        ),
+        (
+            "zero sleep",
+            r#"kind = "ttas", sleeper = { max_active_spin = 4000, pause = "4ns", sleep = "0us" }"#,
+            "`sleep` must be greater than zero",
+        ),
+        (
+            "negative sleep",
+            r#"kind = "ttas", sleeper = { max_active_spin = 4000, pause = "4ns", sleep = "-1us" }"#,
+            "a duration cannot be negative",
+        ),
+        (
+            "pause without a unit",
+            r#"kind = "ttas", sleeper = { max_active_spin = 4000, pause = 4, sleep = "550us" }"#,
+            "`pause` expects a string, not integer `4`",
+        ),
+        (
+            "count as a string",
+            r#"kind = "ttas", sleeper = { max_active_spin = "4000", pause = "4ns", sleep = "550us" }"#,
+            "`max_active_spin` expects an integer",
+        ),
+        (
+            "not a table",
+            r#"kind = "ttas", sleeper = true"#,
+            "`sleeper` expects a table",
+        ),
+        (
+            "missing field",
+            r#"kind = "ttas", sleeper = { pause = "4ns", sleep = "550us" }"#,
+            "`sleeper` needs `max_active_spin`",
+        ),
+        (
+            "unknown field",
+            &format!(r#"kind = "ttas", sleeper = {{ {good}, spins = 1 }}"#),
+            "unknown field `spins`",
+        ),
+        (
+            "a kind without it",
+            &format!(r#"kind = "tas", sleeper = {{ {good} }}"#),
+            "kind `tas` has no `sleeper` option; only `ttas` take it",
+        ),
+        (
+            "the default kind",
+            &format!(r#"sleeper = {{ {good} }}"#),
+            "kind `qspinlock` (the default spinlock) has no `sleeper` option",
+        ),
+    ] {
+        let p = scenario(
+            &d,
+            "s.toml",
+            &format!(
+                "[objects]\nl = {{ type = \"spinlock\", {lock} }}\n[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''spin_guard(l) {{ work(1us); }}'''\n"
+            ),
+        );
+        let out = d.join("out.json");
+        let o = smpsim()
+            .arg("run")
+            .arg(&p)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        refused(&o, says);
+        // Located: file:line:col of the objects entry (line 9 of the file).
+        assert!(stderr(&o).contains("s.toml:9:"), "{what}: {}", stderr(&o));
+        assert!(!out.exists(), "{what}: a refused run wrote its result");
+    }
+    // An atomic has no lock kind, so no sleeper either.
+    let p = scenario(
+        &d,
+        "a.toml",
+        &format!(
+            "[objects]\nl = {{ type = \"atomic\", sleeper = {{ {good} }} }}\n{}",
+            common::TASK
+        ),
+    );
+    refused(
+        &smpsim().arg("run").arg(&p).output().unwrap(),
+        "`sleeper` is not a field of a `atomic` object",
+    );
+    // And the same table on a `ttas` lock runs.
+    let p = scenario(
+        &d,
+        "ok.toml",
+        &format!(
+            "[objects]\nl = {{ type = \"spinlock\", kind = \"ttas\", sleeper = {{ {good} }} }}\n[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''spin_guard(l) {{ work(1us); }}'''\n"
+        ),
+    );
+    let o = smpsim().arg("run").arg(&p).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}

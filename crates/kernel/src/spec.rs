@@ -208,6 +208,22 @@ pub struct LockOptions {
     /// instead of a bare test-and-set loop (they still never read first:
     /// test-and-test-and-set is the `ttas` kind).
     pub backoff: bool,
+    /// `ttas`: folly's `detail::Sleeper` on the waiters (none: they spin
+    /// until they get the lock, as the kernel's spinlocks do).
+    pub sleeper: Option<Sleeper>,
+}
+
+/// folly's `detail::Sleeper` (`folly/synchronization/detail/Sleeper.h`):
+/// a waiter's first `max_active_spin` waits are one `pause` each; every
+/// later one is a `nanosleep()`, after which it reads the lock again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sleeper {
+    /// Waits that pause before the waiter starts sleeping (`kMaxActiveSpin`).
+    pub max_active_spin: u32,
+    /// One iteration of the read loop: a `pause` and a cache hit.
+    pub pause: Nanos,
+    /// From the start of one sleep to the read after it.
+    pub sleep: Nanos,
 }
 
 /// How the idle task and kernel threads borrow the previous mm

@@ -11,7 +11,10 @@ const MS: u64 = 1_000_000;
 
 /// Acquisitions per second of `cpus` CPUs hammering one lock.
 fn throughput(machine: &str, kind: &str, backoff: bool, cpus: u32) -> f64 {
-    let options = LockOptions { backoff };
+    let options = LockOptions {
+        backoff,
+        ..LockOptions::default()
+    };
     let s = lock_scaling(
         preset_machine(machine),
         kind,
@@ -127,7 +130,10 @@ fn every_kind_hands_the_lock_to_everyone() {
         let s = lock_scaling(
             preset_machine("opteron-6172-48"),
             kind,
-            LockOptions { backoff },
+            LockOptions {
+                backoff,
+                ..LockOptions::default()
+            },
             12,
             200,
             500,

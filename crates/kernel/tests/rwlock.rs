@@ -159,7 +159,10 @@ mod properties {
             };
             let mut s = spec(flat_machine(cpus), 2 * MS);
             s.seed = seed;
-            let l = spinning_lock(&mut s, "l", name, LockOptions { backoff });
+            let l = spinning_lock(&mut s, "l", name, LockOptions {
+        backoff,
+        ..LockOptions::default()
+    });
             let lock = ObjRef { object: l, index: None };
             let c = counter(&mut s, "done");
             for cpu in 0..cpus {

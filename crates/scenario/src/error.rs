@@ -359,6 +359,8 @@ impl Sources {
                 "i64" | "i32" | "u64" | "u32" | "u16" | "u8" | "usize" => "an integer".to_string(),
                 "f64" | "f32" => "a number".to_string(),
                 "a boolean" | "bool" => "`true` or `false`".to_string(),
+                // serde names the raw struct; the user wrote a table.
+                other if other.starts_with("struct Raw") => "a table `{ ... }`".to_string(),
                 other => other.to_string(),
             };
             d.message = match key() {

@@ -3,13 +3,15 @@
 
 use std::collections::HashMap;
 
+use smpsim_engine::Nanos;
 use smpsim_kernel::locking;
-use smpsim_kernel::{Layout, LockOptions, ObjectDecl, ObjectKind};
+use smpsim_kernel::{Layout, LockOptions, ObjectDecl, ObjectKind, Sleeper};
 
+use crate::duration::{parse_duration, MachineCosts};
 use crate::error::{list, DResult, Diag, Sources, StrErr};
 use crate::object_type::ObjectType;
 use crate::ops::{split_lockref, ObjEntry};
-use crate::raw::{Entries, RawObject, S};
+use crate::raw::{Entries, RawObject, RawSleeper, S};
 
 /// The declared objects: what the kernel gets, and every name (aliases
 /// too) for compiling code against.
@@ -37,6 +39,7 @@ enum Declared {
 /// Checks and declares the `[objects]` table.
 pub(crate) fn declare(
     srcs: &Sources,
+    costs: &MachineCosts,
     table: Option<&S<Entries<S<RawObject>>>>,
 ) -> DResult<Objects> {
     let mut out = Objects {
@@ -49,7 +52,7 @@ pub(crate) fn declare(
     for (name, obj) in table.map_or(&[][..], |o| &o.get_ref().0) {
         let n = name.get_ref();
         check_name(name)?;
-        let entry = match declared(obj)? {
+        let entry = match declared(obj, srcs, costs)? {
             Declared::Alias(to) => ObjEntry::Alias { to },
             Declared::Object(kind, lock_kind) => {
                 let per_cpu = obj.get_ref().per_cpu.as_ref().is_some_and(|v| *v.get_ref());
@@ -216,7 +219,7 @@ fn check_name(name: &S<String>) -> DResult<()> {
 }
 
 /// One entry, checked against the fields its type takes.
-fn declared(obj: &S<RawObject>) -> DResult<Declared> {
+fn declared(obj: &S<RawObject>, srcs: &Sources, costs: &MachineCosts) -> DResult<Declared> {
     let o = obj.get_ref();
     let type_name = o.kind.get_ref().as_str();
     if type_name == "alias" {
@@ -246,7 +249,7 @@ fn declared(obj: &S<RawObject>) -> DResult<Declared> {
             } else {
                 ObjectType::Spinlock
             };
-            (spinning_kind(o, type_name)?, lock_kind)
+            (spinning_kind(o, type_name, srcs, costs)?, lock_kind)
         }
         ObjectType::Atomic => {
             not_for(&o.spin, "spin", type_name)?;
@@ -308,6 +311,9 @@ fn check_fields(o: &RawObject, ty: Option<ObjectType>) -> DResult<()> {
         not_for(&o.lock_kind, "kind", type_name)?;
         not_for(&o.backoff, "backoff", type_name)?;
     }
+    if !matches!(ty, Some(Spinlock | Rwlock)) {
+        not_for(&o.sleeper, "sleeper", type_name)?;
+    }
     if ty.is_none() {
         not_for(&o.line, "line", type_name)?;
         not_for(&o.stride, "stride", type_name)?;
@@ -349,7 +355,12 @@ fn not_for<T>(f: &Option<S<T>>, field: &str, type_name: &str) -> DResult<()> {
 /// The implementation of a `spinlock` or `rwlock` object: its `kind` (the
 /// registry's default without one) and options, checked against
 /// [`locking::LOCK_KINDS`].
-fn spinning_kind(o: &RawObject, type_name: &str) -> DResult<ObjectKind> {
+fn spinning_kind(
+    o: &RawObject,
+    type_name: &str,
+    srcs: &Sources,
+    costs: &MachineCosts,
+) -> DResult<ObjectKind> {
     let name = o.lock_kind.as_ref().map(|k| k.get_ref().as_str());
     let Some(info) = locking::find_kind(type_name, name) else {
         let known = list(locking::kind_names(type_name));
@@ -370,31 +381,97 @@ fn spinning_kind(o: &RawObject, type_name: &str) -> DResult<ObjectKind> {
     };
     let mut options = LockOptions::default();
     if let Some(b) = &o.backoff {
-        if !info.options.contains(&"backoff") {
-            let takers: Vec<&str> = locking::LOCK_KINDS
-                .iter()
-                .filter(|k| k.options.contains(&"backoff"))
-                .map(|k| k.name)
-                .collect();
-            let which = if o.lock_kind.is_some() {
-                format!("`{}`", info.name)
-            } else {
-                format!("`{}` (the default {type_name})", info.name)
-            };
-            return Err(Diag::new(
-                b.span(),
-                format!(
-                    "kind {which} has no `backoff` option; only {} take it",
-                    list(&takers)
-                ),
-            )
-            .help(kind_summaries(type_name)));
-        }
+        kind_takes(o, info, type_name, "backoff", b.span())?;
         options.backoff = *b.get_ref();
+    }
+    if let Some(s) = &o.sleeper {
+        kind_takes(o, info, type_name, "sleeper", s.span())?;
+        options.sleeper = Some(sleeper(s, srcs, costs)?);
     }
     Ok(ObjectKind::Spinlock {
         kind: info.name.to_string(),
         options,
+    })
+}
+
+/// An error at `option` (at `span`) unless the kind `info` takes it,
+/// naming the kinds that do.
+fn kind_takes(
+    o: &RawObject,
+    info: &locking::LockKindInfo,
+    type_name: &str,
+    option: &str,
+    span: std::ops::Range<usize>,
+) -> DResult<()> {
+    if info.options.contains(&option) {
+        return Ok(());
+    }
+    let takers: Vec<&str> = locking::LOCK_KINDS
+        .iter()
+        .filter(|k| k.options.contains(&option))
+        .map(|k| k.name)
+        .collect();
+    let which = if o.lock_kind.is_some() {
+        format!("`{}`", info.name)
+    } else {
+        format!("`{}` (the default {type_name})", info.name)
+    };
+    Err(Diag::new(
+        span,
+        format!(
+            "kind {which} has no `{option}` option; only {} take it",
+            list(&takers)
+        ),
+    )
+    .help(kind_summaries(type_name)))
+}
+
+/// `sleeper = { max_active_spin = N, pause = "DURATION", sleep = "DURATION" }`:
+/// all three required; `pause` and `sleep` above zero (`max_active_spin = 0`
+/// is a waiter that sleeps at its first wait).
+fn sleeper(s: &S<RawSleeper>, srcs: &Sources, costs: &MachineCosts) -> DResult<Sleeper> {
+    const FORM: &str = "sleeper = { max_active_spin = 4000, pause = \"4ns\", sleep = \"550us\" }";
+    let r = s.get_ref();
+    let missing = |field: &str| {
+        Diag::new(s.span(), format!("`sleeper` needs `{field}`")).help(format!(
+            "all three fields: {FORM} (waits that pause, one pause, one sleep)"
+        ))
+    };
+    let Some(spins) = &r.max_active_spin else {
+        return Err(missing("max_active_spin"));
+    };
+    let max_active_spin = u32::try_from(*spins.get_ref()).map_err(|_| {
+        Diag::new(
+            spins.span(),
+            format!(
+                "`max_active_spin` must be a count of pauses from 0 to {}, not {}",
+                u32::MAX,
+                spins.get_ref()
+            ),
+        )
+    })?;
+    let positive = |v: &Option<S<String>>, field: &str| -> DResult<Nanos> {
+        let Some(v) = v else {
+            return Err(missing(field));
+        };
+        let n = parse_duration(v.get_ref(), costs).map_err(|e| {
+            let span = srcs.sub_span(&v.span(), v.get_ref(), e.range.clone());
+            e.at(span)
+        })?;
+        if n == 0 {
+            return Err(Diag::new(
+                v.span(),
+                format!("`{field}` must be greater than zero"),
+            ));
+        }
+        Ok(n)
+    };
+    let pause = positive(&r.pause, "pause")?;
+    let sleep = positive(&r.sleep, "sleep")?;
+    Ok(Sleeper {
+        max_active_spin,
+        pause,
+        sleep,
     })
 }
 

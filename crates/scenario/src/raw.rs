@@ -195,11 +195,23 @@ pub(crate) struct RawObject {
     pub lock_kind: Option<S<String>>,
     /// The `backoff` option of the lock kinds that take it.
     pub backoff: Option<S<bool>>,
+    /// The `sleeper` option of the lock kinds that take it (`ttas`).
+    pub sleeper: Option<S<RawSleeper>>,
     /// The named cache line the object sits on, with the others naming it.
     pub line: Option<S<String>>,
     /// A per-CPU array's layout: `"line"` (one element per line, the
     /// default) or `"packed"`.
     pub stride: Option<S<String>>,
+}
+
+/// folly's `detail::Sleeper` on a `ttas` lock's waiters; every field is
+/// required (checked in `objects.rs`, so a missing one is located there).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSleeper {
+    pub max_active_spin: Option<S<i64>>,
+    pub pause: Option<S<String>>,
+    pub sleep: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -63,7 +63,10 @@ fn listed<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
 fn spinning(kind: &str, backoff: bool) -> ObjectKind {
     ObjectKind::Spinlock {
         kind: kind.to_string(),
-        options: LockOptions { backoff },
+        options: LockOptions {
+            backoff,
+            ..LockOptions::default()
+        },
     }
 }
 

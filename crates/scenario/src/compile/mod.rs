@@ -175,7 +175,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         }
     }
     check_window_tables(&raw, run.duration - run.warmup, knobs.latency_window, nr)?;
-    let mut objects = objects::declare(srcs, raw.objects.as_ref())?;
+    let mut objects = objects::declare(srcs, &costs, raw.objects.as_ref())?;
     let layout = std::mem::take(&mut objects.layout);
     let cgroups = cgroups(&dur, raw.cgroup.as_deref().unwrap_or_default())?;
     let cfs_burst = bursts(&dur, raw.cgroup.as_deref().unwrap_or_default(), &cgroups)?;
