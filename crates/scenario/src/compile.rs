@@ -15,7 +15,7 @@ use crate::document::{apply_set, apply_variant, parse_set_value};
 use crate::duration::{parse_duration, MachineCosts};
 use crate::error::{list, DResult, Diag, Sources};
 use crate::objects;
-use crate::ops::{self, Ctx};
+use crate::ops::{self, Ctx, LockKind, ObjEntry};
 use crate::raw::{
     RawCgroup, RawCpuMax, RawCpus, RawDoc, RawGenerate, RawKernel, RawOp, RawScenario, RawTask, S,
 };
@@ -216,6 +216,7 @@ fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Knobs> {
             .as_ref()
             .map_or(d.load_balance, |v| *v.get_ref()),
         lockdep: k.lockdep.as_ref().map_or(d.lockdep, |v| *v.get_ref()),
+        tg_load_avg_ratelimit: dur.opt(&k.tg_load_avg_ratelimit, d.tg_load_avg_ratelimit)?,
         sched_migration_cost: dur.opt(&k.sched_migration_cost, d.sched_migration_cost)?,
         migration_footprint_lines: footprint_lines(
             &k.migration_footprint_lines,
@@ -609,12 +610,85 @@ fn hooks(
         if let Some(op) = program.ops.iter().find(|op| !allowed_in_hook(op)) {
             return Err(Diag::new(
                 body.span(),
-                format!("hook `{}` runs a `{}` op (through a function it calls): a hook runs in atomic context with no task of its own, where smpsim runs only `work`, `count` and atomics (`atomic_inc`, `atomic_dec`, `atomic_read`, indexed by constants or `this_cpu()`)", name.get_ref(), format!("{op:?}").split([' ', '(', '{']).next().unwrap_or("?")),
+                format!("hook `{}` runs a `{}` op (through a function it calls): a hook runs in atomic context with no task of its own, where smpsim runs only `work`, `count`, atomics (`atomic_inc`, `atomic_dec`, `atomic_read`) and, in some hooks, spinlocks, indexed by constants or `this_cpu()`", name.get_ref(), format!("{op:?}").split([' ', '(', '{']).next().unwrap_or("?")),
             ));
         }
+        hook_locks(ctx, name, body, ev, &program)?;
         out[ev] = Some(program);
     }
     Ok(out)
+}
+
+/// The spinlocks of hook `name` (event `ev`): only at events where the
+/// kernel's work can wait for them, only spinning locks, and each one
+/// taken released again within the hook, in its mode.
+fn hook_locks(
+    ctx: &Ctx<'_>,
+    name: &S<String>,
+    body: &S<Vec<S<crate::raw::RawOp>>>,
+    ev: usize,
+    program: &smpsim_kernel::Program,
+) -> DResult<()> {
+    use smpsim_kernel::hooks::{locks_allowed, HOOK_NAMES};
+    use smpsim_kernel::program::{LockMode, Op};
+    let hook = name.get_ref();
+    let object = |id: u32| -> (&str, Option<LockKind>) {
+        let entry = ctx.objects.iter().find_map(|(n, e)| match e {
+            ObjEntry::Lock { id: i, kind, .. } if *i == id => Some((n.as_str(), *kind)),
+            _ => None,
+        });
+        entry.map_or(("?", None), |(n, k)| (n, Some(k)))
+    };
+    let op_name = |mode: LockMode, lock: bool| {
+        let verb = if lock { "lock" } else { "unlock" };
+        format!("{}_{verb}", mode.op_prefix())
+    };
+    let mut held: Vec<&smpsim_kernel::program::ObjRef> = Vec::new();
+    for op in &program.ops {
+        let (lock, mode, take) = match op {
+            Op::Lock { lock, mode, .. } => (lock, *mode, true),
+            Op::Unlock { lock, mode, .. } => (lock, *mode, false),
+            _ => continue,
+        };
+        let (obj, kind) = object(lock.object);
+        let what = op_name(mode, take);
+        if !matches!(kind, Some(LockKind::Spinlock | LockKind::Rwlock)) {
+            return Err(Diag::new(
+                body.span(),
+                format!("hook `{hook}` takes `{obj}`, a sleeping lock (through a function it calls): a hook runs in atomic context, where a sleeping lock is the kernel's \"BUG: scheduling while atomic\""),
+            ));
+        }
+        if !locks_allowed(ev) {
+            let allowed: Vec<&str> = (0..HOOK_NAMES.len())
+                .filter(|e| locks_allowed(*e))
+                .map(|e| HOOK_NAMES[e])
+                .collect();
+            return Err(Diag::new(
+                body.span(),
+                format!("`{what}({obj})` is not allowed in a `{hook}` hook yet: smpsim cannot hold up what the kernel does there (a task's next op, an idle CPU) while the hook waits for the lock"),
+            )
+            .help(format!("spinlocks may be taken in {} hooks", list(allowed))));
+        }
+        if take {
+            held.push(lock);
+            continue;
+        }
+        let Some(i) = held.iter().position(|h| *h == lock) else {
+            return Err(Diag::new(
+                body.span(),
+                format!("hook `{hook}` does `{what}({obj})` without taking it first: a hook releases only the locks it took"),
+            ));
+        };
+        held.remove(i);
+    }
+    if let Some(lock) = held.first() {
+        let (obj, _) = object(lock.object);
+        return Err(Diag::new(
+            body.span(),
+            format!("hook `{hook}` takes `{obj}` and does not release it: a hook has no task to hold a lock after it, so it must release every lock it takes"),
+        ));
+    }
+    Ok(())
 }
 
 /// `[scenario]`: what is simulated for how long.
