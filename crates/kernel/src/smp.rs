@@ -242,8 +242,10 @@ impl crate::Kernel<'_> {
 
     /// A handler program on CPU `c` in hardirq context from time `t`;
     /// returns when it ends. Its spinlocks are marked for lockdep's
-    /// IRQ-safety check; they are neither contended nor priced here (the
-    /// model has no spinning in hardirq context).
+    /// IRQ-safety check; they are neither contended nor priced here: the
+    /// handler runs inside the CSD queue's timeline, computed at once, and
+    /// only a `sched_tick` hook's run (`hooks.rs`) can wait for a lock in
+    /// hardirq context so far.
     fn run_handler(&mut self, c: u32, h: u32, mut t: Nanos) -> Nanos {
         let spec = self.spec;
         for op in &spec.handlers[h as usize].ops {
