@@ -84,6 +84,10 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=20ms", "scenario.warmup=5ms"],
     ),
     (
+        "scenarios/examples/sched-hooks-locks.toml",
+        &["scenario.duration=10ms", "scenario.warmup=2ms"],
+    ),
+    (
         "scenarios/examples/false-sharing.toml",
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),

@@ -81,6 +81,46 @@ fn bad_hooks_are_located_and_exit_2_without_output() {
             "atomic context",
         ),
     ];
+    // The same scenario with a spinlock `s` (its hooks one line lower).
+    let with_spinlock = |hooks: &str| {
+        GOOD.replace(
+            "m = { type = \"mutex\" }",
+            "m = { type = \"mutex\" }\ns = { type = \"spinlock\" }",
+        )
+        .replace("sched_switch = '''atomic_inc(a);'''", hooks)
+    };
+    let cases = cases.into_iter().chain([
+        (
+            "spinlock-in-enqueue",
+            with_spinlock("enqueue_task_fair = '''spin_lock(s); spin_unlock(s);'''"),
+            17,
+            "is not allowed in a `enqueue_task_fair` hook yet",
+        ),
+        (
+            "spinlock-in-tg-hook",
+            with_spinlock("update_tg_load_avg = '''spin_lock(s); spin_unlock(s);'''"),
+            17,
+            "is not allowed in a `update_tg_load_avg` hook yet",
+        ),
+        (
+            "unbalanced",
+            with_spinlock("sched_switch = '''spin_lock(s); work(1us);'''"),
+            17,
+            "does not release it",
+        ),
+        (
+            "unlock-not-taken",
+            with_spinlock("sched_tick = '''spin_unlock(s);'''"),
+            17,
+            "never takes it",
+        ),
+        (
+            "unlocked-twice",
+            with_spinlock("sched_switch = '''spin_lock(s); spin_unlock(s); spin_unlock(s);'''"),
+            17,
+            "without taking it first",
+        ),
+    ]);
     let dir = std::env::temp_dir().join(format!("smpsim-hooks-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (name, text, line, says) in cases {
@@ -289,4 +329,244 @@ set_task_cpu = '''count(moved);'''
         &text.replace("count = 40", "count = 40\naffinity = \"pinned\""),
     );
     assert_eq!(count(&pinned, "moved"), 0, "pinned tasks never move");
+}
+
+/// A `sched_tick` hook and the tasks take one spinlock: the hook waits
+/// for the tasks' holds (lock_stat counts its contentions), the handler
+/// lasts until it is done (irq time), and every CPU's time adds up.
+#[test]
+fn a_tick_hook_spinlock_is_contended_with_tasks() {
+    let dir = std::env::temp_dir().join(format!("smpsim-hooks-tick-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = |hook: &str| {
+        format!(
+            r#"[scenario]
+name = "t"
+duration = "20ms"
+warmup = "2ms"
+[machine]
+preset = "generic-x86"
+[objects]
+s = {{ type = "spinlock" }}
+[[tasks]]
+name = "w"
+per_cpu = 1
+code = '''for (;;) {{ spin_lock_irqsave(s); work(2us); spin_unlock_irqrestore(s); count(task_locks); work(exp(20us)); }}'''
+[hooks]
+sched_tick = '''{hook}'''
+"#
+        )
+    };
+    let with = first_variant(
+        &dir,
+        "with",
+        &text("count(ticks); spin_lock(s); work(1us); spin_unlock(s);"),
+    );
+    let without = first_variant(&dir, "without", &text("count(ticks); work(1us);"));
+    let lock = |v: &serde_json::Value, k: &str| v["locks"][0][k].as_u64().unwrap();
+    let count = |v: &serde_json::Value, name: &str| -> u64 {
+        v["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap()["count"]
+            .as_u64()
+            .unwrap()
+    };
+    // Every busy CPU ticks once a millisecond, and each tick's hook takes
+    // the lock once: the acquisitions are the tasks' and the ticks'.
+    let nr_cpus = with["nr_cpus"].as_u64().unwrap();
+    let ticks = count(&with, "ticks");
+    assert!(ticks.abs_diff(18 * nr_cpus) <= nr_cpus, "{ticks} ticks");
+    let takers = ticks + count(&with, "task_locks");
+    assert!(
+        lock(&with, "acquisitions").abs_diff(takers) <= 2 * nr_cpus,
+        "{} vs {takers}",
+        lock(&with, "acquisitions")
+    );
+    assert!(
+        lock(&with, "contentions") > lock(&without, "contentions"),
+        "{}",
+        with["locks"]
+    );
+    let sum = |v: &serde_json::Value, k: &str| -> u64 {
+        v["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c[k].as_u64().unwrap_or(0))
+            .sum()
+    };
+    assert!(
+        sum(&with, "irq") > sum(&without, "irq"),
+        "the wait is the handler's"
+    );
+    for v in [&with, &without] {
+        let total: u64 = ["user", "sys", "spin", "irq", "softirq", "idle"]
+            .iter()
+            .map(|k| sum(v, k))
+            .sum();
+        assert_eq!(total, 18_000_000 * nr_cpus, "CPU time adds up");
+    }
+}
+
+/// A task takes the lock with IRQs on and the tick's hook takes it in
+/// hardirq context: lockdep's inconsistent-lock-state report, as for a
+/// cross-CPU call handler.
+#[test]
+fn lockdep_marks_a_tick_hook_lock_as_hardirq() {
+    let dir = std::env::temp_dir().join(format!("smpsim-hooks-lockdep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = r#"[scenario]
+name = "t"
+duration = "5ms"
+[machine]
+preset = "generic-x86"
+[kernel]
+lockdep = true
+[objects]
+s = { type = "spinlock" }
+[[tasks]]
+name = "w"
+per_cpu = 1
+code = '''for (;;) { spin_lock(s); work(1us); spin_unlock(s); work(exp(20us)); }'''
+[hooks]
+sched_tick = '''spin_lock(s); spin_unlock(s);'''
+"#;
+    let v = first_variant(&dir, "irq-unsafe", text);
+    let findings = v["findings"].to_string();
+    assert!(
+        findings.contains("inconsistent") && findings.contains("sched_tick hook"),
+        "{findings}"
+    );
+}
+
+/// The example's three variants differ as docs/sched-hooks.md says.
+#[test]
+fn the_locks_example_shows_its_counters() {
+    let out = smpsim()
+        .args(["run"])
+        .arg(repo("scenarios/examples/sched-hooks-locks.toml"))
+        .args([
+            "--set",
+            "scenario.duration=8ms",
+            "--set",
+            "scenario.warmup=2ms",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let vs = &v["variants"];
+    let (global, percpu, unlimited) = (&vs[0], &vs[1], &vs[2]);
+    assert_eq!(global["variant"], "global_lock");
+    assert_eq!(percpu["variant"], "percpu_lock");
+    assert_eq!(unlimited["variant"], "no_ratelimit");
+    let stat = |r: &serde_json::Value, i: usize, k: &str| r["locks"][i][k].as_u64().unwrap();
+    // One lock for every CPU's switches: most acquisitions wait.
+    assert!(stat(global, 0, "contentions") * 2 > stat(global, 0, "acquisitions"));
+    // One per CPU: none does, and the lines stay home.
+    assert!(stat(percpu, 1, "acquisitions") > 0);
+    assert_eq!(stat(percpu, 1, "contentions"), 0);
+    assert_eq!(stat(percpu, 1, "bounces"), 0);
+    // Without the rate limit tg->load_avg's line moves several times more.
+    assert!(stat(unlimited, 2, "bounces") > 3 * stat(percpu, 2, "bounces"));
+    let switches = |r: &serde_json::Value| -> u64 {
+        r["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["nr_switches"].as_u64().unwrap())
+            .sum()
+    };
+    assert!(switches(percpu) > 2 * switches(global));
+}
+
+/// `smpsim fmt` leaves the locks example as it is, and converts it.
+#[test]
+fn fmt_round_trips_the_locks_example() {
+    let path = repo("scenarios/examples/sched-hooks-locks.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for to in ["code", "toml"] {
+        let out = smpsim()
+            .args(["fmt"])
+            .arg(&path)
+            .args(["--to", to])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if to == "code" {
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), text);
+        }
+    }
+}
+
+/// `update_tg_load_avg` runs for tasks in a cgroup at most once a
+/// millisecond per CPU (the kernel's rate limit), at every call without
+/// it; `update_cfs_group` at every enqueue, dequeue and tick; neither for
+/// tasks of the root group.
+#[test]
+fn group_hooks_run_for_cgroup_tasks_with_the_rate_limit() {
+    let dir = std::env::temp_dir().join(format!("smpsim-hooks-tg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = |extra: &str| {
+        format!(
+            r#"[scenario]
+name = "t"
+duration = "10ms"
+[machine]
+preset = "generic-x86"
+{extra}
+[objects]
+tg_load_avg = {{ type = "atomic" }}
+[[cgroup]]
+name = "g"
+[[tasks]]
+name = "w"
+per_cpu = 2
+cgroup = "g"
+code = '''for (;;) {{ work(exp(10us)); count(sleeps); sleep(exp(10us)); }}'''
+[hooks]
+update_tg_load_avg = '''count(tg_updates); atomic_inc(tg_load_avg);'''
+update_cfs_group = '''count(shares); atomic_read(tg_load_avg);'''
+"#
+        )
+    };
+    let count = |v: &serde_json::Value, name: &str| -> u64 {
+        v["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .map_or(0, |c| c["count"].as_u64().unwrap())
+    };
+    let limited = first_variant(&dir, "limited", &text(""));
+    let nr_cpus = limited["nr_cpus"].as_u64().unwrap();
+    // At most one update per CPU per millisecond (and at least one: every
+    // CPU keeps switching).
+    let updates = count(&limited, "tg_updates");
+    assert!(updates <= 11 * nr_cpus, "{updates}");
+    assert!(updates >= 9 * nr_cpus, "{updates}");
+    // update_cfs_group: a dequeue per sleep and an enqueue per wakeup.
+    let sleeps = count(&limited, "sleeps");
+    assert!(count(&limited, "shares") >= 2 * sleeps - 2 * nr_cpus * 2);
+    let unlimited = first_variant(
+        &dir,
+        "unlimited",
+        &text("[kernel]\ntg_load_avg_ratelimit = \"0ns\""),
+    );
+    // Every call: enqueue, dequeue and pick of each sleep cycle, at least.
+    let sleeps = count(&unlimited, "sleeps");
+    assert!(count(&unlimited, "tg_updates") >= 3 * sleeps - 3 * nr_cpus * 2);
+    assert!(count(&unlimited, "tg_updates") > 20 * updates);
+    let root = first_variant(&dir, "root", &text("").replace("cgroup = \"g\"\n", ""));
+    assert_eq!(count(&root, "tg_updates"), 0);
+    assert_eq!(count(&root, "shares"), 0);
 }

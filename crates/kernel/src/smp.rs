@@ -51,6 +51,8 @@ impl crate::Kernel<'_> {
         };
         let mut t = self.now + entry;
         let mut softirq = false;
+        // A sched_tick hook that takes locks runs last, at its true time.
+        let mut tick_run = false;
         let mut pending = std::mem::take(&mut self.cpus[c as usize].irq_pending);
         for irq in pending.drain(..) {
             match irq {
@@ -63,7 +65,15 @@ impl crate::Kernel<'_> {
                 PendingIrq::CfsPeriod { pool } => t = self.cfs_period_timer(c, pool, t),
                 PendingIrq::CfsSlack { pool } => t = self.cfs_slack_timer(c, pool, t),
                 PendingIrq::TickHook => {
-                    if let Some(h) = self.hook(crate::hooks::HookEvent::SchedTick) {
+                    let curr = self.cpus[c as usize].curr;
+                    if curr != NO_TASK && self.has_group_hooks() {
+                        // entity_tick() for the task the tick found running.
+                        let site = crate::sched::tg_load_avg::UpdateSite::Tick;
+                        t = self.run_group_hooks(c, curr, site, t);
+                    }
+                    if self.tick_hook_locks() {
+                        tick_run = true;
+                    } else if let Some(h) = self.hook(crate::hooks::HookEvent::SchedTick) {
                         t = self.run_hook(c, h, t);
                     }
                 }
@@ -76,6 +86,10 @@ impl crate::Kernel<'_> {
         }
         // Hooks the handler ran (a wakeup's enqueue_task_fair).
         t += self.take_hook_debt(c);
+        if tick_run {
+            self.start_tick_run(c, t, softirq);
+            return;
+        }
         // irq_exit(): the softirqs raised, after the hardirq work.
         if softirq {
             t = self.rcu_softirq(c, t);
@@ -134,6 +148,11 @@ impl crate::Kernel<'_> {
 
     /// The handler is done: return to what was interrupted.
     pub(crate) fn exit_irq(&mut self, c: u32) {
+        if self.hook_run_waiting(c) {
+            // The handler's sched_tick hook goes on first (`hooks.rs`).
+            self.drive_hook_run(c);
+            return;
+        }
         self.settle(c);
         let cpu = &mut self.cpus[c as usize];
         let back = cpu.interrupted;
@@ -223,8 +242,10 @@ impl crate::Kernel<'_> {
 
     /// A handler program on CPU `c` in hardirq context from time `t`;
     /// returns when it ends. Its spinlocks are marked for lockdep's
-    /// IRQ-safety check; they are neither contended nor priced here (the
-    /// model has no spinning in hardirq context).
+    /// IRQ-safety check; they are neither contended nor priced here: the
+    /// handler runs inside the CSD queue's timeline, computed at once, and
+    /// only a `sched_tick` hook's run (`hooks.rs`) can wait for a lock in
+    /// hardirq context so far.
     fn run_handler(&mut self, c: u32, h: u32, mut t: Nanos) -> Nanos {
         let spec = self.spec;
         for op in &spec.handlers[h as usize].ops {

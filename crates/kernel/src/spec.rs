@@ -65,6 +65,10 @@ pub struct Knobs {
     pub sched_migration_cost: Nanos,
     /// `CONFIG_PROVE_LOCKING`: lockdep's dependency checks.
     pub lockdep: bool,
+    /// How often `update_tg_load_avg()` may update `tg->load_avg` for one
+    /// cfs_rq (`NSEC_PER_MSEC` since "sched/fair: Ratelimit update to
+    /// tg->load_avg", v6.7); 0: at every call, as before it.
+    pub tg_load_avg_ratelimit: Nanos,
     /// Cache lines of a task's working set that follow it to a new CPU,
     /// each one line transfer from the old CPU, paid when it next runs.
     pub migration_footprint_lines: u32,
@@ -137,6 +141,9 @@ impl Default for Knobs {
             rcu_cpu_stall_timeout: 21_000_000_000,
             load_balance: true,
             lockdep: false,
+            // kernel/sched/fair.c update_tg_load_avg(): at most once per
+            // NSEC_PER_MSEC per cfs_rq (since v6.7).
+            tg_load_avg_ratelimit: 1_000_000,
             // kernel/sched/fair.c: sysctl_sched_migration_cost = 500000UL.
             sched_migration_cost: 500_000,
             // assumed: 64 lines (4 KiB) of hot stack and data; a scenario
@@ -376,10 +383,12 @@ pub enum HookEvent {
     SetTaskCpu = 4,
     IdleEnter = 5,
     IdleExit = 6,
+    UpdateTgLoadAvg = 7,
+    UpdateCfsGroup = 8,
 }
 
 /// How many [`HookEvent`]s there are.
-pub const HOOK_EVENTS: usize = 7;
+pub const HOOK_EVENTS: usize = 9;
 
 /// Every event by its `[hooks]` name, in index order.
 pub const HOOK_NAMES: [&str; HOOK_EVENTS] = [
@@ -390,6 +399,8 @@ pub const HOOK_NAMES: [&str; HOOK_EVENTS] = [
     "set_task_cpu",
     "idle_enter",
     "idle_exit",
+    "update_tg_load_avg",
+    "update_cfs_group",
 ];
 
 /// The event a `[hooks]` key names.

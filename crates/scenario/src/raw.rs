@@ -162,6 +162,7 @@ pub(crate) struct RawKernel {
     pub rcu_cpu_stall_timeout: Option<S<String>>,
     pub load_balance: Option<S<bool>>,
     pub lockdep: Option<S<bool>>,
+    pub tg_load_avg_ratelimit: Option<S<String>>,
     pub sched_migration_cost: Option<S<String>>,
     pub migration_footprint_lines: Option<S<i64>>,
     pub tlb_broadcast: Option<S<bool>>,

@@ -30,6 +30,11 @@ impl LockInstance {
         }
     }
 
+    /// Who holds it, how, and since when.
+    pub fn holders(&self) -> &[(TaskId, LockMode, Nanos)] {
+        &self.holders
+    }
+
     /// Ownership is sound: an exclusive or write holder holds alone, and
     /// the implementation agrees with the holders recorded here.
     pub fn ownership_sound(&self) -> bool {
@@ -48,17 +53,21 @@ impl crate::Kernel<'_> {
     /// (the trylock failed and lock_contended() was counted).
     fn lock_granted(&mut self, t: TaskId, l: u32, mode: LockMode, at: Nanos, contended: bool) {
         let now = self.now;
+        let waited = contended.then(|| at - self.lock_wait_start(t));
         let lock = &mut self.objects.spinlocks[l as usize];
         lock.holders.push((t, mode, at));
         debug_assert!(lock.ownership_sound(), "lock ownership unsound");
-        let waited = contended.then(|| at - self.tasks[t as usize].wait.wait_start);
         self.metrics.lock_acquired(now, lock.object, waited);
     }
 
     /// Runs `f` on lock `l`'s implementation with an [`Env`] at the current
     /// time; returns its answer, then acts on what it produced: waiters
     /// granted the lock see it at their time; a timer the lock asked for.
-    fn with_lock<R>(&mut self, l: u32, f: impl FnOnce(&mut dyn SpinningLock, &mut Env) -> R) -> R {
+    pub(crate) fn with_lock<R>(
+        &mut self,
+        l: u32,
+        f: impl FnOnce(&mut dyn SpinningLock, &mut Env) -> R,
+    ) -> R {
         let mut grants = std::mem::take(&mut self.lock_grants);
         let mut env = Env {
             now: self.now,
@@ -70,6 +79,11 @@ impl crate::Kernel<'_> {
         let timer = env.timer;
         for &(w, mode, at) in &grants {
             self.lock_granted(w, l, mode, at, true);
+            if let Some(c) = crate::ids::hook_holder_cpu(w) {
+                // A hook spinning on CPU `c`: the CPU goes on with it.
+                self.hook_lock_granted(c, at);
+                continue;
+            }
             let gen = self.tasks[w as usize].gen;
             self.at(at, Event::Sched(SchedEvent::SpinEnd { task: w, gen }));
         }
@@ -232,5 +246,90 @@ impl crate::Kernel<'_> {
             return Flow::Stop;
         }
         Flow::Next
+    }
+}
+
+/// A `[hooks]` run's spinlocks (`hooks.rs`): the same implementation,
+/// `lock_stat` rows and bad-unlock report as a task's, taken by the CPU
+/// itself (its [`crate::ids::hook_holder`] id) where IRQs and preemption
+/// are already off, so neither changes.
+impl crate::Kernel<'_> {
+    /// When lock waiter `t` (a task or a hook) began to wait.
+    fn lock_wait_start(&self, t: TaskId) -> Nanos {
+        match crate::ids::hook_holder_cpu(t) {
+            Some(c) => self.hook_spin_since(c),
+            None => self.tasks[t as usize].wait.wait_start,
+        }
+    }
+
+    /// `spin_lock()` (`read_lock()`, `write_lock()`) of instance `l` by the
+    /// hook on CPU `c`, now: `Some(t)` if it holds the lock at `t`, `None`
+    /// if it spins until a release grants it ([`Self::with_lock`] then
+    /// calls `hook_lock_granted()`).
+    pub(crate) fn hook_spin_lock(&mut self, c: u32, l: u32, mode: LockMode) -> Option<Nanos> {
+        let holder = crate::ids::hook_holder(c);
+        let recursive = self.objects.spinlocks[l as usize]
+            .holders
+            .iter()
+            .any(|h| h.0 == holder && (h.1 != LockMode::Read || mode != LockMode::Read));
+        if recursive {
+            let object = self.objects.spinlocks[l as usize].object as usize;
+            let lock = self.spec.objects[object].name.clone();
+            let op = format!("{}_lock", mode.op_prefix());
+            self.metrics
+                .recursive_locking(c, self.now, &format!("CPU{c} hook"), &op, &lock);
+        }
+        let taker = Taker {
+            task: holder,
+            cpu: c,
+            mode,
+        };
+        match self.with_lock(l, |imp, env| imp.lock(env, taker)) {
+            Some(done) => {
+                self.lock_granted(holder, l, mode, done, false);
+                Some(done)
+            }
+            None => {
+                let object = self.objects.spinlocks[l as usize].object;
+                self.metrics.lock_contended(self.now, object);
+                None
+            }
+        }
+    }
+
+    /// `spin_unlock()` of instance `l` by the hook on CPU `c`, now; returns
+    /// when the releasing store is done.
+    pub(crate) fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos {
+        let now = self.now;
+        let holder = crate::ids::hook_holder(c);
+        let lock = &self.objects.spinlocks[l as usize];
+        let at = lock
+            .holders
+            .iter()
+            .position(|h| h.0 == holder && h.1 == mode);
+        match at.filter(|_| lock.imp.holds(holder, mode)) {
+            Some(i) => {
+                let (_, _, since) = self.objects.spinlocks[l as usize].holders.swap_remove(i);
+                let object = self.objects.spinlocks[l as usize].object;
+                self.metrics
+                    .lock_released(now, object, now.saturating_sub(since));
+                let taker = Taker {
+                    task: holder,
+                    cpu: c,
+                    mode,
+                };
+                self.with_lock(l, |imp, env| imp.unlock(env, taker))
+            }
+            None => {
+                // Scenario loading pairs every hook unlock with its lock;
+                // kept as the kernel's report all the same.
+                let object = self.objects.spinlocks[l as usize].object as usize;
+                let lock = self.spec.objects[object].name.clone();
+                let op = format!("{}_unlock", mode.op_prefix());
+                self.metrics
+                    .bad_unlock(c, now, &format!("CPU{c} hook"), &op, &lock);
+                now
+            }
+        }
     }
 }

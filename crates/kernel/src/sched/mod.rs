@@ -11,6 +11,7 @@
 pub mod balance;
 pub mod capacity;
 pub mod cfs_bandwidth;
+pub mod tg_load_avg;
 
 use smpsim_engine::Handled;
 
@@ -154,6 +155,8 @@ impl crate::Kernel<'_> {
         self.rcu_note_context_switch(c);
         let prev = self.cpus[c as usize].curr;
         let mut cost = 0;
+        // The switch's hooks, once one of them may wait for a lock.
+        let mut hook_run = None;
         if prev != NO_TASK {
             let task = &self.tasks[prev as usize];
             // __might_sleep(): a task that blocks in atomic context or with
@@ -173,8 +176,11 @@ impl crate::Kernel<'_> {
             }
             if task.state != TaskState::Running && !task.is_rt() && !self.booting {
                 // deactivate_task() -> dequeue_task_fair(), rq lock held.
-                if let Some(h) = self.hook(crate::hooks::HookEvent::DequeueTaskFair) {
-                    cost = self.run_hook(c, h, self.now + cost) - self.now;
+                let ev = crate::hooks::HookEvent::DequeueTaskFair;
+                cost = self.switch_hook(c, ev, cost, &mut hook_run);
+                if self.has_group_hooks() {
+                    let site = tg_load_avg::UpdateSite::Dequeue;
+                    cost = self.switch_group_hooks(c, prev, site, cost, &mut hook_run);
                 }
             }
             let task = &self.tasks[prev as usize];
@@ -222,19 +228,22 @@ impl crate::Kernel<'_> {
             // Its run time starts being charged when the switch completes.
             self.tasks[next as usize].exec_start = u64::MAX;
         }
+        if next != NO_TASK && next != prev && self.has_group_hooks() {
+            // pick_next_task_fair() -> set_next_entity() -> update_load_avg().
+            let site = tg_load_avg::UpdateSite::SetNext;
+            cost = self.switch_group_hooks(c, next, site, cost, &mut hook_run);
+        }
         if prev == NO_TASK && next != NO_TASK && !self.booting {
             // do_idle() ends (tick_nohz_idle_exit(), ...): the idle task's
             // way out, before schedule_idle().
-            if let Some(h) = self.hook(crate::hooks::HookEvent::IdleExit) {
-                cost = self.run_hook(c, h, self.now + cost) - self.now;
-            }
+            let ev = crate::hooks::HookEvent::IdleExit;
+            cost = self.switch_hook(c, ev, cost, &mut hook_run);
         }
         if next != prev {
             // trace_sched_switch(), before context_switch().
-            if let Some(h) = self.hook(crate::hooks::HookEvent::SchedSwitch) {
-                if !self.booting {
-                    cost = self.run_hook(c, h, self.now + cost) - self.now;
-                }
+            if !self.booting {
+                let ev = crate::hooks::HookEvent::SchedSwitch;
+                cost = self.switch_hook(c, ev, cost, &mut hook_run);
             }
             cost += self.cost.context_switch;
             cost += self.mm_switch_start(c, prev, next);
@@ -248,6 +257,11 @@ impl crate::Kernel<'_> {
         }
         let cpu = &mut self.cpus[c as usize];
         cpu.curr = next;
+        if let Some(run) = hook_run {
+            // Hooks that take locks: the switch ends when they are done.
+            self.start_switch_run(c, next, cost, run);
+            return;
+        }
         if cost == 0 {
             self.finish_switch(c, next);
             return;
@@ -279,6 +293,11 @@ impl crate::Kernel<'_> {
 
     /// The switch is done: `next` (or idle) runs from now.
     pub(crate) fn finish_switch(&mut self, c: u32, next: TaskId) {
+        if self.hook_run_waiting(c) {
+            // A hook of this switch goes on first (`hooks.rs`).
+            self.drive_hook_run(c);
+            return;
+        }
         self.settle(c);
         self.irq_off_end(c);
         let now = self.now;
@@ -368,14 +387,20 @@ impl crate::Kernel<'_> {
         self.tasks[t as usize].gen = self.tasks[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
         let c = self.tasks[t as usize].cpu;
+        // ttwu_do_activate() -> enqueue_task_fair() on the waking CPU (the
+        // task's own CPU from a softirq), rq lock held.
+        let on = if softirq { c } else { waker };
         if let Some(h) = self.hook(crate::hooks::HookEvent::EnqueueTaskFair) {
             if !self.tasks[t as usize].is_rt() {
-                // ttwu_do_activate() -> enqueue_task_fair() on the waking
-                // CPU (the task's own CPU from a softirq), rq lock held.
-                let on = if softirq { c } else { waker };
                 let d = self.run_hook(on, h, self.now) - self.now;
                 self.charge_hook(on, d);
             }
+        }
+        if self.has_group_hooks() {
+            // enqueue_entity() -> update_load_avg(), update_cfs_group().
+            let site = tg_load_avg::UpdateSite::Enqueue;
+            let d = self.run_group_hooks(on, t, site, self.now) - self.now;
+            self.charge_hook(on, d);
         }
         let from = if softirq && c == waker {
             FROM_SOFTIRQ
@@ -501,7 +526,10 @@ impl crate::Kernel<'_> {
             self.cpus[c as usize].need_resched = true;
         }
         self.trigger_load_balance(c);
-        if self.hook(crate::hooks::HookEvent::SchedTick).is_some() {
+        let task = &self.tasks[t as usize];
+        // entity_tick() -> update_load_avg(), update_cfs_group().
+        let group_tick = self.has_group_hooks() && task.group_rq.is_some() && !task.is_rt();
+        if self.hook(crate::hooks::HookEvent::SchedTick).is_some() || group_tick {
             // The hook runs in the timer interrupt, once IRQs are on.
             self.cpus[c as usize]
                 .irq_pending

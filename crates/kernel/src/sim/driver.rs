@@ -113,6 +113,12 @@ impl<'s> Simulation<'s> {
         self.run.advance(&mut self.kernel, horizon)
     }
 
+    /// The kernel as it stands, for tests that look inside it.
+    #[cfg(test)]
+    pub(crate) fn kernel(&self) -> &Kernel<'s> {
+        &self.kernel
+    }
+
     /// Simulated time reached so far.
     pub fn reached(&self) -> Nanos {
         self.run.reached

@@ -107,6 +107,8 @@ pub struct Kernel<'s> {
     pub(crate) hist_names: Vec<String>,
     /// Events delivered so far, by kind.
     event_counts: crate::result::EventCounts,
+    /// `[hooks]` runs waiting for locks, and the per-group rate limit.
+    pub(crate) hooks: crate::hooks::HookState<'s>,
 }
 
 impl<'s> Kernel<'s> {
@@ -154,6 +156,7 @@ impl<'s> Kernel<'s> {
         );
         let kthreads = spawned.iter().map(|(k, _)| *k).collect();
         let pos = vec![NOT_QUEUED; tasks.len() + groups.len()];
+        let nr_group_rqs = groups.len();
         let mut kernel = Kernel {
             spec,
             now: 0,
@@ -191,6 +194,7 @@ impl<'s> Kernel<'s> {
             perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
             hist_names: spec.histograms.clone(),
             event_counts: Default::default(),
+            hooks: crate::hooks::HookState::new(spec, nr_cpus, nr_group_rqs),
         };
         for (info, ids) in spawned {
             (info.started)(&mut kernel, ids);

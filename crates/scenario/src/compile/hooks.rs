@@ -2,7 +2,8 @@
 //! checked for what atomic context allows.
 
 use crate::error::{list, DResult, Diag};
-use crate::ops::{self, Ctx};
+use crate::object_type::ObjectType;
+use crate::ops::{self, Ctx, ObjEntry};
 use crate::raw::S;
 
 /// Ops that may sleep: in a hook (atomic context) each is the kernel's
@@ -62,10 +63,83 @@ pub(super) fn hooks(
         if let Some(op) = program.ops.iter().find(|op| !allowed_in_hook(op)) {
             return Err(Diag::new(
                 body.span(),
-                format!("hook `{}` runs a `{}` op (through a function it calls): a hook runs in atomic context with no task of its own, where smpsim runs only `work`, `count` and atomics (`atomic_inc`, `atomic_dec`, `atomic_read`, indexed by constants or `this_cpu()`)", name.get_ref(), format!("{op:?}").split([' ', '(', '{']).next().unwrap_or("?")),
+                format!("hook `{}` runs a `{}` op (through a function it calls): a hook runs in atomic context with no task of its own, where smpsim runs only `work`, `count`, atomics (`atomic_inc`, `atomic_dec`, `atomic_read`) and, in some hooks, spinlocks, indexed by constants or `this_cpu()`", name.get_ref(), format!("{op:?}").split([' ', '(', '{']).next().unwrap_or("?")),
             ));
         }
+        hook_locks(ctx, name, body, ev, &program)?;
         out[ev] = Some(program);
     }
     Ok(out)
+}
+
+/// The spinlocks of hook `name` (event `ev`): only at events where the
+/// kernel's work can wait for them, only spinning locks, and each one
+/// taken released again within the hook, in its mode.
+fn hook_locks(
+    ctx: &Ctx<'_>,
+    name: &S<String>,
+    body: &S<Vec<S<crate::raw::RawOp>>>,
+    ev: usize,
+    program: &smpsim_kernel::Program,
+) -> DResult<()> {
+    use smpsim_kernel::hooks::{locks_allowed, HOOK_NAMES};
+    use smpsim_kernel::program::{LockMode, Op};
+    let hook = name.get_ref();
+    let object = |id: u32| -> (&str, Option<ObjectType>) {
+        let entry = ctx.objects.iter().find_map(|(n, e)| match e {
+            ObjEntry::Lock { id: i, kind, .. } if *i == id => Some((n.as_str(), *kind)),
+            _ => None,
+        });
+        entry.map_or(("?", None), |(n, k)| (n, Some(k)))
+    };
+    let op_name = |mode: LockMode, lock: bool| {
+        let verb = if lock { "lock" } else { "unlock" };
+        format!("{}_{verb}", mode.op_prefix())
+    };
+    let mut held: Vec<&smpsim_kernel::program::ObjRef> = Vec::new();
+    for op in &program.ops {
+        let (lock, mode, take) = match op {
+            Op::Lock { lock, mode, .. } => (lock, *mode, true),
+            Op::Unlock { lock, mode, .. } => (lock, *mode, false),
+            _ => continue,
+        };
+        let (obj, kind) = object(lock.object);
+        let what = op_name(mode, take);
+        if !matches!(kind, Some(ObjectType::Spinlock | ObjectType::Rwlock)) {
+            return Err(Diag::new(
+                body.span(),
+                format!("hook `{hook}` takes `{obj}`, a sleeping lock (through a function it calls): a hook runs in atomic context, where a sleeping lock is the kernel's \"BUG: scheduling while atomic\""),
+            ));
+        }
+        if !locks_allowed(ev) {
+            let allowed: Vec<&str> = (0..HOOK_NAMES.len())
+                .filter(|e| locks_allowed(*e))
+                .map(|e| HOOK_NAMES[e])
+                .collect();
+            return Err(Diag::new(
+                body.span(),
+                format!("`{what}({obj})` is not allowed in a `{hook}` hook yet: smpsim cannot hold up what the kernel does there (a task's next op, an idle CPU) while the hook waits for the lock"),
+            )
+            .help(format!("spinlocks may be taken in {} hooks", list(allowed))));
+        }
+        if take {
+            held.push(lock);
+            continue;
+        }
+        let Some(i) = held.iter().position(|h| *h == lock) else {
+            return Err(Diag::new(
+                body.span(),
+                format!("hook `{hook}` does `{what}({obj})` without taking it first: a hook releases only the locks it took"),
+            ));
+        };
+        held.remove(i);
+    }
+    if let Some(lock) = held.first() {
+        let (obj, _) = object(lock.object);
+        return Err(Diag::new(
+            body.span(),
+            format!("hook `{hook}` takes `{obj}` and does not release it: a hook has no task to hold a lock after it, so it must release every lock it takes"),
+        ));
+    }
+    Ok(())
 }

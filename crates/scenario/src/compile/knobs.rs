@@ -86,6 +86,7 @@ pub(super) fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Kn
             .as_ref()
             .map_or(d.load_balance, |v| *v.get_ref()),
         lockdep: k.lockdep.as_ref().map_or(d.lockdep, |v| *v.get_ref()),
+        tg_load_avg_ratelimit: dur.opt(&k.tg_load_avg_ratelimit, d.tg_load_avg_ratelimit)?,
         sched_migration_cost: dur.opt(&k.sched_migration_cost, d.sched_migration_cost)?,
         migration_footprint_lines: footprint_lines(
             &k.migration_footprint_lines,
