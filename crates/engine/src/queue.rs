@@ -17,7 +17,8 @@
 //! and a `Vec::push`. When the run is used up, the lowest non-empty
 //! bucket's earliest time becomes `last` and that bucket's events are
 //! redistributed, each into a strictly lower level or into the run, which
-//! is then sorted (stably, by time). An event moves at most once a level,
+//! is then sorted (stably, by time: a counting sort on the lowest digit,
+//! or an insertion sort for a few events). An event moves at most once a level,
 //! in practice once or twice: a delay of a few microseconds is level 1 or
 //! 2, and a level-1 bucket goes into the run whole, in one sort in cache
 //! rather than scattered over 64 single-time buckets.
@@ -26,7 +27,7 @@
 //! every bucket is always in the order its events were scheduled. A
 //! redistribution only happens when every bucket below the one
 //! redistributed and the run are empty, so each receiving bucket (and the
-//! run, before its stable sort) gets that bucket's events, in its order,
+//! run, through its stable sort) gets that bucket's events, in its order,
 //! and nothing else; later pushes come after all of them (into the run,
 //! after every entry of the same time). So the order is that of a binary
 //! heap keyed by (time, sequence), event for event (tested against one).
@@ -54,6 +55,48 @@ pub struct EventQueue<E> {
     /// The last time taken out (every pending time is at least this).
     last: Nanos,
     len: usize,
+    /// Scratch for sorting the run (kept for its capacity).
+    spare: Vec<(Nanos, E)>,
+}
+
+/// Up to this many events, a run is sorted by insertion, in place.
+const SMALL_RUN: usize = 16;
+
+/// Sorts a run (all within one aligned 64 ns) by time, equal times kept
+/// in their order: by insertion if it is short, else by counting on the
+/// lowest digit through `scratch` (stable, linear, no comparisons).
+fn sort_run<E: Copy>(run: &mut Vec<(Nanos, E)>, scratch: &mut Vec<(Nanos, E)>) {
+    if run.len() <= SMALL_RUN {
+        // Few events (a small machine): cheaper than the 64 counters.
+        for i in 1..run.len() {
+            let e = run[i];
+            let mut j = i;
+            while j > 0 && run[j - 1].0 > e.0 {
+                run[j] = run[j - 1];
+                j -= 1;
+            }
+            run[j] = e;
+        }
+        return;
+    }
+    let mut start = [0u32; DIGITS];
+    for e in run.iter() {
+        start[e.0 as usize & (DIGITS - 1)] += 1;
+    }
+    let mut at = 0;
+    for s in start.iter_mut() {
+        let n = *s;
+        *s = at;
+        at += n;
+    }
+    scratch.clear();
+    scratch.extend_from_slice(run);
+    for &e in scratch.iter() {
+        let slot = &mut start[e.0 as usize & (DIGITS - 1)];
+        run[*slot as usize] = e;
+        *slot += 1;
+    }
+    scratch.clear();
 }
 
 impl<E: Copy> EventQueue<E> {
@@ -71,6 +114,7 @@ impl<E: Copy> EventQueue<E> {
             levels: 0,
             last: 0,
             len: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -82,11 +126,13 @@ impl<E: Copy> EventQueue<E> {
             // In the run, after every entry not later than `at` (all of
             // those before `head` are at most `last`, so the walk stops
             // at `head` at the latest).
-            let mut i = self.current.len();
+            self.current.push((at, event));
+            let mut i = self.current.len() - 1;
             while i > self.head && self.current[i - 1].0 > at {
+                self.current[i] = self.current[i - 1];
                 i -= 1;
             }
-            self.current.insert(i, (at, event));
+            self.current[i] = (at, event);
             return;
         }
         let level = (63 - diff.leading_zeros()) / DIGIT_BITS;
@@ -136,24 +182,22 @@ impl<E: Copy> EventQueue<E> {
         self.last = moving.iter().map(|e| e.0).min().expect("occupied");
         if level == 1 {
             // Every event shares the digits above 0 with `last`: all go
-            // into the run.
+            // into the run, in the bucket's order.
             std::mem::swap(&mut self.current, &mut moving);
         } else {
             for &(at, event) in &moving {
-                let diff = at ^ self.last;
-                if diff < DIGITS as Nanos {
-                    // Appended in bucket order, sorted below.
+                if at ^ self.last < DIGITS as Nanos {
+                    // Appended in the bucket's order, sorted below.
                     self.current.push((at, event));
                 } else {
                     self.put(at, event);
                 }
             }
-            // Keep the emptied vector's capacity for the next time.
-            moving.clear();
         }
+        sort_run(&mut self.current, &mut self.spare);
+        // Keep the emptied vector's capacity for the next time.
+        moving.clear();
         self.buckets[b] = moving;
-        // Stable: equal times keep the bucket's (schedule) order.
-        self.current.sort_by_key(|e| e.0);
     }
 
     #[inline]
@@ -221,6 +265,40 @@ mod tests {
                 }
             }
             assert_eq!(q.len(), reference.len());
+        }
+        while let Some(Reverse((t, _, r))) = reference.pop() {
+            assert_eq!(q.pop(), Some((t, r)));
+        }
+        assert!(q.is_empty());
+    }
+
+    /// Bursts of many events within a few microseconds (level-1 buckets
+    /// of dozens of events, sorted by counting; level-2 ones split into
+    /// the run and level 1) come out in (time, push order) too.
+    #[test]
+    fn bursts_pop_in_key_order_like_a_binary_heap() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = crate::Rng::seed_from_u64(11);
+        let mut q = EventQueue::with_capacity(16);
+        let mut reference = BinaryHeap::new();
+        let (mut now, mut seq) = (0u64, 0u64);
+        for round in 0..300u32 {
+            let burst = 1 + rng.next_u64() % 2_000;
+            let span = 1 + rng.next_u64() % 20_000;
+            for _ in 0..burst {
+                let at = now + rng.next_u64() % span;
+                q.push(at, round);
+                reference.push(Reverse((at, seq, round)));
+                seq += 1;
+            }
+            let pops = rng.next_u64() % (reference.len() as u64 + 1);
+            for _ in 0..pops {
+                let want = reference.pop().map(|Reverse((t, _, r))| (t, r));
+                let got = q.pop();
+                assert_eq!(got, want);
+                now = got.expect("pending").0;
+            }
         }
         while let Some(Reverse((t, _, r))) = reference.pop() {
             assert_eq!(q.pop(), Some((t, r)));
