@@ -65,7 +65,7 @@ const SMALL_RUN: usize = 16;
 /// Sorts a run (all within one aligned 64 ns) by time, equal times kept
 /// in their order: by insertion if it is short, else by counting on the
 /// lowest digit through `scratch` (stable, linear, no comparisons).
-fn sort_run<E: Copy>(run: &mut Vec<(Nanos, E)>, scratch: &mut Vec<(Nanos, E)>) {
+fn sort_run<E: Copy>(run: &mut [(Nanos, E)], scratch: &mut Vec<(Nanos, E)>) {
     if run.len() <= SMALL_RUN {
         // Few events (a small machine): cheaper than the 64 counters.
         for i in 1..run.len() {
