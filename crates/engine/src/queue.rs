@@ -1,31 +1,37 @@
 //! Pending events in `(time, order scheduled)` order: a radix heap on
-//! the time, 64 buckets a level.
+//! the time, 64 buckets a level, whose lowest level is one sorted run.
 //!
 //! Equal times come out in the order they were scheduled, which is what
 //! makes runs reproducible. A discrete-event simulation never schedules
 //! into the past, so the times taken out never decrease: a *monotone*
 //! priority queue is enough, and a radix heap is the cheapest one.
 //!
-//! The time is read as 6-bit digits (11 levels). A pending event sits in
-//! the bucket named by the highest digit in which its time differs from
-//! the last time taken out (`last`) and its own value of that digit; an
-//! event at `last` itself sits in the *current* bucket. Pushing is an XOR,
-//! a leading-zero count and a `Vec::push`. Taking out: from the current
-//! bucket's front if it has any; else the lowest non-empty bucket's
-//! earliest time becomes `last` and that bucket's events are
-//! redistributed, each into a strictly lower level (a level-0 bucket holds
-//! one time only and goes to the current bucket whole). An event moves at
-//! most once a level, in practice once or twice: a delay of a few
-//! microseconds is level 1 or 2.
+//! The time is read as 6-bit digits (11 levels). A pending event is filed
+//! by the highest digit in which its time differs from the last time taken
+//! out (`last`). If that is digit 0 (the event is within the same aligned
+//! 64 ns as `last`) it goes into the *current run*: a vector kept sorted
+//! by time, taken out from its front; a push walks back from the run's end
+//! past the later times (a few entries: the run spans 64 ns) and inserts
+//! there. Otherwise it goes into the bucket named by that digit's level
+//! and the event's own value of the digit: an XOR, a leading-zero count
+//! and a `Vec::push`. When the run is used up, the lowest non-empty
+//! bucket's earliest time becomes `last` and that bucket's events are
+//! redistributed, each into a strictly lower level or into the run, which
+//! is then sorted (stably, by time: a counting sort on the lowest digit,
+//! or an insertion sort for a few events). An event moves at most once a level,
+//! in practice once or twice: a delay of a few microseconds is level 1 or
+//! 2, and a level-1 bucket goes into the run whole, in one sort in cache
+//! rather than scattered over 64 single-time buckets.
 //!
 //! Why equal times stay in schedule order without a sequence number:
 //! every bucket is always in the order its events were scheduled. A
 //! redistribution only happens when every bucket below the one
-//! redistributed (the current one included) is empty, so each receiving
-//! bucket gets that bucket's events, in its order, and nothing else; later
-//! pushes append events scheduled after all of them. So the order is that
-//! of a binary heap keyed by (time, sequence), event for event (tested
-//! against one). No allocation once the buckets have grown.
+//! redistributed and the run are empty, so each receiving bucket (and the
+//! run, through its stable sort) gets that bucket's events, in its order,
+//! and nothing else; later pushes come after all of them (into the run,
+//! after every entry of the same time). So the order is that of a binary
+//! heap keyed by (time, sequence), event for event (tested against one).
+//! No allocation once the buckets have grown.
 
 use crate::Nanos;
 
@@ -35,10 +41,12 @@ const LEVELS: usize = 64_usize.div_ceil(DIGIT_BITS as usize);
 
 /// Pending events, earliest first; equal times in the order scheduled.
 pub struct EventQueue<E> {
-    /// Events at `last`, taken out from `head` on.
+    /// The current run: the pending events within `last`'s aligned 64 ns
+    /// from `head` on, sorted by time (equal times in schedule order);
+    /// before `head`, events already taken out.
     current: Vec<(Nanos, E)>,
     head: usize,
-    /// Bucket `level * DIGITS + digit`.
+    /// Bucket `level * DIGITS + digit` (level 0 unused: that is the run).
     buckets: Vec<Vec<(Nanos, E)>>,
     /// Per level, bit d set: bucket d of the level is not empty.
     occupied: [u64; LEVELS],
@@ -47,6 +55,48 @@ pub struct EventQueue<E> {
     /// The last time taken out (every pending time is at least this).
     last: Nanos,
     len: usize,
+    /// Scratch for sorting the run (kept for its capacity).
+    spare: Vec<(Nanos, E)>,
+}
+
+/// Up to this many events, a run is sorted by insertion, in place.
+const SMALL_RUN: usize = 16;
+
+/// Sorts a run (all within one aligned 64 ns) by time, equal times kept
+/// in their order: by insertion if it is short, else by counting on the
+/// lowest digit through `scratch` (stable, linear, no comparisons).
+fn sort_run<E: Copy>(run: &mut [(Nanos, E)], scratch: &mut Vec<(Nanos, E)>) {
+    if run.len() <= SMALL_RUN {
+        // Few events (a small machine): cheaper than the 64 counters.
+        for i in 1..run.len() {
+            let e = run[i];
+            let mut j = i;
+            while j > 0 && run[j - 1].0 > e.0 {
+                run[j] = run[j - 1];
+                j -= 1;
+            }
+            run[j] = e;
+        }
+        return;
+    }
+    let mut start = [0u32; DIGITS];
+    for e in run.iter() {
+        start[e.0 as usize & (DIGITS - 1)] += 1;
+    }
+    let mut at = 0;
+    for s in start.iter_mut() {
+        let n = *s;
+        *s = at;
+        at += n;
+    }
+    scratch.clear();
+    scratch.extend_from_slice(run);
+    for &e in scratch.iter() {
+        let slot = &mut start[e.0 as usize & (DIGITS - 1)];
+        run[*slot as usize] = e;
+        *slot += 1;
+    }
+    scratch.clear();
 }
 
 impl<E: Copy> EventQueue<E> {
@@ -64,6 +114,7 @@ impl<E: Copy> EventQueue<E> {
             levels: 0,
             last: 0,
             len: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -71,8 +122,17 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     fn put(&mut self, at: Nanos, event: E) {
         let diff = at ^ self.last;
-        if diff == 0 {
+        if diff < DIGITS as Nanos {
+            // In the run, after every entry not later than `at` (all of
+            // those before `head` are at most `last`, so the walk stops
+            // at `head` at the latest).
             self.current.push((at, event));
+            let mut i = self.current.len() - 1;
+            while i > self.head && self.current[i - 1].0 > at {
+                self.current[i] = self.current[i - 1];
+                i -= 1;
+            }
+            self.current[i] = (at, event);
             return;
         }
         let level = (63 - diff.leading_zeros()) / DIGIT_BITS;
@@ -92,16 +152,23 @@ impl<E: Copy> EventQueue<E> {
         self.put(at, event);
     }
 
-    /// Makes the current bucket hold the earliest events (if anything is
-    /// pending) and returns their time.
+    /// Makes the current run hold the earliest events (if anything is
+    /// pending) and returns the earliest time.
     #[inline]
     fn settle(&mut self) -> Option<Nanos> {
         if self.head < self.current.len() {
-            return Some(self.last);
+            return Some(self.current[self.head].0);
         }
         if self.levels == 0 {
             return None;
         }
+        self.refill();
+        Some(self.current[0].0)
+    }
+
+    /// The run is used up: redistributes the lowest non-empty bucket.
+    #[inline(never)]
+    fn refill(&mut self) {
         self.current.clear();
         self.head = 0;
         let level = self.levels.trailing_zeros() as usize;
@@ -111,21 +178,26 @@ impl<E: Copy> EventQueue<E> {
             self.levels &= !(1 << level);
         }
         let b = level * DIGITS + digit;
-        if level == 0 {
-            // One time only: the whole bucket is current, in its order.
-            std::mem::swap(&mut self.current, &mut self.buckets[b]);
-            self.last = self.current[0].0;
-            return Some(self.last);
-        }
         let mut moving = std::mem::take(&mut self.buckets[b]);
         self.last = moving.iter().map(|e| e.0).min().expect("occupied");
-        for &(at, event) in &moving {
-            self.put(at, event);
+        if level == 1 {
+            // Every event shares the digits above 0 with `last`: all go
+            // into the run, in the bucket's order.
+            std::mem::swap(&mut self.current, &mut moving);
+        } else {
+            for &(at, event) in &moving {
+                if at ^ self.last < DIGITS as Nanos {
+                    // Appended in the bucket's order, sorted below.
+                    self.current.push((at, event));
+                } else {
+                    self.put(at, event);
+                }
+            }
         }
+        sort_run(&mut self.current, &mut self.spare);
         // Keep the emptied vector's capacity for the next time.
         moving.clear();
         self.buckets[b] = moving;
-        Some(self.last)
     }
 
     #[inline]
@@ -133,6 +205,7 @@ impl<E: Copy> EventQueue<E> {
         self.settle()?;
         let e = self.current[self.head];
         self.head += 1;
+        self.last = e.0;
         self.len -= 1;
         Some(e)
     }
@@ -192,6 +265,40 @@ mod tests {
                 }
             }
             assert_eq!(q.len(), reference.len());
+        }
+        while let Some(Reverse((t, _, r))) = reference.pop() {
+            assert_eq!(q.pop(), Some((t, r)));
+        }
+        assert!(q.is_empty());
+    }
+
+    /// Bursts of many events within a few microseconds (level-1 buckets
+    /// of dozens of events, sorted by counting; level-2 ones split into
+    /// the run and level 1) come out in (time, push order) too.
+    #[test]
+    fn bursts_pop_in_key_order_like_a_binary_heap() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = crate::Rng::seed_from_u64(11);
+        let mut q = EventQueue::with_capacity(16);
+        let mut reference = BinaryHeap::new();
+        let (mut now, mut seq) = (0u64, 0u64);
+        for round in 0..300u32 {
+            let burst = 1 + rng.next_u64() % 2_000;
+            let span = 1 + rng.next_u64() % 20_000;
+            for _ in 0..burst {
+                let at = now + rng.next_u64() % span;
+                q.push(at, round);
+                reference.push(Reverse((at, seq, round)));
+                seq += 1;
+            }
+            let pops = rng.next_u64() % (reference.len() as u64 + 1);
+            for _ in 0..pops {
+                let want = reference.pop().map(|Reverse((t, _, r))| (t, r));
+                let got = q.pop();
+                assert_eq!(got, want);
+                now = got.expect("pending").0;
+            }
         }
         while let Some(Reverse((t, _, r))) = reference.pop() {
             assert_eq!(q.pop(), Some((t, r)));
