@@ -401,7 +401,11 @@ mod tests {
         assert_eq!(vars["every"].get_ref().as_integer().unwrap().as_str(), "4");
         assert_eq!(vars["n"].get_ref().as_integer().unwrap().as_str(), "2");
         let e = merge(&mut base, parse("tasks.nope.n = 1\n"), "").unwrap_err();
-        assert!(e.message.contains("no `tasks` entry named `nope`"), "{}", e.message);
+        assert!(
+            e.message.contains("no `tasks` entry named `nope`"),
+            "{}",
+            e.message
+        );
         let e = merge(&mut base, parse("tasks.worker = 1\n"), "").unwrap_err();
         assert!(e.message.contains("is a whole entry"), "{}", e.message);
     }
