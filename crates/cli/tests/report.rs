@@ -153,7 +153,7 @@ fn the_reproduce_page_renders_in_a_browser_with_every_case_and_metric() {
             "--enable-logging=stderr",
             "--v=0",
         ],
-        &page,
+        page,
     );
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
