@@ -165,9 +165,10 @@ pub struct PlotArgs {
     pub no_ideal: bool,
     /// The file to write: the plot as SVG, as PNG (`--format png`, or a
     /// name ending in `.png`), or (`--format csv`) its data, one row per
-    /// series and x: mean, min and max over seeds.
+    /// series and x: mean, min and max over seeds. `-` is stdout, where
+    /// `--format csv` goes without `-o`; an SVG or PNG needs `-o`.
     #[arg(long, short = 'o')]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = PlotFormat::Svg)]
     pub format: PlotFormat,
 }

@@ -28,6 +28,9 @@ struct Found {
 #[derive(serde::Serialize)]
 struct VariantExploration {
     variant: String,
+    /// `--explore N`: how many schedules were asked for.
+    schedules_asked: u64,
+    /// How many ran: fewer when a failing one stopped the search.
     schedules_run: u64,
     found: Option<Found>,
     /// With `--keep-going`: every failing schedule.
@@ -102,10 +105,19 @@ pub fn main(
             let applied = r.perturbations.clone();
             let shrunk = shrink(&spec, k, max_delay, applied.clone(), &f.detector);
             let list: Vec<String> = shrunk.iter().map(|x| x.to_string()).collect();
+            // The report says what the replay shows: the shrunk schedule's
+            // finding (its time, CPU and op), not the first run's.
+            let replayed =
+                smpsim_kernel::simulate(&perturbed(&spec, k, max_delay, Some(shrunk.clone())));
+            let message = replayed
+                .findings
+                .iter()
+                .find(|g| g.detector == f.detector)
+                .map_or_else(|| f.message.clone(), |g| g.message.clone());
             Found {
                 schedule: k,
                 detector: f.detector.clone(),
-                message: f.message.clone(),
+                message,
                 delays_first: applied.len(),
                 replay: format!(
                     "smpsim run {} --variant {name} --explore-delay {} --schedule {k}:{}",
@@ -118,6 +130,7 @@ pub fn main(
         });
         report.push(VariantExploration {
             variant: name,
+            schedules_asked: n,
             schedules_run: run,
             found,
             failing,
@@ -148,8 +161,8 @@ fn text(report: &[VariantExploration]) -> String {
             )),
             Some(f) => {
                 s.push_str(&format!(
-                    "{}: schedule {} of {} made `{}` fire:\n",
-                    e.variant, f.schedule, e.schedules_run, f.detector
+                    "{}: schedule {} made `{}` fire ({} of the {} asked run):\n",
+                    e.variant, f.schedule, f.detector, e.schedules_run, e.schedules_asked
                 ));
                 for line in f.message.lines() {
                     s.push_str(&format!("  {line}\n"));

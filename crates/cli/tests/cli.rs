@@ -609,8 +609,22 @@ fn explore_finds_and_shrinks_a_planted_race() {
     );
     assert_eq!(v[1]["variant"], "locked");
     assert!(v[1]["found"].is_null(), "{}", v[1]);
-    // The replay command reproduces the assertion.
+    // The replay command reproduces the assertion, where the report says.
     assert_eq!(replay_detector(found), "assertion");
+    let replay: Vec<&str> = found["replay"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .collect();
+    let replayed = json_of(smpsim().current_dir(repo(".")).args(&replay));
+    assert_eq!(
+        replayed["variants"][0]["findings"][0]["message"], found["message"],
+        "the report's location is not its replay's"
+    );
+    // How many were asked, beside how many ran before the search stopped.
+    assert_eq!(racy["schedules_asked"], 200);
+    assert!(racy["schedules_run"].as_u64().unwrap() <= 200);
 }
 
 /// scenarios/checks/membarrier.toml: the membarrier checker passes the

@@ -39,10 +39,12 @@ fn lock_stat_prints_the_kernels_columns_in_fixed_microseconds() {
             "name",
             "variant",
             "contentions",
+            "waittime-min",
             "waittime-max",
             "waittime-total",
             "waittime-avg",
             "acquisitions",
+            "holdtime-min",
             "holdtime-max",
             "holdtime-total",
             "holdtime-avg",
@@ -55,7 +57,7 @@ fn lock_stat_prints_the_kernels_columns_in_fixed_microseconds() {
     let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
     assert_eq!(row[0], "big_lock");
     for (i, cell) in row.iter().enumerate() {
-        if [3, 4, 5, 7, 8, 9, 11].contains(&i) {
+        if [3, 4, 5, 6, 8, 9, 10, 11, 13].contains(&i) {
             let (int, dec) = cell.split_once('.').expect(cell);
             assert!(
                 int.chars().all(|c| c.is_ascii_digit()) && dec.len() == 2,
@@ -63,18 +65,30 @@ fn lock_stat_prints_the_kernels_columns_in_fixed_microseconds() {
             );
         }
     }
-    // The averages are total / count.
+    // The averages are total / count, between the minimum and the maximum.
     let us = |s: &str| s.parse::<f64>().unwrap();
     let contentions: f64 = row[2].parse().unwrap();
     assert!(
-        (us(row[5]) - us(row[4]) / contentions).abs() < 0.01,
+        (us(row[6]) - us(row[5]) / contentions).abs() < 0.01,
         "{row:?}"
     );
-    let acquisitions: f64 = row[6].parse().unwrap();
+    let acquisitions: f64 = row[7].parse().unwrap();
     assert!(
-        (us(row[9]) - us(row[8]) / acquisitions).abs() < 0.01,
+        (us(row[11]) - us(row[10]) / acquisitions).abs() < 0.01,
         "{row:?}"
     );
+    // A contended wait includes at least the lock word's transfer; a hold
+    // of exp(1us) work can round to 0.00.
+    assert!(us(row[3]) > 0.0, "{row:?}");
+    for (min, avg, max) in [(3, 6, 4), (8, 11, 9)] {
+        assert!(
+            us(row[min]) <= us(row[avg]) && us(row[avg]) <= us(row[max]),
+            "min {} avg {} max {}: {row:?}",
+            row[min],
+            row[avg],
+            row[max]
+        );
+    }
 }
 
 #[test]

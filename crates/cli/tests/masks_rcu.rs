@@ -237,7 +237,7 @@ fn fmt_round_trips_the_examples() {
         let dir = common::dir("masks-rcu-fmt");
         let toml = dir.join("t.toml");
         std::fs::write(&toml, &out.stdout).unwrap();
-        // The TOML form (comments are dropped) runs to the same results.
+        // The TOML form (its comments as `#` comments) runs to the same results.
         let result = |p: &std::path::Path| {
             let out = smpsim()
                 .args(["run", p.to_str().unwrap(), "--format", "json"])

@@ -268,3 +268,40 @@ fn captions_wrap_inside_the_svg_and_the_png() {
         "IHDR width x height"
     );
 }
+
+#[test]
+fn csv_without_an_output_goes_to_stdout_and_svg_asks_for_one() {
+    let out = smpsim()
+        .arg("plot")
+        .arg(sweep())
+        .args(["--y", "counter.ops.rate", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let to_dash = smpsim()
+        .arg("plot")
+        .arg(sweep())
+        .args(["--y", "counter.ops.rate", "--format", "csv", "-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(csv.as_bytes(), &to_dash.stdout[..], "the same as `-o -`");
+    assert!(csv.lines().count() > 5, "{csv}");
+    let svg = smpsim()
+        .arg("plot")
+        .arg(sweep())
+        .args(["--y", "counter.ops.rate"])
+        .output()
+        .unwrap();
+    assert_eq!(svg.status.code(), Some(2));
+    assert!(svg.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&svg.stderr).contains("give -o FILE"),
+        "{}",
+        String::from_utf8_lossy(&svg.stderr)
+    );
+}

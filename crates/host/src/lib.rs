@@ -125,7 +125,15 @@ pub fn run(test: &str, opts: &Options) -> Result<HostResult, String> {
         return Err(format!("{test} cannot run here: {}", why.join("; ")));
     }
     let fifo = probe::sched_fifo().ok;
+    let (start, (user0, sys0)) = (sys::now_ns(), sys::process_times());
     let mut r = run_test(test, opts, fifo)?;
+    let (user1, sys1) = sys::process_times();
+    r.usage = Some(report::ThreadTimes {
+        name: test.into(),
+        real_ns: sys::now_ns() - start,
+        user_ns: user1 - user0,
+        sys_ns: sys1 - sys0,
+    });
     if cleanup::should_stop() {
         r.stopped_early = true;
         r.notes

@@ -118,6 +118,22 @@ pub fn thread_times() -> (u64, u64) {
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
+/// CPU time of this process and of the children it has waited for:
+/// (user, sys) in ns, as time(1) counts a command's.
+pub fn process_times() -> (u64, u64) {
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    let (mut user, mut sys) = (0, 0);
+    for who in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN] {
+        // SAFETY: zeroed rusage is a valid out-parameter.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer.
+        unsafe { libc::getrusage(who, &mut ru) };
+        user += tv(ru.ru_utime);
+        sys += tv(ru.ru_stime);
+    }
+    (user, sys)
+}
+
 /// Sum over CPUs of a `/proc/interrupts` line such as `CAL` or `TLB`.
 pub fn interrupts(name: &str) -> u64 {
     let Ok(text) = std::fs::read_to_string("/proc/interrupts") else {

@@ -63,8 +63,21 @@ pub struct Metrics {
     /// Per CPU: preempt-off sections of 1-10, 10-50, 50-100 and 100+ ms.
     pub long_preempt_off: Vec<[u64; 4]>,
     pub locks: Vec<LockStat>,
+    /// Per lock row: how many write waits, write holds, read waits and
+    /// read holds were sampled, for the minimum's first sample (lockdep's
+    /// `lock_time_inc()` keys it on `lt->nr`).
+    lock_samples: Vec<[u64; 4]>,
     pub findings: Vec<Finding>,
     pub thresholds: Thresholds,
+}
+
+/// Which of a lock row's times a sample is of (an index of `lock_samples`).
+#[derive(Clone, Copy)]
+enum LockTime {
+    Wait = 0,
+    Hold = 1,
+    ReadWait = 2,
+    ReadHold = 3,
 }
 
 impl Metrics {
@@ -97,6 +110,7 @@ impl Metrics {
             max_irq_off: vec![0; cpus],
             long_preempt_off: vec![[0; 4]; cpus],
             locks: Vec::new(),
+            lock_samples: Vec::new(),
             findings: Vec::new(),
             thresholds: Thresholds::default(),
         }
@@ -109,6 +123,18 @@ impl Metrics {
 
     // lock_stat, for every lock kind: each event of the measured part of
     // the run, on the row of the lock's object.
+
+    /// Whether `v` is the first sample of `which` of lock row `object` or
+    /// below its minimum so far: `lock_time_inc()`'s `time < lt->min ||
+    /// !lt->nr`.
+    fn new_min(&mut self, object: u32, which: LockTime, v: Nanos, min: Nanos) -> bool {
+        if self.lock_samples.len() < self.locks.len() {
+            self.lock_samples.resize(self.locks.len(), [0; 4]);
+        }
+        let nr = &mut self.lock_samples[object as usize][which as usize];
+        *nr += 1;
+        *nr == 1 || v < min
+    }
 
     /// An acquisition that found the lock taken.
     pub fn lock_contended(&mut self, now: Nanos, object: u32) {
@@ -125,11 +151,16 @@ impl Metrics {
     /// wait, so waittime-total stays 0 while contentions are 0.
     pub fn lock_acquired(&mut self, now: Nanos, object: u32, waited: Option<Nanos>) {
         if self.measuring(now) {
-            let stat = &mut self.locks[object as usize];
-            stat.acquisitions += 1;
+            self.locks[object as usize].acquisitions += 1;
             if let Some(waited) = waited {
+                let min = self.locks[object as usize].wait_min_ns;
+                let new_min = self.new_min(object, LockTime::Wait, waited, min);
+                let stat = &mut self.locks[object as usize];
                 stat.wait_total_ns += waited;
                 stat.wait_max_ns = stat.wait_max_ns.max(waited);
+                if new_min {
+                    stat.wait_min_ns = waited;
+                }
             }
         }
     }
@@ -137,9 +168,14 @@ impl Metrics {
     /// A release after holding the lock `held`.
     pub fn lock_released(&mut self, now: Nanos, object: u32, held: Nanos) {
         if self.measuring(now) {
+            let min = self.locks[object as usize].hold_min_ns;
+            let new_min = self.new_min(object, LockTime::Hold, held, min);
             let stat = &mut self.locks[object as usize];
             stat.hold_total_ns += held;
             stat.hold_max_ns = stat.hold_max_ns.max(held);
+            if new_min {
+                stat.hold_min_ns = held;
+            }
         }
     }
 
@@ -159,25 +195,31 @@ impl Metrics {
         mode: LockMode,
         waited: Option<Nanos>,
     ) {
-        match self.read_side(now, object, mode) {
-            Some(r) => {
-                r.acquisitions += 1;
-                if let Some(waited) = waited {
-                    r.wait_total_ns += waited;
-                    r.wait_max_ns = r.wait_max_ns.max(waited);
-                }
+        let Some(min) = self.read_side(now, object, mode).map(|r| r.wait_min_ns) else {
+            return self.lock_acquired(now, object, waited);
+        };
+        let new_min = waited.map(|w| self.new_min(object, LockTime::ReadWait, w, min));
+        let r = self.read_side(now, object, mode).expect("a read side");
+        r.acquisitions += 1;
+        if let Some(waited) = waited {
+            r.wait_total_ns += waited;
+            r.wait_max_ns = r.wait_max_ns.max(waited);
+            if new_min == Some(true) {
+                r.wait_min_ns = waited;
             }
-            None => self.lock_acquired(now, object, waited),
         }
     }
 
     pub fn lock_released_mode(&mut self, now: Nanos, object: u32, mode: LockMode, held: Nanos) {
-        match self.read_side(now, object, mode) {
-            Some(r) => {
-                r.hold_total_ns += held;
-                r.hold_max_ns = r.hold_max_ns.max(held);
-            }
-            None => self.lock_released(now, object, held),
+        let Some(min) = self.read_side(now, object, mode).map(|r| r.hold_min_ns) else {
+            return self.lock_released(now, object, held);
+        };
+        let new_min = self.new_min(object, LockTime::ReadHold, held, min);
+        let r = self.read_side(now, object, mode).expect("a read side");
+        r.hold_total_ns += held;
+        r.hold_max_ns = r.hold_max_ns.max(held);
+        if new_min {
+            r.hold_min_ns = held;
         }
     }
 

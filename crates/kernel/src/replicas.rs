@@ -104,8 +104,20 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.acquisitions += b.acquisitions;
             a.contentions += b.contentions;
             a.wait_total_ns += b.wait_total_ns;
+            a.wait_min_ns = crate::result::merged_min(
+                a.wait_min_ns,
+                a.wait_max_ns,
+                b.wait_min_ns,
+                b.wait_max_ns,
+            );
             a.wait_max_ns = a.wait_max_ns.max(b.wait_max_ns);
             a.hold_total_ns += b.hold_total_ns;
+            a.hold_min_ns = crate::result::merged_min(
+                a.hold_min_ns,
+                a.hold_max_ns,
+                b.hold_min_ns,
+                b.hold_max_ns,
+            );
             a.hold_max_ns = a.hold_max_ns.max(b.hold_max_ns);
             a.spin_total_ns += b.spin_total_ns;
             a.handoffs += b.handoffs;

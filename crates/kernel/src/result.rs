@@ -252,8 +252,12 @@ pub struct LockStat {
     /// Acquisitions that found the lock held.
     pub contentions: u64,
     pub wait_total_ns: Nanos,
+    /// The shortest wait and hold (0 with none), as `/proc/lock_stat`'s
+    /// `waittime-min` and `holdtime-min`.
+    pub wait_min_ns: Nanos,
     pub wait_max_ns: Nanos,
     pub hold_total_ns: Nanos,
+    pub hold_min_ns: Nanos,
     pub hold_max_ns: Nanos,
     /// Time waiters spent spinning (optimistic spin) rather than sleeping.
     pub spin_total_ns: Nanos,
@@ -276,8 +280,10 @@ pub struct ReadSide {
     pub acquisitions: u64,
     pub contentions: u64,
     pub wait_total_ns: Nanos,
+    pub wait_min_ns: Nanos,
     pub wait_max_ns: Nanos,
     pub hold_total_ns: Nanos,
+    pub hold_min_ns: Nanos,
     pub hold_max_ns: Nanos,
 }
 
@@ -287,9 +293,32 @@ impl ReadSide {
         self.acquisitions += o.acquisitions;
         self.contentions += o.contentions;
         self.wait_total_ns += o.wait_total_ns;
+        self.wait_min_ns = merged_min(
+            self.wait_min_ns,
+            self.wait_max_ns,
+            o.wait_min_ns,
+            o.wait_max_ns,
+        );
         self.wait_max_ns = self.wait_max_ns.max(o.wait_max_ns);
         self.hold_total_ns += o.hold_total_ns;
+        self.hold_min_ns = merged_min(
+            self.hold_min_ns,
+            self.hold_max_ns,
+            o.hold_min_ns,
+            o.hold_max_ns,
+        );
         self.hold_max_ns = self.hold_max_ns.max(o.hold_max_ns);
+    }
+}
+
+/// The minimum of two runs' samples, each given as (min, max): a run
+/// whose max is 0 has no sample above 0, so the other's minimum stands
+/// unless both are such runs.
+pub fn merged_min(a_min: Nanos, a_max: Nanos, b_min: Nanos, b_max: Nanos) -> Nanos {
+    match (a_max, b_max) {
+        (0, _) => b_min,
+        (_, 0) => a_min,
+        _ => a_min.min(b_min),
     }
 }
 

@@ -17,6 +17,7 @@
 
 use std::fmt::Write;
 
+pub use crate::assumed::assumed;
 use crate::{fmt_ns, fmt_rate, VariantRun};
 
 use crate::model::{CaseRun, MetricRow};
@@ -124,67 +125,50 @@ fn machine_section(m: &smpsim_machine::Machine) -> String {
         t.threads_per_core,
         m.nr_cpus()
     );
+    // Durations are in ns; the rest (idle polling, the atomics) are words
+    // with no unit.
+    let cell = |name: String, value: String, unit: &str, source: &str| {
+        vec![name, value, text_cell(unit), text_cell(source)]
+    };
     let mut rows: Vec<Vec<String>> = m
         .cost_list()
         .into_iter()
-        .map(|(name, c)| {
-            vec![
-                name.to_string(),
-                c.ns.to_string(),
-                text_cell(&c.source.to_string()),
-            ]
-        })
+        .map(|(name, c)| cell(name.into(), c.ns.to_string(), "ns", &c.source.to_string()))
         .collect();
     for c in &m.costs.line_transfer.by_node_distance {
-        rows.push(vec![
+        rows.push(cell(
             format!("line_transfer.node_distance {}", c.distance),
             c.ns.to_string(),
-            text_cell(&c.source.to_string()),
-        ]);
-    }
-    if !m.idle.source.is_empty() {
-        rows.push(vec![
-            "idle.polling".to_string(),
-            m.idle.polling.to_string(),
-            text_cell(&m.idle.source),
-        ]);
-    }
-    if !m.atomics.source.is_empty() {
-        rows.push(vec![
-            "atomics.kind".to_string(),
-            m.atomics.kind.name().to_string(),
-            text_cell(&m.atomics.source),
-        ]);
-    }
-    if m.atomics.kind == smpsim_machine::AtomicKind::LlSc {
-        rows.push(vec![
-            "atomics.load_reserve".to_string(),
-            m.atomics.load_reserve.name().to_string(),
-            text_cell(&m.atomics.load_reserve_source),
-        ]);
-    }
-    s.push_str(&table(&["cost", "ns", "source"], &rows));
-    s
-}
-
-/// Every line of the scenario that says `assumed:`, as setting and why.
-pub fn assumed(text: &str) -> Vec<(usize, String, String)> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if !line.contains("assumed") {
-            continue;
-        }
-        let (code, comment) = match line.find('#') {
-            Some(k) => (&line[..k], &line[k + 1..]),
-            None => ("", line),
-        };
-        out.push((
-            i + 1,
-            code.trim().trim_end_matches(',').to_string(),
-            comment.trim().to_string(),
+            "ns",
+            &c.source.to_string(),
         ));
     }
-    out
+    if !m.idle.source.is_empty() {
+        rows.push(cell(
+            "idle.polling".into(),
+            m.idle.polling.to_string(),
+            "",
+            &m.idle.source,
+        ));
+    }
+    if !m.atomics.source.is_empty() {
+        rows.push(cell(
+            "atomics.kind".into(),
+            m.atomics.kind.name().to_string(),
+            "",
+            &m.atomics.source,
+        ));
+    }
+    if m.atomics.kind == smpsim_machine::AtomicKind::LlSc {
+        rows.push(cell(
+            "atomics.load_reserve".into(),
+            m.atomics.load_reserve.name().to_string(),
+            "",
+            &m.atomics.load_reserve_source,
+        ));
+    }
+    s.push_str(&table(&["cost", "value", "unit", "source"], &rows));
+    s
 }
 
 /// A scenario's path from its folder's parent (`scenarios/x.toml`).
@@ -632,16 +616,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn assumed_lines_split_into_setting_and_why() {
-        let text = "hz = 1000  # assumed: CONFIG_HZ=1000\n# plain\n  { op = \"work\", time = \"1us\" },   # assumed: copy_to_user\n# assumed: all of it\n";
-        let a = assumed(text);
-        assert_eq!(a.len(), 3);
-        assert_eq!(
-            a[0],
-            (1, "hz = 1000".into(), "assumed: CONFIG_HZ=1000".into())
+    fn machine_costs_keep_values_and_units_apart() {
+        let m = smpsim_machine::preset("ppc64-400-smt8").unwrap().unwrap();
+        let html = machine_section(&m);
+        assert!(html.contains("<th>cost</th><th>value</th><th>unit</th><th>source</th>"));
+        let rows: Vec<Vec<&str>> = html
+            .lines()
+            .filter(|l| l.starts_with("<tr><td>"))
+            .map(|l| {
+                l.split("</td>")
+                    .filter_map(|c| c.rsplit('>').next())
+                    .collect()
+            })
+            .collect();
+        assert!(
+            rows.iter()
+                .any(|r| r[0] == "atomics.kind" && r[1] == "ll-sc"),
+            "{rows:?}"
         );
-        assert_eq!(a[1].1, "{ op = \"work\", time = \"1us\" }");
-        assert_eq!(a[2], (4, String::new(), "assumed: all of it".into()));
+        for r in &rows {
+            // A duration says ns; a word (true, ll-sc, held) says no unit.
+            let number = r[1].parse::<f64>().is_ok();
+            assert_eq!(r[2] == "ns", number, "{r:?}");
+        }
     }
 
     #[test]

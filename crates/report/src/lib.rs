@@ -10,6 +10,7 @@
 //! reproduction (`percpu-mutex.counter.ok.rate / global-mutex.counter.ok.rate`)
 //! against the JSON form of the runs.
 
+pub mod assumed;
 pub mod csv;
 pub mod format;
 pub mod html;

@@ -453,18 +453,21 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
 }
 
 /// The columns of the `lock_stat` table: the kernel's
-/// (`kernel/locking/lockstat.c`), in its order, less those the model does
-/// not record (`con-bounces` and `acq-bounces` apart, `waittime-min`,
-/// `holdtime-min`), then the model's own: `bounces` (`con-bounces` +
-/// `acq-bounces`), time spent spinning, and handoffs.
-pub const LOCK_STAT_COLUMNS: [&str; 13] = [
+/// (`kernel/locking/lockdep_proc.c` `seq_header()`), in its order, less
+/// those the model does not record apart (`con-bounces`, `acq-bounces`),
+/// then the model's own: `bounces` (the lock's cache-line transfers, which
+/// `con-bounces` + `acq-bounces` count approximately), time spent
+/// spinning, and handoffs.
+pub const LOCK_STAT_COLUMNS: [&str; 15] = [
     "class name",
     "variant",
     "contentions",
+    "waittime-min",
     "waittime-max",
     "waittime-total",
     "waittime-avg",
     "acquisitions",
+    "holdtime-min",
     "holdtime-max",
     "holdtime-total",
     "holdtime-avg",
@@ -508,10 +511,12 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
                     format!("{name}-R"),
                     r.variant.clone(),
                     read.contentions.to_string(),
+                    t(read.wait_min_ns),
                     t(read.wait_max_ns),
                     t(read.wait_total_ns),
                     lock_stat_avg(read.wait_total_ns, read.contentions),
                     read.acquisitions.to_string(),
+                    t(read.hold_min_ns),
                     t(read.hold_max_ns),
                     t(read.hold_total_ns),
                     lock_stat_avg(read.hold_total_ns, read.acquisitions),
@@ -530,10 +535,12 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
                 name,
                 r.variant.clone(),
                 l2.contentions.to_string(),
+                t(l2.wait_min_ns),
                 t(l2.wait_max_ns),
                 t(l2.wait_total_ns),
                 lock_stat_avg(l2.wait_total_ns, l2.contentions),
                 l2.acquisitions.to_string(),
+                t(l2.hold_min_ns),
                 t(l2.hold_max_ns),
                 t(l2.hold_total_ns),
                 lock_stat_avg(l2.hold_total_ns, l2.acquisitions),

@@ -80,6 +80,15 @@ pub(crate) fn merge<'a>(base: &mut DeTable<'a>, over: DeTable<'a>, path: &str) -
                 };
                 merge_keyed(b, o, &full)?;
             }
+            (DeValue::Array(_), DeValue::Table(_)) if keyed => {
+                // A dotted key (`tasks.worker.vars.every = 4`) names the
+                // entry as `--set` does: by its `name`.
+                let (DeValue::Array(b), DeValue::Table(o)) = (existing.get_mut(), v.into_inner())
+                else {
+                    unreachable!()
+                };
+                merge_named(b, o, &full)?;
+            }
             _ => *existing = v,
         }
     }
@@ -133,6 +142,45 @@ fn merge_keyed<'a>(base: &mut DeArray<'a>, over: DeArray<'a>, path: &str) -> DRe
             .help(format!("known: {}", list(&known))));
         };
         merge(target, o, path)?;
+    }
+    Ok(())
+}
+
+/// Merges `over`, a table of entries of keyed array `path` by name (what
+/// a dotted key such as `tasks.worker.per_cpu = 2` reads as), into the
+/// entries of `base` with those names.
+fn merge_named<'a>(base: &mut DeArray<'a>, over: DeTable<'a>, path: &str) -> DResult<()> {
+    for (name, fields) in over {
+        let name_span = name.span();
+        let full = format!("{path}.{}", name.get_ref());
+        let fields_span = fields.span();
+        let DeValue::Table(fields) = fields.into_inner() else {
+            return Err(Diag::new(
+                fields_span,
+                format!("`{full}` is a whole entry; set one of its fields, e.g. `{full}.FIELD`"),
+            ));
+        };
+        let known: Vec<String> = base
+            .iter()
+            .filter_map(|v| {
+                v.get_ref()
+                    .as_table()
+                    .and_then(item_name)
+                    .map(str::to_string)
+            })
+            .collect();
+        let target = base.iter_mut().find_map(|v| match v.get_mut() {
+            DeValue::Table(t) if item_name(t) == Some(name.get_ref().as_ref()) => Some(t),
+            _ => None,
+        });
+        let Some(target) = target else {
+            return Err(Diag::new(
+                name_span,
+                format!("there is no `{path}` entry named `{}`", name.get_ref()),
+            )
+            .help(format!("known: {}", list(&known))));
+        };
+        merge(target, fields, path)?;
     }
     Ok(())
 }
@@ -335,6 +383,31 @@ mod tests {
         let over = parse("[[tasks]]\nname = \"nope\"\n");
         let e = merge(&mut base, over, "").unwrap_err();
         assert!(e.message.contains("no `tasks` entry named `nope`"));
+    }
+
+    #[test]
+    fn a_dotted_key_names_a_keyed_entry_as_set_does() {
+        // `[variant.x]` with `tasks.worker.vars.every = 4`: TOML reads the
+        // dotted key as tables, not as the `tasks` array.
+        let mut base = parse(
+            "[[tasks]]\nname = \"idle\"\n[[tasks]]\nname = \"worker\"\nvars = { every = 1, n = 2 }\n",
+        );
+        let over = parse("tasks.worker.vars.every = 4\n");
+        merge(&mut base, over, "").unwrap();
+        let tasks = base["tasks"].get_ref().as_array().unwrap();
+        assert_eq!(tasks.len(), 2);
+        let w = tasks[1].get_ref().as_table().unwrap();
+        let vars = w["vars"].get_ref().as_table().unwrap();
+        assert_eq!(vars["every"].get_ref().as_integer().unwrap().as_str(), "4");
+        assert_eq!(vars["n"].get_ref().as_integer().unwrap().as_str(), "2");
+        let e = merge(&mut base, parse("tasks.nope.n = 1\n"), "").unwrap_err();
+        assert!(
+            e.message.contains("no `tasks` entry named `nope`"),
+            "{}",
+            e.message
+        );
+        let e = merge(&mut base, parse("tasks.worker = 1\n"), "").unwrap_err();
+        assert!(e.message.contains("is a whole entry"), "{}", e.message);
     }
 
     #[test]

@@ -81,3 +81,50 @@ fn converting_twice_changes_nothing() {
         assert_eq!(once, twice, "{}", path.display());
     }
 }
+
+/// The comment texts of a scenario, in order (`#` or `//`, words only).
+fn comment_words(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let at = [l.find("//"), l.find('#')].into_iter().flatten().min()?;
+            let c = l[at..].trim_start_matches(['/', '#']);
+            Some(c.split_whitespace().collect::<Vec<_>>().join(" "))
+        })
+        .collect()
+}
+
+/// `fmt --to toml` keeps the comments of code (the `assumed:` notes the
+/// report lists among them) as `#` comments, and back again.
+#[test]
+fn the_toml_form_keeps_every_comment_of_the_code() {
+    for path in shipped() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let as_code = code_form(&path, &text).unwrap();
+        let as_toml = toml_form(&path, &as_code).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            comment_words(&as_toml),
+            comment_words(&as_code),
+            "{}",
+            path.display()
+        );
+        let back = code_form(&path, &as_toml).unwrap();
+        assert_eq!(
+            comment_words(&back),
+            comment_words(&as_code),
+            "{}",
+            path.display()
+        );
+    }
+    let p = Path::new("t.toml");
+    let t = "[[tasks]]\nname = \"t\"\ncode = '''\n    work(1us);  // assumed: one\n    // assumed: two\n    for (;;) {  // opener\n        work(2us);\n    }\n'''\n";
+    let toml = toml_form(p, t).unwrap();
+    assert!(
+        toml.contains("{ op = \"work\", time = \"1us\" },  # assumed: one\n  # assumed: two\n  { op = \"loop\", count = \"forever\", body = [  # opener\n"),
+        "{toml}"
+    );
+    // A comment inside an op's arguments has no place between ops: an
+    // error, not a silent drop.
+    let inside = "[[tasks]]\nname = \"t\"\ncode = '''\n    work(/* here */ 1us);\n'''\n";
+    let e = toml_form(p, inside).unwrap_err().to_string();
+    assert!(e.contains("1 comments, of which 0 would be kept"), "{e}");
+}

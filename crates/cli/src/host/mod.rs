@@ -104,6 +104,12 @@ pub fn format_result(r: &HostResult) -> String {
         let _ = writeln!(out, "  {k} = {v}");
     }
     out.push('\n');
+    // First what a reviewer pastes: stress-ng's --metrics-brief table.
+    out.push_str(&r.metrics_brief());
+    if !r.bogo_op.is_empty() {
+        let _ = writeln!(out, "  (a bogo op: one {})", r.bogo_op);
+    }
+    out.push('\n');
     let mut t = Table::new(vec!["metric".into(), "value".into(), "unit".into()]);
     for m in &r.rates {
         let v = if m.unit.ends_with("/s") {

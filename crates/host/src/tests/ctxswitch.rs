@@ -45,8 +45,8 @@ fn side(cpu: u32, rx: libc::c_int, tx: libc::c_int, first: bool, deadline: u64) 
     n
 }
 
-/// Round trips per second of a ping-pong between `a` and `b`.
-fn threads(a: u32, b: u32, seconds: f64) -> f64 {
+/// Round trips of a ping-pong between `a` and `b`, and per second.
+fn threads(a: u32, b: u32, seconds: f64) -> (u64, f64) {
     let (p1, p2) = (pipe(), pipe());
     let start = sys::now_ns();
     let deadline = start + (seconds * 1e9) as u64;
@@ -59,11 +59,11 @@ fn threads(a: u32, b: u32, seconds: f64) -> f64 {
         unsafe { libc::close(fd) };
     }
     let _ = partner.join();
-    n as f64 / elapsed
+    (n, n as f64 / elapsed)
 }
 
 /// The same between two processes (fork; the child only reads and writes).
-fn processes(a: u32, b: u32, seconds: f64) -> f64 {
+fn processes(a: u32, b: u32, seconds: f64) -> (u64, f64) {
     let (p1, p2) = (pipe(), pipe());
     let start = sys::now_ns();
     let deadline = start + (seconds * 1e9) as u64;
@@ -96,7 +96,7 @@ fn processes(a: u32, b: u32, seconds: f64) -> f64 {
         // SAFETY: our child.
         unsafe { libc::waitpid(pid, &mut status, 0) };
     }
-    n as f64 / elapsed
+    (n, n as f64 / elapsed)
 }
 
 pub fn run(seconds: f64) -> Result<HostResult, String> {
@@ -109,7 +109,11 @@ pub fn run(seconds: f64) -> Result<HostResult, String> {
     let mut r = HostResult::new("ctxswitch", seconds);
     r.param("cpus", format!("{a},{b}"));
     // Across CPUs each round trip is 4 switches (each side into and out of idle).
-    let cross_t = threads(a, b, part);
+    // Bogo ops: round trips, over all four phases that ran.
+    let mut trips = 0;
+    let (n, cross_t) = threads(a, b, part);
+    trips += n;
+    r.bogo(trips, "pipe round trip");
     r.rate(
         "switches_per_s_threads_cross_cpu",
         cross_t * 4.0,
@@ -118,7 +122,9 @@ pub fn run(seconds: f64) -> Result<HostResult, String> {
     if should_stop() {
         return Ok(r);
     }
-    let same_t = threads(a, a, part);
+    let (n, same_t) = threads(a, a, part);
+    trips += n;
+    r.bogo(trips, "pipe round trip");
     r.rate(
         "switches_per_s_threads_same_cpu",
         same_t * 2.0,
@@ -128,7 +134,9 @@ pub fn run(seconds: f64) -> Result<HostResult, String> {
     if should_stop() {
         return Ok(r);
     }
-    let cross_p = processes(a, b, part);
+    let (n, cross_p) = processes(a, b, part);
+    trips += n;
+    r.bogo(trips, "pipe round trip");
     r.rate(
         "switches_per_s_processes_cross_cpu",
         cross_p * 4.0,
@@ -137,7 +145,9 @@ pub fn run(seconds: f64) -> Result<HostResult, String> {
     if should_stop() {
         return Ok(r);
     }
-    let same_p = processes(a, a, part);
+    let (n, same_p) = processes(a, a, part);
+    trips += n;
+    r.bogo(trips, "pipe round trip");
     r.rate(
         "switches_per_s_processes_same_cpu",
         same_p * 2.0,

@@ -14,6 +14,7 @@ pub fn run(cpu: u32, reps: u32) -> Result<HostResult, String> {
     let mut r = HostResult::by_reps("hotplug", reps);
     r.param("cpu", cpu);
     r.param("reps", reps);
+    let mut done = 0;
     for _ in 0..reps {
         if should_stop() {
             r.notes.push("stopped early by a signal".into());
@@ -26,7 +27,9 @@ pub fn run(cpu: u32, reps: u32) -> Result<HostResult, String> {
         let t2 = sys::now_ns();
         off.saturating_record((t1 - t0).max(1));
         on.saturating_record((t2 - t1).max(1));
+        done += 1;
     }
+    r.bogo(done, "offline and online of a CPU");
     r.hist("offline", &off);
     r.hist("online", &on);
     r.rate(

@@ -125,6 +125,7 @@ pub fn run(seconds: f64, window_s: f64, fifo: bool) -> Result<HostResult, String
     let elapsed = (sys::now_ns() - start) as f64 / 1e9;
     let tlb = sys::interrupts("TLB").saturating_sub(tlb_before);
     r.hist("munmap_1page_with_sibling", &storm_h);
+    r.bogo(storm_h.len(), "munmap() of a page");
     r.rate("munmap_per_s", storm_h.len() as f64 / elapsed, "calls/s");
     r.rate("tlb_ipis_per_s", tlb as f64 / elapsed, "IPIs/s");
     if fifo {

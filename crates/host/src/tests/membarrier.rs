@@ -184,6 +184,7 @@ pub fn run(opts: &Options, cgroup: Option<CgroupCpu>, fifo: bool) -> Result<Host
     let elapsed = (sys::now_ns() - start) as f64 / 1e9;
     let ipis = sys::interrupts("CAL").saturating_sub(cal_before);
     let calls = ok.load(Ordering::Relaxed);
+    r.bogo(calls, "membarrier() call");
     r.rate("calls_per_s", calls as f64 / elapsed, "calls/s");
     r.rate("errors", errs.load(Ordering::Relaxed) as f64, "calls");
     r.rate("ipis_per_s", ipis as f64 / elapsed, "IPIs/s");

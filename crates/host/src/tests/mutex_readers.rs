@@ -85,6 +85,7 @@ pub fn run(
         });
     }
     let passes_f = passes.max(1) as f64;
+    r.bogo(passes, "whole-file read");
     r.rate("passes", passes as f64, "whole-file reads");
     // Microseconds: one pass of a short file is well under a millisecond.
     r.rate("sys_per_pass_us", sys_total as f64 / passes_f / 1e3, "us");

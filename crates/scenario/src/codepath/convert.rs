@@ -255,44 +255,154 @@ pub fn code_form(path: &Path, text: &str) -> Result<String, ScenarioError> {
     Ok(out)
 }
 
-/// `b` as a TOML array of inline tables, one op a line, indented as the
-/// shipped scenarios are.
-fn toml_array(b: &Block, indent: usize, out: &mut String) {
-    if b.items.is_empty() {
-        out.push_str("[]");
-        return;
-    }
-    out.push_str("[\n");
-    for n in &b.items {
-        out.push_str(&" ".repeat(indent + 2));
-        out.push_str("{ op = ");
-        out.push_str(&toml_str(&n.name));
-        for f in &n.fields {
-            out.push_str(", ");
-            out.push_str(&toml_key(&f.key));
-            out.push_str(" = ");
-            match &f.val {
-                Val::Str(s) => out.push_str(&toml_str(s)),
-                Val::Int(i) => out.push_str(i),
-                Val::Bool(v) => out.push_str(&v.to_string()),
-                Val::Ops(b) => toml_array(b, indent + 2, out),
-                Val::Choices(cs) => {
-                    out.push_str("[\n");
-                    for c in cs {
-                        out.push_str(&" ".repeat(indent + 4));
-                        out.push_str(&format!("{{ weight = {}, body = ", c.weight));
-                        toml_array(&c.body, indent + 4, out);
-                        out.push_str(" },\n");
+/// The comments (`//` and `/* */`) in `range` of code text `src`,
+/// skipping strings: each with whether it is on the range's first line
+/// (the line an op or a block's `{` ends on).
+fn code_comments(src: &str, range: Range<usize>) -> Vec<(bool, String)> {
+    let text = &src[range];
+    let b = text.as_bytes();
+    let (mut i, mut line, mut out) = (0, 0, Vec::new());
+    while i < b.len() {
+        if text[i..].starts_with("//") {
+            let end = text[i..].find('\n').map_or(b.len(), |k| i + k);
+            out.push((line == 0, text[i + 2..end].trim().to_string()));
+            i = end;
+        } else if text[i..].starts_with("/*") {
+            let end = text[i..].find("*/").map_or(b.len(), |k| i + k);
+            let words: Vec<&str> = text[i + 2..end].split_whitespace().collect();
+            out.push((line == 0, words.join(" ")));
+            line += text[i..end].matches('\n').count();
+            i = (end + 2).min(b.len());
+        } else {
+            match b[i] {
+                b'\n' => line += 1,
+                b'"' => {
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
                     }
-                    out.push_str(&" ".repeat(indent + 2));
-                    out.push(']');
                 }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Prints code text as TOML arrays, carrying its comments over as `#`
+/// comments where they were: after an op (or an opening bracket) on its
+/// line, or on lines of their own before the next op.
+struct TomlPrinter<'s> {
+    /// The code text the blocks' spans point into.
+    src: &'s str,
+    out: String,
+    /// How many comments were carried over.
+    comments: usize,
+}
+
+impl TomlPrinter<'_> {
+    /// The comments of a gap on its first line, after what was printed.
+    fn trailing(&mut self, gap: &[(bool, String)]) {
+        for (_, c) in gap.iter().filter(|c| c.0) {
+            self.out.push_str("  # ");
+            self.out.push_str(c);
+            self.comments += 1;
+        }
+    }
+
+    /// The comments of a gap on lines of their own.
+    fn own_lines(&mut self, gap: &[(bool, String)], indent: usize) {
+        for (_, c) in gap.iter().filter(|c| !c.0) {
+            self.out.push_str(&" ".repeat(indent));
+            self.out.push_str("# ");
+            self.out.push_str(c);
+            self.out.push('\n');
+            self.comments += 1;
+        }
+    }
+
+    /// `b` as a TOML array of inline tables, one op a line, indented as
+    /// the shipped scenarios are.
+    fn array(&mut self, b: &Block, indent: usize) {
+        let mut edges = vec![b.span.start];
+        for n in &b.items {
+            edges.push(n.span.start);
+            edges.push(n.span.end);
+        }
+        edges.push(b.span.end);
+        let gaps: Vec<Vec<(bool, String)>> = edges
+            .chunks(2)
+            .map(|e| code_comments(self.src, e[0]..e[1].max(e[0])))
+            .collect();
+        if b.items.is_empty() && gaps[0].is_empty() {
+            self.out.push_str("[]");
+            return;
+        }
+        self.out.push('[');
+        self.trailing(&gaps[0]);
+        self.out.push('\n');
+        for (i, n) in b.items.iter().enumerate() {
+            self.own_lines(&gaps[i], indent + 2);
+            self.out.push_str(&" ".repeat(indent + 2));
+            self.op(n, indent);
+            self.out.push(',');
+            self.trailing(&gaps[i + 1]);
+            self.out.push('\n');
+        }
+        self.own_lines(&gaps[b.items.len()], indent + 2);
+        self.out.push_str(&" ".repeat(indent));
+        self.out.push(']');
+    }
+
+    /// A `choose`'s options; the comments between them (after an
+    /// option's last op) stay beside the option, as `code_form` reads them.
+    fn choices(&mut self, n: &Node, cs: &[Choice], indent: usize) {
+        let mut edges = vec![n.span.start];
+        for c in cs {
+            edges.push(c.span.start);
+            edges.push(c.span.end);
+        }
+        edges.push(n.span.end);
+        let gaps: Vec<Vec<(bool, String)>> = edges
+            .chunks(2)
+            .map(|e| code_comments(self.src, e[0]..e[1].max(e[0])))
+            .collect();
+        self.out.push('[');
+        self.trailing(&gaps[0]);
+        self.out.push('\n');
+        for (i, c) in cs.iter().enumerate() {
+            self.own_lines(&gaps[i], indent + 4);
+            self.out.push_str(&" ".repeat(indent + 4));
+            self.out
+                .push_str(&format!("{{ weight = {}, body = ", c.weight));
+            self.array(&c.body, indent + 4);
+            self.out.push_str(" },");
+            self.trailing(&gaps[i + 1]);
+            self.out.push('\n');
+        }
+        self.own_lines(&gaps[cs.len()], indent + 4);
+        self.out.push_str(&" ".repeat(indent + 2));
+        self.out.push(']');
+    }
+
+    fn op(&mut self, n: &Node, indent: usize) {
+        self.out.push_str("{ op = ");
+        self.out.push_str(&toml_str(&n.name));
+        for f in &n.fields {
+            self.out.push_str(", ");
+            self.out.push_str(&toml_key(&f.key));
+            self.out.push_str(" = ");
+            match &f.val {
+                Val::Str(s) => self.out.push_str(&toml_str(s)),
+                Val::Int(i) => self.out.push_str(i),
+                Val::Bool(v) => self.out.push_str(&v.to_string()),
+                Val::Ops(b) => self.array(b, indent + 2),
+                Val::Choices(cs) => self.choices(n, cs, indent),
             }
         }
-        out.push_str(" },\n");
+        self.out.push_str(" }");
     }
-    out.push_str(&" ".repeat(indent));
-    out.push(']');
 }
 
 fn toml_key(k: &str) -> String {
@@ -311,7 +421,9 @@ fn toml_str(s: &str) -> String {
 }
 
 /// Rewrites every code path written in the text form into a TOML array
-/// of ops. Comments inside the code are not carried over.
+/// of ops, keeping the comments between the ops (as `#` comments, which
+/// [`code_form`] turns back into `//` ones); a comment anywhere else (inside
+/// an op's arguments) is an error, not dropped.
 pub fn toml_form(path: &Path, text: &str) -> Result<String, ScenarioError> {
     let srcs = Sources::new(path, text);
     let doc = DeTable::parse(text).map_err(|e| srcs.render(Diag::from_toml(&e, 0, 0..0)))?;
@@ -326,8 +438,26 @@ pub fn toml_form(path: &Path, text: &str) -> Result<String, ScenarioError> {
         let span = v.span();
         let map = super::SpanMap::new(srcs.slice(&span), code, span.clone());
         let block = super::parse_text(code, &functions).map_err(|e| srcs.render(e.at(&map)))?;
+        let mut p = TomlPrinter {
+            src: code,
+            out: String::new(),
+            comments: 0,
+        };
+        p.array(&block, 0);
+        let had = code_comments(code, 0..code.len()).len();
+        if p.comments != had {
+            return Err(error(
+                path,
+                text,
+                span,
+                format!(
+                    "this code has {had} comments, of which {} would be kept; move the others between its ops",
+                    p.comments
+                ),
+            ));
+        }
         out.push_str(&text[at..span.start]);
-        toml_array(&block, 0, &mut out);
+        out.push_str(&p.out);
         at = span.end;
     }
     out.push_str(&text[at..]);
