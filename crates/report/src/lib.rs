@@ -13,6 +13,7 @@
 pub mod assumed;
 pub mod csv;
 pub mod format;
+pub mod host;
 pub mod html;
 pub mod lkml;
 pub mod markdown;
