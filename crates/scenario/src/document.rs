@@ -99,6 +99,29 @@ fn item_name<'t>(t: &'t DeTable<'_>) -> Option<&'t str> {
     t.get("name").and_then(|n| n.get_ref().as_str())
 }
 
+/// The entry of keyed array `path` named `name`, or an error at `span`
+/// listing the names there are.
+fn entry_named<'b, 'a>(
+    base: &'b mut DeArray<'a>,
+    name: &str,
+    span: std::ops::Range<usize>,
+    path: &str,
+) -> DResult<&'b mut DeTable<'a>> {
+    let known: Vec<String> = base
+        .iter()
+        .filter_map(|v| v.get_ref().as_table().and_then(item_name))
+        .map(str::to_string)
+        .collect();
+    let target = base.iter_mut().find_map(|v| match v.get_mut() {
+        DeValue::Table(t) if item_name(t) == Some(name) => Some(t),
+        _ => None,
+    });
+    target.ok_or_else(|| {
+        Diag::new(span, format!("there is no `{path}` entry named `{name}`"))
+            .help(format!("known: {}", list(&known)))
+    })
+}
+
 fn merge_keyed<'a>(base: &mut DeArray<'a>, over: DeArray<'a>, path: &str) -> DResult<()> {
     for item in over.iter().cloned() {
         let item_span = item.span();
@@ -121,26 +144,7 @@ fn merge_keyed<'a>(base: &mut DeArray<'a>, over: DeArray<'a>, path: &str) -> DRe
             return Err(Diag::new(name_v.span(), "expected a string"));
         };
         let name_span = name_v.span();
-        let known: Vec<String> = base
-            .iter()
-            .filter_map(|v| {
-                v.get_ref()
-                    .as_table()
-                    .and_then(item_name)
-                    .map(str::to_string)
-            })
-            .collect();
-        let target = base.iter_mut().find_map(|v| match v.get_mut() {
-            DeValue::Table(t) if item_name(t) == Some(name.as_str()) => Some(t),
-            _ => None,
-        });
-        let Some(target) = target else {
-            return Err(Diag::new(
-                name_span,
-                format!("there is no `{path}` entry named `{name}`"),
-            )
-            .help(format!("known: {}", list(&known))));
-        };
+        let target = entry_named(base, &name, name_span, path)?;
         merge(target, o, path)?;
     }
     Ok(())
@@ -160,26 +164,7 @@ fn merge_named<'a>(base: &mut DeArray<'a>, over: DeTable<'a>, path: &str) -> DRe
                 format!("`{full}` is a whole entry; set one of its fields, e.g. `{full}.FIELD`"),
             ));
         };
-        let known: Vec<String> = base
-            .iter()
-            .filter_map(|v| {
-                v.get_ref()
-                    .as_table()
-                    .and_then(item_name)
-                    .map(str::to_string)
-            })
-            .collect();
-        let target = base.iter_mut().find_map(|v| match v.get_mut() {
-            DeValue::Table(t) if item_name(t) == Some(name.get_ref().as_ref()) => Some(t),
-            _ => None,
-        });
-        let Some(target) = target else {
-            return Err(Diag::new(
-                name_span,
-                format!("there is no `{path}` entry named `{}`", name.get_ref()),
-            )
-            .help(format!("known: {}", list(&known))));
-        };
+        let target = entry_named(base, name.get_ref(), name_span, path)?;
         merge(target, fields, path)?;
     }
     Ok(())
