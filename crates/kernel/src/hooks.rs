@@ -197,7 +197,10 @@ impl<'s> crate::Kernel<'s> {
                 }
                 t = t.saturating_add(ns);
             }
-            Op::Count(counter) => self.metrics.count(t, *counter),
+            // A hook's timeline is computed ahead of its events: a count it
+            // reaches after the run's end did not happen in the run.
+            Op::Count(counter) if self.metrics.in_run(t) => self.metrics.count(t, *counter),
+            Op::Count(_) => {}
             Op::AtomicRmw(r) | Op::AtomicRead(r) => {
                 let l = self.hook_instance(c, r);
                 let line = self.objects.atomic_line(l);

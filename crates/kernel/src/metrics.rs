@@ -121,6 +121,12 @@ impl Metrics {
         now >= self.warmup
     }
 
+    /// Whether `now` is inside the run (not after its end).
+    #[inline]
+    pub fn in_run(&self, now: Nanos) -> bool {
+        now <= self.end
+    }
+
     // lock_stat, for every lock kind: each event of the measured part of
     // the run, on the row of the lock's object.
 
