@@ -121,20 +121,7 @@ fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_json::V
 /// more than with the counter aligned on a line of its own.
 #[test]
 fn the_false_sharing_example_bounces_the_lock_line() {
-    let out = smpsim()
-        .args(["run"])
-        .arg(repo("scenarios/examples/false-sharing.toml"))
-        .args([
-            "--set",
-            "scenario.duration=5ms",
-            "--set",
-            "scenario.warmup=1ms",
-        ])
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::run_example("scenarios/examples/false-sharing.toml", "5ms", "1ms");
     let (shared, aligned) = (&v["variants"][0], &v["variants"][1]);
     assert_eq!(shared["variant"], "shared");
     let bounces = |var, name| lock_row(var, name)["bounces"].as_u64().unwrap();

@@ -201,20 +201,7 @@ fn an_enqueue_hook_runs_at_each_wakeup_in_the_waking_context() {
 
 #[test]
 fn the_example_folds_per_cpu_contributions_at_the_tick() {
-    let out = smpsim()
-        .args(["run"])
-        .arg(repo("scenarios/examples/sched-hooks.toml"))
-        .args([
-            "--set",
-            "scenario.duration=20ms",
-            "--set",
-            "scenario.warmup=5ms",
-        ])
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::run_example("scenarios/examples/sched-hooks.toml", "20ms", "5ms");
     let (every, rated) = (&v["variants"][0], &v["variants"][1]);
     assert_eq!(every["variant"], "every_update");
     assert_eq!(rated["variant"], "ratelimited");
@@ -445,20 +432,7 @@ sched_tick = '''spin_lock(s); spin_unlock(s);'''
 /// The example's three variants differ as docs/sched-hooks.md says.
 #[test]
 fn the_locks_example_shows_its_counters() {
-    let out = smpsim()
-        .args(["run"])
-        .arg(repo("scenarios/examples/sched-hooks-locks.toml"))
-        .args([
-            "--set",
-            "scenario.duration=8ms",
-            "--set",
-            "scenario.warmup=2ms",
-        ])
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::run_example("scenarios/examples/sched-hooks-locks.toml", "8ms", "2ms");
     let vs = &v["variants"];
     let (global, percpu, unlimited) = (&vs[0], &vs[1], &vs[2]);
     assert_eq!(global["variant"], "global_lock");

@@ -51,3 +51,18 @@ pub fn refused(o: &Output, want: &str) {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains(want), "expected `{want}` in:\n{e}");
 }
+
+/// Runs the shipped scenario `path` for `duration` after `warmup` and
+/// returns its JSON result (exit status 0 asserted).
+pub fn run_example(path: &str, duration: &str, warmup: &str) -> serde_json::Value {
+    let out = smpsim()
+        .args(["run"])
+        .arg(repo(path))
+        .args(["--set", &format!("scenario.duration={duration}")])
+        .args(["--set", &format!("scenario.warmup={warmup}")])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
