@@ -128,35 +128,15 @@ impl crate::Kernel<'_> {
         }
         self.preempt_disable(t);
         self.tasks[t as usize].wait.wait_start = self.now;
-        let recursive = self.objects.spinlocks[l as usize]
-            .holders
-            .iter()
-            .any(|h| h.0 == t && (h.1 != LockMode::Read || mode != LockMode::Read));
-        if recursive {
-            // The kernel deadlocks here; so does the model, after saying so.
-            let name = self.task_name(t);
-            let object = self.objects.spinlocks[l as usize].object as usize;
-            let lock = self.spec.objects[object].name.clone();
-            let op = format!("{}_lock", mode.op_prefix());
-            self.metrics
-                .recursive_locking(c, self.now, &name, &op, &lock);
-        }
-        let taker = Taker {
-            task: t,
-            cpu: c,
-            mode,
-        };
-        match self.with_lock(l, |imp, env| imp.lock(env, taker)) {
+        let (granted, recursive) = self.spin_lock_attempt(t, c, l, mode);
+        match granted {
             Some(done) => {
-                self.lock_granted(t, l, mode, done, false);
                 let cost = done - self.now;
                 self.tasks[t as usize].batch.push(Mode::Sys, cost);
                 self.advance(t);
                 Flow::Next
             }
             None => {
-                let object = self.objects.spinlocks[l as usize].object;
-                self.metrics.lock_contended(self.now, object);
                 let task = &mut self.tasks[t as usize];
                 task.gen = task.gen.wrapping_add(1);
                 task.wait.spin = Spin::Lock { lock: l };
@@ -267,34 +247,51 @@ impl crate::Kernel<'_> {
     /// if it spins until a release grants it ([`Self::with_lock`] then
     /// calls `hook_lock_granted()`).
     pub(crate) fn hook_spin_lock(&mut self, c: u32, l: u32, mode: LockMode) -> Option<Nanos> {
-        let holder = crate::ids::hook_holder(c);
+        self.spin_lock_attempt(crate::ids::hook_holder(c), c, l, mode)
+            .0
+    }
+
+    /// The attempt a task and a hook both make on instance `l`: report a
+    /// recursive acquisition (the kernel deadlocks there; so does the
+    /// model, after saying so), ask the lock's kind, and book the grant or
+    /// the contention. Returns when it holds the lock, if it does at once,
+    /// and whether the attempt was recursive.
+    fn spin_lock_attempt(
+        &mut self,
+        holder: TaskId,
+        c: u32,
+        l: u32,
+        mode: LockMode,
+    ) -> (Option<Nanos>, bool) {
         let recursive = self.objects.spinlocks[l as usize]
             .holders
             .iter()
             .any(|h| h.0 == holder && (h.1 != LockMode::Read || mode != LockMode::Read));
         if recursive {
+            let name = match crate::ids::hook_holder_cpu(holder) {
+                Some(c) => format!("CPU{c} hook"),
+                None => self.task_name(holder),
+            };
             let object = self.objects.spinlocks[l as usize].object as usize;
             let lock = self.spec.objects[object].name.clone();
             let op = format!("{}_lock", mode.op_prefix());
             self.metrics
-                .recursive_locking(c, self.now, &format!("CPU{c} hook"), &op, &lock);
+                .recursive_locking(c, self.now, &name, &op, &lock);
         }
         let taker = Taker {
             task: holder,
             cpu: c,
             mode,
         };
-        match self.with_lock(l, |imp, env| imp.lock(env, taker)) {
-            Some(done) => {
-                self.lock_granted(holder, l, mode, done, false);
-                Some(done)
-            }
+        let granted = self.with_lock(l, |imp, env| imp.lock(env, taker));
+        match granted {
+            Some(done) => self.lock_granted(holder, l, mode, done, false),
             None => {
                 let object = self.objects.spinlocks[l as usize].object;
                 self.metrics.lock_contended(self.now, object);
-                None
             }
         }
+        (granted, recursive)
     }
 
     /// `spin_unlock()` of instance `l` by the hook on CPU `c`, now; returns
