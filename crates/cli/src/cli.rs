@@ -298,7 +298,8 @@ pub struct RunArgs {
     /// windows, the CPUs with sections over 1 ms); off by default.
     #[arg(long)]
     pub per_cpu: bool,
-    /// `lkml`: 72-column before/after text; `csv`: the per-window series
+    /// `lkml`: 72-column before/after text (with `--seeds`, means and
+    /// `±N%` over them); `csv`: the per-window series
     /// (longest preempt-off and IRQ-off section per CPU and window).
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
     pub format: RunFormat,

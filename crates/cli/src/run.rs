@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use crate::cli::{MachineArgs, RunArgs, RunFormat};
 use crate::output::{emit, fail, parse_sets};
-use smpsim_runner::pool::{compile_variants, register, run_specs};
+use smpsim_runner::pool::{compile_variants, register, run_specs, variant_run};
 use smpsim_runner::progress::{Item, Progress};
 
 /// The variants asked for, or every variant of the scenario (or its base
@@ -48,14 +48,14 @@ pub fn main(args: RunArgs) -> i32 {
         sets.push(("scenario.seed".into(), seed.to_string()));
     }
     let variants = variants_to_run(&scenario, &args.variants);
-    if (args.seeds.is_some() || args.explore.is_some())
-        && matches!(
-            args.format,
-            RunFormat::Lkml | RunFormat::Csv | RunFormat::PerfLock
-        )
-    {
+    let one_run_only = match args.format {
+        RunFormat::Csv | RunFormat::PerfLock => args.seeds.is_some() || args.explore.is_some(),
+        RunFormat::Lkml => args.explore.is_some(),
+        _ => false,
+    };
+    if one_run_only {
         return fail(
-            "error: --format lkml, csv and perf-lock show one run; with --seeds or --explore use text or json",
+            "error: --format csv and perf-lock show one run (lkml also takes --seeds); with --seeds or --explore use text or json",
         );
     }
     if let Some(n) = args.seeds {
@@ -236,6 +236,7 @@ fn explore(
         .map(|specs| progress.add_runs(&specs[0], specs.len()))
         .collect();
     let mut report = Vec::new();
+    let mut per_variant = Vec::new();
     for ((v, specs), items) in variants.iter().zip(&all).zip(&items) {
         let mut results: Vec<smpsim_kernel::RunResult> = specs
             .par_iter()
@@ -256,6 +257,10 @@ fn explore(
                 findings: std::mem::take(&mut r.findings),
             })
             .collect();
+        if matches!(args.format, RunFormat::Lkml) {
+            let runs = results.iter().cloned();
+            per_variant.push(runs.map(|r| variant_run(scenario, v, r)).collect());
+        }
         report.push(Exploration {
             variant: v.clone().unwrap_or_else(|| "base".into()),
             seeds: n,
@@ -266,6 +271,11 @@ fn explore(
     }
     progress.done();
     let out = match args.format {
+        RunFormat::Lkml => {
+            let machine = runs_machine(scenario, variants, sets);
+            let name = scenario.name.as_str();
+            smpsim_report::lkml::seeds(name, &machine, &per_variant)
+        }
         RunFormat::Json => {
             let mut s = serde_json::to_string_pretty(&report).expect("serializable");
             s.push('\n');

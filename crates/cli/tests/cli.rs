@@ -1033,4 +1033,19 @@ fn run_over_seeds_reports_metrics_with_their_spread() {
     );
     assert!(min <= mean && mean <= max && min > 0.0, "{m}");
     assert!(m["stddev"].as_f64().unwrap() > 0.0, "seeds differ: {m}");
+
+    // As lkp ncompare prints runs over several seeds: mean ±%stddev,
+    // %change, within 72 columns; the text names the seeds.
+    let lkml = run("lkml");
+    assert!(lkml.contains("seeds 1..3 (3 per variant)"), "{lkml}");
+    assert!(
+        lkml.contains("%stddev") && lkml.contains("%change"),
+        "{lkml}"
+    );
+    let ops = lkml
+        .lines()
+        .find(|l| l.ends_with("ops per second"))
+        .unwrap_or_else(|| panic!("no ops row:\n{lkml}"));
+    assert_eq!(ops.matches('±').count(), 2, "{ops}");
+    assert!(lkml.lines().all(|l| l.chars().count() <= 72), "{lkml}");
 }

@@ -306,21 +306,57 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun]) -> String {
     for r in runs {
         s.push_str(&wrap(&format!("{}: {}", r.variant, r.description), "  "));
     }
-    if runs.len() == 1 {
+    let seeds: Vec<Vec<&VariantRun>> = runs.iter().map(|r| vec![r]).collect();
+    s.push_str(&compared(&seeds));
+    s
+}
+
+/// `run --seeds N --format lkml`: every variant against the first, each
+/// value the mean over the variant's seeds with ncompare's `±N%`.
+/// `per_variant` holds each variant's runs, one per seed, in seed order.
+pub fn seeds(scenario: &str, machine: &str, per_variant: &[Vec<VariantRun>]) -> String {
+    let first = &per_variant[0][0].result;
+    let last = per_variant[0].last().map_or(first.seed, |r| r.result.seed);
+    let mut s = wrap(
+        &format!(
+            "smpsim: {scenario} on {machine} ({} CPUs), {} simulated, seeds {}..{} ({} per variant)",
+            first.nr_cpus,
+            fmt_ns(first.duration_ns as f64),
+            first.seed,
+            last,
+            per_variant[0].len()
+        ),
+        "",
+    );
+    for runs in per_variant {
+        let r = &runs[0];
+        s.push_str(&wrap(&format!("{}: {}", r.variant, r.description), "  "));
+    }
+    let refs: Vec<Vec<&VariantRun>> = per_variant.iter().map(|v| v.iter().collect()).collect();
+    s.push_str(&compared(&refs));
+    s
+}
+
+/// The body under the heading: one variant's values (mean `±N%` where it
+/// has several seeds), or a compare table of each variant against the first.
+fn compared(per_variant: &[Vec<&VariantRun>]) -> String {
+    let mut s = String::new();
+    let base = &per_variant[0];
+    if per_variant.len() == 1 {
         s.push('\n');
-        let rows = run_rows(&[&runs[0]], &[&runs[0]]);
-        for r in rows {
-            let line = format!("{:>VAL$}  {}", cell(&r.before, r.unit, false), r.metric);
+        let sd = base.len() > 1;
+        for r in run_rows(base, base) {
+            let line = format!("{:>VAL$}  {}", cell(&r.before, r.unit, sd), r.metric);
             s.push_str(&wrap(&line, ""));
         }
         return s;
     }
-    for after in &runs[1..] {
+    for after in &per_variant[1..] {
         s.push('\n');
         s.push_str(&compare_table(
-            &runs[0].variant,
-            &after.variant,
-            &run_rows(&[&runs[0]], &[after]),
+            &base[0].variant,
+            &after[0].variant,
+            &run_rows(base, after),
         ));
     }
     s

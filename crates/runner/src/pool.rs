@@ -207,7 +207,8 @@ fn run_on(
     variant_run(scenario, v, result)
 }
 
-fn variant_run(
+/// A variant's result with its name and the scenario's description of it.
+pub fn variant_run(
     scenario: &smpsim_scenario::Scenario,
     v: &Option<String>,
     result: smpsim_kernel::RunResult,
