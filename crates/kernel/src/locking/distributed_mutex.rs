@@ -58,8 +58,10 @@
 //! - skipping a waiter that looks preempted (`preempted()`: a published
 //!   timestamp more than `kScheduledAwaySpinThreshold` = 200 counter ticks
 //!   old; the skipped waiter re-enqueues): a spinning waiter publishes
-//!   every round, so its timestamp is about a data leg old when the waker
-//!   reads it, and the model catches every waiter (assumed);
+//!   every round, so its timestamp is up to a round and a data leg old
+//!   when the waker reads it. Whether that passes 200 ticks depends on
+//!   round times nobody measured (docs/contention.md has the arithmetic
+//!   for folly's two machines); the model catches every waiter (assumed);
 //! - sleeping after `kMaxSpins` = 4000 rounds (`Sleeper::sleep()`): a
 //!   waiter waits for at most the rest of the chain being woken and its
 //!   own chain, about 2N handoffs with N waiters; in folly's benchmark
