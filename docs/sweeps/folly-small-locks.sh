@@ -11,7 +11,7 @@
 # sized the loops (the scenarios say how), so it is printed but not
 # counted. atomic_fetch_xor is what each machine's [coherence] was fitted
 # to; the two lock rows are predictions (MicroSpinLock as `ttas` with
-# folly's Sleeper, DistributedMutex as `mcs`). The `microspin-nosleep` row
+# folly's Sleeper, DistributedMutex as `distributed_mutex`). The `microspin-nosleep` row
 # (`ttas` without the Sleeper) and the `tas` row (a bare test-and-set
 # lock) run MicroSpinLock's loop for scale; they are printed, not counted.
 # The microspin row runs 150 ms simulated per point, so the whole table
@@ -97,7 +97,7 @@ counted = lambda v: v not in ("microspin-tas", "microspin-nosleep")
 for label, keep in [("fitted (atomic_fetch_xor)", lambda v: v == "fetch-xor"),
                     ("predicted (both lock rows)", lambda v: v in ("microspin", "distributedmutex")),
                     ("predicted microspin (ttas, sleeper)", lambda v: v == "microspin"),
-                    ("predicted distributedmutex (mcs)", lambda v: v == "distributedmutex"),
+                    ("predicted distributedmutex (distributed_mutex)", lambda v: v == "distributedmutex"),
                     ("all three curves", counted),
                     ("not counted: microspin on ttas without the sleeper", lambda v: v == "microspin-nosleep"),
                     ("not counted: microspin on tas", lambda v: v == "microspin-tas")]:

@@ -14,6 +14,7 @@
 //! line in [`LOCK_KINDS`].
 
 pub mod cna;
+pub mod distributed_mutex;
 pub mod lockdep;
 pub mod mcs;
 pub mod mutex;
@@ -48,6 +49,7 @@ pub static LOCK_KINDS: &[LockKindInfo] = &[
     ttas::KIND,
     mcs::KIND,
     cna::KIND,
+    distributed_mutex::KIND,
     qrwlock::KIND,
 ];
 
