@@ -200,7 +200,7 @@ fn parse_time(s: &str) -> Result<Nanos, String> {
         if !d.is_ascii_digit() {
             return Err(not_a_time());
         }
-        if place % 10 != 0 && d != b'0' {
+        if !place.is_multiple_of(10) && d != b'0' {
             return Err(format!("`{s}` is finer than a nanosecond"));
         }
         place /= 10;
