@@ -267,12 +267,17 @@ pub struct RunArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Also write every CPU's timeline (first replica) as a Chrome/Perfetto
-    /// trace-event JSON file (open it in ui.perfetto.dev or chrome://tracing).
+    /// trace-event JSON file (open it in ui.perfetto.dev or chrome://tracing);
+    /// gzipped if FILE ends in .gz.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Most segments recorded per variant in a trace.
     #[arg(long, default_value_t = 2_000_000)]
     pub trace_limit: usize,
+    /// Trace only this part of the run: START..END from the run's start
+    /// (10ms..12ms; either end may be left out).
+    #[arg(long, value_name = "START..END", requires = "trace")]
+    pub trace_window: Option<String>,
     /// Explore N seeds (seed, seed+1, ...) in parallel and report which
     /// ones made a detector fire, with the command that replays each.
     #[arg(long, value_name = "N")]

@@ -92,6 +92,12 @@ pub fn main(args: RunArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    let window =
+        smpsim_runner::trace::trace_window(args.trace_window.as_deref(), &variants, &specs);
+    let window = match window {
+        Ok(w) => w,
+        Err(e) => return fail(e),
+    };
     if !args.quiet {
         for (v, spec) in variants.iter().zip(&specs) {
             if let Some(w) = smpsim_runner::trace::short_window(spec) {
@@ -104,9 +110,8 @@ pub fn main(args: RunArgs) -> i32 {
     let runs = run_specs(&scenario, &variants, &specs, &progress, &items);
     progress.done();
     if let Some(path) = &args.trace {
-        if let Err(e) =
-            smpsim_runner::trace::write_trace(&scenario, &variants, &sets, args.trace_limit, path)
-        {
+        let limit = args.trace_limit;
+        if let Err(e) = smpsim_runner::trace::write_trace(&variants, &specs, limit, window, path) {
             return fail(e);
         }
     }

@@ -369,55 +369,6 @@ fn mm_checker_catches_the_naive_cpumask_refcount_only() {
     );
 }
 
-#[test]
-fn trace_is_valid_and_each_cpu_timeline_is_ordered() {
-    let scenario = repo("scenarios/examples/mutex-contention.toml");
-    let dir = std::env::temp_dir().join(format!("smpsim-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("t.json");
-    let out = smpsim()
-        .args([
-            "run",
-            scenario.to_str().unwrap(),
-            "--variant",
-            "spin",
-            "--set",
-            "scenario.duration=5ms",
-            "--set",
-            "scenario.warmup=0s",
-        ])
-        .args(["--trace", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let mut last_end = std::collections::HashMap::new();
-    let mut spins = 0;
-    for e in v["traceEvents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["ph"] == "X")
-    {
-        let tid = e["tid"].as_u64().unwrap();
-        let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
-        assert!(dur > 0.0);
-        let prev = last_end.insert(tid, ts + dur).unwrap_or(0.0);
-        assert!(
-            ts + 1e-6 >= prev,
-            "CPU {tid}: segment at {ts} overlaps the previous one ending at {prev}"
-        );
-        spins += (e["cat"] == "spin") as u32;
-    }
-    assert_eq!(last_end.len(), 16, "every CPU has a timeline");
-    assert!(spins > 0, "waiters spin on this contended mutex");
-}
-
 /// `-o` writes through devices and symlinks instead of replacing them, and
 /// `-o -` is stdout.
 #[test]

@@ -85,11 +85,16 @@ pub use result::*;
 pub use sim::{summarize, Kernel, Simulation};
 pub use spec::*;
 
-/// Runs one replica of a spec recording every CPU's timeline (at most
-/// `limit` segments).
-pub fn simulate_traced(spec: &Spec, limit: usize) -> (RunResult, trace::Recorder) {
+/// Runs one replica of a spec recording every CPU's timeline during
+/// `window` (at most `limit` segments).
+pub fn simulate_traced(
+    spec: &Spec,
+    limit: usize,
+    window: std::ops::Range<smpsim_engine::Nanos>,
+) -> (RunResult, trace::Recorder) {
     let mut kernel = Kernel::new(spec);
-    kernel.trace = Some(trace::Recorder::new(spec.machine.nr_cpus(), limit));
+    let recorder = trace::Recorder::new(spec.machine.nr_cpus(), limit, window);
+    kernel.trace = Some(recorder);
     let result = kernel.run();
     (result, kernel.trace.take().expect("recorder"))
 }

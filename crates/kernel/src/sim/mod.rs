@@ -3,6 +3,7 @@
 
 mod collect;
 mod driver;
+mod timeline;
 
 pub use collect::summarize;
 use driver::RunState;
@@ -291,42 +292,15 @@ impl<'s> Kernel<'s> {
     /// or spin, following its work batch).
     pub(crate) fn settle(&mut self, c: u32) {
         let now = self.now;
+        let from = self.cpus[c as usize].accounted_to;
+        if now > from && self.trace.is_some() {
+            self.record_timeline(c, from, now);
+        }
         let cpu = &mut self.cpus[c as usize];
-        let dt = now - cpu.accounted_to;
-        let from = cpu.accounted_to;
+        let dt = now - from;
         cpu.accounted_to = now;
         if dt == 0 {
             return;
-        }
-        if let Some(rec) = self.trace.as_mut() {
-            use crate::trace::SegKind;
-            // One segment, or (running a batch) one per piece of the batch.
-            let whole = match cpu.activity {
-                Activity::Idle => Some((SegKind::Idle, NO_TASK)),
-                Activity::Switch { .. } => Some((SegKind::Switch, NO_TASK)),
-                Activity::Irq { .. } => Some((SegKind::Irq, NO_TASK)),
-                Activity::Task => {
-                    let t = &self.tasks[cpu.curr as usize];
-                    if t.wait.spin != Spin::None {
-                        Some((SegKind::Spin, cpu.curr))
-                    } else {
-                        let mut at = from;
-                        t.batch.peek(dt, t.mode, |m, ns| {
-                            let kind = if m == Mode::User {
-                                SegKind::User
-                            } else {
-                                SegKind::Sys
-                            };
-                            rec.push(c, at, at + ns, kind, cpu.curr);
-                            at += ns;
-                        });
-                        None
-                    }
-                }
-            };
-            if let Some((kind, task)) = whole {
-                rec.push(c, from, now, kind, task);
-            }
         }
         match cpu.activity {
             Activity::Idle => cpu.times.idle += dt,
