@@ -453,19 +453,22 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
 }
 
 /// The columns of the `lock_stat` table: the kernel's
-/// (`kernel/locking/lockdep_proc.c` `seq_header()`), in its order, less
-/// those the model does not record apart (`con-bounces`, `acq-bounces`),
-/// then the model's own: `bounces` (the lock's cache-line transfers, which
-/// `con-bounces` + `acq-bounces` count approximately), time spent
-/// spinning, and handoffs.
-pub const LOCK_STAT_COLUMNS: [&str; 15] = [
+/// (`kernel/locking/lockdep_proc.c` `seq_header()`), in its order, with
+/// the variant after the class name, then the model's own: `bounces` (the
+/// lock's cache-line transfers, every miss including spinners'
+/// re-fetches, where `con-bounces` and `acq-bounces` count one per event
+/// on an instance last acquired on another CPU), time spent spinning, and
+/// handoffs.
+pub const LOCK_STAT_COLUMNS: [&str; 17] = [
     "class name",
     "variant",
+    "con-bounces",
     "contentions",
     "waittime-min",
     "waittime-max",
     "waittime-total",
     "waittime-avg",
+    "acq-bounces",
     "acquisitions",
     "holdtime-min",
     "holdtime-max",
@@ -510,11 +513,13 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
                 rows.push(vec![
                     format!("{name}-R"),
                     r.variant.clone(),
+                    read.con_bounces.to_string(),
                     read.contentions.to_string(),
                     t(read.wait_min_ns),
                     t(read.wait_max_ns),
                     t(read.wait_total_ns),
                     lock_stat_avg(read.wait_total_ns, read.contentions),
+                    read.acq_bounces.to_string(),
                     read.acquisitions.to_string(),
                     t(read.hold_min_ns),
                     t(read.hold_max_ns),
@@ -534,11 +539,13 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
             rows.push(vec![
                 name,
                 r.variant.clone(),
+                l2.con_bounces.to_string(),
                 l2.contentions.to_string(),
                 t(l2.wait_min_ns),
                 t(l2.wait_max_ns),
                 t(l2.wait_total_ns),
                 lock_stat_avg(l2.wait_total_ns, l2.contentions),
+                l2.acq_bounces.to_string(),
                 l2.acquisitions.to_string(),
                 t(l2.hold_min_ns),
                 t(l2.hold_max_ns),
