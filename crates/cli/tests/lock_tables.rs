@@ -38,11 +38,13 @@ fn lock_stat_prints_the_kernels_columns_in_fixed_microseconds() {
             "class",
             "name",
             "variant",
+            "con-bounces",
             "contentions",
             "waittime-min",
             "waittime-max",
             "waittime-total",
             "waittime-avg",
+            "acq-bounces",
             "acquisitions",
             "holdtime-min",
             "holdtime-max",
@@ -57,7 +59,7 @@ fn lock_stat_prints_the_kernels_columns_in_fixed_microseconds() {
     let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
     assert_eq!(row[0], "big_lock");
     for (i, cell) in row.iter().enumerate() {
-        if [3, 4, 5, 6, 8, 9, 10, 11, 13].contains(&i) {
+        if [4, 5, 6, 7, 10, 11, 12, 13, 15].contains(&i) {
             let (int, dec) = cell.split_once('.').expect(cell);
             assert!(
                 int.chars().all(|c| c.is_ascii_digit()) && dec.len() == 2,
@@ -67,20 +69,29 @@ fn lock_stat_prints_the_kernels_columns_in_fixed_microseconds() {
     }
     // The averages are total / count, between the minimum and the maximum.
     let us = |s: &str| s.parse::<f64>().unwrap();
-    let contentions: f64 = row[2].parse().unwrap();
+    let contentions: f64 = row[3].parse().unwrap();
     assert!(
-        (us(row[6]) - us(row[5]) / contentions).abs() < 0.01,
+        (us(row[7]) - us(row[6]) / contentions).abs() < 0.01,
         "{row:?}"
     );
-    let acquisitions: f64 = row[7].parse().unwrap();
+    let acquisitions: f64 = row[9].parse().unwrap();
     assert!(
-        (us(row[11]) - us(row[10]) / acquisitions).abs() < 0.01,
+        (us(row[13]) - us(row[12]) / acquisitions).abs() < 0.01,
+        "{row:?}"
+    );
+    // Bounces are events on a lock last acquired on another CPU: at most
+    // one per contention and per acquisition, and 16 CPUs taking turns
+    // move it nearly every time.
+    let (con_bounces, acq_bounces): (f64, f64) = (row[2].parse().unwrap(), row[8].parse().unwrap());
+    assert!(con_bounces <= contentions && con_bounces > 0.0, "{row:?}");
+    assert!(
+        acq_bounces <= acquisitions && acq_bounces > acquisitions / 2.0,
         "{row:?}"
     );
     // A contended wait includes at least the lock word's transfer; a hold
     // of exp(1us) work can round to 0.00.
-    assert!(us(row[3]) > 0.0, "{row:?}");
-    for (min, avg, max) in [(3, 6, 4), (8, 11, 9)] {
+    assert!(us(row[4]) > 0.0, "{row:?}");
+    for (min, avg, max) in [(4, 7, 5), (10, 13, 11)] {
         assert!(
             us(row[min]) <= us(row[avg]) && us(row[avg]) <= us(row[max]),
             "min {} avg {} max {}: {row:?}",

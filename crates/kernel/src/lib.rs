@@ -40,7 +40,8 @@
 //! (`smp_call_function_*`, CSD queues, `csd_lock_wait()`),
 //! [`stop_machine`] (the per-CPU stoppers and `multi_cpu_stop()`), [`hotplug`],
 //! [`mm`] (`mm_struct` lifetime and lazy TLB), [`hooks`] (scenario code
-//! run at scheduler events). Beneath them: [`coherence`]
+//! run at scheduler events), [`lock_stat`] (lockdep's `/proc/lock_stat`
+//! booking, every lock kind's). Beneath them: [`coherence`]
 //! (cache lines), [`costs`] (the machine's costs as integers), [`ids`]
 //! (ids and sentinels, a leaf every module may use).
 
@@ -56,6 +57,7 @@ pub mod ids;
 pub mod interp;
 pub mod invariants;
 pub mod kthread;
+pub mod lock_stat;
 pub mod locking;
 pub mod metrics;
 pub mod mm;

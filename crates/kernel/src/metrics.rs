@@ -1,12 +1,12 @@
 //! What the run measures while it runs: counters, latency histograms,
-//! per-CPU section maxima per window, lock statistics, detector findings.
+//! per-CPU section maxima per window, lock statistics (booked by
+//! [`crate::lock_stat`]), detector findings.
 
 use hdrhistogram::Histogram;
 use smpsim_engine::Nanos;
 
-use crate::program::LockMode;
 pub use crate::result::LockStat;
-use crate::result::{Detector, Finding, ReadSide};
+use crate::result::{Detector, Finding};
 
 /// Kernel detector thresholds (defaults from the kernel's own).
 #[derive(Clone, Copy, Debug)]
@@ -66,18 +66,13 @@ pub struct Metrics {
     /// Per lock row: how many write waits, write holds, read waits and
     /// read holds were sampled, for the minimum's first sample (lockdep's
     /// `lock_time_inc()` keys it on `lt->nr`).
-    lock_samples: Vec<[u64; 4]>,
+    pub(crate) lock_samples: Vec<[u64; 4]>,
+    /// Per lock instance (object, index in its kind's table): the CPU
+    /// that last acquired it, lockdep's `lock->cpu`; an instance not yet
+    /// acquired is absent and counts as CPU 0 ([`crate::lock_stat`]).
+    pub(crate) lock_cpu: std::collections::HashMap<(u32, u32), u32>,
     pub findings: Vec<Finding>,
     pub thresholds: Thresholds,
-}
-
-/// Which of a lock row's times a sample is of (an index of `lock_samples`).
-#[derive(Clone, Copy)]
-enum LockTime {
-    Wait = 0,
-    Hold = 1,
-    ReadWait = 2,
-    ReadHold = 3,
 }
 
 impl Metrics {
@@ -111,6 +106,7 @@ impl Metrics {
             long_preempt_off: vec![[0; 4]; cpus],
             locks: Vec::new(),
             lock_samples: Vec::new(),
+            lock_cpu: std::collections::HashMap::new(),
             findings: Vec::new(),
             thresholds: Thresholds::default(),
         }
@@ -125,130 +121,6 @@ impl Metrics {
     #[inline]
     pub fn in_run(&self, now: Nanos) -> bool {
         now <= self.end
-    }
-
-    // lock_stat, for every lock kind: each event of the measured part of
-    // the run, on the row of the lock's object.
-
-    /// Whether `v` is the first sample of `which` of lock row `object` or
-    /// below its minimum so far: `lock_time_inc()`'s `time < lt->min ||
-    /// !lt->nr`.
-    fn new_min(&mut self, object: u32, which: LockTime, v: Nanos, min: Nanos) -> bool {
-        if self.lock_samples.len() < self.locks.len() {
-            self.lock_samples.resize(self.locks.len(), [0; 4]);
-        }
-        let nr = &mut self.lock_samples[object as usize][which as usize];
-        *nr += 1;
-        *nr == 1 || v < min
-    }
-
-    /// An acquisition that found the lock taken.
-    pub fn lock_contended(&mut self, now: Nanos, object: u32) {
-        if self.measuring(now) {
-            self.locks[object as usize].contentions += 1;
-        }
-    }
-
-    /// An acquisition: `waited` is `Some(wait)` for one that went through
-    /// [`Self::lock_contended`] and `None` for the fast path. As the
-    /// kernel's `__lock_acquired()`, which computes a waittime only when
-    /// `lock_contended()` set `hlock->waittime_stamp`: an uncontended
-    /// acquisition's atomic, however long its cache-line transfer, is no
-    /// wait, so waittime-total stays 0 while contentions are 0.
-    pub fn lock_acquired(&mut self, now: Nanos, object: u32, waited: Option<Nanos>) {
-        if self.measuring(now) {
-            self.locks[object as usize].acquisitions += 1;
-            if let Some(waited) = waited {
-                let min = self.locks[object as usize].wait_min_ns;
-                let new_min = self.new_min(object, LockTime::Wait, waited, min);
-                let stat = &mut self.locks[object as usize];
-                stat.wait_total_ns += waited;
-                stat.wait_max_ns = stat.wait_max_ns.max(waited);
-                if new_min {
-                    stat.wait_min_ns = waited;
-                }
-            }
-        }
-    }
-
-    /// A release after holding the lock `held`.
-    pub fn lock_released(&mut self, now: Nanos, object: u32, held: Nanos) {
-        if self.measuring(now) {
-            let min = self.locks[object as usize].hold_min_ns;
-            let new_min = self.new_min(object, LockTime::Hold, held, min);
-            let stat = &mut self.locks[object as usize];
-            stat.hold_total_ns += held;
-            stat.hold_max_ns = stat.hold_max_ns.max(held);
-            if new_min {
-                stat.hold_min_ns = held;
-            }
-        }
-    }
-
-    /// The same three for a reader-writer lock, whose read side is a class
-    /// of its own (`NAME-R`).
-    pub fn lock_contended_mode(&mut self, now: Nanos, object: u32, mode: LockMode) {
-        match self.read_side(now, object, mode) {
-            Some(r) => r.contentions += 1,
-            None => self.lock_contended(now, object),
-        }
-    }
-
-    pub fn lock_acquired_mode(
-        &mut self,
-        now: Nanos,
-        object: u32,
-        mode: LockMode,
-        waited: Option<Nanos>,
-    ) {
-        let Some(min) = self.read_side(now, object, mode).map(|r| r.wait_min_ns) else {
-            return self.lock_acquired(now, object, waited);
-        };
-        let new_min = waited.map(|w| self.new_min(object, LockTime::ReadWait, w, min));
-        let r = self.read_side(now, object, mode).expect("a read side");
-        r.acquisitions += 1;
-        if let Some(waited) = waited {
-            r.wait_total_ns += waited;
-            r.wait_max_ns = r.wait_max_ns.max(waited);
-            if new_min == Some(true) {
-                r.wait_min_ns = waited;
-            }
-        }
-    }
-
-    pub fn lock_released_mode(&mut self, now: Nanos, object: u32, mode: LockMode, held: Nanos) {
-        let Some(min) = self.read_side(now, object, mode).map(|r| r.hold_min_ns) else {
-            return self.lock_released(now, object, held);
-        };
-        let new_min = self.new_min(object, LockTime::ReadHold, held, min);
-        let r = self.read_side(now, object, mode).expect("a read side");
-        r.hold_total_ns += held;
-        r.hold_max_ns = r.hold_max_ns.max(held);
-        if new_min {
-            r.hold_min_ns = held;
-        }
-    }
-
-    /// The read-side row to count a measured read acquisition in.
-    fn read_side(&mut self, now: Nanos, object: u32, mode: LockMode) -> Option<&mut ReadSide> {
-        if mode != LockMode::Read || !self.measuring(now) {
-            return None;
-        }
-        self.locks[object as usize].read.as_mut()
-    }
-
-    /// An acquisition by handoff (`MUTEX_FLAG_HANDOFF`).
-    pub fn lock_handoff(&mut self, now: Nanos, object: u32) {
-        if self.measuring(now) {
-            self.locks[object as usize].handoffs += 1;
-        }
-    }
-
-    /// Time spent spinning for the lock.
-    pub fn lock_spin(&mut self, now: Nanos, object: u32, spun: Nanos) {
-        if self.measuring(now) {
-            self.locks[object as usize].spin_total_ns += spun;
-        }
     }
 
     #[inline]

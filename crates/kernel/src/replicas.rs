@@ -121,6 +121,8 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.hold_max_ns = a.hold_max_ns.max(b.hold_max_ns);
             a.spin_total_ns += b.spin_total_ns;
             a.handoffs += b.handoffs;
+            a.con_bounces += b.con_bounces;
+            a.acq_bounces += b.acq_bounces;
             a.bounces += b.bounces;
             if let (Some(ar), Some(br)) = (&mut a.read, &b.read) {
                 ar.merge(br);

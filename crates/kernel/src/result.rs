@@ -263,9 +263,16 @@ pub struct LockStat {
     pub spin_total_ns: Nanos,
     /// Acquisitions through handoff (`MUTEX_FLAG_HANDOFF`).
     pub handoffs: u64,
-    /// Times the lock's cache lines moved between CPUs (lock_stat's
-    /// `con-bounces` + `acq-bounces`, counted on the model's lines: every
-    /// miss, including spinners' re-fetches).
+    /// `/proc/lock_stat`'s `con-bounces`: contentions on an instance last
+    /// acquired on another CPU (`__lock_contended()`'s `lock->cpu !=
+    /// smp_processor_id()`).
+    pub con_bounces: u64,
+    /// `acq-bounces`: acquisitions of an instance last acquired on another
+    /// CPU (`__lock_acquired()`).
+    pub acq_bounces: u64,
+    /// The model's own count: times the lock's cache lines moved between
+    /// CPUs, every miss including spinners' re-fetches (which lockdep's
+    /// two bounce counts, one per event, do not see).
     pub bounces: u64,
     /// A sleeping reader-writer lock's read side, which `/proc/lock_stat`
     /// shows as a class of its own (`NAME-R`; the fields above are then
@@ -285,6 +292,9 @@ pub struct ReadSide {
     pub hold_total_ns: Nanos,
     pub hold_min_ns: Nanos,
     pub hold_max_ns: Nanos,
+    /// `bounce_contended_read` and `bounce_acquired_read`.
+    pub con_bounces: u64,
+    pub acq_bounces: u64,
 }
 
 impl ReadSide {
@@ -308,6 +318,8 @@ impl ReadSide {
             o.hold_max_ns,
         );
         self.hold_max_ns = self.hold_max_ns.max(o.hold_max_ns);
+        self.con_bounces += o.con_bounces;
+        self.acq_bounces += o.acq_bounces;
     }
 }
 

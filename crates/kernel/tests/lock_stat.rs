@@ -66,6 +66,9 @@ fn sleeping(kind: ObjectKind, cpus: u32) -> LockStat {
 fn uncontended_waits_nothing(what: &str, l: &LockStat) {
     assert!(l.acquisitions > 100, "{what}: {l:?}");
     assert_eq!(l.contentions, 0, "{what}: {l:?}");
+    // Taken on CPU 0 only, where a lock not yet taken starts: it never
+    // moves.
+    assert_eq!((l.con_bounces, l.acq_bounces), (0, 0), "{what}: {l:?}");
     assert_eq!(
         (l.wait_total_ns, l.wait_max_ns),
         (0, 0),
@@ -75,6 +78,16 @@ fn uncontended_waits_nothing(what: &str, l: &LockStat) {
 
 fn contended_waits(what: &str, l: &LockStat) {
     assert!(l.contentions > 100, "{what}: {l:?}");
+    // Four CPUs taking turns: the lock moves on most acquisitions, and a
+    // contention is from another CPU than the holder's, the last acquirer.
+    assert!(
+        l.acq_bounces <= l.acquisitions && l.acq_bounces * 2 > l.acquisitions,
+        "{what}: {l:?}"
+    );
+    assert!(
+        l.con_bounces <= l.contentions && l.con_bounces * 2 > l.contentions,
+        "{what}: {l:?}"
+    );
     assert!(
         l.wait_total_ns > 0 && l.wait_max_ns > 0 && l.wait_max_ns <= l.wait_total_ns,
         "{what}: {l:?}"
@@ -107,4 +120,47 @@ fn mutex_and_rt_mutex_book_wait_time_only_for_contended_acquisitions() {
         uncontended_waits_nothing(name, &sleeping(kind.clone(), 1));
         contended_waits(name, &sleeping(kind, 4));
     }
+}
+
+/// lockdep keeps the last acquiring CPU per lock instance (`lock->cpu` of
+/// its `lockdep_map`), not per class: four CPUs each taking their own
+/// instance of a per-CPU lock never bounce it, while the global lock they
+/// also take bounces on most acquisitions. Both rows are the same class
+/// shape, so only the per-instance CPU tells them apart.
+#[test]
+fn bounces_are_counted_per_lock_instance() {
+    let mut s = spec(flat_machine(4), 5 * MS);
+    let global = ObjRef {
+        object: spinning_lock(&mut s, "global", "qspinlock", LockOptions::default()),
+        index: None,
+    };
+    let own = spinning_lock(&mut s, "own", "qspinlock", LockOptions::default());
+    s.objects[own as usize].per_cpu = true;
+    let own = ObjRef {
+        object: own,
+        index: Some(Expr::ThisCpu),
+    };
+    let ops = vec![
+        lock_op(&own, LockMode::Exclusive, true),
+        Op::Work(Dist::Const(200)),
+        lock_op(&own, LockMode::Exclusive, false),
+        lock_op(&global, LockMode::Exclusive, true),
+        Op::Work(Dist::Const(US)),
+        lock_op(&global, LockMode::Exclusive, false),
+        // assumed: work and jitter outside, so the CPUs do not run in
+        // lockstep.
+        Op::Work(Dist::Exp { mean: 2 * US }),
+    ];
+    forever(&mut s, "lockers", (0..4).collect(), Policy::Normal, ops);
+    let r = simulate(&s);
+    let (global, own) = (r.lock("global").unwrap(), r.lock("own").unwrap());
+    assert!(own.acquisitions > 1000, "{own:?}");
+    // CPU 0's instance starts on CPU 0; the others' first acquisitions
+    // move theirs once each, and not again.
+    assert_eq!(own.acq_bounces, 3, "{own:?}");
+    assert_eq!((own.contentions, own.con_bounces), (0, 0), "{own:?}");
+    assert!(
+        global.acq_bounces * 2 > global.acquisitions && global.con_bounces > 0,
+        "{global:?}"
+    );
 }

@@ -260,13 +260,13 @@ fn lock_stat_section(runs: &[VariantRun]) -> String {
     let rows = if runs.is_empty() {
         Vec::new()
     } else {
-        crate::text::lock_stat_rows(runs)
+        crate::lock_stat::lock_stat_rows(runs)
     };
     let mut s = String::from("<h3>lock_stat</h3>\n");
     if rows.is_empty() {
         s.push_str("<p class=\"note\">No lock was taken.</p>\n");
     } else {
-        s.push_str(&table(&crate::text::LOCK_STAT_COLUMNS, &rows));
+        s.push_str(&table(&crate::lock_stat::LOCK_STAT_COLUMNS, &rows));
     }
     s
 }

@@ -16,6 +16,7 @@ pub mod format;
 pub mod host;
 pub mod html;
 pub mod lkml;
+pub mod lock_stat;
 pub mod markdown;
 pub mod metric;
 pub mod model;

@@ -36,6 +36,7 @@
 use crate::coherence::{Line, LineHome};
 use crate::event::*;
 use crate::interp::Flow;
+use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::osq::Osq;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
@@ -241,7 +242,8 @@ impl crate::Kernel<'_> {
         lock.owner = t;
         lock.acquired_at = now + cost;
         let waited = contended.then(|| now + cost - self.tasks[t as usize].wait.wait_start);
-        self.metrics.lock_acquired(now, lock.object, waited);
+        self.metrics
+            .lock_acquired(now, lock.object, LockCpu::new(m, c), waited);
         held_by(&mut self.objects, t).push(m);
         cost
     }
@@ -271,7 +273,8 @@ impl crate::Kernel<'_> {
                 self.advance(t);
                 return Flow::Next;
             }
-            self.metrics.lock_contended(self.now, lock.object);
+            self.metrics
+                .lock_contended(self.now, lock.object, LockCpu::new(m, c));
             // The failed __mutex_trylock_fast() cmpxchg.
             let now = self.now;
             self.objects.mutexes[m as usize]

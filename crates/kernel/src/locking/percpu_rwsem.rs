@@ -31,6 +31,7 @@ use std::collections::VecDeque;
 
 use crate::event::RcuCallback;
 use crate::interp::Flow;
+use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
 use crate::program::LockMode;
@@ -221,7 +222,7 @@ fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32, woken: bool) -> Flow {
             // contention then).
             let waited = woken.then(|| now.saturating_sub(k.tasks[t as usize].wait.wait_start));
             k.metrics
-                .lock_acquired_mode(now, object, LockMode::Read, waited);
+                .lock_acquired_mode(now, object, LockCpu::new(l, c), LockMode::Read, waited);
         }
         k.advance(t);
         return Flow::Next;
@@ -231,7 +232,8 @@ fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32, woken: bool) -> Flow {
     if s.declared() {
         let object = s.object;
         k.tasks[t as usize].wait.wait_start = now;
-        k.metrics.lock_contended_mode(now, object, LockMode::Read);
+        k.metrics
+            .lock_contended_mode(now, object, LockCpu::new(l, c), LockMode::Read);
     }
     sleep_at(k, c, t, step::READ_AGAIN)
 }
@@ -261,9 +263,40 @@ fn up_read(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
     k.advance(t);
 }
 
+/// Writer `t` waits in `wait` (for a grace period, the writer before it,
+/// or the readers' drain). Its first wait (`first`) is where lock_stat
+/// counts the contention, and the wait is timed from there (when it called
+/// `percpu_down_write()`: it waits at once or not at all) across every
+/// sleep until it holds the lock.
+fn writer_waits(
+    k: &mut Kernel,
+    c: u32,
+    t: TaskId,
+    l: u32,
+    first: bool,
+    wait: impl FnOnce(&mut Kernel) -> Flow,
+) -> Flow {
+    let s = sem(&mut k.objects, l);
+    if !s.declared() {
+        return wait(k);
+    }
+    let object = s.object;
+    if first {
+        k.metrics
+            .lock_contended_mode(k.now, object, LockCpu::new(l, c), LockMode::Write);
+    }
+    let wait_start = k.tasks[t as usize].wait.wait_start;
+    let flow = wait(k);
+    // Keep the lock-wait start, not the sleep start, for lock_stat.
+    k.tasks[t as usize].wait.wait_start = wait_start;
+    flow
+}
+
 /// `percpu_down_write()`, from the start (`step` none) or continued.
 fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Flow {
     let now = k.now;
+    // Not the first call: the writer waited (see `writer_waits()`).
+    let first = step.is_none();
     let mut step = step;
     if step.is_none() {
         if sem(&mut k.objects, l).declared() {
@@ -276,12 +309,14 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
         if state == GpState::Idle {
             s.gp_state = GpState::Enter;
             k.tasks[t as usize].resume = Resume::Lock(step::AFTER_GP);
-            k.synchronize_rcu(c, t, false);
-            return Flow::Stop;
+            return writer_waits(k, c, t, l, first, |k| {
+                k.synchronize_rcu(c, t, false);
+                Flow::Stop
+            });
         }
         if state == GpState::Enter {
             s.enter_waiters.push(t);
-            return sleep_at(k, c, t, step::TAKE);
+            return writer_waits(k, c, t, l, first, |k| sleep_at(k, c, t, step::TAKE));
         }
         step = Some(step::TAKE);
     }
@@ -301,13 +336,13 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
         let s = sem(&mut k.objects, l);
         if s.block {
             s.write_waiters.push_back(t);
-            return sleep_at(k, c, t, step::TAKE);
+            return writer_waits(k, c, t, l, first, |k| sleep_at(k, c, t, step::TAKE));
         }
         s.block = true;
         s.writer = t;
         if s.readers > 0 {
             s.drain_waiter = t;
-            return sleep_at(k, c, t, step::DRAINED);
+            return writer_waits(k, c, t, l, first, |k| sleep_at(k, c, t, step::DRAINED));
         }
     }
     let s = sem(&mut k.objects, l);
@@ -315,14 +350,10 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
     if s.declared() {
         let object = s.object;
         // A writer that waited at all (a grace period, another writer, the
-        // readers' drain) was contended: counted once, as it gets the lock.
-        let waited = now - k.tasks[t as usize].wait.wait_start;
-        let waited = (waited > 0).then_some(waited);
-        if waited.is_some() {
-            k.metrics.lock_contended_mode(now, object, LockMode::Write);
-        }
+        // readers' drain) was contended at its first wait.
+        let waited = (!first).then(|| now - k.tasks[t as usize].wait.wait_start);
         k.metrics
-            .lock_acquired_mode(now, object, LockMode::Write, waited);
+            .lock_acquired_mode(now, object, LockCpu::new(l, c), LockMode::Write, waited);
     }
     k.advance(t);
     Flow::Next

@@ -25,6 +25,7 @@
 use crate::coherence::Line;
 use crate::event::*;
 use crate::interp::Flow;
+use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
 use crate::program::LockMode;
@@ -140,12 +141,13 @@ impl SleepingLock for RtMutexKind {
         if m.owner == NO_TASK {
             m.owner = t;
             m.acquired_at = done;
-            k.metrics.lock_acquired(now, object, None);
+            k.metrics
+                .lock_acquired(now, object, LockCpu::new(l, c), None);
             k.tasks[t as usize].batch.push(Mode::Sys, done - now);
             k.advance(t);
             return Flow::Next;
         }
-        k.metrics.lock_contended(now, object);
+        k.metrics.lock_contended(now, object, LockCpu::new(l, c));
         // rt_mutex_enqueue() under wait_lock: behind every waiter of the
         // same or a higher priority.
         let prio = k.tasks[t as usize].rt_prio();
@@ -218,13 +220,16 @@ impl SleepingLock for RtMutexKind {
                 let got = m.line.rmw(&k.cost, wc, seen.max(now));
                 m.acquired_at = got;
                 let waited = got - k.tasks[w as usize].wait.wait_start;
-                k.metrics.lock_acquired(now, object, Some(waited));
+                k.metrics
+                    .lock_acquired(now, object, LockCpu::new(l, wc), Some(waited));
                 let gen = k.tasks[w as usize].gen;
                 k.at(got, Event::Sched(SchedEvent::SpinEnd { task: w, gen }));
             } else {
                 m.acquired_at = now;
                 let waited = now - k.tasks[w as usize].wait.wait_start;
-                k.metrics.lock_acquired(now, object, Some(waited));
+                // Booked at the handoff, on the CPU the waiter last ran on.
+                k.metrics
+                    .lock_acquired(now, object, LockCpu::new(l, wc), Some(waited));
                 k.metrics.lock_handoff(now, object);
                 let spinner = m.spinner;
                 if k.tasks[w as usize].state == TaskState::Sleeping {

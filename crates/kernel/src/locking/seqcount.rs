@@ -20,6 +20,7 @@
 use crate::coherence::{Line, LineHome};
 use crate::event::*;
 use crate::interp::Flow;
+use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
 use crate::program::LockMode;
@@ -128,7 +129,8 @@ impl crate::Kernel<'_> {
         let object = sc.object;
         if begin {
             sc.write_start = now;
-            self.metrics.lock_acquired(now, object, None);
+            self.metrics
+                .lock_acquired(now, object, LockCpu::new(s, c), None);
         } else {
             let held = now.saturating_sub(sc.write_start);
             self.metrics.lock_released(now, object, held);
@@ -159,7 +161,7 @@ impl crate::Kernel<'_> {
             let done = sc.line.read(&self.cost, c, now);
             let seq = sc.sequence;
             self.metrics
-                .lock_acquired_mode(now, object, LockMode::Read, None);
+                .lock_acquired_mode(now, object, LockCpu::new(s, c), LockMode::Read, None);
             self.tasks[t as usize].vars[slot as usize] = seq;
             self.tasks[t as usize].batch.push(Mode::Sys, done - now);
             self.advance(t);
@@ -169,7 +171,7 @@ impl crate::Kernel<'_> {
         sc.line.poll(&self.cost, c, now);
         sc.spinners.push(t);
         self.metrics
-            .lock_contended_mode(now, object, LockMode::Read);
+            .lock_contended_mode(now, object, LockCpu::new(s, c), LockMode::Read);
         let task = &mut self.tasks[t as usize];
         task.wait.wait_start = now;
         task.wait.spin = Spin::Sleeping {
@@ -206,7 +208,7 @@ impl crate::Kernel<'_> {
         self.tasks[t as usize].batch.push(Mode::Sys, done - now);
         if moved {
             self.metrics
-                .lock_contended_mode(now, object, LockMode::Read);
+                .lock_contended_mode(now, object, LockCpu::new(s, c), LockMode::Read);
             let task = &mut self.tasks[t as usize];
             task.pc = retry;
             task.resume = Resume::Op;

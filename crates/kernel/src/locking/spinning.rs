@@ -9,6 +9,7 @@ use smpsim_engine::Nanos;
 use super::{Env, SpinningLock, Taker};
 use crate::event::*;
 use crate::interp::Flow;
+use crate::lock_stat::LockCpu;
 use crate::program::LockMode;
 use crate::task::*;
 
@@ -54,10 +55,11 @@ impl crate::Kernel<'_> {
     fn lock_granted(&mut self, t: TaskId, l: u32, mode: LockMode, at: Nanos, contended: bool) {
         let now = self.now;
         let waited = contended.then(|| at - self.lock_wait_start(t));
+        let on = LockCpu::new(l, self.lock_holder_cpu(t));
         let lock = &mut self.objects.spinlocks[l as usize];
         lock.holders.push((t, mode, at));
         debug_assert!(lock.ownership_sound(), "lock ownership unsound");
-        self.metrics.lock_acquired(now, lock.object, waited);
+        self.metrics.lock_acquired(now, lock.object, on, waited);
     }
 
     /// Runs `f` on lock `l`'s implementation with an [`Env`] at the current
@@ -234,6 +236,11 @@ impl crate::Kernel<'_> {
 /// itself (its [`crate::ids::hook_holder`] id) where IRQs and preemption
 /// are already off, so neither changes.
 impl crate::Kernel<'_> {
+    /// The CPU lock holder or waiter `t` (a task or a hook) is on.
+    fn lock_holder_cpu(&self, t: TaskId) -> u32 {
+        crate::ids::hook_holder_cpu(t).unwrap_or_else(|| self.tasks[t as usize].cpu)
+    }
+
     /// When lock waiter `t` (a task or a hook) began to wait.
     fn lock_wait_start(&self, t: TaskId) -> Nanos {
         match crate::ids::hook_holder_cpu(t) {
@@ -288,7 +295,8 @@ impl crate::Kernel<'_> {
             Some(done) => self.lock_granted(holder, l, mode, done, false),
             None => {
                 let object = self.objects.spinlocks[l as usize].object;
-                self.metrics.lock_contended(self.now, object);
+                self.metrics
+                    .lock_contended(self.now, object, LockCpu::new(l, c));
             }
         }
         (granted, recursive)

@@ -55,6 +55,7 @@ use std::collections::VecDeque;
 
 use crate::coherence::{Line, LineHome};
 use crate::interp::Flow;
+use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::osq::Osq;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
@@ -288,7 +289,8 @@ impl crate::Kernel<'_> {
             return self.rwsem_done(t, at);
         }
         let object = sem.object;
-        self.metrics.lock_contended_mode(now, object, mode);
+        self.metrics
+            .lock_contended_mode(now, object, LockCpu::new(s, c), mode);
         if mode == LockMode::Read {
             self.rwsem_down_read_slowpath(c, t, s, at)
         } else if self.rwsem_can_spin_on_owner(c, s, mode) {
@@ -480,8 +482,11 @@ impl crate::Kernel<'_> {
         // as contended (lock_contended() set its waittime stamp): the
         // uncontended fast path's atomic is not a wait.
         let waited = contended.then(|| at.saturating_sub(self.tasks[t as usize].wait.wait_start));
+        // A reader granted by its waker is counted on the CPU it last ran
+        // on (the kernel counts it when it runs again).
+        let on = LockCpu::new(s, self.tasks[t as usize].cpu);
         self.metrics
-            .lock_acquired_mode(self.now, object, mode, waited);
+            .lock_acquired_mode(self.now, object, on, mode, waited);
     }
 
     /// `up_read()` / `up_write()` of instance `s`.
