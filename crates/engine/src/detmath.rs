@@ -143,7 +143,7 @@ pub fn neg_ln_scaled_rounded(u: f64, scale: f64) -> u64 {
         return reference();
     }
     let y = -fast_ln(u) * scale;
-    if !(y < (1u64 << 52) as f64) {
+    if y.is_nan() || y >= (1u64 << 52) as f64 {
         return reference();
     }
     // y < 2^52: its integer part is exact, and so is its fraction.
