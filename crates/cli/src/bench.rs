@@ -1,8 +1,13 @@
 //! `smpsim bench`: model events per second on the plain global-mutex model
 //! (N CPUs, each loops: lock, hold Exp(1 us), unlock, work Exp(20 us)),
-//! the same with lockdep on, and a bare binary-heap event loop doing
-//! nothing but reschedule.
+//! the same with lockdep on, and two bare event loops doing nothing but
+//! reschedule each event an Exp(10 us) later with the same `Rng`: the
+//! reference, a `std` binary heap of (time, sequence) keys (`bare-heap`),
+//! and smpsim's own event queue (`bare-engine`). Each model row gives its
+//! rate as a fraction of both.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -23,6 +28,13 @@ struct Point {
     cpu_seconds: f64,
     /// Events per second of `cpu_seconds`.
     events_per_second: f64,
+    /// A model's `events_per_second` over the `bare-heap` loop's, at the
+    /// same CPU count (none for the bare loops).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fraction_of_bare_heap: Option<f64>,
+    /// The same over the `bare-engine` loop's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fraction_of_bare_engine: Option<f64>,
 }
 
 /// CPU time this thread has used, in seconds (`CLOCK_THREAD_CPUTIME_ID`).
@@ -39,7 +51,46 @@ fn thread_cpu_seconds() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
-/// The floor: every event reschedules itself an Exp(10 us) later.
+/// Times `run`, which returns (simulated ns reached, events delivered).
+fn timed(model: &str, cpus: u32, run: impl FnOnce() -> (u64, u64)) -> Point {
+    let start = Instant::now();
+    let cpu_start = thread_cpu_seconds();
+    let (now, events) = run();
+    let cpu = thread_cpu_seconds() - cpu_start;
+    Point {
+        model: model.into(),
+        cpus,
+        simulated_ms: now / 1_000_000,
+        events,
+        stale_events: 0,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        cpu_seconds: cpu,
+        events_per_second: events as f64 / cpu,
+        fraction_of_bare_heap: None,
+        fraction_of_bare_engine: None,
+    }
+}
+
+/// The reference floor: a binary heap of (time, sequence) keys (equal
+/// times in schedule order), each popped event pushed back Exp(10 us) on.
+fn bare_heap(cpus: u32, events: u64) -> Point {
+    timed("bare-heap", cpus, || {
+        let mut heap = BinaryHeap::with_capacity(cpus as usize);
+        for i in 0..cpus {
+            heap.push(Reverse((i as u64, i as u64, i)));
+        }
+        let (mut rng, mut seq, mut now) = (Rng::seed_from_u64(1), cpus as u64, 0);
+        for _ in 0..events {
+            let Reverse((time, _, cpu)) = heap.pop().expect("one event per CPU");
+            now = time;
+            heap.push(Reverse((time + rng.exp(10_000), seq, cpu)));
+            seq += 1;
+        }
+        (now, events)
+    })
+}
+
+/// The same loop on smpsim's own event queue and `Engine::run`.
 struct BareLoop {
     rng: Rng,
 }
@@ -53,7 +104,7 @@ impl Model for BareLoop {
     }
 }
 
-fn bare(cpus: u32, events: u64) -> Point {
+fn bare_engine(cpus: u32, events: u64) -> Point {
     let mut engine = Engine::with_capacity(cpus as usize);
     for i in 0..cpus {
         engine.schedule(i as u64, i);
@@ -61,27 +112,14 @@ fn bare(cpus: u32, events: u64) -> Point {
     let mut model = BareLoop {
         rng: Rng::seed_from_u64(1),
     };
-    let start = Instant::now();
-    let cpu_start = thread_cpu_seconds();
-    engine.run(
-        &mut model,
-        Stop {
+    timed("bare-engine", cpus, || {
+        let stop = Stop {
             horizon: u64::MAX,
             max_events: events,
-        },
-    );
-    let wall = start.elapsed().as_secs_f64();
-    let cpu = thread_cpu_seconds() - cpu_start;
-    Point {
-        model: "bare-heap".into(),
-        cpus,
-        simulated_ms: engine.now() / 1_000_000,
-        events: engine.stats().events,
-        stale_events: 0,
-        wall_seconds: wall,
-        cpu_seconds: cpu,
-        events_per_second: engine.stats().events as f64 / cpu,
-    }
+        };
+        engine.run(&mut model, stop);
+        (engine.now(), engine.stats().events)
+    })
 }
 
 pub fn main(args: BenchArgs) -> i32 {
@@ -89,7 +127,7 @@ pub fn main(args: BenchArgs) -> i32 {
         return crate::output::fail("error: --cpus: a benchmark needs at least one CPU");
     }
     // The models' cost grows with the CPUs that loop on the mutex: that is
-    // the weight of a point (the bare loop is not counted).
+    // the weight of a point (the bare loops are not counted).
     let progress = smpsim_runner::progress::Progress::new("bench", "runs", args.quiet);
     let items: Vec<_> = args
         .cpus
@@ -106,31 +144,29 @@ pub fn main(args: BenchArgs) -> i32 {
             20_000,
             args.millis * 1_000_000,
         );
-        let mut events = 0;
+        let first = points.len();
         // The same model with lockdep's checks on every acquisition.
         for (model, lockdep) in [("global-mutex", false), ("+lockdep", true)] {
             spec.knobs.lockdep = lockdep;
             let item = items.next().expect("one per model");
             progress.start(item);
-            let start = Instant::now();
-            let cpu_start = thread_cpu_seconds();
-            let r = smpsim_kernel::simulate_with_progress(&spec, &item.reached);
-            let wall = start.elapsed().as_secs_f64();
-            let cpu = thread_cpu_seconds() - cpu_start;
-            progress.finish(item);
-            events = r.stats.events;
-            points.push(Point {
-                model: model.into(),
-                cpus,
-                simulated_ms: args.millis,
-                events,
-                stale_events: r.stats.stale_events,
-                wall_seconds: wall,
-                cpu_seconds: cpu,
-                events_per_second: events as f64 / cpu,
+            let mut stale = 0;
+            let mut point = timed(model, cpus, || {
+                let r = smpsim_kernel::simulate_with_progress(&spec, &item.reached);
+                stale = r.stats.stale_events;
+                (spec.duration, r.stats.events)
             });
+            progress.finish(item);
+            point.stale_events = stale;
+            points.push(point);
         }
-        points.push(bare(cpus, events.max(1_000_000)));
+        let events = points[first].events.max(1_000_000);
+        let (heap, engine) = (bare_heap(cpus, events), bare_engine(cpus, events));
+        for p in &mut points[first..] {
+            p.fraction_of_bare_heap = Some(p.events_per_second / heap.events_per_second);
+            p.fraction_of_bare_engine = Some(p.events_per_second / engine.events_per_second);
+        }
+        points.extend([heap, engine]);
         progress.note(&format!("bench: {cpus} CPUs done"));
     }
     progress.done();
@@ -141,19 +177,30 @@ pub fn main(args: BenchArgs) -> i32 {
         ),
         Format::Text => {
             println!(
-                "{:<14} {:>6} {:>12} {:>10} {:>9} {:>9} {:>12}",
-                "model", "cpus", "events", "stale", "wall s", "cpu s", "events/s"
+                "{:<14} {:>6} {:>12} {:>10} {:>9} {:>9} {:>12} {:>6} {:>7}",
+                "model",
+                "cpus",
+                "events",
+                "stale",
+                "wall s",
+                "cpu s",
+                "events/s",
+                "/heap",
+                "/engine"
             );
+            let fraction = |f: Option<f64>| f.map(|f| format!("{f:.2}")).unwrap_or_default();
             for p in &points {
                 println!(
-                    "{:<14} {:>6} {:>12} {:>10} {:>9.2} {:>9.2} {:>11.1}M",
+                    "{:<14} {:>6} {:>12} {:>10} {:>9.2} {:>9.2} {:>11.1}M {:>6} {:>7}",
                     p.model,
                     p.cpus,
                     p.events,
                     p.stale_events,
                     p.wall_seconds,
                     p.cpu_seconds,
-                    p.events_per_second / 1e6
+                    p.events_per_second / 1e6,
+                    fraction(p.fraction_of_bare_heap),
+                    fraction(p.fraction_of_bare_engine)
                 );
             }
         }

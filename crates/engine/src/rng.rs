@@ -68,7 +68,7 @@ impl Rng {
     pub fn exp(&mut self, mean: Nanos) -> Nanos {
         // 1 - u is in (0, 1], so ln is finite.
         let u = 1.0 - self.next_f64();
-        (-crate::detmath::ln(u) * mean as f64).round() as Nanos
+        crate::detmath::neg_ln_scaled_rounded(u, mean as f64)
     }
 
     /// Standard normal by Marsaglia's polar method (only `ln` and `sqrt`,

@@ -88,16 +88,17 @@ pub fn run_specs(
 /// priced by a pilot that is its own start where it can be
 /// ([`crate::pilot::pilot_resumable`]): the simulation comes back
 /// stopped where its pilot left it.
+///
+/// Quiet or not: the prices order the jobs ([`run_dearest_first`]), and a
+/// resumable pilot costs nothing (a replicated spec's pilot, a hundredth
+/// of one replica, next to nothing). Without them the order would rank by
+/// simulated time times CPUs, which puts 100 replicas of 16 CPUs far
+/// ahead of one run of 384 CPUs that costs more than either, and so
+/// starts the dearest single run last.
 pub fn register_resumable<'s>(
     progress: &Progress,
     specs: &[&'s smpsim_kernel::Spec],
 ) -> Vec<(Item, f64, Option<smpsim_kernel::Simulation<'s>>)> {
-    if progress.quiet() {
-        return register_costed(progress, specs)
-            .into_iter()
-            .map(|(item, estimate)| (item, estimate, None))
-            .collect();
-    }
     let piloted: Vec<_> = specs
         .par_iter()
         .map(|s| match crate::pilot::pilot_resumable(s) {
@@ -238,4 +239,37 @@ fn run_one(
     result.stats.wall_seconds = start.elapsed().as_secs_f64();
     progress.finish(item);
     variant_run(scenario, v, result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Quiet, the jobs are still priced by pilots (the order of the pool
+    /// depends on it): a single run comes back started by its pilot, a
+    /// replicated one priced by a separate pilot.
+    #[test]
+    fn quiet_runs_are_priced_by_their_pilots() {
+        use smpsim_kernel::testkit::*;
+        let single = lock_scaling(
+            flat_machine(8),
+            "qspinlock",
+            Default::default(),
+            8,
+            1_000,
+            5_000,
+            2_000_000,
+        );
+        let mut replicated = single.clone();
+        replicated.replicas = 4;
+        let progress = Progress::new("test", "runs", true);
+        let priced = register_resumable(&progress, &[&single, &replicated]);
+        assert!(priced[0].2.is_some(), "the single run starts in its pilot");
+        assert!(priced[1].2.is_none());
+        for (_, estimate, _) in &priced {
+            // A pilot's price is in host seconds; the stand-in it replaced
+            // (simulated ns x CPUs) would be 1.6e7 and more here.
+            assert!(*estimate < 1e3, "{estimate}");
+        }
+    }
 }
