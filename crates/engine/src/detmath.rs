@@ -98,7 +98,7 @@ static LN_TABLE: [(f64, f64, i64); GRID + 1] = {
 /// absolute, `- 1` is exact); the table's `ln` is the reference's
 /// (`< 2^-49` relative, see below); the polynomial and the two sums add
 /// a few `2^-53` of their operands. Where `e + octave = 0` (`x` in
-/// [0.71, 1)), `|ln x| >= 2^-9` unless `g` is the octave's top point,
+/// [0.71, 1.42); only `u <= 1` reaches it here), `|ln x| >= 2^-9` unless `g` is the octave's top point,
 /// where `c` is 1 and `r` exact; otherwise `|ln x| >= 0.35`. So the
 /// absolute `2^-53` of `r` weighs at most `2^-44` relative, and the rest
 /// less. The reference: `s = (m - 1) / (m + 1)` is within `2^-52`, the
