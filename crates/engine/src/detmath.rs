@@ -211,8 +211,12 @@ mod tests {
     /// powers of two down to the subnormals, and uniform draws.
     fn probes(random: usize) -> Vec<f64> {
         let mut u = vec![1.0, f64::MIN_POSITIVE, 5e-324, 1e-310, 2.0f64.powi(-53)];
-        for e in 1..=1074 {
-            u.push(2.0f64.powi(-e));
+        // 2^-e by its bits: `powi(-e)` overflows to 1/inf = 0 past 2^-1023.
+        for e in 1..=1074u64 {
+            u.push(match e {
+                1..=1022 => f64::from_bits((1023 - e) << 52),
+                _ => f64::from_bits(1 << (1074 - e)),
+            });
         }
         for k in 1..200_000u64 {
             u.push(1.0 - k as f64 * 2.0f64.powi(-53));
