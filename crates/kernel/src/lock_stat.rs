@@ -107,8 +107,24 @@ impl Metrics {
     /// Whether the instance was last acquired on another CPU than `on`'s
     /// (`lock->cpu != smp_processor_id()`).
     fn bounces_to(&self, object: u32, on: LockCpu) -> bool {
-        let last = self.lock_cpu.get(&(object, on.instance)).copied();
-        last.unwrap_or(0) != on.cpu
+        let last = self
+            .lock_cpu
+            .get(object as usize)
+            .and_then(|cpus| cpus.get(on.instance as usize));
+        last.copied().unwrap_or(0) != on.cpu
+    }
+
+    /// `lock->cpu = cpu`.
+    fn set_lock_cpu(&mut self, object: u32, on: LockCpu) {
+        let (object, instance) = (object as usize, on.instance as usize);
+        if self.lock_cpu.len() <= object {
+            self.lock_cpu.resize(object + 1, Vec::new());
+        }
+        let cpus = &mut self.lock_cpu[object];
+        if cpus.len() <= instance {
+            cpus.resize(instance + 1, 0);
+        }
+        cpus[instance] = on.cpu;
     }
 
     /// Whether the read side of row `object` books an event in `mode`.
@@ -168,7 +184,7 @@ impl Metrics {
         waited: Option<Nanos>,
     ) {
         let bounce = u64::from(self.bounces_to(object, on));
-        self.lock_cpu.insert((object, on.instance), on.cpu);
+        self.set_lock_cpu(object, on);
         if !self.measuring(now) {
             return;
         }

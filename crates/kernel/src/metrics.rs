@@ -69,8 +69,10 @@ pub struct Metrics {
     pub(crate) lock_samples: Vec<[u64; 4]>,
     /// Per lock instance (object, index in its kind's table): the CPU
     /// that last acquired it, lockdep's `lock->cpu`; an instance not yet
-    /// acquired is absent and counts as CPU 0 ([`crate::lock_stat`]).
-    pub(crate) lock_cpu: std::collections::HashMap<(u32, u32), u32>,
+    /// acquired counts as CPU 0 ([`crate::lock_stat`]). Indexed
+    /// `[object][instance]`, grown on first use: no hashing on the
+    /// acquisition path.
+    pub(crate) lock_cpu: Vec<Vec<u32>>,
     pub findings: Vec<Finding>,
     pub thresholds: Thresholds,
 }
@@ -106,7 +108,7 @@ impl Metrics {
             long_preempt_off: vec![[0; 4]; cpus],
             locks: Vec::new(),
             lock_samples: Vec::new(),
-            lock_cpu: std::collections::HashMap::new(),
+            lock_cpu: Vec::new(),
             findings: Vec::new(),
             thresholds: Thresholds::default(),
         }
