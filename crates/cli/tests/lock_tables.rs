@@ -102,6 +102,38 @@ fn lock_stat_prints_the_kernels_columns_in_fixed_microseconds() {
     }
 }
 
+/// A reader-writer lock's read side is a class of its own (`NAME-R`
+/// beside `NAME-W`), with the kernel's columns filled from its own counts
+/// and the model's lock-wide columns left to the write row.
+#[test]
+fn lock_stat_gives_the_read_side_its_own_row() {
+    let text = run("scenarios/examples/mmap-lock.toml", &[]);
+    let at = text.find("lock_stat (times in us").expect(&text);
+    let table: Vec<Vec<&str>> = text[at..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let columns = table[0].len() - 1; // "class name" is two words
+    let row = |suffix: &str| {
+        table
+            .iter()
+            .find(|r| r[0].ends_with(suffix))
+            .unwrap_or_else(|| panic!("no {suffix} row:\n{text}"))
+    };
+    let (read, write) = (row("-R"), row("-W"));
+    assert_eq!(read.len(), columns, "{read:?}");
+    assert_eq!(write.len(), columns, "{write:?}");
+    assert_eq!(read[columns - 3..], ["-", "-", "-"], "{read:?}");
+    // Readers are the many acquisitions here, the writer the few.
+    let acquisitions = |r: &[&str]| r[9].parse::<u64>().unwrap();
+    assert!(
+        acquisitions(read) > 10 * acquisitions(write),
+        "{read:?} {write:?}"
+    );
+}
+
 #[test]
 fn perf_lock_contention_is_sorted_by_total_wait() {
     let text = run(

@@ -46,12 +46,44 @@ fn lock_stat_avg(total: u64, nr: u64) -> String {
     lock_stat_time(total.checked_div(nr).unwrap_or(0))
 }
 
+/// One class's figures as `/proc/lock_stat` has them (`seq_stats()`): a
+/// lock's write (or only) side, or a reader-writer lock's read side.
+struct Class {
+    con_bounces: u64,
+    contentions: u64,
+    /// Waittime min, max, total (ns).
+    wait: [u64; 3],
+    acq_bounces: u64,
+    acquisitions: u64,
+    /// Holdtime min, max, total (ns).
+    hold: [u64; 3],
+}
+
+/// The kernel's columns of a class, from con-bounces to holdtime-avg.
+fn class_cells(c: Class) -> [String; 12] {
+    let [wait_min, wait_max, wait_total] = c.wait;
+    let [hold_min, hold_max, hold_total] = c.hold;
+    [
+        c.con_bounces.to_string(),
+        c.contentions.to_string(),
+        lock_stat_time(wait_min),
+        lock_stat_time(wait_max),
+        lock_stat_time(wait_total),
+        lock_stat_avg(wait_total, c.contentions),
+        c.acq_bounces.to_string(),
+        c.acquisitions.to_string(),
+        lock_stat_time(hold_min),
+        lock_stat_time(hold_max),
+        lock_stat_time(hold_total),
+        lock_stat_avg(hold_total, c.acquisitions),
+    ]
+}
+
 /// The `lock_stat` rows of every variant, class by class: a class no
 /// variant took is left out, and a sleeping reader-writer lock's read side
 /// is a class of its own (`NAME-R` beside `NAME-W`), as `/proc/lock_stat`
 /// shows it.
 pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
-    let t = lock_stat_time;
     let mut rows = Vec::new();
     for (i, l) in runs[0].result.locks.iter().enumerate() {
         for r in runs {
@@ -64,25 +96,18 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
                 l.name.clone()
             };
             if let Some(read) = l2.read.filter(|r| r.acquisitions + r.contentions > 0) {
-                rows.push(vec![
-                    format!("{name}-R"),
-                    r.variant.clone(),
-                    read.con_bounces.to_string(),
-                    read.contentions.to_string(),
-                    t(read.wait_min_ns),
-                    t(read.wait_max_ns),
-                    t(read.wait_total_ns),
-                    lock_stat_avg(read.wait_total_ns, read.contentions),
-                    read.acq_bounces.to_string(),
-                    read.acquisitions.to_string(),
-                    t(read.hold_min_ns),
-                    t(read.hold_max_ns),
-                    t(read.hold_total_ns),
-                    lock_stat_avg(read.hold_total_ns, read.acquisitions),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                ]);
+                let mut row = vec![format!("{name}-R"), r.variant.clone()];
+                row.extend(class_cells(Class {
+                    con_bounces: read.con_bounces,
+                    contentions: read.contentions,
+                    wait: [read.wait_min_ns, read.wait_max_ns, read.wait_total_ns],
+                    acq_bounces: read.acq_bounces,
+                    acquisitions: read.acquisitions,
+                    hold: [read.hold_min_ns, read.hold_max_ns, read.hold_total_ns],
+                }));
+                // The model's own columns are the lock's, on its write row.
+                row.extend(["-", "-", "-"].map(String::from));
+                rows.push(row);
             }
             if l2.acquisitions == 0 && l2.contentions == 0 {
                 continue;
@@ -90,25 +115,21 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
             if l2.read.is_some() {
                 name.push_str("-W");
             }
-            rows.push(vec![
-                name,
-                r.variant.clone(),
-                l2.con_bounces.to_string(),
-                l2.contentions.to_string(),
-                t(l2.wait_min_ns),
-                t(l2.wait_max_ns),
-                t(l2.wait_total_ns),
-                lock_stat_avg(l2.wait_total_ns, l2.contentions),
-                l2.acq_bounces.to_string(),
-                l2.acquisitions.to_string(),
-                t(l2.hold_min_ns),
-                t(l2.hold_max_ns),
-                t(l2.hold_total_ns),
-                lock_stat_avg(l2.hold_total_ns, l2.acquisitions),
+            let mut row = vec![name, r.variant.clone()];
+            row.extend(class_cells(Class {
+                con_bounces: l2.con_bounces,
+                contentions: l2.contentions,
+                wait: [l2.wait_min_ns, l2.wait_max_ns, l2.wait_total_ns],
+                acq_bounces: l2.acq_bounces,
+                acquisitions: l2.acquisitions,
+                hold: [l2.hold_min_ns, l2.hold_max_ns, l2.hold_total_ns],
+            }));
+            row.extend([
                 l2.bounces.to_string(),
-                t(l2.spin_total_ns),
+                lock_stat_time(l2.spin_total_ns),
                 l2.handoffs.to_string(),
             ]);
+            rows.push(row);
         }
     }
     rows
