@@ -33,8 +33,9 @@
 //! - a woken waiter: `wait_lock` again, its trylock cmpxchg, and the
 //!   `wait_lock` release.
 
+mod optimistic_spin;
+
 use crate::coherence::{Line, LineHome};
-use crate::event::*;
 use crate::interp::Flow;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
@@ -216,15 +217,6 @@ impl crate::Kernel<'_> {
         owner != NO_TASK && self.tasks[owner as usize].state == TaskState::Running
     }
 
-    /// `mutex_can_spin_on_owner()` plus the knobs that turn spinning off.
-    fn can_spin(&self, c: u32, m: u32) -> bool {
-        let lock = &self.objects.mutexes[m as usize];
-        self.spec.knobs.mutex_spin_on_owner
-            && lock.spin
-            && !self.cpus[c as usize].need_resched
-            && self.owner_on_cpu(lock.owner)
-    }
-
     /// Makes `t`, which waited for it (lock_contended() counted), the
     /// owner (a cmpxchg of the lock word from CPU `c`); returns how long
     /// the RMW takes from now.
@@ -330,65 +322,6 @@ impl crate::Kernel<'_> {
         }
         self.sleep_on_mutex(c, t, m);
         Flow::Stop
-    }
-
-    /// `t` starts spinning on the owner at `at`: `mutex_spin_on_owner()`
-    /// polls the lock word (so every write to the line makes it re-fetch)
-    /// and the owner's `on_cpu`.
-    fn watch_owner(&mut self, t: TaskId, m: u32, at: Nanos) {
-        self.tasks[t as usize].wait.spin = Spin::Sleeping {
-            kind: KIND.id,
-            lock: m,
-            how: SpinHow::OnOwner,
-        };
-        let c = self.tasks[t as usize].cpu;
-        let at = at.max(self.now);
-        let mut ready = self.objects.mutexes[m as usize]
-            .word
-            .poll(&self.cost, c, at);
-        // owner_on_cpu(owner): a read of the owner's task_struct, last
-        // written by the owner's CPU when it switched in; it stays in this
-        // CPU's cache while the owner runs.
-        let owner = self.objects.mutexes[m as usize].owner;
-        if owner != NO_TASK {
-            ready += self.cost.line_transfer(self.tasks[owner as usize].cpu, c);
-        }
-        self.tasks[t as usize].wait.spin_ready = ready;
-    }
-
-    /// A spinner stops watching the owner.
-    fn unwatch_owner(&mut self, t: TaskId, m: u32) {
-        let c = self.tasks[t as usize].cpu;
-        self.objects.mutexes[m as usize].word.unpoll(c);
-    }
-
-    fn begin_spin(&mut self, t: TaskId, spin: Spin) {
-        self.preempt_disable(t);
-        let task = &mut self.tasks[t as usize];
-        task.wait.spin = spin;
-        task.wait.spin_done = false;
-        task.wait.spin_abort = false;
-        task.gen = task.gen.wrapping_add(1);
-    }
-
-    fn start_osq_spin(&mut self, t: TaskId, m: u32) {
-        // osq_lock(): xchg of the OSQ tail, on the lock's line.
-        let (c, now) = (self.tasks[t as usize].cpu, self.now);
-        let queued = self.objects.mutexes[m as usize]
-            .word
-            .rmw(&self.cost, c, now);
-        let head = self.objects.mutexes[m as usize].osq.lock(t);
-        self.begin_spin(
-            t,
-            Spin::Sleeping {
-                kind: KIND.id,
-                lock: m,
-                how: SpinHow::Queued,
-            },
-        );
-        if head {
-            self.watch_owner(t, m, queued);
-        }
     }
 
     /// Adds the task to the wait list (if not on it) and sleeps.
@@ -512,143 +445,9 @@ impl crate::Kernel<'_> {
         false
     }
 
-    /// Ownership moved to a spinner: its cmpxchg pulls the line over after
-    /// the release.
-    fn grant_to_spinner(&mut self, w: TaskId, m: u32) {
-        let wc = self.tasks[w as usize].cpu;
-        let seen = self.objects.mutexes[m as usize]
-            .word
-            .seen_at(wc)
-            .unwrap_or(self.now);
-        self.grant_to_spinner_at(w, m, seen);
-    }
-
-    /// The spinner `w` saw the release at `seen`; its cmpxchg makes it the
-    /// owner. Returns when it owns the lock.
-    fn grant_to_spinner_at(&mut self, w: TaskId, m: u32, seen: Nanos) -> Nanos {
-        let wc = self.tasks[w as usize].cpu;
-        // It notices only once its first reads of the lock and the owner
-        // are in.
-        let seen = seen.max(self.tasks[w as usize].wait.spin_ready);
-        self.unwatch_owner(w, m);
-        let cost = self.take_ownership_at(wc, w, m, seen, true);
-        let gen = self.tasks[w as usize].gen;
-        self.at(
-            self.now + cost,
-            Event::Sched(SchedEvent::SpinEnd { task: w, gen }),
-        );
-        self.now + cost
-    }
-
     fn grant_ownership_to_sleeper(&mut self, w: TaskId, m: u32) {
         let wc = self.tasks[w as usize].cpu;
         self.take_ownership(wc, w, m);
-    }
-
-    /// A task leaves its CPU: spinners on the locks it owns give up.
-    pub(crate) fn owner_leaves_cpu(&mut self, owner: TaskId) {
-        let Some(&held) = self.objects.mutexes_held.get(owner as usize) else {
-            return;
-        };
-        let oc = self.tasks[owner as usize].cpu;
-        for &m in held.locks() {
-            self.abort_spinners(m, oc);
-        }
-    }
-
-    /// The owner of `m` (last on CPU `oc`) is not running: every spinner
-    /// on it notices one line transfer later and gives up.
-    fn abort_spinners(&mut self, m: u32, oc: u32) {
-        let ws = self.objects.mutexes[m as usize].waiter_spinner;
-        let n = self.objects.mutexes[m as usize].osq.len();
-        for k in 0..=n {
-            let s = match self.objects.mutexes[m as usize].osq.get(k) {
-                Some(s) => s,
-                None if ws != NO_TASK => ws,
-                None => break,
-            };
-            let task = &mut self.tasks[s as usize];
-            if task.wait.spin_done || task.wait.spin_abort {
-                continue;
-            }
-            task.wait.spin_abort = true;
-            let (gen, sc) = (task.gen, task.cpu);
-            let delay = self.cost.line_transfer(oc, sc);
-            self.at(
-                self.now + delay,
-                Event::Sched(SchedEvent::SpinEnd { task: s, gen }),
-            );
-        }
-    }
-
-    /// `need_resched()` seen by a mutex spinner: leave the OSQ, reschedule
-    /// (`schedule_preempt_disabled()`), then continue in the slow path.
-    pub(crate) fn mutex_spin_need_resched(&mut self, c: u32, t: TaskId, m: u32) {
-        self.settle(c);
-        self.leave_spin(t, m);
-        let task = &mut self.tasks[t as usize];
-        task.resume = Resume::Lock(if self.objects.mutexes[m as usize].waiters.contains(&t) {
-            MutexStep::WokenWaiter as u8
-        } else {
-            MutexStep::AfterYield as u8
-        });
-        self.preempt_enable(t);
-        self.schedule(c);
-    }
-
-    /// Removes a spinner from the OSQ or the waiter-spinner slot.
-    fn leave_spin(&mut self, t: TaskId, m: u32) {
-        let task = &mut self.tasks[t as usize];
-        task.wait.spin = Spin::None;
-        task.wait.spin_done = false;
-        task.gen = task.gen.wrapping_add(1);
-        self.drop_spinner(t, m);
-    }
-
-    /// Takes a spinner off the OSQ (promoting the next node to head) or out
-    /// of the waiter-spinner slot.
-    fn drop_spinner(&mut self, t: TaskId, m: u32) {
-        self.unwatch_owner(t, m);
-        let lock = &mut self.objects.mutexes[m as usize];
-        if lock.waiter_spinner == t {
-            lock.waiter_spinner = NO_TASK;
-        }
-        if lock.osq.unqueue(t) == Some(true) {
-            if let Some(next) = lock.osq.head() {
-                self.watch_owner(next, m, self.now);
-            }
-        }
-    }
-
-    /// A mutex spin ended: the lock was handed over, or the owner left its
-    /// CPU. Returns true if the task goes on with its program.
-    pub(crate) fn mutex_spin_finished(&mut self, c: u32, t: TaskId, m: u32) -> bool {
-        let abort = std::mem::take(&mut self.tasks[t as usize].wait.spin_abort);
-        let acquired = self.objects.mutexes[m as usize].owner == t;
-        if acquired {
-            self.advance(t);
-            if self.preempt_enable(t) {
-                self.schedule(c);
-                return false;
-            }
-            return true;
-        }
-        debug_assert!(abort, "spin ended without the lock");
-        // `mutex_spin_on_owner()` failed: the owner is off-CPU.
-        self.drop_spinner(t, m);
-        self.preempt_enable(t);
-        if self.objects.mutexes[m as usize].owner == NO_TASK
-            && !self.objects.mutexes[m as usize].handoff
-        {
-            // Released meanwhile: take it.
-            self.remove_waiter(m, t);
-            let cost = self.take_ownership(c, t, m);
-            self.tasks[t as usize].batch.push(Mode::Sys, cost);
-            self.advance(t);
-            return true;
-        }
-        self.sleep_on_mutex(c, t, m);
-        false
     }
 }
 
