@@ -320,16 +320,7 @@ impl<'s> Kernel<'s> {
                     cpu.times.spin += dt;
                     task.times.spin += dt;
                     task.times.sys += dt;
-                    let object = match task.wait.spin {
-                        Spin::Lock { lock } => Some(self.objects.spinlocks[lock as usize].object),
-                        Spin::Sleeping { kind, lock, .. } => Some(
-                            crate::locking::sleeping::kind(kind)
-                                .imp
-                                .object(&self.objects, lock),
-                        ),
-                        _ => None,
-                    };
-                    if let Some(obj) = object {
+                    if let Some((obj, _)) = spun_on(&self.objects, task.wait.spin) {
                         self.metrics.lock_spin(now, obj, dt);
                     }
                 } else {
@@ -615,5 +606,21 @@ impl Model for Kernel<'_> {
             engine.schedule(self.now + 1_000_000, Event::Run(RunEvent::AllExited));
         }
         handled
+    }
+}
+
+/// The lock a spin is on: its declared object (the `lock_stat` row the
+/// spin time is charged to) and the instance; `None` for a wait that is
+/// not on a lock (`csd_lock_wait()`, `multi_cpu_stop()`).
+fn spun_on(objects: &Objects, spin: Spin) -> Option<(u32, u32)> {
+    match spin {
+        Spin::Lock { lock } => Some((objects.spinlocks[lock as usize].object, lock)),
+        Spin::Sleeping { kind, lock, .. } => Some((
+            crate::locking::sleeping::kind(kind)
+                .imp
+                .object(objects, lock),
+            lock,
+        )),
+        Spin::CsdWait | Spin::StopMachine | Spin::None => None,
     }
 }

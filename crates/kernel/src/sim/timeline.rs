@@ -52,18 +52,13 @@ fn record_batch(rec: &mut Recorder, c: u32, curr: TaskId, t: &Task, from: Nanos,
 /// `lock_stat` charges the spin to, and which of its per-CPU instances),
 /// or the wait it is in.
 fn spin_on(objects: &Objects, spin: Spin) -> SpinOn {
-    let lock = |object: u32, l: u32| SpinOn::Lock {
-        object,
-        instance: l - objects.first_instance(object),
-    };
-    match spin {
-        Spin::Lock { lock: l } => lock(objects.spinlocks[l as usize].object, l),
-        Spin::Sleeping { kind, lock: l, .. } => lock(
-            crate::locking::sleeping::kind(kind).imp.object(objects, l),
-            l,
-        ),
-        Spin::CsdWait => SpinOn::CsdWait,
-        Spin::StopMachine => SpinOn::StopMachine,
-        Spin::None => unreachable!("asked only for a spinning task"),
+    match (spun_on(objects, spin), spin) {
+        (Some((object, l)), _) => SpinOn::Lock {
+            object,
+            instance: l - objects.first_instance(object),
+        },
+        (None, Spin::CsdWait) => SpinOn::CsdWait,
+        (None, Spin::StopMachine) => SpinOn::StopMachine,
+        (None, _) => unreachable!("asked only for a spinning task"),
     }
 }
