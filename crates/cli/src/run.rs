@@ -48,15 +48,17 @@ pub fn main(args: RunArgs) -> i32 {
         sets.push(("scenario.seed".into(), seed.to_string()));
     }
     let variants = variants_to_run(&scenario, &args.variants);
-    let one_run_only = match args.format {
-        RunFormat::Csv | RunFormat::PerfLock => args.seeds.is_some() || args.explore.is_some(),
-        RunFormat::Lkml => args.explore.is_some(),
-        _ => false,
+    let refused = match args.format {
+        RunFormat::Csv | RunFormat::PerfLock if args.seeds.is_some() || args.explore.is_some() => {
+            "csv and perf-lock show one run"
+        }
+        RunFormat::Lkml if args.explore.is_some() => "lkml compares variants, over --seeds or not",
+        _ => "",
     };
-    if one_run_only {
-        return fail(
-            "error: --format csv and perf-lock show one run (lkml also takes --seeds); with --seeds or --explore use text or json",
-        );
+    if !refused.is_empty() {
+        return fail(format!(
+            "error: --format {refused}; with --seeds or --explore use text or json (or lkml with --seeds)"
+        ));
     }
     if let Some(n) = args.seeds {
         if n == 0 {
@@ -263,7 +265,7 @@ fn explore(
             })
             .collect();
         if matches!(args.format, RunFormat::Lkml) {
-            let runs = results.iter().cloned();
+            let runs = results.into_iter();
             per_variant.push(runs.map(|r| variant_run(scenario, v, r)).collect());
         }
         report.push(Exploration {
