@@ -134,10 +134,16 @@ impl<E: Copy> Engine<E> {
 
     /// Delivers events to `model` until `stop` says otherwise.
     pub fn run<M: Model<Event = E>>(&mut self, model: &mut M, stop: Stop) -> StopReason {
+        // The events still allowed, counted down (one subtraction an event
+        // rather than re-adding the two counters).
+        let delivered = self.stats.events + self.stats.stale_events;
+        let mut budget = stop.max_events.saturating_sub(delivered);
         loop {
-            if self.stats.events + self.stats.stale_events >= stop.max_events {
+            if budget == 0 {
                 return StopReason::EventBudget;
             }
+            // One look at the queue an event: the earliest time, then that
+            // same event taken out.
             match self.queue.peek_time() {
                 None => return StopReason::QueueEmpty,
                 Some(t) if t > stop.horizon => {
@@ -146,7 +152,8 @@ impl<E: Copy> Engine<E> {
                 }
                 Some(_) => {}
             }
-            let (at, event) = self.queue.pop().expect("peeked");
+            let (at, event) = self.queue.pop_peeked();
+            budget -= 1;
             debug_assert!(at >= self.now, "time went backwards");
             self.now = at;
             match model.handle(self, event) {

@@ -6,22 +6,27 @@
 //! into the past, so the times taken out never decrease: a *monotone*
 //! priority queue is enough, and a radix heap is the cheapest one.
 //!
-//! The time is read as 6-bit digits (11 levels). A pending event is filed
-//! by the highest digit in which its time differs from the last time taken
-//! out (`last`). If that is digit 0 (the event is within the same aligned
-//! 64 ns as `last`) it goes into the *current run*: a vector kept sorted
-//! by time, taken out from its front; a push walks back from the run's end
-//! past the later times (a few entries: the run spans 64 ns) and inserts
-//! there. Otherwise it goes into the bucket named by that digit's level
-//! and the event's own value of the digit: an XOR, a leading-zero count
-//! and a `Vec::push`. When the run is used up, the lowest non-empty
-//! bucket's earliest time becomes `last` and that bucket's events are
-//! redistributed, each into a strictly lower level or into the run, which
-//! is then sorted (stably, by time: a counting sort on the lowest digit,
-//! or an insertion sort for a few events). An event moves at most once a level,
-//! in practice once or twice: a delay of a few microseconds is level 1 or
-//! 2, and a level-1 bucket goes into the run whole, in one sort in cache
-//! rather than scattered over 64 single-time buckets.
+//! The time is read as 6-bit digits (11 levels). The *current run* is a
+//! vector kept sorted by time, taken out from its front, that holds every
+//! pending event of an aligned window of time starting at the last time
+//! taken out (`last`): usually `last`'s aligned 64 ns (digit 0). A push
+//! within the window walks back from the run's end past the later times
+//! (a few entries) and inserts there. A later one is filed by the highest
+//! digit in which its time differs from `last` (one above the window's,
+//! whichever time of the window `last` is), into the bucket named by that
+//! digit's level and the event's own value of the digit: an XOR, a
+//! leading-zero count and a `Vec::push`. When the run is used up, the
+//! lowest non-empty bucket's earliest time becomes `last`. A level-1
+//! bucket goes into the run whole, its 64 ns the run's window, in one sort
+//! in cache rather than scattered over 64 single-time buckets; so does a
+//! level-2 bucket of a few events (a small machine's next 4 us), its
+//! 4,096 ns the window, rather than each event moving once more (to level
+//! 1) and each level-1 bucket making a run of one. A bigger bucket is
+//! redistributed: each event into a strictly lower level or into the run
+//! (`last`'s 64 ns), which is then sorted (stably, by time: a counting
+//! sort on the lowest digit, or an insertion sort for a few events). An
+//! event moves at most once a level, in practice once or twice: a delay
+//! of a few microseconds is level 1 or 2.
 //!
 //! Why equal times stay in schedule order without a sequence number:
 //! every bucket is always in the order its events were scheduled. A
@@ -54,6 +59,10 @@ pub struct EventQueue<E> {
     levels: u32,
     /// The last time taken out (every pending time is at least this).
     last: Nanos,
+    /// The last time the run's window covers: `last`'s aligned 64 ns, or
+    /// the aligned 4,096 ns of a level-2 bucket taken into the run whole.
+    /// A time up to it goes into the run, a later one into a bucket.
+    run_last: Nanos,
     len: usize,
     /// Scratch for sorting the run (kept for its capacity).
     spare: Vec<(Nanos, E)>,
@@ -62,9 +71,10 @@ pub struct EventQueue<E> {
 /// Up to this many events, a run is sorted by insertion, in place.
 const SMALL_RUN: usize = 16;
 
-/// Sorts a run (all within one aligned 64 ns) by time, equal times kept
-/// in their order: by insertion if it is short, else by counting on the
-/// lowest digit through `scratch` (stable, linear, no comparisons).
+/// Sorts a run by time, equal times kept in their order: by insertion if
+/// it is short, else (then it is all within one aligned 64 ns: a longer
+/// run is only ever a level-1 bucket's) by counting on the lowest digit
+/// through `scratch` (stable, linear, no comparisons).
 fn sort_run<E: Copy>(run: &mut [(Nanos, E)], scratch: &mut Vec<(Nanos, E)>) {
     if run.len() <= SMALL_RUN {
         // Few events (a small machine): cheaper than the 64 counters.
@@ -79,6 +89,9 @@ fn sort_run<E: Copy>(run: &mut [(Nanos, E)], scratch: &mut Vec<(Nanos, E)>) {
         }
         return;
     }
+    debug_assert!(run
+        .iter()
+        .all(|e| e.0 >> DIGIT_BITS == run[0].0 >> DIGIT_BITS));
     let mut start = [0u32; DIGITS];
     for e in run.iter() {
         start[e.0 as usize & (DIGITS - 1)] += 1;
@@ -113,16 +126,17 @@ impl<E: Copy> EventQueue<E> {
             occupied: [0; LEVELS],
             levels: 0,
             last: 0,
+            run_last: DIGITS as Nanos - 1,
             len: 0,
             spare: Vec::new(),
         }
     }
 
-    /// Files an event relative to `last`.
-    #[inline]
+    /// Files an event relative to `last`. Always inlined: it is most of
+    /// a push, and a call would cost as much as its body.
+    #[inline(always)]
     fn put(&mut self, at: Nanos, event: E) {
-        let diff = at ^ self.last;
-        if diff < DIGITS as Nanos {
+        if at <= self.run_last {
             // In the run, after every entry not later than `at` (all of
             // those before `head` are at most `last`, so the walk stops
             // at `head` at the latest).
@@ -135,6 +149,10 @@ impl<E: Copy> EventQueue<E> {
             self.current[i] = (at, event);
             return;
         }
+        // Past the run's window, so `at` differs from `last` in a digit
+        // above the window's: the same bucket whichever time of the window
+        // `last` is.
+        let diff = at ^ self.last;
         let level = (63 - diff.leading_zeros()) / DIGIT_BITS;
         let digit = (at >> (level * DIGIT_BITS)) as usize & (DIGITS - 1);
         self.buckets[level as usize * DIGITS + digit].push((at, event));
@@ -166,7 +184,9 @@ impl<E: Copy> EventQueue<E> {
         Some(self.current[0].0)
     }
 
-    /// The run is used up: redistributes the lowest non-empty bucket.
+    /// The run is used up: takes the lowest non-empty bucket into the run
+    /// whole (a level-1 one, or a level-2 one of a few events) or
+    /// redistributes it.
     #[inline(never)]
     fn refill(&mut self) {
         self.current.clear();
@@ -178,20 +198,26 @@ impl<E: Copy> EventQueue<E> {
             self.levels &= !(1 << level);
         }
         let b = level * DIGITS + digit;
+        if level == 1 || (level == 2 && self.buckets[b].len() <= SMALL_RUN) {
+            // The bucket's aligned window (64 ns, or 4,096 ns) becomes the
+            // run's: every other pending event is past it. Its events go
+            // in whole, in the bucket's order, sorted below; the bucket
+            // keeps the old run's vector (and capacity).
+            std::mem::swap(&mut self.current, &mut self.buckets[b]);
+            self.run_last = self.current[0].0 | ((1 << (level as u32 * DIGIT_BITS)) - 1);
+            sort_run(&mut self.current, &mut self.spare);
+            self.last = self.current[0].0;
+            return;
+        }
         let mut moving = std::mem::take(&mut self.buckets[b]);
         self.last = moving.iter().map(|e| e.0).min().expect("occupied");
-        if level == 1 {
-            // Every event shares the digits above 0 with `last`: all go
-            // into the run, in the bucket's order.
-            std::mem::swap(&mut self.current, &mut moving);
-        } else {
-            for &(at, event) in &moving {
-                if at ^ self.last < DIGITS as Nanos {
-                    // Appended in the bucket's order, sorted below.
-                    self.current.push((at, event));
-                } else {
-                    self.put(at, event);
-                }
+        self.run_last = self.last | (DIGITS as Nanos - 1);
+        for &(at, event) in &moving {
+            if at <= self.run_last {
+                // Appended in the bucket's order, sorted below.
+                self.current.push((at, event));
+            } else {
+                self.put(at, event);
             }
         }
         sort_run(&mut self.current, &mut self.spare);
@@ -203,11 +229,19 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         self.settle()?;
+        Some(self.pop_peeked())
+    }
+
+    /// Takes out the earliest event, which [`Self::peek_time`] has just
+    /// returned (the run holds it: no second look at the buckets). Panics
+    /// if nothing was peeked.
+    #[inline]
+    pub fn pop_peeked(&mut self) -> (Nanos, E) {
         let e = self.current[self.head];
         self.head += 1;
         self.last = e.0;
         self.len -= 1;
-        Some(e)
+        e
     }
 
     #[inline]

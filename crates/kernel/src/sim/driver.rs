@@ -37,7 +37,9 @@ impl RunState {
 
     /// Simulates up to `horizon` (at most the spec's duration); true when
     /// the run is over (its duration reached, its event budget spent, or
-    /// every task exited).
+    /// every task exited). Never inlined: it is the event loop's one frame,
+    /// where a profile of the loop alone starts.
+    #[inline(never)]
     pub(super) fn advance(&mut self, k: &mut Kernel, horizon: Nanos) -> bool {
         if self.ended.is_some() {
             return true;
