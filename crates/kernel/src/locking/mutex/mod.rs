@@ -117,7 +117,10 @@ impl Held {
     fn remove(&mut self, m: u32) {
         let n = self.n as usize;
         if let Some(i) = self.locks[..n].iter().position(|&h| h == m) {
-            self.locks.copy_within(i + 1..n, i);
+            // Usually the innermost: nothing to shift.
+            if i + 1 < n {
+                self.locks.copy_within(i + 1..n, i);
+            }
             self.n -= 1;
         }
     }
@@ -455,6 +458,21 @@ impl crate::Kernel<'_> {
 mod tests {
     use crate::testkit::*;
     use crate::*;
+
+    #[test]
+    fn held_removes_the_innermost_or_shifts_the_rest_down() {
+        let mut h = super::Held::default();
+        for m in [3, 5, 7] {
+            h.push(m);
+        }
+        h.remove(7);
+        assert_eq!(h.locks(), &[3, 5]);
+        h.push(9);
+        h.remove(3);
+        assert_eq!(h.locks(), &[5, 9]);
+        h.remove(4);
+        assert_eq!(h.locks(), &[5, 9]);
+    }
 
     const US: u64 = 1_000;
     const MS: u64 = 1_000_000;
