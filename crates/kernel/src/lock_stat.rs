@@ -109,10 +109,19 @@ impl Metrics {
 
     /// Grows the per-row sample counts to the rows there are (rows are
     /// added while the objects are built, before the run).
+    #[inline]
     fn grow_lock_samples(&mut self) {
         if self.lock_samples.len() < self.locks.len() {
-            self.lock_samples.resize(self.locks.len(), [0; 4]);
+            self.resize_lock_samples();
         }
+    }
+
+    /// Out of line: it happens once per row, and inlined its call would
+    /// make every booking save more registers.
+    #[cold]
+    #[inline(never)]
+    fn resize_lock_samples(&mut self) {
+        self.lock_samples.resize(self.locks.len(), [0; 4]);
     }
 
     /// Whether the instance was last acquired on another CPU than `on`'s
@@ -127,7 +136,24 @@ impl Metrics {
 
     /// `lock->cpu = cpu`; returns whether that moved the instance (it was
     /// last acquired on another CPU): one look-up for both.
+    #[inline]
     fn set_lock_cpu(&mut self, object: u32, on: LockCpu) -> bool {
+        let slot = self
+            .lock_cpu
+            .get_mut(object as usize)
+            .and_then(|cpus| cpus.get_mut(on.instance as usize));
+        match slot {
+            Some(last) => std::mem::replace(last, on.cpu) != on.cpu,
+            None => self.first_lock_cpu(object, on),
+        }
+    }
+
+    /// [`Self::set_lock_cpu`] of an instance not acquired before: the
+    /// table grows to reach it (out of line, as
+    /// [`Self::resize_lock_samples`]).
+    #[cold]
+    #[inline(never)]
+    fn first_lock_cpu(&mut self, object: u32, on: LockCpu) -> bool {
         let (object, instance) = (object as usize, on.instance as usize);
         if self.lock_cpu.len() <= object {
             self.lock_cpu.resize(object + 1, Vec::new());
@@ -157,12 +183,12 @@ impl Metrics {
     /// transfer, is no wait, so waittime-total stays 0 while contentions
     /// are 0.
     pub fn lock_acquired(&mut self, now: Nanos, object: u32, on: LockCpu, waited: Option<Nanos>) {
-        self.lock_acquired_mode(now, object, on, LockMode::Exclusive, waited);
+        self.acquired_on_side(now, object, on, false, waited);
     }
 
     /// A release after holding the lock `held`.
     pub fn lock_released(&mut self, now: Nanos, object: u32, held: Nanos) {
-        self.lock_released_mode(now, object, LockMode::Exclusive, held);
+        self.released_on_side(now, object, false, held);
     }
 
     /// [`Self::lock_contended`] of a lock taken in `mode`: a read of a
@@ -195,6 +221,22 @@ impl Metrics {
         mode: LockMode,
         waited: Option<Nanos>,
     ) {
+        let read = self.on_read_side(object, mode);
+        self.acquired_on_side(now, object, on, read, waited);
+    }
+
+    /// [`Self::lock_acquired_mode`] on the read side (`read`) or the write
+    /// side of the row; inlined so that the exclusive form, by far the
+    /// commonest, drops the read side's branches.
+    #[inline(always)]
+    fn acquired_on_side(
+        &mut self,
+        now: Nanos,
+        object: u32,
+        on: LockCpu,
+        read: bool,
+        waited: Option<Nanos>,
+    ) {
         let bounce = u64::from(self.set_lock_cpu(object, on));
         if !self.measuring(now) {
             return;
@@ -202,7 +244,6 @@ impl Metrics {
         // `if (waittime) lock_time_inc(...)`: a wait that took no time is
         // no sample.
         let waited = waited.filter(|&w| w > 0);
-        let read = self.on_read_side(object, mode);
         let which = if read {
             LockTime::ReadWait
         } else {
@@ -230,10 +271,17 @@ impl Metrics {
 
     /// [`Self::lock_released`] of a lock held in `mode`.
     pub fn lock_released_mode(&mut self, now: Nanos, object: u32, mode: LockMode, held: Nanos) {
+        let read = self.on_read_side(object, mode);
+        self.released_on_side(now, object, read, held);
+    }
+
+    /// [`Self::lock_released_mode`] on one side of the row (see
+    /// [`Self::acquired_on_side`]).
+    #[inline(always)]
+    fn released_on_side(&mut self, now: Nanos, object: u32, read: bool, held: Nanos) {
         if !self.measuring(now) {
             return;
         }
-        let read = self.on_read_side(object, mode);
         let which = if read {
             LockTime::ReadHold
         } else {

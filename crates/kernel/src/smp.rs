@@ -179,12 +179,7 @@ impl crate::Kernel<'_> {
     /// it; then, if the queue was empty, `send_call_function_single_ipi()`.
     pub(crate) fn queue_csd(&mut self, target: u32, csd: Csd, at: u64, from: u32) {
         if !self.cpus[target as usize].online {
-            // __flush_smp_call_function_queue() on the offline CPU warns.
-            self.metrics.ipi_offline_cpu(
-                from.min(self.nr_cpus - 1),
-                at,
-                format!("WARNING: IPI on offline CPU {target} (a CSD queued on it)"),
-            );
+            self.csd_on_offline_cpu(target, at, from);
         }
         let q = &mut self.cpus[target as usize].csd_queue;
         let first = q.is_empty();
@@ -195,6 +190,19 @@ impl crate::Kernel<'_> {
             self.cpus[target as usize].polled_wake |= self.polls_in_idle(target);
             self.at(queued + wake, Event::Smp(SmpEvent::Ipi { cpu: target }));
         }
+    }
+
+    /// `__flush_smp_call_function_queue()` on the offline CPU warns. Out
+    /// of line (it builds a string) so the common path saves fewer
+    /// registers.
+    #[cold]
+    #[inline(never)]
+    fn csd_on_offline_cpu(&mut self, target: u32, at: u64, from: u32) {
+        self.metrics.ipi_offline_cpu(
+            from.min(self.nr_cpus - 1),
+            at,
+            format!("WARNING: IPI on offline CPU {target} (a CSD queued on it)"),
+        );
     }
 
     /// How long a wakeup of CPU `c` sent from `from` takes to reach it. A
@@ -307,14 +315,7 @@ impl crate::Kernel<'_> {
             if !self.cpus[target as usize].online {
                 // generic_exec_single(): -ENXIO, nothing sent; the scenario
                 // does not look at the error, so it is reported.
-                let name = self.task_name(t);
-                self.metrics.ipi_offline_cpu(
-                    c,
-                    self.now,
-                    format!(
-                        "smp_call_function_single({target}) by {name}: CPU {target} is offline; generic_exec_single() returns -ENXIO and nothing is sent"
-                    ),
-                );
+                self.call_to_offline_cpu(c, t, target);
                 return self.smp_call_done(c, t);
             }
             let send = self.cost.ipi_send;
@@ -327,6 +328,21 @@ impl crate::Kernel<'_> {
             return self.queue_calls(c, t, func, wait);
         }
         self.smp_call_done(c, t)
+    }
+
+    /// The report of `smp_call_function_single()` by `t` to an offline
+    /// CPU (out of line, as [`Self::csd_on_offline_cpu`]).
+    #[cold]
+    #[inline(never)]
+    fn call_to_offline_cpu(&mut self, c: u32, t: TaskId, target: i64) {
+        let name = self.task_name(t);
+        self.metrics.ipi_offline_cpu(
+            c,
+            self.now,
+            format!(
+                "smp_call_function_single({target}) by {name}: CPU {target} is offline; generic_exec_single() returns -ENXIO and nothing is sent"
+            ),
+        );
     }
 
     /// `smp_call_function_many()` at `step`: a CSD for every CPU of the

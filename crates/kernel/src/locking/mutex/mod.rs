@@ -131,12 +131,21 @@ impl Held {
 }
 
 /// Task `t`'s [`Held`], the table grown to reach it.
+#[inline]
 fn held_by(o: &mut Objects, t: TaskId) -> &mut Held {
     let t = t as usize;
     if o.mutexes_held.len() <= t {
-        o.mutexes_held.resize(t + 1, Held::default());
+        grow_held(o, t);
     }
     &mut o.mutexes_held[t]
+}
+
+/// Out of line: once per task, and inlined it would make every
+/// acquisition and release save more registers.
+#[cold]
+#[inline(never)]
+fn grow_held(o: &mut Objects, t: usize) {
+    o.mutexes_held.resize(t + 1, Held::default());
 }
 
 /// `struct mutex` in the sleeping-lock registry.
@@ -243,6 +252,25 @@ impl crate::Kernel<'_> {
         cost
     }
 
+    /// lockdep's report of `t` taking mutex `m` it holds (recursive
+    /// locking) or, with `unlock`, releasing one it does not hold (bad
+    /// unlock balance). Out of line: it builds strings, and inlined it
+    /// would make every lock and unlock save more registers.
+    #[cold]
+    #[inline(never)]
+    fn report_mutex_misuse(&mut self, c: u32, t: TaskId, m: u32, unlock: bool) {
+        let name = self.task_name(t);
+        let object = self.objects.mutexes[m as usize].object as usize;
+        let lock = self.spec.objects[object].name.clone();
+        if unlock {
+            self.metrics
+                .bad_unlock(c, self.now, &name, "mutex_unlock", &lock);
+        } else {
+            self.metrics
+                .recursive_locking(c, self.now, &name, "mutex_lock", &lock);
+        }
+    }
+
     /// `mutex_lock()`, first attempt (`step` none) or continued.
     pub(crate) fn mutex_lock(
         &mut self,
@@ -252,11 +280,7 @@ impl crate::Kernel<'_> {
         step: Option<MutexStep>,
     ) -> Flow {
         if step.is_none() && self.objects.mutexes[m as usize].owner == t {
-            let name = self.task_name(t);
-            let object = self.objects.mutexes[m as usize].object as usize;
-            let lock = self.spec.objects[object].name.clone();
-            self.metrics
-                .recursive_locking(c, self.now, &name, "mutex_lock", &lock);
+            self.report_mutex_misuse(c, t, m, false);
         }
         let lock = &self.objects.mutexes[m as usize];
         if step.is_none() {
@@ -357,11 +381,7 @@ impl crate::Kernel<'_> {
         let now = self.now;
         if self.objects.mutexes[m as usize].owner != t {
             // Not ours: lockdep's bad unlock balance; leave the lock alone.
-            let name = self.task_name(t);
-            let object = self.objects.mutexes[m as usize].object as usize;
-            let lock = self.spec.objects[object].name.clone();
-            self.metrics
-                .bad_unlock(c, now, &name, "mutex_unlock", &lock);
+            self.report_mutex_misuse(c, t, m, true);
             return;
         }
         held_by(&mut self.objects, t).remove(m);
