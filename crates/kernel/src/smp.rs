@@ -53,7 +53,14 @@ impl crate::Kernel<'_> {
         let mut softirq = false;
         // A sched_tick hook that takes locks runs last, at its true time.
         let mut tick_run = false;
-        let mut pending = std::mem::take(&mut self.cpus[c as usize].irq_pending);
+        // An IPI alone (the common case) has no other interrupt pending:
+        // the queue is not taken apart and put back.
+        let any_pending = !self.cpus[c as usize].irq_pending.is_empty();
+        let mut pending = if any_pending {
+            std::mem::take(&mut self.cpus[c as usize].irq_pending)
+        } else {
+            Vec::new()
+        };
         for irq in pending.drain(..) {
             match irq {
                 PendingIrq::Timer { task, gen } => {
@@ -80,7 +87,9 @@ impl crate::Kernel<'_> {
                 PendingIrq::RcuSoftirq => softirq = true,
             }
         }
-        self.cpus[c as usize].irq_pending = pending;
+        if any_pending {
+            self.cpus[c as usize].irq_pending = pending;
+        }
         if std::mem::take(&mut self.cpus[c as usize].ipi_pending) {
             t = self.flush_call_function_queue(c, t);
         }
