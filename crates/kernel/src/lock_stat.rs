@@ -92,16 +92,36 @@ impl<'a> Side<'a> {
 }
 
 impl Metrics {
-    /// Whether `v` is the first sample of `which` of lock row `object` or
-    /// below its minimum so far: `lock_time_inc()`'s `time < lt->min ||
-    /// !lt->nr`.
-    fn new_min(&mut self, object: u32, which: LockTime, v: Nanos, min: Nanos) -> bool {
-        if self.lock_samples.len() < self.locks.len() {
-            self.lock_samples.resize(self.locks.len(), [0; 4]);
-        }
-        let nr = &mut self.lock_samples[object as usize][which as usize];
+    /// Counts a sample of `which` of lock row `object`; whether it is the
+    /// first one or `v` is below the minimum `min` so far: `lock_time_inc()`'s
+    /// `time < lt->min || !lt->nr`.
+    fn new_min(
+        samples: &mut [[u64; 4]],
+        object: u32,
+        which: LockTime,
+        v: Nanos,
+        min: Nanos,
+    ) -> bool {
+        let nr = &mut samples[object as usize][which as usize];
         *nr += 1;
         *nr == 1 || v < min
+    }
+
+    /// Grows the per-row sample counts to the rows there are (rows are
+    /// added while the objects are built, before the run).
+    #[inline]
+    fn grow_lock_samples(&mut self) {
+        if self.lock_samples.len() < self.locks.len() {
+            self.resize_lock_samples();
+        }
+    }
+
+    /// Out of line: it happens once per row, and inlined its call would
+    /// make every booking save more registers.
+    #[cold]
+    #[inline(never)]
+    fn resize_lock_samples(&mut self) {
+        self.lock_samples.resize(self.locks.len(), [0; 4]);
     }
 
     /// Whether the instance was last acquired on another CPU than `on`'s
@@ -114,8 +134,26 @@ impl Metrics {
         last.copied().unwrap_or(0) != on.cpu
     }
 
-    /// `lock->cpu = cpu`.
-    fn set_lock_cpu(&mut self, object: u32, on: LockCpu) {
+    /// `lock->cpu = cpu`; returns whether that moved the instance (it was
+    /// last acquired on another CPU): one look-up for both.
+    #[inline]
+    fn set_lock_cpu(&mut self, object: u32, on: LockCpu) -> bool {
+        let slot = self
+            .lock_cpu
+            .get_mut(object as usize)
+            .and_then(|cpus| cpus.get_mut(on.instance as usize));
+        match slot {
+            Some(last) => std::mem::replace(last, on.cpu) != on.cpu,
+            None => self.first_lock_cpu(object, on),
+        }
+    }
+
+    /// [`Self::set_lock_cpu`] of an instance not acquired before: the
+    /// table grows to reach it (out of line, as
+    /// [`Self::resize_lock_samples`]).
+    #[cold]
+    #[inline(never)]
+    fn first_lock_cpu(&mut self, object: u32, on: LockCpu) -> bool {
         let (object, instance) = (object as usize, on.instance as usize);
         if self.lock_cpu.len() <= object {
             self.lock_cpu.resize(object + 1, Vec::new());
@@ -124,7 +162,7 @@ impl Metrics {
         if cpus.len() <= instance {
             cpus.resize(instance + 1, 0);
         }
-        cpus[instance] = on.cpu;
+        std::mem::replace(&mut cpus[instance], on.cpu) != on.cpu
     }
 
     /// Whether the read side of row `object` books an event in `mode`.
@@ -145,12 +183,12 @@ impl Metrics {
     /// transfer, is no wait, so waittime-total stays 0 while contentions
     /// are 0.
     pub fn lock_acquired(&mut self, now: Nanos, object: u32, on: LockCpu, waited: Option<Nanos>) {
-        self.lock_acquired_mode(now, object, on, LockMode::Exclusive, waited);
+        self.acquired_on_side(now, object, on, false, waited);
     }
 
     /// A release after holding the lock `held`.
     pub fn lock_released(&mut self, now: Nanos, object: u32, held: Nanos) {
-        self.lock_released_mode(now, object, LockMode::Exclusive, held);
+        self.released_on_side(now, object, false, held);
     }
 
     /// [`Self::lock_contended`] of a lock taken in `mode`: a read of a
@@ -183,26 +221,37 @@ impl Metrics {
         mode: LockMode,
         waited: Option<Nanos>,
     ) {
-        let bounce = u64::from(self.bounces_to(object, on));
-        self.set_lock_cpu(object, on);
+        let read = self.on_read_side(object, mode);
+        self.acquired_on_side(now, object, on, read, waited);
+    }
+
+    /// [`Self::lock_acquired_mode`] on the read side (`read`) or the write
+    /// side of the row; inlined so that the exclusive form, by far the
+    /// commonest, drops the read side's branches.
+    #[inline(always)]
+    fn acquired_on_side(
+        &mut self,
+        now: Nanos,
+        object: u32,
+        on: LockCpu,
+        read: bool,
+        waited: Option<Nanos>,
+    ) {
+        let bounce = u64::from(self.set_lock_cpu(object, on));
         if !self.measuring(now) {
             return;
         }
         // `if (waittime) lock_time_inc(...)`: a wait that took no time is
         // no sample.
         let waited = waited.filter(|&w| w > 0);
-        let read = self.on_read_side(object, mode);
         let which = if read {
             LockTime::ReadWait
         } else {
             LockTime::Wait
         };
-        let l = &self.locks[object as usize];
-        let min = match (read, &l.read) {
-            (true, Some(r)) => r.wait_min_ns,
-            _ => l.wait_min_ns,
-        };
-        let new_min = waited.map(|w| self.new_min(object, which, w, min));
+        if waited.is_some() {
+            self.grow_lock_samples();
+        }
         let l = &mut self.locks[object as usize];
         let side = match l.read.as_mut().filter(|_| read) {
             Some(r) => Side::read(r),
@@ -213,7 +262,8 @@ impl Metrics {
         if let Some(waited) = waited {
             *side.wait_total_ns += waited;
             *side.wait_max_ns = (*side.wait_max_ns).max(waited);
-            if new_min == Some(true) {
+            let min = *side.wait_min_ns;
+            if Self::new_min(&mut self.lock_samples, object, which, waited, min) {
                 *side.wait_min_ns = waited;
             }
         }
@@ -221,21 +271,23 @@ impl Metrics {
 
     /// [`Self::lock_released`] of a lock held in `mode`.
     pub fn lock_released_mode(&mut self, now: Nanos, object: u32, mode: LockMode, held: Nanos) {
+        let read = self.on_read_side(object, mode);
+        self.released_on_side(now, object, read, held);
+    }
+
+    /// [`Self::lock_released_mode`] on one side of the row (see
+    /// [`Self::acquired_on_side`]).
+    #[inline(always)]
+    fn released_on_side(&mut self, now: Nanos, object: u32, read: bool, held: Nanos) {
         if !self.measuring(now) {
             return;
         }
-        let read = self.on_read_side(object, mode);
         let which = if read {
             LockTime::ReadHold
         } else {
             LockTime::Hold
         };
-        let l = &self.locks[object as usize];
-        let min = match (read, &l.read) {
-            (true, Some(r)) => r.hold_min_ns,
-            _ => l.hold_min_ns,
-        };
-        let new_min = self.new_min(object, which, held, min);
+        self.grow_lock_samples();
         let l = &mut self.locks[object as usize];
         let (total, min, max) = match l.read.as_mut().filter(|_| read) {
             Some(r) => (&mut r.hold_total_ns, &mut r.hold_min_ns, &mut r.hold_max_ns),
@@ -243,7 +295,7 @@ impl Metrics {
         };
         *total += held;
         *max = (*max).max(held);
-        if new_min {
+        if Self::new_min(&mut self.lock_samples, object, which, held, *min) {
             *min = held;
         }
     }
@@ -280,6 +332,29 @@ mod tests {
             ..Default::default()
         });
         m
+    }
+
+    /// The first wait and hold set the minima (a zero minimum is "no
+    /// sample yet"), later ones only lower them; each side keeps its own.
+    #[test]
+    fn minima_start_at_the_first_sample() {
+        let mut m = metrics(true);
+        m.lock_released(WARMUP, 0, 50);
+        m.lock_released(WARMUP, 0, 70);
+        m.lock_released(WARMUP, 0, 20);
+        m.lock_acquired(WARMUP, 0, LockCpu::new(0, 0), Some(9));
+        m.lock_acquired(WARMUP, 0, LockCpu::new(0, 0), Some(0));
+        m.lock_acquired(WARMUP, 0, LockCpu::new(0, 0), Some(12));
+        m.lock_released_mode(WARMUP, 0, LockMode::Read, 30);
+        m.lock_acquired_mode(WARMUP, 0, LockCpu::new(0, 0), LockMode::Read, Some(4));
+        let (w, r) = (&m.locks[0], m.locks[0].read.unwrap());
+        assert_eq!(
+            (w.hold_min_ns, w.hold_max_ns, w.hold_total_ns),
+            (20, 70, 140)
+        );
+        assert_eq!((w.wait_min_ns, w.wait_max_ns, w.wait_total_ns), (9, 12, 21));
+        assert_eq!((r.hold_min_ns, r.wait_min_ns, r.acquisitions), (30, 4, 1));
+        assert_eq!(m.lock_samples[0], [2, 3, 1, 1]);
     }
 
     #[test]

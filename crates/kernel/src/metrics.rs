@@ -163,15 +163,7 @@ impl Metrics {
     pub fn preempt_off_section(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         let len = now - start;
         if len >= self.thresholds.soft_lockup {
-            self.finding(
-                Detector::SoftLockup,
-                now,
-                cpu,
-                format!(
-                    "BUG: soft lockup - CPU#{cpu} stuck for {}s with preemption disabled",
-                    len / 1_000_000_000
-                ),
-            );
+            self.soft_lockup(cpu, now, len);
         }
         if self.measuring(now) {
             let c = cpu as usize;
@@ -193,19 +185,45 @@ impl Metrics {
         }
     }
 
+    /// The soft lockup detector's report of a preempt-disabled section
+    /// `len` long. The two reports are out of line: they build strings,
+    /// and inlined they would make every section's bookkeeping save more
+    /// registers.
+    #[cold]
+    #[inline(never)]
+    fn soft_lockup(&mut self, cpu: u32, now: Nanos, len: Nanos) {
+        self.finding(
+            Detector::SoftLockup,
+            now,
+            cpu,
+            format!(
+                "BUG: soft lockup - CPU#{cpu} stuck for {}s with preemption disabled",
+                len / 1_000_000_000
+            ),
+        );
+    }
+
+    /// The hard lockup detector's report of an IRQ-disabled section `len`
+    /// long.
+    #[cold]
+    #[inline(never)]
+    fn hard_lockup(&mut self, cpu: u32, now: Nanos, len: Nanos) {
+        self.finding(
+            Detector::HardLockup,
+            now,
+            cpu,
+            format!(
+                "NMI watchdog: Watchdog detected hard LOCKUP on cpu {cpu} (IRQs off for {} ms)",
+                len / 1_000_000
+            ),
+        );
+    }
+
     /// An IRQ-disabled section `[start, now)` ended on `cpu`.
     pub fn irq_off_section(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         let len = now - start;
         if len >= self.thresholds.hard_lockup {
-            self.finding(
-                Detector::HardLockup,
-                now,
-                cpu,
-                format!(
-                    "NMI watchdog: Watchdog detected hard LOCKUP on cpu {cpu} (IRQs off for {} ms)",
-                    len / 1_000_000
-                ),
-            );
+            self.hard_lockup(cpu, now, len);
         }
         if self.measuring(now) {
             let c = cpu as usize;

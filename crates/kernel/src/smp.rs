@@ -53,7 +53,14 @@ impl crate::Kernel<'_> {
         let mut softirq = false;
         // A sched_tick hook that takes locks runs last, at its true time.
         let mut tick_run = false;
-        let mut pending = std::mem::take(&mut self.cpus[c as usize].irq_pending);
+        // An IPI alone (the common case) has no other interrupt pending:
+        // the queue is not taken apart and put back.
+        let any_pending = !self.cpus[c as usize].irq_pending.is_empty();
+        let mut pending = if any_pending {
+            std::mem::take(&mut self.cpus[c as usize].irq_pending)
+        } else {
+            Vec::new()
+        };
         for irq in pending.drain(..) {
             match irq {
                 PendingIrq::Timer { task, gen } => {
@@ -80,7 +87,9 @@ impl crate::Kernel<'_> {
                 PendingIrq::RcuSoftirq => softirq = true,
             }
         }
-        self.cpus[c as usize].irq_pending = pending;
+        if any_pending {
+            self.cpus[c as usize].irq_pending = pending;
+        }
         if std::mem::take(&mut self.cpus[c as usize].ipi_pending) {
             t = self.flush_call_function_queue(c, t);
         }
@@ -179,12 +188,7 @@ impl crate::Kernel<'_> {
     /// it; then, if the queue was empty, `send_call_function_single_ipi()`.
     pub(crate) fn queue_csd(&mut self, target: u32, csd: Csd, at: u64, from: u32) {
         if !self.cpus[target as usize].online {
-            // __flush_smp_call_function_queue() on the offline CPU warns.
-            self.metrics.ipi_offline_cpu(
-                from.min(self.nr_cpus - 1),
-                at,
-                format!("WARNING: IPI on offline CPU {target} (a CSD queued on it)"),
-            );
+            self.csd_on_offline_cpu(target, at, from);
         }
         let q = &mut self.cpus[target as usize].csd_queue;
         let first = q.is_empty();
@@ -195,6 +199,19 @@ impl crate::Kernel<'_> {
             self.cpus[target as usize].polled_wake |= self.polls_in_idle(target);
             self.at(queued + wake, Event::Smp(SmpEvent::Ipi { cpu: target }));
         }
+    }
+
+    /// `__flush_smp_call_function_queue()` on the offline CPU warns. Out
+    /// of line (it builds a string) so the common path saves fewer
+    /// registers.
+    #[cold]
+    #[inline(never)]
+    fn csd_on_offline_cpu(&mut self, target: u32, at: u64, from: u32) {
+        self.metrics.ipi_offline_cpu(
+            from.min(self.nr_cpus - 1),
+            at,
+            format!("WARNING: IPI on offline CPU {target} (a CSD queued on it)"),
+        );
     }
 
     /// How long a wakeup of CPU `c` sent from `from` takes to reach it. A
@@ -307,14 +324,7 @@ impl crate::Kernel<'_> {
             if !self.cpus[target as usize].online {
                 // generic_exec_single(): -ENXIO, nothing sent; the scenario
                 // does not look at the error, so it is reported.
-                let name = self.task_name(t);
-                self.metrics.ipi_offline_cpu(
-                    c,
-                    self.now,
-                    format!(
-                        "smp_call_function_single({target}) by {name}: CPU {target} is offline; generic_exec_single() returns -ENXIO and nothing is sent"
-                    ),
-                );
+                self.call_to_offline_cpu(c, t, target);
                 return self.smp_call_done(c, t);
             }
             let send = self.cost.ipi_send;
@@ -327,6 +337,21 @@ impl crate::Kernel<'_> {
             return self.queue_calls(c, t, func, wait);
         }
         self.smp_call_done(c, t)
+    }
+
+    /// The report of `smp_call_function_single()` by `t` to an offline
+    /// CPU (out of line, as [`Self::csd_on_offline_cpu`]).
+    #[cold]
+    #[inline(never)]
+    fn call_to_offline_cpu(&mut self, c: u32, t: TaskId, target: i64) {
+        let name = self.task_name(t);
+        self.metrics.ipi_offline_cpu(
+            c,
+            self.now,
+            format!(
+                "smp_call_function_single({target}) by {name}: CPU {target} is offline; generic_exec_single() returns -ENXIO and nothing is sent"
+            ),
+        );
     }
 
     /// `smp_call_function_many()` at `step`: a CSD for every CPU of the

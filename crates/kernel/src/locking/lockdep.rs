@@ -109,12 +109,20 @@ impl Lockdep {
             return None;
         }
         let mut found = None;
-        for h in held.clone() {
+        for i in 0..held.len() {
+            let h = self.held[t as usize][i];
             if h.class == class {
                 continue; // recursion: its own report
             }
             if h.read && read {
                 continue; // recursive read after read
+            }
+            // Every edge was added after this same search found no cycle,
+            // so while lockdep is on the graph has none: if "held -> new"
+            // is an edge already, "new" cannot reach "held" and the
+            // search would come back empty.
+            if self.deps[h.class as usize].iter().any(|d| d.to == class) {
+                continue;
             }
             if let Some(existing) = self.path(class, h.class) {
                 found = Some(Cycle {
@@ -126,15 +134,12 @@ impl Lockdep {
                 });
                 break;
             }
-            let edges = &mut self.deps[h.class as usize];
-            if !edges.iter().any(|d| d.to == class) {
-                edges.push(Dep {
-                    to: class,
-                    task: t,
-                    from_pc: h.pc,
-                    to_pc: pc,
-                });
-            }
+            self.deps[h.class as usize].push(Dep {
+                to: class,
+                task: t,
+                from_pc: h.pc,
+                to_pc: pc,
+            });
         }
         self.held[t as usize].push(Held { class, read, pc });
         if found.is_some() {
@@ -204,7 +209,12 @@ impl Lockdep {
     pub fn release(&mut self, t: TaskId, class: u32) {
         let held = &mut self.held[t as usize];
         if let Some(i) = held.iter().rposition(|h| h.class == class) {
-            held.remove(i);
+            // Usually the innermost: no shifting.
+            if i + 1 == held.len() {
+                held.pop();
+            } else {
+                held.remove(i);
+            }
         }
     }
 
@@ -291,6 +301,40 @@ mod tests {
         }
         assert!(ld.acquire(0, 2, true, 1).is_none());
         assert!(ld.acquire(0, 1, true, 2).is_none());
+    }
+
+    /// An order seen again adds no edge and searches nothing (its edge
+    /// proves there is no way back); the reverse order is still caught.
+    #[test]
+    fn a_repeated_order_keeps_one_edge_and_its_reverse_is_still_a_cycle() {
+        let mut ld = Lockdep::new(2, 2);
+        for _ in 0..3 {
+            assert!(ld.acquire(0, 0, false, 1).is_none());
+            assert!(ld.acquire(0, 1, false, 2).is_none());
+            ld.release(0, 1);
+            ld.release(0, 0);
+        }
+        assert_eq!(ld.deps[0].len(), 1);
+        assert!(ld.deps[1].is_empty());
+        assert!(ld.held[0].is_empty());
+        assert!(ld.acquire(1, 1, false, 7).is_none());
+        let c = ld.acquire(1, 0, false, 8).expect("B -> A after A -> B");
+        assert_eq!((c.held, c.new), (1, 0));
+    }
+
+    /// Releasing an outer lock first keeps the inner one held.
+    #[test]
+    fn release_out_of_order_keeps_the_others() {
+        let mut ld = Lockdep::new(1, 3);
+        for class in 0..3 {
+            ld.acquire(0, class, false, class + 1);
+        }
+        ld.release(0, 0);
+        let held: Vec<u32> = ld.held[0].iter().map(|h| h.class).collect();
+        assert_eq!(held, vec![1, 2]);
+        ld.release(0, 2);
+        let held: Vec<u32> = ld.held[0].iter().map(|h| h.class).collect();
+        assert_eq!(held, vec![1]);
     }
 
     #[test]

@@ -235,8 +235,7 @@ impl crate::Kernel<'_> {
         };
         let pc = self.tasks[t as usize].pc;
         if let Some(cycle) = ld.acquire(t, class, read, pc) {
-            let report = self.circular_dependency_report(t, &cycle);
-            self.metrics.circular_locking(c, self.now, report);
+            self.report_circular_locking(c, t, cycle);
             return;
         }
         // The IRQ-safety half: taken here with hardirqs on.
@@ -246,9 +245,28 @@ impl crate::Kernel<'_> {
             .as_ref()
             .is_none_or(|ld| ld.usage_settled(class, false));
         if !task.irq.irqs_off && !irqsave && !settled {
-            let site = format!("{} at {}", self.task_name(t), self.lock_site(t, pc));
-            self.lockdep_usage(c, class, false, site);
+            self.mark_hardirq_on(c, t, class, pc);
         }
+    }
+
+    /// lockdep's circular-dependency report (once: lockdep is off after
+    /// it). This and [`Self::mark_hardirq_on`] are out of line: they
+    /// build strings, and inlined they would make every acquisition save
+    /// more registers.
+    #[cold]
+    #[inline(never)]
+    fn report_circular_locking(&mut self, c: u32, t: TaskId, cycle: lockdep::Cycle) {
+        let report = self.circular_dependency_report(t, &cycle);
+        self.metrics.circular_locking(c, self.now, report);
+    }
+
+    /// `mark_lock()` of `class` taken by `t` at op `pc` with hardirqs on:
+    /// the first such use, or one after an in-hardirq use (the report).
+    #[cold]
+    #[inline(never)]
+    fn mark_hardirq_on(&mut self, c: u32, t: TaskId, class: u32, pc: u32) {
+        let site = format!("{} at {}", self.task_name(t), self.lock_site(t, pc));
+        self.lockdep_usage(c, class, false, site);
     }
 
     /// `mark_lock()` for `class` on CPU `c`, in hardirq context or with

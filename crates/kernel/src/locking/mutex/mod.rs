@@ -117,7 +117,10 @@ impl Held {
     fn remove(&mut self, m: u32) {
         let n = self.n as usize;
         if let Some(i) = self.locks[..n].iter().position(|&h| h == m) {
-            self.locks.copy_within(i + 1..n, i);
+            // Usually the innermost: nothing to shift.
+            if i + 1 < n {
+                self.locks.copy_within(i + 1..n, i);
+            }
             self.n -= 1;
         }
     }
@@ -128,12 +131,21 @@ impl Held {
 }
 
 /// Task `t`'s [`Held`], the table grown to reach it.
+#[inline]
 fn held_by(o: &mut Objects, t: TaskId) -> &mut Held {
     let t = t as usize;
     if o.mutexes_held.len() <= t {
-        o.mutexes_held.resize(t + 1, Held::default());
+        grow_held(o, t);
     }
     &mut o.mutexes_held[t]
+}
+
+/// Out of line: once per task, and inlined it would make every
+/// acquisition and release save more registers.
+#[cold]
+#[inline(never)]
+fn grow_held(o: &mut Objects, t: usize) {
+    o.mutexes_held.resize(t + 1, Held::default());
 }
 
 /// `struct mutex` in the sleeping-lock registry.
@@ -240,6 +252,25 @@ impl crate::Kernel<'_> {
         cost
     }
 
+    /// lockdep's report of `t` taking mutex `m` it holds (recursive
+    /// locking) or, with `unlock`, releasing one it does not hold (bad
+    /// unlock balance). Out of line: it builds strings, and inlined it
+    /// would make every lock and unlock save more registers.
+    #[cold]
+    #[inline(never)]
+    fn report_mutex_misuse(&mut self, c: u32, t: TaskId, m: u32, unlock: bool) {
+        let name = self.task_name(t);
+        let object = self.objects.mutexes[m as usize].object as usize;
+        let lock = self.spec.objects[object].name.clone();
+        if unlock {
+            self.metrics
+                .bad_unlock(c, self.now, &name, "mutex_unlock", &lock);
+        } else {
+            self.metrics
+                .recursive_locking(c, self.now, &name, "mutex_lock", &lock);
+        }
+    }
+
     /// `mutex_lock()`, first attempt (`step` none) or continued.
     pub(crate) fn mutex_lock(
         &mut self,
@@ -249,11 +280,7 @@ impl crate::Kernel<'_> {
         step: Option<MutexStep>,
     ) -> Flow {
         if step.is_none() && self.objects.mutexes[m as usize].owner == t {
-            let name = self.task_name(t);
-            let object = self.objects.mutexes[m as usize].object as usize;
-            let lock = self.spec.objects[object].name.clone();
-            self.metrics
-                .recursive_locking(c, self.now, &name, "mutex_lock", &lock);
+            self.report_mutex_misuse(c, t, m, false);
         }
         let lock = &self.objects.mutexes[m as usize];
         if step.is_none() {
@@ -354,11 +381,7 @@ impl crate::Kernel<'_> {
         let now = self.now;
         if self.objects.mutexes[m as usize].owner != t {
             // Not ours: lockdep's bad unlock balance; leave the lock alone.
-            let name = self.task_name(t);
-            let object = self.objects.mutexes[m as usize].object as usize;
-            let lock = self.spec.objects[object].name.clone();
-            self.metrics
-                .bad_unlock(c, now, &name, "mutex_unlock", &lock);
+            self.report_mutex_misuse(c, t, m, true);
             return;
         }
         held_by(&mut self.objects, t).remove(m);
@@ -455,6 +478,21 @@ impl crate::Kernel<'_> {
 mod tests {
     use crate::testkit::*;
     use crate::*;
+
+    #[test]
+    fn held_removes_the_innermost_or_shifts_the_rest_down() {
+        let mut h = super::Held::default();
+        for m in [3, 5, 7] {
+            h.push(m);
+        }
+        h.remove(7);
+        assert_eq!(h.locks(), &[3, 5]);
+        h.push(9);
+        h.remove(3);
+        assert_eq!(h.locks(), &[5, 9]);
+        h.remove(4);
+        assert_eq!(h.locks(), &[5, 9]);
+    }
 
     const US: u64 = 1_000;
     const MS: u64 = 1_000_000;
