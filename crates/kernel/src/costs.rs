@@ -354,16 +354,13 @@ mod tests {
         } else if a.socket == b.socket {
             half(lt.same_socket.ns)
         } else {
+            // With a node distance table, the figure for the nodes'
+            // distance if the machine gives one.
             let by_node = m.topology.node_distance.as_ref().and_then(|table| {
                 let d = table[a.node as usize][b.node as usize];
-                Some(
-                    lt.by_node_distance
-                        .iter()
-                        .find(|c| c.distance == d)
-                        .map_or(half(lt.cross_socket.ns), |c| half(c.ns)),
-                )
+                lt.by_node_distance.iter().find(|c| c.distance == d)
             });
-            by_node.unwrap_or(half(lt.cross_socket.ns))
+            half(by_node.map_or(lt.cross_socket.ns, |c| c.ns))
         };
         let forward_1024 = (m.coherence.forward_fraction.clamp(0.0, 1.0) * 1024.0).round() as u64;
         Transfer {
