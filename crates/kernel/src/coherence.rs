@@ -171,10 +171,10 @@ impl Line {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn has(&self, cpu: u32) -> bool {
         if self.sharers.is_empty() {
-            return self.sharer_list.contains(&cpu);
+            return self.sharer_list.iter().any(|&s| s == cpu);
         }
         self.sharers[cpu as usize / 64] & (1 << (cpu % 64)) != 0
     }
@@ -407,6 +407,7 @@ impl Line {
     ///
     /// The write left the writer the only sharer, so every re-fetching
     /// poller joins the sharers without a look-up.
+    #[inline(always)]
     fn refetch(&mut self, cost: &CostNs, writer: u32, at: Nanos) {
         match self.pollers.len() {
             0 => {}
