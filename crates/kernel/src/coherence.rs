@@ -174,7 +174,7 @@ impl Line {
     #[inline(always)]
     fn has(&self, cpu: u32) -> bool {
         if self.sharers.is_empty() {
-            return self.sharer_list.iter().any(|&s| s == cpu);
+            return self.sharer_list.contains(&cpu);
         }
         self.sharers[cpu as usize / 64] & (1 << (cpu % 64)) != 0
     }
