@@ -63,6 +63,19 @@
 //! A qspinlock waiter instead polls its own MCS node; only the queue head
 //! (and one pending waiter) poll `L`, so a release queues at most two
 //! re-fetches whatever N is. docs/contention.md has the figures.
+//!
+//! # Cost per call
+//!
+//! Every lock operation goes through here, so the bookkeeping stays short:
+//! a CPU pair's transfer (whole and data leg) is one table lookup
+//! ([`CostNs::transfer`]); a write's invalidations need only the farthest
+//! sharer (the largest whole transfer and the largest data leg, taken
+//! separately: `max(now + x, start + h)` over sharers is `now + max x` or
+//! `start + max h`); after a write the sharers are the writer alone, so
+//! re-fetching pollers join without a look-up; one or two re-fetches are
+//! ordered by a comparison, more by a sort. A test in
+//! crates/kernel/tests/coherence.rs runs random operations against the
+//! model computed the plain way and requires the same times and counters.
 
 use smpsim_engine::Nanos;
 
@@ -109,12 +122,11 @@ pub struct Line {
     /// When the owner has the line's latest value: the last write's end.
     /// A request queued behind that write gets its data from then on.
     data_at: Nanos,
-    /// CPUs polling the line, in the order they started, and when the
-    /// last write reached each of them.
-    pollers: Vec<u32>,
-    poll_seen: Vec<Nanos>,
-    /// Scratch for ordering re-fetches (kept: no allocation once warm).
-    order: Vec<(u64, u32)>,
+    /// CPUs polling the line, in the order they started.
+    pollers: Vec<Poller>,
+    /// Scratch for ordering re-fetches, as (whole transfer from the
+    /// writer, index in `pollers`, data leg); kept: no allocation once warm.
+    order: Vec<(u64, u32, u64)>,
     /// LL/SC machines: RMWs queued on the line and not yet done, as
     /// (cpu, when its store-conditional was issued, when it is done).
     reservations: Vec<(u32, Nanos, Nanos)>,
@@ -126,6 +138,13 @@ pub struct Line {
     pub transfers: u64,
     /// Of those, re-fetches by polling CPUs.
     pub refetches: u64,
+}
+
+/// A CPU polling a line and when the last write reached it.
+#[derive(Clone, Copy, Debug)]
+struct Poller {
+    cpu: u32,
+    seen: Nanos,
 }
 
 impl Line {
@@ -143,7 +162,6 @@ impl Line {
             free_at: 0,
             data_at: 0,
             pollers: Vec::new(),
-            poll_seen: Vec::new(),
             order: Vec::new(),
             reservations: Vec::new(),
             rmws: 0,
@@ -153,6 +171,7 @@ impl Line {
         }
     }
 
+    #[inline(always)]
     fn has(&self, cpu: u32) -> bool {
         if self.sharers.is_empty() {
             return self.sharer_list.contains(&cpu);
@@ -161,19 +180,45 @@ impl Line {
     }
 
     fn add_sharer(&mut self, cpu: u32) {
-        if self.has(cpu) {
-            return;
+        if !self.has(cpu) {
+            self.push_sharer(cpu);
         }
+    }
+
+    /// `cpu`, which holds no copy, joins the sharers.
+    #[inline]
+    fn push_sharer(&mut self, cpu: u32) {
+        debug_assert!(!self.has(cpu), "cpu {cpu} already shares the line");
         self.sharer_list.push(cpu);
         if !self.sharers.is_empty() {
             self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
         } else if self.sharer_list.len() > SHARERS_AS_LIST {
-            // Many sharers: a bitset answers `has` in one step from now on.
-            self.sharers = vec![0; self.words as usize];
-            for &s in &self.sharer_list {
-                self.sharers[s as usize / 64] |= 1 << (s % 64);
-            }
+            self.start_bitset();
         }
+    }
+
+    /// Many sharers: a bitset answers `has` in one step from now on.
+    #[cold]
+    fn start_bitset(&mut self) {
+        self.sharers = vec![0; self.words as usize];
+        for &s in &self.sharer_list {
+            self.sharers[s as usize / 64] |= 1 << (s % 64);
+        }
+    }
+
+    /// `cpu`, the writer, becomes the only holder: every other copy is
+    /// invalidated.
+    #[inline(always)]
+    fn keep_only(&mut self, cpu: u32) {
+        if !self.sharers.is_empty() {
+            for &s in &self.sharer_list {
+                self.sharers[s as usize / 64] &= !(1 << (s % 64));
+            }
+            self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
+        }
+        // The list always holds the owner: one entry is left to overwrite.
+        self.sharer_list.truncate(1);
+        self.sharer_list[0] = cpu;
     }
 
     /// An atomic read-modify-write by `cpu` issued at `now`; returns when
@@ -278,15 +323,8 @@ impl Line {
                 };
                 worst = worst.max(leg);
             }
-            if !self.sharers.is_empty() {
-                self.sharers[s as usize / 64] &= !(1 << (s % 64));
-            }
         }
-        self.sharer_list.clear();
-        self.sharer_list.push(cpu);
-        if !self.sharers.is_empty() {
-            self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
-        }
+        self.keep_only(cpu);
         let done = t + worst + cost.atomic;
         self.transfers += fetches + 1;
         self.sc_fails += broken;
@@ -308,15 +346,17 @@ impl Line {
     /// `start`, has its data from `from`: one whole transfer after it was
     /// issued if nothing was ahead of it, else the data leg after the home
     /// took it and after `from` had the line.
+    #[inline(always)]
     fn leg(&self, cost: &CostNs, from: u32, to: u32, now: Nanos, start: Nanos) -> Nanos {
-        let fwd = cost.forwarded(from, to);
-        (now + cost.line_transfer(from, to))
-            .max(start + fwd)
-            .max(self.data_at + fwd)
+        let x = cost.transfer(from, to);
+        (now + x.whole)
+            .max(start + x.data_leg)
+            .max(self.data_at + x.data_leg)
     }
 
     /// When the home takes its next request after taking one at `start`
     /// whose requester has its data at `served`.
+    #[inline(always)]
     fn busy_until(&self, cost: &CostNs, start: Nanos, served: Nanos) -> Nanos {
         if cost.blocking_home {
             served
@@ -325,6 +365,7 @@ impl Line {
         }
     }
 
+    #[inline(always)]
     fn write(&mut self, cost: &CostNs, cpu: u32, now: Nanos, extra: u64) -> Nanos {
         let alone = self.owner == cpu && self.sharer_list.len() == 1;
         let done = if alone {
@@ -333,24 +374,22 @@ impl Line {
         } else {
             let start = now.max(self.free_at);
             // Fetch from the owner; invalidations go to every sharer in
-            // parallel, so the farthest one bounds the wait.
-            let mut arrive = self.leg(cost, self.owner, cpu, now, start);
+            // parallel, so the farthest one bounds the wait: each would
+            // take `now + whole` or, queued, `start + data leg`.
+            let fetched = self.leg(cost, self.owner, cpu, now, start);
+            let (mut whole, mut data_leg) = (0, 0);
             for &s in &self.sharer_list {
                 if s != cpu && s != self.owner {
-                    let inval =
-                        (now + cost.line_transfer(s, cpu)).max(start + cost.forwarded(s, cpu));
-                    arrive = arrive.max(inval);
-                }
-                if !self.sharers.is_empty() {
-                    self.sharers[s as usize / 64] &= !(1 << (s % 64));
+                    let x = cost.transfer(s, cpu);
+                    whole = whole.max(x.whole);
+                    data_leg = data_leg.max(x.data_leg);
                 }
             }
+            // `fetched` is at least `now` and `start`: no other sharer
+            // (both 0) leaves it as it is.
+            let arrive = fetched.max(now + whole).max(start + data_leg);
             self.transfers += 1;
-            self.sharer_list.clear();
-            self.sharer_list.push(cpu);
-            if !self.sharers.is_empty() {
-                self.sharers[cpu as usize / 64] |= 1 << (cpu % 64);
-            }
+            self.keep_only(cpu);
             self.free_at = self.busy_until(cost, start, arrive);
             arrive + extra
         };
@@ -363,33 +402,72 @@ impl Line {
     /// Every poller but the writer misses and re-fetches the line written
     /// by `writer` at `at`. Their requests are already waiting at the home
     /// when the write is done: it accepts one per `occupancy`, nearest
-    /// first, and each gets the data leg from the writer.
+    /// first (the earlier poller first between equals), and each gets the
+    /// data leg from the writer.
+    ///
+    /// The write left the writer the only sharer, so every re-fetching
+    /// poller joins the sharers without a look-up.
+    #[inline(always)]
     fn refetch(&mut self, cost: &CostNs, writer: u32, at: Nanos) {
-        if self.pollers.is_empty() {
-            return;
+        match self.pollers.len() {
+            0 => {}
+            1 => {
+                if self.pollers[0].cpu == writer {
+                    // Nothing to re-fetch; the home still takes its next
+                    // request only once the write is done, as after any
+                    // write to a polled line (`refetch_in_order`).
+                    self.pollers[0].seen = at;
+                    self.free_at = self.free_at.max(at);
+                } else {
+                    let x = cost.transfer(writer, self.pollers[0].cpu);
+                    let start = self.free_at.max(at);
+                    self.free_at = self.serve_refetch(cost, 0, x.data_leg, start);
+                    self.transfers += 1;
+                    self.refetches += 1;
+                }
+            }
+            _ => self.refetch_in_order(cost, writer, at),
         }
+    }
+
+    /// [`Line::refetch`] for two pollers or more: in order of their
+    /// distance from the writer.
+    fn refetch_in_order(&mut self, cost: &CostNs, writer: u32, at: Nanos) {
         let mut order = std::mem::take(&mut self.order);
         order.clear();
-        for (i, &p) in self.pollers.iter().enumerate() {
-            if p == writer {
-                self.poll_seen[i] = at;
+        for (i, p) in self.pollers.iter_mut().enumerate() {
+            if p.cpu == writer {
+                p.seen = at;
             } else {
-                order.push((cost.line_transfer(writer, p), i as u32));
+                let x = cost.transfer(writer, p.cpu);
+                order.push((x.whole, i as u32, x.data_leg));
             }
         }
-        order.sort_unstable();
+        // Indices are distinct: the data leg never decides the order.
+        match order.as_mut_slice() {
+            [a, b] if *b < *a => std::mem::swap(a, b),
+            [_, _] => {}
+            more => more.sort_unstable(),
+        }
         let mut start = self.free_at.max(at);
-        for &(_, i) in &order {
-            let p = self.pollers[i as usize];
-            let seen = start + cost.forwarded(writer, p);
-            self.poll_seen[i as usize] = seen;
-            start = self.busy_until(cost, start, seen);
-            self.add_sharer(p);
+        for &(_, i, data_leg) in &order {
+            start = self.serve_refetch(cost, i as usize, data_leg, start);
         }
         self.transfers += order.len() as u64;
         self.refetches += order.len() as u64;
         self.free_at = start;
         self.order = order;
+    }
+
+    /// Poller `i`'s re-fetch, taken by the home at `start`, its data leg
+    /// `data_leg` from the writer; returns when the home takes the next.
+    #[inline]
+    fn serve_refetch(&mut self, cost: &CostNs, i: usize, data_leg: u64, start: Nanos) -> Nanos {
+        let seen = start + data_leg;
+        self.pollers[i].seen = seen;
+        let cpu = self.pollers[i].cpu;
+        self.push_sharer(cpu);
+        self.busy_until(cost, start, seen)
     }
 
     /// A read by `cpu` at `now`; returns when the value is there.
@@ -409,27 +487,23 @@ impl Line {
     /// when it has the value.
     pub fn poll(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
         let seen = self.read(cost, cpu, now);
-        if let Some(i) = self.pollers.iter().position(|&p| p == cpu) {
-            self.poll_seen[i] = seen;
-        } else {
-            self.pollers.push(cpu);
-            self.poll_seen.push(seen);
+        match self.pollers.iter_mut().find(|p| p.cpu == cpu) {
+            Some(p) => p.seen = seen,
+            None => self.pollers.push(Poller { cpu, seen }),
         }
         seen
     }
 
     /// `cpu` stops spinning on the line.
     pub fn unpoll(&mut self, cpu: u32) {
-        if let Some(i) = self.pollers.iter().position(|&p| p == cpu) {
+        if let Some(i) = self.pollers.iter().position(|p| p.cpu == cpu) {
             self.pollers.remove(i);
-            self.poll_seen.remove(i);
         }
     }
 
     /// When the last write reached polling CPU `cpu` (its re-fetch done).
     pub fn seen_at(&self, cpu: u32) -> Option<Nanos> {
-        let i = self.pollers.iter().position(|&p| p == cpu)?;
-        Some(self.poll_seen[i])
+        self.pollers.iter().find(|p| p.cpu == cpu).map(|p| p.seen)
     }
 
     pub fn nr_pollers(&self) -> usize {

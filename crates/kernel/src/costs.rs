@@ -1,7 +1,33 @@
 //! The machine's costs as integer nanoseconds, with CPU places precomputed,
 //! so the hot path neither rounds floats nor divides to find a distance.
+//!
+//! A cache-line transfer's cost depends only on the distance between the
+//! two CPUs (and, across sockets, on the pair of nodes when the machine
+//! gives a node distance table). Every CPU's place is packed into one
+//! word, socket in the top bits, then the node within the socket, the LLC
+//! within the node, the core within the LLC and the thread within the
+//! core: two CPUs first differ at the level of the highest bit their words
+//! differ in, so the distance is one XOR and a count of leading zeros, and
+//! each distance's costs (whole and data leg) are a table entry.
 
-use smpsim_machine::{AtomicKind, CpuPlace, LoadReserve, Machine};
+use smpsim_machine::{AtomicKind, LoadReserve, Machine, Topology};
+
+/// The two costs of one coherence transaction between a pair of CPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    /// The whole transaction: request and data (`line_transfer`).
+    pub whole: u64,
+    /// Its data leg: what a request already queued at the owner still
+    /// pays (`coherence.forward_fraction` of it, rounded up).
+    pub data_leg: u64,
+}
+
+/// `class_by_lz` entry for a pair on different sockets whose cost is
+/// looked up by their nodes.
+const BY_NODE_PAIR: u8 = u8::MAX;
+/// Transfer classes by distance: local, SMT, LLC, node, socket, remote;
+/// the node pairs of a distance table follow.
+const NR_DISTANCE_CLASSES: usize = 6;
 
 pub struct CostNs {
     pub ipi_send: u64,
@@ -24,21 +50,23 @@ pub struct CostNs {
     /// LL/SC with the reserved line held until the store-conditional
     /// (`load_reserve = "held"`): no reservation is lost to other CPUs.
     pub ll_sc_held: bool,
-    /// Of a transfer, the part a request already queued at the owner still
-    /// pays, in 1/1024ths (`coherence.forward_fraction`).
-    forward_1024: u64,
     /// How long a line's home is busy accepting one request.
     pub occupancy: u64,
     /// The home takes the next request only when the previous requester
     /// has its data (`coherence.home = "blocking"`).
     pub blocking_home: bool,
-    /// One coherence transaction by distance: local, SMT, LLC, node, socket, remote.
-    line: [u64; 6],
-    /// With a node distance table: the cross-socket transfer between each
-    /// pair of nodes (`nodes x nodes`), else empty.
-    node_line: Vec<u64>,
+    /// Each CPU's place packed into one word (see the module doc).
+    place_keys: Vec<u32>,
+    /// The transfer class of two CPUs by the leading zeros of their keys'
+    /// XOR (32: the same CPU).
+    class_by_lz: [u8; 33],
+    /// One coherence transaction by class: local, SMT, LLC, node, socket,
+    /// remote, then with a node distance table the cross-socket transfer
+    /// between each pair of nodes (`nodes x nodes`).
+    by_class: Vec<Transfer>,
     nr_nodes: usize,
-    places: Vec<CpuPlace>,
+    /// Each CPU's NUMA node.
+    nodes: Vec<u32>,
     /// `work` does not run at one speed everywhere: some CPU has less
     /// than full capacity, or SMT co-running slows work down.
     pub scales_work: bool,
@@ -73,6 +101,34 @@ impl CostNs {
                 ns.round() as u64
             }
         };
+        // With a node distance table: the cross-socket transfer between
+        // each pair of nodes (`nodes x nodes`), else none.
+        let node_line: Vec<u64> = match &m.topology.node_distance {
+            None => Vec::new(),
+            Some(table) => table
+                .iter()
+                .flatten()
+                .map(|&d| {
+                    lt.by_node_distance
+                        .iter()
+                        .find(|c| c.distance == d)
+                        .map_or(per_transaction(lt.cross_socket.ns), |c| {
+                            per_transaction(c.ns)
+                        })
+                })
+                .collect(),
+        };
+        let line = [
+            lt.local.nanos(),
+            per_transaction(lt.smt_sibling.ns),
+            per_transaction(lt.same_llc.ns),
+            per_transaction(lt.same_node.ns),
+            per_transaction(lt.same_socket.ns),
+            per_transaction(lt.cross_socket.ns),
+        ];
+        // Of a transfer, the part a request already queued at the owner
+        // still pays, in 1/1024ths (`coherence.forward_fraction`).
+        let forward_1024 = (m.coherence.forward_fraction.clamp(0.0, 1.0) * 1024.0).round() as u64;
         CostNs {
             ipi_send: c.ipi_send.nanos(),
             ipi_latency: c.ipi_latency.nanos(),
@@ -86,35 +142,23 @@ impl CostNs {
             ll_sc,
             ll_sc_held: m.atomics.load_reserve == LoadReserve::Held,
             atomic: c.atomic.as_ref().map_or(0, |x| x.nanos()),
-            forward_1024: (m.coherence.forward_fraction.clamp(0.0, 1.0) * 1024.0).round() as u64,
             occupancy: m.coherence.occupancy.nanos(),
             blocking_home: m.coherence.home == smpsim_machine::Home::Blocking,
-            node_line: match &m.topology.node_distance {
-                None => Vec::new(),
-                Some(table) => table
-                    .iter()
-                    .flatten()
-                    .map(|&d| {
-                        lt.by_node_distance
-                            .iter()
-                            .find(|c| c.distance == d)
-                            .map_or(per_transaction(lt.cross_socket.ns), |c| {
-                                per_transaction(c.ns)
-                            })
-                    })
-                    .collect(),
-            },
+            place_keys: (0..m.nr_cpus() as u32)
+                .map(|c| place_key(&m.topology, c))
+                .collect(),
+            class_by_lz: class_by_lz(&m.topology, !node_line.is_empty()),
+            by_class: line
+                .into_iter()
+                .chain(node_line)
+                .map(|whole| Transfer {
+                    whole,
+                    data_leg: (whole * forward_1024).div_ceil(1024),
+                })
+                .collect(),
             nr_nodes: m.topology.nr_nodes(),
-            line: [
-                lt.local.nanos(),
-                per_transaction(lt.smt_sibling.ns),
-                per_transaction(lt.same_llc.ns),
-                per_transaction(lt.same_node.ns),
-                per_transaction(lt.same_socket.ns),
-                per_transaction(lt.cross_socket.ns),
-            ],
-            places: (0..m.nr_cpus() as u32)
-                .map(|c| m.topology.place(c))
+            nodes: (0..m.nr_cpus() as u32)
+                .map(|c| m.topology.place(c).node)
                 .collect(),
             scales_work: false,
             capacity: Vec::new(),
@@ -167,42 +211,109 @@ impl CostNs {
             .unwrap_or(smpsim_machine::SCHED_CAPACITY_SCALE)
     }
 
+    /// The transfer class of a line moving between CPUs `from` and `to`:
+    /// the level of the highest bit their place keys differ in.
+    #[inline]
+    fn transfer_class(&self, from: u32, to: u32) -> usize {
+        let differ = self.place_keys[from as usize] ^ self.place_keys[to as usize];
+        match self.class_by_lz[differ.leading_zeros() as usize] {
+            BY_NODE_PAIR => {
+                let (a, b) = (self.nodes[from as usize], self.nodes[to as usize]);
+                NR_DISTANCE_CLASSES + a as usize * self.nr_nodes + b as usize
+            }
+            class => class as usize,
+        }
+    }
+
+    /// Both costs of one coherence transaction moving a cache line last
+    /// written by `from` to `to`.
+    #[inline]
+    pub fn transfer(&self, from: u32, to: u32) -> Transfer {
+        self.by_class[self.transfer_class(from, to)]
+    }
+
     /// Cost of one coherence transaction moving a cache line last written
     /// by `from` to `to` (a read miss, a read-for-ownership, an upgrade).
     #[inline]
     pub fn line_transfer(&self, from: u32, to: u32) -> u64 {
-        if from == to {
-            return self.line[0];
-        }
-        let (a, b) = (&self.places[from as usize], &self.places[to as usize]);
-        let d = if a.core == b.core {
-            1
-        } else if a.llc == b.llc {
-            2
-        } else if a.node == b.node {
-            3
-        } else if a.socket == b.socket {
-            4
-        } else if !self.node_line.is_empty() {
-            return self.node_line[a.node as usize * self.nr_nodes + b.node as usize];
-        } else {
-            5
-        };
-        self.line[d]
+        self.transfer(from, to).whole
     }
 
     /// The NUMA node of `cpu`.
     #[inline]
     pub fn node(&self, cpu: u32) -> u32 {
-        self.places[cpu as usize].node
+        self.nodes[cpu as usize]
     }
 
     /// The data leg of a transfer from `from` to `to`: what a request that
     /// was already waiting at `from` pays once `from` has the line.
     #[inline]
     pub fn forwarded(&self, from: u32, to: u32) -> u64 {
-        (self.line_transfer(from, to) * self.forward_1024).div_ceil(1024)
+        self.transfer(from, to).data_leg
     }
+}
+
+/// Bits to number `n` things (0 for one).
+fn bits_for(n: u32) -> u32 {
+    u32::BITS - n.saturating_sub(1).leading_zeros()
+}
+
+/// The widths of a place key's fields, lowest first: thread in core, core
+/// in LLC, LLC in node, node in socket, socket. Together at most 25 bits
+/// (a topology has at most 2^20 CPUs, and each field rounds up by less
+/// than one bit).
+fn key_widths(t: &Topology) -> [u32; 5] {
+    [
+        bits_for(t.threads_per_core),
+        bits_for(t.cores_per_llc),
+        bits_for(t.llcs_per_node),
+        bits_for(t.numa_nodes_per_socket),
+        bits_for(t.sockets),
+    ]
+}
+
+/// CPU `cpu`'s place packed into one word, socket highest: two CPUs' keys
+/// agree above a level exactly when the CPUs share that level's parent.
+fn place_key(t: &Topology, cpu: u32) -> u32 {
+    let p = t.place(cpu);
+    let fields = [
+        p.thread,
+        p.core % t.cores_per_llc,
+        p.llc % t.llcs_per_node,
+        p.node % t.numa_nodes_per_socket,
+        p.socket,
+    ];
+    let (mut key, mut shift) = (0, 0);
+    for (field, width) in fields.into_iter().zip(key_widths(t)) {
+        key |= field << shift;
+        shift += width;
+    }
+    debug_assert!(shift <= u32::BITS, "a place key of {shift} bits");
+    key
+}
+
+/// The transfer class for each count of leading zeros of two keys' XOR:
+/// the field holding the highest differing bit names the nearest level
+/// the two CPUs do not share.
+fn class_by_lz(t: &Topology, by_node_pair: bool) -> [u8; 33] {
+    let mut classes = [0; 33];
+    let widths = key_widths(t);
+    for (lz, class) in classes.iter_mut().enumerate().take(32) {
+        let bit = 31 - lz as u32;
+        // Differing in the thread field: SMT siblings (class 1); in the
+        // core field: the same LLC (2); ... in the socket field: remote.
+        let mut top = 0;
+        let field = widths.iter().position(|&w| {
+            top += w;
+            bit < top
+        });
+        *class = match field {
+            Some(f) if f < 4 => f as u8 + 1,
+            _ if by_node_pair => BY_NODE_PAIR,
+            _ => 5,
+        };
+    }
+    classes
 }
 
 #[cfg(test)]
@@ -215,6 +326,82 @@ mod tests {
         let c = CostNs::new(&m);
         for (a, b) in [(0, 0), (0, 192), (0, 5), (0, 9), (0, 100), (383, 2)] {
             assert_eq!(c.line_transfer(a, b), m.line_transfer(a, b), "{a}->{b}");
+        }
+    }
+
+    /// The transfer the walk down two CPUs' places gives (core, LLC, node,
+    /// socket, then the node pair), and its data leg by the multiply the
+    /// forward fraction stands for: what the packed keys and the class
+    /// table must reproduce.
+    fn by_places(m: &Machine, c: &CostNs, from: u32, to: u32) -> Transfer {
+        let lt = &m.costs.line_transfer;
+        let half = |ns: f64| {
+            if c.ll_sc {
+                (ns / 2.0).round() as u64
+            } else {
+                ns.round() as u64
+            }
+        };
+        let (a, b) = (m.topology.place(from), m.topology.place(to));
+        let whole = if from == to {
+            lt.local.nanos()
+        } else if a.core == b.core {
+            half(lt.smt_sibling.ns)
+        } else if a.llc == b.llc {
+            half(lt.same_llc.ns)
+        } else if a.node == b.node {
+            half(lt.same_node.ns)
+        } else if a.socket == b.socket {
+            half(lt.same_socket.ns)
+        } else {
+            // With a node distance table, the figure for the nodes'
+            // distance if the machine gives one.
+            let by_node = m.topology.node_distance.as_ref().and_then(|table| {
+                let d = table[a.node as usize][b.node as usize];
+                lt.by_node_distance.iter().find(|c| c.distance == d)
+            });
+            half(by_node.map_or(lt.cross_socket.ns, |c| c.ns))
+        };
+        let forward_1024 = (m.coherence.forward_fraction.clamp(0.0, 1.0) * 1024.0).round() as u64;
+        Transfer {
+            whole,
+            data_leg: (whole * forward_1024).div_ceil(1024),
+        }
+    }
+
+    /// Every preset (both SMT numberings, a node distance table, LL/SC),
+    /// and odd-sized levels whose key fields round up: every pair of CPUs
+    /// (a sample of the large ones) gets the same transfer from the class
+    /// table as from walking their places.
+    #[test]
+    fn the_class_table_gives_every_pair_its_transfer_by_places() {
+        let mut machines: Vec<Machine> = smpsim_machine::preset_names()
+            .map(|n| smpsim_machine::preset(n).unwrap().unwrap())
+            .collect();
+        let mut odd = smpsim_machine::preset("opteron-6172-48").unwrap().unwrap();
+        odd.topology.llcs_per_node = 3;
+        odd.topology.cores_per_llc = 5;
+        odd.topology.threads_per_core = 3;
+        odd.coherence.forward_fraction = 0.37;
+        machines.push(odd.clone());
+        // Threads of a core numbered adjacent, as power8-192's are.
+        let power8 = smpsim_machine::preset("power8-192").unwrap().unwrap();
+        odd.topology.smt_numbering = power8.topology.smt_numbering;
+        odd.topology.node_distance = None;
+        machines.push(odd);
+        for m in &machines {
+            let c = CostNs::new(m);
+            let n = m.nr_cpus() as u32;
+            // Every pair up to 200 CPUs, else CPUs a prime stride apart.
+            let stride = if n <= 200 { 1 } else { 7 };
+            for from in (0..n).step_by(stride) {
+                for to in 0..n {
+                    let want = by_places(m, &c, from, to);
+                    assert_eq!(c.transfer(from, to), want, "{from}->{to} on {m:?}");
+                    assert_eq!(c.line_transfer(from, to), want.whole);
+                    assert_eq!(c.forwarded(from, to), want.data_leg);
+                }
+            }
         }
     }
 }
