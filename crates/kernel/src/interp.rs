@@ -469,7 +469,7 @@ impl crate::Kernel<'_> {
         match &r.index {
             None => base,
             Some(e) => {
-                let i = self.eval(t, e);
+                let i = self.eval_inline(t, e);
                 if i < 0 || i >= self.nr_cpus as i64 {
                     let name = self.task_name(t);
                     let object = self.spec.objects[r.object as usize].name.clone();
@@ -484,6 +484,20 @@ impl crate::Kernel<'_> {
         }
     }
 
+    /// [`Self::eval`] with constants and variables, most of what
+    /// conditions and instance indices hold, read inline at the caller.
+    /// Only for small callers: inlined into a large one (`run_task`) it
+    /// costs that one more in register saves than it spares.
+    #[inline(always)]
+    fn eval_inline(&mut self, t: TaskId, e: &Expr) -> i64 {
+        match e {
+            Expr::Const(v) => *v,
+            Expr::Var(s) => self.tasks[t as usize].vars[*s as usize],
+            _ => self.eval(t, e),
+        }
+    }
+
+    /// The value of `e` for task `t`.
     pub(crate) fn eval(&mut self, t: TaskId, e: &Expr) -> i64 {
         match e {
             Expr::Const(v) => *v,
@@ -574,11 +588,11 @@ impl crate::Kernel<'_> {
     pub(crate) fn cond(&mut self, t: TaskId, c: &Cond) -> bool {
         match c {
             Cond::CpuOnline(e) => {
-                let cpu = self.eval(t, e);
+                let cpu = self.eval_inline(t, e);
                 cpu >= 0 && cpu < self.nr_cpus as i64 && self.cpus[cpu as usize].online
             }
             Cond::Cmp(op, a, b) => {
-                let (a, b) = (self.eval(t, a), self.eval(t, b));
+                let (a, b) = (self.eval_inline(t, a), self.eval_inline(t, b));
                 match op {
                     CmpOp::Eq => a == b,
                     CmpOp::Ne => a != b,
