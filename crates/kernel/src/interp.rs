@@ -628,8 +628,9 @@ impl crate::Kernel<'_> {
     }
 
     /// Completes the op a task was spinning in, then continues its program.
+    /// Called from [`Self::kick`], which has settled the CPU's time.
     pub(crate) fn finish_spin(&mut self, c: u32, t: TaskId) {
-        self.settle(c);
+        debug_assert_eq!(self.cpus[c as usize].accounted_to, self.now);
         let task = &mut self.tasks[t as usize];
         let spin = task.wait.spin;
         task.wait.spin = Spin::None;
