@@ -57,6 +57,7 @@ impl crate::Kernel<'_> {
         // Whether any op can read a shared variable at all (the objects
         // are fixed for the run).
         let has_variables = !self.objects.variables.is_empty();
+        let now = self.now;
         let mut steps = 0u32;
         let mut timeless = false;
         loop {
@@ -72,7 +73,6 @@ impl crate::Kernel<'_> {
             }
             let op = &ops[task.pc as usize];
             let batch_empty = task.batch.is_empty();
-            let vt = self.now.saturating_add(task.batch.total());
             // A read of a shared variable happens at its own time, not
             // ahead of it inside the batch.
             let reads_ahead = has_variables && !batch_empty;
@@ -84,6 +84,7 @@ impl crate::Kernel<'_> {
                     }
                     let mut ns = d.sample(&mut self.rng);
                     let task = if self.cost.scales_work {
+                        let vt = planned_at(now, task);
                         ns = self.scale_work(c, ns, vt);
                         &mut self.tasks[t as usize]
                     } else {
@@ -158,6 +159,7 @@ impl crate::Kernel<'_> {
                 }
                 // Local: where the command begins, its batch has run to.
                 Op::MembarrierBegin { target } => {
+                    let vt = planned_at(now, task);
                     let target = target.as_ref().map_or(-1, |e| self.eval(t, e));
                     self.tasks[t as usize].smp.membarrier = Some((vt, target));
                     true
@@ -169,13 +171,14 @@ impl crate::Kernel<'_> {
                     true
                 }
                 Op::Count(counter) => {
+                    let vt = planned_at(now, task);
                     if !self.credit(t, vt, CreditKind::Count(*counter)) {
                         break;
                     }
                     true
                 }
                 Op::Mark(slot) => {
-                    task.vars[*slot as usize] = vt as i64;
+                    task.vars[*slot as usize] = planned_at(now, task) as i64;
                     true
                 }
                 Op::CpumaskNext { mask, var, exit } => {
@@ -192,6 +195,7 @@ impl crate::Kernel<'_> {
                     true
                 }
                 Op::RecordSince { hist, slot } => {
+                    let vt = planned_at(now, task);
                     let since = task.vars[*slot as usize] as Nanos;
                     let what = CreditKind::Record(*hist, vt.saturating_sub(since));
                     if !self.credit(t, vt, what) {
@@ -661,6 +665,13 @@ impl crate::Kernel<'_> {
         }
         self.run_task(c, t);
     }
+}
+
+/// When an op the task plans now runs: once the batch planned before it
+/// has (the op's virtual time).
+#[inline]
+fn planned_at(now: Nanos, task: &Task) -> Nanos {
+    now.saturating_add(task.batch.total())
 }
 
 /// The step a cross-CPU call continues at, if it is one.
