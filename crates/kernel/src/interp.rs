@@ -31,67 +31,79 @@ pub(crate) enum Flow {
 impl crate::Kernel<'_> {
     /// Lets the task's unfinished batch of work (cut short by an
     /// interrupt or a switch) run on first; false if there is none.
+    #[inline]
     pub(crate) fn resume_batch(&mut self, c: u32, t: TaskId) -> bool {
-        if self.tasks[t as usize].batch.is_empty() {
+        let batch = &self.tasks[t as usize].batch;
+        if batch.is_empty() {
             return false;
         }
-        let left = self.tasks[t as usize].batch.total();
-        self.arm_cpu(c, self.now.saturating_add(left));
+        let end = self.now.saturating_add(batch.total());
+        self.arm_cpu(c, end);
         true
     }
 
     /// Runs task `t`, current on CPU `c`, from where it is.
+    ///
+    /// The loop takes the task once per op (`task`); an op that calls into
+    /// the rest of the kernel gives it up and looks it up again after.
     pub(crate) fn run_task(&mut self, c: u32, t: TaskId) {
         if self.resume_batch(c, t) {
             return;
         }
         let spec = self.spec;
-        let program = &spec.task_groups[self.tasks[t as usize].group as usize].program;
+        let ops = &spec.task_groups[self.tasks[t as usize].group as usize]
+            .program
+            .ops[..];
+        // Whether any op can read a shared variable at all (the objects
+        // are fixed for the run).
+        let has_variables = !self.objects.variables.is_empty();
+        let now = self.now;
         let mut steps = 0u32;
         let mut timeless = false;
         loop {
             steps += 1;
+            let task = &mut self.tasks[t as usize];
             if steps > OPS_PER_STEP {
                 // A loop with no time in it must not stall simulated time.
-                let task = &mut self.tasks[t as usize];
                 if task.batch.is_empty() {
                     task.batch.push(task.mode, 1);
                     timeless = true;
                 }
                 break;
             }
-            let pc = self.tasks[t as usize].pc as usize;
-            let op = &program.ops[pc];
-            let vt = self
-                .now
-                .saturating_add(self.tasks[t as usize].batch.total());
+            let op = &ops[task.pc as usize];
+            let batch_empty = task.batch.is_empty();
+            // A read of a shared variable happens at its own time, not
+            // ahead of it inside the batch.
+            let reads_ahead = has_variables && !batch_empty;
             let local = match op {
                 Op::Work(d) => {
-                    if self.tasks[t as usize].batch.total() >= MAX_SPAN {
+                    if task.batch.total() >= MAX_SPAN {
                         // Longer than any run: let this much pass first.
                         break;
                     }
                     let mut ns = d.sample(&mut self.rng);
-                    if self.cost.scales_work {
+                    let task = if self.cost.scales_work {
+                        let vt = planned_at(now, task);
                         ns = self.scale_work(c, ns, vt);
-                    }
-                    let task = &mut self.tasks[t as usize];
+                        &mut self.tasks[t as usize]
+                    } else {
+                        task
+                    };
                     if !task.batch.push(task.mode, ns) {
                         break;
                     }
                     true
                 }
                 Op::SyscallEnter => {
-                    let cost = self.cost.syscall;
-                    let task = &mut self.tasks[t as usize];
-                    if !task.batch.push(Mode::Sys, cost) {
+                    if !task.batch.push(Mode::Sys, self.cost.syscall) {
                         break;
                     }
                     task.mode = Mode::Sys;
                     true
                 }
                 Op::SyscallExit => {
-                    self.tasks[t as usize].mode = Mode::User;
+                    task.mode = Mode::User;
                     true
                 }
                 Op::RcuExpediteGp => {
@@ -102,9 +114,8 @@ impl crate::Kernel<'_> {
                     self.rcu.expedite_nesting = self.rcu.expedite_nesting.saturating_sub(1);
                     true
                 }
-                // A read of a shared variable happens at its own time.
-                Op::Set { expr, .. } if self.shared_read_ahead(t, expr.reads_shared()) => break,
-                Op::JumpUnless(cond, _) if self.shared_read_ahead(t, cond.reads_shared()) => break,
+                Op::Set { expr, .. } if reads_ahead && expr.reads_shared() => break,
+                Op::JumpUnless(cond, _) if reads_ahead && cond.reads_shared() => break,
                 Op::Set { slot, expr } => {
                     let v = self.eval(t, expr);
                     self.tasks[t as usize].vars[*slot as usize] = v;
@@ -120,7 +131,7 @@ impl crate::Kernel<'_> {
                     true
                 }
                 Op::Jump(to) => {
-                    self.tasks[t as usize].pc = *to;
+                    task.pc = *to;
                     continue;
                 }
                 Op::JumpUnless(cond, to) => {
@@ -131,9 +142,9 @@ impl crate::Kernel<'_> {
                     true
                 }
                 Op::LoopBack { slot, target } => {
-                    let task = &mut self.tasks[t as usize];
-                    task.vars[*slot as usize] -= 1;
-                    if task.vars[*slot as usize] > 0 {
+                    let left = &mut task.vars[*slot as usize];
+                    *left -= 1;
+                    if *left > 0 {
                         task.pc = *target;
                         continue;
                     }
@@ -143,11 +154,12 @@ impl crate::Kernel<'_> {
                     let total = cumulative.last().map(|x| x.0).unwrap_or(1);
                     let draw = self.rng.below(total);
                     let to = cumulative.iter().find(|(w, _)| draw < *w).map(|x| x.1);
-                    self.tasks[t as usize].pc = to.expect("draw below total");
+                    task.pc = to.expect("draw below total");
                     continue;
                 }
                 // Local: where the command begins, its batch has run to.
                 Op::MembarrierBegin { target } => {
+                    let vt = planned_at(now, task);
                     let target = target.as_ref().map_or(-1, |e| self.eval(t, e));
                     self.tasks[t as usize].smp.membarrier = Some((vt, target));
                     true
@@ -159,17 +171,18 @@ impl crate::Kernel<'_> {
                     true
                 }
                 Op::Count(counter) => {
+                    let vt = planned_at(now, task);
                     if !self.credit(t, vt, CreditKind::Count(*counter)) {
                         break;
                     }
                     true
                 }
                 Op::Mark(slot) => {
-                    self.tasks[t as usize].vars[*slot as usize] = vt as i64;
+                    task.vars[*slot as usize] = planned_at(now, task) as i64;
                     true
                 }
                 Op::CpumaskNext { mask, var, exit } => {
-                    let after = self.tasks[t as usize].vars[*var as usize];
+                    let after = task.vars[*var as usize];
                     let next = crate::cpumask::next(self.task_mask(t, *mask), after);
                     let task = &mut self.tasks[t as usize];
                     match next {
@@ -182,7 +195,8 @@ impl crate::Kernel<'_> {
                     true
                 }
                 Op::RecordSince { hist, slot } => {
-                    let since = self.tasks[t as usize].vars[*slot as usize] as Nanos;
+                    let vt = planned_at(now, task);
+                    let since = task.vars[*slot as usize] as Nanos;
                     let what = CreditKind::Record(*hist, vt.saturating_sub(since));
                     if !self.credit(t, vt, what) {
                         break;
@@ -196,7 +210,7 @@ impl crate::Kernel<'_> {
                 continue;
             }
             // A shared-state op: first let the batch run up to it.
-            if !self.tasks[t as usize].batch.is_empty() {
+            if !batch_empty {
                 break;
             }
             // An explored schedule may delay the task here first.
@@ -443,12 +457,6 @@ impl crate::Kernel<'_> {
         Flow::Stop
     }
 
-    /// Whether an op that reads shared variables (`reads`) would run ahead
-    /// of simulated time, inside the task's unfinished batch.
-    fn shared_read_ahead(&self, t: TaskId, reads: bool) -> bool {
-        !self.objects.variables.is_empty() && reads && !self.tasks[t as usize].batch.is_empty()
-    }
-
     /// Moves to the next op.
     pub(crate) fn advance(&mut self, t: TaskId) {
         let task = &mut self.tasks[t as usize];
@@ -465,7 +473,7 @@ impl crate::Kernel<'_> {
         match &r.index {
             None => base,
             Some(e) => {
-                let i = self.eval(t, e);
+                let i = self.eval_inline(t, e);
                 if i < 0 || i >= self.nr_cpus as i64 {
                     let name = self.task_name(t);
                     let object = self.spec.objects[r.object as usize].name.clone();
@@ -480,6 +488,20 @@ impl crate::Kernel<'_> {
         }
     }
 
+    /// [`Self::eval`] with constants and variables, most of what
+    /// conditions and instance indices hold, read inline at the caller.
+    /// Only for small callers: inlined into a large one (`run_task`) it
+    /// costs that one more in register saves than it spares.
+    #[inline(always)]
+    fn eval_inline(&mut self, t: TaskId, e: &Expr) -> i64 {
+        match e {
+            Expr::Const(v) => *v,
+            Expr::Var(s) => self.tasks[t as usize].vars[*s as usize],
+            _ => self.eval(t, e),
+        }
+    }
+
+    /// The value of `e` for task `t`.
     pub(crate) fn eval(&mut self, t: TaskId, e: &Expr) -> i64 {
         match e {
             Expr::Const(v) => *v,
@@ -570,11 +592,11 @@ impl crate::Kernel<'_> {
     pub(crate) fn cond(&mut self, t: TaskId, c: &Cond) -> bool {
         match c {
             Cond::CpuOnline(e) => {
-                let cpu = self.eval(t, e);
+                let cpu = self.eval_inline(t, e);
                 cpu >= 0 && cpu < self.nr_cpus as i64 && self.cpus[cpu as usize].online
             }
             Cond::Cmp(op, a, b) => {
-                let (a, b) = (self.eval(t, a), self.eval(t, b));
+                let (a, b) = (self.eval_inline(t, a), self.eval_inline(t, b));
                 match op {
                     CmpOp::Eq => a == b,
                     CmpOp::Ne => a != b,
@@ -610,8 +632,9 @@ impl crate::Kernel<'_> {
     }
 
     /// Completes the op a task was spinning in, then continues its program.
+    /// Called from [`Self::kick`], which has settled the CPU's time.
     pub(crate) fn finish_spin(&mut self, c: u32, t: TaskId) {
-        self.settle(c);
+        debug_assert_eq!(self.cpus[c as usize].accounted_to, self.now);
         let task = &mut self.tasks[t as usize];
         let spin = task.wait.spin;
         task.wait.spin = Spin::None;
@@ -642,6 +665,13 @@ impl crate::Kernel<'_> {
         }
         self.run_task(c, t);
     }
+}
+
+/// When an op the task plans now runs: once the batch planned before it
+/// has (the op's virtual time).
+#[inline]
+fn planned_at(now: Nanos, task: &Task) -> Nanos {
+    now.saturating_add(task.batch.total())
 }
 
 /// The step a cross-CPU call continues at, if it is one.

@@ -33,10 +33,29 @@ pub enum Mode {
 
 /// Up to four consecutive pieces of local work with their modes: a batch of
 /// ops that touched no shared state, run as one interval.
-#[derive(Clone, Copy, Debug, Default)]
+///
+/// The interpreter asks for the batch's length at every op it plans, so
+/// the length is kept up to date rather than summed each time.
+#[derive(Clone, Copy, Debug)]
 pub struct Batch {
-    parts: [(u8, Nanos); 4],
+    /// The pieces' lengths, first `len` in use; none is 0.
+    ns: [Nanos; Self::CAPACITY],
+    modes: [Mode; Self::CAPACITY],
     len: u8,
+    /// The pieces' sum, saturating: a scenario may ask for absurd
+    /// durations; time must not wrap (the run ends at its horizon anyway).
+    total: Nanos,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch {
+            ns: [0; Self::CAPACITY],
+            modes: [Mode::User; Self::CAPACITY],
+            len: 0,
+            total: 0,
+        }
+    }
 }
 
 impl Batch {
@@ -51,21 +70,15 @@ impl Batch {
         if self.len == 0 {
             return rest;
         }
-        if self.parts[0].0 == Mode::User as u8 {
-            Mode::User
-        } else {
-            Mode::Sys
-        }
+        self.modes[0]
     }
     pub fn is_full(&self) -> bool {
         self.len as usize == Self::CAPACITY
     }
+    /// The pieces' sum (saturating).
+    #[inline]
     pub fn total(&self) -> Nanos {
-        // Saturating: a scenario may ask for absurd durations; time must
-        // not wrap (the run ends at its horizon anyway).
-        self.parts[..self.len as usize]
-            .iter()
-            .fold(0, |t: Nanos, p| t.saturating_add(p.1))
+        self.total
     }
     /// Appends work; merges with the last part when the mode is the same.
     /// Returns false when full.
@@ -73,63 +86,72 @@ impl Batch {
         if ns == 0 {
             return true;
         }
-        let m = mode as u8;
-        if self.len > 0 && self.parts[self.len as usize - 1].0 == m {
-            let last = &mut self.parts[self.len as usize - 1].1;
+        let len = self.len as usize;
+        if len > 0 && self.modes[len - 1] == mode {
+            let last = &mut self.ns[len - 1];
             *last = last.saturating_add(ns);
-            return true;
-        }
-        if self.is_full() {
+        } else if len == Self::CAPACITY {
             return false;
+        } else {
+            self.ns[len] = ns;
+            self.modes[len] = mode;
+            self.len += 1;
         }
-        self.parts[self.len as usize] = (m, ns);
-        self.len += 1;
+        // Saturating sums of non-negative terms in any grouping are the
+        // true sum capped at the maximum: this is the pieces' sum.
+        self.total = self.total.saturating_add(ns);
         true
     }
     /// Consumes `elapsed` ns from the front, calling `charge` per mode.
     pub fn consume(&mut self, mut elapsed: Nanos, mut charge: impl FnMut(Mode, Nanos)) {
+        let len = self.len as usize;
         let mut i = 0;
-        while elapsed > 0 && i < self.len as usize {
-            let (m, ns) = self.parts[i];
-            let take = ns.min(elapsed);
-            charge(
-                if m == Mode::User as u8 {
-                    Mode::User
-                } else {
-                    Mode::Sys
-                },
-                take,
-            );
+        let mut taken = 0;
+        while elapsed > 0 && i < len {
+            let take = self.ns[i].min(elapsed);
+            charge(self.modes[i], take);
             elapsed -= take;
-            self.parts[i].1 -= take;
-            if self.parts[i].1 == 0 {
+            taken += take;
+            self.ns[i] -= take;
+            if self.ns[i] == 0 {
                 i += 1;
             }
         }
-        if i > 0 {
-            self.parts.copy_within(i..self.len as usize, 0);
+        if i == len {
+            // The usual case: the batch ran to its end.
+            self.len = 0;
+        } else if i > 0 {
+            // Element by element: a library `memmove` of a few bytes
+            // costs more than the pieces' whole accounting.
+            for j in i..len {
+                self.ns[j - i] = self.ns[j];
+                self.modes[j - i] = self.modes[j];
+            }
             self.len -= i as u8;
         }
+        self.total = if self.total == Nanos::MAX {
+            // Capped: the pieces left may still sum past the maximum.
+            self.ns[..self.len as usize]
+                .iter()
+                .fold(0, |t: Nanos, &ns| t.saturating_add(ns))
+        } else {
+            self.total - taken
+        };
     }
     pub fn clear(&mut self) {
         self.len = 0;
+        self.total = 0;
     }
     /// The pieces the next `elapsed` ns consist of, without consuming them;
     /// time past the batch is reported as `rest`.
     pub fn peek(&self, mut elapsed: Nanos, rest: Mode, mut f: impl FnMut(Mode, Nanos)) {
-        for &(m, ns) in &self.parts[..self.len as usize] {
+        let len = self.len as usize;
+        for (&m, &ns) in self.modes[..len].iter().zip(&self.ns[..len]) {
             if elapsed == 0 {
                 return;
             }
             let take = ns.min(elapsed);
-            f(
-                if m == Mode::User as u8 {
-                    Mode::User
-                } else {
-                    Mode::Sys
-                },
-                take,
-            );
+            f(m, take);
             elapsed -= take;
         }
         if elapsed > 0 {
@@ -440,5 +462,83 @@ impl Task {
     }
     pub fn preemptible(&self) -> bool {
         self.irq.preempt_count == 0 && !self.irq.irqs_off
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sum of the pieces left, charged one by one.
+    fn summed(b: &Batch) -> Nanos {
+        let (mut copy, mut sum) = (*b, 0);
+        copy.consume(Nanos::MAX, |_, ns| sum += ns);
+        sum
+    }
+
+    #[test]
+    fn batch_merges_same_mode_and_refuses_a_fifth_piece() {
+        let mut b = Batch::default();
+        assert!(b.push(Mode::User, 10));
+        assert!(b.push(Mode::User, 5));
+        assert!(b.push(Mode::Sys, 0), "nothing to add is always taken");
+        assert!(b.push(Mode::Sys, 7));
+        assert!(b.push(Mode::User, 1));
+        assert!(b.push(Mode::Sys, 2));
+        assert!(b.is_full());
+        assert!(!b.push(Mode::User, 3));
+        assert!(b.push(Mode::Sys, 3), "merges into the last piece");
+        assert_eq!(b.total(), 15 + 7 + 1 + 5);
+        let mut seen = Vec::new();
+        b.peek(100, Mode::User, |m, ns| seen.push((m, ns)));
+        let want = [
+            (Mode::User, 15),
+            (Mode::Sys, 7),
+            (Mode::User, 1),
+            (Mode::Sys, 5),
+            (Mode::User, 72),
+        ];
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn batch_consume_charges_by_mode_and_keeps_the_total() {
+        let mut b = Batch::default();
+        b.push(Mode::Sys, 4);
+        b.push(Mode::User, 10);
+        b.push(Mode::Sys, 6);
+        let mut charged = Vec::new();
+        b.consume(9, |m, ns| charged.push((m, ns)));
+        assert_eq!(charged, [(Mode::Sys, 4), (Mode::User, 5)]);
+        assert_eq!(b.total(), 11);
+        assert_eq!(b.current_mode(Mode::Sys), Mode::User);
+        charged.clear();
+        b.consume(100, |m, ns| charged.push((m, ns)));
+        assert_eq!(charged, [(Mode::User, 5), (Mode::Sys, 6)]);
+        assert!(b.is_empty());
+        assert_eq!(b.total(), 0);
+        assert_eq!(b.current_mode(Mode::Sys), Mode::Sys);
+    }
+
+    #[test]
+    fn batch_total_saturates_and_recovers_after_consume() {
+        let mut b = Batch::default();
+        b.push(Mode::User, Nanos::MAX - 5);
+        b.push(Mode::Sys, 20);
+        b.push(Mode::User, 30);
+        assert_eq!(b.total(), Nanos::MAX);
+        // Past the first piece: what is left sums without saturating.
+        b.consume(Nanos::MAX - 5, |_, _| {});
+        assert_eq!(b.total(), 50);
+        assert_eq!(b.total(), summed(&b));
+        b.push(Mode::User, Nanos::MAX);
+        assert_eq!(b.total(), Nanos::MAX);
+        // The pieces are 20 and MAX (30 + MAX merged, capped): 25 in, the
+        // 5 past the cap are gone, as they would be summing the pieces.
+        b.consume(25, |_, _| {});
+        assert_eq!(b.total(), Nanos::MAX - 5);
+        assert_eq!(b.total(), summed(&b));
+        b.clear();
+        assert_eq!(b.total(), 0);
     }
 }
