@@ -114,7 +114,8 @@ pub struct Line {
     /// Words the bitset has when allocated.
     words: u32,
     /// The same CPUs as a list, so a write touches only them (the list's
-    /// capacity is kept: no allocation once warm).
+    /// capacity is kept: no allocation once warm). The owner is always
+    /// first: a write leaves it alone in the list, readers join after it.
     sharer_list: Vec<u32>,
     /// When the line's home can accept the next request (it is busy
     /// `occupancy` per request, not a whole transfer).
@@ -377,9 +378,11 @@ impl Line {
             // parallel, so the farthest one bounds the wait: each would
             // take `now + whole` or, queued, `start + data leg`.
             let fetched = self.leg(cost, self.owner, cpu, now, start);
+            // The owner heads the sharer list and was counted by `leg`.
+            debug_assert_eq!(self.sharer_list[0], self.owner);
             let (mut whole, mut data_leg) = (0, 0);
-            for &s in &self.sharer_list {
-                if s != cpu && s != self.owner {
+            for &s in self.sharer_list.iter().skip(1) {
+                if s != cpu {
                     let x = cost.transfer(s, cpu);
                     whole = whole.max(x.whole);
                     data_leg = data_leg.max(x.data_leg);

@@ -25,6 +25,12 @@ pub struct Transfer {
 /// `class_by_lz` entry for a pair on different sockets whose cost is
 /// looked up by their nodes.
 const BY_NODE_PAIR: u8 = u8::MAX;
+/// `by_lz` entry for a pair looked up by their nodes: no machine's
+/// transfer lasts `u64::MAX` ns (it would overflow any time it is added to).
+const BY_NODE_PAIR_TRANSFER: Transfer = Transfer {
+    whole: u64::MAX,
+    data_leg: u64::MAX,
+};
 /// Transfer classes by distance: local, SMT, LLC, node, socket, remote;
 /// the node pairs of a distance table follow.
 const NR_DISTANCE_CLASSES: usize = 6;
@@ -57,9 +63,10 @@ pub struct CostNs {
     pub blocking_home: bool,
     /// Each CPU's place packed into one word (see the module doc).
     place_keys: Vec<u32>,
-    /// The transfer class of two CPUs by the leading zeros of their keys'
-    /// XOR (32: the same CPU).
-    class_by_lz: [u8; 33],
+    /// The transfer of two CPUs by the leading zeros of their keys' XOR
+    /// (32: the same CPU), [`BY_NODE_PAIR_TRANSFER`] where it depends on
+    /// their nodes: one lookup, no bounds check, for the common case.
+    by_lz: [Transfer; 33],
     /// One coherence transaction by class: local, SMT, LLC, node, socket,
     /// remote, then with a node distance table the cross-socket transfer
     /// between each pair of nodes (`nodes x nodes`).
@@ -129,6 +136,21 @@ impl CostNs {
         // Of a transfer, the part a request already queued at the owner
         // still pays, in 1/1024ths (`coherence.forward_fraction`).
         let forward_1024 = (m.coherence.forward_fraction.clamp(0.0, 1.0) * 1024.0).round() as u64;
+        let by_class: Vec<Transfer> = line
+            .into_iter()
+            .chain(node_line)
+            .map(|whole| Transfer {
+                whole,
+                data_leg: (whole * forward_1024).div_ceil(1024),
+            })
+            .collect();
+        let class_by_lz = class_by_lz(&m.topology, by_class.len() > NR_DISTANCE_CLASSES);
+        let mut by_lz = [BY_NODE_PAIR_TRANSFER; 33];
+        for (t, &class) in by_lz.iter_mut().zip(&class_by_lz) {
+            if class != BY_NODE_PAIR {
+                *t = by_class[class as usize];
+            }
+        }
         CostNs {
             ipi_send: c.ipi_send.nanos(),
             ipi_latency: c.ipi_latency.nanos(),
@@ -147,15 +169,8 @@ impl CostNs {
             place_keys: (0..m.nr_cpus() as u32)
                 .map(|c| place_key(&m.topology, c))
                 .collect(),
-            class_by_lz: class_by_lz(&m.topology, !node_line.is_empty()),
-            by_class: line
-                .into_iter()
-                .chain(node_line)
-                .map(|whole| Transfer {
-                    whole,
-                    data_leg: (whole * forward_1024).div_ceil(1024),
-                })
-                .collect(),
+            by_lz,
+            by_class,
             nr_nodes: m.topology.nr_nodes(),
             nodes: (0..m.nr_cpus() as u32)
                 .map(|c| m.topology.place(c).node)
@@ -211,25 +226,26 @@ impl CostNs {
             .unwrap_or(smpsim_machine::SCHED_CAPACITY_SCALE)
     }
 
-    /// The transfer class of a line moving between CPUs `from` and `to`:
-    /// the level of the highest bit their place keys differ in.
-    #[inline]
-    fn transfer_class(&self, from: u32, to: u32) -> usize {
-        let differ = self.place_keys[from as usize] ^ self.place_keys[to as usize];
-        match self.class_by_lz[differ.leading_zeros() as usize] {
-            BY_NODE_PAIR => {
-                let (a, b) = (self.nodes[from as usize], self.nodes[to as usize]);
-                NR_DISTANCE_CLASSES + a as usize * self.nr_nodes + b as usize
-            }
-            class => class as usize,
-        }
-    }
-
     /// Both costs of one coherence transaction moving a cache line last
-    /// written by `from` to `to`.
+    /// written by `from` to `to`: by the level of the highest bit their
+    /// place keys differ in.
     #[inline]
     pub fn transfer(&self, from: u32, to: u32) -> Transfer {
-        self.by_class[self.transfer_class(from, to)]
+        let differ = self.place_keys[from as usize] ^ self.place_keys[to as usize];
+        let x = self.by_lz[differ.leading_zeros() as usize];
+        if x.whole == u64::MAX {
+            return self.node_pair_transfer(from, to);
+        }
+        x
+    }
+
+    /// Across sockets on a machine with a node distance table: by the pair
+    /// of nodes.
+    /// Out of line: inlined it would make every caller save more registers.
+    #[inline(never)]
+    fn node_pair_transfer(&self, from: u32, to: u32) -> Transfer {
+        let (a, b) = (self.nodes[from as usize], self.nodes[to as usize]);
+        self.by_class[NR_DISTANCE_CLASSES + a as usize * self.nr_nodes + b as usize]
     }
 
     /// Cost of one coherence transaction moving a cache line last written
