@@ -504,6 +504,14 @@ impl Line {
         }
     }
 
+    /// `cpu` stops spinning on the line because it saw what it waited
+    /// for: when the last write reached it ([`Line::seen_at`]), then
+    /// [`Line::unpoll`], in one search of the pollers.
+    pub fn take_poll(&mut self, cpu: u32) -> Option<Nanos> {
+        let i = self.pollers.iter().position(|p| p.cpu == cpu)?;
+        Some(self.pollers.remove(i).seen)
+    }
+
     /// When the last write reached polling CPU `cpu` (its re-fetch done).
     pub fn seen_at(&self, cpu: u32) -> Option<Nanos> {
         self.pollers.iter().find(|p| p.cpu == cpu).map(|p| p.seen)
@@ -764,6 +772,13 @@ mod tests {
         line.unpoll(5);
         assert_eq!(line.nr_pollers(), 2);
         assert_eq!(line.seen_at(5), None);
+        // Taking the poll tells when the write reached it and stops it.
+        let (seen1, seen2) = (line.seen_at(1), line.seen_at(2));
+        assert!(seen1.is_some());
+        assert_eq!(line.take_poll(1), seen1);
+        assert_eq!(line.take_poll(1), None);
+        assert_eq!(line.nr_pollers(), 1);
+        assert_eq!(line.seen_at(2), seen2);
     }
 
     #[test]

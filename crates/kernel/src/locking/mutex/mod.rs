@@ -431,12 +431,11 @@ impl crate::Kernel<'_> {
             // The OSQ head sees the release when its re-fetch of the line
             // lands, takes the lock with a cmpxchg, and osq_unlock() hands
             // the head role to the next node.
-            let hc = self.tasks[head as usize].cpu;
-            let seen = lock.word.seen_at(hc).unwrap_or(now);
             let next = lock.osq.pop_head();
             lock.owner = head;
-            let got = self.grant_to_spinner_at(head, m, seen);
+            let got = self.grant_to_spinner(head, m);
             if let Some(next) = next {
+                let hc = self.tasks[head as usize].cpu;
                 let nc = self.tasks[next as usize].cpu;
                 self.watch_owner(next, m, got + self.cost.line_transfer(hc, nc));
             }

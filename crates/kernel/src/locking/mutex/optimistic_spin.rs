@@ -79,25 +79,19 @@ impl crate::Kernel<'_> {
         }
     }
 
-    /// Ownership moved to a spinner: its cmpxchg pulls the line over after
-    /// the release.
-    pub(super) fn grant_to_spinner(&mut self, w: TaskId, m: u32) {
+    /// Ownership moved to spinner `w`: it saw the release when its
+    /// re-fetch of the line landed (now if none was pending), and stops
+    /// watching the owner; its cmpxchg makes it the owner. Returns when it
+    /// owns the lock.
+    pub(super) fn grant_to_spinner(&mut self, w: TaskId, m: u32) -> Nanos {
         let wc = self.tasks[w as usize].cpu;
         let seen = self.objects.mutexes[m as usize]
             .word
-            .seen_at(wc)
+            .take_poll(wc)
             .unwrap_or(self.now);
-        self.grant_to_spinner_at(w, m, seen);
-    }
-
-    /// The spinner `w` saw the release at `seen`; its cmpxchg makes it the
-    /// owner. Returns when it owns the lock.
-    pub(super) fn grant_to_spinner_at(&mut self, w: TaskId, m: u32, seen: Nanos) -> Nanos {
-        let wc = self.tasks[w as usize].cpu;
         // It notices only once its first reads of the lock and the owner
         // are in.
         let seen = seen.max(self.tasks[w as usize].wait.spin_ready);
-        self.unwatch_owner(w, m);
         let cost = self.take_ownership_at(wc, w, m, seen, true);
         let gen = self.tasks[w as usize].gen;
         self.at(
