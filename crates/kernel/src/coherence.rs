@@ -480,7 +480,8 @@ impl Line {
         }
         let start = now.max(self.free_at);
         let seen = self.leg(cost, self.owner, cpu, now, start);
-        self.add_sharer(cpu);
+        // A miss: `cpu` holds no copy, no need to look again.
+        self.push_sharer(cpu);
         self.transfers += 1;
         self.free_at = self.busy_until(cost, start, seen);
         seen
