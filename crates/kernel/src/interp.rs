@@ -468,24 +468,31 @@ impl crate::Kernel<'_> {
     /// The mutex instance an object reference names for task `t`.
     /// An index outside `[0, nr_cpu_ids)` would be a wild `per_cpu_ptr()`
     /// in the kernel: it is reported, and the run stops.
+    ///
+    /// Inline for the usual reference, a single object; an indexed one
+    /// takes the call.
+    #[inline]
     pub(crate) fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32 {
-        let base = self.objects.first_instance(r.object);
         match &r.index {
-            None => base,
-            Some(e) => {
-                let i = self.eval_inline(t, e);
-                if i < 0 || i >= self.nr_cpus as i64 {
-                    let name = self.task_name(t);
-                    let object = self.spec.objects[r.object as usize].name.clone();
-                    let c = self.tasks[t as usize].cpu;
-                    self.metrics
-                        .bad_index(c, self.now, &name, &object, i, self.nr_cpus);
-                    self.halted = true;
-                    return base;
-                }
-                base + i as u32
-            }
+            None => self.objects.first_instance(r.object),
+            Some(e) => self.indexed_instance(t, r, e),
         }
+    }
+
+    /// [`Self::instance`] of a reference with an index expression.
+    fn indexed_instance(&mut self, t: TaskId, r: &ObjRef, e: &Expr) -> u32 {
+        let base = self.objects.first_instance(r.object);
+        let i = self.eval_inline(t, e);
+        if i < 0 || i >= self.nr_cpus as i64 {
+            let name = self.task_name(t);
+            let object = self.spec.objects[r.object as usize].name.clone();
+            let c = self.tasks[t as usize].cpu;
+            self.metrics
+                .bad_index(c, self.now, &name, &object, i, self.nr_cpus);
+            self.halted = true;
+            return base;
+        }
+        base + i as u32
     }
 
     /// [`Self::eval`] with constants and variables, most of what

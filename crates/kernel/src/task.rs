@@ -103,7 +103,24 @@ impl Batch {
         true
     }
     /// Consumes `elapsed` ns from the front, calling `charge` per mode.
-    pub fn consume(&mut self, mut elapsed: Nanos, mut charge: impl FnMut(Mode, Nanos)) {
+    #[inline]
+    pub fn consume(&mut self, elapsed: Nanos, mut charge: impl FnMut(Mode, Nanos)) {
+        // The usual case: the batch ran to its end. Each piece is charged
+        // whole, in order, as the piece-by-piece walk would (a capped
+        // total does not say where the pieces end: that takes the walk).
+        if elapsed >= self.total && self.total != Nanos::MAX {
+            for i in 0..(self.len as usize).min(Self::CAPACITY) {
+                charge(self.modes[i], self.ns[i]);
+            }
+            self.len = 0;
+            self.total = 0;
+            return;
+        }
+        self.consume_part(elapsed, charge);
+    }
+    /// [`Self::consume`] of part of the batch (or of a capped one).
+    #[inline(never)]
+    fn consume_part(&mut self, mut elapsed: Nanos, mut charge: impl FnMut(Mode, Nanos)) {
         let len = self.len as usize;
         let mut i = 0;
         let mut taken = 0;
@@ -518,6 +535,36 @@ mod tests {
         assert!(b.is_empty());
         assert_eq!(b.total(), 0);
         assert_eq!(b.current_mode(Mode::Sys), Mode::Sys);
+    }
+
+    #[test]
+    fn batch_consumed_whole_charges_as_the_piece_walk_does() {
+        let pieces: [&[(Mode, Nanos)]; 3] = [
+            &[(Mode::User, 7)],
+            &[(Mode::Sys, 3), (Mode::User, 9), (Mode::Sys, 1)],
+            &[
+                (Mode::User, 2),
+                (Mode::Sys, 4),
+                (Mode::User, 6),
+                (Mode::Sys, 8),
+            ],
+        ];
+        for p in pieces {
+            let mut b = Batch::default();
+            for &(m, ns) in p {
+                b.push(m, ns);
+            }
+            for elapsed in [b.total(), b.total() + 5] {
+                let (mut fast, mut walk) = (b, b);
+                let (mut by_fast, mut by_walk) = (Vec::new(), Vec::new());
+                fast.consume(elapsed, |m, ns| by_fast.push((m, ns)));
+                walk.consume_part(elapsed, |m, ns| by_walk.push((m, ns)));
+                assert_eq!(by_fast, by_walk);
+                assert_eq!(by_fast, p);
+                assert!(fast.is_empty() && walk.is_empty());
+                assert_eq!((fast.total(), walk.total()), (0, 0));
+            }
+        }
     }
 
     #[test]

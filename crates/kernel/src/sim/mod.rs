@@ -572,6 +572,9 @@ impl Model for Kernel<'_> {
             },
             e => e.kind(),
         };
+        // Read while the event is at hand (a flag kept in a register costs
+        // less than matching the event again after the handlers ran).
+        let all_exited = matches!(event, Event::Run(RunEvent::AllExited));
         let handled = match event {
             Event::Sched(e) => self.on_sched_event(e),
             Event::Smp(e) => self.on_smp_event(e),
@@ -594,7 +597,7 @@ impl Model for Kernel<'_> {
             Handled::Stale => self.event_counts.stale[kind] += 1,
             _ => self.event_counts.done[kind] += 1,
         }
-        if let Event::Run(RunEvent::AllExited) = event {
+        if all_exited {
             return Handled::Stop;
         }
         if self.halted {
