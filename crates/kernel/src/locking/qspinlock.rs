@@ -106,14 +106,12 @@ impl SpinningLock for Qspinlock {
         if let Some(p) = self.pending.take() {
             // The pending waiter sees the locked byte clear, then
             // clear_pending_set_locked().
-            let seen = self.word.seen_at(p.cpu).unwrap_or(released);
-            self.word.unpoll(p.cpu);
+            let seen = self.word.take_poll(p.cpu).unwrap_or(released);
             let got = self.word.store(cost, p.cpu, seen);
             self.owner = Some(p);
             env.grants.push((p.task, p.mode, got));
         } else if let Some(head) = self.queue.pop_front() {
-            let seen = self.word.seen_at(head.cpu).unwrap_or(released);
-            self.word.unpoll(head.cpu);
+            let seen = self.word.take_poll(head.cpu).unwrap_or(released);
             // The last in the queue must clear the tail with a cmpxchg;
             // otherwise set_locked() is a plain store.
             let got = if self.queue.is_empty() {

@@ -213,10 +213,9 @@ impl SleepingLock for RtMutexKind {
                 m.spinner = NO_TASK;
                 let seen = m
                     .line
-                    .seen_at(wc)
+                    .take_poll(wc)
                     .unwrap_or(now)
                     .max(k.tasks[w as usize].wait.spin_ready);
-                m.line.unpoll(wc);
                 let got = m.line.rmw(&k.cost, wc, seen.max(now));
                 m.acquired_at = got;
                 let waited = got - k.tasks[w as usize].wait.wait_start;

@@ -140,8 +140,7 @@ impl crate::Kernel<'_> {
                 let r = self.objects.seqcounts[s as usize].spinners[i];
                 let rc = self.tasks[r as usize].cpu;
                 let sc = &mut self.objects.seqcounts[s as usize];
-                let seen = sc.line.seen_at(rc).unwrap_or(done);
-                sc.line.unpoll(rc);
+                let seen = sc.line.take_poll(rc).unwrap_or(done);
                 let gen = self.tasks[r as usize].gen;
                 self.at(seen, Event::Sched(SchedEvent::SpinEnd { task: r, gen }));
             }

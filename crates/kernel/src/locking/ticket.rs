@@ -79,8 +79,7 @@ impl SpinningLock for Ticket {
         if let Some(next) = self.owner {
             // The next ticket's holder owns the lock once its re-fetch of
             // the head shows its number: no further atomic.
-            let seen = self.word.seen_at(next.cpu).unwrap_or(released);
-            self.word.unpoll(next.cpu);
+            let seen = self.word.take_poll(next.cpu).unwrap_or(released);
             env.grants.push((next.task, next.mode, seen));
         }
         released
