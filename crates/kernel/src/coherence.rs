@@ -500,9 +500,7 @@ impl Line {
 
     /// `cpu` stops spinning on the line.
     pub fn unpoll(&mut self, cpu: u32) {
-        if let Some(i) = self.pollers.iter().position(|p| p.cpu == cpu) {
-            self.pollers.remove(i);
-        }
+        self.take_poll(cpu);
     }
 
     /// `cpu` stops spinning on the line because it saw what it waited

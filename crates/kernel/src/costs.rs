@@ -233,15 +233,15 @@ impl CostNs {
     pub fn transfer(&self, from: u32, to: u32) -> Transfer {
         let differ = self.place_keys[from as usize] ^ self.place_keys[to as usize];
         let x = self.by_lz[differ.leading_zeros() as usize];
-        if x.whole == u64::MAX {
+        if x == BY_NODE_PAIR_TRANSFER {
             return self.node_pair_transfer(from, to);
         }
         x
     }
 
     /// Across sockets on a machine with a node distance table: by the pair
-    /// of nodes.
-    /// Out of line: inlined it would make every caller save more registers.
+    /// of nodes. Out of line: inlined it would make every caller save more
+    /// registers.
     #[inline(never)]
     fn node_pair_transfer(&self, from: u32, to: u32) -> Transfer {
         let (a, b) = (self.nodes[from as usize], self.nodes[to as usize]);

@@ -135,7 +135,7 @@ impl Batch {
             }
         }
         if i == len {
-            // The usual case: the batch ran to its end.
+            // Run to its end (here only when the total was capped).
             self.len = 0;
         } else if i > 0 {
             // Element by element: a library `memmove` of a few bytes
