@@ -79,7 +79,7 @@
 
 use smpsim_engine::Nanos;
 
-use crate::costs::CostNs;
+use crate::costs::{CostNs, Transfer};
 
 pub type LineId = u32;
 
@@ -126,8 +126,8 @@ pub struct Line {
     /// CPUs polling the line, in the order they started.
     pollers: Vec<Poller>,
     /// Scratch for ordering re-fetches, as (whole transfer from the
-    /// writer, index in `pollers`, data leg); kept: no allocation once warm.
-    order: Vec<(u64, u32, u64)>,
+    /// writer, index in `pollers`, the transfer); kept: no allocation once warm.
+    order: Vec<(u64, u32, Transfer)>,
     /// LL/SC machines: RMWs queued on the line and not yet done, as
     /// (cpu, when its store-conditional was issued, when it is done).
     reservations: Vec<(u32, Nanos, Nanos)>,
@@ -245,10 +245,11 @@ impl Line {
                 for &(victim, sc_issued, _) in &self.reservations {
                     if victim != cpu && sc_issued > now {
                         // The victim's fetch again, after the store.
+                        let x = cost.transfer(cpu, victim);
                         self.free_at += if cost.blocking_home {
-                            cost.forwarded(cpu, victim)
+                            x.data_leg
                         } else {
-                            cost.occupancy
+                            x.busy
                         };
                         self.data_at += cost.forwarded(cpu, victim);
                     }
@@ -300,6 +301,7 @@ impl Line {
         }
         let broken = self.broken_reservations(cost, cpu, now);
         let fetches = broken + u64::from(!self.has(cpu));
+        let busy = cost.busy(self.owner, cpu);
         let start = now.max(self.free_at);
         // Each fetch (the first, then one per reservation lost to an RMW
         // queued ahead) is a leg from the owner; the retries queue behind
@@ -332,7 +334,7 @@ impl Line {
         self.free_at = if cost.blocking_home {
             done
         } else {
-            start + (fetches + 1) * cost.occupancy
+            start + (fetches + 1) * busy
         };
         self.data_at = done;
         self.owner = cpu;
@@ -356,13 +358,14 @@ impl Line {
     }
 
     /// When the home takes its next request after taking one at `start`
-    /// whose requester has its data at `served`.
+    /// whose requester has its data at `served`; `busy` is how long a
+    /// pipelined home is busy with it ([`Transfer::busy`]).
     #[inline(always)]
-    fn busy_until(&self, cost: &CostNs, start: Nanos, served: Nanos) -> Nanos {
+    fn busy_until(&self, cost: &CostNs, start: Nanos, served: Nanos, busy: u64) -> Nanos {
         if cost.blocking_home {
             served
         } else {
-            start + cost.occupancy
+            start + busy
         }
     }
 
@@ -378,6 +381,7 @@ impl Line {
             // parallel, so the farthest one bounds the wait: each would
             // take `now + whole` or, queued, `start + data leg`.
             let fetched = self.leg(cost, self.owner, cpu, now, start);
+            let busy = cost.busy(self.owner, cpu);
             // The owner heads the sharer list and was counted by `leg`.
             debug_assert_eq!(self.sharer_list[0], self.owner);
             let (mut whole, mut data_leg) = (0, 0);
@@ -393,7 +397,7 @@ impl Line {
             let arrive = fetched.max(now + whole).max(start + data_leg);
             self.transfers += 1;
             self.keep_only(cpu);
-            self.free_at = self.busy_until(cost, start, arrive);
+            self.free_at = self.busy_until(cost, start, arrive, busy);
             arrive + extra
         };
         self.data_at = done;
@@ -424,7 +428,7 @@ impl Line {
                 } else {
                     let x = cost.transfer(writer, self.pollers[0].cpu);
                     let start = self.free_at.max(at);
-                    self.free_at = self.serve_refetch(cost, 0, x.data_leg, start);
+                    self.free_at = self.serve_refetch(cost, 0, x, start);
                     self.transfers += 1;
                     self.refetches += 1;
                 }
@@ -443,7 +447,7 @@ impl Line {
                 p.seen = at;
             } else {
                 let x = cost.transfer(writer, p.cpu);
-                order.push((x.whole, i as u32, x.data_leg));
+                order.push((x.whole, i as u32, x));
             }
         }
         // Indices are distinct: the data leg never decides the order.
@@ -453,8 +457,8 @@ impl Line {
             more => more.sort_unstable(),
         }
         let mut start = self.free_at.max(at);
-        for &(_, i, data_leg) in &order {
-            start = self.serve_refetch(cost, i as usize, data_leg, start);
+        for &(_, i, x) in &order {
+            start = self.serve_refetch(cost, i as usize, x, start);
         }
         self.transfers += order.len() as u64;
         self.refetches += order.len() as u64;
@@ -465,12 +469,12 @@ impl Line {
     /// Poller `i`'s re-fetch, taken by the home at `start`, its data leg
     /// `data_leg` from the writer; returns when the home takes the next.
     #[inline]
-    fn serve_refetch(&mut self, cost: &CostNs, i: usize, data_leg: u64, start: Nanos) -> Nanos {
-        let seen = start + data_leg;
+    fn serve_refetch(&mut self, cost: &CostNs, i: usize, x: Transfer, start: Nanos) -> Nanos {
+        let seen = start + x.data_leg;
         self.pollers[i].seen = seen;
         let cpu = self.pollers[i].cpu;
         self.push_sharer(cpu);
-        self.busy_until(cost, start, seen)
+        self.busy_until(cost, start, seen, x.busy)
     }
 
     /// A read by `cpu` at `now`; returns when the value is there.
@@ -480,10 +484,11 @@ impl Line {
         }
         let start = now.max(self.free_at);
         let seen = self.leg(cost, self.owner, cpu, now, start);
+        let busy = cost.busy(self.owner, cpu);
         // A miss: `cpu` holds no copy, no need to look again.
         self.push_sharer(cpu);
         self.transfers += 1;
-        self.free_at = self.busy_until(cost, start, seen);
+        self.free_at = self.busy_until(cost, start, seen, busy);
         seen
     }
 

@@ -203,8 +203,11 @@ pub struct Coherence {
     pub home_source: String,
     /// `pipelined` homes: how long the home (directory, home agent) is busy
     /// accepting one request, so that reads of a line after a write are
-    /// served overlapped.
+    /// served overlapped: `occupancy` plus `occupancy_per_transfer` times
+    /// the request's whole transfer.
     pub occupancy: Cost,
+    pub occupancy_per_transfer: f64,
+    pub occupancy_per_transfer_source: String,
 }
 
 /// How a line's home orders the requests queued at it.
@@ -240,6 +243,8 @@ impl Default for Coherence {
                 ns: 2.0,
                 source: "assumed: the home agent / directory pipeline accepts a request to a line every ~4-8 cycles at 2-4 GHz; no contended measurement of it was found".into(),
             },
+            occupancy_per_transfer: 0.0,
+            occupancy_per_transfer_source: "assumed: a constant occupancy".into(),
         }
     }
 }
