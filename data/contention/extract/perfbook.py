@@ -14,6 +14,7 @@ an update run: the update figures are fields 3, 5, 7, ... (1-based), as
 reduce.sh itself reads them. 2012.12.30a.p6ihhpc7: after the thread count,
 one ns/update figure per sample.
 """
+import csv
 import os
 import sys
 
@@ -38,7 +39,7 @@ def fmt(x):
 
 def main():
     root = sys.argv[1]
-    out = sys.stdout
+    out = csv.writer(sys.stdout, lineterminator="\n")
     for mid, sub, tag, layout, hw in SETS:
         for prog, bench in BENCH.items():
             path = os.path.join(root, sub, f"{prog}:u.{tag}.raw")
@@ -52,10 +53,10 @@ def main():
                 if n > hw:
                     continue
                 vals.sort()
-                out.write(",".join([mid, "perfbook-count", bench, str(n), fmt(quantile(vals, 0.5)),
-                                    "ns_per_op_per_thread", f"median{len(vals)}",
-                                    f"p10={fmt(quantile(vals, 0.1))} p90={fmt(quantile(vals, 0.9))}",
-                                    PLACEMENT[layout]]) + "\n")
+                out.writerow([mid, "perfbook-count", bench, n, fmt(quantile(vals, 0.5)),
+                              "ns_per_op_per_thread", f"median{len(vals)}",
+                              f"p10={fmt(quantile(vals, 0.1))} p90={fmt(quantile(vals, 0.9))}",
+                              PLACEMENT[layout]])
 
 
 main()
