@@ -125,6 +125,11 @@ pub struct Line {
     data_at: Nanos,
     /// CPUs polling the line, in the order they started.
     pollers: Vec<Poller>,
+    /// The CPU standing for the line's home (its memory's node).
+    home: u32,
+    /// Far atomics: the last RMW was done at the home, which holds the
+    /// line's value; no CPU holds it unique (`owner` is `home`).
+    at_home: bool,
     /// Scratch for ordering re-fetches, as (whole transfer from the
     /// writer, index in `pollers`, the transfer); kept: no allocation once warm.
     order: Vec<(u64, u32, Transfer)>,
@@ -163,6 +168,8 @@ impl Line {
             free_at: 0,
             data_at: 0,
             pollers: Vec::new(),
+            home,
+            at_home: false,
             order: Vec::new(),
             reservations: Vec::new(),
             rmws: 0,
@@ -229,7 +236,56 @@ impl Line {
         if cost.ll_sc {
             return self.ll_sc(cost, cpu, now);
         }
+        if cost.far_atomics && !self.held_unique_by(cpu) {
+            return self.far(cost, cpu, now, false);
+        }
         self.write(cost, cpu, now, cost.atomic)
+    }
+
+    /// An atomic RMW whose result is not used (`atomic_inc()`,
+    /// `atomic_add()`): as [`Line::rmw`], except that a far atomic is
+    /// posted (`STADD`): the CPU goes on once the home has taken it.
+    pub fn rmw_void(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
+        if cost.far_atomics && !self.held_unique_by(cpu) {
+            self.rmws += 1;
+            return self.far(cost, cpu, now, true);
+        }
+        self.rmw(cost, cpu, now)
+    }
+
+    /// `cpu` holds the line's only copy in its cache.
+    #[inline(always)]
+    fn held_unique_by(&self, cpu: u32) -> bool {
+        self.owner == cpu && self.sharer_list.len() == 1 && !self.at_home
+    }
+
+    /// A far atomic by `cpu` issued at `now`: the home takes it when free,
+    /// first invalidating every copy (the farthest bounds it), executes it
+    /// in `far_busy` and keeps the line; the requester has the result a
+    /// data leg later, or, `posted`, goes on as soon as the home took it.
+    #[cold]
+    fn far(&mut self, cost: &CostNs, cpu: u32, now: Nanos, posted: bool) -> Nanos {
+        let home = self.home;
+        let x = cost.transfer(home, cpu);
+        let mut start = now.max(self.free_at);
+        for &s in &self.sharer_list {
+            if s != home {
+                start = start.max(now + cost.transfer(s, home).whole);
+            }
+        }
+        let executed = start + cost.far_busy;
+        self.transfers += 1;
+        self.keep_only(home);
+        self.owner = home;
+        self.at_home = true;
+        self.free_at = executed;
+        self.data_at = executed;
+        self.refetch(cost, home, executed);
+        if posted {
+            start
+        } else {
+            (now + x.whole).max(executed + x.data_leg)
+        }
     }
 
     /// A plain store (`smp_store_release()`, a non-atomic `head++`) by
@@ -371,7 +427,8 @@ impl Line {
 
     #[inline(always)]
     fn write(&mut self, cost: &CostNs, cpu: u32, now: Nanos, extra: u64) -> Nanos {
-        let alone = self.owner == cpu && self.sharer_list.len() == 1;
+        let alone = self.owner == cpu && self.sharer_list.len() == 1 && !self.at_home;
+        self.at_home = false;
         let done = if alone {
             // A hit on a line held exclusively: nothing to wait for at the line.
             now.max(self.data_at) + cost.line_transfer(cpu, cpu) + extra

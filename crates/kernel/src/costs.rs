@@ -61,6 +61,11 @@ pub struct CostNs {
     /// LL/SC with the reserved line held until the store-conditional
     /// (`load_reserve = "held"`): no reservation is lost to other CPUs.
     pub ll_sc_held: bool,
+    /// Atomics executed at the line's home (`atomics.kind = "far"`).
+    pub far_atomics: bool,
+    /// How long the home is busy executing one far atomic: the
+    /// occupancy of a request that moves no line.
+    pub far_busy: u64,
     /// The home takes the next request only when the previous requester
     /// has its data (`coherence.home = "blocking"`).
     pub blocking_home: bool,
@@ -162,6 +167,8 @@ impl CostNs {
             idle_polling: m.idle.polling,
             ll_sc,
             ll_sc_held: m.atomics.load_reserve == LoadReserve::Held,
+            far_atomics: m.atomics.kind == AtomicKind::Far,
+            far_busy: Transfer::of(&m.coherence, 0).busy,
             atomic: c.atomic.as_ref().map_or(0, |x| x.nanos()),
             blocking_home: m.coherence.home == smpsim_machine::Home::Blocking,
             place_keys: (0..m.nr_cpus() as u32)

@@ -205,7 +205,7 @@ impl<'s> crate::Kernel<'s> {
                 let l = self.hook_instance(c, r);
                 let line = self.objects.atomic_line(l);
                 t = if matches!(op, Op::AtomicRmw(_)) {
-                    line.rmw(&self.cost, c, t)
+                    line.rmw_void(&self.cost, c, t)
                 } else {
                     line.read(&self.cost, c, t)
                 };

@@ -133,6 +133,12 @@ pub enum AtomicKind {
     /// fails if another CPU's store reached the line in between, and the
     /// sequence is retried.
     LlSc,
+    /// Armv8.1 LSE atomics on an interconnect that executes them at the
+    /// line's home (Arm CMN's HN-F: "far" atomics): an RMW on a line the
+    /// CPU does not hold unique is sent to the home and done there, the
+    /// line does not move to the core; a no-return atomic (`STADD`, the
+    /// kernel's `atomic_inc()`) is posted like a store.
+    Far,
 }
 
 impl AtomicKind {
@@ -141,6 +147,7 @@ impl AtomicKind {
         match self {
             AtomicKind::Locked => "locked",
             AtomicKind::LlSc => "ll-sc",
+            AtomicKind::Far => "far",
         }
     }
 }

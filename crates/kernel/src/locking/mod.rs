@@ -478,7 +478,7 @@ impl crate::Kernel<'_> {
                 let now = self.now;
                 let line = self.objects.atomic_line(l);
                 let done = if matches!(op, Op::AtomicRmw(_)) {
-                    line.rmw(&self.cost, c, now)
+                    line.rmw_void(&self.cost, c, now)
                 } else {
                     line.read(&self.cost, c, now)
                 };
