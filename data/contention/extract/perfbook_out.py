@@ -24,7 +24,7 @@ import sys
 # (machine id, log tag, hardware threads, placement note)
 SETS = [("power5p-595-64c", "perfsqh.2010.02.11a", 128,
          "not pinned (count_update_perf_test has no run_on()); 64 cores x 2 SMT = 128 CPUs: two updaters may share a core"),
-        ("xeon8176-8s", "hps.2019.10.23a", 448,
+        ("platinum8176-8s", "hps.2019.10.23a", 448,
          "not pinned (count_update_perf_test has no run_on()); 8 sockets x 28 cores x 2 SMT = 448 CPUs")]
 BENCH = {"count_atomic": "atomic_inc", "count_nonatomic": "plain_inc"}
 
