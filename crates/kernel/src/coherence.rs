@@ -137,6 +137,12 @@ pub struct Line {
     /// (cpu, when its store-conditional was issued, when it is done).
     reservations: Vec<(u32, Nanos, Nanos)>,
     pub rmws: u64,
+    /// Writes that changed the value (RMWs, stores, a cmpxchg that
+    /// succeeded): what a cmpxchg compares against.
+    writes: u64,
+    /// Compare-and-exchanges that failed: another CPU wrote the line
+    /// after this one read it.
+    pub cmpxchg_fails: u64,
     /// LL/SC machines: store-conditionals that failed because another
     /// CPU's store reached the line after the load-reserve.
     pub sc_fails: u64,
@@ -173,6 +179,8 @@ impl Line {
             order: Vec::new(),
             reservations: Vec::new(),
             rmws: 0,
+            writes: 0,
+            cmpxchg_fails: 0,
             sc_fails: 0,
             transfers: 0,
             refetches: 0,
@@ -253,6 +261,48 @@ impl Line {
         self.rmw(cost, cpu, now)
     }
 
+    /// A compare-and-exchange by `cpu` at `now` that expects the line to
+    /// have seen `expected` writes (what the read it follows found,
+    /// [`Line::writes`]): it succeeds only if no other CPU's write was
+    /// ordered at the line in between. Returns when it is done and whether
+    /// it succeeded.
+    ///
+    /// How a failure goes depends on the atomics:
+    /// - locked (`lock cmpxchg`): the failed attempt is a read-for-ownership
+    ///   that leaves the line Modified in this CPU's cache, with the value
+    ///   it found; the loop's next attempt follows within a few cycles and
+    ///   hits there before the next request's snoop can arrive (that needs
+    ///   a hop from the home after the data did), so it succeeds. A loop
+    ///   costs its read and at most two attempts.
+    /// - LL/SC: a load-reserve that finds another value leaves the loop
+    ///   without its store-conditional (a read); the next attempt is
+    ///   another fetch.
+    /// - far atomics: the failed `CAS` was done at the home; the next one
+    ///   goes there again.
+    pub fn cmpxchg(&mut self, cost: &CostNs, cpu: u32, now: Nanos, expected: u64) -> (Nanos, bool) {
+        if self.writes == expected {
+            return (self.rmw(cost, cpu, now), true);
+        }
+        self.cmpxchg_fails += 1;
+        if cost.ll_sc {
+            return (self.read(cost, cpu, now), false);
+        }
+        if cost.far_atomics && !self.held_unique_by(cpu) {
+            let done = self.rmw(cost, cpu, now);
+            // Nothing was written.
+            self.writes -= 1;
+            return (done, false);
+        }
+        let failed = self.rmw(cost, cpu, now);
+        // The retry, on the line it now holds alone.
+        (self.rmw(cost, cpu, failed), true)
+    }
+
+    /// Writes that changed the line's value so far.
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
     /// `cpu` holds the line's only copy in its cache.
     #[inline(always)]
     fn held_unique_by(&self, cpu: u32) -> bool {
@@ -275,6 +325,7 @@ impl Line {
         }
         let executed = start + cost.far_busy;
         self.transfers += 1;
+        self.writes += 1;
         self.keep_only(home);
         self.owner = home;
         self.at_home = true;
@@ -282,7 +333,8 @@ impl Line {
         self.data_at = executed;
         self.refetch(cost, home, executed);
         if posted {
-            start
+            // Issued like a store: at least an L1 access.
+            start.max(now + cost.line_transfer(cpu, cpu))
         } else {
             (now + x.whole).max(executed + x.data_leg)
         }
@@ -348,6 +400,7 @@ impl Line {
     /// With `"held"` the reserving CPU keeps the line until its upgrade:
     /// no reservation is lost.
     fn ll_sc(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
+        self.writes += 1;
         if self.owner == cpu && self.sharer_list.len() == 1 {
             // Held exclusive: the reservation holds, nothing to wait for.
             let done = now.max(self.data_at) + cost.line_transfer(cpu, cpu) + cost.atomic;
@@ -429,6 +482,7 @@ impl Line {
     fn write(&mut self, cost: &CostNs, cpu: u32, now: Nanos, extra: u64) -> Nanos {
         let alone = self.owner == cpu && self.sharer_list.len() == 1 && !self.at_home;
         self.at_home = false;
+        self.writes += 1;
         let done = if alone {
             // A hit on a line held exclusively: nothing to wait for at the line.
             now.max(self.data_at) + cost.line_transfer(cpu, cpu) + extra

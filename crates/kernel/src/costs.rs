@@ -170,7 +170,7 @@ impl CostNs {
             far_atomics: m.atomics.kind == AtomicKind::Far,
             far_busy: Transfer::of(&m.coherence, 0).busy,
             atomic: c.atomic.as_ref().map_or(0, |x| x.nanos()),
-            blocking_home: m.coherence.home == smpsim_machine::Home::Blocking,
+            blocking_home: m.coherence.home != smpsim_machine::Home::Pipelined,
             place_keys: (0..m.nr_cpus() as u32)
                 .map(|c| place_key(&m.topology, c))
                 .collect(),
@@ -286,7 +286,13 @@ impl Transfer {
     /// its data leg (`forward_fraction` of it, in 1/1024ths, rounded up)
     /// and the home's occupancy for it.
     pub fn of(c: &smpsim_machine::Coherence, whole: u64) -> Transfer {
-        let forward_1024 = (c.forward_fraction.clamp(0.0, 1.0) * 1024.0).round() as u64;
+        // A retried request pays the whole transfer again.
+        let forward = if c.home == smpsim_machine::Home::Retry {
+            1.0
+        } else {
+            c.forward_fraction
+        };
+        let forward_1024 = (forward.clamp(0.0, 1.0) * 1024.0).round() as u64;
         let busy = c.occupancy.ns + c.occupancy_per_transfer * whole as f64;
         Transfer {
             whole,

@@ -306,6 +306,7 @@ impl crate::Kernel<'_> {
             | Op::CpusWriteLock
             | Op::CpusWriteUnlock
             | Op::AtomicRmw(_)
+            | Op::AtomicCmpxchgLoop(_)
             | Op::AtomicRead(_) => self.locking_op(c, t, op, resume),
             Op::SmpCallFunctionSingle { cpu, func, wait } => {
                 self.smp_call_function_single(c, t, cpu, func, *wait, smp_step(resume))

@@ -246,6 +246,9 @@ pub enum Resume {
     SynchronizeRcu,
     /// `do_exit()`: `exit_mm()` is done.
     Exit,
+    /// A cmpxchg loop: the value is read, the next step is an attempt
+    /// expecting the line's write count to be `.0`.
+    Cmpxchg(u64),
 }
 
 /// Where `smp_call_function_*()` continues.

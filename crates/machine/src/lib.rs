@@ -12,9 +12,11 @@
 //! core adjacently (`"sibling-adjacent"`).
 
 mod preset;
+mod standing;
 mod topology;
 
 pub use preset::{preset, preset_names, preset_source, PresetError};
+pub use standing::{contention_table, Checked, Contended, ContentionTable, Standing};
 pub use topology::{
     parse_cpu_list, CoreType, CpuId, CpuPlace, Distance, SmtCorun, Topology, SCHED_CAPACITY_SCALE,
 };
@@ -228,6 +230,11 @@ pub enum Home {
     /// A request per `occupancy`; each gets its data a leg later.
     #[default]
     Pipelined,
+    /// A snooping fabric that answers a request colliding with one in
+    /// flight to the same line with a Retry (POWER): requests complete one
+    /// at a time, and a retried request pays a whole transfer again, not
+    /// a data leg.
+    Retry,
 }
 
 impl Home {
@@ -235,23 +242,32 @@ impl Home {
         match self {
             Home::Blocking => "blocking",
             Home::Pipelined => "pipelined",
+            Home::Retry => "retry",
         }
     }
 }
 
 impl Default for Coherence {
+    /// The global contention rules (`contention.toml`): the same for every
+    /// machine that does not document a home of another kind.
     fn default() -> Self {
+        let rules = &standing::contention_table().rules;
+        let global = |what: &str| format!("global: {what}; {}", rules.source);
         Coherence {
-            forward_fraction: 0.5,
-            forward_fraction_source: "assumed: a request and its data take equal legs of the measured one-way transfer; a request queued at the owner pays the data leg only".into(),
+            forward_fraction: rules.forward_fraction,
+            forward_fraction_source: global(
+                "a request queued at the owner pays this part of a transfer",
+            ),
             home: Home::Pipelined,
-            home_source: "assumed: a directory or snoop filter that keeps accepting requests to a line while earlier ones are in flight (current x86 servers); no contended measurement of it was found".into(),
+            home_source: global(
+                "a home that keeps taking requests to a line while earlier ones are in flight",
+            ),
             occupancy: Cost {
-                ns: 2.0,
-                source: "assumed: the home agent / directory pipeline accepts a request to a line every ~4-8 cycles at 2-4 GHz; no contended measurement of it was found".into(),
+                ns: rules.occupancy_ns,
+                source: global("ns a home is busy per request"),
             },
-            occupancy_per_transfer: 0.0,
-            occupancy_per_transfer_source: "assumed: a constant occupancy".into(),
+            occupancy_per_transfer: rules.occupancy_per_transfer,
+            occupancy_per_transfer_source: global("and this part of the request's whole transfer"),
         }
     }
 }
