@@ -684,6 +684,7 @@ mod tests {
         m.costs.atomic = None;
         m.coherence.home = smpsim_machine::Home::Pipelined;
         m.coherence.occupancy.ns = occ;
+        m.coherence.occupancy_per_transfer = 0.0;
         m.coherence.forward_fraction = 0.5;
         CostNs::new(&m)
     }
