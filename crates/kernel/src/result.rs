@@ -10,7 +10,7 @@ use crate::task::TaskTimes;
 pub struct RunResult {
     pub nr_cpus: u32,
     /// What the machine's figures rest on.
-    pub machine: MachineStanding,
+    pub standing: MachineStanding,
     /// Independent replicas merged into this result.
     pub replicas: u32,
     pub duration_ns: Nanos,

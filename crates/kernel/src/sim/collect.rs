@@ -15,7 +15,7 @@ impl Kernel<'_> {
         }
         RunResult {
             nr_cpus: self.nr_cpus,
-            machine: MachineStanding::of(&spec.machine),
+            standing: MachineStanding::of(&spec.machine),
             replicas: 1,
             duration_ns: spec.duration,
             warmup_ns: spec.warmup,
