@@ -64,7 +64,8 @@ fn cgroup_roots(mount: &Path) -> Vec<PathBuf> {
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
-            std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) && p.join("cgroup.procs").exists()
+            std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+                && p.join("cgroup.procs").exists()
         })
         .collect();
     roots.sort();

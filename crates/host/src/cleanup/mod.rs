@@ -22,8 +22,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use signals::{
-    catch_sigpipe, install_signal_handlers, should_stop, signal_name, stop_signal,
-    stopped_status,
+    catch_sigpipe, install_signal_handlers, should_stop, signal_name, stop_signal, stopped_status,
 };
 
 /// One undo step, as the state record writes it.

@@ -58,7 +58,9 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let oct = b.get(i + 1..i + 4).filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        let oct = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
         match (b[i], oct) {
             (b'\\', Some(d)) => {
                 out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
@@ -127,13 +129,17 @@ mod tests {
 
     #[test]
     fn mountinfo_lines_give_point_type_and_source() {
-        let text = "42 23 0:13 / /sys/kernel/tracing rw,relatime - tracefs smpsim-mutex-readers-77 rw\n\
+        let text =
+            "42 23 0:13 / /sys/kernel/tracing rw,relatime - tracefs smpsim-mutex-readers-77 rw\n\
                     36 25 0:31 / /sys/fs/cgroup/cpu rw,relatime shared:12 - cgroup cgroup rw,cpu\n\
                     50 23 0:40 / /mnt/a\\040b rw - tmpfs none rw\n";
         let m = parse_mountinfo(text);
         assert_eq!(m.len(), 3);
         assert_eq!(m[0].at, Path::new("/sys/kernel/tracing"));
-        assert_eq!((m[0].fstype.as_str(), m[0].source.as_str()), ("tracefs", "smpsim-mutex-readers-77"));
+        assert_eq!(
+            (m[0].fstype.as_str(), m[0].source.as_str()),
+            ("tracefs", "smpsim-mutex-readers-77")
+        );
         assert_eq!(m[1].fstype, "cgroup");
         assert_eq!(m[2].at, Path::new("/mnt/a b"));
     }
@@ -145,6 +151,9 @@ mod tests {
         assert_eq!(source_pid("tracefs"), None);
         assert_eq!(source_pid("smpsim-x-0"), None);
         assert_eq!(source_pid("smpsim--5"), None);
-        assert_eq!(source_pid(&source_name("mutex-readers")), Some(std::process::id() as i32));
+        assert_eq!(
+            source_pid(&source_name("mutex-readers")),
+            Some(std::process::id() as i32)
+        );
     }
 }

@@ -18,7 +18,8 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 static COUNT: AtomicU32 = AtomicU32::new(0);
 
 /// The signals that end a run early, with its cleanup.
-pub const STOP_SIGNALS: [libc::c_int; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGTERM, libc::SIGQUIT];
+pub const STOP_SIGNALS: [libc::c_int; 4] =
+    [libc::SIGHUP, libc::SIGINT, libc::SIGTERM, libc::SIGQUIT];
 
 /// Signals after which the process ends without waiting for the cleanup.
 const IMPATIENT_AFTER: u32 = 3;

@@ -158,7 +158,10 @@ fn restore_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<_> = entries
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.strip_suffix(".state").is_some_and(|p| p.parse::<u32>().is_ok()))
+        .filter(|n| {
+            n.strip_suffix(".state")
+                .is_some_and(|p| p.parse::<u32>().is_ok())
+        })
         .collect();
     names.sort();
     let mut lines = Vec::new();
@@ -241,7 +244,9 @@ fn parse_record(text: &str) -> Option<(u32, Vec<Undo>)> {
 /// could not be (the record stays, for the next run to retry).
 fn restore_step(u: &Undo, pid: u32) -> Result<Option<String>, String> {
     let failed = |what: String, e: &dyn std::fmt::Display| {
-        Err(format!("not restored: {what} (left by smpsim pid {pid}): {e}"))
+        Err(format!(
+            "not restored: {what} (left by smpsim pid {pid}): {e}"
+        ))
     };
     match u {
         Undo::OnlineCpu(cpu) => {
@@ -270,7 +275,10 @@ fn restore_step(u: &Undo, pid: u32) -> Result<Option<String>, String> {
                 return Ok(None);
             }
             if leftovers::holds_tasks(dir) {
-                return failed(format!("cgroup {} removed", dir.display()), &"it still holds tasks");
+                return failed(
+                    format!("cgroup {} removed", dir.display()),
+                    &"it still holds tasks",
+                );
             }
             match leftovers::remove_cgroup(dir) {
                 Ok(()) => Ok(Some(format!(
@@ -360,11 +368,16 @@ mod tests {
 
         if crate::sys::is_root() {
             let theirs = base.join("theirs");
-            std::fs::DirBuilder::new().mode(0o700).create(&theirs).unwrap();
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&theirs)
+                .unwrap();
             // SAFETY: valid C string; nobody's uid.
             let c = std::ffi::CString::new(theirs.as_os_str().as_encoded_bytes()).unwrap();
             assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
-            assert!(private_dir(&theirs).unwrap_err().contains("not owned by us"));
+            assert!(private_dir(&theirs)
+                .unwrap_err()
+                .contains("not owned by us"));
         }
         std::fs::remove_dir_all(&base).unwrap();
     }
@@ -380,7 +393,10 @@ mod tests {
         let m = std::fs::symlink_metadata(&path).unwrap();
         assert_eq!(m.mode() & 0o777, 0o600);
         let (pid, open) = parse_record(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!((pid, open), (std::process::id(), vec![a.clone(), b.clone()]));
+        assert_eq!(
+            (pid, open),
+            (std::process::id(), vec![a.clone(), b.clone()])
+        );
         // Held by a live run: another restorer leaves it alone.
         let mut lines = Vec::new();
         restore_record(&path, &mut lines);
