@@ -20,8 +20,6 @@ pub mod report;
 pub mod sys;
 pub mod tests;
 
-use std::io::Write;
-
 pub use report::HostResult;
 
 /// A host test and whether it can run here.
@@ -118,10 +116,7 @@ impl Default for Options {
 pub fn run(test: &str, opts: &Options) -> Result<HostResult, String> {
     cleanup::install_signal_handlers();
     let _sigpipe = cleanup::catch_sigpipe();
-    for line in cleanup::restore_left_behind() {
-        // Not eprintln: a closed stderr must not stop the run before its test.
-        let _ = writeln!(std::io::stderr(), "{line}");
-    }
+    cleanup::restore_and_report();
     let status = list().into_iter().find(|s| s.test == test).ok_or_else(|| {
         let names: Vec<_> = TESTS.iter().map(|t| t.0).collect();
         format!("unknown host test `{test}`; known: {}", names.join(", "))

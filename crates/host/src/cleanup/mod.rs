@@ -158,6 +158,16 @@ pub fn restore_left_behind() -> Vec<String> {
     lines
 }
 
+/// [`restore_left_behind`], each line on stderr: what `host run`,
+/// `host compare` and `calibrate` do first.
+pub fn restore_and_report() {
+    use std::io::Write;
+    for line in restore_left_behind() {
+        // Not eprintln: a closed stderr must not stop the run before its test.
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
+}
+
 /// Does a process with this PID exist (in our PID namespace)?
 pub fn pid_alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
