@@ -203,6 +203,39 @@ fn every_terminating_signal_mid_run_unmounts_tracefs() {
     }
 }
 
+/// A third signal ends the run at once, without its cleanup (for a test
+/// stuck in the kernel), says so, and the next run restores what it left.
+/// Three different signals queued on a stopped run arrive together.
+#[test]
+fn a_third_signal_exits_at_once_and_the_next_run_restores() {
+    let _one = serial();
+    let Some(dir) = cgroup_root() else { return };
+    let child = membarrier_with_cgroups();
+    let pid = child.id();
+    let tree = dir.join(format!("smpsim_membarrier_{pid}"));
+    wait_for("the cgroup tree", || tree.join("n2/d0/d1").exists());
+    child.signal(libc::SIGSTOP);
+    for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+        child.signal(sig);
+    }
+    child.signal(libc::SIGCONT);
+    let out = child.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code().unwrap_or(0);
+    assert!([129, 130, 143].contains(&code), "{out:?}");
+    assert!(
+        stderr.contains(smpsim_host::cleanup::signals::IMPATIENT_MESSAGE.trim_end()),
+        "{stderr}"
+    );
+    assert!(tree.exists() && record_of(pid).exists(), "no cleanup ran");
+    let stderr = next_run();
+    assert!(!tree.exists(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("(left by smpsim pid {pid})")),
+        "{stderr}"
+    );
+}
+
 /// SIGKILL skips every guard; the record stays, and the next run (any
 /// test) removes the cgroup tree or unmounts tracefs, and says so.
 #[test]

@@ -24,12 +24,18 @@ pub const STOP_SIGNALS: [libc::c_int; 4] =
 /// Signals after which the process ends without waiting for the cleanup.
 const IMPATIENT_AFTER: u32 = 3;
 
+pub const IMPATIENT_MESSAGE: &str = "smpsim: third signal: exiting without cleanup; the next host run restores what this one changed\n";
+
 extern "C" fn on_signal(sig: libc::c_int) {
     let _ = SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
     STOP.store(true, Ordering::SeqCst);
     if COUNT.fetch_add(1, Ordering::SeqCst) + 1 >= IMPATIENT_AFTER {
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(128 + sig) };
+        let msg = IMPATIENT_MESSAGE.as_bytes();
+        // SAFETY: write and _exit are async-signal-safe; the buffer is static.
+        unsafe {
+            libc::write(2, msg.as_ptr() as *const libc::c_void, msg.len());
+            libc::_exit(128 + sig);
+        }
     }
 }
 

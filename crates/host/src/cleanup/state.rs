@@ -107,7 +107,14 @@ fn create(dir: &Path) -> Result<Record, String> {
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
-        .map_err(|e| format!("state record {}: {e}", path.display()))?;
+        .map_err(|e| match e.kind() {
+            // A dead run with our PID whose record could not be restored.
+            std::io::ErrorKind::AlreadyExists => format!(
+                "state record {} already exists (an earlier run with this PID left changes that could not be restored: see the `not restored:` lines above); refusing to change the host until it is dealt with",
+                path.display()
+            ),
+            _ => format!("state record {}: {e}", path.display()),
+        })?;
     // SAFETY: flock on an fd we own.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let e = std::io::Error::last_os_error();
