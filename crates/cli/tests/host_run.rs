@@ -220,3 +220,38 @@ fn sighup_or_sigkill_mid_hotplug_leaves_no_cpu_offline() {
         "missing `{line}` in:\n{stderr}"
     );
 }
+
+/// `host compare` calibrates into a temporary profile; SIGHUP during its
+/// real run (the issue: the profile stayed in TMPDIR) stops it with its
+/// cleanup: TMPDIR is left as empty as it was found, status 129.
+#[test]
+fn sighup_mid_host_compare_leaves_no_temporary_profile() {
+    let _one = serial();
+    if !runnable("ctxswitch") {
+        eprintln!("SKIPPED: this host cannot run ctxswitch (see `smpsim host list`)");
+        return;
+    }
+    let tmp = common::dir("compare-sighup");
+    let child = smpsim()
+        .args(["host", "compare", "ctxswitch", "--seconds", "60"])
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    wait_for("the temporary profile", || {
+        std::fs::read_dir(&tmp).is_ok_and(|mut d| d.next().is_some())
+    });
+    // Past the profile's writing (milliseconds), into the 60 s real run.
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&child, libc::SIGHUP);
+    let out = child.wait_with_output().unwrap();
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert_eq!(out.status.code(), Some(129), "{out:?}");
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+}
