@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use smpsim_report::{fmt_rate, text::Table};
 
-use super::{format_result, report_calibration, STOPPED};
+use super::{format_result, report_calibration, stopped_status};
 use crate::cli::{Format, HostCompareArgs};
 use crate::output::{emit, fail};
 
@@ -25,7 +25,7 @@ pub(super) fn compare(a: HostCompareArgs) -> i32 {
     smpsim_host::cleanup::install_signal_handlers();
     let interrupted = || {
         eprintln!("compare: interrupted");
-        130
+        stopped_status()
     };
     // A profile calibrated here lives only as long as this command, unless
     // --profile-out says where to keep it.
@@ -145,7 +145,7 @@ pub(super) fn compare(a: HostCompareArgs) -> i32 {
         }
     };
     match emit(&out, None) {
-        Ok(()) if real.stopped_early => STOPPED,
+        Ok(()) if real.stopped_early => stopped_status(),
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),
     }
