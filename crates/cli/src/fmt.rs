@@ -35,7 +35,10 @@ pub fn main(args: FmtArgs) -> i32 {
     };
     let new = match converted.and_then(|new| {
         // The rewrite must not change what the scenario runs.
-        let (before, after) = (compiled(path, &text, &allow)?, compiled(path, &new, &allow)?);
+        let (before, after) = (
+            compiled(path, &text, &allow)?,
+            compiled(path, &new, &allow)?,
+        );
         Ok((new, before == after))
     }) {
         Ok((new, true)) => new,

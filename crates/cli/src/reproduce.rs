@@ -78,10 +78,12 @@ fn load_cases(dir: &Path, allow: &[PathBuf]) -> Result<Vec<Scenario>, String> {
 
 pub fn main(args: ReproduceArgs) -> i32 {
     // Refused before the cases run, not after.
-    if let (Some(html), Some(o)) = (&args.html, &args.output) {
-        if let Err(e) = crate::output::check_outputs(&[], &[("--html", html), ("-o", o)]) {
-            return fail(e);
-        }
+    let outputs: Vec<(&str, &Path)> = [("--html", &args.html), ("-o", &args.output)]
+        .into_iter()
+        .filter_map(|(w, p)| p.as_deref().map(|p| (w, p)))
+        .collect();
+    if let Err(e) = crate::output::check_outputs(&[], &outputs) {
+        return fail(e);
     }
     let dir = scenario_dir(args.scenarios.as_deref());
     let cases = match load_cases(&dir, &args.allow_paths) {

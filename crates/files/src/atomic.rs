@@ -90,7 +90,8 @@ extern "C" fn remove_tmp_and_die(sig: libc::c_int) {
 }
 
 /// The signals that end a process by default and can be caught.
-const CLEANUP_SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+const CLEANUP_SIGNALS: [libc::c_int; 4] =
+    [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 /// While alive, a signal that ends the process removes `tmp` first. The
 /// handlers in place before (the host tests' stop flag) come back on drop.

@@ -44,20 +44,38 @@ pub fn rewrite_input(path: &Path, bytes: &[u8]) -> Result<(), String> {
     write(path, bytes, false)
 }
 
+/// Whether `path` can take an output, checked before the work that makes
+/// it (a long run, a calibration) rather than after: not a link (other
+/// than to a descriptor this process holds), a directory or a disk. The
+/// write checks again.
+pub fn check_output(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    let shown = path.display();
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() && streams::own_descriptor(path).is_none() => {
+            Err(format!("{shown}: {LINK_REFUSED}"))
+        }
+        Ok(m) if m.is_dir() => Err(format!("{shown}: is a directory")),
+        Ok(m) if m.file_type().is_block_device() => Err(format!("{shown}: {DISK_REFUSED}")),
+        _ => Ok(()),
+    }
+}
+
+/// Why a link at an output path is refused.
+pub(crate) const LINK_REFUSED: &str = "is a symbolic link; smpsim does not write through a link at an output path (one planted there could point at any file): name the file itself, or remove the link";
+
+const DISK_REFUSED: &str = "is a block device; smpsim writes results to files, pipes and character devices, never onto a disk";
+
 fn write(path: &Path, bytes: &[u8], refuse_inputs: bool) -> Result<(), String> {
     use std::os::unix::fs::FileTypeExt;
     let shown = path.display();
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => match streams::own_descriptor(path) {
             Some(fd) => streams::write_to(fd, bytes).map_err(|e| format!("{shown}: {e}")),
-            None => Err(format!(
-                "{shown}: is a symbolic link; smpsim does not write through a link at an output path (one planted there could point at any file): name the file itself, or remove the link"
-            )),
+            None => Err(format!("{shown}: {LINK_REFUSED}")),
         },
         Ok(m) if m.is_dir() => Err(format!("{shown}: is a directory")),
-        Ok(m) if m.file_type().is_block_device() => Err(format!(
-            "{shown}: is a block device; smpsim writes results to files, pipes and character devices, never onto a disk"
-        )),
+        Ok(m) if m.file_type().is_block_device() => Err(format!("{shown}: {DISK_REFUSED}")),
         Ok(m) if !m.is_file() => streams::write_through(path, bytes, refuse_inputs),
         _ => {
             if refuse_inputs {

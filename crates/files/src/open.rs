@@ -14,9 +14,7 @@ const FLAGS: i32 = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
 fn checked(path: &Path, opened: std::io::Result<File>) -> Result<File, String> {
     let shown = path.display();
     let f = opened.map_err(|e| match e.raw_os_error() {
-        Some(libc::ELOOP) => format!(
-            "{shown}: is a symbolic link; smpsim does not write through a link at an output path (one planted there could point at any file): name the file itself, or remove the link"
-        ),
+        Some(libc::ELOOP) => format!("{shown}: {}", crate::LINK_REFUSED),
         // O_NONBLOCK on a FIFO nobody reads.
         Some(libc::ENXIO) => format!("{shown}: is a FIFO or a socket, not a regular file"),
         _ => format!("{shown}: {e}"),

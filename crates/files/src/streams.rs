@@ -66,7 +66,10 @@ pub(crate) fn write_through(path: &Path, bytes: &[u8], refuse_inputs: bool) -> R
         return crate::atomic::replace(path, bytes);
     }
     if t.is_block_device() || t.is_dir() {
-        return Err(format!("{}: is not a file, a pipe or a character device", path.display()));
+        return Err(format!(
+            "{}: is not a file, a pipe or a character device",
+            path.display()
+        ));
     }
     f.write_all(bytes).map_err(err)
 }

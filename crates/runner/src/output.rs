@@ -67,6 +67,11 @@ fn identity(path: &Path) -> Option<Identity> {
 /// lost). Each path comes with how the command line named it (`-o`,
 /// `--trace`, "the scenario").
 pub fn check_outputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<(), String> {
+    for (what, out) in outputs {
+        if out.as_os_str() != "-" {
+            smpsim_files::check_output(out).map_err(|e| format!("error: {what} {e}"))?;
+        }
+    }
     for (i, (what, out)) in outputs.iter().enumerate() {
         let Some(id) = identity(out) else { continue };
         for (input, path) in inputs {
@@ -116,16 +121,14 @@ pub fn allow_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     paths
         .iter()
         .map(|p| {
-            std::fs::canonicalize(p).map_err(|e| format!("error: --allow-path {}: {e}", p.display()))
+            std::fs::canonicalize(p)
+                .map_err(|e| format!("error: --allow-path {}: {e}", p.display()))
         })
         .collect()
 }
 
 /// Loads a scenario that may also read under the `--allow-path` paths.
-pub fn load_scenario(
-    path: &Path,
-    allow: &[PathBuf],
-) -> Result<smpsim_scenario::Scenario, String> {
+pub fn load_scenario(path: &Path, allow: &[PathBuf]) -> Result<smpsim_scenario::Scenario, String> {
     let allow = allow_paths(allow)?;
     smpsim_scenario::load_allowing(path, &allow).map_err(|e| e.to_string())
 }

@@ -22,6 +22,12 @@ pub(super) fn compare(a: HostCompareArgs) -> i32 {
     // Ctrl-C or SIGTERM stops the real test early (its guard undoes what
     // it changed) and then this command, which removes its temporary
     // profile on the way out.
+    if let Some(out) = &a.profile_out {
+        // Refused before calibrating, not after.
+        if let Err(e) = crate::output::check_outputs(&[], &[("--profile-out", out)]) {
+            return fail(e);
+        }
+    }
     smpsim_host::cleanup::install_signal_handlers();
     let interrupted = || {
         eprintln!("compare: interrupted");
@@ -85,14 +91,15 @@ pub(super) fn compare(a: HostCompareArgs) -> i32 {
     // The twin's name in messages (it is never on disk); it reads the
     // profile, wherever that is.
     let path = std::env::temp_dir().join(format!("host-{test}.toml"));
-    let scenario = match smpsim_scenario::parse_allowing(&path, text, &[profile.clone()]) {
-        Ok(s) => s,
-        Err(e) => {
-            return fail(format!(
-                "error: the simulated twin of {test} does not compile (a bug):\n{e}"
-            ))
-        }
-    };
+    let scenario =
+        match smpsim_scenario::parse_allowing(&path, text, std::slice::from_ref(&profile)) {
+            Ok(s) => s,
+            Err(e) => {
+                return fail(format!(
+                    "error: the simulated twin of {test} does not compile (a bug):\n{e}"
+                ))
+            }
+        };
     let (sim_value, spec) = match simulated(&scenario, test, &[]) {
         Ok(v) => v,
         Err(e) => return fail(e),
