@@ -12,7 +12,7 @@
 //!   point at any file. The one exception is a link to a descriptor this
 //!   process already holds open for writing (`/dev/stdout`, `/dev/fd/N` of
 //!   a shell's `>(...)`): that descriptor is written, nothing is opened
-//!   ([`streams`]).
+//!   (`streams`).
 //! - No output replaces a file the run read as an input (the scenario, an
 //!   included file, a machine profile), whatever path names it ([`inputs`]).
 //! - Files appended to in place (a sweep's results) and private temporary
@@ -96,5 +96,61 @@ pub(crate) fn without_path(e: &std::io::Error) -> String {
     match text.find(" at path ") {
         Some(at) => text[..at].to_string(),
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    use std::os::unix::fs::FileTypeExt;
+
+    #[test]
+    fn a_link_at_the_output_is_refused_and_its_target_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("victim");
+        std::fs::write(&target, "keep").unwrap();
+        let link = dir.path().join("out.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = write_output(&link, b"result").unwrap_err();
+        assert!(e.contains("is a symbolic link"), "{e}");
+        assert!(check_output(&link).is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[test]
+    fn a_link_to_a_descriptor_of_this_process_is_written() {
+        let mut fds = [0; 2];
+        // SAFETY: pipe() fills two descriptors, owned by the Files below.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (mut reader, writer) = unsafe {
+            (
+                std::fs::File::from_raw_fd(fds[0]),
+                std::fs::File::from_raw_fd(fds[1]),
+            )
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("fd");
+        std::os::unix::fs::symlink(format!("/proc/self/fd/{}", fds[1]), &link).unwrap();
+        check_output(&link).unwrap();
+        write_output(&link, b"through the pipe").unwrap();
+        drop(writer);
+        let mut got = String::new();
+        reader.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "through the pipe");
+    }
+
+    #[test]
+    fn a_character_device_is_written_through() {
+        write_output(Path::new("/dev/null"), b"x").unwrap();
+        assert!(std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
     }
 }
