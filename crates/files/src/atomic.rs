@@ -11,27 +11,13 @@
 //! exists (Ctrl-C) removes it first; one left by a killed process (SIGKILL)
 //! is removed by the next write of the same path.
 
-use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-/// The file name bytes a temporary keeps of its target's name: with the
-/// rest of it, the temporary's name stays within `NAME_MAX` (255).
-const NAME_KEPT: usize = 200;
-
-/// The temporary's name before its random part: `.NAME.PID.`.
-pub(crate) fn temp_prefix(name: &OsStr, pid: u32) -> OsString {
-    let kept = &name.as_bytes()[..name.len().min(NAME_KEPT)];
-    let mut p = OsString::from(".");
-    p.push(OsStr::from_bytes(kept));
-    p.push(format!(".{pid}."));
-    p
-}
-
-pub(crate) const TEMP_SUFFIX: &str = ".tmp";
+use crate::names;
 
 /// Replaces (or creates) the regular file `path` with `bytes`.
 pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -46,11 +32,11 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
     // `tempfile`'s errors carry).
     let err = |e: std::io::Error| format!("{}: {}", path.display(), crate::without_path(&e));
     crate::stale::remove_temporaries(dir, name);
-    let prefix = temp_prefix(name, std::process::id());
+    let prefix = names::temp_prefix(name, std::process::id());
     let mut tmp = tempfile::Builder::new()
         .prefix(&prefix)
-        .suffix(TEMP_SUFFIX)
-        .rand_bytes(6)
+        .suffix(names::TEMP_SUFFIX)
+        .rand_bytes(names::RAND_LEN)
         // What `File::create` gives: 0666 less the umask.
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)

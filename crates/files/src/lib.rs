@@ -23,6 +23,7 @@
 
 pub mod atomic;
 pub mod inputs;
+mod names;
 pub mod open;
 mod stale;
 mod streams;

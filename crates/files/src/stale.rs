@@ -9,23 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::atomic::{temp_prefix, TEMP_SUFFIX};
-
-/// The random part's length and alphabet, as `tempfile` makes it.
-const RAND_LEN: usize = 6;
-
-/// The PID in `name` when it is `PREFIX PID . RANDOM SUFFIX`.
-fn pid_in(name: &[u8], prefix: &[u8], suffix: &[u8]) -> Option<libc::pid_t> {
-    let rest = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
-    let dot = rest.iter().position(|&b| b == b'.')?;
-    let (pid, rand) = (&rest[..dot], &rest[dot + 1..]);
-    let rand_ok = rand.len() == RAND_LEN && rand.iter().all(u8::is_ascii_alphanumeric);
-    let pid_ok = !pid.is_empty() && pid.iter().all(u8::is_ascii_digit);
-    if !(rand_ok && pid_ok) {
-        return None;
-    }
-    std::str::from_utf8(pid).ok()?.parse().ok()
-}
+use crate::names::{pid_in, temp_prefix, TEMP_SUFFIX};
 
 fn is_dead(pid: libc::pid_t) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
@@ -82,20 +66,6 @@ pub(crate) fn remove_dirs(dir: &Path, prefix: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_are_parsed_strictly() {
-        let p = |n: &str| pid_in(n.as_bytes(), b".r.json.", b".tmp");
-        assert_eq!(p(".r.json.123.aB3xYz.tmp"), Some(123));
-        assert_eq!(p(".r.json.123.aB3xY.tmp"), None);
-        assert_eq!(p(".r.json.x.aB3xYz.tmp"), None);
-        assert_eq!(p(".r.json.1.2.aB3xYz.tmp"), None);
-        assert_eq!(p(".r.json.123.aB3xYz"), None);
-        assert_eq!(
-            pid_in(b"smpsim-compare-77.abcdef", b"smpsim-compare-", b""),
-            Some(77)
-        );
-    }
 
     #[test]
     fn a_dead_process_temporary_goes_and_a_live_one_and_a_link_stay() {
