@@ -90,6 +90,14 @@ pub fn main(args: ReproduceArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
+    // No output over a case's scenario, included file or profile.
+    let inputs: Vec<(&str, &Path)> = cases
+        .iter()
+        .flat_map(crate::output::scenario_inputs)
+        .collect();
+    if let Err(e) = crate::output::check_outputs(&inputs, &outputs) {
+        return fail(e);
+    }
     let extra_sets = match crate::output::parse_sets(&args.sets) {
         Ok(s) => s,
         Err(e) => return fail(e),

@@ -544,6 +544,22 @@ fn no_output_replaces_the_machine_profile() {
     refused(&o, "other.toml: is the machine profile");
     assert_eq!(std::fs::read(d.join("other.toml")).unwrap(), other_before);
     assert_eq!(std::fs::read(&prof).unwrap(), before);
+    // reproduce: refused before any case runs.
+    let cases = d.join("cases");
+    std::fs::create_dir(&cases).unwrap();
+    let case = cases.join("slow-mutex.toml");
+    std::fs::copy(common::repo("scenarios/slow-mutex.toml"), &case).unwrap();
+    let case_before = std::fs::read(&case).unwrap();
+    let o = smpsim()
+        .arg("reproduce")
+        .arg("--scenarios")
+        .arg(&cases)
+        .arg("-o")
+        .arg(&case)
+        .output()
+        .unwrap();
+    refused(&o, "is the scenario");
+    assert_eq!(std::fs::read(&case).unwrap(), case_before);
     // And the scenario still runs.
     let o = smpsim().arg("run").arg(&s).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
