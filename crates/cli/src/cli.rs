@@ -54,6 +54,11 @@ pub struct FmtArgs {
     /// Rewrite the file in place instead of printing it.
     #[arg(long, short = 'w')]
     pub write: bool,
+    /// Let the scenario also read files under DIR (an `include` or a
+    /// machine `profile` outside the scenario's own directory, which is
+    /// all it may read otherwise); repeatable.
+    #[arg(long = "allow-path", value_name = "DIR")]
+    pub allow_paths: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -99,6 +104,11 @@ pub struct SweepArgs {
     /// No progress or summary on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Let the scenario also read files under DIR (an `include` or a
+    /// machine `profile` outside the scenario's own directory, which is
+    /// all it may read otherwise); repeatable.
+    #[arg(long = "allow-path", value_name = "DIR")]
+    pub allow_paths: Vec<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -311,6 +321,11 @@ pub struct RunArgs {
     /// Write the report to this file (atomically) instead of stdout.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    /// Let the scenario also read files under DIR (an `include` or a
+    /// machine `profile` outside the scenario's own directory, which is
+    /// all it may read otherwise); repeatable.
+    #[arg(long = "allow-path", value_name = "DIR")]
+    pub allow_paths: Vec<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -348,6 +363,11 @@ pub struct ReproduceArgs {
     pub scenarios: Option<PathBuf>,
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    /// Let the scenario also read files under DIR (an `include` or a
+    /// machine `profile` outside the scenario's own directory, which is
+    /// all it may read otherwise); repeatable.
+    #[arg(long = "allow-path", value_name = "DIR")]
+    pub allow_paths: Vec<PathBuf>,
 }
 
 #[derive(clap::Args)]

@@ -38,7 +38,8 @@ fn scenario_dir(arg: Option<&Path>) -> PathBuf {
 /// Every scenario of `dir` with a `[reproduce]` section. A file without one
 /// is not a case: if it does not even load, it is skipped with a warning
 /// rather than failing every case.
-fn load_cases(dir: &Path) -> Result<Vec<Scenario>, String> {
+fn load_cases(dir: &Path, allow: &[PathBuf]) -> Result<Vec<Scenario>, String> {
+    let allow = crate::output::allow_paths(allow)?;
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("error: {}: {e} (use --scenarios DIR)", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -47,7 +48,7 @@ fn load_cases(dir: &Path) -> Result<Vec<Scenario>, String> {
     files.sort();
     let mut cases = Vec::new();
     for f in files {
-        match smpsim_scenario::load(&f) {
+        match smpsim_scenario::load_allowing(&f, &allow) {
             Ok(s) if s.reproduce.is_some() => cases.push(s),
             Ok(_) => {}
             Err(e) => {
@@ -77,16 +78,26 @@ fn load_cases(dir: &Path) -> Result<Vec<Scenario>, String> {
 
 pub fn main(args: ReproduceArgs) -> i32 {
     // Refused before the cases run, not after.
-    if let (Some(html), Some(o)) = (&args.html, &args.output) {
-        if let Err(e) = crate::output::check_outputs(&[], &[("--html", html), ("-o", o)]) {
-            return fail(e);
-        }
+    let outputs: Vec<(&str, &Path)> = [("--html", &args.html), ("-o", &args.output)]
+        .into_iter()
+        .filter_map(|(w, p)| p.as_deref().map(|p| (w, p)))
+        .collect();
+    if let Err(e) = crate::output::check_outputs(&[], &outputs) {
+        return fail(e);
     }
     let dir = scenario_dir(args.scenarios.as_deref());
-    let cases = match load_cases(&dir) {
+    let cases = match load_cases(&dir, &args.allow_paths) {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
+    // No output over a case's scenario, included file or profile.
+    let inputs: Vec<(&str, &Path)> = cases
+        .iter()
+        .flat_map(crate::output::scenario_inputs)
+        .collect();
+    if let Err(e) = crate::output::check_outputs(&inputs, &outputs) {
+        return fail(e);
+    }
     let extra_sets = match crate::output::parse_sets(&args.sets) {
         Ok(s) => s,
         Err(e) => return fail(e),

@@ -27,7 +27,7 @@ pub fn variants_to_run(
 }
 
 pub fn main(args: RunArgs) -> i32 {
-    let scenario = match smpsim_scenario::load(&args.scenario) {
+    let scenario = match crate::output::load_scenario(&args.scenario, &args.allow_paths) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };

@@ -96,7 +96,7 @@ pub fn main(args: SweepArgs) -> i32 {
         shard,
         a: args,
     };
-    let scenario = match smpsim_scenario::load(&args.scenario) {
+    let scenario = match crate::output::load_scenario(&args.scenario, &args.a.allow_paths) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
@@ -245,13 +245,10 @@ pub fn main(args: SweepArgs) -> i32 {
         .iter()
         .filter(|p| !done.contains(&p.key(&hash)))
         .collect();
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&args.output);
-    let file = match file {
+    // Never through a link planted at the path, never into a FIFO.
+    let file = match crate::output::open_append(&args.output) {
         Ok(f) => std::sync::Mutex::new(f),
-        Err(e) => return fail(format!("error: {}: {e}", args.output.display())),
+        Err(e) => return fail(format!("error: {e}")),
     };
     let cpu_keys: Vec<String> = base
         .task_groups

@@ -18,7 +18,13 @@ fn scenario_and_include_must_be_regular_files() {
     let d = dir("regular");
     let p = d.join("inc.toml");
     std::fs::write(&p, format!("include = [\"/dev/zero\"]\n{HEADER}{TASK}")).unwrap();
-    let o = smpsim().arg("run").arg(&p).output().unwrap();
+    // Outside the scenario's tree: allowed here, to reach the file check.
+    let o = smpsim()
+        .arg("run")
+        .arg(&p)
+        .args(["--allow-path", "/dev"])
+        .output()
+        .unwrap();
     refused(
         &o,
         "inc.toml:1:12: error: `/dev/zero`: cannot read included file: it is a character device",
@@ -164,6 +170,11 @@ fn a_machine_profile_must_be_a_regular_file_too() {
         ),
     )
     .unwrap();
-    let o = smpsim().arg("run").arg(&p).output().unwrap();
+    let o = smpsim()
+        .arg("run")
+        .arg(&p)
+        .args(["--allow-path", "/dev"])
+        .output()
+        .unwrap();
     refused(&o, "s.toml:5:11: error: `/dev/zero`: cannot read machine profile: it is a character device, not a regular file");
 }

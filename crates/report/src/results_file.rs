@@ -203,11 +203,9 @@ pub fn finished(path: &Path, hash: &str) -> Result<HashSet<String>, String> {
         rest = &rest[end + 1..];
     }
     if !rest.is_empty() {
-        // A torn last line: the point runs again.
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| format!("error: {}: {e}", path.display()))?;
+        // A torn last line: the point runs again. Cut in place, never
+        // through a link planted at the path.
+        let f = smpsim_files::open_existing(path).map_err(|e| format!("error: {e}"))?;
         f.set_len(good_len as u64)
             .map_err(|e| format!("error: {}: {e}", path.display()))?;
     }

@@ -180,6 +180,8 @@ struct Source {
 #[derive(Clone, Debug)]
 pub(crate) struct Sources {
     sources: Vec<Source>,
+    /// The files read besides the scenario (machine profiles).
+    pub files_read: Vec<PathBuf>,
 }
 
 impl Sources {
@@ -190,6 +192,7 @@ impl Sources {
                 base: 0,
                 text: text.to_string(),
             }],
+            files_read: Vec::new(),
         }
     }
 

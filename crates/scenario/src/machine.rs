@@ -7,6 +7,7 @@ use smpsim_machine::Machine;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+use crate::access::{Access, Refused};
 use crate::document::{merge, shift_table, Value};
 use crate::error::{list, DResult, Diag, Sources};
 
@@ -23,6 +24,7 @@ pub(crate) fn build(
     section: Option<Value<'_>>,
     doc_span: std::ops::Range<usize>,
     dir: &Path,
+    access: &Access,
     srcs: &mut Sources,
 ) -> DResult<Machine> {
     let Some(section) = section else {
@@ -77,14 +79,19 @@ pub(crate) fn build(
         (None, Some(p)) => {
             let rel = string(p)?;
             let path = dir.join(&rel);
-            // Bounded, regular files only, as scenarios are.
-            profile_text = crate::limits::read_text(&path, "machine profile").map_err(|e| {
-                let at = match e.location {
-                    crate::Location::Text { line, column, .. } => format!(":{line}:{column}"),
-                    _ => String::new(),
-                };
-                Diag::new(p.span(), format!("`{}`{at}: {}", path.display(), e.message))
+            // Bounded, regular files only, as scenarios are, and only
+            // where the scenario may read.
+            profile_text = access.read(&path, "machine profile").map_err(|r| match r {
+                Refused::Outside(message) => Diag::new(p.span(), message),
+                Refused::Unreadable(e) => {
+                    let at = match e.location {
+                        crate::Location::Text { line, column, .. } => format!(":{line}:{column}"),
+                        _ => String::new(),
+                    };
+                    Diag::new(p.span(), format!("`{}`{at}: {}", path.display(), e.message))
+                }
             })?;
+            srcs.files_read.push(path.clone());
             let base = srcs.add_text(path.display().to_string(), &profile_text);
             (profile_text.as_str(), base)
         }

@@ -91,6 +91,11 @@ fn run(a: HostRunArgs) -> i32 {
         Ok(o) => o,
         Err(e) => return fail(e),
     };
+    if let Some(out) = &a.output {
+        if let Err(e) = crate::output::check_outputs(&[], &[("-o", out)]) {
+            return fail(e);
+        }
+    }
     match smpsim_host::run(&a.test, &opts) {
         Ok(r) => {
             let out = match a.format {
@@ -115,6 +120,10 @@ fn stopped_status() -> i32 {
 }
 
 pub fn calibrate(a: CalibrateArgs) -> i32 {
+    // Refused before measuring, not after.
+    if let Err(e) = crate::output::check_outputs(&[], &[("-o", &a.output)]) {
+        return fail(e);
+    }
     smpsim_host::cleanup::install_signal_handlers();
     let calibrated = smpsim_host::calibrate::calibrate(&a.name);
     if smpsim_host::cleanup::should_stop() {

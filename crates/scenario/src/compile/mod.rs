@@ -70,7 +70,7 @@ pub(crate) fn compile<'t>(
     code.expand(&mut root);
     let machine_section = root.remove("machine");
     let dir = scn.path.parent().unwrap_or(std::path::Path::new("."));
-    let machine = crate::machine::build(machine_section, doc_span.clone(), dir, srcs)?;
+    let machine = crate::machine::build(machine_section, doc_span.clone(), dir, &scn.access, srcs)?;
     let raw = RawDoc::deserialize(toml::de::Deserializer::from(Spanned::new(
         doc_span.clone(),
         root,
