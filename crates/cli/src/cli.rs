@@ -117,6 +117,10 @@ pub struct MergeArgs {
     /// The merged file (written atomically).
     #[arg(long, short = 'o')]
     pub output: PathBuf,
+    /// Merge even if points of the sweep are missing (a shard not given
+    /// or not finished); without it such a merge is refused.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 #[derive(clap::Args)]

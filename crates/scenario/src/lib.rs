@@ -150,6 +150,18 @@ impl Scenario {
         compile::compile(self, variant, sets, &mut srcs).map_err(|d| srcs.render(d))
     }
 
+    /// The task groups whose `cpus` the scenario (with `variant` and
+    /// `sets`) gives explicitly: each group's name and its `cpus` as
+    /// written. `sweep --cpus` keeps these placements.
+    pub fn explicit_cpus(
+        &self,
+        variant: Option<&str>,
+        sets: &[(String, String)],
+    ) -> Result<Vec<(String, String)>, ScenarioError> {
+        let mut srcs = Sources::new(&self.path, &self.text);
+        compile::explicit_cpus(self, variant, sets, &mut srcs).map_err(|d| srcs.render(d))
+    }
+
     /// Names of the variants, in file order.
     pub fn variant_names(&self) -> impl Iterator<Item = &str> {
         self.variants.iter().map(|v| v.name.as_str())
