@@ -241,7 +241,9 @@ pub fn main(args: SweepArgs) -> i32 {
     for v in &variants {
         let mut row = Vec::new();
         for c in &combos {
-            let seed = scenario.compile(v.as_deref(), c).map_or(base.seed, |s| s.seed);
+            let seed = scenario
+                .compile(v.as_deref(), c)
+                .map_or(base.seed, |s| s.seed);
             let kept = if args.a.cpus.is_some() {
                 match scenario.explicit_cpus(v.as_deref(), c) {
                     Ok(k) => k,

@@ -172,3 +172,59 @@ fn perf_lock_contention_is_sorted_by_total_wait() {
     }
     assert_eq!(blocks, 2, "{text}");
 }
+
+/// Issue 37: `--format lkml` shows every lock of every variant. A lock
+/// only the second variant has (a mutex replaced by another) shows its
+/// figures, the variant without it `-`, not a silent drop.
+#[test]
+fn lkml_shows_a_lock_that_only_one_variant_has() {
+    let d = common::dir("lkml-one-variant-lock");
+    let s = d.join("lk.toml");
+    std::fs::write(
+        &s,
+        r#"[scenario]
+name = "lk"
+duration = "2ms"
+[machine]
+preset = "generic-x86"
+[machine.topology]
+cores_per_llc = 4
+[objects]
+old_mutex = { type = "mutex" }
+L = { type = "alias", to = "old_mutex" }
+[[tasks]]
+name = "t"
+per_cpu = 1
+code = '''for (;;) { syscall(x) { mutex_guard(L) { work(exp(2us)); } } work(exp(1us)); }'''
+[variant.before]
+description = "one mutex"
+[variant.after]
+description = "a new mutex only this variant has"
+objects.new_mutex = { type = "mutex" }
+objects.L = { type = "alias", to = "new_mutex" }
+"#,
+    )
+    .unwrap();
+    let o = common::smpsim()
+        .args(["run", "-q", s.to_str().unwrap(), "--format", "lkml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let row = |m: &str| -> Vec<String> {
+        let l = text.lines().find(|l| l.ends_with(m)).expect(&text);
+        l.split_whitespace().map(String::from).collect()
+    };
+    let new = row("new_mutex contentions");
+    assert_eq!(new[0], "-", "before has no new_mutex: {new:?}");
+    assert_eq!(new[1], "-", "no %change against nothing: {new:?}");
+    assert!(new[2].parse::<u64>().unwrap() > 0, "{new:?}");
+    let wait = row("new_mutex wait total");
+    assert_eq!(wait[..2], ["-", "-"]);
+    assert_ne!(wait[2], "0ns");
+    let old = row("old_mutex contentions");
+    assert!(
+        old[0].parse::<u64>().unwrap() > 0 && old[2] == "0",
+        "{old:?}"
+    );
+}

@@ -41,7 +41,12 @@ fn a_swept_seed_runs_and_labels_each_points_own_seed() {
     let p = points(&out);
     let seeds: Vec<(u64, u64)> = p
         .iter()
-        .map(|v| (v["seed"].as_u64().unwrap(), v["result"]["seed"].as_u64().unwrap()))
+        .map(|v| {
+            (
+                v["seed"].as_u64().unwrap(),
+                v["result"]["seed"].as_u64().unwrap(),
+            )
+        })
         .collect();
     // The label is the seed that ran: 42, 43 from 42; 43, 44 from 43.
     assert_eq!(seeds, [(42, 42), (43, 43), (43, 43), (44, 44)]);
@@ -49,14 +54,18 @@ fn a_swept_seed_runs_and_labels_each_points_own_seed() {
     assert_ne!(p[0]["result"]["counters"], p[1]["result"]["counters"]);
     // Each runs as `run --seed` of that seed does (same counters).
     let run = smpsim()
-        .args(["run", s.to_str().unwrap(), "--seed", "44", "--format", "json"])
+        .args([
+            "run",
+            s.to_str().unwrap(),
+            "--seed",
+            "44",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     let run: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-    assert_eq!(
-        run["variants"][0]["counters"],
-        p[3]["result"]["counters"]
-    );
+    assert_eq!(run["variants"][0]["counters"], p[3]["result"]["counters"]);
 }
 
 #[test]
@@ -85,13 +94,20 @@ fn sweep_cpus_keeps_an_explicit_placement_and_says_so() {
         assert_eq!(b["tasks"].as_u64().unwrap(), n);
     }
     // A placement beyond a point's CPUs is refused, not widened.
-    let s3 = write(&d, "s3.toml", &EIGHT.replace("cpus = \"0\"", "cpus = \"3\""));
+    let s3 = write(
+        &d,
+        "s3.toml",
+        &EIGHT.replace("cpus = \"0\"", "cpus = \"3\""),
+    );
     let o = smpsim()
         .args(["sweep", s3.to_str().unwrap(), "--cpus", "2,4", "-q"])
         .args(["-o", d.join("r3.jsonl").to_str().unwrap()])
         .output()
         .unwrap();
-    refused(&o, "task group `a` places its tasks itself (cpus = \"3\"), on CPU 3");
+    refused(
+        &o,
+        "task group `a` places its tasks itself (cpus = \"3\"), on CPU 3",
+    );
     assert!(!d.join("r3.jsonl").exists() || points(&d.join("r3.jsonl")).is_empty());
 }
 
@@ -162,7 +178,13 @@ fn sweep_output_that_is_a_fifo_is_refused_not_blocked_on() {
     // With no reader, opening the FIFO would block for ever: the child is
     // killed after a while if the refusal does not come.
     let mut child = smpsim()
-        .args(["sweep", s.to_str().unwrap(), "-q", "-o", fifo.to_str().unwrap()])
+        .args([
+            "sweep",
+            s.to_str().unwrap(),
+            "-q",
+            "-o",
+            fifo.to_str().unwrap(),
+        ])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -180,5 +202,9 @@ fn sweep_output_that_is_a_fifo_is_refused_not_blocked_on() {
     };
     let o = child.wait_with_output().unwrap();
     assert_eq!(status.code(), Some(2));
-    assert!(stderr(&o).contains("a FIFO, not a regular file"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a FIFO, not a regular file"),
+        "{}",
+        stderr(&o)
+    );
 }
