@@ -101,6 +101,12 @@ pub fn main(args: ReproduceArgs) -> i32 {
         }
         return 0;
     }
+    if let Some(n) = args.seeds {
+        // Each seed of each case is compiled and held until it runs.
+        if let Err(e) = crate::output::check_seeds(n as u64) {
+            return fail(e);
+        }
+    }
     for want in &args.cases {
         if !names.contains(want) {
             return fail(format!(
@@ -117,7 +123,9 @@ pub fn main(args: ReproduceArgs) -> i32 {
         if !args.cases.is_empty() && !args.cases.contains(&rep.case) {
             continue;
         }
-        let seeds = args.seeds.unwrap_or(rep.seeds).max(1);
+        // `--seeds 0` is refused by the argument parser; a case's own
+        // `seeds` is at least 1 (the scenario crate checks it).
+        let seeds = args.seeds.unwrap_or(rep.seeds);
         let variants: Vec<Option<String>> = scenario
             .variants
             .iter()
@@ -132,7 +140,14 @@ pub fn main(args: ReproduceArgs) -> i32 {
             };
             sets.extend(extra_sets.iter().cloned());
             let base_seed = scenario.compile(None, &sets).map(|s| s.seed).unwrap_or(1);
-            sets.push(("scenario.seed".into(), (base_seed + k as u64).to_string()));
+            let last = crate::run::MAX_SEED;
+            let Some(seed) = base_seed.checked_add(k as u64).filter(|s| *s <= last) else {
+                return fail(format!(
+                    "error: {}: seed {base_seed} + {k} goes past the largest seed",
+                    scenario.path.display()
+                ));
+            };
+            sets.push(("scenario.seed".into(), seed.to_string()));
             match smpsim_runner::pool::compile_variants(scenario, &variants, &sets, &Ok) {
                 Ok(s) => specs.push(s),
                 Err(e) => return fail(e),

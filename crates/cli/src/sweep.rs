@@ -261,10 +261,10 @@ pub fn main(args: SweepArgs) -> i32 {
         for &n in &cpus {
             for (c, (first_seed, kept)) in combos.iter().zip(row) {
                 for k in 0..args.a.seeds {
-                    let Some(seed) = first_seed.checked_add(k) else {
+                    let last = crate::run::MAX_SEED;
+                    let Some(seed) = first_seed.checked_add(k).filter(|s| *s <= last) else {
                         return fail(format!(
-                            "error: seed {first_seed} + {k} is beyond the largest seed ({}); give a smaller scenario.seed or fewer --seeds",
-                            u64::MAX
+                            "error: seed {first_seed} + {k} is beyond the largest seed ({last}); give a smaller scenario.seed or fewer --seeds"
                         ));
                     };
                     points.push(Point {

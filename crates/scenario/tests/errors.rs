@@ -357,3 +357,84 @@ fn constant_cpus_the_machine_lacks_are_refused() {
         "{ op = \"smp_call_function_single\", cpu = \"nr_cpus - 1\", func = \"1us\" }",
     ));
 }
+
+/// Issue 37: all tasks together are bounded (`[scenario] max_tasks`), and
+/// the error is at the group that crosses the bound, before its tasks
+/// are made (20 groups of 1,048,576 tasks used 7.5 GB; 2,000 aborted).
+#[test]
+fn too_many_tasks_in_all_is_located_at_the_group_that_crosses() {
+    let mut text = String::from(scenario_text!(""));
+    for i in 0..2000 {
+        text.push_str(&format!(
+            "[[tasks]]\nname = \"g{i}\"\ncount = 1048576\ncode = '''work(1us);'''\n"
+        ));
+    }
+    let e = err(&text);
+    assert!(
+        e.message
+            .contains("more than `max_tasks` = 2097152 tasks: group `g2` brings them to 3145728"),
+        "{}",
+        e.message
+    );
+    let (line, _, under) = at(&e);
+    assert_eq!(under, "1048576");
+    assert_eq!(line, 8 + 4 * 2 + 3, "g2's count");
+    assert!(e
+        .help
+        .as_deref()
+        .unwrap()
+        .contains("[scenario] max_tasks = N"));
+    // Raised, three such groups compile.
+    let three: String = text.lines().take(8 + 4 * 3).collect::<Vec<_>>().join("\n");
+    let raised = three.replacen(
+        "duration = \"1s\"",
+        "duration = \"1s\"\nmax_tasks = 3145728",
+        1,
+    );
+    let s = spec(&raised);
+    assert_eq!(s.task_groups.len(), 3);
+    let e = err(&three.replacen("duration = \"1s\"", "duration = \"1s\"\nmax_tasks = 0", 1));
+    assert!(
+        e.message.contains("`max_tasks` must be a positive number"),
+        "{}",
+        e.message
+    );
+}
+
+/// The default bound lets the largest machine, 1,048,576 CPUs, run one
+/// task per CPU with per-CPU objects.
+#[test]
+fn the_largest_machine_with_a_task_per_cpu_is_within_the_default_bounds() {
+    let text = "[scenario]\nname = \"t\"\nduration = \"1ms\"\n[machine]\npreset = \"generic-x86\"\n\
+        topology = { sockets = 16, numa_nodes_per_socket = 8, llcs_per_node = 32, cores_per_llc = 128, threads_per_core = 2 }\n\
+        [objects]\nm = { type = \"mutex\", per_cpu = true }\nn = { type = \"mutex\", per_cpu = true }\n\
+        [[tasks]]\nname = \"t\"\nper_cpu = 1\ncode = '''work(1us);'''\n";
+    let s = spec(text);
+    assert_eq!(s.machine.nr_cpus(), 1 << 20);
+    assert_eq!(s.task_groups[0].placement.len(), 1 << 20);
+}
+
+/// Object instances (a `per_cpu` object is one per CPU) are bounded by
+/// `[scenario] max_objects`, located at the object that crosses it.
+#[test]
+fn too_many_object_instances_is_located_at_the_object() {
+    let mut text = String::from(scenario_text!("[objects]\n"));
+    text = text.replacen(
+        "duration = \"1s\"",
+        "duration = \"1s\"\nmax_objects = 10",
+        1,
+    );
+    for i in 0..3 {
+        text.push_str(&format!("o{i} = {{ type = \"mutex\", per_cpu = true }}\n"));
+    }
+    text.push_str("[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''work(1us);'''\n");
+    let e = err(&text);
+    assert!(
+        e.message
+            .contains("more than `max_objects` = 10 object instances")
+            && e.message.contains("`o2` brings them to 12"),
+        "{}",
+        e.message
+    );
+    assert_eq!(at(&e).2, "o2");
+}

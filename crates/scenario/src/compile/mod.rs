@@ -178,6 +178,38 @@ fn variant_scoped<'k>(
     Ok(Some((name, field)))
 }
 
+/// Object instances (one, or one per CPU) within `[scenario] max_objects`;
+/// the error is at the object that crosses it.
+fn check_object_total(
+    decls: &[smpsim_kernel::ObjectDecl],
+    table: Option<&crate::raw::S<crate::raw::Entries<crate::raw::S<crate::raw::RawObject>>>>,
+    nr: usize,
+    max: &run::Bound,
+) -> DResult<()> {
+    let mut total: u64 = 0;
+    for d in decls {
+        total = total.saturating_add(if d.per_cpu { nr as u64 } else { 1 });
+        if total > max.value {
+            let span = table
+                .and_then(|t| t.get_ref().0.iter().find(|(n, _)| *n.get_ref() == d.name))
+                .map_or(0..0, |(n, _)| n.span());
+            return Err(Diag::new(
+                span,
+                format!(
+                    "the scenario has more than `max_objects` = {} object instances (a `per_cpu` object is one per CPU, {nr} here): `{}` brings them to {total}",
+                    max.value, d.name
+                ),
+            )
+            .help(format!(
+                "if the machine has the memory, raise the bound with `[scenario] {} = N` (default {})",
+                max.key,
+                run::DEFAULT_MAX_OBJECTS
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResult<Spec> {
     // Costs after `[machine]` overrides, so `cost.NAME` follows them.
     let costs = MachineCosts::of(&machine);
@@ -226,6 +258,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
     }
     check_window_tables(&raw, run.duration - run.warmup, knobs.latency_window, nr)?;
     let mut objects = objects::declare(srcs, &costs, raw.objects.as_ref())?;
+    check_object_total(&objects.decls, raw.objects.as_ref(), nr, &run.max_objects)?;
     let layout = std::mem::take(&mut objects.layout);
     let cgroups = cgroups(&dur, raw.cgroup.as_deref().unwrap_or_default())?;
     let cfs_burst = bursts(&dur, raw.cgroup.as_deref().unwrap_or_default(), &cgroups)?;
@@ -243,7 +276,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         costs,
         nr_cpus: nr as u32,
     };
-    let task_groups = task_groups(&mut ctx, raw.tasks.as_ref(), nr, &cgroups)?;
+    let task_groups = task_groups(&mut ctx, raw.tasks.as_ref(), nr, &cgroups, &run.max_tasks)?;
     let hooks = hooks(&mut ctx, raw.hooks.as_ref())?;
     Ok(Spec {
         machine,
