@@ -95,7 +95,7 @@ struct Header {
 
 /// The variants a scenario declares and the files it includes.
 fn read_header(path: &Path, text: &str) -> Result<Header, Diag> {
-    let doc = DeTable::parse(text).map_err(|e| Diag::from_toml(&e, 0, 0..0))?;
+    let doc = DeTable::parse(text).map_err(|e| Diag::from_parse(&e, text, 0))?;
     let decls = document::variant_decls(doc.get_ref().get("variant"))?;
     Ok(Header {
         variants: decls
