@@ -123,6 +123,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
         if !args.cases.is_empty() && !args.cases.contains(&rep.case) {
             continue;
         }
+        crate::run::warn(scenario, args.quiet);
         // `--seeds 0` is refused by the argument parser; a case's own
         // `seeds` is at least 1 (the scenario crate checks it).
         let seeds = args.seeds.unwrap_or(rep.seeds);

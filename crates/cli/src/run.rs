@@ -29,11 +29,21 @@ pub fn variants_to_run(
     }
 }
 
+/// The scenario's warnings (legal, likely not meant), on stderr.
+pub fn warn(scenario: &smpsim_scenario::Scenario, quiet: bool) {
+    if !quiet {
+        for w in &scenario.warnings {
+            eprintln!("warning: {}: {w}", scenario.path.display());
+        }
+    }
+}
+
 pub fn main(args: RunArgs) -> i32 {
     let scenario = match smpsim_scenario::load(&args.scenario) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    warn(&scenario, args.quiet);
     let outputs: Vec<(&str, &std::path::Path)> = [("-o", &args.output), ("--trace", &args.trace)]
         .into_iter()
         .filter_map(|(w, p)| p.as_deref().map(|p| (w, p)))

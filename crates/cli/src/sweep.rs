@@ -109,6 +109,7 @@ pub fn main(args: SweepArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    crate::run::warn(&scenario, args.a.quiet);
     // The results file is read, appended to and rewritten: a FIFO or a
     // device would block or lose the points.
     if let Ok(meta) = std::fs::metadata(&args.output) {

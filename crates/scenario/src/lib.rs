@@ -47,6 +47,10 @@ pub struct Scenario {
     pub reproduce: Option<Reproduce>,
     /// The files `include` names, read when the scenario was loaded.
     pub includes: Vec<Included>,
+    /// What is legal but likely not meant (a variant's table that leaves
+    /// keys of the base's out, which the merge keeps): for the commands to
+    /// print.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +78,7 @@ pub fn parse(path: &Path, text: String) -> Result<Scenario, ScenarioError> {
         variants: header.variants,
         reproduce: None,
         includes: header.includes,
+        warnings: header.warnings,
     };
     scn.text = text;
     scn.compile(None, &[])?;
@@ -91,13 +96,27 @@ pub fn parse(path: &Path, text: String) -> Result<Scenario, ScenarioError> {
 struct Header {
     variants: Vec<VariantInfo>,
     includes: Vec<Included>,
+    warnings: Vec<String>,
 }
 
 /// The variants a scenario declares and the files it includes.
 fn read_header(path: &Path, text: &str) -> Result<Header, Diag> {
     let doc = DeTable::parse(text).map_err(|e| Diag::from_parse(&e, text, 0))?;
     let decls = document::variant_decls(doc.get_ref().get("variant"))?;
+    let mut warnings = Vec::new();
+    if let Some(all) = doc
+        .get_ref()
+        .get("variant")
+        .and_then(|v| v.get_ref().as_table())
+    {
+        for (name, body) in all.iter() {
+            if let Some(body) = body.get_ref().as_table() {
+                warnings.extend(document::keys_left_out(doc.get_ref(), body, name.get_ref()));
+            }
+        }
+    }
     Ok(Header {
+        warnings,
         variants: decls
             .into_iter()
             .map(|d| VariantInfo {

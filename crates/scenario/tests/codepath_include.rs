@@ -28,7 +28,12 @@ fn a_call_to_an_included_function_converts_both_ways() {
     let back = code_form(&path, &toml).unwrap_or_else(|e| panic!("{e}"));
     assert!(back.contains("helper();"), "{back}");
     // What runs is the same.
-    let spec = |t: &str| parse(Path::new(&path), t.to_string()).unwrap().compile(None, &[]).unwrap();
+    let spec = |t: &str| {
+        parse(Path::new(&path), t.to_string())
+            .unwrap()
+            .compile(None, &[])
+            .unwrap()
+    };
     assert_eq!(spec(text), spec(&toml));
     assert_eq!(spec(text), spec(&back));
     let _ = std::fs::remove_dir_all(&d);

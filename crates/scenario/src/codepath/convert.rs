@@ -54,7 +54,11 @@ fn all_code_values<'r>(root: &'r DeTable<'_>) -> Vec<&'r Value<'r>> {
 /// The functions code may call: the document's, its variants', and
 /// those of the files it includes (`helper();` where a library defines
 /// `helper`), which the scenario as loaded has read.
-fn all_function_names(path: &Path, text: &str, root: &DeTable<'_>) -> Result<Vec<String>, ScenarioError> {
+fn all_function_names(
+    path: &Path,
+    text: &str,
+    root: &DeTable<'_>,
+) -> Result<Vec<String>, ScenarioError> {
     let mut functions = function_names(root);
     if let Some(vs) = root.get("variant").and_then(|v| v.get_ref().as_table()) {
         for v in vs.values().filter_map(|v| v.get_ref().as_table()) {
