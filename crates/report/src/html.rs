@@ -266,7 +266,14 @@ fn lock_stat_section(runs: &[VariantRun]) -> String {
     if rows.is_empty() {
         s.push_str("<p class=\"note\">No lock was taken.</p>\n");
     } else {
+        let untracked = rows.iter().any(|r| r[3] == "-");
         s.push_str(&table(&crate::lock_stat::LOCK_STAT_COLUMNS, &rows));
+        if untracked {
+            s.push_str(&format!(
+                "<p class=\"note\">{}</p>\n",
+                escape(crate::lock_stat::UNTRACKED_NOTE)
+            ));
+        }
     }
     s
 }

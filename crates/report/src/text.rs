@@ -445,11 +445,17 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
         return;
     }
     let mut t = Table::new(LOCK_STAT_COLUMNS.map(String::from).to_vec());
+    let mut untracked = false;
     for row in lock_stat_rows(runs) {
+        untracked |= row[3] == "-";
         t.row(row);
     }
     out.push_str("lock_stat (times in us, as /proc/lock_stat)\n");
     t.render(out);
+    if untracked {
+        out.push_str(crate::lock_stat::UNTRACKED_NOTE);
+        out.push('\n');
+    }
     out.push('\n');
 }
 
