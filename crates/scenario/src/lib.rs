@@ -53,6 +53,10 @@ pub struct Scenario {
     pub profiles: Vec<PathBuf>,
     /// Where the scenario may read files (its includes and profiles).
     access: Access,
+    /// What is legal but likely not meant (a variant's table that leaves
+    /// keys of the base's out, which the merge keeps): for the commands to
+    /// print.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -100,6 +104,7 @@ pub fn parse_allowing(
         includes: header.includes,
         profiles: Vec::new(),
         access,
+        warnings: header.warnings,
     };
     scn.text = text;
     let mut profiles = scn.compile_reading(None, &[])?.1;
@@ -120,13 +125,27 @@ pub fn parse_allowing(
 struct Header {
     variants: Vec<VariantInfo>,
     includes: Vec<Included>,
+    warnings: Vec<String>,
 }
 
 /// The variants a scenario declares and the files it includes.
 fn read_header(path: &Path, text: &str, access: &Access) -> Result<Header, Diag> {
-    let doc = DeTable::parse(text).map_err(|e| Diag::from_toml(&e, 0, 0..0))?;
+    let doc = DeTable::parse(text).map_err(|e| Diag::from_parse(&e, text, 0))?;
     let decls = document::variant_decls(doc.get_ref().get("variant"))?;
+    let mut warnings = Vec::new();
+    if let Some(all) = doc
+        .get_ref()
+        .get("variant")
+        .and_then(|v| v.get_ref().as_table())
+    {
+        for (name, body) in all.iter() {
+            if let Some(body) = body.get_ref().as_table() {
+                warnings.extend(document::keys_left_out(doc.get_ref(), body, name.get_ref()));
+            }
+        }
+    }
     Ok(Header {
+        warnings,
         variants: decls
             .into_iter()
             .map(|d| VariantInfo {
@@ -187,6 +206,18 @@ impl Scenario {
         let mut srcs = Sources::new(&self.path, &self.text);
         let spec = compile::compile(self, variant, sets, &mut srcs).map_err(|d| srcs.render(d))?;
         Ok((spec, srcs.files_read))
+    }
+
+    /// The task groups whose `cpus` the scenario (with `variant` and
+    /// `sets`) gives explicitly: each group's name and its `cpus` as
+    /// written. `sweep --cpus` keeps these placements.
+    pub fn explicit_cpus(
+        &self,
+        variant: Option<&str>,
+        sets: &[(String, String)],
+    ) -> Result<Vec<(String, String)>, ScenarioError> {
+        let mut srcs = Sources::new(&self.path, &self.text);
+        compile::explicit_cpus(self, variant, sets, &mut srcs).map_err(|d| srcs.render(d))
     }
 
     /// Names of the variants, in file order.

@@ -35,6 +35,11 @@ pub const SEEDS: Limit = Limit {
     var: "SMPSIM_MAX_SEEDS",
     default: 100_000,
 };
+/// Schedules of `run --explore` (each registered before it runs).
+pub const SCHEDULES: Limit = Limit {
+    var: "SMPSIM_MAX_SCHEDULES",
+    default: 100_000,
+};
 /// Points of one sweep (variants x CPU counts x settings x seeds).
 pub const SWEEP_POINTS: Limit = Limit {
     var: "SMPSIM_MAX_SWEEP_POINTS",

@@ -107,6 +107,19 @@ pub(crate) fn build(
     )))
     .map_err(|e| Diag::from_toml(&e, 0, span.clone()))?;
     if let Err(msg) = machine.validate() {
+        // `PATH = VALUE: why`: at the key the merged description has at
+        // PATH, which is the scenario's or a `--set` when they gave it
+        // (`[machine.tlb] count_max = 0`), not the preset's table.
+        if let Some(at) = key_at(&keep, &msg) {
+            let what = if msg.starts_with("costs.") || msg.contains(".ns = ") {
+                "cost"
+            } else if msg.starts_with("topology.") {
+                "topology"
+            } else {
+                "value"
+            };
+            return Err(Diag::new(at, format!("invalid machine {what}: {msg}")));
+        }
         if let Some(cost) = msg.strip_prefix("costs.") {
             // `costs.NAME.ns = ...` or `costs.line_transfer.FIELD.ns = ...`:
             // point at the cost's own table.
@@ -151,6 +164,26 @@ pub(crate) fn build(
         return Err(Diag::new(at, format!("invalid machine topology: {msg}")));
     }
     Ok(machine)
+}
+
+/// The span of the value a validation message names (`tlb.count_max = 0:
+/// ...`, `costs.ipi_send.ns = NaN: ...`), when its whole path is in the
+/// merged description. The broadcast TLB's costs are listed with the
+/// machine's costs (`costs.tlb.invlpgb.ns`) but live in `[tlb]`.
+fn key_at(table: &DeTable<'_>, msg: &str) -> Option<std::ops::Range<usize>> {
+    let (path, _) = msg.split_once(" = ")?;
+    if path.contains(char::is_whitespace) || path.contains('[') {
+        return None;
+    }
+    let path = path
+        .strip_prefix("costs.tlb.")
+        .map_or_else(|| path.to_string(), |rest| format!("tlb.{rest}"));
+    let mut parts = path.split('.');
+    let mut at = table.get(parts.next()?)?;
+    for key in parts {
+        at = at.get_ref().as_table()?.get(key)?;
+    }
+    Some(at.span())
 }
 
 /// Where a core type's or the SMT co-run factor's error points: the value
