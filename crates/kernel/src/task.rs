@@ -348,6 +348,18 @@ pub struct Task {
     pub exited_at: Option<Nanos>,
     /// A kernel thread runs the mechanism's code, not a program.
     pub kthread: Option<Kthread>,
+    /// A fault an op planned ahead of the batch hit: it happens (is
+    /// reported, and stops the run) when the batch reaches the op.
+    pub fault: Option<Fault>,
+}
+
+/// A fault that stops the run, found while planning ahead of the batch.
+#[derive(Clone, Copy, Debug)]
+pub enum Fault {
+    /// `a / b` (or `%`) by zero, or `i64::MIN / -1`, at op `pc`.
+    Divide { pc: u32, a: i64, b: i64 },
+    /// A per-CPU `object` indexed with `index`, outside `[0, nr_cpu_ids)`.
+    BadIndex { object: u32, index: i64 },
 }
 
 /// Preemption and interrupt state (`preempt_count()`, `irqs_disabled()`).
@@ -465,6 +477,7 @@ impl Task {
             times: TaskTimes::default(),
             exited_at: None,
             kthread: None,
+            fault: None,
         }
     }
 
