@@ -231,6 +231,40 @@ impl crate::Kernel<'_> {
     }
 }
 
+impl crate::Kernel<'_> {
+    /// At the end of the run, every task still spinning for a spinning
+    /// lock books its wait so far in lock_stat
+    /// ([`crate::metrics::Metrics::lock_wait_in_progress`]): a waiter that
+    /// never got the lock (a `ttas` or `tas` lock serves the CPUs nearest
+    /// the releaser first) waited as long as it spun.
+    pub(crate) fn book_spinning_waits(&mut self) {
+        let now = self.now;
+        for t in 0..self.tasks.len() {
+            let task = &self.tasks[t];
+            let Spin::Lock { lock } = task.wait.spin else {
+                continue;
+            };
+            let instance = &self.objects.spinlocks[lock as usize];
+            // Granted already (its SpinEnd not yet seen): booked then.
+            if instance.holders.iter().any(|h| h.0 == t as TaskId) {
+                continue;
+            }
+            let op = self
+                .spec
+                .task_groups
+                .get(task.group as usize)
+                .and_then(|g| g.program.ops.get(task.pc as usize));
+            let mode = match op {
+                Some(crate::program::Op::Lock { mode, .. }) => *mode,
+                _ => LockMode::Exclusive,
+            };
+            let waited = now.saturating_sub(task.wait.wait_start);
+            self.metrics
+                .lock_wait_in_progress(now, instance.object, mode, waited);
+        }
+    }
+}
+
 /// A `[hooks]` run's spinlocks (`hooks.rs`): the same implementation,
 /// `lock_stat` rows and bad-unlock report as a task's, taken by the CPU
 /// itself (its [`crate::ids::hook_holder`] id) where IRQs and preemption

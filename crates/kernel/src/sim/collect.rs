@@ -13,6 +13,7 @@ impl Kernel<'_> {
             self.set_state(t, state);
             self.check_hung_task(t);
         }
+        self.book_spinning_waits();
         RunResult {
             nr_cpus: self.nr_cpus,
             replicas: 1,
