@@ -98,7 +98,9 @@ impl crate::Kernel<'_> {
         };
         // The command returns where the task's batch has run to (it is
         // checked while planned, never before its own beginning).
-        let returned = self.now.saturating_add(self.tasks[t as usize].batch.total());
+        let returned = self
+            .now
+            .saturating_add(self.tasks[t as usize].batch.total());
         if let Some(x) = missed.filter(|_| returned <= self.spec.duration) {
             let name = self.task_name(t);
             let runner = self.task_name(self.cpus[x as usize].curr);

@@ -305,7 +305,13 @@ impl Metrics {
     /// sample of the minimum). The kernel books a wait when it ends; a
     /// waiter starved for the whole run would otherwise leave its wait out
     /// of lock_stat while its spinning is in `spin-total`.
-    pub fn lock_wait_in_progress(&mut self, now: Nanos, object: u32, mode: LockMode, waited: Nanos) {
+    pub fn lock_wait_in_progress(
+        &mut self,
+        now: Nanos,
+        object: u32,
+        mode: LockMode,
+        waited: Nanos,
+    ) {
         if !self.measuring(now) || waited == 0 {
             return;
         }

@@ -84,18 +84,13 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.expedited_grace_periods += b.expedited_grace_periods;
         }
         for (a, b) in out.task_groups.iter_mut().zip(&r.task_groups) {
-            let (t, u) = (&mut a.total, &b.total);
-            t.user += u.user;
-            t.sys += u.sys;
-            t.spin += u.spin;
-            t.sleep += u.sleep;
-            t.runnable += u.runnable;
-            t.irq += u.irq;
+            a.total_saturated |= a.total.add_saturating(&b.total) || b.total_saturated;
             let exited = a.exited + b.exited;
             if exited > 0 {
-                a.wall_mean_ns = (a.wall_mean_ns * a.exited as u64
-                    + b.wall_mean_ns * b.exited as u64)
-                    / exited as u64;
+                // In u128: the weighted sum of two u64 means can exceed u64.
+                let sum = u128::from(a.wall_mean_ns) * u128::from(a.exited)
+                    + u128::from(b.wall_mean_ns) * u128::from(b.exited);
+                a.wall_mean_ns = (sum / u128::from(exited)) as u64;
             }
             a.exited = exited;
             a.wall_max_ns = a.wall_max_ns.max(b.wall_max_ns);

@@ -148,8 +148,12 @@ pub struct CpuResult {
 pub struct TaskGroupResult {
     pub name: String,
     pub tasks: u32,
-    /// Summed over the group's tasks.
+    /// Summed over the group's tasks, each field saturating at
+    /// `u64::MAX` (`total_saturated` then says so): never wrapped.
     pub total: TaskTimes,
+    /// A field of `total` reached `u64::MAX`: it is a floor, not the sum.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub total_saturated: bool,
     /// Tasks that ran their program to the end, and their mean and
     /// longest wall time (from the start of the run to `exit`).
     pub exited: u32,

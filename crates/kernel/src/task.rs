@@ -283,6 +283,30 @@ pub struct TaskTimes {
 }
 
 impl TaskTimes {
+    /// Adds `other` field by field, saturating at `u64::MAX` (a group's
+    /// total of many tasks' long sleeps can exceed it); true if any field
+    /// saturated.
+    pub fn add_saturating(&mut self, other: &TaskTimes) -> bool {
+        let mut saturated = false;
+        for (a, b) in [
+            (&mut self.user, other.user),
+            (&mut self.sys, other.sys),
+            (&mut self.spin, other.spin),
+            (&mut self.sleep, other.sleep),
+            (&mut self.runnable, other.runnable),
+            (&mut self.irq, other.irq),
+        ] {
+            match a.checked_add(b) {
+                Some(v) => *a = v,
+                None => {
+                    *a = u64::MAX;
+                    saturated = true;
+                }
+            }
+        }
+        saturated
+    }
+
     /// The time since `base` (an earlier reading of the same task).
     pub fn since(&self, base: &TaskTimes) -> TaskTimes {
         TaskTimes {

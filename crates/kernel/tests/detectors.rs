@@ -320,11 +320,7 @@ fn a_divide_error_ahead_of_the_batch_stops_the_run_when_it_happens() {
             Op::Work(Dist::Const(1_000)),
             Op::Set {
                 slot: 1,
-                expr: Expr::Bin(
-                    BinOp::Div,
-                    Box::new(Expr::Const(5)),
-                    Box::new(Expr::Var(0)),
-                ),
+                expr: Expr::Bin(BinOp::Div, Box::new(Expr::Const(5)), Box::new(Expr::Var(0))),
             },
             Op::Work(Dist::Const(100_000)),
             Op::Count(c),
@@ -369,7 +365,10 @@ fn a_divide_error_at_boot_stops_the_run_at_zero() {
         ],
     );
     let r = simulate(&s);
-    assert_eq!(r.finding("divide_error").expect("a divide error").time_ns, 0);
+    assert_eq!(
+        r.finding("divide_error").expect("a divide error").time_ns,
+        0
+    );
     assert_eq!(r.stats.simulated_ns, 0);
     assert_eq!(r.counter("c").unwrap().count, 0);
 }

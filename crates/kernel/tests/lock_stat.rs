@@ -173,7 +173,10 @@ fn bounces_are_counted_per_lock_instance() {
 /// books, and the starved CPU's wait is the maximum.
 #[test]
 fn every_spinning_kind_books_at_least_the_spinning_as_wait() {
-    for info in LOCK_KINDS.iter().filter(|k| k.object_type == "spinlock" || k.object_type == "rwlock") {
+    for info in LOCK_KINDS
+        .iter()
+        .filter(|k| k.object_type == "spinlock" || k.object_type == "rwlock")
+    {
         for backoff in [false, true] {
             if backoff && info.name != "tas" {
                 continue;

@@ -419,3 +419,37 @@ fn cpu_and_task_times_exclude_the_warm_up() {
     let on_cpu: u64 = r.cpus.iter().map(|c| c.times.user).sum();
     assert_eq!(on_cpu, g.user);
 }
+
+/// Issue 37, item 10: 32 tasks each `sleep(999999999s)` in a 10^9 s run.
+/// Their summed sleep (3.2e19 ns) exceeds u64: the group's total
+/// saturates and says so, instead of wrapping to 423,539,246 s per task;
+/// each task's own figure is exact, and the mean wall time is not wrapped.
+#[test]
+fn group_totals_saturate_and_say_so_instead_of_wrapping() {
+    const S: u64 = 1_000_000_000;
+    let mut s = spec(flat_machine(2), 1_000_000_000 * S);
+    let placement = (0..32).map(|i| i % 2).collect();
+    task_group(
+        &mut s,
+        "a",
+        placement,
+        Policy::Normal,
+        0,
+        vec![
+            Op::Sleep {
+                dist: Dist::Const(999_999_999 * S),
+                overshoot: None,
+            },
+            Op::Exit,
+        ],
+    );
+    let r = simulate(&s);
+    let g = &r.task_groups[0];
+    assert!(g.total_saturated, "{g:?}");
+    assert_eq!(g.total.sleep, u64::MAX);
+    let per_task: u128 = g.per_task.iter().map(|t| u128::from(t.times.sleep)).sum();
+    assert!(per_task > u128::from(u64::MAX), "{per_task}");
+    assert!(g.per_task.iter().all(|t| t.times.sleep >= 999_999_999 * S - S));
+    assert_eq!(g.exited, 32);
+    assert!(g.wall_mean_ns >= 999_999_999 * S, "{}", g.wall_mean_ns);
+}

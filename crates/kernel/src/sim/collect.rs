@@ -145,6 +145,7 @@ impl Kernel<'_> {
                 name: tg.name.clone(),
                 tasks: tg.placement.len() as u32,
                 total: TaskTimes::default(),
+                total_saturated: false,
                 exited: 0,
                 wall_mean_ns: 0,
                 wall_max_ns: 0,
@@ -160,24 +161,21 @@ impl Kernel<'_> {
                 crate::kthread::Spawn::ForCpus { cpus } => cpus(self.spec).len() as u32,
             },
             total: TaskTimes::default(),
+            total_saturated: false,
             exited: 0,
             wall_mean_ns: 0,
             wall_max_ns: 0,
             per_task: Vec::new(),
         }));
+        // Wall times summed wide: many tasks' long runs exceed u64.
+        let mut wall_sums = vec![0u128; task_groups.len()];
         for (i, task) in self.tasks.iter().enumerate() {
             let g = &mut task_groups[task.group as usize];
             let t = &self.measured_task_times(i);
-            let total = &mut g.total;
-            total.user += t.user;
-            total.sys += t.sys;
-            total.spin += t.spin;
-            total.sleep += t.sleep;
-            total.runnable += t.runnable;
-            total.irq += t.irq;
+            g.total_saturated |= g.total.add_saturating(t);
             if let Some(wall) = task.exited_at {
                 g.exited += 1;
-                g.wall_mean_ns += wall; // summed here, divided below
+                wall_sums[task.group as usize] += u128::from(wall);
                 g.wall_max_ns = g.wall_max_ns.max(wall);
             }
             if g.tasks <= 64 {
@@ -189,8 +187,9 @@ impl Kernel<'_> {
                 });
             }
         }
-        for g in &mut task_groups {
-            g.wall_mean_ns /= g.exited.max(1) as u64;
+        for (g, sum) in task_groups.iter_mut().zip(wall_sums) {
+            // A mean of u64 values fits in u64.
+            g.wall_mean_ns = (sum / u128::from(g.exited.max(1))) as u64;
         }
         task_groups
     }
