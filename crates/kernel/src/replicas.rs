@@ -126,6 +126,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
         for (a, b) in out.cfs_bandwidth.iter_mut().zip(&r.cfs_bandwidth) {
             a.nr_periods += b.nr_periods;
             a.nr_throttled += b.nr_throttled;
+            a.throttle_events += b.throttle_events;
             a.nr_unthrottled += b.nr_unthrottled;
             a.usage_ns += b.usage_ns;
             a.slack_returned_ns += b.slack_returned_ns;

@@ -88,8 +88,11 @@ pub struct RcuStats {
 pub struct BandwidthStat {
     pub cgroup: String,
     pub nr_periods: u64,
-    /// Per-CPU cfs_rq throttle events.
+    /// Periods that began with a cfs_rq of the cgroup throttled, as
+    /// `cpu.stat`'s (`do_sched_cfs_period_timer()`): at most `nr_periods`.
     pub nr_throttled: u64,
+    /// Per-CPU cfs_rq throttle events (`throttle_cfs_rq()` calls).
+    pub throttle_events: u64,
     pub nr_unthrottled: u64,
     /// CPU time the cgroup's tasks used.
     pub usage_ns: u64,

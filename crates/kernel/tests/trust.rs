@@ -449,7 +449,10 @@ fn group_totals_saturate_and_say_so_instead_of_wrapping() {
     assert_eq!(g.total.sleep, u64::MAX);
     let per_task: u128 = g.per_task.iter().map(|t| u128::from(t.times.sleep)).sum();
     assert!(per_task > u128::from(u64::MAX), "{per_task}");
-    assert!(g.per_task.iter().all(|t| t.times.sleep >= 999_999_999 * S - S));
+    assert!(g
+        .per_task
+        .iter()
+        .all(|t| t.times.sleep >= 999_999_999 * S - S));
     assert_eq!(g.exited, 32);
     assert!(g.wall_mean_ns >= 999_999_999 * S, "{}", g.wall_mean_ns);
 }

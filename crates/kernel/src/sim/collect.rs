@@ -46,6 +46,7 @@ impl Kernel<'_> {
                     cgroup: spec.cgroups[p.cgroup].name.clone(),
                     nr_periods: p.nr_periods,
                     nr_throttled: p.nr_throttled,
+                    throttle_events: p.throttle_events,
                     nr_unthrottled: p.nr_unthrottled,
                     usage_ns: p.usage,
                     slack_returned_ns: p.slack_returned,
