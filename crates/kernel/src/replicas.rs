@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::result::*;
-use crate::sim::summarize;
+use crate::sim::summarize_exact;
 use crate::spec::Spec;
 use crate::Kernel;
 
@@ -56,6 +56,9 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
         }
         for (a, b) in out.raw_histograms.iter_mut().zip(&r.raw_histograms) {
             a.add(b).expect("same bounds");
+        }
+        for (a, b) in out.exact_histograms.iter_mut().zip(&r.exact_histograms) {
+            a.merge(b);
         }
         for (a, b) in out.cpus.iter_mut().zip(&r.cpus) {
             a.times.user += b.times.user;
@@ -152,8 +155,13 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
     for c in &mut out.counters {
         c.rate = c.count as f64 / seconds;
     }
-    for (h, raw) in out.histograms.iter_mut().zip(&out.raw_histograms) {
-        *h = summarize(&h.name, raw);
+    for ((h, raw), exact) in out
+        .histograms
+        .iter_mut()
+        .zip(&out.raw_histograms)
+        .zip(&out.exact_histograms)
+    {
+        *h = summarize_exact(&h.name, raw, exact);
     }
     for c in &mut out.cpus {
         c.preempt_off_window_p50_ns = crate::metrics::nearest_rank(&c.preempt_off_windows, 0.50);

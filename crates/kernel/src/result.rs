@@ -40,6 +40,10 @@ pub struct RunResult {
     /// The histograms themselves, for merging replicas.
     #[serde(skip)]
     pub raw_histograms: Vec<hdrhistogram::Histogram<u64>>,
+    /// Each histogram's exact smallest and largest samples (the buckets
+    /// keep them to 3 significant digits only).
+    #[serde(skip)]
+    pub exact_histograms: Vec<crate::metrics::ExactSamples>,
 }
 
 /// RCU over the measured part of the run (the `rcu_gp_duration`

@@ -456,3 +456,34 @@ fn group_totals_saturate_and_say_so_instead_of_wrapping() {
     assert_eq!(g.exited, 32);
     assert!(g.wall_mean_ns >= 999_999_999 * S, "{}", g.wall_mean_ns);
 }
+
+/// Issue 37, item 17: 2 ms samples read min 1,999,872 and max 2,000,895
+/// from the buckets. The exact smallest and largest samples are kept
+/// beside them, and the quantiles stay within that range.
+#[test]
+fn histograms_keep_their_exact_min_and_max() {
+    let mut s = spec(flat_machine(2), 20 * MS);
+    let h = histogram(&mut s, "h");
+    group(
+        &mut s,
+        "t",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::Mark(0),
+            Op::Work(Dist::Const(2 * MS)),
+            Op::RecordSince { hist: h, slot: 0 },
+            Op::Mark(0),
+            Op::Work(Dist::Const(2 * MS + 7)),
+            Op::RecordSince { hist: h, slot: 0 },
+        ],
+        1,
+    );
+    let r = simulate(&s);
+    let h = r.histogram("h").unwrap();
+    assert!(h.count >= 8, "{h:?}");
+    assert_eq!((h.min, h.max), (2 * MS, 2 * MS + 7), "{h:?}");
+    for q in [h.p50, h.p90, h.p99, h.p999] {
+        assert!((h.min..=h.max).contains(&q), "{h:?}");
+    }
+}

@@ -25,7 +25,8 @@ impl Kernel<'_> {
                 .hist_names
                 .iter()
                 .zip(&self.metrics.hists)
-                .map(|(name, h)| summarize(name, h))
+                .zip(&self.metrics.exact)
+                .map(|((name, h), exact)| summarize_exact(name, h, exact))
                 .collect(),
             cpus: self.cpu_results(),
             task_groups: self.task_group_results(),
@@ -62,6 +63,7 @@ impl Kernel<'_> {
                 by_kind: self.event_counts,
             },
             raw_histograms: std::mem::take(&mut self.metrics.hists),
+            exact_histograms: std::mem::take(&mut self.metrics.exact),
         }
     }
 
@@ -206,22 +208,49 @@ impl Kernel<'_> {
     }
 }
 
-/// The summary of a latency histogram.
+/// The summary of a latency histogram from its buckets alone (minimum and
+/// maximum to 3 significant digits).
 pub fn summarize(name: &str, h: &hdrhistogram::Histogram<u64>) -> HistResult {
+    let bounds = crate::metrics::ExactSamples {
+        min: if h.is_empty() { 0 } else { h.min() },
+        max: h.max(),
+    };
+    summarize_exact(name, h, &bounds)
+}
+
+/// The summary of a latency histogram: total, mean and quantiles from its
+/// buckets (the quantiles kept within the samples' range), minimum and
+/// maximum exact.
+pub fn summarize_exact(
+    name: &str,
+    h: &hdrhistogram::Histogram<u64>,
+    exact: &crate::metrics::ExactSamples,
+) -> HistResult {
+    if h.is_empty() {
+        return HistResult {
+            name: name.to_string(),
+            count: 0,
+            total: 0.0,
+            min: 0,
+            mean: 0.0,
+            p50: 0,
+            p90: 0,
+            p99: 0,
+            p999: 0,
+            max: 0,
+        };
+    }
+    let q = |p: f64| h.value_at_quantile(p).clamp(exact.min, exact.max);
     HistResult {
         name: name.to_string(),
         count: h.len(),
-        total: if h.is_empty() {
-            0.0
-        } else {
-            h.mean() * h.len() as f64
-        },
-        min: if h.is_empty() { 0 } else { h.min() },
-        mean: if h.is_empty() { 0.0 } else { h.mean() },
-        p50: h.value_at_quantile(0.50),
-        p90: h.value_at_quantile(0.90),
-        p99: h.value_at_quantile(0.99),
-        p999: h.value_at_quantile(0.999),
-        max: h.max(),
+        total: h.mean() * h.len() as f64,
+        min: exact.min,
+        mean: h.mean(),
+        p50: q(0.50),
+        p90: q(0.90),
+        p99: q(0.99),
+        p999: q(0.999),
+        max: exact.max,
     }
 }
