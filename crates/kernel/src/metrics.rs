@@ -167,7 +167,10 @@ impl Metrics {
     pub fn preempt_off_section(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         let len = now - start;
         if len >= self.thresholds.soft_lockup {
-            self.soft_lockup(cpu, now, len);
+            // Dated when the section crossed the threshold: the watchdog
+            // fires then, not when the section ends.
+            let crossed = start.saturating_add(self.thresholds.soft_lockup);
+            self.soft_lockup(cpu, crossed, len);
         }
         if self.measuring(now) {
             let c = cpu as usize;
@@ -227,7 +230,10 @@ impl Metrics {
     pub fn irq_off_section(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         let len = now - start;
         if len >= self.thresholds.hard_lockup {
-            self.hard_lockup(cpu, now, len);
+            // Dated when the section crossed the threshold, as the NMI
+            // watchdog sees it, not when the section ends.
+            let crossed = start.saturating_add(self.thresholds.hard_lockup);
+            self.hard_lockup(cpu, crossed, len);
         }
         if self.measuring(now) {
             let c = cpu as usize;

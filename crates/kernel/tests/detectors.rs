@@ -395,3 +395,36 @@ fn a_negative_count_is_dated_when_it_happens() {
     let f = r.finding("negative_count").expect("a negative count");
     assert_eq!(f.time_ns, 3_000, "{f:?}");
 }
+
+/// Issue 37, item 17: IRQs off from 1 ms for 50 ms with `watchdog_thresh`
+/// at 10 ms. The NMI watchdog sees the hard lockup when the section
+/// crosses the threshold (11 ms), not when it ends (51 ms); the soft
+/// lockup (twice the threshold, preemption off as well) at 21 ms.
+#[test]
+fn lockups_are_dated_when_the_threshold_is_crossed() {
+    let mut s = spec(flat_machine(2), 100 * 1_000_000);
+    s.knobs.watchdog_thresh = 10_000_000;
+    task_group(
+        &mut s,
+        "t",
+        vec![0],
+        Policy::Normal,
+        0,
+        vec![
+            Op::Work(Dist::Const(1_000_000)),
+            Op::SyscallEnter,
+            Op::PreemptDisable,
+            Op::LocalIrqDisable,
+            Op::Work(Dist::Const(50_000_000)),
+            Op::LocalIrqEnable,
+            Op::PreemptEnable,
+            Op::SyscallExit,
+            Op::Exit,
+        ],
+    );
+    let r = simulate(&s);
+    let hard = r.finding("hard_lockup").expect("a hard lockup");
+    assert!((11_000_000..11_010_000).contains(&hard.time_ns), "{hard:?}");
+    let soft = r.finding("soft_lockup").expect("a soft lockup");
+    assert!((21_000_000..21_010_000).contains(&soft.time_ns), "{soft:?}");
+}
