@@ -114,6 +114,10 @@ impl crate::Kernel<'_> {
                 }
                 Op::SyscallExit => {
                     task.mode = Mode::User;
+                    if !task.held.is_empty() {
+                        let at = planned_at(now, task);
+                        self.lockdep_sys_exit(c, t, at);
+                    }
                     true
                 }
                 Op::RcuExpediteGp => {

@@ -427,6 +427,11 @@ impl Metrics {
         self.finding(Detector::InconsistentLockState, now, cpu, report);
     }
 
+    /// lockdep's report of a return to user space with locks held.
+    pub fn lock_held_returning_to_user(&mut self, cpu: u32, now: Nanos, report: String) {
+        self.finding(Detector::LockHeldReturningToUser, now, cpu, report);
+    }
+
     /// lockdep's circular-dependency report, as the kernel prints it.
     pub fn circular_locking(&mut self, cpu: u32, now: Nanos, report: String) {
         self.finding(Detector::CircularLocking, now, cpu, report);

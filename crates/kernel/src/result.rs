@@ -403,6 +403,9 @@ pub enum Detector {
     /// (`-ENXIO`, nothing sent), or a CSD queued on one ("IPI on offline
     /// CPU").
     IpiOfflineCpu,
+    /// lockdep's `lockdep_sys_exit()`: a task returns to user space with
+    /// a lock it took in the kernel still held.
+    LockHeldReturningToUser,
 }
 
 impl Detector {
@@ -434,6 +437,7 @@ impl Detector {
             Detector::Membarrier => "membarrier",
             Detector::OfflineLastCpu => "offline_last_cpu",
             Detector::IpiOfflineCpu => "ipi_offline_cpu",
+            Detector::LockHeldReturningToUser => "lock_held_returning_to_user",
         }
     }
 }

@@ -375,6 +375,10 @@ pub struct Task {
     /// A fault an op planned ahead of the batch hit: it happens (is
     /// reported, and stops the run) when the batch reaches the op.
     pub fault: Option<Fault>,
+    /// Objects of the locks it took in kernel mode and holds, innermost
+    /// last (lockdep's `held_locks`): any left at `SyscallExit` is
+    /// `lockdep_sys_exit()`'s report.
+    pub held: Vec<u32>,
 }
 
 /// A fault that stops the run, found while planning ahead of the batch.
@@ -502,6 +506,7 @@ impl Task {
             exited_at: None,
             kthread: None,
             fault: None,
+            held: Vec::new(),
         }
     }
 
