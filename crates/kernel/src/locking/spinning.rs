@@ -52,14 +52,18 @@ impl LockInstance {
 impl crate::Kernel<'_> {
     /// `t` now holds lock `l`, from `at`; `contended`: it waited for it
     /// (the trylock failed and lock_contended() was counted).
+    ///
+    /// Booked as acquired at `at`, when the waiter has it (the kernel's
+    /// `lock_acquired()` runs there): a grant decided before the end of
+    /// the warm-up for a waiter that gets the lock after it is measured,
+    /// as the spinning up to `at` is.
     fn lock_granted(&mut self, t: TaskId, l: u32, mode: LockMode, at: Nanos, contended: bool) {
-        let now = self.now;
         let waited = contended.then(|| at - self.lock_wait_start(t));
         let on = LockCpu::new(l, self.lock_holder_cpu(t));
         let lock = &mut self.objects.spinlocks[l as usize];
         lock.holders.push((t, mode, at));
         debug_assert!(lock.ownership_sound(), "lock ownership unsound");
-        self.metrics.lock_acquired(now, lock.object, on, waited);
+        self.metrics.lock_acquired(at, lock.object, on, waited);
     }
 
     /// Runs `f` on lock `l`'s implementation with an [`Env`] at the current
