@@ -131,6 +131,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(any(debug_assertions, feature = "invariants"))]
     #[should_panic(expected = "invariant violated")]
     fn check_panics_in_debug_builds() {
         check(credit_in_run(2, 1));

@@ -55,7 +55,7 @@ pub struct Metrics {
     pub counters: Vec<u64>,
     pub hists: Vec<Histogram<u64>>,
     /// Beside each histogram: its samples' exact minimum and maximum.
-    pub exact: Vec<ExactSamples>,
+    pub exact: Vec<crate::result::ExactSamples>,
     /// Per CPU, per window: longest preempt-disabled section ending in it.
     pub preempt_off_windows: Vec<Nanos>,
     pub irq_off_windows: Vec<Nanos>,
@@ -103,7 +103,7 @@ impl Metrics {
             hists: (0..hists)
                 .map(|_| Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds"))
                 .collect(),
-            exact: vec![ExactSamples::default(); hists],
+            exact: vec![crate::result::ExactSamples::default(); hists],
             preempt_off_windows: vec![0; cpus * windows],
             irq_off_windows: vec![0; cpus * windows],
             max_preempt_off: vec![0; cpus],
@@ -515,40 +515,6 @@ impl Metrics {
             message,
             occurrences: 1,
         });
-    }
-}
-
-/// A histogram's smallest and largest samples as they were: the buckets
-/// round a sample to 3 significant digits (a 2 ms sample reads 1,999,872
-/// or 2,000,895), so the minimum and maximum reported are these.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ExactSamples {
-    pub min: Nanos,
-    pub max: Nanos,
-}
-
-impl Default for ExactSamples {
-    fn default() -> Self {
-        ExactSamples {
-            min: Nanos::MAX,
-            max: 0,
-        }
-    }
-}
-
-impl ExactSamples {
-    #[inline]
-    pub fn add(&mut self, v: Nanos) {
-        // As the bucket holds it: a sample of 0 counts as 1.
-        let v = v.max(1);
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
-    }
-
-    /// Pools another run's samples (replicas).
-    pub fn merge(&mut self, o: &ExactSamples) {
-        self.min = self.min.min(o.min);
-        self.max = self.max.max(o.max);
     }
 }
 

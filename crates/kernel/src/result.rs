@@ -43,7 +43,7 @@ pub struct RunResult {
     /// Each histogram's exact smallest and largest samples (the buckets
     /// keep them to 3 significant digits only).
     #[serde(skip)]
-    pub exact_histograms: Vec<crate::metrics::ExactSamples>,
+    pub exact_histograms: Vec<ExactSamples>,
 }
 
 /// RCU over the measured part of the run (the `rcu_gp_duration`
@@ -511,4 +511,38 @@ pub struct MmStats {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// A histogram's smallest and largest samples as they were: the buckets
+/// round a sample to 3 significant digits (a 2 ms sample reads 1,999,872
+/// or 2,000,895), so the minimum and maximum reported are these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExactSamples {
+    pub min: Nanos,
+    pub max: Nanos,
+}
+
+impl Default for ExactSamples {
+    fn default() -> Self {
+        ExactSamples {
+            min: Nanos::MAX,
+            max: 0,
+        }
+    }
+}
+
+impl ExactSamples {
+    #[inline]
+    pub fn add(&mut self, v: Nanos) {
+        // As the bucket holds it: a sample of 0 counts as 1.
+        let v = v.max(1);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    /// Pools another run's samples (replicas).
+    pub fn merge(&mut self, o: &ExactSamples) {
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+    }
 }

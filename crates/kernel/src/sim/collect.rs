@@ -211,7 +211,7 @@ impl Kernel<'_> {
 /// The summary of a latency histogram from its buckets alone (minimum and
 /// maximum to 3 significant digits).
 pub fn summarize(name: &str, h: &hdrhistogram::Histogram<u64>) -> HistResult {
-    let bounds = crate::metrics::ExactSamples {
+    let bounds = crate::result::ExactSamples {
         min: if h.is_empty() { 0 } else { h.min() },
         max: h.max(),
     };
@@ -224,7 +224,7 @@ pub fn summarize(name: &str, h: &hdrhistogram::Histogram<u64>) -> HistResult {
 pub fn summarize_exact(
     name: &str,
     h: &hdrhistogram::Histogram<u64>,
-    exact: &crate::metrics::ExactSamples,
+    exact: &crate::result::ExactSamples,
 ) -> HistResult {
     if h.is_empty() {
         return HistResult {
