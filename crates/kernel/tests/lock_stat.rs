@@ -222,3 +222,32 @@ fn every_spinning_kind_books_at_least_the_spinning_as_wait() {
         }
     }
 }
+
+/// Found by the fuzz harness (issue 37): a task that takes a spinlock it
+/// holds spins for good (lockdep's recursive locking); that wait, still
+/// going on at the end, is booked as well, though the task is among the
+/// lock's holders.
+#[test]
+fn a_recursive_acquisitions_wait_is_booked() {
+    let mut s = spec(flat_machine(2), 2 * MS);
+    let lock = ObjRef {
+        object: spinning_lock(&mut s, "lock", "qspinlock", LockOptions::default()),
+        index: None,
+    };
+    forever(
+        &mut s,
+        "t",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::Work(Dist::Const(US)),
+            lock_op(&lock, LockMode::Exclusive, true),
+            lock_op(&lock, LockMode::Exclusive, true),
+        ],
+    );
+    let r = simulate(&s);
+    assert!(r.finding("recursive_locking").is_some(), "{:?}", r.findings);
+    let l = r.lock("lock").unwrap();
+    assert!(l.spin_total_ns > MS, "{l:?}");
+    assert!(l.wait_total_ns >= l.spin_total_ns, "{l:?}");
+}

@@ -249,8 +249,15 @@ impl crate::Kernel<'_> {
                 continue;
             };
             let instance = &self.objects.spinlocks[lock as usize];
-            // Granted already (its SpinEnd not yet seen): booked then.
-            if instance.holders.iter().any(|h| h.0 == t as TaskId) {
+            // Granted for this wait already (its SpinEnd not yet seen):
+            // booked then. A hold from before the wait began is a
+            // recursive acquisition, which spins for good.
+            let start = task.wait.wait_start;
+            if instance
+                .holders
+                .iter()
+                .any(|h| h.0 == t as TaskId && h.2 > start)
+            {
                 continue;
             }
             let op = self
