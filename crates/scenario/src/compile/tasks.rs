@@ -136,7 +136,7 @@ pub(super) fn task_group(
             (mms.len() - 1) as u32
         }
     };
-    let program = ops::compile(ctx, r.vars.as_ref(), &r.code)?;
+    let program = ops::compile(ctx, r.vars.as_ref(), &r.code, true)?;
     Ok(TaskGroupDecl {
         name: name.clone(),
         placement,
