@@ -6,6 +6,40 @@ use clap::{Parser, Subcommand, ValueEnum};
 pub use smpsim_report::format::{ReportFormat, ReproduceFormat, RunFormat, SweepFormat};
 pub use smpsim_report::plot::{Format as PlotFormat, Kind as PlotKind};
 
+/// Bounds of the numeric options: each refused beyond with clap's error
+/// (exit 2), before anything is allocated or run.
+mod bounds {
+    /// A host test's length: up to a day.
+    pub const MAX_SECONDS: f64 = 86_400.0;
+    /// `bench --millis`: simulated milliseconds per point, up to an hour.
+    pub const MAX_BENCH_MILLIS: u64 = 3_600_000;
+    /// The most CPUs a machine has.
+    pub const MAX_CPUS: u32 = 1 << 20;
+
+    /// Seconds: a finite number above 0, at most [`MAX_SECONDS`].
+    pub fn seconds(s: &str) -> Result<f64, String> {
+        let v: f64 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+        if v.is_finite() && v > 0.0 && v <= MAX_SECONDS {
+            Ok(v)
+        } else {
+            Err(format!(
+                "{s} seconds: give a number above 0 and at most {MAX_SECONDS} (a day)"
+            ))
+        }
+    }
+
+    /// A finite number (a plot's x value).
+    pub fn finite(s: &str) -> Result<f64, String> {
+        match s.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(format!("`{s}` is not a finite number")),
+        }
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "smpsim",
@@ -54,6 +88,11 @@ pub struct FmtArgs {
     /// Rewrite the file in place instead of printing it.
     #[arg(long, short = 'w')]
     pub write: bool,
+    /// Let the scenario also read files under DIR (an `include` or a
+    /// machine `profile` outside the scenario's own directory, which is
+    /// all it may read otherwise); repeatable.
+    #[arg(long = "allow-path", value_name = "DIR")]
+    pub allow_paths: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -83,7 +122,7 @@ pub struct SweepArgs {
     #[arg(long = "set", value_name = "KEY=VALUES")]
     pub sets: Vec<String>,
     /// Seeds per point (scenario seed, seed+1, ...).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub seeds: u64,
     /// The JSON Lines file the points stream to; an existing one is resumed.
     #[arg(long, short = 'o', required = true)]
@@ -99,6 +138,11 @@ pub struct SweepArgs {
     /// No progress or summary on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Let the scenario also read files under DIR (an `include` or a
+    /// machine `profile` outside the scenario's own directory, which is
+    /// all it may read otherwise); repeatable.
+    #[arg(long = "allow-path", value_name = "DIR")]
+    pub allow_paths: Vec<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -117,6 +161,10 @@ pub struct MergeArgs {
     /// The merged file (written atomically).
     #[arg(long, short = 'o')]
     pub output: PathBuf,
+    /// Merge even if points of the sweep are missing (a shard not given
+    /// or not finished); without it such a merge is refused.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 #[derive(clap::Args)]
@@ -157,7 +205,7 @@ pub struct PlotArgs {
     /// With `--kind percentiles`, `cputime` or `heatmap`: the x value whose
     /// points (seeds) are drawn (e.g. `--x cpus --at 16`); default: the
     /// largest swept, which the caption says.
-    #[arg(long)]
+    #[arg(long, value_parser = bounds::finite)]
     pub at: Option<f64>,
     /// With `--kind scaling` of a rate: leave out the dashed ideal-scaling
     /// line (each curve's first point, scaled linearly with x).
@@ -197,22 +245,22 @@ pub struct HostRunArgs {
     /// membarrier, ipi-latency, mutex-readers, hotplug or ctxswitch.
     pub test: String,
     /// How long the test runs.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 3.0, value_parser = bounds::seconds)]
     pub seconds: f64,
     /// Allow the hotplug test to take CPUs offline (they are brought back).
     #[arg(long)]
     pub allow_hotplug: bool,
     /// Concurrent readers (mutex-readers).
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub readers: u32,
     /// Throttled cgroup tree for the membarrier burners: CHILDRENxDEPTH.
     #[arg(long, value_name = "CxD")]
     pub cgroup: Option<String>,
     /// Latency window (ipi-latency), seconds.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = bounds::seconds)]
     pub window: f64,
     /// Offline/online repetitions (hotplug).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub reps: u32,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -231,7 +279,7 @@ pub struct HostCompareArgs {
     /// Keep the profile calibrated now in this file.
     #[arg(long, value_name = "FILE", conflicts_with = "profile")]
     pub profile_out: Option<PathBuf>,
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 3.0, value_parser = bounds::seconds)]
     pub seconds: f64,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -264,7 +312,7 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Seed (overrides scenario.seed).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=i64::MAX as u64))]
     pub seed: Option<u64>,
     /// Also write every CPU's timeline (first replica) as a Chrome/Perfetto
     /// trace-event JSON file (open it in ui.perfetto.dev or chrome://tracing);
@@ -272,8 +320,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Most segments recorded per variant in a trace.
-    #[arg(long, default_value_t = 2_000_000)]
-    pub trace_limit: usize,
+    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..=u32::MAX as u64))]
+    pub trace_limit: u64,
     /// Trace only this part of the run: START..END from the run's start
     /// (10ms..12ms; either end may be left out).
     #[arg(long, value_name = "START..END", requires = "trace")]
@@ -311,6 +359,11 @@ pub struct RunArgs {
     /// Write the report to this file (atomically) instead of stdout.
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    /// Let the scenario also read files under DIR (an `include` or a
+    /// machine `profile` outside the scenario's own directory, which is
+    /// all it may read otherwise); repeatable.
+    #[arg(long = "allow-path", value_name = "DIR")]
+    pub allow_paths: Vec<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -321,7 +374,7 @@ pub struct ReproduceArgs {
     #[arg(long)]
     pub quick: bool,
     /// Number of seeds per variant (overrides the case's).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub seeds: Option<u32>,
     /// `lkml`: 72-column published / %change / simulated text.
     #[arg(long, value_enum, default_value_t = ReproduceFormat::Text)]
@@ -348,15 +401,22 @@ pub struct ReproduceArgs {
     pub scenarios: Option<PathBuf>,
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    /// Let the scenario also read files under DIR (an `include` or a
+    /// machine `profile` outside the scenario's own directory, which is
+    /// all it may read otherwise); repeatable.
+    #[arg(long = "allow-path", value_name = "DIR")]
+    pub allow_paths: Vec<PathBuf>,
 }
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
     /// CPU counts of the global-mutex benchmark.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![16, 384, 4096])]
+    #[arg(long, value_delimiter = ',', default_values_t = vec![16, 384, 4096],
+          value_parser = clap::value_parser!(u32).range(1..=bounds::MAX_CPUS as i64))]
     pub cpus: Vec<u32>,
     /// Simulated milliseconds per benchmark point.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200,
+          value_parser = clap::value_parser!(u64).range(1..=bounds::MAX_BENCH_MILLIS))]
     pub millis: u64,
     /// No progress on stderr.
     #[arg(long, short = 'q')]

@@ -6,8 +6,9 @@ use crate::cli::{CodeForm, FmtArgs};
 fn compiled(
     path: &std::path::Path,
     text: &str,
+    allow: &[std::path::PathBuf],
 ) -> Result<Vec<smpsim_kernel::Spec>, smpsim_scenario::ScenarioError> {
-    let scn = smpsim_scenario::parse(path, text.to_string())?;
+    let scn = smpsim_scenario::parse_allowing(path, text.to_string(), allow)?;
     let mut out = vec![scn.compile(None, &[])?];
     for v in scn.variant_names() {
         out.push(scn.compile(Some(v), &[])?);
@@ -17,6 +18,10 @@ fn compiled(
 
 pub fn main(args: FmtArgs) -> i32 {
     let path = &args.scenario;
+    let allow = match crate::output::allow_paths(&args.allow_paths) {
+        Ok(a) => a,
+        Err(e) => return crate::output::fail(e),
+    };
     let text = match smpsim_scenario::limits::read_text(path, "scenario") {
         Ok(t) => t,
         Err(e) => {
@@ -30,7 +35,10 @@ pub fn main(args: FmtArgs) -> i32 {
     };
     let new = match converted.and_then(|new| {
         // The rewrite must not change what the scenario runs.
-        let (before, after) = (compiled(path, &text)?, compiled(path, &new)?);
+        let (before, after) = (
+            compiled(path, &text, &allow)?,
+            compiled(path, &new, &allow)?,
+        );
         Ok((new, before == after))
     }) {
         Ok((new, true)) => new,
@@ -50,8 +58,9 @@ pub fn main(args: FmtArgs) -> i32 {
         print!("{new}");
         return 0;
     }
-    // Atomically: a failed write leaves the scenario as it was.
-    if let Err(e) = crate::output::emit(&new, Some(path)) {
+    // Atomically: a failed write leaves the scenario as it was. (The one
+    // output that may replace an input: the scenario it rewrites.)
+    if let Err(e) = smpsim_files::rewrite_input(path, new.as_bytes()) {
         eprintln!("error: cannot write {e}");
         return 2;
     }

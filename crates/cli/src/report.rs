@@ -13,6 +13,19 @@ pub fn main(args: ReportArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
+    // A partial merge or an unfinished sweep: the figures miss points
+    // (seeds), which the page cannot show; say so.
+    let whole = points
+        .iter()
+        .filter_map(|p| p["sweep_points"].as_u64())
+        .max();
+    if let Some(n) = whole.filter(|&n| n > points.len() as u64) {
+        eprintln!(
+            "warning: {} holds {} of the sweep's {n} points (a `sweep merge --partial` or an unfinished sweep): the figures leave the missing points' seeds out",
+            args.results.display(),
+            points.len()
+        );
+    }
     let command = format!(
         "{}\n{}",
         sweep_command(&points, &args.results),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use smpsim_report::metric::{self, Runs};
-use smpsim_report::model::{band, passes, ratio, rule_text, CaseRun, MetricRow};
+use smpsim_report::model::{CaseRun, MetricRow};
 use smpsim_report::{text, VariantRun};
 use smpsim_scenario::Scenario;
 
@@ -38,7 +38,8 @@ fn scenario_dir(arg: Option<&Path>) -> PathBuf {
 /// Every scenario of `dir` with a `[reproduce]` section. A file without one
 /// is not a case: if it does not even load, it is skipped with a warning
 /// rather than failing every case.
-fn load_cases(dir: &Path) -> Result<Vec<Scenario>, String> {
+fn load_cases(dir: &Path, allow: &[PathBuf]) -> Result<Vec<Scenario>, String> {
+    let allow = crate::output::allow_paths(allow)?;
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("error: {}: {e} (use --scenarios DIR)", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -47,7 +48,7 @@ fn load_cases(dir: &Path) -> Result<Vec<Scenario>, String> {
     files.sort();
     let mut cases = Vec::new();
     for f in files {
-        match smpsim_scenario::load(&f) {
+        match smpsim_scenario::load_allowing(&f, &allow) {
             Ok(s) if s.reproduce.is_some() => cases.push(s),
             Ok(_) => {}
             Err(e) => {
@@ -77,16 +78,26 @@ fn load_cases(dir: &Path) -> Result<Vec<Scenario>, String> {
 
 pub fn main(args: ReproduceArgs) -> i32 {
     // Refused before the cases run, not after.
-    if let (Some(html), Some(o)) = (&args.html, &args.output) {
-        if let Err(e) = crate::output::check_outputs(&[], &[("--html", html), ("-o", o)]) {
-            return fail(e);
-        }
+    let outputs: Vec<(&str, &Path)> = [("--html", &args.html), ("-o", &args.output)]
+        .into_iter()
+        .filter_map(|(w, p)| p.as_deref().map(|p| (w, p)))
+        .collect();
+    if let Err(e) = crate::output::check_outputs(&[], &outputs) {
+        return fail(e);
     }
     let dir = scenario_dir(args.scenarios.as_deref());
-    let cases = match load_cases(&dir) {
+    let cases = match load_cases(&dir, &args.allow_paths) {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
+    // No output over a case's scenario, included file or profile.
+    let inputs: Vec<(&str, &Path)> = cases
+        .iter()
+        .flat_map(crate::output::scenario_inputs)
+        .collect();
+    if let Err(e) = crate::output::check_outputs(&inputs, &outputs) {
+        return fail(e);
+    }
     let extra_sets = match crate::output::parse_sets(&args.sets) {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -100,6 +111,12 @@ pub fn main(args: ReproduceArgs) -> i32 {
             println!("{n:<20} {}", c.description);
         }
         return 0;
+    }
+    if let Some(n) = args.seeds {
+        // Each seed of each case is compiled and held until it runs.
+        if let Err(e) = crate::output::check_seeds(n as u64) {
+            return fail(e);
+        }
     }
     for want in &args.cases {
         if !names.contains(want) {
@@ -117,7 +134,10 @@ pub fn main(args: ReproduceArgs) -> i32 {
         if !args.cases.is_empty() && !args.cases.contains(&rep.case) {
             continue;
         }
-        let seeds = args.seeds.unwrap_or(rep.seeds).max(1);
+        crate::run::warn(scenario, args.quiet);
+        // `--seeds 0` is refused by the argument parser; a case's own
+        // `seeds` is at least 1 (the scenario crate checks it).
+        let seeds = args.seeds.unwrap_or(rep.seeds);
         let variants: Vec<Option<String>> = scenario
             .variants
             .iter()
@@ -132,7 +152,14 @@ pub fn main(args: ReproduceArgs) -> i32 {
             };
             sets.extend(extra_sets.iter().cloned());
             let base_seed = scenario.compile(None, &sets).map(|s| s.seed).unwrap_or(1);
-            sets.push(("scenario.seed".into(), (base_seed + k as u64).to_string()));
+            let last = crate::run::MAX_SEED;
+            let Some(seed) = base_seed.checked_add(k as u64).filter(|s| *s <= last) else {
+                return fail(format!(
+                    "error: {}: seed {base_seed} + {k} goes past the largest seed",
+                    scenario.path.display()
+                ));
+            };
+            sets.push(("scenario.seed".into(), seed.to_string()));
             match smpsim_runner::pool::compile_variants(scenario, &variants, &sets, &Ok) {
                 Ok(s) => specs.push(s),
                 Err(e) => return fail(e),
@@ -217,22 +244,17 @@ pub fn main(args: ReproduceArgs) -> i32 {
             let mean = values.iter().sum::<f64>() / values.len() as f64;
             let min = values.iter().copied().fold(f64::INFINITY, f64::min);
             let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let published = m.published;
-            rows.push(MetricRow {
-                case: rep.case.clone(),
-                metric: m.name.clone(),
-                published,
-                simulated: mean,
-                ratio: ratio(published, mean),
-                pass: passes(&m.pass, m.published, mean),
-                rule: rule_text(&m.pass),
-                seeds: *seeds,
-                min,
-                max,
-                source: m.source.clone(),
-                quick: args.quick,
-                band: band(&m.pass, m.published),
-            });
+            rows.push(MetricRow::judged(
+                rep.case.clone(),
+                m.name.clone(),
+                m.published,
+                &m.pass,
+                mean,
+                *seeds,
+                (min, max),
+                m.source.clone(),
+                args.quick,
+            ));
         }
         text_out.push('\n');
         done_cases.push(CaseRun {
@@ -243,7 +265,8 @@ pub fn main(args: ReproduceArgs) -> i32 {
         });
     }
     progress.done();
-    let all_pass = rows.iter().all(|r| r.pass);
+    // An information row within its bound is no failure.
+    let all_pass = rows.iter().all(|r| r.pass != Some(false));
     let out = smpsim_report::format::reproduce(args.format, &rows, text_out);
     if let Some(path) = &args.html {
         let page = smpsim_report::html::reproduce(

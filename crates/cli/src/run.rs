@@ -7,6 +7,9 @@ use crate::output::{emit, fail, parse_sets};
 use smpsim_runner::pool::{compile_variants, register, run_specs, variant_run};
 use smpsim_runner::progress::{Item, Progress};
 
+/// The largest seed: `scenario.seed` is a TOML integer (i64).
+pub const MAX_SEED: u64 = i64::MAX as u64;
+
 /// The variants asked for, or every variant of the scenario (or its base
 /// if it has none).
 pub fn variants_to_run(
@@ -26,11 +29,21 @@ pub fn variants_to_run(
     }
 }
 
+/// The scenario's warnings (legal, likely not meant), on stderr.
+pub fn warn(scenario: &smpsim_scenario::Scenario, quiet: bool) {
+    if !quiet {
+        for w in &scenario.warnings {
+            eprintln!("warning: {}: {w}", scenario.path.display());
+        }
+    }
+}
+
 pub fn main(args: RunArgs) -> i32 {
-    let scenario = match smpsim_scenario::load(&args.scenario) {
+    let scenario = match crate::output::load_scenario(&args.scenario, &args.allow_paths) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    warn(&scenario, args.quiet);
     let outputs: Vec<(&str, &std::path::Path)> = [("-o", &args.output), ("--trace", &args.trace)]
         .into_iter()
         .filter_map(|(w, p)| p.as_deref().map(|p| (w, p)))
@@ -82,6 +95,19 @@ pub fn main(args: RunArgs) -> i32 {
         if args.seeds.is_some() || args.schedule.is_some() || args.trace.is_some() {
             return fail("error: --explore runs many schedules; it cannot be combined with --seeds, --schedule or --trace");
         }
+        // Each schedule is registered (and may run) before any is known to
+        // fail: bound them as seeds are bound.
+        let limit = smpsim_scenario::limits::SCHEDULES;
+        match limit.get() {
+            Err(e) => return fail(format!("error: {e}")),
+            Ok(max) if n > max => {
+                return fail(format!(
+                    "error: --explore {n}: too many schedules ({})",
+                    limit.explain(max)
+                ))
+            }
+            Ok(_) => {}
+        }
         return crate::explore::main(&scenario, &args, &variants, &sets, n);
     }
     let schedule = args.schedule.clone();
@@ -112,7 +138,7 @@ pub fn main(args: RunArgs) -> i32 {
     let runs = run_specs(&scenario, &variants, &specs, &progress, &items);
     progress.done();
     if let Some(path) = &args.trace {
-        let limit = args.trace_limit;
+        let limit = usize::try_from(args.trace_limit).unwrap_or(usize::MAX);
         if let Err(e) = smpsim_runner::trace::write_trace(&variants, &specs, limit, window, path) {
             return fail(e);
         }
@@ -222,6 +248,11 @@ fn explore(
         Ok(s) => s.seed,
         Err(e) => return fail(e),
     };
+    if base.checked_add(n - 1).is_none_or(|last| last > MAX_SEED) {
+        return fail(format!(
+            "error: --seeds {n} from seed {base} goes past the largest seed ({MAX_SEED}); give a smaller --seed"
+        ));
+    }
     let mut all = Vec::new();
     for v in variants {
         let specs: Result<Vec<_>, _> = (0..n)

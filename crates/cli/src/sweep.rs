@@ -10,9 +10,16 @@
 //! point whose scenario does not compile records its error and the sweep
 //! goes on.
 //!
-//! `--cpus N` restricts the tasks to CPUs `0..N`: it sets every task
-//! group's `cpus` to `"0-(N-1)"` (a `per_cpu` group then has N times its
-//! count, a `count` group spreads over N CPUs).
+//! `--cpus N` restricts the tasks to CPUs `0..N`: it sets the `cpus` of
+//! every task group that does not give its own to `"0-(N-1)"` (a
+//! `per_cpu` group then has N times its count, a `count` group spreads
+//! over N CPUs). A group that gives `cpus` keeps that placement at every
+//! point, so a point runs what `run` of the same size runs; a placement
+//! naming a CPU at or beyond N is refused. The sweep says which groups it
+//! scaled and which it kept before it runs.
+//!
+//! `--set scenario.seed=A,B` is honoured: each point runs (and is
+//! labelled with) its own seed, `--seeds K` then runs A..A+K at each.
 
 use std::collections::HashSet;
 
@@ -36,6 +43,8 @@ struct Point {
     cpus: Option<u32>,
     sets: Vec<(String, String)>,
     seed: u64,
+    /// The groups whose explicit `cpus` the point keeps (with `--cpus`).
+    kept: Vec<(String, String)>,
 }
 
 impl Point {
@@ -81,7 +90,7 @@ fn in_shard(index: usize, shard: Option<(usize, usize)>) -> bool {
 
 pub fn main(args: SweepArgs) -> i32 {
     if let Some(crate::cli::SweepCommand::Merge(m)) = args.command {
-        return merge(&m.files, &m.output);
+        return merge(&m.files, &m.output, m.partial);
     }
     let (Some(scenario_path), Some(output)) = (args.scenario.clone(), args.output.clone()) else {
         return fail("error: sweep needs a SCENARIO and -o FILE");
@@ -96,10 +105,22 @@ pub fn main(args: SweepArgs) -> i32 {
         shard,
         a: args,
     };
-    let scenario = match smpsim_scenario::load(&args.scenario) {
+    let scenario = match crate::output::load_scenario(&args.scenario, &args.a.allow_paths) {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    crate::run::warn(&scenario, args.a.quiet);
+    // The results file is read, appended to and rewritten: a FIFO or a
+    // device would block or lose the points.
+    if let Ok(meta) = std::fs::metadata(&args.output) {
+        if !meta.is_file() {
+            return fail(format!(
+                "error: -o {}: {}, not a regular file; a sweep reads, appends to and rewrites its results file, so give a file path",
+                args.output.display(),
+                file_kind(&meta)
+            ));
+        }
+    }
     // Points are appended to `-o`: never to the scenario itself.
     if let Err(e) = crate::output::check_outputs(
         &crate::output::scenario_inputs(&scenario),
@@ -215,22 +236,51 @@ pub fn main(args: SweepArgs) -> i32 {
             })
             .collect();
     }
-    let mut points = Vec::new();
+    // Each variant and combination of settings: its first seed (a swept
+    // `scenario.seed` is its own) and the groups that place themselves.
+    let mut firsts_of = Vec::new();
     for v in &variants {
+        let mut row = Vec::new();
+        for c in &combos {
+            let seed = scenario
+                .compile(v.as_deref(), c)
+                .map_or(base.seed, |s| s.seed);
+            let kept = if args.a.cpus.is_some() {
+                match scenario.explicit_cpus(v.as_deref(), c) {
+                    Ok(k) => k,
+                    Err(e) => return fail(e),
+                }
+            } else {
+                Vec::new()
+            };
+            row.push((seed, kept));
+        }
+        firsts_of.push(row);
+    }
+    let mut points = Vec::new();
+    for (v, row) in variants.iter().zip(&firsts_of) {
         for &n in &cpus {
-            for c in &combos {
+            for (c, (first_seed, kept)) in combos.iter().zip(row) {
                 for k in 0..args.a.seeds {
+                    let last = crate::run::MAX_SEED;
+                    let Some(seed) = first_seed.checked_add(k).filter(|s| *s <= last) else {
+                        return fail(format!(
+                            "error: seed {first_seed} + {k} is beyond the largest seed ({last}); give a smaller scenario.seed or fewer --seeds"
+                        ));
+                    };
                     points.push(Point {
                         index: points.len(),
                         variant: v.clone(),
                         cpus: n,
                         sets: c.clone(),
-                        seed: base.seed + k,
+                        seed,
+                        kept: kept.clone(),
                     });
                 }
             }
         }
     }
+    let whole = points.len();
     let hash = smpsim_report::results_file::scenario_hash(&scenario.text);
     let done = match smpsim_report::results_file::finished(&args.output, &hash) {
         Ok(d) => d,
@@ -245,28 +295,41 @@ pub fn main(args: SweepArgs) -> i32 {
         .iter()
         .filter(|p| !done.contains(&p.key(&hash)))
         .collect();
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&args.output);
-    let file = match file {
+    // Never through a link planted at the path, never into a FIFO.
+    let file = match crate::output::open_append(&args.output) {
         Ok(f) => std::sync::Mutex::new(f),
-        Err(e) => return fail(format!("error: {}: {e}", args.output.display())),
+        Err(e) => return fail(format!("error: {e}")),
     };
-    let cpu_keys: Vec<String> = base
-        .task_groups
-        .iter()
-        .map(|g| format!("tasks.{}.cpus", g.name))
-        .collect();
     let total = todo.len();
     let specs: Vec<Result<smpsim_kernel::Spec, String>> = todo
         .iter()
         .map(|p| {
+            // The variant's groups (a variant may add some): compiled once
+            // more, only with --cpus.
+            let groups: Vec<String> = match p.cpus {
+                None => Vec::new(),
+                Some(_) => scenario
+                    .compile(p.variant.as_deref(), &p.sets)
+                    .map(|s| s.task_groups.into_iter().map(|g| g.name).collect())
+                    .unwrap_or_default(),
+            };
             scenario
-                .compile(p.variant.as_deref(), &point_sets(p, &cpu_keys))
+                .compile(p.variant.as_deref(), &point_sets(p, &groups))
                 .map_err(|e| e.to_string())
         })
         .collect();
+    // A kept placement must fit in the point's CPUs, or the point is not
+    // the size it says.
+    for (p, spec) in todo.iter().zip(&specs) {
+        if let (Some(n), Ok(spec)) = (p.cpus, spec) {
+            if let Some(e) = placement_beyond(p, spec, n) {
+                return fail(e);
+            }
+        }
+    }
+    if let (Some(_), false) = (&args.a.cpus, args.a.quiet) {
+        eprintln!("{}", cpus_header(&points, &base));
+    }
     let progress = Progress::new("sweep", "points", args.a.quiet);
     let costs: Vec<(u64, f64)> = specs
         .par_iter()
@@ -282,7 +345,7 @@ pub fn main(args: SweepArgs) -> i32 {
         .zip(items.par_iter())
         .try_for_each(|((p, spec), item)| {
             progress.start(item);
-            let line = run_point(&scenario, &hash, p, spec, item);
+            let line = run_point(&scenario, &hash, p, spec, item, whole);
             progress.finish(item);
             let mut f = file.lock().expect("no panics while writing");
             // A write that fails part way (a full disk) is cut back off,
@@ -339,16 +402,96 @@ fn points_keys(points: &[Point], hash: &str) -> HashSet<String> {
     points.iter().map(|p| p.key(hash)).collect()
 }
 
-/// The scenario values of a point.
-fn point_sets(p: &Point, cpu_keys: &[String]) -> Vec<(String, String)> {
+/// The scenario values of a point: with `--cpus N`, `groups` that do not
+/// place themselves are restricted to CPUs `0..N`.
+fn point_sets(p: &Point, groups: &[String]) -> Vec<(String, String)> {
     let mut sets = p.sets.clone();
     if let Some(n) = p.cpus {
         // A TOML string, so that `0` is a CPU list and not an integer.
         let list = format!("\"0-{}\"", n - 1);
-        sets.extend(cpu_keys.iter().map(|k| (k.clone(), list.clone())));
+        sets.extend(
+            groups
+                .iter()
+                .filter(|g| !p.kept.iter().any(|(k, _)| k == *g))
+                .map(|g| (format!("tasks.{g}.cpus"), list.clone())),
+        );
     }
     sets.push(("scenario.seed".into(), p.seed.to_string()));
     sets
+}
+
+/// The error for a kept placement that names a CPU at or beyond the
+/// point's `--cpus N`, if there is one.
+fn placement_beyond(p: &Point, spec: &smpsim_kernel::Spec, n: u32) -> Option<String> {
+    for (name, written) in &p.kept {
+        let g = spec.task_groups.iter().find(|g| &g.name == name)?;
+        let allowed = match &g.affinity {
+            smpsim_kernel::spec::Affinity::Cpus(c) => c.clone(),
+            smpsim_kernel::spec::Affinity::Pinned => Vec::new(),
+        };
+        let highest = g.placement.iter().chain(&allowed).copied().max();
+        if let Some(h) = highest.filter(|&h| h >= n) {
+            return Some(format!(
+                "error: --cpus {n}: task group `{name}` places its tasks itself (cpus = {written}), on CPU {h}, beyond the point's CPUs 0-{}; sweep from {} CPUs, or leave its `cpus` out so --cpus restricts it",
+                n - 1,
+                h + 1
+            ));
+        }
+    }
+    None
+}
+
+/// What `--cpus` did to the task groups, said before the sweep runs.
+fn cpus_header(points: &[Point], base: &smpsim_kernel::Spec) -> String {
+    let mut kept: Vec<String> = Vec::new();
+    for p in points {
+        for (name, written) in &p.kept {
+            let s = format!("{name} (cpus = {written})");
+            if !kept.contains(&s) {
+                kept.push(s);
+            }
+        }
+    }
+    let scaled: Vec<&str> = base
+        .task_groups
+        .iter()
+        .map(|g| g.name.as_str())
+        .filter(|g| !points.iter().all(|p| p.kept.iter().any(|(k, _)| k == g)))
+        .collect();
+    let mut s = format!(
+        "sweep: --cpus N restricts task groups {} to CPUs 0..N-1",
+        if scaled.is_empty() {
+            "(none)".to_string()
+        } else {
+            scaled.join(", ")
+        }
+    );
+    if !kept.is_empty() {
+        s.push_str(&format!(
+            "; keeps the explicit placement of {}",
+            kept.join(", ")
+        ));
+    }
+    s
+}
+
+/// What a path that is not a regular file is, for an error.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// One point's JSON line (with its newline).
@@ -358,6 +501,7 @@ fn run_point(
     p: &Point,
     spec: &Result<smpsim_kernel::Spec, String>,
     item: &Item,
+    whole: usize,
 ) -> String {
     let settings: serde_json::Map<String, serde_json::Value> = p
         .sets
@@ -374,6 +518,7 @@ fn run_point(
         "settings": settings,
         "seed": p.seed,
         "index": p.index,
+        "sweep_points": whole,
         "smpsim": crate::BUILT_FROM,
     });
     match spec {
@@ -431,8 +576,10 @@ struct MergeLine<'a> {
 /// whole sweep writes them. Each line is kept byte for byte (never parsed
 /// and written again). Refused: lines of different scenarios (or scenario
 /// texts), a point in two files, two points at one place in the order (not
-/// shards of one sweep), a file that is not a sweep's.
-fn merge(files: &[std::path::PathBuf], output: &Path) -> i32 {
+/// shards of one sweep), a file that is not a sweep's, shards that name
+/// the scenario by different paths, and (unless `partial`) a set of
+/// shards that leaves points of the sweep out.
+fn merge(files: &[std::path::PathBuf], output: &Path, partial: bool) -> i32 {
     let inputs: Vec<(&str, &Path)> = files.iter().map(|f| ("input", f.as_path())).collect();
     if let Err(e) = crate::output::check_outputs(&inputs, &[("-o", output)]) {
         return fail(e);
@@ -447,6 +594,10 @@ fn merge(files: &[std::path::PathBuf], output: &Path) -> i32 {
     };
     let mut lines: Vec<MergeLine> = Vec::new();
     let mut scenario: Option<(String, String, &Path)> = None;
+    // The scenario's path as the first line names it, and the sweep's
+    // size (when the lines record it).
+    let mut scenario_file: Option<(String, String)> = None;
+    let mut whole: Option<(u64, String)> = None;
     for (file, text) in files.iter().zip(&texts) {
         if !text.is_empty() && !text.ends_with('\n') {
             return fail(format!(
@@ -485,6 +636,29 @@ fn merge(files: &[std::path::PathBuf], output: &Path) -> i32 {
                 }
                 Some(_) => {}
             }
+            let named = v["scenario_file"].as_str().unwrap_or("").to_string();
+            match &scenario_file {
+                None => scenario_file = Some((named, at())),
+                Some((first, where_)) if *first != named => {
+                    return fail(format!(
+                        "error: {where_} names the scenario `{first}`, {} names it `{named}`: shards of one sweep run the same command (give the scenario by the same path), so `report` finds it",
+                        at()
+                    ))
+                }
+                Some(_) => {}
+            }
+            if let Some(n) = v["sweep_points"].as_u64() {
+                match &whole {
+                    None => whole = Some((n, at())),
+                    Some((m, where_)) if *m != n => {
+                        return fail(format!(
+                            "error: {where_} is a point of a sweep of {m} points, {} of one of {n}: not shards of one sweep (the same command with --shard K/N)",
+                            at()
+                        ))
+                    }
+                    Some(_) => {}
+                }
+            }
             lines.push(MergeLine {
                 index,
                 key: key.to_string(),
@@ -515,12 +689,37 @@ fn merge(files: &[std::path::PathBuf], output: &Path) -> i32 {
             ));
         }
     }
-    // A point at each place 0..n when all shards are in; say which are
-    // missing otherwise (the merge is still written).
-    let missing = lines
-        .last()
-        .map_or(0, |l| l.index + 1)
-        .saturating_sub(lines.len() as u64);
+    // A point at each place 0..n when all shards are in. The lines say
+    // n; a file of an older smpsim does not, and then only the places up
+    // to the last point given can be checked.
+    let known_total = whole.as_ref().map(|(n, _)| *n);
+    let total = known_total.unwrap_or_else(|| lines.last().map_or(0, |l| l.index + 1));
+    let present: HashSet<u64> = lines.iter().map(|l| l.index).collect();
+    let absent: Vec<u64> = (0..total).filter(|i| !present.contains(i)).collect();
+    if let Some(l) = lines.iter().find(|l| l.index >= total) {
+        return fail(format!(
+            "error: {}: point {} of a sweep of {total} points: not a point of this sweep",
+            l.file.display(),
+            l.index
+        ));
+    }
+    let missing = absent.len() as u64;
+    let shown: Vec<String> = absent.iter().take(10).map(|i| i.to_string()).collect();
+    let which = format!(
+        "{missing} of the sweep's {total} points are missing (places {}{}{}): a shard not given or not finished",
+        shown.join(", "),
+        if absent.len() > shown.len() { ", ..." } else { "" },
+        if known_total.is_none() {
+            "; points after the last given cannot be counted in files of an older smpsim"
+        } else {
+            ""
+        }
+    );
+    if missing > 0 && !partial {
+        return fail(format!(
+            "error: {which}; give every shard's file, finish the missing shards (the same command with --shard K/N), or pass --partial to merge what there is"
+        ));
+    }
     let mut out = String::with_capacity(texts.iter().map(|t| t.len()).sum());
     for l in &lines {
         out.push_str(l.line);
@@ -535,7 +734,7 @@ fn merge(files: &[std::path::PathBuf], output: &Path) -> i32 {
         files.len(),
         output.display(),
         if missing > 0 {
-            format!(" ({missing} points before the last are missing: a shard not given or not finished)")
+            format!(" (--partial: {which})")
         } else {
             String::new()
         }

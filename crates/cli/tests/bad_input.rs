@@ -86,7 +86,7 @@ fn constant_mistakes_are_located_errors() {
             format!(
                 "[objects]\nl = {{ type = \"spinlock\" }}\n{}",
                 forever(
-                    "{ op = \"spin_lock_irqsave\", lock = \"l\" }, { op = \"spin_unlock\", lock = \"l\" }, { op = \"work\", time = \"1us\" }"
+                    "{ op = \"syscall\", name = \"s\", body = [ { op = \"spin_lock_irqsave\", lock = \"l\" }, { op = \"spin_unlock\", lock = \"l\" } ] }, { op = \"work\", time = \"1us\" }"
                 )
             ),
             "interrupts off after the lock is released",

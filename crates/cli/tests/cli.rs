@@ -369,8 +369,9 @@ fn mm_checker_catches_the_naive_cpumask_refcount_only() {
     );
 }
 
-/// `-o` writes through devices and symlinks instead of replacing them, and
-/// `-o -` is stdout.
+/// `-o` writes through devices instead of replacing them, refuses a
+/// symlink (its target is left as it was; tests/safety.rs has the rest),
+/// and `-o -` is stdout.
 #[test]
 fn output_paths_are_written_not_replaced() {
     let scenario = repo("scenarios/examples/mutex-contention.toml");
@@ -394,20 +395,21 @@ fn output_paths_are_written_not_replaced() {
         .unwrap()
         .file_type()
         .is_char_device());
-    // A symlink stays a symlink; its target gets the result.
+    // A symlink is refused: it stays a symlink, its target untouched.
     let dir = std::env::temp_dir().join(format!("smpsim-out-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (target, link) = (dir.join("target.txt"), dir.join("link.txt"));
     std::fs::write(&target, "old").unwrap();
     let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink("target.txt", &link).unwrap();
-    assert!(run(link.to_str().unwrap()).status.success());
+    let out = run(link.to_str().unwrap());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a symbolic link"));
     assert!(std::fs::symlink_metadata(&link)
         .unwrap()
         .file_type()
         .is_symlink());
-    let written = std::fs::read_to_string(&target).unwrap();
-    assert!(written.starts_with("mutex-contention"), "{written}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
     // `-` is standard output, not a file named `-`.
     let out = run("-");
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("mutex-contention"));
@@ -918,12 +920,24 @@ fn a_signal_while_writing_removes_the_temporary_file() {
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let tmp = dir.join(format!(".out.json.tmp{}", child.id()));
+        // `.out.json.PID.XXXXXX.tmp`, the random part unknown here.
+        let prefix = format!(".out.json.{}.", child.id());
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while !tmp.exists() {
+        let tmp = loop {
+            let found = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".tmp"))
+                });
+            if let Some(t) = found {
+                break t;
+            }
             assert!(std::time::Instant::now() < deadline, "no temporary file");
             std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        };
         // SAFETY: signalling our own child.
         unsafe { libc::kill(child.id() as libc::pid_t, sig) };
         let status = child.wait().unwrap();

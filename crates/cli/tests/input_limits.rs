@@ -18,7 +18,13 @@ fn scenario_and_include_must_be_regular_files() {
     let d = dir("regular");
     let p = d.join("inc.toml");
     std::fs::write(&p, format!("include = [\"/dev/zero\"]\n{HEADER}{TASK}")).unwrap();
-    let o = smpsim().arg("run").arg(&p).output().unwrap();
+    // Outside the scenario's tree: allowed here, to reach the file check.
+    let o = smpsim()
+        .arg("run")
+        .arg(&p)
+        .args(["--allow-path", "/dev"])
+        .output()
+        .unwrap();
     refused(
         &o,
         "inc.toml:1:12: error: `/dev/zero`: cannot read included file: it is a character device",
@@ -164,6 +170,94 @@ fn a_machine_profile_must_be_a_regular_file_too() {
         ),
     )
     .unwrap();
-    let o = smpsim().arg("run").arg(&p).output().unwrap();
+    let o = smpsim()
+        .arg("run")
+        .arg(&p)
+        .args(["--allow-path", "/dev"])
+        .output()
+        .unwrap();
     refused(&o, "s.toml:5:11: error: `/dev/zero`: cannot read machine profile: it is a character device, not a regular file");
+}
+
+/// Issue 37: every numeric option is bounded with a clear error, exit 2:
+/// no panic (101), no abort on a huge allocation, no quiet substitute.
+#[test]
+fn every_numeric_option_is_bounded_with_a_clear_error() {
+    let d = dir("numeric-options");
+    let p = scenario(&d, "s.toml", TASK);
+    let s = p.to_str().unwrap();
+    let out = d.join("r.jsonl");
+    let o = out.to_str().unwrap();
+    let max = "18446744073709551615";
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", s, "--explore", "2147483648"],
+            "--explore 2147483648: too many schedules",
+        ),
+        (
+            vec!["run", s, "--explore", max],
+            "too many schedules (at most 100000; set SMPSIM_MAX_SCHEDULES",
+        ),
+        (vec!["run", s, "--seed", max], "--seed"),
+        (
+            vec!["run", s, "--seed", "9223372036854775807", "--seeds", "2"],
+            "goes past the largest seed",
+        ),
+        (
+            vec!["run", s, "--trace-limit", "0", "--trace", o],
+            "--trace-limit",
+        ),
+        (vec!["bench", "--millis", max], "--millis"),
+        (vec!["bench", "--millis", "0"], "--millis"),
+        (vec!["bench", "--cpus", "4294967295"], "--cpus"),
+        (vec!["reproduce", "--seeds", "0"], "--seeds"),
+        (
+            vec!["reproduce", "--seeds", "4294967295"],
+            "--seeds 4294967295: too many seeds",
+        ),
+        (vec!["sweep", s, "--seeds", "0", "-o", o], "--seeds"),
+        (
+            vec!["sweep", s, "--cpus", "1..4294967295:+1", "-o", o],
+            "more CPUs than a machine can have",
+        ),
+        (
+            vec!["sweep", s, "--cpus", "4294967295", "-o", o],
+            "more CPUs than a machine can have",
+        ),
+        (vec!["sweep", s, "--seeds", max, "-o", o], "too many"),
+        (
+            vec!["host", "run", "membarrier", "--seconds", "nan"],
+            "--seconds",
+        ),
+        (
+            vec!["host", "run", "membarrier", "--seconds", "inf"],
+            "--seconds",
+        ),
+        (
+            vec!["host", "run", "membarrier", "--seconds=-1"],
+            "--seconds",
+        ),
+        (vec!["host", "run", "hotplug", "--reps", "0"], "--reps"),
+        (
+            vec!["host", "run", "ipi-latency", "--window", "1e300"],
+            "--window",
+        ),
+        (
+            vec!["host", "run", "mutex-readers", "--readers", "4294967295"],
+            "--readers",
+        ),
+        (
+            vec!["host", "compare", "membarrier", "--seconds", "0"],
+            "--seconds",
+        ),
+        (vec!["plot", o, "--at", "nan"], "--at"),
+    ];
+    for (args, want) in cases {
+        let out = smpsim().args(&args).output().unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(want), "{args:?}: expected `{want}` in {e}");
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+    }
+    assert!(!out.exists(), "nothing written by a refused command");
 }

@@ -172,3 +172,109 @@ fn perf_lock_contention_is_sorted_by_total_wait() {
     }
     assert_eq!(blocks, 2, "{text}");
 }
+
+/// Issue 37: `--format lkml` shows every lock of every variant. A lock
+/// only the second variant has (a mutex replaced by another) shows its
+/// figures, the variant without it `-`, not a silent drop.
+#[test]
+fn lkml_shows_a_lock_that_only_one_variant_has() {
+    let d = common::dir("lkml-one-variant-lock");
+    let s = d.join("lk.toml");
+    std::fs::write(
+        &s,
+        r#"[scenario]
+name = "lk"
+duration = "2ms"
+[machine]
+preset = "generic-x86"
+[machine.topology]
+cores_per_llc = 4
+[objects]
+old_mutex = { type = "mutex" }
+L = { type = "alias", to = "old_mutex" }
+[[tasks]]
+name = "t"
+per_cpu = 1
+code = '''for (;;) { syscall(x) { mutex_guard(L) { work(exp(2us)); } } work(exp(1us)); }'''
+[variant.before]
+description = "one mutex"
+[variant.after]
+description = "a new mutex only this variant has"
+objects.new_mutex = { type = "mutex" }
+objects.L = { type = "alias", to = "new_mutex" }
+"#,
+    )
+    .unwrap();
+    let o = common::smpsim()
+        .args(["run", "-q", s.to_str().unwrap(), "--format", "lkml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let row = |m: &str| -> Vec<String> {
+        let l = text.lines().find(|l| l.ends_with(m)).expect(&text);
+        l.split_whitespace().map(String::from).collect()
+    };
+    let new = row("new_mutex contentions");
+    assert_eq!(new[0], "-", "before has no new_mutex: {new:?}");
+    assert_eq!(new[1], "-", "no %change against nothing: {new:?}");
+    assert!(new[2].parse::<u64>().unwrap() > 0, "{new:?}");
+    let wait = row("new_mutex wait total");
+    assert_eq!(wait[..2], ["-", "-"]);
+    assert_ne!(wait[2], "0ns");
+    let old = row("old_mutex contentions");
+    assert!(
+        old[0].parse::<u64>().unwrap() > 0 && old[2] == "0",
+        "{old:?}"
+    );
+}
+
+/// Issue 37: the text `lock_stat` table shows an atomic whose line moved
+/// (lockdep's columns `-`, its bounces), and a lock only one variant has,
+/// matched by name rather than by place.
+#[test]
+fn lock_stat_shows_atomics_and_locks_of_one_variant() {
+    let text = run("scenarios/examples/false-sharing.toml", &[]);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("hits ") && l.contains("aligned"))
+        .expect(&text);
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells.len(), 17, "{row}");
+    assert!(cells[2..14].iter().all(|c| *c == "-"), "{row}");
+    assert!(cells[14].parse::<u64>().unwrap() > 1000, "bounces: {row}");
+    assert!(
+        text.contains("(-: an object lockdep does not track"),
+        "{text}"
+    );
+    // Shared, the counter's transfers are the lock's: no row of its own.
+    assert!(!text
+        .lines()
+        .any(|l| l.starts_with("hits ") && l.contains("shared")));
+
+    let d = common::dir("lock-stat-one-variant");
+    let s = d.join("lk.toml");
+    std::fs::write(
+        &s,
+        "[scenario]\nname = \"lk\"\nduration = \"2ms\"\n[machine]\npreset = \"generic-x86\"\n\
+         [machine.topology]\ncores_per_llc = 4\n[objects]\nold_mutex = { type = \"mutex\" }\n\
+         L = { type = \"alias\", to = \"old_mutex\" }\n[[tasks]]\nname = \"t\"\nper_cpu = 1\n\
+         code = '''for (;;) { syscall(x) { mutex_guard(L) { work(exp(2us)); } } work(exp(1us)); }'''\n\
+         [variant.before]\ndescription = \"one mutex\"\n[variant.after]\ndescription = \"another\"\n\
+         objects.new_mutex = { type = \"mutex\" }\nobjects.L = { type = \"alias\", to = \"new_mutex\" }\n",
+    )
+    .unwrap();
+    let o = smpsim().args(["run", "-q"]).arg(&s).output().unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row:\n{text}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("new_mutex")[1], "after");
+    assert!(row("new_mutex")[9].parse::<u64>().unwrap() > 0);
+    assert_eq!(row("old_mutex")[1], "before");
+}

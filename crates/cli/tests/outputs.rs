@@ -91,8 +91,8 @@ fn write_errors_name_the_path_asked_for_and_stale_temporaries_go() {
     let mut child = Command::new("true").spawn().unwrap();
     let dead = child.id();
     child.wait().unwrap();
-    let stale = d.join(format!(".r.txt.tmp{dead}"));
-    let live = d.join(format!(".r.txt.tmp{}", std::process::id()));
+    let stale = d.join(format!(".r.txt.{dead}.a1B2c3.tmp"));
+    let live = d.join(format!(".r.txt.{}.a1B2c3.tmp", std::process::id()));
     std::fs::write(&stale, "x".repeat(1000)).unwrap();
     std::fs::write(&live, "x").unwrap();
     let o = smpsim()

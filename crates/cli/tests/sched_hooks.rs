@@ -338,7 +338,7 @@ s = {{ type = "spinlock" }}
 [[tasks]]
 name = "w"
 per_cpu = 1
-code = '''for (;;) {{ spin_lock_irqsave(s); work(2us); spin_unlock_irqrestore(s); count(task_locks); work(exp(20us)); }}'''
+code = '''for (;;) {{ syscall(x) {{ spin_lock_irqsave(s); work(2us); spin_unlock_irqrestore(s); }} count(task_locks); work(exp(20us)); }}'''
 [hooks]
 sched_tick = '''{hook}'''
 "#

@@ -56,7 +56,9 @@ fn reproduce_text_prints_the_verdict_first_and_no_published_as_dash() {
     let details = text.find("=== tiny ===").expect(&text);
     assert!(verdict < table && table < details, "{text}");
     assert!(
-        text.contains("tiny  1 of 2 metrics pass; MISS: spin_over_nospin"),
+        text.contains(
+            "tiny  0 of 1 metrics pass (1 information row, not judged); MISS: spin_over_nospin"
+        ),
         "{text}"
     );
     assert!(!text.contains("QUICK"), "a full run is not quick: {text}");
@@ -97,7 +99,10 @@ fn quick_is_labelled_in_text_json_markdown_lkml_and_html() {
         page.contains("<title>smpsim reproduce (quick)</title>"),
         "{page}"
     );
-    assert!(page.contains("1 of 2 metrics pass"), "verdict on the page");
+    assert!(
+        page.contains("0 of 1 metrics pass (1 information row, not judged)"),
+        "verdict on the page"
+    );
     assert!(!page.contains("0.00x"));
 }
 
@@ -205,4 +210,89 @@ fn the_readmes_worked_example_is_what_run_prints() {
             "README line not in the output: {l:?}\n{text}"
         );
     }
+}
+
+/// Issue 37: a metric with no published figure is information, not a
+/// pass; a published limit (`published = 50`, `pass = { max = 50 }`) is a
+/// bound, shown as `<= 50` with no ratio, bar or %change; in every format.
+#[test]
+fn information_rows_are_not_passes_and_a_bound_shows_as_a_bound() {
+    let d = dir("verdict-bound");
+    let text = std::fs::read_to_string(repo("scenarios/examples/mutex-contention.toml")).unwrap()
+        + r#"
+[reproduce]
+case = "tiny"
+quick = { "scenario.duration" = "4ms", "scenario.warmup" = "1ms" }
+[[reproduce.metric]]
+name = "p99_bound_us"
+published = 50.0
+expr = "nospin.hist.syscall_latency.p99 / 1000"
+pass = { max = 50.0 }
+source = "test: a limit the source sets"
+[[reproduce.metric]]
+name = "reported_us"
+expr = "nospin.hist.syscall_latency.p99 / 1000"
+pass = { min = 0.0 }
+source = "not published; reported"
+"#;
+    std::fs::write(d.join("tiny.toml"), text).unwrap();
+    let text = reproduce(&d, &["--quick"]);
+    assert!(
+        text.contains("tiny  1 of 1 metrics pass (1 information row, not judged)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "1 of 1 metrics within their pass rule; 1 with no published figure are information"
+        ),
+        "{text}"
+    );
+    let cells = |t: &str, m: &str| -> Vec<String> {
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("tiny ") && l.contains(m))
+            .expect(t);
+        row.split_whitespace().map(String::from).collect()
+    };
+    let bound = cells(&text, "p99_bound_us");
+    assert_eq!(bound[2..4], ["<=", "50.000"], "{bound:?}");
+    assert_eq!(bound[5], "-", "no sim/pub for a bound: {bound:?}");
+    assert_eq!(bound.last().unwrap(), "yes");
+    let info = cells(&text, "reported_us");
+    assert_eq!(info.last().unwrap(), "info", "{info:?}");
+
+    let json = reproduce(&d, &["--quick", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["kind"], "bound");
+    assert!(v[0]["ratio"].is_null(), "{}", v[0]);
+    assert_eq!(v[0]["pass"], true);
+    assert_eq!(v[1]["kind"], "information");
+    assert!(v[1]["pass"].is_null(), "not a pass: {}", v[1]);
+
+    let md = reproduce(&d, &["--quick", "--format", "markdown"]);
+    assert!(md.contains("| tiny | p99_bound_us | <= 50.000 |"), "{md}");
+    let row = md.lines().find(|l| l.contains("reported_us")).unwrap();
+    assert!(row.ends_with("| info |"), "{row}");
+
+    let lkml = reproduce(&d, &["--quick", "--format", "lkml"]);
+    let row = lkml.lines().find(|l| l.ends_with("p99_bound_us")).unwrap();
+    assert!(row.trim_start().starts_with("<= 50"), "{row}");
+    assert!(!row.contains('%'), "no %change against a bound: {row}");
+    let row = lkml.lines().find(|l| l.ends_with("reported_us")).unwrap();
+    assert!(row.contains(" info "), "{row}");
+    assert!(
+        lkml.contains("1 of 1 metrics within their pass rule"),
+        "{lkml}"
+    );
+
+    let html = d.join("r.html");
+    reproduce(&d, &["--quick", "--html", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("1 of 1 metrics pass (1 information row, not judged)"));
+    assert!(page.contains("bound: simulated"), "the bar row says bound");
+    assert!(page.contains("&lt;= 50.000"), "published shown as a bound");
+    // No bar is drawn for the bound: only the information note and the
+    // bound note stand where the bars would be.
+    let bars = page.matches("fill=\"#1f77b4\"").count() + page.matches("fill=\"#d62728\"").count();
+    assert_eq!(bars, 0, "no ratio bar for a bound or an information row");
 }

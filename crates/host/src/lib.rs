@@ -4,9 +4,12 @@
 //!
 //! 1. [`list`] probes the host ([`probe`]) and says, for each test, whether
 //!    it can run here and, if not, exactly why and what to do.
-//! 2. [`run`] runs one test for a bounded time. Everything a test changes on
-//!    the host is registered on a [`cleanup::Guard`] and undone on every
-//!    exit path; SIGINT/SIGTERM end a test early instead of killing it.
+//! 2. [`run`] first restores what earlier runs that were killed left on
+//!    the host (saying so on stderr), then runs one test for a bounded
+//!    time. Everything a test changes on the host is recorded and
+//!    registered on a [`cleanup::Guard`] before it is made, and undone on
+//!    every exit path; SIGHUP, SIGINT, SIGTERM, SIGQUIT (and SIGPIPE during
+//!    the test) end a test early instead of killing it.
 //! 3. [`calibrate::calibrate`] measures the host's costs into a machine
 //!    profile the simulator reads (`machine.profile = "file.toml"`).
 
@@ -112,6 +115,8 @@ impl Default for Options {
 /// Runs one test; an error says what is missing or what failed.
 pub fn run(test: &str, opts: &Options) -> Result<HostResult, String> {
     cleanup::install_signal_handlers();
+    let _sigpipe = cleanup::catch_sigpipe();
+    cleanup::restore_and_report();
     let status = list().into_iter().find(|s| s.test == test).ok_or_else(|| {
         let names: Vec<_> = TESTS.iter().map(|t| t.0).collect();
         format!("unknown host test `{test}`; known: {}", names.join(", "))
@@ -134,10 +139,12 @@ pub fn run(test: &str, opts: &Options) -> Result<HostResult, String> {
         user_ns: user1 - user0,
         sys_ns: sys1 - sys0,
     });
-    if cleanup::should_stop() {
+    if let Some(sig) = cleanup::stop_signal() {
         r.stopped_early = true;
-        r.notes
-            .push("stopped early by a signal: the figures cover only the part that ran".into());
+        r.notes.push(format!(
+            "stopped early by {}: the figures cover only the part that ran",
+            cleanup::signal_name(sig)
+        ));
     }
     Ok(r)
 }

@@ -96,11 +96,16 @@ impl crate::Kernel<'_> {
         } else {
             (0..self.nr_cpus).find(|&x| unordered(x))
         };
-        if let Some(x) = missed {
+        // The command returns where the task's batch has run to (it is
+        // checked while planned, never before its own beginning).
+        let returned = self
+            .now
+            .saturating_add(self.tasks[t as usize].batch.total());
+        if let Some(x) = missed.filter(|_| returned <= self.spec.duration) {
             let name = self.task_name(t);
             let runner = self.task_name(self.cpus[x as usize].curr);
             self.metrics
-                .membarrier_missed(c, self.now, &name, x, &runner, begin);
+                .membarrier_missed(c, returned, &name, x, &runner, begin);
         }
     }
 

@@ -50,6 +50,12 @@ impl crate::Kernel<'_> {
         if self.resume_batch(c, t) {
             return;
         }
+        // The batch has reached an op that faulted when it was planned:
+        // the fault happens now, and the run stops here.
+        if let Some(fault) = self.tasks[t as usize].fault.take() {
+            self.report_fault(c, t, fault);
+            return;
+        }
         let spec = self.spec;
         let ops = &spec.task_groups[self.tasks[t as usize].group as usize]
             .program
@@ -62,6 +68,10 @@ impl crate::Kernel<'_> {
         let mut timeless = false;
         loop {
             steps += 1;
+            // A fault stops the task where it is: nothing after it runs.
+            if self.halted || self.tasks[t as usize].fault.is_some() {
+                break;
+            }
             let task = &mut self.tasks[t as usize];
             if steps > OPS_PER_STEP {
                 // A loop with no time in it must not stall simulated time.
@@ -104,6 +114,10 @@ impl crate::Kernel<'_> {
                 }
                 Op::SyscallExit => {
                     task.mode = Mode::User;
+                    if !task.held.is_empty() {
+                        let at = planned_at(now, task);
+                        self.lockdep_sys_exit(c, t, at);
+                    }
                     true
                 }
                 Op::RcuExpediteGp => {
@@ -485,12 +499,11 @@ impl crate::Kernel<'_> {
         let base = self.objects.first_instance(r.object);
         let i = self.eval_inline(t, e);
         if i < 0 || i >= self.nr_cpus as i64 {
-            let name = self.task_name(t);
-            let object = self.spec.objects[r.object as usize].name.clone();
-            let c = self.tasks[t as usize].cpu;
-            self.metrics
-                .bad_index(c, self.now, &name, &object, i, self.nr_cpus);
-            self.halted = true;
+            let fault = Fault::BadIndex {
+                object: r.object,
+                index: i,
+            };
+            self.fault(t, fault);
             return base;
         }
         base + i as u32
@@ -570,12 +583,36 @@ impl crate::Kernel<'_> {
     /// A division by zero (or `i64::MIN / -1`) in a task's expression: the
     /// kernel's `divide error` oops; the run stops.
     fn divide_error(&mut self, t: TaskId, a: i64, b: i64) {
-        let (c, pc, name) = (
-            self.tasks[t as usize].cpu,
-            self.tasks[t as usize].pc,
-            self.task_name(t),
-        );
-        self.metrics.divide_error(c, self.now, &name, pc, a, b);
+        let pc = self.tasks[t as usize].pc;
+        self.fault(t, Fault::Divide { pc, a, b });
+    }
+
+    /// A fault of task `t`'s current op. At the task's true time (its
+    /// batch has run up to the op) it is reported and the run stops now;
+    /// in an op planned ahead of the batch it waits for the batch to
+    /// reach the op ([`Self::run_task`]), so that it is dated when it
+    /// happens and nothing planned after it is counted.
+    fn fault(&mut self, t: TaskId, fault: Fault) {
+        let task = &mut self.tasks[t as usize];
+        if !task.batch.is_empty() {
+            task.fault.get_or_insert(fault);
+            return;
+        }
+        let c = task.cpu;
+        self.report_fault(c, t, fault);
+    }
+
+    /// Reports `fault` at the current time and stops the run.
+    fn report_fault(&mut self, c: u32, t: TaskId, fault: Fault) {
+        let name = self.task_name(t);
+        match fault {
+            Fault::Divide { pc, a, b } => self.metrics.divide_error(c, self.now, &name, pc, a, b),
+            Fault::BadIndex { object, index } => {
+                let object = &self.spec.objects[object as usize].name;
+                self.metrics
+                    .bad_index(c, self.now, &name, object, index, self.nr_cpus)
+            }
+        }
         self.halted = true;
     }
 
@@ -591,10 +628,14 @@ impl crate::Kernel<'_> {
     }
 
     /// A loop count or `units` evaluated negative.
+    /// Dated where the task's batch has run to when it evaluates it.
     pub(crate) fn report_negative(&mut self, t: TaskId, what: &str, n: i64) {
         let (name, c, at) = self.where_is(t);
-        self.metrics
-            .negative_count(c, self.now, &name, what, n, &at);
+        let when = planned_at(self.now, &self.tasks[t as usize]);
+        if when > self.spec.duration {
+            return;
+        }
+        self.metrics.negative_count(c, when, &name, what, n, &at);
     }
 
     pub(crate) fn cond(&mut self, t: TaskId, c: &Cond) -> bool {

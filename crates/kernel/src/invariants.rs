@@ -1,7 +1,8 @@
 //! What must hold in every run whatever the scenario, checked as the run
 //! goes in debug builds (so in every `cargo test` and fuzzing run): a
 //! violation is a bug of the model, and panics with a message naming it.
-//! Release builds skip the checks (they cost time on big machines).
+//! Release builds skip the checks (they cost time on big machines), unless
+//! built with the `invariants` feature (the fuzz harness does).
 //!
 //! Each check is a plain function returning the violation, so that a test
 //! can plant one and see it caught.
@@ -15,7 +16,7 @@ use crate::task::{TaskId, TaskState, NO_TASK};
 #[inline]
 #[track_caller]
 pub fn check(r: Result<(), String>) {
-    if cfg!(debug_assertions) {
+    if cfg!(any(debug_assertions, feature = "invariants")) {
         if let Err(what) = r {
             panic!("smpsim invariant violated: {what}");
         }
@@ -39,6 +40,24 @@ pub fn cpu_time_adds_up(cpu: u32, times: &CpuTimes, measured: Nanos) -> Result<(
         return Err(format!(
             "CPU{cpu}'s times add up to {} ns, not the {measured} ns measured: {times:?}",
             times.total()
+        ));
+    }
+    Ok(())
+}
+
+/// A CPU passes an RCU quiescent state in user mode only outside IRQ-off,
+/// preempt-off and RCU read-side sections: a grace period must not end
+/// while a CPU it waits for is in one.
+pub fn quiescent_outside_atomic(
+    cpu: u32,
+    preempt_count: u32,
+    irqs_off: bool,
+    rcu_read_depth: u32,
+) -> Result<(), String> {
+    if preempt_count > 0 || irqs_off || rcu_read_depth > 0 {
+        return Err(format!(
+            "CPU{cpu} reported an RCU quiescent state with preempt_count {preempt_count}, IRQs {}, RCU read depth {rcu_read_depth}",
+            if irqs_off { "off" } else { "on" }
         ));
     }
     Ok(())
@@ -112,6 +131,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(any(debug_assertions, feature = "invariants"))]
     #[should_panic(expected = "invariant violated")]
     fn check_panics_in_debug_builds() {
         check(credit_in_run(2, 1));

@@ -300,6 +300,31 @@ impl Metrics {
         }
     }
 
+    /// A wait still going on when the run ends, `waited` so far: booked in
+    /// the wait total and maximum (not as an acquisition, and not as a
+    /// sample of the minimum). The kernel books a wait when it ends; a
+    /// waiter starved for the whole run would otherwise leave its wait out
+    /// of lock_stat while its spinning is in `spin-total`.
+    pub fn lock_wait_in_progress(
+        &mut self,
+        now: Nanos,
+        object: u32,
+        mode: LockMode,
+        waited: Nanos,
+    ) {
+        if !self.measuring(now) || waited == 0 {
+            return;
+        }
+        let read = self.on_read_side(object, mode);
+        let l = &mut self.locks[object as usize];
+        let (total, max) = match l.read.as_mut().filter(|_| read) {
+            Some(r) => (&mut r.wait_total_ns, &mut r.wait_max_ns),
+            None => (&mut l.wait_total_ns, &mut l.wait_max_ns),
+        };
+        *total += waited;
+        *max = (*max).max(waited);
+    }
+
     /// An acquisition by handoff (`MUTEX_FLAG_HANDOFF`).
     pub fn lock_handoff(&mut self, now: Nanos, object: u32) {
         if self.measuring(now) {

@@ -54,6 +54,8 @@ pub struct Metrics {
     partial_window: bool,
     pub counters: Vec<u64>,
     pub hists: Vec<Histogram<u64>>,
+    /// Beside each histogram: its samples' exact minimum and maximum.
+    pub exact: Vec<crate::result::ExactSamples>,
     /// Per CPU, per window: longest preempt-disabled section ending in it.
     pub preempt_off_windows: Vec<Nanos>,
     pub irq_off_windows: Vec<Nanos>,
@@ -101,6 +103,7 @@ impl Metrics {
             hists: (0..hists)
                 .map(|_| Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds"))
                 .collect(),
+            exact: vec![crate::result::ExactSamples::default(); hists],
             preempt_off_windows: vec![0; cpus * windows],
             irq_off_windows: vec![0; cpus * windows],
             max_preempt_off: vec![0; cpus],
@@ -138,6 +141,7 @@ impl Metrics {
         crate::invariants::check(crate::invariants::credit_in_run(now, self.end));
         if self.measuring(now) {
             self.hists[hist as usize].saturating_record(value.max(1));
+            self.exact[hist as usize].add(value);
         }
     }
 
@@ -163,7 +167,10 @@ impl Metrics {
     pub fn preempt_off_section(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         let len = now - start;
         if len >= self.thresholds.soft_lockup {
-            self.soft_lockup(cpu, now, len);
+            // Dated when the section crossed the threshold: the watchdog
+            // fires then, not when the section ends.
+            let crossed = start.saturating_add(self.thresholds.soft_lockup);
+            self.soft_lockup(cpu, crossed, len);
         }
         if self.measuring(now) {
             let c = cpu as usize;
@@ -223,7 +230,10 @@ impl Metrics {
     pub fn irq_off_section(&mut self, cpu: u32, start: Nanos, now: Nanos) {
         let len = now - start;
         if len >= self.thresholds.hard_lockup {
-            self.hard_lockup(cpu, now, len);
+            // Dated when the section crossed the threshold, as the NMI
+            // watchdog sees it, not when the section ends.
+            let crossed = start.saturating_add(self.thresholds.hard_lockup);
+            self.hard_lockup(cpu, crossed, len);
         }
         if self.measuring(now) {
             let c = cpu as usize;
@@ -415,6 +425,11 @@ impl Metrics {
     /// lockdep's inconsistent-lock-state report, as the kernel prints it.
     pub fn inconsistent_lock_state(&mut self, cpu: u32, now: Nanos, report: String) {
         self.finding(Detector::InconsistentLockState, now, cpu, report);
+    }
+
+    /// lockdep's report of a return to user space with locks held.
+    pub fn lock_held_returning_to_user(&mut self, cpu: u32, now: Nanos, report: String) {
+        self.finding(Detector::LockHeldReturningToUser, now, cpu, report);
     }
 
     /// lockdep's circular-dependency report, as the kernel prints it.

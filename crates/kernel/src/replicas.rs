@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::result::*;
-use crate::sim::summarize;
+use crate::sim::summarize_exact;
 use crate::spec::Spec;
 use crate::Kernel;
 
@@ -57,6 +57,9 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
         for (a, b) in out.raw_histograms.iter_mut().zip(&r.raw_histograms) {
             a.add(b).expect("same bounds");
         }
+        for (a, b) in out.exact_histograms.iter_mut().zip(&r.exact_histograms) {
+            a.merge(b);
+        }
         for (a, b) in out.cpus.iter_mut().zip(&r.cpus) {
             a.times.user += b.times.user;
             a.times.sys += b.times.sys;
@@ -84,18 +87,13 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.expedited_grace_periods += b.expedited_grace_periods;
         }
         for (a, b) in out.task_groups.iter_mut().zip(&r.task_groups) {
-            let (t, u) = (&mut a.total, &b.total);
-            t.user += u.user;
-            t.sys += u.sys;
-            t.spin += u.spin;
-            t.sleep += u.sleep;
-            t.runnable += u.runnable;
-            t.irq += u.irq;
+            a.total_saturated |= a.total.add_saturating(&b.total) || b.total_saturated;
             let exited = a.exited + b.exited;
             if exited > 0 {
-                a.wall_mean_ns = (a.wall_mean_ns * a.exited as u64
-                    + b.wall_mean_ns * b.exited as u64)
-                    / exited as u64;
+                // In u128: the weighted sum of two u64 means can exceed u64.
+                let sum = u128::from(a.wall_mean_ns) * u128::from(a.exited)
+                    + u128::from(b.wall_mean_ns) * u128::from(b.exited);
+                a.wall_mean_ns = (sum / u128::from(exited)) as u64;
             }
             a.exited = exited;
             a.wall_max_ns = a.wall_max_ns.max(b.wall_max_ns);
@@ -131,6 +129,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
         for (a, b) in out.cfs_bandwidth.iter_mut().zip(&r.cfs_bandwidth) {
             a.nr_periods += b.nr_periods;
             a.nr_throttled += b.nr_throttled;
+            a.throttle_events += b.throttle_events;
             a.nr_unthrottled += b.nr_unthrottled;
             a.usage_ns += b.usage_ns;
             a.slack_returned_ns += b.slack_returned_ns;
@@ -156,8 +155,13 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
     for c in &mut out.counters {
         c.rate = c.count as f64 / seconds;
     }
-    for (h, raw) in out.histograms.iter_mut().zip(&out.raw_histograms) {
-        *h = summarize(&h.name, raw);
+    for ((h, raw), exact) in out
+        .histograms
+        .iter_mut()
+        .zip(&out.raw_histograms)
+        .zip(&out.exact_histograms)
+    {
+        *h = summarize_exact(&h.name, raw, exact);
     }
     for c in &mut out.cpus {
         c.preempt_off_window_p50_ns = crate::metrics::nearest_rank(&c.preempt_off_windows, 0.50);

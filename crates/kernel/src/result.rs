@@ -42,6 +42,10 @@ pub struct RunResult {
     /// The histograms themselves, for merging replicas.
     #[serde(skip)]
     pub raw_histograms: Vec<hdrhistogram::Histogram<u64>>,
+    /// Each histogram's exact smallest and largest samples (the buckets
+    /// keep them to 3 significant digits only).
+    #[serde(skip)]
+    pub exact_histograms: Vec<ExactSamples>,
 }
 
 /// What a run's machine rests on ([`smpsim_machine::Machine::standing`]):
@@ -129,8 +133,11 @@ pub struct RcuStats {
 pub struct BandwidthStat {
     pub cgroup: String,
     pub nr_periods: u64,
-    /// Per-CPU cfs_rq throttle events.
+    /// Periods that began with a cfs_rq of the cgroup throttled, as
+    /// `cpu.stat`'s (`do_sched_cfs_period_timer()`): at most `nr_periods`.
     pub nr_throttled: u64,
+    /// Per-CPU cfs_rq throttle events (`throttle_cfs_rq()` calls).
+    pub throttle_events: u64,
     pub nr_unthrottled: u64,
     /// CPU time the cgroup's tasks used.
     pub usage_ns: u64,
@@ -189,8 +196,12 @@ pub struct CpuResult {
 pub struct TaskGroupResult {
     pub name: String,
     pub tasks: u32,
-    /// Summed over the group's tasks.
+    /// Summed over the group's tasks, each field saturating at
+    /// `u64::MAX` (`total_saturated` then says so): never wrapped.
     pub total: TaskTimes,
+    /// A field of `total` reached `u64::MAX`: it is a floor, not the sum.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub total_saturated: bool,
     /// Tasks that ran their program to the end, and their mean and
     /// longest wall time (from the start of the run to `exit`).
     pub exited: u32,
@@ -433,6 +444,9 @@ pub enum Detector {
     /// (`-ENXIO`, nothing sent), or a CSD queued on one ("IPI on offline
     /// CPU").
     IpiOfflineCpu,
+    /// lockdep's `lockdep_sys_exit()`: a task returns to user space with
+    /// a lock it took in the kernel still held.
+    LockHeldReturningToUser,
 }
 
 impl Detector {
@@ -464,6 +478,7 @@ impl Detector {
             Detector::Membarrier => "membarrier",
             Detector::OfflineLastCpu => "offline_last_cpu",
             Detector::IpiOfflineCpu => "ipi_offline_cpu",
+            Detector::LockHeldReturningToUser => "lock_held_returning_to_user",
         }
     }
 }
@@ -537,4 +552,38 @@ pub struct MmStats {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// A histogram's smallest and largest samples as they were: the buckets
+/// round a sample to 3 significant digits (a 2 ms sample reads 1,999,872
+/// or 2,000,895), so the minimum and maximum reported are these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExactSamples {
+    pub min: Nanos,
+    pub max: Nanos,
+}
+
+impl Default for ExactSamples {
+    fn default() -> Self {
+        ExactSamples {
+            min: Nanos::MAX,
+            max: 0,
+        }
+    }
+}
+
+impl ExactSamples {
+    #[inline]
+    pub fn add(&mut self, v: Nanos) {
+        // As the bucket holds it: a sample of 0 counts as 1.
+        let v = v.max(1);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    /// Pools another run's samples (replicas).
+    pub fn merge(&mut self, o: &ExactSamples) {
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+    }
 }

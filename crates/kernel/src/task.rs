@@ -286,6 +286,30 @@ pub struct TaskTimes {
 }
 
 impl TaskTimes {
+    /// Adds `other` field by field, saturating at `u64::MAX` (a group's
+    /// total of many tasks' long sleeps can exceed it); true if any field
+    /// saturated.
+    pub fn add_saturating(&mut self, other: &TaskTimes) -> bool {
+        let mut saturated = false;
+        for (a, b) in [
+            (&mut self.user, other.user),
+            (&mut self.sys, other.sys),
+            (&mut self.spin, other.spin),
+            (&mut self.sleep, other.sleep),
+            (&mut self.runnable, other.runnable),
+            (&mut self.irq, other.irq),
+        ] {
+            match a.checked_add(b) {
+                Some(v) => *a = v,
+                None => {
+                    *a = u64::MAX;
+                    saturated = true;
+                }
+            }
+        }
+        saturated
+    }
+
     /// The time since `base` (an earlier reading of the same task).
     pub fn since(&self, base: &TaskTimes) -> TaskTimes {
         TaskTimes {
@@ -351,6 +375,22 @@ pub struct Task {
     pub exited_at: Option<Nanos>,
     /// A kernel thread runs the mechanism's code, not a program.
     pub kthread: Option<Kthread>,
+    /// A fault an op planned ahead of the batch hit: it happens (is
+    /// reported, and stops the run) when the batch reaches the op.
+    pub fault: Option<Fault>,
+    /// Objects of the locks it took in kernel mode and holds, innermost
+    /// last (lockdep's `held_locks`): any left at `SyscallExit` is
+    /// `lockdep_sys_exit()`'s report.
+    pub held: Vec<u32>,
+}
+
+/// A fault that stops the run, found while planning ahead of the batch.
+#[derive(Clone, Copy, Debug)]
+pub enum Fault {
+    /// `a / b` (or `%`) by zero, or `i64::MIN / -1`, at op `pc`.
+    Divide { pc: u32, a: i64, b: i64 },
+    /// A per-CPU `object` indexed with `index`, outside `[0, nr_cpu_ids)`.
+    BadIndex { object: u32, index: i64 },
 }
 
 /// Preemption and interrupt state (`preempt_count()`, `irqs_disabled()`).
@@ -468,6 +508,8 @@ impl Task {
             times: TaskTimes::default(),
             exited_at: None,
             kthread: None,
+            fault: None,
+            held: Vec::new(),
         }
     }
 

@@ -298,3 +298,133 @@ fn rcu_read_unlock_without_lock_is_lockdeps_bad_unlock_balance() {
     );
     assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
 }
+
+/// Issue 37, item 5: `x = task_index; work(1us); y = 5 / x; work(100us);
+/// count(c); for (;;) { work(10us); count(d); }`. The division is planned
+/// ahead of the batch (1 us of work before it) yet happens at 1 us: the
+/// divide error is dated there, the run ends there, and nothing after the
+/// division is counted.
+#[test]
+fn a_divide_error_ahead_of_the_batch_stops_the_run_when_it_happens() {
+    let mut s = spec(flat_machine(2), 1_000_000);
+    let c = counter(&mut s, "c");
+    let d = counter(&mut s, "d");
+    on_cpu0(
+        &mut s,
+        "a",
+        vec![
+            Op::Set {
+                slot: 0,
+                expr: Expr::TaskIndex,
+            },
+            Op::Work(Dist::Const(1_000)),
+            Op::Set {
+                slot: 1,
+                expr: Expr::Bin(BinOp::Div, Box::new(Expr::Const(5)), Box::new(Expr::Var(0))),
+            },
+            Op::Work(Dist::Const(100_000)),
+            Op::Count(c),
+            Op::Work(Dist::Const(10_000)),
+            Op::Count(d),
+        ],
+    );
+    s.task_groups[0].program.slots = 2;
+    let r = simulate(&s);
+    let f = r.finding("divide_error").expect("a divide error");
+    assert!(f.message.contains("5 / 0"), "{f:?}");
+    assert_eq!(f.time_ns, 1_000, "{f:?}");
+    assert_eq!(r.stats.simulated_ns, 1_000);
+    assert_eq!(r.counter("c").unwrap().count, 0);
+    assert_eq!(r.counter("d").unwrap().count, 0);
+    // Each CPU's time is the run's 1 us, the task's user time its 1 us.
+    for cpu in &r.cpus {
+        assert_eq!(cpu.times.total(), 1_000, "CPU {}", cpu.cpu);
+    }
+}
+
+/// A divide error in a task's first op, with nothing planned before it,
+/// stops the run at time zero.
+#[test]
+fn a_divide_error_at_boot_stops_the_run_at_zero() {
+    let mut s = spec(flat_machine(2), 1_000_000);
+    let c = counter(&mut s, "c");
+    on_cpu0(
+        &mut s,
+        "a",
+        vec![
+            Op::Set {
+                slot: 0,
+                expr: Expr::Bin(
+                    BinOp::Rem,
+                    Box::new(Expr::Const(5)),
+                    Box::new(Expr::Const(0)),
+                ),
+            },
+            Op::Count(c),
+            Op::Work(Dist::Const(10_000)),
+        ],
+    );
+    let r = simulate(&s);
+    assert_eq!(
+        r.finding("divide_error").expect("a divide error").time_ns,
+        0
+    );
+    assert_eq!(r.stats.simulated_ns, 0);
+    assert_eq!(r.counter("c").unwrap().count, 0);
+}
+
+/// A negative loop count planned after 3 us of work is dated at 3 us, when
+/// the task reaches it, not when its batch was planned (0 ns).
+#[test]
+fn a_negative_count_is_dated_when_it_happens() {
+    let mut s = spec(flat_machine(2), 1_000_000);
+    on_cpu0(
+        &mut s,
+        "t",
+        vec![
+            Op::Work(Dist::Const(3_000)),
+            Op::LoopCount {
+                slot: 0,
+                expr: Expr::Const(-3),
+            },
+            Op::Work(Dist::Const(100_000)),
+        ],
+    );
+    s.task_groups[0].program.slots = 1;
+    let r = simulate(&s);
+    let f = r.finding("negative_count").expect("a negative count");
+    assert_eq!(f.time_ns, 3_000, "{f:?}");
+}
+
+/// Issue 37, item 17: IRQs off from 1 ms for 50 ms with `watchdog_thresh`
+/// at 10 ms. The NMI watchdog sees the hard lockup when the section
+/// crosses the threshold (11 ms), not when it ends (51 ms); the soft
+/// lockup (twice the threshold, preemption off as well) at 21 ms.
+#[test]
+fn lockups_are_dated_when_the_threshold_is_crossed() {
+    let mut s = spec(flat_machine(2), 100 * 1_000_000);
+    s.knobs.watchdog_thresh = 10_000_000;
+    task_group(
+        &mut s,
+        "t",
+        vec![0],
+        Policy::Normal,
+        0,
+        vec![
+            Op::Work(Dist::Const(1_000_000)),
+            Op::SyscallEnter,
+            Op::PreemptDisable,
+            Op::LocalIrqDisable,
+            Op::Work(Dist::Const(50_000_000)),
+            Op::LocalIrqEnable,
+            Op::PreemptEnable,
+            Op::SyscallExit,
+            Op::Exit,
+        ],
+    );
+    let r = simulate(&s);
+    let hard = r.finding("hard_lockup").expect("a hard lockup");
+    assert!((11_000_000..11_010_000).contains(&hard.time_ns), "{hard:?}");
+    let soft = r.finding("soft_lockup").expect("a soft lockup");
+    assert!((21_000_000..21_010_000).contains(&soft.time_ns), "{soft:?}");
+}

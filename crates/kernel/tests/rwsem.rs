@@ -480,3 +480,77 @@ fn seqcount_readers_retry_what_a_writer_overlapped() {
     );
     assert!(b < q * 95 / 100, "{b} vs {q}");
 }
+
+/// Issue 37, item 8: `syscall(stat) { down_read(sem); work(200ns); }` with
+/// no `up_read`. lockdep's `lockdep_sys_exit()` warns "lock held when
+/// returning to user space!" naming the task and the lock, dated at the
+/// syscall's return; a balanced syscall, or a lock taken in user code, is
+/// no such report.
+#[test]
+fn a_lock_held_on_return_to_user_space_is_lockdeps_warning() {
+    let mut s = spec(flat_machine(2), 2 * MS);
+    let sem = rwsem(&mut s, "sem", true);
+    let read = |take| lock_op(&sem, LockMode::Read, take);
+    once(
+        &mut s,
+        "stat",
+        0,
+        vec![
+            Op::Work(Dist::Const(1_000)),
+            Op::SyscallEnter,
+            read(true),
+            Op::Work(Dist::Const(200)),
+            Op::SyscallExit,
+            Op::Work(Dist::Const(100_000)),
+        ],
+    );
+    let r = simulate(&s);
+    let f = r
+        .finding("lock_held_returning_to_user")
+        .expect("lockdep_sys_exit's warning");
+    assert!(
+        f.message
+            .contains("WARNING: lock held when returning to user space!")
+            && f.message
+                .contains("stat/0 is leaving the kernel with locks still held!")
+            && f.message.contains("1 lock held by stat/0: #0: (sem)"),
+        "{f:?}"
+    );
+    // 1 us, the syscall entry, the down_read, 200 ns.
+    assert!((1_200..1_700).contains(&f.time_ns), "{f:?}");
+
+    for ops in [
+        vec![
+            Op::SyscallEnter,
+            read(true),
+            Op::Work(Dist::Const(200)),
+            read(false),
+            Op::SyscallExit,
+        ],
+        vec![
+            read(true),
+            Op::SyscallEnter,
+            Op::Work(Dist::Const(200)),
+            Op::SyscallExit,
+            read(false),
+        ],
+    ] {
+        let mut s = spec(flat_machine(2), 2 * MS);
+        let sem = rwsem(&mut s, "sem", true);
+        let ops = ops
+            .into_iter()
+            .map(|op| match op {
+                Op::Lock { mode, .. } => lock_op(&sem, mode, true),
+                Op::Unlock { mode, .. } => lock_op(&sem, mode, false),
+                op => op,
+            })
+            .collect();
+        once(&mut s, "stat", 0, ops);
+        let r = simulate(&s);
+        assert!(
+            r.finding("lock_held_returning_to_user").is_none(),
+            "{:?}",
+            r.findings
+        );
+    }
+}

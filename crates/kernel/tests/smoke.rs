@@ -61,6 +61,12 @@ fn cfs_bandwidth_limits_usage_to_quota() {
         "{bw:?}"
     );
     assert!(bw.usage_ns >= quota_total / 2, "{bw:?}");
+    // Issue 37, item 17: cpu.stat's nr_throttled counts periods that began
+    // throttled, never more than nr_periods (cfs_rq throttles are
+    // `throttle_events`).
+    assert!(bw.nr_throttled <= bw.nr_periods, "{bw:?}");
+    assert!(bw.nr_throttled * 10 >= bw.nr_periods * 9, "{bw:?}");
+    assert!(bw.throttle_events >= bw.nr_throttled, "{bw:?}");
 }
 
 /// A run that reports its progress gives the same result, and reports the

@@ -419,3 +419,71 @@ fn cpu_and_task_times_exclude_the_warm_up() {
     let on_cpu: u64 = r.cpus.iter().map(|c| c.times.user).sum();
     assert_eq!(on_cpu, g.user);
 }
+
+/// Issue 37, item 10: 32 tasks each `sleep(999999999s)` in a 10^9 s run.
+/// Their summed sleep (3.2e19 ns) exceeds u64: the group's total
+/// saturates and says so, instead of wrapping to 423,539,246 s per task;
+/// each task's own figure is exact, and the mean wall time is not wrapped.
+#[test]
+fn group_totals_saturate_and_say_so_instead_of_wrapping() {
+    const S: u64 = 1_000_000_000;
+    let mut s = spec(flat_machine(2), 1_000_000_000 * S);
+    let placement = (0..32).map(|i| i % 2).collect();
+    task_group(
+        &mut s,
+        "a",
+        placement,
+        Policy::Normal,
+        0,
+        vec![
+            Op::Sleep {
+                dist: Dist::Const(999_999_999 * S),
+                overshoot: None,
+            },
+            Op::Exit,
+        ],
+    );
+    let r = simulate(&s);
+    let g = &r.task_groups[0];
+    assert!(g.total_saturated, "{g:?}");
+    assert_eq!(g.total.sleep, u64::MAX);
+    let per_task: u128 = g.per_task.iter().map(|t| u128::from(t.times.sleep)).sum();
+    assert!(per_task > u128::from(u64::MAX), "{per_task}");
+    assert!(g
+        .per_task
+        .iter()
+        .all(|t| t.times.sleep >= 999_999_999 * S - S));
+    assert_eq!(g.exited, 32);
+    assert!(g.wall_mean_ns >= 999_999_999 * S, "{}", g.wall_mean_ns);
+}
+
+/// Issue 37, item 17: 2 ms samples read min 1,999,872 and max 2,000,895
+/// from the buckets. The exact smallest and largest samples are kept
+/// beside them, and the quantiles stay within that range.
+#[test]
+fn histograms_keep_their_exact_min_and_max() {
+    let mut s = spec(flat_machine(2), 20 * MS);
+    let h = histogram(&mut s, "h");
+    group(
+        &mut s,
+        "t",
+        vec![0],
+        Policy::Normal,
+        vec![
+            Op::Mark(0),
+            Op::Work(Dist::Const(2 * MS)),
+            Op::RecordSince { hist: h, slot: 0 },
+            Op::Mark(0),
+            Op::Work(Dist::Const(2 * MS + 7)),
+            Op::RecordSince { hist: h, slot: 0 },
+        ],
+        1,
+    );
+    let r = simulate(&s);
+    let h = r.histogram("h").unwrap();
+    assert!(h.count >= 8, "{h:?}");
+    assert_eq!((h.min, h.max), (2 * MS, 2 * MS + 7), "{h:?}");
+    for q in [h.p50, h.p90, h.p99, h.p999] {
+        assert!((h.min..=h.max).contains(&q), "{h:?}");
+    }
+}

@@ -289,7 +289,14 @@ fn lock_stat_section(runs: &[VariantRun]) -> String {
     if rows.is_empty() {
         s.push_str("<p class=\"note\">No lock was taken.</p>\n");
     } else {
+        let untracked = rows.iter().any(|r| r[3] == "-");
         s.push_str(&table(&crate::lock_stat::LOCK_STAT_COLUMNS, &rows));
+        if untracked {
+            s.push_str(&format!(
+                "<p class=\"note\">{}</p>\n",
+                escape(crate::lock_stat::UNTRACKED_NOTE)
+            ));
+        }
     }
     s
 }
@@ -358,28 +365,32 @@ pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String
             escape(crate::text::QUICK_NOTE)
         );
     }
-    let passed = rows.iter().filter(|r| r.pass).count();
+    let (passed, judged, info) = crate::model::totals(rows);
     let _ = writeln!(
         b,
-        "<p>{} cases, {} metrics, {passed} within their pass rule.</p>",
+        "<p>{} cases, {judged} metrics judged, {passed} within their pass rule{}.</p>",
         cases.len(),
-        rows.len()
+        if info > 0 {
+            format!("; {info} with no published figure are information, not judged")
+        } else {
+            String::new()
+        }
     );
     b.push_str("<ul class=\"verdict\">\n");
-    for (case, ok, missed) in crate::model::verdict(rows) {
-        let total = ok + missed.len();
-        let miss = if missed.is_empty() {
+    for c in crate::model::verdict(rows) {
+        let miss = if c.missed.is_empty() {
             String::new()
         } else {
             format!(
                 "; <span class=\"fail\">MISS: {}</span>",
-                escape(&missed.join(", "))
+                escape(&c.missed.join(", "))
             )
         };
         let _ = writeln!(
             b,
-            "<li><a href=\"#case-{0}\">{0}</a>: {ok} of {total} metrics pass{miss}</li>",
-            escape(&case)
+            "<li><a href=\"#case-{0}\">{0}</a>: {1}{miss}</li>",
+            escape(&c.case),
+            escape(&c.summary())
         );
     }
     b.push_str("</ul>\n");
@@ -391,15 +402,15 @@ pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String
             vec![
                 r.case.clone(),
                 r.metric.clone(),
-                r.published.map_or("-".into(), num),
+                r.published_text(num),
                 num(r.simulated),
                 r.ratio.map_or("-".into(), |x| format!("{x:.2}")),
                 text_cell(&r.rule),
                 r.seeds.to_string(),
-                if r.pass {
-                    "\u{1}passyes".into()
-                } else {
-                    "\u{1}failNO".into()
+                match r.pass {
+                    Some(true) => "\u{1}passyes".into(),
+                    Some(false) => "\u{1}failNO".into(),
+                    None => "info".into(),
                 },
             ]
         })
@@ -430,8 +441,27 @@ pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String
             .map(|r| RatioBar {
                 name: r.metric.clone(),
                 ratio: r.ratio.unwrap_or(f64::NAN),
-                pass: r.pass,
+                pass: r.pass != Some(false),
                 band: r.band,
+                // What stands in for a bar where there is no ratio.
+                note: match r.kind {
+                    crate::model::RowKind::Bound => format!(
+                        "bound: simulated {} against {}{}",
+                        num(r.simulated),
+                        r.published_text(num),
+                        if r.pass == Some(false) { " (MISS)" } else { "" }
+                    ),
+                    crate::model::RowKind::Information => format!(
+                        "no published figure: {} (information{})",
+                        num(r.simulated),
+                        if r.pass == Some(false) {
+                            format!(", outside {}: MISS", r.rule)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                    crate::model::RowKind::Compared => "no published figure".into(),
+                },
             })
             .collect();
         b.push_str(&ratio_svg(

@@ -60,6 +60,10 @@ fn mean_sd(vs: &[f64]) -> (f64, Option<f64>) {
 /// standard deviation over seeds, blank where there is a single sample so
 /// every row keeps the same columns.
 fn cell(vs: &[f64], unit: Unit, sd: bool) -> String {
+    if vs.is_empty() {
+        // The variant does not have it (a lock only the other one has).
+        return if sd { "-      ".into() } else { "-".into() };
+    }
     let (m, dev) = mean_sd(vs);
     if !sd {
         return fmt(m, unit);
@@ -163,7 +167,11 @@ pub fn compare_table(before: &str, after: &str, rows: &[Row]) -> String {
         let lead = format!(
             "{:>VAL$}  {:>PCT$}  {:>VAL$}  ",
             cell(&r.before, r.unit, sd),
-            pct_change(b, a),
+            if r.before.is_empty() || r.after.is_empty() {
+                "-".into()
+            } else {
+                pct_change(b, a)
+            },
             cell(&r.after, r.unit, sd)
         );
         name_lines(&mut s, &lead, &r.metric, name_w);
@@ -277,15 +285,22 @@ fn run_rows(before: &[&VariantRun], after: &[&VariantRun]) -> Vec<Row> {
     push("context switches".into(), Unit::Count, &|r| {
         Some(r.result.context_switches as f64)
     });
-    for l in &first.locks {
-        if l.acquisitions == 0 && l.contentions == 0 {
-            continue;
+    // Every lock either side took: one a variant added (a mutex replaced
+    // by an rwsem) shows its figures, the side without it `-`.
+    let mut locks: Vec<&str> = Vec::new();
+    for r in before.iter().chain(after) {
+        for l in &r.result.locks {
+            if (l.acquisitions > 0 || l.contentions > 0) && !locks.contains(&l.name.as_str()) {
+                locks.push(&l.name);
+            }
         }
-        push(format!("{} contentions", l.name), Unit::Count, &|r| {
-            r.result.lock(&l.name).map(|x| x.contentions as f64)
+    }
+    for name in locks {
+        push(format!("{name} contentions"), Unit::Count, &|r| {
+            r.result.lock(name).map(|x| x.contentions as f64)
         });
-        push(format!("{} wait total", l.name), Unit::Ns, &|r| {
-            r.result.lock(&l.name).map(|x| x.wait_total_ns as f64)
+        push(format!("{name} wait total"), Unit::Ns, &|r| {
+            r.result.lock(name).map(|x| x.wait_total_ns as f64)
         });
     }
     rows
@@ -394,20 +409,31 @@ pub fn reproduce(rows: &[MetricRow]) -> String {
         }
         let lead = format!(
             "{:>V$}  {:>PCT$}  {:>V$}  {:<4}  ",
-            r.published.map_or("-".into(), |p| fmt(p, Unit::Plain)),
-            r.published
-                .map_or("-".into(), |p| pct_change(p, r.simulated)),
+            r.published_text(|p| fmt(p, Unit::Plain)),
+            // A change is against a measured figure, not a bound.
+            match (r.kind, r.published) {
+                (crate::model::RowKind::Compared, Some(p)) => pct_change(p, r.simulated),
+                _ => "-".into(),
+            },
             fmt(r.simulated, Unit::Plain),
-            if r.pass { "ok" } else { "MISS" }
+            match r.pass {
+                Some(true) => "ok",
+                Some(false) => "MISS",
+                None => "info",
+            }
         );
         name_lines(&mut s, &lead, &r.metric, name_w);
     }
-    let passed = rows.iter().filter(|r| r.pass).count();
+    let (passed, judged, info) = crate::model::totals(rows);
     s.push('\n');
     s.push_str(&wrap(
         &format!(
-            "{passed} of {} metrics within their pass rule (MISS: outside it).",
-            rows.len()
+            "{passed} of {judged} metrics within their pass rule (MISS: outside it).{}",
+            if info > 0 {
+                format!(" {info} with no published figure are information (info), not judged.")
+            } else {
+                String::new()
+            }
         ),
         "",
     ));

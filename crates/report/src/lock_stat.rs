@@ -82,18 +82,29 @@ fn class_cells(c: Class) -> [String; 12] {
 /// The `lock_stat` rows of every variant, class by class: a class no
 /// variant took is left out, and a sleeping reader-writer lock's read side
 /// is a class of its own (`NAME-R` beside `NAME-W`), as `/proc/lock_stat`
-/// shows it.
+/// shows it. Objects are matched by name, so a lock only one variant has
+/// shows in that variant's row. An object lockdep does not track (an
+/// atomic, a semaphore) has no classes: its row, if its line moved, shows `-` in
+/// lockdep's columns and its line's bounces.
 pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in runs {
+        for l in &r.result.locks {
+            if !names.contains(&l.name.as_str()) {
+                names.push(&l.name);
+            }
+        }
+    }
     let mut rows = Vec::new();
-    for (i, l) in runs[0].result.locks.iter().enumerate() {
+    for name in names {
         for r in runs {
-            let Some(l2) = r.result.locks.get(i) else {
+            let Some(l2) = r.result.locks.iter().find(|l| l.name == name) else {
                 continue;
             };
-            let mut name = if l.instances > 1 {
-                format!("{}[{}]", l.name, l.instances)
+            let mut name = if l2.instances > 1 {
+                format!("{}[{}]", l2.name, l2.instances)
             } else {
-                l.name.clone()
+                l2.name.clone()
             };
             if let Some(read) = l2.read.filter(|r| r.acquisitions + r.contentions > 0) {
                 let mut row = vec![format!("{name}-R"), r.variant.clone()];
@@ -110,6 +121,15 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
                 rows.push(row);
             }
             if l2.acquisitions == 0 && l2.contentions == 0 {
+                if l2.bounces > 0 && l2.read.is_none() {
+                    // No acquisitions booked, yet its line moved: an
+                    // atomic, or a semaphore (which lockdep does not
+                    // track either).
+                    let mut row = vec![name, r.variant.clone()];
+                    row.extend(std::iter::repeat_n("-".to_string(), 12));
+                    row.extend([l2.bounces.to_string(), "-".into(), "-".into()]);
+                    rows.push(row);
+                }
                 continue;
             }
             if l2.read.is_some() {
@@ -134,6 +154,11 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
     }
     rows
 }
+
+/// What the table says under it when it has rows of objects lockdep does
+/// not track.
+pub const UNTRACKED_NOTE: &str =
+    "(-: an object lockdep does not track, such as an atomic or a semaphore: only its cache line's bounces)";
 
 #[cfg(test)]
 mod tests {

@@ -21,12 +21,15 @@ pub fn reproduce(rows: &[MetricRow]) -> String {
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&r.case),
             cell(&r.metric),
-            r.published.map_or("-".into(), num),
+            r.published_text(num),
             num(r.simulated),
             r.ratio.map_or("-".into(), |x| format!("{x:.2}")),
             cell(&r.rule),
             r.seeds,
-            if r.pass { "yes" } else { "**NO**" }
+            match r.pass {
+                Some(false) => "**NO**",
+                _ => r.verdict_word(),
+            }
         );
     }
     s
@@ -43,25 +46,21 @@ mod tests {
 
     #[test]
     fn a_row_per_metric_with_pipes_escaped() {
-        let row = MetricRow {
-            case: "c".into(),
-            metric: "a|b".into(),
-            published: Some(2.0),
-            simulated: 3.0,
-            ratio: Some(1.5),
-            pass: false,
-            rule: "within 2x".into(),
-            seeds: 1,
-            min: 3.0,
-            max: 3.0,
-            source: String::new(),
-            quick: false,
-            band: None,
-        };
+        let row = MetricRow::judged(
+            "c".into(),
+            "a|b".into(),
+            Some(2.0),
+            &smpsim_scenario::PassRule::Factor(1.2),
+            3.0,
+            1,
+            (3.0, 3.0),
+            String::new(),
+            false,
+        );
         let md = reproduce(&[row]);
         assert_eq!(
             md.lines().nth(2),
-            Some("| c | a\\|b | 2.000 | 3.000 | 1.50 | within 2x | 1 | **NO** |")
+            Some("| c | a\\|b | 2.000 | 3.000 | 1.50 | within 1.2x | 1 | **NO** |")
         );
     }
 }

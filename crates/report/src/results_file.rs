@@ -203,11 +203,9 @@ pub fn finished(path: &Path, hash: &str) -> Result<HashSet<String>, String> {
         rest = &rest[end + 1..];
     }
     if !rest.is_empty() {
-        // A torn last line: the point runs again.
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| format!("error: {}: {e}", path.display()))?;
+        // A torn last line: the point runs again. Cut in place, never
+        // through a link planted at the path.
+        let f = smpsim_files::open_existing(path).map_err(|e| format!("error: {e}"))?;
         f.set_len(good_len as u64)
             .map_err(|e| format!("error: {}: {e}", path.display()))?;
     }
@@ -215,6 +213,9 @@ pub fn finished(path: &Path, hash: &str) -> Result<HashSet<String>, String> {
 }
 
 /// `--cpus 1,2,4` or `--cpus 1..384:x2` (doubling) or `1..8:+1`.
+/// The most CPUs a machine has (`[machine.topology]`'s bound).
+pub const MAX_CPUS: u32 = 1 << 20;
+
 pub fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {
     let bad = |why: &str| format!("error: --cpus {s}: {why}");
     let mut out = Vec::new();
@@ -233,14 +234,23 @@ pub fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {
         if lo == 0 || (mul && k < 2) || (!mul && k == 0) {
             return Err(bad("the range must start at 1 or more and grow"));
         }
+        if hi > MAX_CPUS {
+            return Err(bad(&format!(
+                "HI is more CPUs than a machine can have ({MAX_CPUS})"
+            )));
+        }
         let mut n = lo;
         while n <= hi {
             out.push(n);
-            n = if mul {
-                n.saturating_mul(k)
+            // Checked: a step past u32 ends the range, never wraps or stays.
+            match if mul {
+                n.checked_mul(k)
             } else {
-                n.saturating_add(k)
-            };
+                n.checked_add(k)
+            } {
+                Some(next) => n = next,
+                None => break,
+            }
         }
     } else {
         for part in s.split(',') {
@@ -253,6 +263,11 @@ pub fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {
     }
     if out.contains(&0) {
         return Err(bad("a point needs at least one CPU"));
+    }
+    if let Some(n) = out.iter().find(|&&n| n > MAX_CPUS) {
+        return Err(bad(&format!(
+            "{n} is more CPUs than a machine can have ({MAX_CPUS})"
+        )));
     }
     if out.is_empty() {
         return Err(bad("no CPU counts"));

@@ -446,11 +446,17 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
         return;
     }
     let mut t = Table::new(LOCK_STAT_COLUMNS.map(String::from).to_vec());
+    let mut untracked = false;
     for row in lock_stat_rows(runs) {
+        untracked |= row[3] == "-";
         t.row(row);
     }
     out.push_str("lock_stat (times in us, as /proc/lock_stat)\n");
     t.render(out);
+    if untracked {
+        out.push_str(crate::lock_stat::UNTRACKED_NOTE);
+        out.push('\n');
+    }
     out.push('\n');
 }
 
@@ -559,22 +565,25 @@ pub fn reproduce(rows: &[crate::model::MetricRow], per_case: String) -> String {
     }
     out.push_str("=== verdict ===\n");
     let verdict = crate::model::verdict(rows);
-    let w = verdict.iter().map(|c| c.0.len()).max().unwrap_or(0);
-    for (case, passed, missed) in &verdict {
-        let total = passed + missed.len();
-        let _ = write!(out, "{case:<w$}  {passed} of {total} metrics pass");
-        if missed.is_empty() {
+    let w = verdict.iter().map(|c| c.case.len()).max().unwrap_or(0);
+    for c in &verdict {
+        let _ = write!(out, "{:<w$}  {}", c.case, c.summary());
+        if c.missed.is_empty() {
             out.push('\n');
         } else {
-            let _ = writeln!(out, "; MISS: {}", missed.join(", "));
+            let _ = writeln!(out, "; MISS: {}", c.missed.join(", "));
         }
     }
-    let passed = rows.iter().filter(|r| r.pass).count();
+    let (passed, judged, info) = crate::model::totals(rows);
     let _ = writeln!(
         out,
-        "{passed} of {} metrics within their pass rule{}\n",
-        rows.len(),
-        if passed == rows.len() {
+        "{passed} of {judged} metrics within their pass rule{}{}\n",
+        if info > 0 {
+            format!("; {info} with no published figure are information, not judged")
+        } else {
+            String::new()
+        },
+        if passed == judged {
             ""
         } else {
             " (--check exits 1)"
@@ -598,12 +607,12 @@ pub fn reproduce(rows: &[crate::model::MetricRow], per_case: String) -> String {
         t.row(vec![
             r.case.clone(),
             r.metric.clone(),
-            r.published.map_or("-".into(), num),
+            r.published_text(num),
             num(r.simulated),
             r.ratio.map_or("-".into(), |x| format!("{x:.2}")),
             r.rule.clone(),
             r.seeds.to_string(),
-            if r.pass { "yes".into() } else { "NO".into() },
+            r.verdict_word().into(),
         ]);
     }
     out.push_str("=== published vs simulated ===\n");

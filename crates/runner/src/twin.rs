@@ -312,15 +312,6 @@ pub fn verdict_text(ratio: f64, dominant: Option<&Sensitivity>, sens: &[Sensitiv
     s
 }
 
-/// A file removed when the value goes out of scope.
-pub struct RemoveOnDrop(pub std::path::PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,11 +55,35 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
+/// Whether `v` is `{ unset = true }`: what a variant or `--set` writes
+/// to remove a key the base sets (a merge cannot leave a key out).
+pub(crate) fn is_unset(v: &Value<'_>) -> bool {
+    v.get_ref().as_table().is_some_and(|t| {
+        t.len() == 1 && t.get("unset").and_then(|u| u.get_ref().as_bool()) == Some(true)
+    })
+}
+
+/// The error for `{ unset = true }` where there is nothing to remove.
+fn nothing_to_unset(span: Range<usize>, full: &str) -> Diag {
+    Diag::new(
+        span,
+        format!("`{full} = {{ unset = true }}`: there is no `{full}` to remove"),
+    )
+    .help("`{ unset = true }` removes a key the base document sets; check the key's name")
+}
+
 /// Deep-merges `over` into `base`: tables merge recursively, items of
-/// [`KEYED_ARRAYS`] merge by `name`, anything else is replaced.
+/// [`KEYED_ARRAYS`] merge by `name`, anything else is replaced; a value
+/// `{ unset = true }` removes the key.
 pub(crate) fn merge<'a>(base: &mut DeTable<'a>, over: DeTable<'a>, path: &str) -> DResult<()> {
     for (k, v) in over {
         let full = join(path, k.get_ref());
+        if is_unset(&v) {
+            if base.remove(k.get_ref().as_ref()).is_none() {
+                return Err(nothing_to_unset(v.span(), &full));
+            }
+            continue;
+        }
         let Some(existing) = base.get_mut(k.get_ref().as_ref()) else {
             base.insert(k, v);
             continue;
@@ -157,6 +181,22 @@ fn merge_named<'a>(base: &mut DeArray<'a>, over: DeTable<'a>, path: &str) -> DRe
     for (name, fields) in over {
         let name_span = name.span();
         let full = format!("{path}.{}", name.get_ref());
+        if is_unset(&fields) {
+            // `tasks.worker = { unset = true }`: the entry goes.
+            let before = base.len();
+            let mut kept = DeArray::new();
+            for item in base.iter().cloned() {
+                let named = item.get_ref().as_table().and_then(item_name) == Some(name.get_ref());
+                if !named {
+                    kept.push(item);
+                }
+            }
+            if kept.len() == before {
+                return Err(nothing_to_unset(fields.span(), &full));
+            }
+            *base = kept;
+            continue;
+        }
         let fields_span = fields.span();
         let DeValue::Table(fields) = fields.into_inner() else {
             return Err(Diag::new(
@@ -168,6 +208,101 @@ fn merge_named<'a>(base: &mut DeArray<'a>, over: DeTable<'a>, path: &str) -> DRe
         merge(target, fields, path)?;
     }
     Ok(())
+}
+
+/// Tables of variant `name` (its body, `over`) that differ from the
+/// base's table at the same place only by leaving keys out: a merge keeps
+/// those keys, which is rarely what leaving them out meant. Each warning
+/// names the table, the keys kept and how to remove them.
+pub(crate) fn keys_left_out(base: &DeTable<'_>, over: &DeTable<'_>, name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    left_out_in(base, over, "", name, &mut out);
+    out
+}
+
+fn left_out_in(
+    base: &DeTable<'_>,
+    over: &DeTable<'_>,
+    path: &str,
+    variant: &str,
+    out: &mut Vec<String>,
+) {
+    for (k, v) in over.iter() {
+        let full = join(path, k.get_ref());
+        let Some(b) = base.get(k.get_ref().as_ref()) else {
+            continue;
+        };
+        match (b.get_ref(), v.get_ref()) {
+            (DeValue::Table(bt), DeValue::Table(ot)) if !is_unset(v) => {
+                let same = !ot.is_empty()
+                    && ot.iter().all(|(ok, ov)| {
+                        bt.get(ok.get_ref().as_ref())
+                            .is_some_and(|bv| same_value(bv, ov))
+                    });
+                let missing: Vec<&str> = bt
+                    .keys()
+                    .map(|k| k.get_ref().as_ref())
+                    .filter(|k| !ot.contains_key(*k))
+                    .collect();
+                if same && !missing.is_empty() {
+                    out.push(format!(
+                        "variant `{variant}`: `{full}` is the base's but for {}, which a variant cannot leave out: the merge keeps {}; to remove a key, write it as `KEY = {{ unset = true }}`, e.g. `{full}.{} = {{ unset = true }}`",
+                        list(&missing),
+                        if missing.len() == 1 { "it" } else { "them" },
+                        missing[0]
+                    ));
+                } else {
+                    left_out_in(bt, ot, &full, variant, out);
+                }
+            }
+            (DeValue::Array(ba), DeValue::Array(oa)) if KEYED_ARRAYS.contains(&full.as_str()) => {
+                for o in oa.iter().filter_map(|o| o.get_ref().as_table()) {
+                    let Some(n) = item_name(o) else { continue };
+                    let entry = ba
+                        .iter()
+                        .filter_map(|b| b.get_ref().as_table())
+                        .find(|b| item_name(b) == Some(n));
+                    if let Some(b) = entry {
+                        let mut b = b.clone();
+                        let mut o = o.clone();
+                        b.remove("name");
+                        o.remove("name");
+                        left_out_in(
+                            &DeTable::from_iter([(
+                                Spanned::new(0..0, Cow::Owned(n.to_string())),
+                                Spanned::new(0..0, DeValue::Table(b)),
+                            )]),
+                            &DeTable::from_iter([(
+                                Spanned::new(0..0, Cow::Owned(n.to_string())),
+                                Spanned::new(0..0, DeValue::Table(o)),
+                            )]),
+                            &full,
+                            variant,
+                            out,
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether two values are written alike (spans aside).
+fn same_value(a: &Value<'_>, b: &Value<'_>) -> bool {
+    match (a.get_ref(), b.get_ref()) {
+        (DeValue::Table(x), DeValue::Table(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|(k, v)| {
+                    y.get(k.get_ref().as_ref())
+                        .is_some_and(|w| same_value(v, w))
+                })
+        }
+        (DeValue::Array(x), DeValue::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(v, w)| same_value(v, w))
+        }
+        (x, y) => format!("{x:?}") == format!("{y:?}"),
+    }
 }
 
 /// A variant as declared: name, description, and where it is.
@@ -268,6 +403,12 @@ fn set_in<'a>(
     let (head, rest) = parts.split_first().expect("non-empty key path");
     let full = join(path, head);
     if rest.is_empty() {
+        if is_unset(&value) {
+            return match t.remove(*head) {
+                Some(_) => Ok(()),
+                None => Err(nothing_to_unset(span.clone(), &full)),
+            };
+        }
         match t.get_mut(*head) {
             Some(v) => *v = value,
             None => {
@@ -393,6 +534,33 @@ mod tests {
         );
         let e = merge(&mut base, parse("tasks.worker = 1\n"), "").unwrap_err();
         assert!(e.message.contains("is a whole entry"), "{}", e.message);
+    }
+
+    #[test]
+    fn unset_removes_a_key_an_entry_or_refuses_a_missing_one() {
+        let mut base = parse(
+            "[objects]\nm = { type = \"mutex\", line = \"l\" }\n[[tasks]]\nname = \"t\"\n[[tasks]]\nname = \"u\"\n",
+        );
+        merge(&mut base, parse("objects.m.line = { unset = true }\n"), "").unwrap();
+        let m = base["objects"].get_ref().as_table().unwrap()["m"].get_ref();
+        assert!(!m.as_table().unwrap().contains_key("line"));
+        merge(&mut base, parse("tasks.u = { unset = true }\n"), "").unwrap();
+        assert_eq!(base["tasks"].get_ref().as_array().unwrap().len(), 1);
+        let e = merge(&mut base, parse("objects.m.nope = { unset = true }\n"), "").unwrap_err();
+        assert!(
+            e.message.contains("no `objects.m.nope` to remove"),
+            "{}",
+            e.message
+        );
+        apply_set(
+            &mut base,
+            "objects.m.type",
+            parse_set_value("{ unset = true }", 0),
+            0..16,
+        )
+        .unwrap();
+        let m = base["objects"].get_ref().as_table().unwrap()["m"].get_ref();
+        assert!(m.as_table().unwrap().is_empty());
     }
 
     #[test]

@@ -65,7 +65,10 @@ impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.location {
             Location::File { path } => write!(f, "{}: error: {}", path.display(), self.message)?,
-            Location::Set { key, value } => write!(f, "--set {key}={value}: {}", self.message)?,
+            Location::Set { key, value } => {
+                let (value, _, _) = excerpt(value, 1, 1);
+                write!(f, "--set {key}={value}: {}", self.message)?
+            }
             Location::Text {
                 name,
                 line,
@@ -76,14 +79,15 @@ impl fmt::Display for ScenarioError {
                 writeln!(f, "{name}:{line}:{column}: error: {}", self.message)?;
                 let gutter = line.to_string().len();
                 writeln!(f, "{:gutter$} |", "")?;
-                writeln!(f, "{line} | {line_text}")?;
+                let (shown, column, width) = excerpt(line_text, *column, *width);
+                writeln!(f, "{line} | {shown}")?;
                 // Keep tabs so the caret lines up with the text above.
-                let pad: String = line_text
+                let pad: String = shown
                     .chars()
                     .take(column - 1)
                     .map(|c| if c == '\t' { '\t' } else { ' ' })
                     .collect();
-                write!(f, "{:gutter$} | {pad}{}", "", "^".repeat(*width))?;
+                write!(f, "{:gutter$} | {pad}{}", "", "^".repeat(width))?;
             }
         }
         if let Some(help) = &self.help {
@@ -94,6 +98,32 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
+
+/// The most characters of a source line an error shows: a longer line (a
+/// megabyte of code on one line) is shown around the error, cut with
+/// `...` on either side, never echoed whole.
+const SHOWN_CHARS: usize = 160;
+
+/// The part of `line` an error shows, with the 1-based `column` and the
+/// `width` of the caret within it.
+fn excerpt(line: &str, column: usize, width: usize) -> (String, usize, usize) {
+    let count = line.chars().count();
+    if count <= SHOWN_CHARS {
+        return (line.to_string(), column, width);
+    }
+    let from = column.saturating_sub(1).saturating_sub(SHOWN_CHARS / 4);
+    let to = (from + SHOWN_CHARS).min(count);
+    let mut shown = String::new();
+    let lead = if from > 0 { "..." } else { "" };
+    shown.push_str(lead);
+    shown.extend(line.chars().skip(from).take(to - from));
+    if to < count {
+        shown.push_str(&format!("... ({count} characters in all)"));
+    }
+    let c0 = column.saturating_sub(1);
+    let width = width.min(to.saturating_sub(c0)).max(1);
+    (shown, c0 - from + lead.len() + 1, width)
+}
 
 /// An error at a span of the virtual text, before it is rendered.
 #[derive(Clone, Debug)]
@@ -126,6 +156,87 @@ impl Diag {
         };
         Diag::new(span, e.message().trim_end().to_string())
     }
+}
+
+impl Diag {
+    /// From an error parsing `text` (at `base` in the virtual text). The
+    /// parser's "recursion limit" for a dotted key of 80 parts or more
+    /// carries no span: it is located at the key here.
+    pub fn from_parse(e: &toml::de::Error, text: &str, base: usize) -> Self {
+        if e.span().is_none() && e.message().contains("recursion limit") {
+            if let Some((span, parts)) = too_deep_key(text) {
+                return Diag::new(
+                    span.start + base..span.end + base,
+                    format!(
+                        "this key has {parts} dotted parts; TOML keys here nest at most {} deep",
+                        TOML_DEPTH - 1
+                    ),
+                )
+                .help(
+                    "a scenario's keys are a few levels deep (`tasks.NAME.vars.X`); check the key",
+                );
+            }
+        }
+        Diag::from_toml(e, base, base..base)
+    }
+}
+
+/// The TOML parser's nesting limit (its `LIMIT`).
+const TOML_DEPTH: usize = 80;
+
+/// The first key (of `KEY = ...` or a `[TABLE]` header) with
+/// [`TOML_DEPTH`] parts or more: its span and its number of parts.
+fn too_deep_key(text: &str) -> Option<(Range<usize>, usize)> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let trimmed = line.trim_start();
+        let lead = line.len() - trimmed.len();
+        let key = if let Some(h) = trimmed.strip_prefix('[') {
+            let h = h.strip_prefix('[').unwrap_or(h);
+            let end = h.find(']').unwrap_or(h.len());
+            let from = trimmed.len() - h.len();
+            (lead + from, &h[..end])
+        } else {
+            (lead, key_part(trimmed))
+        };
+        let parts = dots_outside_quotes(key.1) + 1;
+        if parts >= TOML_DEPTH {
+            let s = start + key.0;
+            return Some((s..s + key.1.trim_end().len(), parts));
+        }
+    }
+    None
+}
+
+/// The text before the first `=` outside quotes.
+fn key_part(line: &str) -> &str {
+    let mut quote = None;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '=') => return &line[..i],
+            (None, '#') => return "",
+            _ => {}
+        }
+    }
+    ""
+}
+
+fn dots_outside_quotes(key: &str) -> usize {
+    let mut quote = None;
+    let mut n = 0;
+    for c in key.chars() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '.') => n += 1,
+            _ => {}
+        }
+    }
+    n
 }
 
 pub(crate) type DResult<T> = Result<T, Diag>;
@@ -180,6 +291,8 @@ struct Source {
 #[derive(Clone, Debug)]
 pub(crate) struct Sources {
     sources: Vec<Source>,
+    /// The files read besides the scenario (machine profiles).
+    pub files_read: Vec<PathBuf>,
 }
 
 impl Sources {
@@ -190,6 +303,7 @@ impl Sources {
                 base: 0,
                 text: text.to_string(),
             }],
+            files_read: Vec::new(),
         }
     }
 
@@ -363,14 +477,56 @@ impl Sources {
                 other if other.starts_with("struct Raw") => "a table `{ ... }`".to_string(),
                 other => other.to_string(),
             };
-            d.message = match key() {
-                Some(k) => format!("`{k}` expects {wants}, not {found}"),
-                None => format!("expected {wants}, not {found}"),
+            // A bare number where a time is wanted: say it needs a unit.
+            let number = (wants == "a string"
+                && (found.starts_with("integer") || found.starts_with("floating point")))
+            .then(|| found.rsplit('`').nth(1).unwrap_or(at).to_string());
+            let callee = src.text.get(..lo).and_then(|b| {
+                let b = b.trim_end().strip_suffix('(')?;
+                let name_at = b
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .map_or(0, |i| i + 1);
+                Some(b[name_at..].to_string())
+            });
+            let time_key = key().is_some_and(|k| TIME_KEYS.contains(&k.as_str()));
+            let time_call = callee.as_deref().is_some_and(|c| TIME_CALLS.contains(&c));
+            d.message = match (key(), &number) {
+                (_, Some(n)) if time_call => format!(
+                    "`{}({n})`: a time needs a unit: write `{}({n}ns)` (or us, ms, s)",
+                    callee.as_deref().unwrap_or(""),
+                    callee.as_deref().unwrap_or("")
+                ),
+                (Some(k), Some(n)) if time_key => format!(
+                    "`{k} = {n}`: a time needs a unit: write `{k} = \"{n}ns\"` (or us, ms, s)"
+                ),
+                (Some(k), _) => format!("`{k}` expects {wants}, not {found}"),
+                (None, _) => format!("expected {wants}, not {found}"),
             };
+            if let (Some(n), false, false) = (&number, time_call, time_key) {
+                d.help.get_or_insert_with(|| {
+                    format!("if `{n}` is a time, it needs a unit: `\"{n}ns\"` (or us, ms, s)")
+                });
+            }
         }
         d
     }
 }
+
+/// Keys whose value is a time (`time = "1us"`), and calls in code text
+/// whose argument is one (`work(1us)`): a bare number there lacks a unit.
+const TIME_KEYS: &[&str] = &[
+    "time",
+    "duration",
+    "warmup",
+    "sched_slice",
+    "wakeup_granularity",
+    "latency_window",
+    "quota",
+    "period",
+];
+const TIME_CALLS: &[&str] = &[
+    "work", "sleep", "udelay", "ndelay", "mdelay", "msleep", "spin",
+];
 
 /// `a`, `b` and `c`: a list of names for messages.
 pub(crate) fn list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {

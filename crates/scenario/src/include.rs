@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+use crate::access::{Access, Refused};
 use crate::document::shift_table;
 use crate::error::{DResult, Diag, Location, Sources};
 
@@ -31,8 +32,8 @@ pub struct Included {
 }
 
 /// Reads the files the scenario's `include` names (`doc` is the
-/// scenario's parsed text).
-pub(crate) fn read(scenario: &Path, doc: &DeTable<'_>) -> DResult<Vec<Included>> {
+/// scenario's parsed text), those `access` permits only.
+pub(crate) fn read(scenario: &Path, doc: &DeTable<'_>, access: &Access) -> DResult<Vec<Included>> {
     let Some(list) = doc.get("include") else {
         return Ok(Vec::new());
     };
@@ -62,18 +63,21 @@ pub(crate) fn read(scenario: &Path, doc: &DeTable<'_>) -> DResult<Vec<Included>>
         };
         let path = dir.join(name);
         // Regular files of bounded size only: `/dev/zero` would never end.
-        let text = crate::limits::read_text(&path, "included file").map_err(|e| {
-            let at = match e.location {
-                Location::Text { line, column, .. } => format!(":{line}:{column}"),
-                _ => String::new(),
-            };
-            let d = Diag::new(
-                item.span(),
-                format!("`{}`{at}: {}", path.display(), e.message),
-            );
-            match !path.exists() {
-                true => d.help("included files are found relative to the including scenario"),
-                false => d,
+        let text = access.read(&path, "included file").map_err(|r| match r {
+            Refused::Outside(message) => Diag::new(item.span(), message),
+            Refused::Unreadable(e) => {
+                let at = match e.location {
+                    Location::Text { line, column, .. } => format!(":{line}:{column}"),
+                    _ => String::new(),
+                };
+                let d = Diag::new(
+                    item.span(),
+                    format!("`{}`{at}: {}", path.display(), e.message),
+                );
+                match !path.exists() {
+                    true => d.help("included files are found relative to the including scenario"),
+                    false => d,
+                }
             }
         })?;
         out.push(Included {

@@ -8,6 +8,7 @@
 //! option) it comes from. The format is described in
 //! `docs/scenario-format.md`.
 
+mod access;
 mod codepath;
 mod compile;
 mod document;
@@ -28,6 +29,7 @@ use std::path::{Path, PathBuf};
 use smpsim_kernel::Spec;
 use toml::de::DeTable;
 
+pub use access::Access;
 pub use codepath::{code_form, toml_form};
 pub use error::{Location, ScenarioError};
 pub use include::Included;
@@ -47,6 +49,14 @@ pub struct Scenario {
     pub reproduce: Option<Reproduce>,
     /// The files `include` names, read when the scenario was loaded.
     pub includes: Vec<Included>,
+    /// The machine profiles the base and the variants read.
+    pub profiles: Vec<PathBuf>,
+    /// Where the scenario may read files (its includes and profiles).
+    access: Access,
+    /// What is legal but likely not meant (a variant's table that leaves
+    /// keys of the base's out, which the merge keeps): for the commands to
+    /// print.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -55,17 +65,35 @@ pub struct VariantInfo {
     pub description: String,
 }
 
-/// Reads and checks a scenario file.
+/// Reads and checks a scenario file. It may read (include, or take a
+/// machine profile from) files in its own directory tree only.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    load_allowing(path, &[])
+}
+
+/// [`load`], the scenario also reading under the `allowed` paths (files
+/// or directories the user named with `--allow-path`).
+pub fn load_allowing(path: &Path, allowed: &[PathBuf]) -> Result<Scenario, ScenarioError> {
     let text = limits::read_text(path, "scenario")?;
-    parse(path, text)
+    parse_allowing(path, text, allowed)
 }
 
 /// Checks a scenario given as text; `path` names it in messages and
-/// anchors relative machine profile paths.
+/// anchors relative include and machine profile paths (its directory
+/// tree is what the scenario may read).
 pub fn parse(path: &Path, text: String) -> Result<Scenario, ScenarioError> {
+    parse_allowing(path, text, &[])
+}
+
+/// [`parse`], the scenario also reading under the `allowed` paths.
+pub fn parse_allowing(
+    path: &Path,
+    text: String,
+    allowed: &[PathBuf],
+) -> Result<Scenario, ScenarioError> {
     let srcs = Sources::new(path, &text);
-    let header = read_header(path, &text).map_err(|d| srcs.render(d))?;
+    let access = Access::new(path, allowed);
+    let header = read_header(path, &text, &access).map_err(|d| srcs.render(d))?;
     let mut scn = Scenario {
         path: path.to_path_buf(),
         text: String::new(),
@@ -74,30 +102,50 @@ pub fn parse(path: &Path, text: String) -> Result<Scenario, ScenarioError> {
         variants: header.variants,
         reproduce: None,
         includes: header.includes,
+        profiles: Vec::new(),
+        access,
+        warnings: header.warnings,
     };
     scn.text = text;
-    scn.compile(None, &[])?;
+    let mut profiles = scn.compile_reading(None, &[])?.1;
     // The base compiled, so `[scenario]` is well-formed.
     let (name, description, reproduce) = read_details(&scn.text).map_err(|d| srcs.render(d))?;
     scn.name = name;
     scn.description = description;
     scn.reproduce = reproduce;
     for v in scn.variants.clone() {
-        scn.compile(Some(&v.name), &[])?;
+        profiles.extend(scn.compile_reading(Some(&v.name), &[])?.1);
     }
+    profiles.sort();
+    profiles.dedup();
+    scn.profiles = profiles;
     Ok(scn)
 }
 
 struct Header {
     variants: Vec<VariantInfo>,
     includes: Vec<Included>,
+    warnings: Vec<String>,
 }
 
 /// The variants a scenario declares and the files it includes.
-fn read_header(path: &Path, text: &str) -> Result<Header, Diag> {
-    let doc = DeTable::parse(text).map_err(|e| Diag::from_toml(&e, 0, 0..0))?;
+fn read_header(path: &Path, text: &str, access: &Access) -> Result<Header, Diag> {
+    let doc = DeTable::parse(text).map_err(|e| Diag::from_parse(&e, text, 0))?;
     let decls = document::variant_decls(doc.get_ref().get("variant"))?;
+    let mut warnings = Vec::new();
+    if let Some(all) = doc
+        .get_ref()
+        .get("variant")
+        .and_then(|v| v.get_ref().as_table())
+    {
+        for (name, body) in all.iter() {
+            if let Some(body) = body.get_ref().as_table() {
+                warnings.extend(document::keys_left_out(doc.get_ref(), body, name.get_ref()));
+            }
+        }
+    }
     Ok(Header {
+        warnings,
         variants: decls
             .into_iter()
             .map(|d| VariantInfo {
@@ -105,7 +153,7 @@ fn read_header(path: &Path, text: &str) -> Result<Header, Diag> {
                 description: d.description,
             })
             .collect(),
-        includes: include::read(path, doc.get_ref())?,
+        includes: include::read(path, doc.get_ref(), access)?,
     })
 }
 
@@ -136,6 +184,15 @@ impl Scenario {
         variant: Option<&str>,
         sets: &[(String, String)],
     ) -> Result<Spec, ScenarioError> {
+        self.compile_reading(variant, sets).map(|(spec, _)| spec)
+    }
+
+    /// [`Scenario::compile`], with the files it read (machine profiles).
+    fn compile_reading(
+        &self,
+        variant: Option<&str>,
+        sets: &[(String, String)],
+    ) -> Result<(Spec, Vec<PathBuf>), ScenarioError> {
         if let Some(name) = variant {
             if !self.variants.iter().any(|v| v.name == name) {
                 let mut e = ScenarioError::file(&self.path, format!("unknown variant `{name}`"));
@@ -147,7 +204,20 @@ impl Scenario {
             }
         }
         let mut srcs = Sources::new(&self.path, &self.text);
-        compile::compile(self, variant, sets, &mut srcs).map_err(|d| srcs.render(d))
+        let spec = compile::compile(self, variant, sets, &mut srcs).map_err(|d| srcs.render(d))?;
+        Ok((spec, srcs.files_read))
+    }
+
+    /// The task groups whose `cpus` the scenario (with `variant` and
+    /// `sets`) gives explicitly: each group's name and its `cpus` as
+    /// written. `sweep --cpus` keeps these placements.
+    pub fn explicit_cpus(
+        &self,
+        variant: Option<&str>,
+        sets: &[(String, String)],
+    ) -> Result<Vec<(String, String)>, ScenarioError> {
+        let mut srcs = Sources::new(&self.path, &self.text);
+        compile::explicit_cpus(self, variant, sets, &mut srcs).map_err(|d| srcs.render(d))
     }
 
     /// Names of the variants, in file order.

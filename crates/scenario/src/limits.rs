@@ -35,6 +35,11 @@ pub const SEEDS: Limit = Limit {
     var: "SMPSIM_MAX_SEEDS",
     default: 100_000,
 };
+/// Schedules of `run --explore` (each registered before it runs).
+pub const SCHEDULES: Limit = Limit {
+    var: "SMPSIM_MAX_SCHEDULES",
+    default: 100_000,
+};
 /// Points of one sweep (variants x CPU counts x settings x seeds).
 pub const SWEEP_POINTS: Limit = Limit {
     var: "SMPSIM_MAX_SWEEP_POINTS",
@@ -66,8 +71,20 @@ impl Limit {
 
 /// Reads a scenario or included file as text: it must be a regular file
 /// no larger than [`SCENARIO_BYTES`], in UTF-8. `what` names it
-/// ("scenario", "included file"). Never reads more than the bound.
+/// ("scenario", "included file"). Never reads more than the bound. The
+/// file read is noted as an input of the run, which no output may replace.
 pub fn read_text(path: &Path, what: &str) -> Result<String, ScenarioError> {
+    read_text_checked(path, what, |_| true)
+}
+
+/// [`read_text`], reading only if `allowed` accepts the file once it is
+/// open (and before a byte of it is read).
+pub(crate) fn read_text_checked(
+    path: &Path,
+    what: &str,
+    allowed: impl FnOnce(&std::fs::File) -> bool,
+) -> Result<String, ScenarioError> {
+    use std::os::unix::fs::OpenOptionsExt;
     let err = |m: String| ScenarioError::file(path, m);
     let max = SCENARIO_BYTES.get().map_err(err)?;
     let meta = std::fs::metadata(path).map_err(|e| err(format!("cannot read {what}: {e}")))?;
@@ -84,7 +101,19 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, ScenarioError> {
             SCENARIO_BYTES.explain(max)
         )));
     }
-    let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read {what}: {e}")))?;
+    // Without blocking, should a FIFO have been swapped in since the check.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| err(format!("cannot read {what}: {e}")))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(err(format!("cannot read {what}: not a regular file")));
+    }
+    if !allowed(&file) {
+        return Err(err(format!("not read: the {what} is not allowed")));
+    }
+    smpsim_files::note_input(&file, path, &format!("the {what}"));
     let mut bytes = Vec::new();
     // The file may grow after the check: read one byte past the bound.
     file.take(max + 1)

@@ -7,6 +7,7 @@ use smpsim_machine::Machine;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+use crate::access::{Access, Refused};
 use crate::document::{merge, shift_table, Value};
 use crate::error::{list, DResult, Diag, Sources};
 
@@ -23,6 +24,7 @@ pub(crate) fn build(
     section: Option<Value<'_>>,
     doc_span: std::ops::Range<usize>,
     dir: &Path,
+    access: &Access,
     srcs: &mut Sources,
 ) -> DResult<Machine> {
     let Some(section) = section else {
@@ -77,14 +79,19 @@ pub(crate) fn build(
         (None, Some(p)) => {
             let rel = string(p)?;
             let path = dir.join(&rel);
-            // Bounded, regular files only, as scenarios are.
-            profile_text = crate::limits::read_text(&path, "machine profile").map_err(|e| {
-                let at = match e.location {
-                    crate::Location::Text { line, column, .. } => format!(":{line}:{column}"),
-                    _ => String::new(),
-                };
-                Diag::new(p.span(), format!("`{}`{at}: {}", path.display(), e.message))
+            // Bounded, regular files only, as scenarios are, and only
+            // where the scenario may read.
+            profile_text = access.read(&path, "machine profile").map_err(|r| match r {
+                Refused::Outside(message) => Diag::new(p.span(), message),
+                Refused::Unreadable(e) => {
+                    let at = match e.location {
+                        crate::Location::Text { line, column, .. } => format!(":{line}:{column}"),
+                        _ => String::new(),
+                    };
+                    Diag::new(p.span(), format!("`{}`{at}: {}", path.display(), e.message))
+                }
             })?;
+            srcs.files_read.push(path.clone());
             let base = srcs.add_text(path.display().to_string(), &profile_text);
             (profile_text.as_str(), base)
         }
@@ -100,6 +107,19 @@ pub(crate) fn build(
     )))
     .map_err(|e| Diag::from_toml(&e, 0, span.clone()))?;
     if let Err(msg) = machine.validate() {
+        // `PATH = VALUE: why`: at the key the merged description has at
+        // PATH, which is the scenario's or a `--set` when they gave it
+        // (`[machine.tlb] count_max = 0`), not the preset's table.
+        if let Some(at) = key_at(&keep, &msg) {
+            let what = if msg.starts_with("costs.") || msg.contains(".ns = ") {
+                "cost"
+            } else if msg.starts_with("topology.") {
+                "topology"
+            } else {
+                "value"
+            };
+            return Err(Diag::new(at, format!("invalid machine {what}: {msg}")));
+        }
         if let Some(cost) = msg.strip_prefix("costs.") {
             // `costs.NAME.ns = ...` or `costs.line_transfer.FIELD.ns = ...`:
             // point at the cost's own table.
@@ -144,6 +164,26 @@ pub(crate) fn build(
         return Err(Diag::new(at, format!("invalid machine topology: {msg}")));
     }
     Ok(machine)
+}
+
+/// The span of the value a validation message names (`tlb.count_max = 0:
+/// ...`, `costs.ipi_send.ns = NaN: ...`), when its whole path is in the
+/// merged description. The broadcast TLB's costs are listed with the
+/// machine's costs (`costs.tlb.invlpgb.ns`) but live in `[tlb]`.
+fn key_at(table: &DeTable<'_>, msg: &str) -> Option<std::ops::Range<usize>> {
+    let (path, _) = msg.split_once(" = ")?;
+    if path.contains(char::is_whitespace) || path.contains('[') {
+        return None;
+    }
+    let path = path
+        .strip_prefix("costs.tlb.")
+        .map_or_else(|| path.to_string(), |rest| format!("tlb.{rest}"));
+    let mut parts = path.split('.');
+    let mut at = table.get(parts.next()?)?;
+    for key in parts {
+        at = at.get_ref().as_table()?.get(key)?;
+    }
+    Some(at.span())
 }
 
 /// Where a core type's or the SMT co-run factor's error points: the value

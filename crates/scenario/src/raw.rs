@@ -135,6 +135,8 @@ pub(crate) struct RawScenario {
     pub seed: Option<S<i64>>,
     pub max_events: Option<S<i64>>,
     pub replicas: Option<S<i64>>,
+    pub max_tasks: Option<S<i64>>,
+    pub max_objects: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

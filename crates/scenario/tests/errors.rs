@@ -357,3 +357,185 @@ fn constant_cpus_the_machine_lacks_are_refused() {
         "{ op = \"smp_call_function_single\", cpu = \"nr_cpus - 1\", func = \"1us\" }",
     ));
 }
+
+/// Issue 37: all tasks together are bounded (`[scenario] max_tasks`), and
+/// the error is at the group that crosses the bound, before its tasks
+/// are made (20 groups of 1,048,576 tasks used 7.5 GB; 2,000 aborted).
+#[test]
+fn too_many_tasks_in_all_is_located_at_the_group_that_crosses() {
+    let mut text = String::from(scenario_text!(""));
+    for i in 0..2000 {
+        text.push_str(&format!(
+            "[[tasks]]\nname = \"g{i}\"\ncount = 1048576\ncode = '''work(1us);'''\n"
+        ));
+    }
+    let e = err(&text);
+    assert!(
+        e.message
+            .contains("more than `max_tasks` = 2097152 tasks: group `g2` brings them to 3145728"),
+        "{}",
+        e.message
+    );
+    let (line, _, under) = at(&e);
+    assert_eq!(under, "1048576");
+    assert_eq!(line, 8 + 4 * 2 + 3, "g2's count");
+    assert!(e
+        .help
+        .as_deref()
+        .unwrap()
+        .contains("[scenario] max_tasks = N"));
+    // Raised, three such groups compile.
+    let three: String = text.lines().take(8 + 4 * 3).collect::<Vec<_>>().join("\n");
+    let raised = three.replacen(
+        "duration = \"1s\"",
+        "duration = \"1s\"\nmax_tasks = 3145728",
+        1,
+    );
+    let s = spec(&raised);
+    assert_eq!(s.task_groups.len(), 3);
+    let e = err(&three.replacen("duration = \"1s\"", "duration = \"1s\"\nmax_tasks = 0", 1));
+    assert!(
+        e.message.contains("`max_tasks` must be a positive number"),
+        "{}",
+        e.message
+    );
+}
+
+/// The default bound lets the largest machine, 1,048,576 CPUs, run one
+/// task per CPU with per-CPU objects.
+#[test]
+fn the_largest_machine_with_a_task_per_cpu_is_within_the_default_bounds() {
+    let text = "[scenario]\nname = \"t\"\nduration = \"1ms\"\n[machine]\npreset = \"generic-x86\"\n\
+        topology = { sockets = 16, numa_nodes_per_socket = 8, llcs_per_node = 32, cores_per_llc = 128, threads_per_core = 2 }\n\
+        [objects]\nm = { type = \"mutex\", per_cpu = true }\nn = { type = \"mutex\", per_cpu = true }\n\
+        [[tasks]]\nname = \"t\"\nper_cpu = 1\ncode = '''work(1us);'''\n";
+    let s = spec(text);
+    assert_eq!(s.machine.nr_cpus(), 1 << 20);
+    assert_eq!(s.task_groups[0].placement.len(), 1 << 20);
+}
+
+/// Object instances (a `per_cpu` object is one per CPU) are bounded by
+/// `[scenario] max_objects`, located at the object that crosses it.
+#[test]
+fn too_many_object_instances_is_located_at_the_object() {
+    let mut text = String::from(scenario_text!("[objects]\n"));
+    text = text.replacen(
+        "duration = \"1s\"",
+        "duration = \"1s\"\nmax_objects = 10",
+        1,
+    );
+    for i in 0..3 {
+        text.push_str(&format!("o{i} = {{ type = \"mutex\", per_cpu = true }}\n"));
+    }
+    text.push_str("[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''work(1us);'''\n");
+    let e = err(&text);
+    assert!(
+        e.message
+            .contains("more than `max_objects` = 10 object instances")
+            && e.message.contains("`o2` brings them to 12"),
+        "{}",
+        e.message
+    );
+    assert_eq!(at(&e).2, "o2");
+}
+
+const TLB: &str = "[scenario]\nname = \"t\"\nduration = \"1ms\"\n[machine]\npreset = \"amd-milan-96\"\n\
+[machine.tlb]\nbroadcast = true\nsource = \"assumed: test\"\n\
+invlpgb = { ns = 100, source = \"assumed\" }\ntlbsync = { ns = 200, source = \"assumed\" }\ncount_max = 8\n\
+[[tasks]]\nname = \"a\"\ncount = 1\ncode = '''work(1us);'''\n";
+
+/// Issue 37: a machine value the scenario gives is reported at its key,
+/// not at the preset's `[topology]` (`<preset amd-milan-96>:16:1`).
+#[test]
+fn machine_override_errors_are_at_the_users_key() {
+    for (from, to, under, want) in [
+        ("count_max = 8", "count_max = 0", "0", "tlb.count_max = 0"),
+        ("ns = 100", "ns = nan", "nan", "invlpgb.ns = NaN"),
+        ("ns = 200", "ns = inf", "inf", "tlbsync.ns = inf"),
+        ("ns = 200", "ns = -inf", "-inf", "tlbsync.ns = -inf"),
+    ] {
+        let e = err(&TLB.replace(from, to));
+        assert!(e.message.contains(want), "{}", e.message);
+        let Location::Text { name, .. } = &e.location else {
+            panic!("{e}")
+        };
+        assert_eq!(name, "t.toml", "{e}");
+        assert_eq!(at(&e).2, under, "{e}");
+    }
+    // The same through `--set`: at the option.
+    let s = parse(Path::new("t.toml"), TLB.to_string()).unwrap();
+    for (key, value, want) in [
+        ("machine.tlb.count_max", "0", "tlb.count_max = 0"),
+        ("machine.tlb.invlpgb.ns", "nan", "invlpgb.ns = NaN"),
+        ("machine.tlb.tlbsync.ns", "inf", "tlbsync.ns = inf"),
+        ("machine.costs.ipi_send.ns", "nan", "ipi_send.ns = NaN"),
+    ] {
+        let e = s
+            .compile(None, &[(key.to_string(), value.to_string())])
+            .unwrap_err();
+        assert!(e.message.contains(want), "{}", e.message);
+        assert_eq!(
+            e.location,
+            Location::Set {
+                key: key.into(),
+                value: value.into()
+            },
+            "{e}"
+        );
+    }
+}
+
+/// A dotted key 100 parts deep: located at the key, not "recursion
+/// limit" at 1:1; in a variant too.
+#[test]
+fn a_dotted_key_too_deep_is_located() {
+    let deep = vec!["x"; 100].join(".");
+    let e = err(&BASE.replace("[objects]", &format!("{deep} = 1\n[objects]")));
+    assert!(
+        e.message.contains("this key has 100 dotted parts"),
+        "{}",
+        e.message
+    );
+    let (line, col, _) = at(&e);
+    assert_eq!((line, col), (9, 1), "{e}");
+    let e = err(&format!("{BASE}[variant.v]\nscenario.{deep} = 1\n"));
+    assert!(e.message.contains("101 dotted parts"), "{}", e.message);
+    assert_eq!(at(&e).0, BASE.lines().count() + 2);
+}
+
+/// An error on a megabyte line shows the part around it, not the line.
+#[test]
+fn an_error_on_a_huge_line_does_not_echo_it() {
+    let code = "work(1us); ".repeat(110_000);
+    let e = err(&edit(
+        "code = [ { op = \"work\", time = \"1us\" } ]",
+        &format!("code = '''{code}'''"),
+    ));
+    assert!(e.message.contains("this code string is"), "{}", e.message);
+    let shown = e.to_string();
+    assert!(shown.len() < 1000, "{} bytes shown", shown.len());
+    assert!(shown.contains("characters in all)"), "{shown}");
+    // The caret still sits under the string.
+    let lines: Vec<&str> = shown.lines().collect();
+    let caret = lines[3].find('^').unwrap();
+    assert_eq!(&lines[2][caret..caret + 3], "'''", "{shown}");
+}
+
+/// `work(300)` says that a time needs a unit.
+#[test]
+fn a_time_without_a_unit_says_it_needs_one() {
+    let e = err(&edit(
+        "code = [ { op = \"work\", time = \"1us\" } ]",
+        "code = '''work(300);'''",
+    ));
+    assert_eq!(
+        e.message,
+        "`work(300)`: a time needs a unit: write `work(300ns)` (or us, ms, s)"
+    );
+    assert_eq!(at(&e).2, "300");
+    let e = err(&edit("time = \"1us\"", "time = 300"));
+    assert_eq!(
+        e.message,
+        "`time = 300`: a time needs a unit: write `time = \"300ns\"` (or us, ms, s)"
+    );
+}

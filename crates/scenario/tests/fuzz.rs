@@ -306,6 +306,91 @@ fn judge(spec: &smpsim_kernel::Spec, r: &smpsim_kernel::RunResult) -> Vec<String
             ));
         }
     }
+    // A finding that stops the run ends it there: the run's end is dated
+    // at it, so nothing after it is counted (issue 37, item 5).
+    for f in &r.findings {
+        let stops = matches!(f.detector.as_str(), "divide_error" | "bad_percpu_index")
+            || (f.detector == "soft_lockup" && f.message.contains("the run stops"));
+        if stops && f.time_ns != simulated {
+            bad.push(format!(
+                "{} at {} ns stops the run, which went on to {simulated} ns",
+                f.detector, f.time_ns
+            ));
+        }
+    }
+    // A spinning lock's waiters wait at least as long as they spin:
+    // lock_stat books (write and read side) every wait its spin-total
+    // counts, waits still going on at the end included (item 9).
+    for l in &r.locks {
+        let spinning = spec.objects.iter().any(|o| {
+            o.name == l.name && matches!(o.kind, smpsim_kernel::spec::ObjectKind::Spinlock { .. })
+        });
+        let wait = l.wait_total_ns + l.read.as_ref().map_or(0, |r| r.wait_total_ns);
+        if spinning && wait < l.spin_total_ns {
+            bad.push(format!(
+                "lock {}: {wait} ns of wait booked for {} ns of spinning",
+                l.name, l.spin_total_ns
+            ));
+        }
+    }
+    // A group's totals are the sum of its tasks' times, saturated (and
+    // flagged) rather than wrapped (item 10).
+    for g in &r.task_groups {
+        if g.per_task.len() != g.tasks as usize {
+            continue;
+        }
+        let sum = |f: fn(&smpsim_kernel::task::TaskTimes) -> u64| -> u128 {
+            g.per_task.iter().map(|t| u128::from(f(&t.times))).sum()
+        };
+        let fields: [(&str, u64, u128); 6] = [
+            ("user", g.total.user, sum(|t| t.user)),
+            ("sys", g.total.sys, sum(|t| t.sys)),
+            ("spin", g.total.spin, sum(|t| t.spin)),
+            ("sleep", g.total.sleep, sum(|t| t.sleep)),
+            ("runnable", g.total.runnable, sum(|t| t.runnable)),
+            ("irq", g.total.irq, sum(|t| t.irq)),
+        ];
+        let mut saturated = false;
+        for (what, total, sum) in fields {
+            let want = sum.min(u128::from(u64::MAX));
+            saturated |= sum > u128::from(u64::MAX);
+            if u128::from(total) != want {
+                bad.push(format!(
+                    "group {}: total {what} {total} ns, its tasks' sum {sum} ns",
+                    g.name
+                ));
+            }
+        }
+        if saturated != g.total_saturated {
+            bad.push(format!(
+                "group {}: total_saturated {} for a sum that {} u64",
+                g.name,
+                g.total_saturated,
+                if saturated { "exceeds" } else { "fits" }
+            ));
+        }
+    }
+    // Locks are balanced at every return to user space: loading refuses a
+    // syscall that can return holding one (item 8), so lockdep's report
+    // never comes, but for trylocks, which loading does not follow.
+    let trylocks = spec.task_groups.iter().any(|g| {
+        g.program
+            .ops
+            .iter()
+            .any(|op| matches!(op, smpsim_kernel::program::Op::RwsemTrylock { .. }))
+    });
+    if let Some(f) = r
+        .finding("lock_held_returning_to_user")
+        .filter(|_| !trylocks)
+    {
+        bad.push(format!(
+            "a lock held at a return to user space: {}",
+            f.message
+        ));
+    }
+    // A grace period never ends through an IRQ-off or preempt-off section
+    // of a CPU it waits for (item 7): a kernel invariant, checked as the
+    // run goes (the `invariants` feature; a violation panics).
     // Every number of the JSON report is finite (serde_json writes NaN and
     // infinity as null; no field of a result is otherwise null).
     fn walk(v: &serde_json::Value, path: &str, bad: &mut Vec<String>) {

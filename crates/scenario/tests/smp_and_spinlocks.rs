@@ -213,13 +213,17 @@ fn cpuset_errors() {
 
 #[test]
 fn spin_guard_with_irqsave_emits_exact_ops() {
+    // Inside a syscall: user code cannot disable interrupts (issue 37),
+    // and a syscall must release what it takes (the mutex, at the end).
     let ops = ops_of(&with_code(
-        r#"{ op = "spin_guard", lock = "ZONE", irqsave = true, body = [ { op = "work", time = "1us" } ] },
+        r#"{ op = "syscall", name = "s", body = [
+  { op = "spin_guard", lock = "ZONE", irqsave = true, body = [ { op = "work", time = "1us" } ] },
   { op = "spin_guard", lock = "pcp[this_cpu()]", body = [ { op = "mutex_lock", lock = "m" } ] },
   { op = "spin_lock", lock = "zone_lock" },
   { op = "spin_unlock", lock = "zone_lock" },
   { op = "spin_lock_irqsave", lock = "zone_lock" },
-  { op = "spin_unlock_irqrestore", lock = "zone_lock" }"#,
+  { op = "spin_unlock_irqrestore", lock = "zone_lock" },
+  { op = "mutex_unlock", lock = "m" } ] }"#,
     ));
     let zone = ObjRef {
         object: 1,
@@ -246,18 +250,21 @@ fn spin_guard_with_irqsave_emits_exact_ops() {
     assert_eq!(
         ops,
         vec![
+            Op::SyscallEnter,
             lock(&zone, true),
             Op::Work(Dist::Const(1000)),
             unlock(&zone, true),
             // Sleeping in atomic context is written freely; the kernel
             // model reports it when it happens.
             lock(&pcp, false),
-            Op::mutex_lock(m),
+            Op::mutex_lock(m.clone()),
             unlock(&pcp, false),
             lock(&zone, false),
             unlock(&zone, false),
             lock(&zone, true),
             unlock(&zone, true),
+            Op::mutex_unlock(m),
+            Op::SyscallExit,
         ]
     );
     let spec = scenario(BASE).compile(None, &[]).unwrap();

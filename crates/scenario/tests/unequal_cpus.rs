@@ -219,10 +219,13 @@ fn slack_burst_and_expiry_move_runtime_as_the_kernel_does() {
         slack.slack_returned_ns > 0 && slack.slack_distributions > 0,
         "{slack:?}"
     );
-    assert!(slack.nr_throttled < base.nr_throttled, "{slack:?} {base:?}");
+    assert!(
+        slack.throttle_events < base.throttle_events,
+        "{slack:?} {base:?}"
+    );
     // Burst carries runtime over: fewer throttles than without.
     assert!(
-        burst.nr_throttled < slack.nr_throttled,
+        burst.throttle_events < slack.throttle_events,
         "{burst:?} {slack:?}"
     );
     // Expiring slices strand runtime: less CPU time, more throttling.
@@ -230,7 +233,7 @@ fn slack_burst_and_expiry_move_runtime_as_the_kernel_does() {
         expiry.usage_ns * 10 < base.usage_ns * 9,
         "{expiry:?} {base:?}"
     );
-    assert!(expiry.nr_throttled > base.nr_throttled);
+    assert!(expiry.throttle_events > base.throttle_events);
     // Never more than quota per period, plus the burst.
     let periods = base.nr_periods;
     assert!(base.usage_ns <= (periods + 1) * 20_000_000, "{base:?}");

@@ -6,11 +6,11 @@ use std::fmt::Write;
 
 use smpsim_report::{fmt_rate, text::Table};
 
-use super::{format_result, report_calibration, STOPPED};
+use super::{format_result, report_calibration, stopped_status};
 use crate::cli::{Format, HostCompareArgs};
 use crate::output::{emit, fail};
 
-use smpsim_runner::twin::{sensitivity, simulated, twin, verdict_text, RemoveOnDrop};
+use smpsim_runner::twin::{sensitivity, simulated, twin, verdict_text};
 
 pub(super) fn compare(a: HostCompareArgs) -> i32 {
     let test = a.test.as_str();
@@ -22,36 +22,45 @@ pub(super) fn compare(a: HostCompareArgs) -> i32 {
     // Ctrl-C or SIGTERM stops the real test early (its guard undoes what
     // it changed) and then this command, which removes its temporary
     // profile on the way out.
+    if let Some(out) = &a.profile_out {
+        // Refused before calibrating, not after.
+        if let Err(e) = crate::output::check_outputs(&[], &[("--profile-out", out)]) {
+            return fail(e);
+        }
+    }
     smpsim_host::cleanup::install_signal_handlers();
     let interrupted = || {
         eprintln!("compare: interrupted");
-        130
+        stopped_status()
     };
-    // A profile calibrated here lives only as long as this command, unless
-    // --profile-out says where to keep it.
-    let mut _calibrated = None;
+    // A profile calibrated here lives only as long as this command, in a
+    // directory of its own (mode 0700, a random name: nothing another user
+    // planted in TMPDIR is written through), unless --profile-out says
+    // where to keep it.
+    let mut calibrated_dir = None;
     let profile = match &a.profile {
         Some(p) => p.clone(),
         None => {
             eprintln!("compare: calibrating this host first");
-            let path = a.profile_out.clone().unwrap_or_else(|| {
-                std::env::temp_dir().join(format!("smpsim-profile-{}.toml", std::process::id()))
-            });
-            match smpsim_host::calibrate::calibrate("host") {
-                Ok(c) => {
-                    report_calibration("compare", &c);
-                    if let Err(e) = emit(&c.profile, Some(&path)) {
-                        return fail(format!("error: {e}"));
-                    }
-                    if a.profile_out.is_none() {
-                        _calibrated = Some(RemoveOnDrop(path.clone()));
-                    } else {
-                        eprintln!("compare: profile kept in {}", path.display());
-                    }
-                    path
-                }
+            let c = match smpsim_host::calibrate::calibrate("host") {
+                Ok(c) => c,
                 Err(e) => return fail(format!("error: {e}")),
+            };
+            report_calibration("compare", &c);
+            let path = match &a.profile_out {
+                Some(p) => p.clone(),
+                None => match smpsim_files::private_dir("smpsim-compare-") {
+                    Ok(dir) => calibrated_dir.insert(dir).path().join("profile.toml"),
+                    Err(e) => return fail(format!("error: {e}")),
+                },
+            };
+            if let Err(e) = emit(&c.profile, Some(&path)) {
+                return fail(format!("error: {e}"));
             }
+            if a.profile_out.is_some() {
+                eprintln!("compare: profile kept in {}", path.display());
+            }
+            path
         }
     };
     if smpsim_host::cleanup::should_stop() {
@@ -69,7 +78,7 @@ pub(super) fn compare(a: HostCompareArgs) -> i32 {
     if smpsim_host::cleanup::should_stop() {
         return interrupted();
     }
-    let shown_profile = if _calibrated.is_some() {
+    let shown_profile = if calibrated_dir.is_some() {
         "a profile calibrated now (not kept; --profile-out FILE keeps it)".to_string()
     } else {
         profile.display().to_string()
@@ -79,15 +88,18 @@ pub(super) fn compare(a: HostCompareArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
+    // The twin's name in messages (it is never on disk); it reads the
+    // profile, wherever that is.
     let path = std::env::temp_dir().join(format!("host-{test}.toml"));
-    let scenario = match smpsim_scenario::parse(&path, text) {
-        Ok(s) => s,
-        Err(e) => {
-            return fail(format!(
-                "error: the simulated twin of {test} does not compile (a bug):\n{e}"
-            ))
-        }
-    };
+    let scenario =
+        match smpsim_scenario::parse_allowing(&path, text, std::slice::from_ref(&profile)) {
+            Ok(s) => s,
+            Err(e) => {
+                return fail(format!(
+                    "error: the simulated twin of {test} does not compile (a bug):\n{e}"
+                ))
+            }
+        };
     let (sim_value, spec) = match simulated(&scenario, test, &[]) {
         Ok(v) => v,
         Err(e) => return fail(e),
@@ -145,7 +157,7 @@ pub(super) fn compare(a: HostCompareArgs) -> i32 {
         }
     };
     match emit(&out, None) {
-        Ok(()) if real.stopped_early => STOPPED,
+        Ok(()) if real.stopped_early => stopped_status(),
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),
     }

@@ -91,6 +91,11 @@ fn run(a: HostRunArgs) -> i32 {
         Ok(o) => o,
         Err(e) => return fail(e),
     };
+    if let Some(out) = &a.output {
+        if let Err(e) = crate::output::check_outputs(&[], &[("-o", out)]) {
+            return fail(e);
+        }
+    }
     match smpsim_host::run(&a.test, &opts) {
         Ok(r) => {
             let out = match a.format {
@@ -98,7 +103,7 @@ fn run(a: HostRunArgs) -> i32 {
                 Format::Text => format_result(&r),
             };
             match emit(&out, a.output.as_deref()) {
-                Ok(()) if r.stopped_early => STOPPED,
+                Ok(()) if r.stopped_early => stopped_status(),
                 Ok(()) => 0,
                 Err(e) => fail(format!("error: {e}")),
             }
@@ -107,16 +112,23 @@ fn run(a: HostRunArgs) -> i32 {
     }
 }
 
-/// The exit status after a signal stopped a host test or a calibration
-/// (128 + SIGINT, as a shell reports a Ctrl-C).
-const STOPPED: i32 = 130;
+/// The exit status after a signal stopped a host test or a calibration:
+/// 128 + the signal's number, as a shell reports a process it killed (130
+/// for a Ctrl-C, 129 for SIGHUP, 143 for SIGTERM).
+fn stopped_status() -> i32 {
+    smpsim_host::cleanup::stopped_status()
+}
 
 pub fn calibrate(a: CalibrateArgs) -> i32 {
+    // Refused before measuring, not after.
+    if let Err(e) = crate::output::check_outputs(&[], &[("-o", &a.output)]) {
+        return fail(e);
+    }
     smpsim_host::cleanup::install_signal_handlers();
     let calibrated = smpsim_host::calibrate::calibrate(&a.name);
     if smpsim_host::cleanup::should_stop() {
         eprintln!("calibrate: stopped early by a signal; no profile written");
-        return STOPPED;
+        return stopped_status();
     }
     match calibrated {
         Ok(c) => {

@@ -23,16 +23,12 @@ fn main() {
         i += 2;
     }
     match smpsim_host::run(&test, &opts) {
-        Ok(r) => println!(
-            "{}: {} rates{}",
-            r.test,
-            r.rates.len(),
-            if r.stopped_early {
-                ", stopped early"
-            } else {
-                ""
-            }
-        ),
+        Ok(r) if r.stopped_early => {
+            println!("{}: {} rates, stopped early", r.test, r.rates.len());
+            // As `smpsim host run`: 128 + the signal's number.
+            std::process::exit(smpsim_host::cleanup::stopped_status());
+        }
+        Ok(r) => println!("{}: {} rates", r.test, r.rates.len()),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(2);

@@ -94,6 +94,8 @@ fn measure_ipi(
 }
 
 pub fn calibrate(name: &str) -> Result<Calibration, String> {
+    // A CPU a killed hotplug run left offline would be missing here.
+    crate::cleanup::restore_and_report();
     let cpus = sys::online_cpus();
     if cpus.len() < 2 {
         return Err("calibrate needs at least 2 online CPUs (an IPI and a cache-line transfer need two); bring one online or run on a bigger machine".into());

@@ -9,7 +9,9 @@ use crate::sys;
 pub fn run(cpu: u32, reps: u32) -> Result<HostResult, String> {
     let file = format!("/sys/devices/system/cpu/cpu{cpu}/online");
     let mut guard = Guard::default();
-    guard.push(Undo::OnlineCpu(cpu));
+    // Recorded before the first offline: a SIGKILL mid-loop leaves the
+    // record, and the next run brings the CPU back.
+    guard.before(Undo::OnlineCpu(cpu))?;
     let (mut off, mut on) = (histogram(), histogram());
     let mut r = HostResult::by_reps("hotplug", reps);
     r.param("cpu", cpu);

@@ -33,8 +33,11 @@ fn build_cgroups(
         CgroupCpu::V1(d) => (d.clone(), false),
     };
     let base = dir.join(format!("smpsim_membarrier_{}", std::process::id()));
-    std::fs::create_dir(&base).map_err(|e| format!("{}: {e}", base.display()))?;
-    guard.push(Undo::RemoveCgroup(base.clone()));
+    guard.before(Undo::RemoveCgroup(base.clone()))?;
+    if let Err(e) = std::fs::create_dir(&base) {
+        guard.not_made();
+        return Err(format!("{}: {e}", base.display()));
+    }
     if v2 {
         std::fs::write(base.join("cpu.max"), "1000 5000").map_err(|e| format!("cpu.max: {e}"))?;
     } else {
@@ -74,18 +77,6 @@ pub fn run(opts: &Options, cgroup: Option<CgroupCpu>, fifo: bool) -> Result<Host
         .map_err(|e| format!("MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ: {e}"))?;
     let mut guard = Guard::default();
     let mut r = HostResult::new("membarrier", opts.seconds);
-    // Runs killed outright (SIGKILL) could not remove their cgroup trees:
-    // every run sweeps them, with or without --cgroup, so one killed run
-    // does not leave a tree until someone next asks for cgroups.
-    if let Some(root) = &cgroup {
-        let (CgroupCpu::V1(dir) | CgroupCpu::V2(dir)) = root;
-        let stale = crate::cleanup::sweep_stale_cgroups(dir, "smpsim_membarrier_");
-        if stale > 0 {
-            r.notes.push(format!(
-                "removed {stale} smpsim_membarrier_PID cgroup trees left by earlier runs that were killed"
-            ));
-        }
-    }
     r.param("hammers_per_cpu", opts.hammers_per_cpu);
     r.param("burners_per_cpu", opts.burners_per_cpu);
     let leaves = match (&cgroup, opts.cgroup) {

@@ -5,7 +5,7 @@
 //! once alone (the baseline); then the N readers read it again and again
 //! until `seconds` are up, so the contended phase lasts as long as asked.
 
-use crate::cleanup::{should_stop, Guard, Undo};
+use crate::cleanup::{mounts, should_stop, Guard, Undo};
 use crate::report::{HostResult, ThreadTimes};
 use crate::sys;
 
@@ -35,27 +35,17 @@ pub fn run(
             .parent()
             .unwrap_or(std::path::Path::new("/sys/kernel/tracing"))
             .to_path_buf();
-        let (src, fs) = (c"nodev", c"tracefs");
-        let target = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-            .map_err(|e| e.to_string())?;
-        // SAFETY: valid C strings.
-        if unsafe {
-            libc::mount(
-                src.as_ptr(),
-                target.as_ptr(),
-                fs.as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        } != 0
-        {
-            return Err(format!(
-                "mount tracefs at {}: {}",
-                dir.display(),
-                std::io::Error::last_os_error()
-            ));
+        // Mounted under a source name of ours, so a later run can tell it
+        // from the system's tracefs if this one is killed.
+        let source = mounts::source_name("mutex-readers");
+        guard.before(Undo::UmountTracefs {
+            at: dir.clone(),
+            source: source.clone(),
+        })?;
+        if let Err(e) = mounts::mount_tracefs(&dir, &source) {
+            guard.not_made();
+            return Err(format!("mount tracefs at {}: {e}", dir.display()));
         }
-        guard.push(Undo::Umount(dir));
     }
     let mut r = HostResult::new("mutex-readers", seconds);
     r.param("file", file.display());

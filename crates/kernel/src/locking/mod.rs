@@ -286,6 +286,48 @@ impl crate::Kernel<'_> {
         self.metrics.inconsistent_lock_state(c, self.now, report);
     }
 
+    /// A lock of `object` taken by task `t`: held past its syscall's end
+    /// if it took it in kernel mode ([`Self::lockdep_sys_exit`]).
+    fn hold(&mut self, t: TaskId, object: u32) {
+        let task = &mut self.tasks[t as usize];
+        if task.mode == crate::task::Mode::Sys {
+            task.held.push(object);
+        }
+    }
+
+    /// A lock of `object` released by `t`: the innermost one it holds.
+    fn unhold(&mut self, t: TaskId, object: u32) {
+        let held = &mut self.tasks[t as usize].held;
+        if let Some(i) = held.iter().rposition(|&o| o == object) {
+            held.remove(i);
+        }
+    }
+
+    /// `lockdep_sys_exit()`: task `t` returns to user space at `at` with
+    /// locks it took in the kernel still held. The kernel warns (once:
+    /// `debug_locks_off()`); the model counts each return, and the locks
+    /// stay held, as they would.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn lockdep_sys_exit(&mut self, c: u32, t: TaskId, at: Nanos) {
+        if at > self.spec.duration {
+            return;
+        }
+        let name = self.task_name(t);
+        let held = &self.tasks[t as usize].held;
+        let mut locks = String::new();
+        for (i, &o) in held.iter().enumerate() {
+            let lock = &self.spec.objects[o as usize].name;
+            locks.push_str(&format!(" #{i}: ({lock})"));
+        }
+        let n = held.len();
+        let report = format!(
+            "WARNING: lock held when returning to user space! {name} is leaving the kernel with locks still held! {n} lock{} held by {name}:{locks}",
+            if n == 1 { "" } else { "s" }
+        );
+        self.metrics.lock_held_returning_to_user(c, at, report);
+    }
+
     fn lockdep_release(&mut self, t: TaskId, class: u32) {
         if let Some(ld) = self.lockdep.as_mut() {
             ld.release(t, class);
@@ -390,6 +432,7 @@ impl crate::Kernel<'_> {
             } => {
                 if resume == Resume::Op {
                     self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read, *irqsave);
+                    self.hold(t, lock.object);
                 }
                 let l = self.instance(t, lock);
                 match self.objects.sleeping_kind(lock.object) {
@@ -403,6 +446,7 @@ impl crate::Kernel<'_> {
                 irqrestore,
             } => {
                 self.lockdep_release(t, lock.object);
+                self.unhold(t, lock.object);
                 let l = self.instance(t, lock);
                 match self.objects.sleeping_kind(lock.object) {
                     Some(k) => sleeping::kind(k).imp.unlock(self, c, t, l, *mode),
@@ -414,6 +458,7 @@ impl crate::Kernel<'_> {
                 let got = self.rwsem_trylock(c, t, l, *mode);
                 if got {
                     self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read, false);
+                    self.hold(t, lock.object);
                 }
                 if let Some(slot) = slot {
                     self.tasks[t as usize].vars[*slot as usize] = got as i64;

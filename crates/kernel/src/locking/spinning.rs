@@ -52,14 +52,18 @@ impl LockInstance {
 impl crate::Kernel<'_> {
     /// `t` now holds lock `l`, from `at`; `contended`: it waited for it
     /// (the trylock failed and lock_contended() was counted).
+    ///
+    /// Booked as acquired at `at`, when the waiter has it (the kernel's
+    /// `lock_acquired()` runs there): a grant decided before the end of
+    /// the warm-up for a waiter that gets the lock after it is measured,
+    /// as the spinning up to `at` is.
     fn lock_granted(&mut self, t: TaskId, l: u32, mode: LockMode, at: Nanos, contended: bool) {
-        let now = self.now;
         let waited = contended.then(|| at - self.lock_wait_start(t));
         let on = LockCpu::new(l, self.lock_holder_cpu(t));
         let lock = &mut self.objects.spinlocks[l as usize];
         lock.holders.push((t, mode, at));
         debug_assert!(lock.ownership_sound(), "lock ownership unsound");
-        self.metrics.lock_acquired(now, lock.object, on, waited);
+        self.metrics.lock_acquired(at, lock.object, on, waited);
     }
 
     /// Runs `f` on lock `l`'s implementation with an [`Env`] at the current
@@ -228,6 +232,47 @@ impl crate::Kernel<'_> {
             return Flow::Stop;
         }
         Flow::Next
+    }
+}
+
+impl crate::Kernel<'_> {
+    /// At the end of the run, every task still spinning for a spinning
+    /// lock books its wait so far in lock_stat
+    /// ([`crate::metrics::Metrics::lock_wait_in_progress`]): a waiter that
+    /// never got the lock (a `ttas` or `tas` lock serves the CPUs nearest
+    /// the releaser first) waited as long as it spun.
+    pub(crate) fn book_spinning_waits(&mut self) {
+        let now = self.now;
+        for t in 0..self.tasks.len() {
+            let task = &self.tasks[t];
+            let Spin::Lock { lock } = task.wait.spin else {
+                continue;
+            };
+            let instance = &self.objects.spinlocks[lock as usize];
+            // Granted for this wait already (its SpinEnd not yet seen):
+            // booked then. A hold from before the wait began is a
+            // recursive acquisition, which spins for good.
+            let start = task.wait.wait_start;
+            if instance
+                .holders
+                .iter()
+                .any(|h| h.0 == t as TaskId && h.2 > start)
+            {
+                continue;
+            }
+            let op = self
+                .spec
+                .task_groups
+                .get(task.group as usize)
+                .and_then(|g| g.program.ops.get(task.pc as usize));
+            let mode = match op {
+                Some(crate::program::Op::Lock { mode, .. }) => *mode,
+                _ => LockMode::Exclusive,
+            };
+            let waited = now.saturating_sub(task.wait.wait_start);
+            self.metrics
+                .lock_wait_in_progress(now, instance.object, mode, waited);
+        }
     }
 }
 

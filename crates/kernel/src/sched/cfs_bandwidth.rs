@@ -75,7 +75,10 @@ pub struct Pool {
     pub timer_armed_by_use: bool,
     /// Throttled group runqueues in throttle order.
     pub throttled: Vec<u32>,
+    /// Periods that began with a cfs_rq throttled (`cpu.stat`'s).
     pub nr_throttled: u64,
+    /// cfs_rq throttles (one per CPU and time a cfs_rq ran out).
+    pub throttle_events: u64,
     pub nr_unthrottled: u64,
     pub nr_periods: u64,
     pub usage: u64,
@@ -142,6 +145,7 @@ pub(crate) fn build(spec: &Spec, nr_cpus: u32) -> (Vec<GroupRq>, Vec<Pool>, Vec<
                 timer_armed_by_use: false,
                 throttled: Vec::new(),
                 nr_throttled: 0,
+                throttle_events: 0,
                 nr_unthrottled: 0,
                 nr_periods: 0,
                 usage: 0,
@@ -240,7 +244,7 @@ impl crate::Kernel<'_> {
         let pool = &mut self.pools[p as usize];
         pool.throttled.push(g);
         if self.metrics.measuring(now) {
-            pool.nr_throttled += 1;
+            pool.throttle_events += 1;
         }
         let ent = self.tasks.len() as u32 + g;
         if self.pos[ent as usize] != crate::cpu::NOT_QUEUED {
@@ -261,7 +265,12 @@ impl crate::Kernel<'_> {
             .min(pool.quota.saturating_add(pool.burst));
         pool.seq += 1;
         if measuring {
+            // do_sched_cfs_period_timer(): `throttled =
+            // !list_empty(&cfs_b->throttled_cfs_rq)` before the refill;
+            // `nr_throttled` counts such periods, so never exceeds
+            // `nr_periods`.
             pool.nr_periods += 1;
+            pool.nr_throttled += u64::from(!pool.throttled.is_empty());
         }
         self.distribute_cfs_runtime(c, p, t)
     }

@@ -504,11 +504,26 @@ impl crate::Kernel<'_> {
         // quiescent state.
         // The mode of the work running now: a batch planned up to a
         // syscall's shared op ends in sys, but may be in user mode here.
+        // Never with IRQs or preemption off, or inside an RCU reader:
+        // user code cannot be there (scenario loading refuses it outside
+        // `syscall`), but a lock taken in user code (a model of a
+        // user-space spinlock) still disables preemption here, and a grace
+        // period must not end through such a section.
         let task = &self.tasks[t as usize];
         let user = task.batch.current_mode(task.mode) == Mode::User
             && task.wait.spin == Spin::None
+            && task.irq.preempt_count == 0
+            && !task.irq.irqs_off
+            && task.irq.rcu_read_depth == 0
             && self.cpus[c as usize].activity == Activity::Task;
         if user {
+            let irq = &self.tasks[t as usize].irq;
+            crate::invariants::check(crate::invariants::quiescent_outside_atomic(
+                c,
+                irq.preempt_count,
+                irq.irqs_off,
+                irq.rcu_read_depth,
+            ));
             self.rcu_qs(c);
         }
         self.rcu_urgent_qs_tick(c, !user);

@@ -13,6 +13,7 @@ impl Kernel<'_> {
             self.set_state(t, state);
             self.check_hung_task(t);
         }
+        self.book_spinning_waits();
         RunResult {
             nr_cpus: self.nr_cpus,
             standing: MachineStanding::of(&spec.machine),
@@ -25,7 +26,8 @@ impl Kernel<'_> {
                 .hist_names
                 .iter()
                 .zip(&self.metrics.hists)
-                .map(|(name, h)| summarize(name, h))
+                .zip(&self.metrics.exact)
+                .map(|((name, h), exact)| summarize_exact(name, h, exact))
                 .collect(),
             cpus: self.cpu_results(),
             task_groups: self.task_group_results(),
@@ -46,6 +48,7 @@ impl Kernel<'_> {
                     cgroup: spec.cgroups[p.cgroup].name.clone(),
                     nr_periods: p.nr_periods,
                     nr_throttled: p.nr_throttled,
+                    throttle_events: p.throttle_events,
                     nr_unthrottled: p.nr_unthrottled,
                     usage_ns: p.usage,
                     slack_returned_ns: p.slack_returned,
@@ -61,6 +64,7 @@ impl Kernel<'_> {
                 by_kind: self.event_counts,
             },
             raw_histograms: std::mem::take(&mut self.metrics.hists),
+            exact_histograms: std::mem::take(&mut self.metrics.exact),
         }
     }
 
@@ -145,6 +149,7 @@ impl Kernel<'_> {
                 name: tg.name.clone(),
                 tasks: tg.placement.len() as u32,
                 total: TaskTimes::default(),
+                total_saturated: false,
                 exited: 0,
                 wall_mean_ns: 0,
                 wall_max_ns: 0,
@@ -160,24 +165,21 @@ impl Kernel<'_> {
                 crate::kthread::Spawn::ForCpus { cpus } => cpus(self.spec).len() as u32,
             },
             total: TaskTimes::default(),
+            total_saturated: false,
             exited: 0,
             wall_mean_ns: 0,
             wall_max_ns: 0,
             per_task: Vec::new(),
         }));
+        // Wall times summed wide: many tasks' long runs exceed u64.
+        let mut wall_sums = vec![0u128; task_groups.len()];
         for (i, task) in self.tasks.iter().enumerate() {
             let g = &mut task_groups[task.group as usize];
             let t = &self.measured_task_times(i);
-            let total = &mut g.total;
-            total.user += t.user;
-            total.sys += t.sys;
-            total.spin += t.spin;
-            total.sleep += t.sleep;
-            total.runnable += t.runnable;
-            total.irq += t.irq;
+            g.total_saturated |= g.total.add_saturating(t);
             if let Some(wall) = task.exited_at {
                 g.exited += 1;
-                g.wall_mean_ns += wall; // summed here, divided below
+                wall_sums[task.group as usize] += u128::from(wall);
                 g.wall_max_ns = g.wall_max_ns.max(wall);
             }
             if g.tasks <= 64 {
@@ -189,8 +191,9 @@ impl Kernel<'_> {
                 });
             }
         }
-        for g in &mut task_groups {
-            g.wall_mean_ns /= g.exited.max(1) as u64;
+        for (g, sum) in task_groups.iter_mut().zip(wall_sums) {
+            // A mean of u64 values fits in u64.
+            g.wall_mean_ns = (sum / u128::from(g.exited.max(1))) as u64;
         }
         task_groups
     }
@@ -206,22 +209,49 @@ impl Kernel<'_> {
     }
 }
 
-/// The summary of a latency histogram.
+/// The summary of a latency histogram from its buckets alone (minimum and
+/// maximum to 3 significant digits).
 pub fn summarize(name: &str, h: &hdrhistogram::Histogram<u64>) -> HistResult {
+    let bounds = crate::result::ExactSamples {
+        min: if h.is_empty() { 0 } else { h.min() },
+        max: h.max(),
+    };
+    summarize_exact(name, h, &bounds)
+}
+
+/// The summary of a latency histogram: total, mean and quantiles from its
+/// buckets (the quantiles kept within the samples' range), minimum and
+/// maximum exact.
+pub fn summarize_exact(
+    name: &str,
+    h: &hdrhistogram::Histogram<u64>,
+    exact: &crate::result::ExactSamples,
+) -> HistResult {
+    if h.is_empty() {
+        return HistResult {
+            name: name.to_string(),
+            count: 0,
+            total: 0.0,
+            min: 0,
+            mean: 0.0,
+            p50: 0,
+            p90: 0,
+            p99: 0,
+            p999: 0,
+            max: 0,
+        };
+    }
+    let q = |p: f64| h.value_at_quantile(p).clamp(exact.min, exact.max);
     HistResult {
         name: name.to_string(),
         count: h.len(),
-        total: if h.is_empty() {
-            0.0
-        } else {
-            h.mean() * h.len() as f64
-        },
-        min: if h.is_empty() { 0 } else { h.min() },
-        mean: if h.is_empty() { 0.0 } else { h.mean() },
-        p50: h.value_at_quantile(0.50),
-        p90: h.value_at_quantile(0.90),
-        p99: h.value_at_quantile(0.99),
-        p999: h.value_at_quantile(0.999),
-        max: h.max(),
+        total: h.mean() * h.len() as f64,
+        min: exact.min,
+        mean: h.mean(),
+        p50: q(0.50),
+        p90: q(0.90),
+        p99: q(0.99),
+        p999: q(0.999),
+        max: exact.max,
     }
 }

@@ -44,6 +44,11 @@ impl RunState {
         if self.ended.is_some() {
             return true;
         }
+        // A fault at boot (a task's first op) stops the run at time zero.
+        if k.halted {
+            self.ended = Some(smpsim_engine::StopReason::ModelRequested);
+            return true;
+        }
         let duration = k.spec.duration;
         let horizon = horizon.min(duration);
         let max_events = k.spec.max_events.unwrap_or(u64::MAX);

@@ -5,7 +5,7 @@ mod collect;
 mod driver;
 mod timeline;
 
-pub use collect::summarize;
+pub use collect::{summarize, summarize_exact};
 use driver::RunState;
 pub use driver::Simulation;
 

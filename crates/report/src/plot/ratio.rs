@@ -13,6 +13,9 @@ pub struct RatioBar {
     pub pass: bool,
     /// The ratios the pass rule accepts, if it is a ratio rule.
     pub band: Option<(f64, f64)>,
+    /// What the row shows where there is no ratio to draw (a bound, an
+    /// information row).
+    pub note: String,
 }
 
 /// A ratio as its bar says it: two significant digits at least, so a
@@ -89,9 +92,10 @@ pub fn ratio_svg(title: &str, bars: &[RatioBar]) -> String {
         } else {
             let _ = writeln!(
                 s,
-                r#"<text x="{:.1}" y="{:.1}" font-size="10">no published figure</text>"#,
+                r#"<text x="{:.1}" y="{:.1}" font-size="10">{}</text>"#,
                 sx(1.0) + 4.0,
-                y + ROW / 2.0 + 4.0
+                y + ROW / 2.0 + 4.0,
+                escape(&b.note)
             );
         }
         s.push_str("</g>\n");

@@ -51,14 +51,28 @@ fn all_code_values<'r>(root: &'r DeTable<'_>) -> Vec<&'r Value<'r>> {
 }
 
 /// The names of `[functions]`, variants' included.
-fn all_function_names(root: &DeTable<'_>) -> Vec<String> {
+/// The functions code may call: the document's, its variants', and
+/// those of the files it includes (`helper();` where a library defines
+/// `helper`), which the scenario as loaded has read.
+fn all_function_names(
+    path: &Path,
+    text: &str,
+    root: &DeTable<'_>,
+) -> Result<Vec<String>, ScenarioError> {
     let mut functions = function_names(root);
     if let Some(vs) = root.get("variant").and_then(|v| v.get_ref().as_table()) {
         for v in vs.values().filter_map(|v| v.get_ref().as_table()) {
             functions.extend(function_names(v));
         }
     }
-    functions
+    if root.contains_key("include") {
+        for inc in crate::parse(path, text.to_string())?.includes {
+            if let Ok(lib) = DeTable::parse(&inc.text) {
+                functions.extend(function_names(lib.get_ref()));
+            }
+        }
+    }
+    Ok(functions)
 }
 
 fn error(path: &Path, text: &str, span: Range<usize>, msg: String) -> ScenarioError {
@@ -220,7 +234,7 @@ pub fn code_form(path: &Path, text: &str) -> Result<String, ScenarioError> {
     let srcs = Sources::new(path, text);
     let doc = DeTable::parse(text).map_err(|e| srcs.render(Diag::from_toml(&e, 0, 0..0)))?;
     let root = doc.get_ref();
-    let functions = all_function_names(root);
+    let functions = all_function_names(path, text, root)?;
     let mut out = String::new();
     let mut at = 0;
     for v in all_code_values(root) {
@@ -428,7 +442,7 @@ pub fn toml_form(path: &Path, text: &str) -> Result<String, ScenarioError> {
     let srcs = Sources::new(path, text);
     let doc = DeTable::parse(text).map_err(|e| srcs.render(Diag::from_toml(&e, 0, 0..0)))?;
     let root = doc.get_ref();
-    let functions = all_function_names(root);
+    let functions = all_function_names(path, text, root)?;
     let mut out = String::new();
     let mut at = 0;
     for v in all_code_values(root) {

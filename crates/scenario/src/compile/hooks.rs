@@ -59,7 +59,7 @@ pub(super) fn hooks(
                 .help("a hook may only `work`, `count` and use atomics (`atomic_inc`, `atomic_dec`, `atomic_read`)"));
             }
         }
-        let program = ops::compile(ctx, None, body)?;
+        let program = ops::compile(ctx, None, body, false)?;
         if let Some(op) = program.ops.iter().find(|op| !allowed_in_hook(op)) {
             return Err(Diag::new(
                 body.span(),

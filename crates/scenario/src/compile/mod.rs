@@ -42,6 +42,70 @@ pub(crate) fn compile<'t>(
     sets: &'t [(String, String)],
     srcs: &mut Sources,
 ) -> DResult<Spec> {
+    let (root, doc_span) = merged(scn, variant, sets, srcs)?;
+    // Code written as text (`crate::codepath`) becomes the op arrays it
+    // stands for, so nothing after this tells the two forms apart. The
+    // arrays borrow from `code`, which must outlive the document.
+    let code = crate::codepath::parse_document(&root, srcs)?;
+    let mut root = root;
+    code.expand(&mut root);
+    let machine_section = root.remove("machine");
+    let dir = scn.path.parent().unwrap_or(std::path::Path::new("."));
+    let machine = crate::machine::build(machine_section, doc_span.clone(), dir, &scn.access, srcs)?;
+    let raw = RawDoc::deserialize(toml::de::Deserializer::from(Spanned::new(
+        doc_span.clone(),
+        root,
+    )))
+    .map_err(|e| Diag::from_toml(&e, 0, doc_span.start..doc_span.start))?;
+    lower(raw, machine, srcs)
+}
+
+/// The task groups that say where their tasks run (`cpus`) in the merged
+/// document of `variant` with `sets`: each group's name and its `cpus` as
+/// written.
+pub(crate) fn explicit_cpus(
+    scn: &Scenario,
+    variant: Option<&str>,
+    sets: &[(String, String)],
+    srcs: &mut Sources,
+) -> DResult<Vec<(String, String)>> {
+    let (root, _) = merged(scn, variant, sets, srcs)?;
+    let Some(tasks) = root.get("tasks").and_then(|t| t.get_ref().as_array()) else {
+        return Ok(Vec::new());
+    };
+    Ok(tasks
+        .iter()
+        .filter_map(|t| {
+            let t = t.get_ref().as_table()?;
+            let name = t.get("name")?.get_ref().as_str()?.to_string();
+            let cpus = t.get("cpus")?.get_ref();
+            let text = match cpus {
+                toml::de::DeValue::String(s) => format!("\"{s}\""),
+                toml::de::DeValue::Array(a) => {
+                    let items: Vec<String> = a
+                        .iter()
+                        .map(|v| match v.get_ref() {
+                            toml::de::DeValue::Integer(i) => i.as_str().to_string(),
+                            other => format!("{other:?}"),
+                        })
+                        .collect();
+                    format!("[{}]", items.join(", "))
+                }
+                other => format!("{other:?}"),
+            };
+            Some((name, text))
+        })
+        .collect())
+}
+
+/// The document with its includes, the variant and the `--set` overrides
+/// merged in, and the span of the whole file.
+fn merged<'t>(
+    scn: &'t Scenario,
+    variant: Option<&str>,
+    sets: &'t [(String, String)],
+    srcs: &mut Sources,
+) -> DResult<(DeTable<'t>, std::ops::Range<usize>)> {
     let parsed = DeTable::parse(&scn.text).map_err(|e| Diag::from_toml(&e, 0, 0..0))?;
     let doc_span = parsed.span();
     let mut root = parsed.into_inner();
@@ -62,21 +126,7 @@ pub(crate) fn compile<'t>(
         let v = parse_set_value(value, base);
         apply_set(&mut root, key, v, span)?;
     }
-    // Code written as text (`crate::codepath`) becomes the op arrays it
-    // stands for, so nothing after this tells the two forms apart. The
-    // arrays borrow from `code`, which must outlive the document.
-    let code = crate::codepath::parse_document(&root, srcs)?;
-    let mut root = root;
-    code.expand(&mut root);
-    let machine_section = root.remove("machine");
-    let dir = scn.path.parent().unwrap_or(std::path::Path::new("."));
-    let machine = crate::machine::build(machine_section, doc_span.clone(), dir, srcs)?;
-    let raw = RawDoc::deserialize(toml::de::Deserializer::from(Spanned::new(
-        doc_span.clone(),
-        root,
-    )))
-    .map_err(|e| Diag::from_toml(&e, 0, doc_span.start..doc_span.start))?;
-    lower(raw, machine, srcs)
+    Ok((root, doc_span))
 }
 
 /// Splits a variant-scoped `--set variant.NAME.KEY` into the variant's
@@ -128,6 +178,38 @@ fn variant_scoped<'k>(
     Ok(Some((name, field)))
 }
 
+/// Object instances (one, or one per CPU) within `[scenario] max_objects`;
+/// the error is at the object that crosses it.
+fn check_object_total(
+    decls: &[smpsim_kernel::ObjectDecl],
+    table: Option<&crate::raw::S<crate::raw::Entries<crate::raw::S<crate::raw::RawObject>>>>,
+    nr: usize,
+    max: &run::Bound,
+) -> DResult<()> {
+    let mut total: u64 = 0;
+    for d in decls {
+        total = total.saturating_add(if d.per_cpu { nr as u64 } else { 1 });
+        if total > max.value {
+            let span = table
+                .and_then(|t| t.get_ref().0.iter().find(|(n, _)| *n.get_ref() == d.name))
+                .map_or(0..0, |(n, _)| n.span());
+            return Err(Diag::new(
+                span,
+                format!(
+                    "the scenario has more than `max_objects` = {} object instances (a `per_cpu` object is one per CPU, {nr} here): `{}` brings them to {total}",
+                    max.value, d.name
+                ),
+            )
+            .help(format!(
+                "if the machine has the memory, raise the bound with `[scenario] {} = N` (default {})",
+                max.key,
+                run::DEFAULT_MAX_OBJECTS
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResult<Spec> {
     // Costs after `[machine]` overrides, so `cost.NAME` follows them.
     let costs = MachineCosts::of(&machine);
@@ -176,6 +258,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
     }
     check_window_tables(&raw, run.duration - run.warmup, knobs.latency_window, nr)?;
     let mut objects = objects::declare(srcs, &costs, raw.objects.as_ref())?;
+    check_object_total(&objects.decls, raw.objects.as_ref(), nr, &run.max_objects)?;
     let layout = std::mem::take(&mut objects.layout);
     let cgroups = cgroups(&dur, raw.cgroup.as_deref().unwrap_or_default())?;
     let cfs_burst = bursts(&dur, raw.cgroup.as_deref().unwrap_or_default(), &cgroups)?;
@@ -193,7 +276,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         costs,
         nr_cpus: nr as u32,
     };
-    let task_groups = task_groups(&mut ctx, raw.tasks.as_ref(), nr, &cgroups)?;
+    let task_groups = task_groups(&mut ctx, raw.tasks.as_ref(), nr, &cgroups, &run.max_tasks)?;
     let hooks = hooks(&mut ctx, raw.hooks.as_ref())?;
     Ok(Spec {
         machine,

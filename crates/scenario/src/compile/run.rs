@@ -25,6 +25,15 @@ pub(super) fn replicas(v: &Option<S<i64>>) -> DResult<u32> {
     }
 }
 
+/// Default bound on the tasks of a scenario, all groups together: every
+/// task holds its state (about 400 bytes) for the whole run, so a few
+/// lines of TOML must not ask for gigabytes. Two per CPU of the largest
+/// machine (1,048,576 CPUs), about 0.8 GB.
+pub const DEFAULT_MAX_TASKS: u64 = 1 << 21;
+/// Default bound on the kernel objects of a scenario, counted by instance
+/// (a `per_cpu` object is one per CPU): four per CPU of the largest machine.
+pub const DEFAULT_MAX_OBJECTS: u64 = 1 << 22;
+
 /// `[scenario]`: what is simulated for how long.
 pub(super) struct Run {
     pub duration: Nanos,
@@ -32,6 +41,32 @@ pub(super) struct Run {
     pub seed: u64,
     pub max_events: Option<u64>,
     pub replicas: u32,
+    /// Bounds on all tasks and all object instances (`max_tasks`,
+    /// `max_objects`), and the span of the key that set each, if any.
+    pub max_tasks: Bound,
+    pub max_objects: Bound,
+}
+
+/// A `[scenario]` bound: its value, and where it was given (if it was).
+pub(super) struct Bound {
+    pub value: u64,
+    pub key: &'static str,
+}
+
+fn bound(v: &Option<S<i64>>, key: &'static str, default: u64) -> DResult<Bound> {
+    let value = match v {
+        None => default,
+        Some(v) => match u64::try_from(*v.get_ref()) {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return Err(Diag::new(
+                    v.span(),
+                    format!("`{key}` must be a positive number, not {}", v.get_ref()),
+                ))
+            }
+        },
+    };
+    Ok(Bound { value, key })
 }
 
 pub(super) fn run(sc: &RawScenario, dur: &Durations<'_>) -> DResult<Run> {
@@ -98,5 +133,7 @@ pub(super) fn run(sc: &RawScenario, dur: &Durations<'_>) -> DResult<Run> {
         seed,
         max_events,
         replicas,
+        max_tasks: bound(&sc.max_tasks, "max_tasks", DEFAULT_MAX_TASKS)?,
+        max_objects: bound(&sc.max_objects, "max_objects", DEFAULT_MAX_OBJECTS)?,
     })
 }

@@ -32,6 +32,7 @@ pub(super) fn task_groups(
     tasks: Option<&S<Vec<S<RawTask>>>>,
     nr: usize,
     cgroups: &[CgroupDecl],
+    max_tasks: &super::run::Bound,
 ) -> DResult<Vec<TaskGroupDecl>> {
     let Some(list) = tasks.filter(|t| !t.get_ref().is_empty()) else {
         let at = tasks.map_or(0..0, |t| t.span());
@@ -40,7 +41,30 @@ pub(super) fn task_groups(
     };
     let mut task_groups: Vec<TaskGroupDecl> = Vec::new();
     let mut mms: Vec<String> = Vec::new();
+    // Counted before each group's tasks are made, so that the bound holds
+    // before the memory is asked for.
+    let mut total: u64 = 0;
     for t in list.get_ref() {
+        let r = t.get_ref();
+        let cpus = cpus(ctx.srcs, r.cpus.as_ref(), nr)?;
+        if let Some((n, span)) = group_size(r, cpus.len() as u64) {
+            total = total.saturating_add(n);
+            if total > max_tasks.value {
+                return Err(Diag::new(
+                    span,
+                    format!(
+                        "the scenario has more than `max_tasks` = {} tasks: group `{}` brings them to {total}",
+                        max_tasks.value,
+                        r.name.get_ref()
+                    ),
+                )
+                .help(format!(
+                    "each task holds its state for the whole run (about 400 bytes); if the machine has the memory, raise the bound with `[scenario] {} = N` (default {})",
+                    max_tasks.key,
+                    super::run::DEFAULT_MAX_TASKS
+                )));
+            }
+        }
         let group = task_group(ctx, t, nr, cgroups, &task_groups, &mut mms)?;
         task_groups.push(group);
     }
@@ -112,7 +136,7 @@ pub(super) fn task_group(
             (mms.len() - 1) as u32
         }
     };
-    let program = ops::compile(ctx, r.vars.as_ref(), &r.code)?;
+    let program = ops::compile(ctx, r.vars.as_ref(), &r.code, true)?;
     Ok(TaskGroupDecl {
         name: name.clone(),
         placement,
@@ -122,6 +146,19 @@ pub(super) fn task_group(
         mm,
         program,
     })
+}
+
+/// How many tasks a group asks for, and where it says so (`None` where
+/// `per_cpu`/`count` is missing or contradictory: [`placement`] says so).
+fn group_size(r: &RawTask, nr_cpus: u64) -> Option<(u64, std::ops::Range<usize>)> {
+    match (&r.per_cpu, &r.count) {
+        (Some(p), None) => Some((
+            u64::try_from(*p.get_ref()).ok()?.saturating_mul(nr_cpus),
+            p.span(),
+        )),
+        (None, Some(c)) => Some((u64::try_from(*c.get_ref()).ok()?, c.span())),
+        _ => None,
+    }
 }
 
 /// A task group's `per_cpu` or `count`, giving the CPU of each task.

@@ -36,6 +36,11 @@ pub(super) struct Emitter<'c, 'd> {
     pub(super) released_forms: Vec<((ObjectId, Family, bool), Diag)>,
     /// Cpumask variables by name (`cpumask.rs`), apart from `slots`.
     pub(super) masks: HashMap<String, smpsim_kernel::program::MaskSlot>,
+    /// The program starts in user mode (a task's code; not a handler's or
+    /// a hook's, which run in the kernel).
+    pub(super) user_code: bool,
+    /// `syscall` bodies the op being emitted is inside.
+    pub(super) syscall_depth: u32,
 }
 
 pub(super) fn resolver(
@@ -347,7 +352,7 @@ impl Emitter<'_, '_> {
             .help("a handler may only `work`, `count` and take a (not per-CPU) spinlock"));
         }
         self.ctx.in_handler = Some(n.to_string());
-        let program = compile(&mut *self.ctx, None, body);
+        let program = compile(&mut *self.ctx, None, body, false);
         self.ctx.in_handler = None;
         let program = program?;
         let objects = &self.ctx.objects;
@@ -408,6 +413,11 @@ impl Emitter<'_, '_> {
             Lower::Lock(l) => self.emit_lock(op, def, *l)?,
             Lower::Custom(lower) => lower(self, op)?,
         }
+        // After lowering, so that an op's own errors (a wrong object, a
+        // missing field) come first.
+        if self.user_code && self.syscall_depth == 0 {
+            refuse_in_user_mode(op, def)?;
+        }
         Ok(())
     }
 
@@ -417,4 +427,37 @@ impl Emitter<'_, '_> {
             _ => unreachable!("patching a non-jump"),
         }
     }
+}
+
+/// User code (a task's code outside `syscall(...) { }`) cannot disable
+/// interrupts or preemption: refuses `local_irq_*`, `preempt_*` and the
+/// `_irqsave`/`_irqrestore` lock forms there. (Plain spinlocks in user
+/// code stay allowed: they model user-space locks.)
+fn refuse_in_user_mode(op: &S<RawOp>, def: &OpDef) -> DResult<()> {
+    let irq_lock = match &def.lower {
+        Lower::Lock(l) => {
+            l.irq
+                || (l.action == registry::LockAction::Guard
+                    && op.get_ref().irqsave.as_ref().is_some_and(|v| *v.get_ref()))
+        }
+        _ => false,
+    };
+    let what = match def.name {
+        "local_irq_disable" | "local_irq_enable" => "interrupts",
+        "preempt_disable" | "preempt_enable" => "preemption",
+        _ if irq_lock => "interrupts",
+        _ => return Ok(()),
+    };
+    let name = if irq_lock && def.name.ends_with("guard") {
+        format!("{}(..., irqsave = true)", def.name)
+    } else {
+        def.name.to_string()
+    };
+    Err(Diag::new(
+        op.span(),
+        format!(
+            "`{name}` in user code: a task's code outside `syscall(...) {{ }}` runs in user mode, which cannot disable {what}"
+        ),
+    )
+    .help("put it inside `syscall(NAME) { ... }`, where the task runs in the kernel"))
 }

@@ -20,7 +20,12 @@ pub(super) fn syscall(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let r = op.get_ref();
     need(&r.name, op, "name")?;
     e.push(Op::SyscallEnter);
-    e.block(need(&r.body, op, "body")?.get_ref())?;
+    let start = e.ops.len();
+    e.syscall_depth += 1;
+    let body = e.block(need(&r.body, op, "body")?.get_ref());
+    e.syscall_depth -= 1;
+    body?;
+    e.check_syscall_balance(op, start)?;
     e.push(Op::SyscallExit);
     Ok(())
 }
@@ -544,5 +549,92 @@ impl Emitter<'_, '_> {
             units,
             handler,
         })
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// lockdep's `lockdep_sys_exit()` at compile time: refuses a `syscall`
+    /// body (its ops from `start` to the end) that can reach its end with
+    /// a lock taken in it still held, on some path through its branches
+    /// and loops. Trylocks are left out (they take the lock only
+    /// sometimes); paths that leave the body (`exit`, a `break` out of
+    /// it) are not followed; releases of locks taken before the body only
+    /// lower the count.
+    pub(super) fn check_syscall_balance(&self, op: &S<RawOp>, start: usize) -> DResult<()> {
+        let body = &self.ops[start..];
+        let end = body.len();
+        // The locks taken in the body, by object and mode.
+        let mut keys: Vec<(ObjectId, smpsim_kernel::program::LockMode)> = Vec::new();
+        for ir in body {
+            if let Op::Lock { lock, mode, .. } = ir {
+                if !keys.contains(&(lock.object, *mode)) {
+                    keys.push((lock.object, *mode));
+                }
+            }
+        }
+        // Net takes on a path, clamped to -2..=3: bit (net + 2) of a mask.
+        const LO: i32 = -2;
+        const HI: i32 = 3;
+        for &(object, mode) in &keys {
+            let mut seen = vec![0u8; end + 1];
+            let mut work = vec![(0usize, 0i32)];
+            while let Some((pc, net)) = work.pop() {
+                let bit = 1u8 << (net - LO);
+                if seen[pc] & bit != 0 {
+                    continue;
+                }
+                seen[pc] |= bit;
+                if pc == end {
+                    continue;
+                }
+                let step = match &body[pc] {
+                    Op::Lock { lock, mode: m, .. } if lock.object == object && *m == mode => 1,
+                    Op::Unlock { lock, mode: m, .. } if lock.object == object && *m == mode => -1,
+                    _ => 0,
+                };
+                let next = (net + step).clamp(LO, HI);
+                let mut go = |to: usize| {
+                    // Absolute targets: inside the body, or left alone.
+                    if (start..=start + end).contains(&to) {
+                        work.push((to - start, next));
+                    }
+                };
+                match &body[pc] {
+                    Op::Exit => {}
+                    Op::Jump(t) => go(*t as usize),
+                    Op::JumpUnless(_, t) | Op::LoopBack { target: t, .. } => {
+                        go(start + pc + 1);
+                        go(*t as usize);
+                    }
+                    Op::Choose { cumulative } => {
+                        cumulative.iter().for_each(|(_, t)| go(*t as usize))
+                    }
+                    _ => go(start + pc + 1),
+                }
+            }
+            let held = seen[end] & !((1u8 << (1 - LO)) - 1);
+            if held != 0 {
+                let lock = self
+                    .ctx
+                    .object_names
+                    .get(object as usize)
+                    .map_or("?", String::as_str);
+                let name = op
+                    .get_ref()
+                    .name
+                    .as_ref()
+                    .map_or(String::new(), |n| n.get_ref().to_string());
+                return Err(Diag::new(
+                    op.span(),
+                    format!(
+                        "`syscall({name})` can return to user space holding `{lock}`: it is taken in the body and not released on every path to its end (lockdep: \"lock held when returning to user space!\")"
+                    ),
+                )
+                .help(format!(
+                    "release `{lock}` before the end of the syscall body on every path, or take it with a guard (`mutex_guard`, `spin_guard`, `rwsem_read_guard`, ...)"
+                )));
+            }
+        }
+        Ok(())
     }
 }

@@ -217,11 +217,13 @@ fn walk<'d>(
     Ok(())
 }
 
-/// Compiles one task group's program.
+/// Compiles one task group's program (`user_code`: it starts in user
+/// mode, as a task's code; a handler's or a hook's runs in the kernel).
 pub(crate) fn compile(
     ctx: &mut Ctx<'_>,
     vars: Option<&Entries<S<RawExpr>>>,
     code: &S<Vec<S<RawOp>>>,
+    user_code: bool,
 ) -> DResult<Program> {
     let mut e = Emitter {
         ctx,
@@ -235,6 +237,8 @@ pub(crate) fn compile(
         taken_forms: HashSet::new(),
         released_forms: Vec::new(),
         masks: HashMap::new(),
+        user_code,
+        syscall_depth: 0,
     };
     let vars: &[(S<String>, S<RawExpr>)] = vars.map_or(&[], |v| &v.0);
     e.declare_all(vars, code)?;

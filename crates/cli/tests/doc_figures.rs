@@ -1,0 +1,392 @@
+//! The figures the README and the case docs quote from `reproduce` are the
+//! program's (issue 37: `docs/membarrier-percpu.md` gave 205.7x after the
+//! program had moved to 122.2x).
+//!
+//! Every quoted figure is registered below: the doc, the text that quotes
+//! it, the case and metric it comes from, and the run (the full one, or
+//! `--quick`). Three checks:
+//!
+//! - always: every registered quote is still in its doc, word for word (a
+//!   doc edit that changes a figure must change its entry too);
+//! - always (cheap): the cases whose full run takes well under a second
+//!   (`hotplug-smt`) are run and their figures compared;
+//! - with a results file: `SMPSIM_REPRODUCE_JSON=FILE` (from `smpsim
+//!   reproduce --format json -o FILE`, the full run, ~3 min) compares
+//!   every full-run figure, `SMPSIM_REPRODUCE_QUICK_JSON=FILE` (`reproduce
+//!   --quick`, which the CI script's reproduce step writes) every quick one.
+//!
+//! A figure matches when the program's value, rounded to the decimals the
+//! doc gives, is the doc's number.
+
+mod common;
+
+use common::{repo, smpsim};
+
+/// Which `reproduce` run a figure comes from.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Run {
+    Full,
+    Quick,
+}
+
+/// A figure a doc quotes.
+struct Figure {
+    doc: &'static str,
+    /// Text of the doc that quotes it (unique enough to find).
+    quoted: &'static str,
+    /// The number as the quote writes it (commas allowed).
+    number: &'static str,
+    run: Run,
+    case: &'static str,
+    metric: &'static str,
+    /// The metric times this is the doc's number (units, sign).
+    scale: f64,
+}
+
+const fn fig(
+    doc: &'static str,
+    quoted: &'static str,
+    number: &'static str,
+    run: Run,
+    case: &'static str,
+    metric: &'static str,
+    scale: f64,
+) -> Figure {
+    Figure {
+        doc,
+        quoted,
+        number,
+        run,
+        case,
+        metric,
+        scale,
+    }
+}
+
+const README: &str = "README.md";
+const MEMBARRIER: &str = "docs/membarrier-percpu.md";
+
+const FIGURES: &[Figure] = &[
+    // README, seed reproductions table.
+    fig(
+        README,
+        "| 122.2x (2 s); sentinel max 1.6 ms |",
+        "122.2",
+        Run::Full,
+        "membarrier-percpu",
+        "throughput_ratio",
+        1.0,
+    ),
+    fig(
+        README,
+        "| 122.2x (2 s); sentinel max 1.6 ms |",
+        "1.6",
+        Run::Full,
+        "membarrier-percpu",
+        "sentinel_max_latency_ms_after",
+        1.0,
+    ),
+    fig(
+        README,
+        "| sys 2.743 / 0.458 s,",
+        "2.743",
+        Run::Full,
+        "slow-mutex",
+        "sys_per_reader_s_spin",
+        1.0,
+    ),
+    fig(
+        README,
+        "| sys 2.743 / 0.458 s,",
+        "0.458",
+        Run::Full,
+        "slow-mutex",
+        "sys_per_reader_s_nospin",
+        1.0,
+    ),
+    fig(
+        README,
+        "real 2.744 / 2.746 s, one reader 0.458 s |",
+        "2.744",
+        Run::Full,
+        "slow-mutex",
+        "wall_s_spin",
+        1.0,
+    ),
+    fig(
+        README,
+        "real 2.744 / 2.746 s, one reader 0.458 s |",
+        "2.746",
+        Run::Full,
+        "slow-mutex",
+        "wall_s_nospin",
+        1.0,
+    ),
+    fig(
+        README,
+        "one reader 0.458 s |",
+        "0.458",
+        Run::Full,
+        "slow-mutex",
+        "single_reader_sys_s",
+        1.0,
+    ),
+    fig(
+        README,
+        "| 19,235,305 ns before,",
+        "19,235,305",
+        Run::Full,
+        "ipi-preempt",
+        "p99_max_preempt_off_ns_before",
+        1.0,
+    ),
+    fig(
+        README,
+        "2,784,178 ns after (-85.5%)",
+        "2,784,178",
+        Run::Full,
+        "ipi-preempt",
+        "p99_max_preempt_off_ns_after",
+        1.0,
+    ),
+    fig(
+        README,
+        "2,784,178 ns after (-85.5%)",
+        "85.5",
+        Run::Full,
+        "ipi-preempt",
+        "reduction_pct",
+        1.0,
+    ),
+    fig(
+        README,
+        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
+        "56.7",
+        Run::Full,
+        "hotplug-smt",
+        "smt1_baseline_s",
+        1.0,
+    ),
+    fig(
+        README,
+        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
+        "2.51",
+        Run::Full,
+        "hotplug-smt",
+        "smt1_expedited_s",
+        1.0,
+    ),
+    fig(
+        README,
+        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
+        "28.1",
+        Run::Full,
+        "hotplug-smt",
+        "smt8_baseline_s",
+        1.0,
+    ),
+    fig(
+        README,
+        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
+        "0.64",
+        Run::Full,
+        "hotplug-smt",
+        "smt8_expedited_s",
+        1.0,
+    ),
+    fig(
+        README,
+        "batching: ratio 1.00 / 1.00 |",
+        "1.00",
+        Run::Full,
+        "hotplug-smt",
+        "smt1_batched_ratio",
+        1.0,
+    ),
+    fig(
+        README,
+        "| 4.14M/s and 93.9M/s (22.7x;",
+        "4.14",
+        Run::Full,
+        "lazy-tlb",
+        "switches_per_s_refcount",
+        1e-6,
+    ),
+    fig(
+        README,
+        "| 4.14M/s and 93.9M/s (22.7x;",
+        "93.9",
+        Run::Full,
+        "lazy-tlb",
+        "switches_per_s_shootdown",
+        1e-6,
+    ),
+    fig(
+        README,
+        "| 4.14M/s and 93.9M/s (22.7x;",
+        "22.7",
+        Run::Full,
+        "lazy-tlb",
+        "speedup",
+        1.0,
+    ),
+    // docs/membarrier-percpu.md, its result table.
+    fig(
+        MEMBARRIER,
+        "| `throughput_ratio` (after / before) | ~200 | **122.2** |",
+        "122.2",
+        Run::Full,
+        "membarrier-percpu",
+        "throughput_ratio",
+        1.0,
+    ),
+    fig(
+        MEMBARRIER,
+        "| `sentinel_max_latency_ms_after` | <= 50 (test criterion) | 1.6 | 0.004 |",
+        "1.6",
+        Run::Full,
+        "membarrier-percpu",
+        "sentinel_max_latency_ms_after",
+        1.0,
+    ),
+    fig(
+        MEMBARRIER,
+        "(quick) `throughput_ratio` 110.9,",
+        "110.9",
+        Run::Quick,
+        "membarrier-percpu",
+        "throughput_ratio",
+        1.0,
+    ),
+    fig(
+        MEMBARRIER,
+        "| 1.6 | 0.004 |",
+        "0.004",
+        Run::Quick,
+        "membarrier-percpu",
+        "sentinel_max_latency_ms_after",
+        1.0,
+    ),
+    fig(
+        MEMBARRIER,
+        "| 0.002 | information |",
+        "0.002",
+        Run::Quick,
+        "membarrier-percpu",
+        "sentinel_max_latency_ms_before",
+        1.0,
+    ),
+    fig(
+        MEMBARRIER,
+        "| (none) | 1.5 | 0.002 |",
+        "1.5",
+        Run::Full,
+        "membarrier-percpu",
+        "sentinel_max_latency_ms_before",
+        1.0,
+    ),
+    fig(
+        "docs/slow-mutex.md",
+        "| `wall_s_nospin` | ~2.79 | 2.746 |",
+        "2.746",
+        Run::Full,
+        "slow-mutex",
+        "wall_s_nospin",
+        1.0,
+    ),
+];
+
+fn doc(path: &str) -> String {
+    std::fs::read_to_string(repo(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn every_registered_figure_is_still_quoted() {
+    for f in FIGURES {
+        let text = doc(f.doc);
+        assert!(
+            text.contains(f.quoted),
+            "{}: no longer quotes `{}`: update the doc and its entry in this test together",
+            f.doc,
+            f.quoted
+        );
+        assert!(
+            f.quoted.contains(f.number),
+            "entry for {}: `{}` is not in `{}`",
+            f.metric,
+            f.number,
+            f.quoted
+        );
+    }
+}
+
+/// The program's value, rounded as the doc writes it, against the doc's.
+fn check(f: &Figure, rows: &serde_json::Value) -> Result<(), String> {
+    let row = rows
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["case"] == f.case && r["metric"] == f.metric)
+        .ok_or_else(|| format!("no {} {} in the results", f.case, f.metric))?;
+    let simulated = row["simulated"].as_f64().ok_or("no simulated figure")? * f.scale;
+    let decimals = f.number.split_once('.').map_or(0, |(_, d)| d.len());
+    let quoted: f64 = f.number.replace(',', "").parse().unwrap();
+    let rounded = format!("{simulated:.decimals$}");
+    if (rounded.parse::<f64>().unwrap() - quoted).abs() > 1e-9 {
+        return Err(format!(
+            "{}: `{}` quotes {} for {} {} ({:?} run); the program gives {simulated} ({rounded})",
+            f.doc, f.quoted, f.number, f.case, f.metric, f.run
+        ));
+    }
+    Ok(())
+}
+
+fn check_all(run: Run, rows: &serde_json::Value, only: Option<&[&str]>) {
+    let errors: Vec<String> = FIGURES
+        .iter()
+        .filter(|f| f.run == run && only.is_none_or(|o| o.contains(&f.case)))
+        .filter_map(|f| check(f, rows).err())
+        .collect();
+    assert!(errors.is_empty(), "figures drifted:\n{}", errors.join("\n"));
+}
+
+/// `hotplug-smt`'s full run takes a fraction of a second: always checked.
+#[test]
+fn the_cheap_cases_quoted_figures_are_the_programs() {
+    let out = smpsim()
+        .args(["reproduce", "hotplug-smt", "-q", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    check_all(Run::Full, &rows, Some(&["hotplug-smt"]));
+}
+
+fn results(var: &str) -> Option<serde_json::Value> {
+    let path = std::env::var_os(var)?;
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{var}={}: {e}", path.to_string_lossy()));
+    Some(serde_json::from_str(&text).unwrap())
+}
+
+#[test]
+fn quoted_figures_match_a_given_reproduce_run() {
+    let mut checked = false;
+    if let Some(rows) = results("SMPSIM_REPRODUCE_JSON") {
+        check_all(Run::Full, &rows, None);
+        checked = true;
+    }
+    if let Some(rows) = results("SMPSIM_REPRODUCE_QUICK_JSON") {
+        check_all(Run::Quick, &rows, None);
+        checked = true;
+    }
+    if !checked {
+        eprintln!(
+            "doc_figures: no SMPSIM_REPRODUCE_JSON / SMPSIM_REPRODUCE_QUICK_JSON given: only the cheap cases were compared"
+        );
+    }
+}
