@@ -13,7 +13,7 @@
 
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -33,15 +33,31 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let err = |e: std::io::Error| format!("{}: {}", path.display(), crate::without_path(&e));
     crate::stale::remove_temporaries(dir, name);
     let prefix = names::temp_prefix(name, std::process::id());
+    // The handlers are in place before the temporary exists, and it is
+    // named to them before it is created: a signal at any point after
+    // removes it (none can land between its creation and its naming).
+    let _cleanup = TmpGuard::install();
     let mut tmp = tempfile::Builder::new()
         .prefix(&prefix)
         .suffix(names::TEMP_SUFFIX)
         .rand_bytes(names::RAND_LEN)
-        // What `File::create` gives: 0666 less the umask.
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
+        .make_in(dir, |candidate| {
+            set_tmp_path(candidate);
+            // What `File::create` gives: 0666 less the umask; never
+            // through a link, never an existing file.
+            let created = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o666)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(candidate);
+            if created.is_err() {
+                // Not ours (it exists) or not made: nothing to remove.
+                set_tmp_path_none();
+            }
+            created
+        })
         .map_err(err)?;
-    let _cleanup = TmpGuard::new(tmp.path());
     if let Some(delay) = std::env::var_os("SMPSIM_TEST_SLOW_WRITE") {
         // Tests: hold the temporary file open long enough to be signalled.
         let ms = delay.to_string_lossy().parse().unwrap_or(0);
@@ -79,20 +95,34 @@ extern "C" fn remove_tmp_and_die(sig: libc::c_int) {
 const CLEANUP_SIGNALS: [libc::c_int; 4] =
     [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
-/// While alive, a signal that ends the process removes `tmp` first. The
-/// handlers in place before (the host tests' stop flag) come back on drop.
+/// Names the temporary the signal handler removes.
+fn set_tmp_path(tmp: &Path) {
+    let c = std::ffi::CString::new(tmp.as_os_str().as_bytes()).unwrap_or_default();
+    let old = TMP_PATH.swap(c.into_raw(), Ordering::SeqCst);
+    if !old.is_null() {
+        // SAFETY: the pointer came from `CString::into_raw`.
+        drop(unsafe { std::ffi::CString::from_raw(old) });
+    }
+}
+
+/// No temporary for the signal handler to remove.
+fn set_tmp_path_none() {
+    let p = TMP_PATH.swap(std::ptr::null_mut(), Ordering::SeqCst);
+    if !p.is_null() {
+        // SAFETY: the pointer came from `CString::into_raw`.
+        drop(unsafe { std::ffi::CString::from_raw(p) });
+    }
+}
+
+/// While alive, a signal that ends the process removes the temporary
+/// named by [`set_tmp_path`] first. The handlers in place before (the host
+/// tests' stop flag) come back on drop.
 struct TmpGuard {
     old: Vec<(libc::c_int, libc::sigaction)>,
 }
 
 impl TmpGuard {
-    fn new(tmp: &Path) -> TmpGuard {
-        let c = std::ffi::CString::new(tmp.as_os_str().as_bytes()).unwrap_or_default();
-        let old_path = TMP_PATH.swap(c.into_raw(), Ordering::SeqCst);
-        if !old_path.is_null() {
-            // SAFETY: the pointer came from `CString::into_raw`.
-            drop(unsafe { std::ffi::CString::from_raw(old_path) });
-        }
+    fn install() -> TmpGuard {
         let mut old = Vec::new();
         for sig in CLEANUP_SIGNALS {
             // SAFETY: plain sigaction calls with valid pointers; the handler
@@ -120,11 +150,7 @@ impl Drop for TmpGuard {
             // SAFETY: restoring the action saved in `new`.
             unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
         }
-        let p = TMP_PATH.swap(std::ptr::null_mut(), Ordering::SeqCst);
-        if !p.is_null() {
-            // SAFETY: the pointer came from `CString::into_raw` in `new`.
-            drop(unsafe { std::ffi::CString::from_raw(p) });
-        }
+        set_tmp_path_none();
     }
 }
 
