@@ -51,6 +51,21 @@ fn row(points: &[curves::Point], model: &[f64], mi: usize) -> String {
     out
 }
 
+/// Every machine of `data/contention/curves.csv` is run, or says why not.
+#[test]
+fn every_machine_of_the_data_is_run_or_says_why_not() {
+    let all = curves::published();
+    let ids: std::collections::BTreeSet<&str> = all.iter().map(|p| p.machine.as_str()).collect();
+    for id in ids {
+        let run = MACHINES.iter().any(|m| m.id == id);
+        let why_not = curves::NOT_RUN.iter().any(|n| n.0 == id);
+        assert!(
+            run != why_not,
+            "{id}: run {run}, listed as not run {why_not}"
+        );
+    }
+}
+
 /// Machines whose own median, left out of the fit, is above the issue's
 /// x1.5, each with the reason (docs/contention.md): the test fails if one
 /// of them comes within it (remove it here) or another leaves it.
@@ -78,8 +93,8 @@ fn global_rules_predict_each_machine_left_out() {
     let model = evaluate(&points, &grid);
     let g = best(&points, &model, |_| true);
     eprintln!("in-sample: {:?}", grid[g]);
-    for mi in 0..MACHINES.len() {
-        eprintln!("  {}{}", MACHINES[mi].id, row(&points, &model[g], mi));
+    for (mi, m) in MACHINES.iter().enumerate() {
+        eprintln!("  {}{}", m.id, row(&points, &model[g], mi));
     }
     let loo = leave_one_out(&points, &model);
     let mut everything = Vec::new();

@@ -22,16 +22,6 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// The rules every preset runs under today.
-    pub fn shipped() -> Rules {
-        let c = smpsim_machine::Coherence::default();
-        Rules {
-            occupancy: c.occupancy.ns,
-            per_transfer: c.occupancy_per_transfer,
-            forward: c.forward_fraction,
-        }
-    }
-
     fn apply(&self, m: &mut smpsim_machine::Machine) {
         m.coherence.occupancy.ns = self.occupancy;
         m.coherence.occupancy_per_transfer = self.per_transfer;
