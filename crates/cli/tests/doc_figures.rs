@@ -133,8 +133,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 19,680,988 ns before,",
-        "19,680,988",
+        "| 28,227,202 ns before,",
+        "28,227,202",
         Run::Full,
         "ipi-preempt",
         "p99_max_preempt_off_ns_before",
@@ -142,8 +142,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "3,037,726 ns after (-84.6%)",
-        "3,037,726",
+        "2,283,499 ns after (-91.9%)",
+        "2,283,499",
         Run::Full,
         "ipi-preempt",
         "p99_max_preempt_off_ns_after",
@@ -151,8 +151,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "3,037,726 ns after (-84.6%)",
-        "84.6",
+        "2,283,499 ns after (-91.9%)",
+        "91.9",
         Run::Full,
         "ipi-preempt",
         "reduction_pct",
@@ -160,8 +160,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
-        "56.7",
+        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
+        "56.8",
         Run::Full,
         "hotplug-smt",
         "smt1_baseline_s",
@@ -169,8 +169,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
-        "2.51",
+        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
+        "2.52",
         Run::Full,
         "hotplug-smt",
         "smt1_expedited_s",
@@ -178,7 +178,7 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
+        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
         "28.1",
         Run::Full,
         "hotplug-smt",
@@ -187,7 +187,7 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
+        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
         "0.64",
         Run::Full,
         "hotplug-smt",
