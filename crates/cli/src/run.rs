@@ -471,5 +471,23 @@ pub fn machine(args: MachineArgs) -> i32 {
             m.atomics.load_reserve_source
         );
     }
+    let c = &m.coherence;
+    println!(
+        "  {:<28} {:>11}  {}",
+        "coherence.home",
+        c.home.name(),
+        c.home_source
+    );
+    println!(
+        "  {:<28} {:>11}  {}",
+        "coherence.occupancy_per_transfer",
+        c.occupancy_per_transfer,
+        c.occupancy_per_transfer_source
+    );
+    println!(
+        "  {:<28} {:>11}  {}",
+        "coherence.forward_fraction", c.forward_fraction, c.forward_fraction_source
+    );
+    println!("standing: {}", m.standing());
     0
 }

@@ -70,8 +70,8 @@ const FIGURES: &[Figure] = &[
     // README, seed reproductions table.
     fig(
         README,
-        "| 122.2x (2 s); sentinel max 1.6 ms |",
-        "122.2",
+        "| 220.6x (2 s); sentinel max 1.6 ms |",
+        "220.6",
         Run::Full,
         "membarrier-percpu",
         "throughput_ratio",
@@ -79,7 +79,7 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 122.2x (2 s); sentinel max 1.6 ms |",
+        "| 220.6x (2 s); sentinel max 1.6 ms |",
         "1.6",
         Run::Full,
         "membarrier-percpu",
@@ -133,8 +133,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 19,235,305 ns before,",
-        "19,235,305",
+        "| 28,227,202 ns before,",
+        "28,227,202",
         Run::Full,
         "ipi-preempt",
         "p99_max_preempt_off_ns_before",
@@ -142,8 +142,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "2,784,178 ns after (-85.5%)",
-        "2,784,178",
+        "2,283,499 ns after (-91.9%)",
+        "2,283,499",
         Run::Full,
         "ipi-preempt",
         "p99_max_preempt_off_ns_after",
@@ -151,8 +151,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "2,784,178 ns after (-85.5%)",
-        "85.5",
+        "2,283,499 ns after (-91.9%)",
+        "91.9",
         Run::Full,
         "ipi-preempt",
         "reduction_pct",
@@ -160,8 +160,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
-        "56.7",
+        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
+        "56.8",
         Run::Full,
         "hotplug-smt",
         "smt1_baseline_s",
@@ -169,8 +169,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
-        "2.51",
+        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
+        "2.52",
         Run::Full,
         "hotplug-smt",
         "smt1_expedited_s",
@@ -178,7 +178,7 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
+        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
         "28.1",
         Run::Full,
         "hotplug-smt",
@@ -187,7 +187,7 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         README,
-        "| 56.7 s -> 2.51 s, 28.1 s -> 0.64 s;",
+        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
         "0.64",
         Run::Full,
         "hotplug-smt",
@@ -233,8 +233,8 @@ const FIGURES: &[Figure] = &[
     // docs/membarrier-percpu.md, its result table.
     fig(
         MEMBARRIER,
-        "| `throughput_ratio` (after / before) | ~200 | **122.2** |",
-        "122.2",
+        "| `throughput_ratio` (after / before) | ~200 | **220.6** |",
+        "220.6",
         Run::Full,
         "membarrier-percpu",
         "throughput_ratio",
@@ -251,8 +251,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         MEMBARRIER,
-        "(quick) `throughput_ratio` 110.9,",
-        "110.9",
+        "(quick) `throughput_ratio` 214.1,",
+        "214.1",
         Run::Quick,
         "membarrier-percpu",
         "throughput_ratio",
@@ -269,8 +269,8 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         MEMBARRIER,
-        "| 0.002 | information |",
-        "0.002",
+        "| 0.001 | information |",
+        "0.001",
         Run::Quick,
         "membarrier-percpu",
         "sentinel_max_latency_ms_before",
@@ -278,7 +278,7 @@ const FIGURES: &[Figure] = &[
     ),
     fig(
         MEMBARRIER,
-        "| (none) | 1.5 | 0.002 |",
+        "| (none) | 1.5 | 0.001 |",
         "1.5",
         Run::Full,
         "membarrier-percpu",

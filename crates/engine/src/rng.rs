@@ -3,6 +3,25 @@
 //! Chosen because it is small, fast, has a published reference
 //! implementation, and gives the same stream on every platform. Never use a
 //! host-dependent source of randomness in a model.
+//!
+//! # Streams
+//!
+//! A run does not draw from one stream in event order: every consumer of
+//! randomness has a stream of its own ([`Rng::for_stream`]), as ns-3's and
+//! OMNeT++'s per-object streams do. A stream is named by the run's seed
+//! and three words: a source id (what kind of consumer: a task, a kernel
+//! thread, the hooks on a CPU, ...) and two indices within that source (a
+//! task's group and its index in the group; a CPU number). The four words
+//! are folded one at a time through the SplitMix64 finaliser
+//! (`h = mix(h ^ mix(word + golden))`, starting from the seed), and the
+//! 64-bit result seeds xoshiro256\*\* through SplitMix64 as
+//! [`Rng::seed_from_u64`] does. So:
+//!
+//! - a task draws the same sequence whatever other tasks exist or do, and
+//!   the same task in two variants of a scenario draws the same work
+//!   (common random numbers: variants differ by the change, not by luck);
+//! - the order in which unrelated events are handled changes no draw, so
+//!   folding events together is a pure speed change.
 
 use crate::Nanos;
 
@@ -13,10 +32,24 @@ pub struct Rng {
 
 fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
+    mix64(*state)
+}
+
+/// The SplitMix64 output function (Stafford's variant 13): a bijection on
+/// u64 whose every output bit depends on every input bit.
+fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// Folds the words naming a stream into one seed. Each word is mixed
+/// before it is combined, so (a, b) and (b, a), or words differing in one
+/// low bit, give unrelated keys.
+fn stream_key(seed: u64, source: u64, major: u64, minor: u64) -> u64 {
+    [source, major, minor].iter().fold(mix64(seed), |h, &w| {
+        mix64(h ^ mix64(w.wrapping_add(0x9E37_79B9_7F4A_7C15)))
+    })
 }
 
 impl Rng {
@@ -32,10 +65,11 @@ impl Rng {
         }
     }
 
-    /// An independent stream derived from this seed and a stream number, so
-    /// adding a consumer of randomness does not perturb the others.
-    pub fn stream(seed: u64, stream: u64) -> Self {
-        Self::seed_from_u64(seed ^ splitmix64(&mut stream.wrapping_mul(0xA076_1D64_78BD_642F)))
+    /// The stream of consumer (`source`, `major`, `minor`) in the run with
+    /// this seed (see the module doc): independent of every other
+    /// consumer's, so adding one perturbs none of the others.
+    pub fn for_stream(seed: u64, source: u64, major: u64, minor: u64) -> Self {
+        Self::seed_from_u64(stream_key(seed, source, major, minor))
     }
 
     #[inline]
@@ -98,6 +132,23 @@ mod tests {
         let mut again = Rng::seed_from_u64(42);
         assert_eq!(first, (0..3).map(|_| again.next_u64()).collect::<Vec<_>>());
         assert_ne!(first[0], first[1]);
+    }
+
+    #[test]
+    fn streams_differ_by_each_word_and_repeat() {
+        let first = |s, a, b, c| Rng::for_stream(s, a, b, c).next_u64();
+        let base = first(1, 1, 0, 0);
+        assert_eq!(base, first(1, 1, 0, 0));
+        let others = [
+            first(2, 1, 0, 0),
+            first(1, 2, 0, 0),
+            first(1, 1, 1, 0),
+            first(1, 1, 0, 1),
+            first(1, 1, 1, 1),
+        ];
+        assert!(others.iter().all(|&o| o != base));
+        // Swapping the indices names another stream.
+        assert_ne!(first(1, 1, 2, 3), first(1, 1, 3, 2));
     }
 
     #[test]

@@ -79,7 +79,7 @@
 
 use smpsim_engine::Nanos;
 
-use crate::costs::CostNs;
+use crate::costs::{CostNs, Transfer};
 
 pub type LineId = u32;
 
@@ -125,13 +125,24 @@ pub struct Line {
     data_at: Nanos,
     /// CPUs polling the line, in the order they started.
     pollers: Vec<Poller>,
+    /// The CPU standing for the line's home (its memory's node).
+    home: u32,
+    /// Far atomics: the last RMW was done at the home, which holds the
+    /// line's value; no CPU holds it unique (`owner` is `home`).
+    at_home: bool,
     /// Scratch for ordering re-fetches, as (whole transfer from the
-    /// writer, index in `pollers`, data leg); kept: no allocation once warm.
-    order: Vec<(u64, u32, u64)>,
+    /// writer, index in `pollers`, the transfer); kept: no allocation once warm.
+    order: Vec<(u64, u32, Transfer)>,
     /// LL/SC machines: RMWs queued on the line and not yet done, as
     /// (cpu, when its store-conditional was issued, when it is done).
     reservations: Vec<(u32, Nanos, Nanos)>,
     pub rmws: u64,
+    /// Writes that changed the value (RMWs, stores, a cmpxchg that
+    /// succeeded): what a cmpxchg compares against.
+    writes: u64,
+    /// Compare-and-exchanges that failed: another CPU wrote the line
+    /// after this one read it.
+    pub cmpxchg_fails: u64,
     /// LL/SC machines: store-conditionals that failed because another
     /// CPU's store reached the line after the load-reserve.
     pub sc_fails: u64,
@@ -163,9 +174,13 @@ impl Line {
             free_at: 0,
             data_at: 0,
             pollers: Vec::new(),
+            home,
+            at_home: false,
             order: Vec::new(),
             reservations: Vec::new(),
             rmws: 0,
+            writes: 0,
+            cmpxchg_fails: 0,
             sc_fails: 0,
             transfers: 0,
             refetches: 0,
@@ -229,7 +244,100 @@ impl Line {
         if cost.ll_sc {
             return self.ll_sc(cost, cpu, now);
         }
+        if cost.far_atomics && !self.held_unique_by(cpu) {
+            return self.far(cost, cpu, now, false);
+        }
         self.write(cost, cpu, now, cost.atomic)
+    }
+
+    /// An atomic RMW whose result is not used (`atomic_inc()`,
+    /// `atomic_add()`): as [`Line::rmw`], except that a far atomic is
+    /// posted (`STADD`): the CPU goes on once the home has taken it.
+    pub fn rmw_void(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
+        if cost.far_atomics && !self.held_unique_by(cpu) {
+            self.rmws += 1;
+            return self.far(cost, cpu, now, true);
+        }
+        self.rmw(cost, cpu, now)
+    }
+
+    /// A compare-and-exchange by `cpu` at `now` that expects the line to
+    /// have seen `expected` writes (what the read it follows found,
+    /// [`Line::writes`]): it succeeds only if no other CPU's write was
+    /// ordered at the line in between. Returns when it is done and whether
+    /// it succeeded.
+    ///
+    /// How a failure goes depends on the atomics:
+    /// - locked (`lock cmpxchg`): the failed attempt is a read-for-ownership
+    ///   that leaves the line Modified in this CPU's cache, with the value
+    ///   it found; the loop's next attempt follows within a few cycles and
+    ///   hits there before the next request's snoop can arrive (that needs
+    ///   a hop from the home after the data did), so it succeeds. A loop
+    ///   costs its read and at most two attempts.
+    /// - LL/SC: a load-reserve that finds another value leaves the loop
+    ///   without its store-conditional (a read); the next attempt is
+    ///   another fetch.
+    /// - far atomics: the failed `CAS` was done at the home; the next one
+    ///   goes there again.
+    pub fn cmpxchg(&mut self, cost: &CostNs, cpu: u32, now: Nanos, expected: u64) -> (Nanos, bool) {
+        if self.writes == expected {
+            return (self.rmw(cost, cpu, now), true);
+        }
+        self.cmpxchg_fails += 1;
+        if cost.ll_sc {
+            return (self.read(cost, cpu, now), false);
+        }
+        if cost.far_atomics && !self.held_unique_by(cpu) {
+            let done = self.rmw(cost, cpu, now);
+            // Nothing was written.
+            self.writes -= 1;
+            return (done, false);
+        }
+        let failed = self.rmw(cost, cpu, now);
+        // The retry, on the line it now holds alone.
+        (self.rmw(cost, cpu, failed), true)
+    }
+
+    /// Writes that changed the line's value so far.
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
+    /// `cpu` holds the line's only copy in its cache.
+    #[inline(always)]
+    fn held_unique_by(&self, cpu: u32) -> bool {
+        self.owner == cpu && self.sharer_list.len() == 1 && !self.at_home
+    }
+
+    /// A far atomic by `cpu` issued at `now`: the home takes it when free,
+    /// first invalidating every copy (the farthest bounds it), executes it
+    /// in `far_busy` and keeps the line; the requester has the result a
+    /// data leg later, or, `posted`, goes on as soon as the home took it.
+    #[cold]
+    fn far(&mut self, cost: &CostNs, cpu: u32, now: Nanos, posted: bool) -> Nanos {
+        let home = self.home;
+        let x = cost.transfer(home, cpu);
+        let mut start = now.max(self.free_at);
+        for &s in &self.sharer_list {
+            if s != home {
+                start = start.max(now + cost.transfer(s, home).whole);
+            }
+        }
+        let executed = start + cost.far_busy;
+        self.transfers += 1;
+        self.writes += 1;
+        self.keep_only(home);
+        self.owner = home;
+        self.at_home = true;
+        self.free_at = executed;
+        self.data_at = executed;
+        self.refetch(cost, home, executed);
+        if posted {
+            // Issued like a store: at least an L1 access.
+            start.max(now + cost.line_transfer(cpu, cpu))
+        } else {
+            (now + x.whole).max(executed + x.data_leg)
+        }
     }
 
     /// A plain store (`smp_store_release()`, a non-atomic `head++`) by
@@ -245,10 +353,11 @@ impl Line {
                 for &(victim, sc_issued, _) in &self.reservations {
                     if victim != cpu && sc_issued > now {
                         // The victim's fetch again, after the store.
+                        let x = cost.transfer(cpu, victim);
                         self.free_at += if cost.blocking_home {
-                            cost.forwarded(cpu, victim)
+                            x.data_leg
                         } else {
-                            cost.occupancy
+                            x.busy
                         };
                         self.data_at += cost.forwarded(cpu, victim);
                     }
@@ -291,6 +400,7 @@ impl Line {
     /// With `"held"` the reserving CPU keeps the line until its upgrade:
     /// no reservation is lost.
     fn ll_sc(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
+        self.writes += 1;
         if self.owner == cpu && self.sharer_list.len() == 1 {
             // Held exclusive: the reservation holds, nothing to wait for.
             let done = now.max(self.data_at) + cost.line_transfer(cpu, cpu) + cost.atomic;
@@ -300,6 +410,7 @@ impl Line {
         }
         let broken = self.broken_reservations(cost, cpu, now);
         let fetches = broken + u64::from(!self.has(cpu));
+        let busy = cost.busy(self.owner, cpu);
         let start = now.max(self.free_at);
         // Each fetch (the first, then one per reservation lost to an RMW
         // queued ahead) is a leg from the owner; the retries queue behind
@@ -332,7 +443,7 @@ impl Line {
         self.free_at = if cost.blocking_home {
             done
         } else {
-            start + (fetches + 1) * cost.occupancy
+            start + (fetches + 1) * busy
         };
         self.data_at = done;
         self.owner = cpu;
@@ -356,19 +467,22 @@ impl Line {
     }
 
     /// When the home takes its next request after taking one at `start`
-    /// whose requester has its data at `served`.
+    /// whose requester has its data at `served`; `busy` is how long a
+    /// pipelined home is busy with it ([`Transfer::busy`]).
     #[inline(always)]
-    fn busy_until(&self, cost: &CostNs, start: Nanos, served: Nanos) -> Nanos {
+    fn busy_until(&self, cost: &CostNs, start: Nanos, served: Nanos, busy: u64) -> Nanos {
         if cost.blocking_home {
             served
         } else {
-            start + cost.occupancy
+            start + busy
         }
     }
 
     #[inline(always)]
     fn write(&mut self, cost: &CostNs, cpu: u32, now: Nanos, extra: u64) -> Nanos {
-        let alone = self.owner == cpu && self.sharer_list.len() == 1;
+        let alone = self.owner == cpu && self.sharer_list.len() == 1 && !self.at_home;
+        self.at_home = false;
+        self.writes += 1;
         let done = if alone {
             // A hit on a line held exclusively: nothing to wait for at the line.
             now.max(self.data_at) + cost.line_transfer(cpu, cpu) + extra
@@ -378,6 +492,7 @@ impl Line {
             // parallel, so the farthest one bounds the wait: each would
             // take `now + whole` or, queued, `start + data leg`.
             let fetched = self.leg(cost, self.owner, cpu, now, start);
+            let busy = cost.busy(self.owner, cpu);
             // The owner heads the sharer list and was counted by `leg`.
             debug_assert_eq!(self.sharer_list[0], self.owner);
             let (mut whole, mut data_leg) = (0, 0);
@@ -393,7 +508,7 @@ impl Line {
             let arrive = fetched.max(now + whole).max(start + data_leg);
             self.transfers += 1;
             self.keep_only(cpu);
-            self.free_at = self.busy_until(cost, start, arrive);
+            self.free_at = self.busy_until(cost, start, arrive, busy);
             arrive + extra
         };
         self.data_at = done;
@@ -424,7 +539,7 @@ impl Line {
                 } else {
                     let x = cost.transfer(writer, self.pollers[0].cpu);
                     let start = self.free_at.max(at);
-                    self.free_at = self.serve_refetch(cost, 0, x.data_leg, start);
+                    self.free_at = self.serve_refetch(cost, 0, x, start);
                     self.transfers += 1;
                     self.refetches += 1;
                 }
@@ -443,7 +558,7 @@ impl Line {
                 p.seen = at;
             } else {
                 let x = cost.transfer(writer, p.cpu);
-                order.push((x.whole, i as u32, x.data_leg));
+                order.push((x.whole, i as u32, x));
             }
         }
         // Indices are distinct: the data leg never decides the order.
@@ -453,8 +568,8 @@ impl Line {
             more => more.sort_unstable(),
         }
         let mut start = self.free_at.max(at);
-        for &(_, i, data_leg) in &order {
-            start = self.serve_refetch(cost, i as usize, data_leg, start);
+        for &(_, i, x) in &order {
+            start = self.serve_refetch(cost, i as usize, x, start);
         }
         self.transfers += order.len() as u64;
         self.refetches += order.len() as u64;
@@ -465,12 +580,12 @@ impl Line {
     /// Poller `i`'s re-fetch, taken by the home at `start`, its data leg
     /// `data_leg` from the writer; returns when the home takes the next.
     #[inline]
-    fn serve_refetch(&mut self, cost: &CostNs, i: usize, data_leg: u64, start: Nanos) -> Nanos {
-        let seen = start + data_leg;
+    fn serve_refetch(&mut self, cost: &CostNs, i: usize, x: Transfer, start: Nanos) -> Nanos {
+        let seen = start + x.data_leg;
         self.pollers[i].seen = seen;
         let cpu = self.pollers[i].cpu;
         self.push_sharer(cpu);
-        self.busy_until(cost, start, seen)
+        self.busy_until(cost, start, seen, x.busy)
     }
 
     /// A read by `cpu` at `now`; returns when the value is there.
@@ -480,10 +595,11 @@ impl Line {
         }
         let start = now.max(self.free_at);
         let seen = self.leg(cost, self.owner, cpu, now, start);
+        let busy = cost.busy(self.owner, cpu);
         // A miss: `cpu` holds no copy, no need to look again.
         self.push_sharer(cpu);
         self.transfers += 1;
-        self.free_at = self.busy_until(cost, start, seen);
+        self.free_at = self.busy_until(cost, start, seen, busy);
         seen
     }
 
@@ -568,6 +684,7 @@ mod tests {
         m.costs.atomic = None;
         m.coherence.home = smpsim_machine::Home::Pipelined;
         m.coherence.occupancy.ns = occ;
+        m.coherence.occupancy_per_transfer = 0.0;
         m.coherence.forward_fraction = 0.5;
         CostNs::new(&m)
     }

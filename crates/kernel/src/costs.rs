@@ -12,14 +12,18 @@
 
 use smpsim_machine::{AtomicKind, LoadReserve, Machine, Topology};
 
-/// The two costs of one coherence transaction between a pair of CPUs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The costs of one coherence transaction between a pair of CPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Transfer {
     /// The whole transaction: request and data (`line_transfer`).
     pub whole: u64,
     /// Its data leg: what a request already queued at the owner still
     /// pays (`coherence.forward_fraction` of it, rounded up).
     pub data_leg: u64,
+    /// How long the line's home is busy taking this request before it
+    /// takes the next, at a pipelined home (`coherence.occupancy` plus
+    /// `coherence.occupancy_per_transfer` of the whole transfer).
+    pub busy: u64,
 }
 
 /// `class_by_lz` entry for a pair on different sockets whose cost is
@@ -30,6 +34,7 @@ const BY_NODE_PAIR: u8 = u8::MAX;
 const BY_NODE_PAIR_TRANSFER: Transfer = Transfer {
     whole: u64::MAX,
     data_leg: u64::MAX,
+    busy: u64::MAX,
 };
 /// Transfer classes by distance: local, SMT, LLC, node, socket, remote;
 /// the node pairs of a distance table follow.
@@ -56,8 +61,11 @@ pub struct CostNs {
     /// LL/SC with the reserved line held until the store-conditional
     /// (`load_reserve = "held"`): no reservation is lost to other CPUs.
     pub ll_sc_held: bool,
-    /// How long a line's home is busy accepting one request.
-    pub occupancy: u64,
+    /// Atomics executed at the line's home (`atomics.kind = "far"`).
+    pub far_atomics: bool,
+    /// How long the home is busy executing one far atomic: the
+    /// occupancy of a request that moves no line.
+    pub far_busy: u64,
     /// The home takes the next request only when the previous requester
     /// has its data (`coherence.home = "blocking"`).
     pub blocking_home: bool,
@@ -135,14 +143,10 @@ impl CostNs {
         ];
         // Of a transfer, the part a request already queued at the owner
         // still pays, in 1/1024ths (`coherence.forward_fraction`).
-        let forward_1024 = (m.coherence.forward_fraction.clamp(0.0, 1.0) * 1024.0).round() as u64;
         let by_class: Vec<Transfer> = line
             .into_iter()
             .chain(node_line)
-            .map(|whole| Transfer {
-                whole,
-                data_leg: (whole * forward_1024).div_ceil(1024),
-            })
+            .map(|whole| Transfer::of(&m.coherence, whole))
             .collect();
         let class_by_lz = class_by_lz(&m.topology, by_class.len() > NR_DISTANCE_CLASSES);
         let mut by_lz = [BY_NODE_PAIR_TRANSFER; 33];
@@ -163,9 +167,10 @@ impl CostNs {
             idle_polling: m.idle.polling,
             ll_sc,
             ll_sc_held: m.atomics.load_reserve == LoadReserve::Held,
+            far_atomics: m.atomics.kind == AtomicKind::Far,
+            far_busy: Transfer::of(&m.coherence, 0).busy,
             atomic: c.atomic.as_ref().map_or(0, |x| x.nanos()),
-            occupancy: m.coherence.occupancy.nanos(),
-            blocking_home: m.coherence.home == smpsim_machine::Home::Blocking,
+            blocking_home: m.coherence.home != smpsim_machine::Home::Pipelined,
             place_keys: (0..m.nr_cpus() as u32)
                 .map(|c| place_key(&m.topology, c))
                 .collect(),
@@ -266,6 +271,34 @@ impl CostNs {
     #[inline]
     pub fn forwarded(&self, from: u32, to: u32) -> u64 {
         self.transfer(from, to).data_leg
+    }
+
+    /// How long a pipelined home is busy taking a request by `to` for a
+    /// line last written by `from`.
+    #[inline]
+    pub fn busy(&self, from: u32, to: u32) -> u64 {
+        self.transfer(from, to).busy
+    }
+}
+
+impl Transfer {
+    /// A transaction of `whole` ns under the machine's coherence rules:
+    /// its data leg (`forward_fraction` of it, in 1/1024ths, rounded up)
+    /// and the home's occupancy for it.
+    pub fn of(c: &smpsim_machine::Coherence, whole: u64) -> Transfer {
+        // A retried request pays the whole transfer again.
+        let forward = if c.home == smpsim_machine::Home::Retry {
+            1.0
+        } else {
+            c.forward_fraction
+        };
+        let forward_1024 = (forward.clamp(0.0, 1.0) * 1024.0).round() as u64;
+        let busy = c.occupancy.ns + c.occupancy_per_transfer * whole as f64;
+        Transfer {
+            whole,
+            data_leg: (whole * forward_1024).div_ceil(1024),
+            busy: busy.round().max(0.0) as u64,
+        }
     }
 }
 
@@ -379,9 +412,11 @@ mod tests {
             half(by_node.map_or(lt.cross_socket.ns, |c| c.ns))
         };
         let forward_1024 = (m.coherence.forward_fraction.clamp(0.0, 1.0) * 1024.0).round() as u64;
+        let busy = m.coherence.occupancy.ns + m.coherence.occupancy_per_transfer * whole as f64;
         Transfer {
             whole,
             data_leg: (whole * forward_1024).div_ceil(1024),
+            busy: busy.round() as u64,
         }
     }
 

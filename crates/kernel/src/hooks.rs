@@ -191,7 +191,7 @@ impl<'s> crate::Kernel<'s> {
     fn hook_op(&mut self, c: u32, op: &Op, mut t: Nanos) -> Nanos {
         match op {
             Op::Work(d) => {
-                let mut ns = d.sample(&mut self.rng);
+                let mut ns = d.sample(&mut self.cpu_streams.hook[c as usize]);
                 if self.cost.scales_work {
                     ns = self.scale_work(c, ns, t);
                 }
@@ -205,7 +205,7 @@ impl<'s> crate::Kernel<'s> {
                 let l = self.hook_instance(c, r);
                 let line = self.objects.atomic_line(l);
                 t = if matches!(op, Op::AtomicRmw(_)) {
-                    line.rmw(&self.cost, c, t)
+                    line.rmw_void(&self.cost, c, t)
                 } else {
                     line.read(&self.cost, c, t)
                 };
@@ -260,7 +260,7 @@ impl<'s> crate::Kernel<'s> {
             Expr::Const(v) => *v,
             Expr::ThisCpu => c as i64,
             Expr::NrCpus => self.nr_cpus as i64,
-            Expr::RandomCpu => self.rng.below(self.nr_cpus as u64) as i64,
+            Expr::RandomCpu => self.cpu_streams.hook[c as usize].below(self.nr_cpus as u64) as i64,
             Expr::Bin(op, a, b) => {
                 let (a, b) = (self.hook_eval(c, a), self.hook_eval(c, b));
                 match op {

@@ -92,7 +92,7 @@ impl crate::Kernel<'_> {
                         // Longer than any run: let this much pass first.
                         break;
                     }
-                    let mut ns = d.sample(&mut self.rng);
+                    let mut ns = d.sample(&mut task.rng);
                     let task = if self.cost.scales_work {
                         let vt = planned_at(now, task);
                         ns = self.scale_work(c, ns, vt);
@@ -166,7 +166,7 @@ impl crate::Kernel<'_> {
                 }
                 Op::Choose { cumulative } => {
                     let total = cumulative.last().map(|x| x.0).unwrap_or(1);
-                    let draw = self.rng.below(total);
+                    let draw = task.rng.below(total);
                     let to = cumulative.iter().find(|(w, _)| draw < *w).map(|x| x.1);
                     task.pc = to.expect("draw below total");
                     continue;
@@ -320,6 +320,7 @@ impl crate::Kernel<'_> {
             | Op::CpusWriteLock
             | Op::CpusWriteUnlock
             | Op::AtomicRmw(_)
+            | Op::AtomicCmpxchgLoop(_)
             | Op::AtomicRead(_) => self.locking_op(c, t, op, resume),
             Op::SmpCallFunctionSingle { cpu, func, wait } => {
                 self.smp_call_function_single(c, t, cpu, func, *wait, smp_step(resume))
@@ -369,7 +370,7 @@ impl crate::Kernel<'_> {
                 Flow::Next
             }
             Op::CallRcu { func, lazy } => {
-                let cost = func.sample(&mut self.rng);
+                let cost = func.sample(&mut self.tasks[t as usize].rng);
                 self.call_rcu_op(c, cost, *lazy);
                 self.advance(t);
                 Flow::Next
@@ -435,8 +436,8 @@ impl crate::Kernel<'_> {
 
     /// `clock_nanosleep()` on an hrtimer.
     fn hrtimer_sleep(&mut self, c: u32, t: TaskId, dist: &Dist, overshoot: Option<HistId>) -> Flow {
-        let ns = dist.sample(&mut self.rng);
         let task = &mut self.tasks[t as usize];
+        let ns = dist.sample(&mut task.rng);
         task.pc += 1;
         task.resume = Resume::Op;
         task.wait.wake_deadline = self.now + ns;
@@ -533,7 +534,7 @@ impl crate::Kernel<'_> {
                 let g = self.tasks[t as usize].group as usize;
                 self.spec.task_groups[g].placement.len() as i64
             }
-            Expr::RandomCpu => self.rng.below(self.nr_cpus as u64) as i64,
+            Expr::RandomCpu => self.tasks[t as usize].rng.below(self.nr_cpus as u64) as i64,
             Expr::CpuCurrMm(cpu) => {
                 let cpu = self.eval(t, cpu);
                 if cpu < 0 || cpu >= self.nr_cpus as i64 {
@@ -554,7 +555,7 @@ impl crate::Kernel<'_> {
                 if hi <= lo {
                     lo
                 } else {
-                    lo + self.rng.below((hi - lo) as u64) as i64
+                    lo + self.tasks[t as usize].rng.below((hi - lo) as u64) as i64
                 }
             }
             Expr::Bin(op, a, b) => {

@@ -333,6 +333,11 @@ pub enum Op {
     /// An atomic read-modify-write (`atomic_inc()` and friends) on an
     /// `atomic` object: a cache-line RMW.
     AtomicRmw(ObjRef),
+    /// A compare-and-exchange loop on an `atomic` object: read the value,
+    /// then `atomic_try_cmpxchg()` until no other CPU wrote the line in
+    /// between (`atomic_fetch_or()` on x86, a lockref's fast path). Every
+    /// attempt is a read-for-ownership, failed or not.
+    AtomicCmpxchgLoop(ObjRef),
     /// `atomic_read()`: a cache-line read.
     AtomicRead(ObjRef),
     /// `down_read_trylock()` / `down_write_trylock()` on an rwsem: take it

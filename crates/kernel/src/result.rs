@@ -9,6 +9,8 @@ use crate::task::TaskTimes;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunResult {
     pub nr_cpus: u32,
+    /// What the machine's figures rest on.
+    pub standing: MachineStanding,
     /// Independent replicas merged into this result.
     pub replicas: u32,
     pub duration_ns: Nanos,
@@ -44,6 +46,45 @@ pub struct RunResult {
     /// keep them to 3 significant digits only).
     #[serde(skip)]
     pub exact_histograms: Vec<ExactSamples>,
+}
+
+/// What a run's machine rests on ([`smpsim_machine::Machine::standing`]):
+/// its costs measured or assumed, and how far its contended lines can be
+/// trusted (the global contention rules' error on machines left out of
+/// their fit, or on its own curves).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MachineStanding {
+    pub name: String,
+    /// Costs measured idle or documented.
+    pub measured: u32,
+    /// Costs assumed, by name.
+    pub assumed: Vec<String>,
+    /// Its own contended curves were predicted without them (else
+    /// extrapolated from the global rules).
+    pub contended_checked: bool,
+    /// The expected factor of error on contended lines: the median over
+    /// its own curves left out of the fit, or over every machine's.
+    pub contended_error: f64,
+    /// All of it, as a sentence.
+    pub text: String,
+}
+
+impl MachineStanding {
+    pub fn of(m: &smpsim_machine::Machine) -> Self {
+        let s = m.standing();
+        let (checked, error) = match &s.contended {
+            smpsim_machine::Contended::Checked { median, .. } => (true, *median),
+            smpsim_machine::Contended::Extrapolated { median, .. } => (false, *median),
+        };
+        MachineStanding {
+            name: m.name.clone(),
+            measured: s.measured.len() as u32,
+            assumed: s.assumed.iter().map(|a| a.to_string()).collect(),
+            contended_checked: checked,
+            contended_error: error,
+            text: s.to_string(),
+        }
+    }
 }
 
 /// RCU over the measured part of the run (the `rcu_gp_duration`

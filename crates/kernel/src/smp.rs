@@ -237,7 +237,7 @@ impl crate::Kernel<'_> {
 
     /// The per-target cost of a call's function, sampled for one target.
     fn func_cost(&mut self, t: TaskId, func: &CallFunc) -> u64 {
-        let base = func.cost.sample(&mut self.rng);
+        let base = func.cost.sample(&mut self.tasks[t as usize].rng);
         base.saturating_mul(self.tasks[t as usize].smp.call_units)
             .min(MAX_SPAN)
     }
@@ -267,7 +267,7 @@ impl crate::Kernel<'_> {
         let spec = self.spec;
         for op in &spec.handlers[h as usize].ops {
             match op {
-                Op::Work(d) => t += d.sample(&mut self.rng),
+                Op::Work(d) => t += d.sample(&mut self.cpu_streams.handler[c as usize]),
                 Op::Count(counter) => self.metrics.count(t, *counter),
                 Op::Lock { lock, .. } => {
                     let settled = self

@@ -325,7 +325,7 @@ impl crate::Kernel<'_> {
             }
         };
         let now = self.now;
-        let func = func.sample(&mut self.rng);
+        let func = func.sample(&mut self.tasks[t as usize].rng);
         let s = &mut self.stop;
         s.busy = true;
         s.caller = t;

@@ -1,7 +1,7 @@
 //! A task (`struct task_struct`): its scheduling state, where it is in its
 //! program, and what it is doing on the CPU.
 
-use smpsim_engine::Nanos;
+use smpsim_engine::{Nanos, Rng};
 
 use crate::spec::Policy;
 
@@ -246,6 +246,9 @@ pub enum Resume {
     SynchronizeRcu,
     /// `do_exit()`: `exit_mm()` is done.
     Exit,
+    /// A cmpxchg loop: the value is read, the next step is an attempt
+    /// expecting the line's write count to be `.0`.
+    Cmpxchg(u64),
 }
 
 /// Where `smp_call_function_*()` continues.
@@ -321,6 +324,11 @@ impl TaskTimes {
 }
 
 pub struct Task {
+    /// The task's own random stream: every draw of its program (work
+    /// lengths, `choose`, `uniform()`, `random_cpu()`, the costs of what it
+    /// calls) comes from here, so what it draws does not depend on any
+    /// other task or on event order (`sim/streams.rs`).
+    pub rng: Rng,
     pub group: u32,
     pub index: u32,
     pub cpu: u32,
@@ -474,6 +482,8 @@ impl Task {
     /// Task `index` of task group `group`, runnable on `cpu`, pinned there.
     pub fn new(group: u32, index: u32, cpu: u32, policy: Policy, mm: u32) -> Self {
         Task {
+            // Seeded by `Kernel::new` once the task's identity is known.
+            rng: Rng::seed_from_u64(0),
             group,
             index,
             cpu,

@@ -52,11 +52,13 @@ impl PlainLine {
         }
     }
 
-    fn busy_until(&self, c: &CostNs, start: Nanos, served: Nanos) -> Nanos {
+    /// `from` -> `to` is the request's pair: a pipelined home's occupancy
+    /// depends on its transfer.
+    fn busy_until(&self, c: &CostNs, start: Nanos, served: Nanos, from: u32, to: u32) -> Nanos {
         if c.blocking_home {
             served
         } else {
-            start + c.occupancy
+            start + c.busy(from, to)
         }
     }
 
@@ -87,7 +89,7 @@ impl PlainLine {
                     self.free_at += if c.blocking_home {
                         c.forwarded(cpu, victim)
                     } else {
-                        c.occupancy
+                        c.busy(cpu, victim)
                     };
                     self.data_at += c.forwarded(cpu, victim);
                 }
@@ -147,7 +149,7 @@ impl PlainLine {
         self.free_at = if c.blocking_home {
             done
         } else {
-            start + (fetches + 1) * c.occupancy
+            start + (fetches + 1) * c.busy(self.owner, cpu)
         };
         self.data_at = done;
         self.owner = cpu;
@@ -172,7 +174,7 @@ impl PlainLine {
             }
             self.transfers += 1;
             self.sharers = vec![cpu];
-            self.free_at = self.busy_until(c, start, arrive);
+            self.free_at = self.busy_until(c, start, arrive, self.owner, cpu);
             arrive + extra
         };
         self.data_at = done;
@@ -199,7 +201,7 @@ impl PlainLine {
             let p = self.pollers[i].0;
             let seen = start + c.forwarded(writer, p);
             self.pollers[i].1 = seen;
-            start = self.busy_until(c, start, seen);
+            start = self.busy_until(c, start, seen, writer, p);
             self.add_sharer(p);
         }
         self.transfers += order.len() as u64;
@@ -215,7 +217,7 @@ impl PlainLine {
         let seen = self.leg(c, self.owner, cpu, now, start);
         self.add_sharer(cpu);
         self.transfers += 1;
-        self.free_at = self.busy_until(c, start, seen);
+        self.free_at = self.busy_until(c, start, seen, self.owner, cpu);
         seen
     }
 
@@ -244,6 +246,10 @@ fn machines() -> Vec<(&'static str, Machine)> {
     let preset = |n: &str| smpsim_machine::preset(n).unwrap().unwrap();
     let mut pipelined = preset("opteron-6172-48");
     pipelined.coherence.home = Home::Pipelined;
+    // A home busy for a part of each request's transfer, by its pair.
+    let mut by_pair = pipelined.clone();
+    by_pair.coherence.occupancy.ns = 7.0;
+    by_pair.coherence.occupancy_per_transfer = 0.8;
     let mut shared = preset("power8-192");
     shared.atomics.load_reserve = LoadReserve::Shared;
     let mut held = preset("power8-192");
@@ -252,6 +258,7 @@ fn machines() -> Vec<(&'static str, Machine)> {
     vec![
         ("opteron-6172-48", preset("opteron-6172-48")),
         ("opteron pipelined", pipelined),
+        ("opteron pipelined, occupancy by pair", by_pair),
         ("amd-turin-384", preset("amd-turin-384")),
         ("power8 held", held),
         ("power8 shared", shared),

@@ -12,9 +12,11 @@
 //! core adjacently (`"sibling-adjacent"`).
 
 mod preset;
+mod standing;
 mod topology;
 
 pub use preset::{preset, preset_names, preset_source, PresetError};
+pub use standing::{contention_table, Checked, Contended, ContentionTable, Standing};
 pub use topology::{
     parse_cpu_list, CoreType, CpuId, CpuPlace, Distance, SmtCorun, Topology, SCHED_CAPACITY_SCALE,
 };
@@ -133,6 +135,12 @@ pub enum AtomicKind {
     /// fails if another CPU's store reached the line in between, and the
     /// sequence is retried.
     LlSc,
+    /// Armv8.1 LSE atomics on an interconnect that executes them at the
+    /// line's home (Arm CMN's HN-F: "far" atomics): an RMW on a line the
+    /// CPU does not hold unique is sent to the home and done there, the
+    /// line does not move to the core; a no-return atomic (`STADD`, the
+    /// kernel's `atomic_inc()`) is posted like a store.
+    Far,
 }
 
 impl AtomicKind {
@@ -141,6 +149,7 @@ impl AtomicKind {
         match self {
             AtomicKind::Locked => "locked",
             AtomicKind::LlSc => "ll-sc",
+            AtomicKind::Far => "far",
         }
     }
 }
@@ -203,8 +212,11 @@ pub struct Coherence {
     pub home_source: String,
     /// `pipelined` homes: how long the home (directory, home agent) is busy
     /// accepting one request, so that reads of a line after a write are
-    /// served overlapped.
+    /// served overlapped: `occupancy` plus `occupancy_per_transfer` times
+    /// the request's whole transfer.
     pub occupancy: Cost,
+    pub occupancy_per_transfer: f64,
+    pub occupancy_per_transfer_source: String,
 }
 
 /// How a line's home orders the requests queued at it.
@@ -218,6 +230,11 @@ pub enum Home {
     /// A request per `occupancy`; each gets its data a leg later.
     #[default]
     Pipelined,
+    /// A snooping fabric that answers a request colliding with one in
+    /// flight to the same line with a Retry (POWER): requests complete one
+    /// at a time, and a retried request pays a whole transfer again, not
+    /// a data leg.
+    Retry,
 }
 
 impl Home {
@@ -225,21 +242,32 @@ impl Home {
         match self {
             Home::Blocking => "blocking",
             Home::Pipelined => "pipelined",
+            Home::Retry => "retry",
         }
     }
 }
 
 impl Default for Coherence {
+    /// The global contention rules (`contention.toml`): the same for every
+    /// machine that does not document a home of another kind.
     fn default() -> Self {
+        let rules = &standing::contention_table().rules;
+        let global = |what: &str| format!("global: {what}; {}", rules.source);
         Coherence {
-            forward_fraction: 0.5,
-            forward_fraction_source: "assumed: a request and its data take equal legs of the measured one-way transfer; a request queued at the owner pays the data leg only".into(),
+            forward_fraction: rules.forward_fraction,
+            forward_fraction_source: global(
+                "a request queued at the owner pays this part of a transfer",
+            ),
             home: Home::Pipelined,
-            home_source: "assumed: a directory or snoop filter that keeps accepting requests to a line while earlier ones are in flight (current x86 servers); no contended measurement of it was found".into(),
+            home_source: global(
+                "a home that keeps taking requests to a line while earlier ones are in flight",
+            ),
             occupancy: Cost {
-                ns: 2.0,
-                source: "assumed: the home agent / directory pipeline accepts a request to a line every ~4-8 cycles at 2-4 GHz; no contended measurement of it was found".into(),
+                ns: rules.occupancy_ns,
+                source: global("ns a home is busy per request"),
             },
+            occupancy_per_transfer: rules.occupancy_per_transfer,
+            occupancy_per_transfer_source: global("and this part of the request's whole transfer"),
         }
     }
 }

@@ -39,6 +39,15 @@ const PRESETS: &[(&str, &str)] = &[
         "xeon-d2191-36",
         include_str!("../presets/xeon-d2191-36.toml"),
     ),
+    (
+        "core-i7-6700hq-4",
+        include_str!("../presets/core-i7-6700hq-4.toml"),
+    ),
+    (
+        "core-i5-1035g4-4",
+        include_str!("../presets/core-i5-1035g4-4.toml"),
+    ),
+    ("graviton2-16", include_str!("../presets/graviton2-16.toml")),
 ];
 
 /// A preset failed to parse: a bug in smpsim, reported with the location.

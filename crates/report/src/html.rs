@@ -125,6 +125,10 @@ fn machine_section(m: &smpsim_machine::Machine) -> String {
         t.threads_per_core,
         m.nr_cpus()
     );
+    s.push_str(&format!(
+        "<p class=\"standing\"><b>Standing:</b> {}</p>\n",
+        escape(&m.standing().to_string())
+    ));
     // Durations are in ns; the rest (idle polling, the atomics) are words
     // with no unit.
     let cell = |name: String, value: String, unit: &str, source: &str| {
@@ -167,6 +171,25 @@ fn machine_section(m: &smpsim_machine::Machine) -> String {
             &m.atomics.load_reserve_source,
         ));
     }
+    let c = &m.coherence;
+    rows.push(cell(
+        "coherence.home".into(),
+        c.home.name().into(),
+        "",
+        &c.home_source,
+    ));
+    rows.push(cell(
+        "coherence.occupancy_per_transfer".into(),
+        c.occupancy_per_transfer.to_string(),
+        "x transfer",
+        &c.occupancy_per_transfer_source,
+    ));
+    rows.push(cell(
+        "coherence.forward_fraction".into(),
+        c.forward_fraction.to_string(),
+        "x transfer",
+        &c.forward_fraction_source,
+    ));
     s.push_str(&table(&["cost", "value", "unit", "source"], &rows));
     s
 }
@@ -665,9 +688,12 @@ mod tests {
             "{rows:?}"
         );
         for r in &rows {
-            // A duration says ns; a word (true, ll-sc, held) says no unit.
+            // A duration says ns, a fraction of a transfer says so; a word
+            // (true, ll-sc, held) says no unit.
             let number = r[1].parse::<f64>().is_ok();
-            assert_eq!(r[2] == "ns", number, "{r:?}");
+            let fraction = r[0].starts_with("coherence.") && r[0] != "coherence.occupancy";
+            let unit = if fraction { "x transfer" } else { "ns" };
+            assert_eq!(r[2] == unit, number, "{r:?}");
         }
     }
 

@@ -172,6 +172,7 @@ fn header(out: &mut String, scenario: &str, machine: &str, runs: &[VariantRun]) 
         },
         first.seed
     );
+    let _ = writeln!(out, "machine standing: {}", first.standing.text);
     for r in runs {
         let _ = writeln!(out, "  {:<18} {}", r.variant, r.description);
     }

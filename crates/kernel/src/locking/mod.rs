@@ -523,12 +523,42 @@ impl crate::Kernel<'_> {
                 let now = self.now;
                 let line = self.objects.atomic_line(l);
                 let done = if matches!(op, Op::AtomicRmw(_)) {
-                    line.rmw(&self.cost, c, now)
+                    line.rmw_void(&self.cost, c, now)
                 } else {
                     line.read(&self.cost, c, now)
                 };
                 self.tasks[t as usize].batch.push(Mode::Sys, done - now);
                 self.advance(t);
+                Flow::Next
+            }
+            Op::AtomicCmpxchgLoop(r) => {
+                let l = self.instance(t, r);
+                let now = self.now;
+                let line = self.objects.atomic_line(l);
+                let done = match resume {
+                    // The first attempt expects what a read finds.
+                    Resume::Cmpxchg(expected) => {
+                        let (done, ok) = line.cmpxchg(&self.cost, c, now, expected);
+                        if ok {
+                            self.advance(t);
+                        } else {
+                            // A failed cmpxchg returns the value it found:
+                            // the next attempt expects it.
+                            self.tasks[t as usize].resume = Resume::Cmpxchg(line.writes());
+                        }
+                        done
+                    }
+                    _ => {
+                        let expected = line.writes();
+                        let seen = line.read(&self.cost, c, now);
+                        self.tasks[t as usize].resume = Resume::Cmpxchg(expected);
+                        seen
+                    }
+                };
+                // The next attempt (or op) at `done`.
+                self.tasks[t as usize]
+                    .batch
+                    .push(Mode::Sys, done.max(now + 1) - now);
                 Flow::Next
             }
             _ => unreachable!("not a locking op: {op:?}"),

@@ -16,6 +16,7 @@ impl Kernel<'_> {
         self.book_spinning_waits();
         RunResult {
             nr_cpus: self.nr_cpus,
+            standing: MachineStanding::of(&spec.machine),
             replicas: 1,
             duration_ns: spec.duration,
             warmup_ns: spec.warmup,

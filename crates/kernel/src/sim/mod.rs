@@ -3,13 +3,14 @@
 
 mod collect;
 mod driver;
+pub(crate) mod streams;
 mod timeline;
 
 pub use collect::{summarize, summarize_exact};
 use driver::RunState;
 pub use driver::Simulation;
 
-use smpsim_engine::{Engine, Handled, Model, Nanos, Rng, Stop};
+use smpsim_engine::{Engine, Handled, Model, Nanos, Stop};
 
 use crate::cpu::{Activity, Cpu, NOT_QUEUED};
 use crate::event::*;
@@ -31,9 +32,9 @@ pub struct Kernel<'s> {
     pub(crate) spec: &'s Spec,
     /// The current event's time; never decreases.
     pub(crate) now: Nanos,
-    /// The run's one random stream: drawn from in event order only, so a
-    /// seed gives the same run on any host.
-    pub(crate) rng: Rng,
+    /// The per-CPU random streams of hooks and handlers; each task has its
+    /// own in its `rng` (`streams.rs`).
+    pub(crate) cpu_streams: streams::CpuStreams,
     /// Events scheduled while handling the current one.
     out: Vec<(Nanos, Event)>,
     /// One per CPU of the machine, online or not, by CPU number.
@@ -138,6 +139,7 @@ impl<'s> Kernel<'s> {
             let affinity = balance.add_affinity(&tg.affinity);
             for (i, &cpu) in tg.placement.iter().enumerate() {
                 let mut task = Task::new(g as u32, i as u32, cpu, tg.policy, tg.mm);
+                task.rng = streams::task_stream(spec.seed, &task);
                 task.group_rq = top.map(|t| t * nr_cpus + cpu);
                 task.top_group = top;
                 task.affinity = affinity;
@@ -155,13 +157,28 @@ impl<'s> Kernel<'s> {
             first_kthread_group,
             nr_cpus,
         );
+        for (info, ids) in &spawned {
+            let kind = crate::KTHREADS
+                .iter()
+                .position(|k| std::ptr::eq(k, *info))
+                .expect("a spawned kernel thread's kind is in the table");
+            for &id in ids {
+                let task = &mut tasks[id as usize];
+                task.rng = streams::kthread_stream(spec.seed, kind, task.index);
+            }
+        }
         let kthreads = spawned.iter().map(|(k, _)| *k).collect();
         let pos = vec![NOT_QUEUED; tasks.len() + groups.len()];
         let nr_group_rqs = groups.len();
         let mut kernel = Kernel {
             spec,
             now: 0,
-            rng: Rng::seed_from_u64(spec.seed),
+            cpu_streams: streams::CpuStreams::new(
+                spec.seed,
+                nr_cpus,
+                spec.hooks.iter().any(Option::is_some),
+                !spec.handlers.is_empty(),
+            ),
             out: Vec::with_capacity(64),
             cpus,
             tasks,

@@ -15,19 +15,18 @@
 //! `t % (threads / N)`; each loops lock, burn(100), `++value`, unlock,
 //! burn(1000). The loops are sized from each row's N = 1 figure (a
 //! single-thread figure: every thread has its own lock), the scenarios
-//! say how. Each machine's `[coherence]` was fitted to its
-//! `atomic_fetch_xor` curve; the `ttas` and `distributed_mutex` curves are
-//! predictions. DistributedMutex is `distributed_mutex` (folly's
+//! say how. The `atomic_fetch_xor` curve is one of the global rules' fit
+//! inputs (`fit`); the `ttas` and `distributed_mutex` curves are
+//! predictions under those rules, never inputs. DistributedMutex is `distributed_mutex` (folly's
 //! `DistributedMutex-inl.h` at the same commit, plain `lock()`).
 //! MicroSpinLock is `ttas` with folly's `Sleeper` (the `sleeper` option:
 //! 4000 rounds of the read loop, then a read per 550 us sleep; the pause
 //! from Intel's optimization manual, 4 ns on the E5, 88 ns on the D-2191).
 //!
-//! What holds, and is asserted: on each machine the fitted curve is within
-//! the bounds (median |ln(model/published)| <= ln 1.5, every point
-//! within 2x); over all six curves, and over each machine's three, the
-//! median is within ln 1.5; every point is within 2x except the named
-//! [`KNOWN_MISSES`] (none at present), which must be outside it.
+//! What holds, and is asserted: over both lock curves of both machines,
+//! and over each machine's, the median is within ln 1.5; every lock point
+//! is within 2x except the named [`KNOWN_MISSES`], which must be outside
+//! it.
 //!
 //! `cargo test --release -p smpsim-kernel --test contention -- --nocapture`
 //! prints the table.
@@ -140,13 +139,14 @@ const D2191: Machine = Machine {
     ],
 };
 
-/// Points outside 2x, each to be a finding of docs/contention.md: none
-/// since DistributedMutex is its own kind. (With the `mcs` kind as its
-/// proxy, the E5's N = 4 point came out x0.47: MCS has neither the
-/// waiters' exchanges into their own nodes, which make a wake four
-/// requests on the waiter's line, nor the chain ends' two RMWs on the
-/// central word.)
-const KNOWN_MISSES: [(&str, Bench, u32); 0] = [];
+/// Points outside 2x, each a finding of docs/contention.md.
+///
+/// - E5, MicroSpinLock, N = 4: three waiters poll one line and race at
+///   every release; under the global rules the model hands the lock over
+///   faster than measured (x0.39). With the E5's own fitted occupancy of
+///   115 ns (before the rules were global) it was x1.36: the point is
+///   where a per-machine constant stood in for a global rule.
+const KNOWN_MISSES: [(&str, Bench, u32); 1] = [("xeon-e5-2680v4-56", Bench::MicroSpin, 4)];
 
 /// The benchmark with `n` threads per lock or line: model ns per
 /// iteration of a thread (all threads' iterations over the measured time).
@@ -184,7 +184,13 @@ fn model_ns(m: &Machine, bench: Bench, inside: u64, outside: u64, n: u32) -> f64
     };
     let iterations = counter(&mut s, "iterations");
     let mut ops = match bench {
-        Bench::FetchXor => vec![Op::AtomicRmw(per_cpu(&mut s, "line", ObjectKind::Atomic))],
+        // No locked x86 instruction returns the old value of an xor: a
+        // cmpxchg loop.
+        Bench::FetchXor => vec![Op::AtomicCmpxchgLoop(per_cpu(
+            &mut s,
+            "line",
+            ObjectKind::Atomic,
+        ))],
         Bench::MicroSpin | Bench::DistributedMutex => {
             // folly::detail::Sleeper at commit 886a70d91: kMaxActiveSpin =
             // 4000, then nanosleep() of 500 us, plus the 50 us default timer
@@ -302,29 +308,27 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "150 ms runs of 56 threads: cargo test --release"
+)]
 fn folly_small_locks_against_the_model_on_both_machines() {
     let (ln15, ln2) = (1.5f64.ln(), 2f64.ln());
     let mut everywhere = Vec::new();
     for m in [&E5, &D2191] {
         let all = points(m);
-        everywhere.extend(compared(&all).map(Point::ln_err));
         // The N = 1 points reproduce the single-thread sizing.
         for p in all.iter().filter(|p| p.n == 1) {
             assert!(p.ln_err() < 0.05, "{} {:?} N=1", p.machine, p.bench);
         }
-        // The fitted curve: the bounds.
-        let fitted: Vec<f64> = compared(&all)
-            .filter(|p| p.bench == Bench::FetchXor)
-            .map(Point::ln_err)
-            .collect();
-        assert!(median(fitted.clone()) <= ln15, "{}: {fitted:?}", m.preset);
-        assert!(fitted.iter().all(|&e| e <= ln2), "{}: {fitted:?}", m.preset);
-        // All three curves: the median bound holds.
-        let every: Vec<f64> = compared(&all).map(Point::ln_err).collect();
+        // The lock curves, predictions (fetch_xor is a fit input: `fit`).
+        let locks = || compared(&all).filter(|p| p.bench != Bench::FetchXor);
+        let every: Vec<f64> = locks().map(Point::ln_err).collect();
+        everywhere.extend(every.iter().copied());
         let med = median(every);
         assert!(med <= ln15, "{}: median x{:.2}", m.preset, med.exp());
         // Every point within 2x except the known misses, which are not.
-        for p in compared(&all) {
+        for p in locks() {
             let known = KNOWN_MISSES.contains(&(p.machine, p.bench, p.n));
             assert_eq!(
                 p.ln_err() > ln2,
@@ -338,7 +342,7 @@ fn folly_small_locks_against_the_model_on_both_machines() {
             );
         }
     }
-    // Both machines, all six curves: the median bound holds.
+    // Both machines, both lock curves: the median bound holds.
     let med = median(everywhere);
     assert!(med <= ln15, "both machines: median x{:.2}", med.exp());
 }

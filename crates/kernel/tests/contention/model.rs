@@ -1,0 +1,86 @@
+//! One published point simulated under a set of global contention rules.
+
+use smpsim_kernel::program::*;
+use smpsim_kernel::spec::*;
+use smpsim_kernel::testkit::*;
+use smpsim_kernel::*;
+
+use crate::curves::{Loop, Machine};
+
+const US: u64 = 1_000;
+
+/// The global contention rules: the same for every machine
+/// (`smpsim_machine::Coherence`'s defaults are the fitted ones).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rules {
+    /// ns a home is busy per request, whatever its transfer.
+    pub occupancy: f64,
+    /// and this part of the request's whole transfer.
+    pub per_transfer: f64,
+    /// Of a transfer, the part a request queued at the owner pays.
+    pub forward: f64,
+}
+
+impl Rules {
+    fn apply(&self, m: &mut smpsim_machine::Machine) {
+        m.coherence.occupancy.ns = self.occupancy;
+        m.coherence.occupancy_per_transfer = self.per_transfer;
+        m.coherence.forward_fraction = self.forward;
+    }
+}
+
+/// The model's ns per iteration of one thread with `n` threads per line.
+pub fn ns_per_op(m: &Machine, bench: Loop, n: u32, rules: Rules) -> f64 {
+    let mut machine = preset_machine(m.preset);
+    rules.apply(&mut machine);
+    let threads = m.all_threads.unwrap_or(n);
+    let groups = i64::from(threads / n);
+    let outside = bench.outside();
+    // Tight loops settle within a few thousand operations; folly's loops
+    // with ~1 us of work each need longer.
+    let (duration, warmup) = if outside == 0 {
+        (200 * US, 20 * US)
+    } else {
+        (1_000 * US, 100 * US)
+    };
+    let mut s = spec(machine, duration);
+    s.warmup = warmup;
+    let mut line = || {
+        s.objects.push(ObjectDecl {
+            name: format!("line{}", s.objects.len()),
+            kind: ObjectKind::Atomic,
+            per_cpu: true,
+        });
+        ObjRef {
+            object: s.objects.len() as u32 - 1,
+            index: Some(Expr::Bin(
+                BinOp::Rem,
+                Box::new(Expr::TaskIndex),
+                Box::new(Expr::Const(groups)),
+            )),
+        }
+    };
+    let mut ops = match bench {
+        Loop::Rmw { .. } => vec![Op::AtomicRmw(line())],
+        Loop::Cmpxchg { .. } => vec![Op::AtomicCmpxchgLoop(line())],
+        Loop::RmwLines { lines, .. } => (0..lines).map(|_| Op::AtomicRmw(line())).collect(),
+    };
+    let done = counter(&mut s, "iterations");
+    ops.push(Op::Count(done));
+    if outside > 0 {
+        let jitter = outside / 10;
+        ops.push(Op::Work(Dist::Uniform {
+            lo: outside - jitter,
+            hi: outside + jitter,
+        }));
+    }
+    forever(
+        &mut s,
+        "thread",
+        (0..threads).map(m.cpu).collect(),
+        Policy::Normal,
+        ops,
+    );
+    let rate = simulate(&s).counter("iterations").expect("iterations").rate;
+    f64::from(threads) * 1e9 / rate
+}
