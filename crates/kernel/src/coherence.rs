@@ -410,15 +410,16 @@ impl Line {
         }
         let broken = self.broken_reservations(cost, cpu, now);
         let fetches = broken + u64::from(!self.has(cpu));
-        let busy = cost.busy(self.owner, cpu);
+        let x = cost.transfer(self.owner, cpu);
+        let busy = x.busy;
         let start = now.max(self.free_at);
         // Each fetch (the first, then one per reservation lost to an RMW
         // queued ahead) is a leg from the owner; the retries queue behind
         // the RMWs that broke them.
         let mut t = now;
         if fetches > 0 {
-            t = self.leg(cost, self.owner, cpu, now, start);
-            t += (fetches - 1) * cost.forwarded(self.owner, cpu);
+            t = self.leg(x, now, start);
+            t += (fetches - 1) * x.data_leg;
         }
         let sc_issued = if fetches == 0 { now } else { t };
         let queued = start > now || self.data_at > now;
@@ -454,13 +455,12 @@ impl Line {
         done
     }
 
-    /// When a request by `to`, issued at `now` and accepted by the home at
-    /// `start`, has its data from `from`: one whole transfer after it was
-    /// issued if nothing was ahead of it, else the data leg after the home
-    /// took it and after `from` had the line.
+    /// When a request issued at `now` and accepted by the home at `start`
+    /// has its data over transfer `x` from the owner: one whole transfer
+    /// after it was issued if nothing was ahead of it, else the data leg
+    /// after the home took it and after the owner had the line.
     #[inline(always)]
-    fn leg(&self, cost: &CostNs, from: u32, to: u32, now: Nanos, start: Nanos) -> Nanos {
-        let x = cost.transfer(from, to);
+    fn leg(&self, x: Transfer, now: Nanos, start: Nanos) -> Nanos {
         (now + x.whole)
             .max(start + x.data_leg)
             .max(self.data_at + x.data_leg)
@@ -480,7 +480,7 @@ impl Line {
 
     #[inline(always)]
     fn write(&mut self, cost: &CostNs, cpu: u32, now: Nanos, extra: u64) -> Nanos {
-        let alone = self.owner == cpu && self.sharer_list.len() == 1 && !self.at_home;
+        let alone = self.held_unique_by(cpu);
         self.at_home = false;
         self.writes += 1;
         let done = if alone {
@@ -491,8 +491,8 @@ impl Line {
             // Fetch from the owner; invalidations go to every sharer in
             // parallel, so the farthest one bounds the wait: each would
             // take `now + whole` or, queued, `start + data leg`.
-            let fetched = self.leg(cost, self.owner, cpu, now, start);
-            let busy = cost.busy(self.owner, cpu);
+            let x = cost.transfer(self.owner, cpu);
+            let fetched = self.leg(x, now, start);
             // The owner heads the sharer list and was counted by `leg`.
             debug_assert_eq!(self.sharer_list[0], self.owner);
             let (mut whole, mut data_leg) = (0, 0);
@@ -508,7 +508,7 @@ impl Line {
             let arrive = fetched.max(now + whole).max(start + data_leg);
             self.transfers += 1;
             self.keep_only(cpu);
-            self.free_at = self.busy_until(cost, start, arrive, busy);
+            self.free_at = self.busy_until(cost, start, arrive, x.busy);
             arrive + extra
         };
         self.data_at = done;
@@ -594,12 +594,12 @@ impl Line {
             return now + cost.line_transfer(cpu, cpu);
         }
         let start = now.max(self.free_at);
-        let seen = self.leg(cost, self.owner, cpu, now, start);
-        let busy = cost.busy(self.owner, cpu);
+        let x = cost.transfer(self.owner, cpu);
+        let seen = self.leg(x, now, start);
         // A miss: `cpu` holds no copy, no need to look again.
         self.push_sharer(cpu);
         self.transfers += 1;
-        self.free_at = self.busy_until(cost, start, seen, busy);
+        self.free_at = self.busy_until(cost, start, seen, x.busy);
         seen
     }
 
