@@ -7,6 +7,7 @@
 
 use rayon::prelude::*;
 use smpsim_kernel::RunResult;
+use smpsim_report::format::ExploreFormat;
 
 use crate::cli::RunArgs;
 use crate::output::{emit, fail};
@@ -137,13 +138,14 @@ pub fn main(
         });
     }
     progress.done();
-    let out = match args.format {
-        crate::cli::RunFormat::Json => {
+    let out = match args.format.over_schedules() {
+        Ok(ExploreFormat::Json) => {
             let mut s = serde_json::to_string_pretty(&report).expect("serializable");
             s.push('\n');
             s
         }
-        _ => text(&report),
+        Ok(ExploreFormat::Text) => text(&report),
+        Err(e) => return fail(format!("error: --format {e}")),
     };
     match emit(&out, args.output.as_deref()) {
         Ok(()) => 0,

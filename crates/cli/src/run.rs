@@ -2,8 +2,9 @@
 
 use rayon::prelude::*;
 
-use crate::cli::{MachineArgs, RunArgs, RunFormat};
+use crate::cli::{MachineArgs, RunArgs};
 use crate::output::{emit, fail, parse_sets};
+use smpsim_report::format::SeedsFormat;
 use smpsim_runner::pool::{compile_variants, register, run_specs, variant_run};
 use smpsim_runner::progress::{Item, Progress};
 
@@ -61,14 +62,14 @@ pub fn main(args: RunArgs) -> i32 {
         sets.push(("scenario.seed".into(), seed.to_string()));
     }
     let variants = variants_to_run(&scenario, &args.variants);
-    let refused = match args.format {
-        RunFormat::Csv | RunFormat::PerfLock if args.seeds.is_some() || args.explore.is_some() => {
-            "csv and perf-lock show one run"
-        }
-        RunFormat::Lkml if args.explore.is_some() => "lkml compares variants, over --seeds or not",
-        _ => "",
+    let refused = if args.seeds.is_some() {
+        args.format.over_seeds().err()
+    } else if args.explore.is_some() {
+        args.format.over_schedules().err()
+    } else {
+        None
     };
-    if !refused.is_empty() {
+    if let Some(refused) = refused {
         return fail(format!(
             "error: --format {refused}; with --seeds or --explore use text or json (or lkml with --seeds)"
         ));
@@ -244,6 +245,10 @@ fn explore(
     sets: &[(String, String)],
     n: u64,
 ) -> i32 {
+    let format = match args.format.over_seeds() {
+        Ok(f) => f,
+        Err(e) => return fail(format!("error: --format {e}")),
+    };
     let base = match scenario.compile(variants[0].as_deref(), sets) {
         Ok(s) => s.seed,
         Err(e) => return fail(e),
@@ -295,7 +300,7 @@ fn explore(
                 findings: std::mem::take(&mut r.findings),
             })
             .collect();
-        if matches!(args.format, RunFormat::Lkml) {
+        if format == SeedsFormat::Lkml {
             let runs = results.into_iter();
             per_variant.push(runs.map(|r| variant_run(scenario, v, r)).collect());
         }
@@ -308,18 +313,18 @@ fn explore(
         });
     }
     progress.done();
-    let out = match args.format {
-        RunFormat::Lkml => {
+    let out = match format {
+        SeedsFormat::Lkml => {
             let machine = runs_machine(scenario, variants, sets);
             let name = scenario.name.as_str();
             smpsim_report::lkml::seeds(name, &machine, &per_variant)
         }
-        RunFormat::Json => {
+        SeedsFormat::Json => {
             let mut s = serde_json::to_string_pretty(&report).expect("serializable");
             s.push('\n');
             s
         }
-        _ => {
+        SeedsFormat::Text => {
             let mut s = String::new();
             for e in &report {
                 s.push_str(&format!(

@@ -24,6 +24,7 @@
 use std::collections::HashSet;
 
 use smpsim_report::results_file::{parse_cpus, split_values};
+use smpsim_report::sweep_point::SweepPoint;
 use std::io::Write;
 use std::path::Path;
 
@@ -374,9 +375,9 @@ pub fn main(args: SweepArgs) -> i32 {
             Ok(p) => p,
             Err(e) => return fail(e),
         };
-        let points: Vec<serde_json::Value> = lines
+        let points: Vec<SweepPoint> = lines
             .into_iter()
-            .filter(|p| p["key"].as_str().is_some_and(|k| mine.contains(k)))
+            .filter(|p| mine.contains(&p.key))
             .collect();
         let out = smpsim_report::format::sweep(format.into(), &points, "");
         if let Err(e) = crate::output::emit(&out, None) {
@@ -503,24 +504,21 @@ fn run_point(
     item: &Item,
     whole: usize,
 ) -> String {
-    let settings: serde_json::Map<String, serde_json::Value> = p
-        .sets
-        .iter()
-        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-        .collect();
-    let mut line = serde_json::json!({
-        "key": p.key(hash),
-        "scenario": scenario.name,
-        "scenario_hash": hash,
-        "scenario_file": scenario.path.display().to_string(),
-        "variant": p.variant.as_deref().unwrap_or("base"),
-        "cpus": p.cpus,
-        "settings": settings,
-        "seed": p.seed,
-        "index": p.index,
-        "sweep_points": whole,
-        "smpsim": crate::BUILT_FROM,
-    });
+    let mut point = SweepPoint {
+        cpus: p.cpus,
+        error: None,
+        index: Some(p.index as u64),
+        key: p.key(hash),
+        result: None,
+        scenario: scenario.name.clone(),
+        scenario_file: scenario.path.display().to_string(),
+        scenario_hash: hash.to_string(),
+        seed: p.seed,
+        settings: p.sets.iter().cloned().collect(),
+        smpsim: Some(crate::BUILT_FROM.to_string()),
+        sweep_points: Some(whole as u64),
+        variant: p.variant.clone().unwrap_or_else(|| "base".into()),
+    };
     match spec {
         Ok(spec) => {
             let mut r =
@@ -528,13 +526,11 @@ fn run_point(
                     .expect("serializable");
             // Host time would make the file differ between runs.
             r["stats"]["wall_seconds"] = serde_json::Value::from(0.0);
-            line["result"] = r;
+            point.result = Some(r);
         }
-        Err(e) => line["error"] = serde_json::Value::String(e.clone()),
+        Err(e) => point.error = Some(e.clone()),
     }
-    let mut s = serde_json::to_string(&line).expect("serializable");
-    s.push('\n');
-    s
+    point.to_line()
 }
 
 /// Rewrites the results file with this sweep's points in point order
@@ -544,10 +540,7 @@ fn sort_file(path: &Path, points: &[Point], hash: &str) -> Result<(), String> {
         std::fs::read_to_string(path).map_err(|e| format!("error: {}: {e}", path.display()))?;
     let mut lines: Vec<(String, &str)> = text
         .lines()
-        .filter_map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).ok()?;
-            Some((v["key"].as_str()?.to_string(), l))
-        })
+        .filter_map(|l| Some((SweepPoint::from_line(l).ok()?.key, l)))
         .collect();
     let order: std::collections::HashMap<String, usize> = points
         .iter()
@@ -610,23 +603,20 @@ fn merge(files: &[std::path::PathBuf], output: &Path, partial: bool) -> i32 {
                 continue;
             }
             let at = || format!("{}:{}", file.display(), n + 1);
-            let v: serde_json::Value = match serde_json::from_str(line) {
-                Ok(v) => v,
+            let point = match SweepPoint::from_line(line) {
+                Ok(p) => Some(p),
+                Err(e) if e.classify() == serde_json::error::Category::Data => None,
                 Err(e) => return fail(format!("error: {}: not a sweep result ({e})", at())),
             };
-            let (Some(key), Some(hash), Some(index)) = (
-                v["key"].as_str(),
-                v["scenario_hash"].as_str(),
-                v["index"].as_u64(),
-            ) else {
+            let Some((point, index)) = point.and_then(|p| p.index.map(|i| (p, i))) else {
                 return fail(format!(
                     "error: {}: not a point of a sweep this smpsim can merge (no key, scenario_hash or index); run the sweep again",
                     at()
                 ));
             };
-            let name = v["scenario"].as_str().unwrap_or("").to_string();
+            let (hash, name) = (&point.scenario_hash, &point.scenario);
             match &scenario {
-                None => scenario = Some((hash.to_string(), name, file)),
+                None => scenario = Some((hash.to_string(), name.clone(), file)),
                 Some((h, first_name, first)) if h != hash => {
                     return fail(format!(
                         "error: mixed scenarios: {} holds `{first_name}` (scenario text {h}), {} holds `{name}` (scenario text {hash}); merge the shards of one sweep",
@@ -636,7 +626,7 @@ fn merge(files: &[std::path::PathBuf], output: &Path, partial: bool) -> i32 {
                 }
                 Some(_) => {}
             }
-            let named = v["scenario_file"].as_str().unwrap_or("").to_string();
+            let named = point.scenario_file.clone();
             match &scenario_file {
                 None => scenario_file = Some((named, at())),
                 Some((first, where_)) if *first != named => {
@@ -647,7 +637,7 @@ fn merge(files: &[std::path::PathBuf], output: &Path, partial: bool) -> i32 {
                 }
                 Some(_) => {}
             }
-            if let Some(n) = v["sweep_points"].as_u64() {
+            if let Some(n) = point.sweep_points {
                 match &whole {
                     None => whole = Some((n, at())),
                     Some((m, where_)) if *m != n => {
@@ -661,7 +651,7 @@ fn merge(files: &[std::path::PathBuf], output: &Path, partial: bool) -> i32 {
             }
             lines.push(MergeLine {
                 index,
-                key: key.to_string(),
+                key: point.key,
                 file,
                 line,
             });

@@ -24,6 +24,7 @@ pub mod path;
 pub mod perf_lock;
 pub mod plot;
 pub mod results_file;
+pub mod sweep_point;
 pub mod text;
 
 use serde::Serialize;
