@@ -134,7 +134,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
         if !args.cases.is_empty() && !args.cases.contains(&rep.case) {
             continue;
         }
-        crate::run::warn(scenario, args.quiet);
+        smpsim_runner::variants::warn(scenario, args.quiet);
         // `--seeds 0` is refused by the argument parser; a case's own
         // `seeds` is at least 1 (the scenario crate checks it).
         let seeds = args.seeds.unwrap_or(rep.seeds);
@@ -152,7 +152,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
             };
             sets.extend(extra_sets.iter().cloned());
             let base_seed = scenario.compile(None, &sets).map(|s| s.seed).unwrap_or(1);
-            let last = crate::run::MAX_SEED;
+            let last = smpsim_runner::variants::MAX_SEED;
             let Some(seed) = base_seed.checked_add(k as u64).filter(|s| *s <= last) else {
                 return fail(format!(
                     "error: {}: seed {base_seed} + {k} goes past the largest seed",

@@ -2,7 +2,8 @@
 //! pilot cost model that prices each run ([`pilot`]), and the progress
 //! shown on stderr while they run ([`progress`]), schedule exploration
 //! and shrinking ([`explore`]), and writing results atomically ([`output`]);
-//! the commands whose logic lives here: `sweep` ([`sweep`], its points in
+//! the commands whose logic lives here: `run` ([`run`], over seeds in
+//! [`seeds`], over schedules in [`schedules`]), `sweep` ([`sweep`], its points in
 //! [`sweep_points`], `sweep merge` in [`sweep_merge`]).
 
 pub mod explore;
@@ -10,6 +11,9 @@ pub mod output;
 pub mod pilot;
 pub mod pool;
 pub mod progress;
+pub mod run;
+pub mod schedules;
+pub mod seeds;
 pub mod sweep;
 pub mod sweep_merge;
 pub mod sweep_points;
