@@ -4,13 +4,15 @@
 //! and shrinking ([`explore`]), and writing results atomically ([`output`]);
 //! the commands whose logic lives here: `run` ([`run`], over seeds in
 //! [`seeds`], over schedules in [`schedules`]), `sweep` ([`sweep`], its points in
-//! [`sweep_points`], `sweep merge` in [`sweep_merge`]).
+//! [`sweep_points`], `sweep merge` in [`sweep_merge`]), `reproduce`
+//! ([`reproduce`]).
 
 pub mod explore;
 pub mod output;
 pub mod pilot;
 pub mod pool;
 pub mod progress;
+pub mod reproduce;
 pub mod run;
 pub mod schedules;
 pub mod seeds;
