@@ -63,10 +63,16 @@ pub fn run(req: &Run) -> Result<(), String> {
     }
     let out = if let Some(n) = req.seeds {
         check_seeds(req, n)?;
-        crate::seeds::run(&scenario, req, &variants, &sets, n)?
+        crate::seeds::run(&scenario, &variants, &sets, n, (req.format, req.quiet))?
     } else if let Some(n) = req.explore {
         check_schedules(req, n)?;
-        crate::schedules::run(&scenario, req, &variants, &sets, n)?
+        let how = crate::schedules::Schedules {
+            explore_delay: &req.explore_delay,
+            keep_going: req.keep_going,
+            format: req.format,
+            quiet: req.quiet,
+        };
+        crate::schedules::run(&scenario, &how, &variants, &sets, n)?
     } else {
         once(&scenario, req, &variants, &sets)?
     };

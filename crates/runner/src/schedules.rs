@@ -7,23 +7,33 @@
 
 use rayon::prelude::*;
 use smpsim_kernel::{RunResult, Spec};
-use smpsim_report::format::ExploreFormat;
+use smpsim_report::format::{ExploreFormat, RunFormat};
 use smpsim_report::schedules::{Found, VariantExploration};
 use smpsim_scenario::Scenario;
 
 use crate::explore::{failure, parse_delay, perturbed, shrink, BATCH};
 use crate::progress::{Item, Progress};
-use crate::run::Run;
+
+/// How to explore (`run --explore`'s options).
+pub struct Schedules<'a> {
+    /// `--explore-delay`, as given: the longest delay a schedule inserts.
+    pub explore_delay: &'a str,
+    /// `--keep-going`: run every schedule, not only up to the first that
+    /// fails.
+    pub keep_going: bool,
+    pub format: RunFormat,
+    pub quiet: bool,
+}
 
 /// `run --explore N` over every variant: the report in `req`'s format.
 pub fn run(
     scenario: &Scenario,
-    req: &Run,
+    req: &Schedules,
     variants: &[Option<String>],
     sets: &[(String, String)],
     n: u64,
 ) -> Result<String, String> {
-    let max_delay = parse_delay(&req.explore_delay)?;
+    let max_delay = parse_delay(req.explore_delay)?;
     let mut specs = Vec::new();
     for v in variants {
         specs.push(
@@ -116,7 +126,14 @@ impl Explorer<'_> {
 
     /// Schedule `k`'s failure `r` shrunk to the fewest delays that still
     /// make its detector fire, with the command that replays it.
-    fn shrunk(&self, k: u64, r: &RunResult, scenario: &Scenario, req: &Run, name: &str) -> Found {
+    fn shrunk(
+        &self,
+        k: u64,
+        r: &RunResult,
+        scenario: &Scenario,
+        req: &Schedules,
+        name: &str,
+    ) -> Found {
         let f = &r.findings[0];
         let applied = r.perturbations.clone();
         let shrunk = shrink(self.spec, k, self.max_delay, applied.clone(), &f.detector);

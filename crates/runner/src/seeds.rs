@@ -3,27 +3,25 @@
 
 use rayon::prelude::*;
 use smpsim_kernel::{RunResult, Spec};
-use smpsim_report::format::SeedsFormat;
+use smpsim_report::format::{RunFormat, SeedsFormat};
 use smpsim_report::seeds::{over_seeds, Exploration, SeedFindings};
 use smpsim_report::VariantRun;
 use smpsim_scenario::Scenario;
 
 use crate::pool::variant_run;
 use crate::progress::{Item, Progress};
-use crate::run::Run;
 use crate::variants::MAX_SEED;
 
 /// Runs every variant over `n` seeds from the scenario's (or `--seed`'s)
-/// and returns the report in `req`'s format.
+/// and returns the report in `format`.
 pub fn run(
     scenario: &Scenario,
-    req: &Run,
     variants: &[Option<String>],
     sets: &[(String, String)],
     n: u64,
+    (format, quiet): (RunFormat, bool),
 ) -> Result<String, String> {
-    let format = req
-        .format
+    let format = format
         .over_seeds()
         .map_err(|e| format!("error: --format {e}"))?;
     let base = scenario
@@ -47,7 +45,7 @@ pub fn run(
         all.push(specs.map_err(|e| e.to_string())?);
     }
     // Every seed of a variant costs about the same: one pilot each.
-    let progress = Progress::new("run --seeds", "seeds", req.quiet);
+    let progress = Progress::new("run --seeds", "seeds", quiet);
     let items: Vec<Vec<Item>> = all
         .iter()
         .map(|specs| progress.add_runs(&specs[0], specs.len()))

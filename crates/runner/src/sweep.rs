@@ -22,7 +22,7 @@
 //! labelled with) its own seed, `--seeds K` then runs A..A+K at each.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 use smpsim_kernel::Spec;
@@ -34,26 +34,8 @@ use smpsim_scenario::Scenario;
 use crate::output::{check_outputs, emit, open_append, scenario_inputs};
 use crate::pilot::pilot;
 use crate::progress::{Item, Progress};
+pub use crate::sweep_points::Sweep;
 use crate::sweep_points::{cpus_header, placement_beyond, plan, point_sets, Plan, Point};
-
-/// What a sweep was asked to do (`smpsim sweep`'s arguments).
-pub struct Sweep {
-    pub scenario: PathBuf,
-    pub output: PathBuf,
-    /// `--shard K/N`, as given.
-    pub shard: Option<String>,
-    /// `--cpus`, as given.
-    pub cpus: Option<String>,
-    pub variants: Vec<String>,
-    /// `--set KEY=V1,V2`, as given.
-    pub sets: Vec<String>,
-    pub seeds: u64,
-    pub format: Option<SweepFormat>,
-    pub quiet: bool,
-    pub allow_paths: Vec<PathBuf>,
-    /// The smpsim (version and commit) each point records.
-    pub built_from: String,
-}
 
 /// Parses `--shard K/N`: K and N with 1 <= K <= N.
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {

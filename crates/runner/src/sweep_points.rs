@@ -1,13 +1,34 @@
 //! A sweep's points: the cross product of variants, CPU counts, `--set`
 //! values and seeds, in a fixed order, each checked before anything runs.
 
+use std::path::PathBuf;
+
 use smpsim_kernel::Spec;
+use smpsim_report::format::SweepFormat;
 use smpsim_report::results_file::{parse_cpus, split_values};
 use smpsim_scenario::Scenario;
 
 use crate::output::{check_seeds, parse_sets};
-use crate::sweep::Sweep;
 use crate::variants::{variants_to_run, MAX_SEED};
+
+/// What a sweep was asked to do (`smpsim sweep`'s arguments).
+pub struct Sweep {
+    pub scenario: PathBuf,
+    pub output: PathBuf,
+    /// `--shard K/N`, as given.
+    pub shard: Option<String>,
+    /// `--cpus`, as given.
+    pub cpus: Option<String>,
+    pub variants: Vec<String>,
+    /// `--set KEY=V1,V2`, as given.
+    pub sets: Vec<String>,
+    pub seeds: u64,
+    pub format: Option<SweepFormat>,
+    pub quiet: bool,
+    pub allow_paths: Vec<PathBuf>,
+    /// The smpsim (version and commit) each point records.
+    pub built_from: String,
+}
 
 /// One point of a sweep.
 #[derive(Clone, Debug)]
