@@ -5,7 +5,6 @@
 
 mod bench;
 mod cli;
-mod explore;
 mod fmt;
 mod host;
 mod plot;

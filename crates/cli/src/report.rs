@@ -15,10 +15,7 @@ pub fn main(args: ReportArgs) -> i32 {
     };
     // A partial merge or an unfinished sweep: the figures miss points
     // (seeds), which the page cannot show; say so.
-    let whole = points
-        .iter()
-        .filter_map(|p| p["sweep_points"].as_u64())
-        .max();
+    let whole = points.iter().filter_map(|p| p.sweep_points).max();
     if let Some(n) = whole.filter(|&n| n > points.len() as u64) {
         eprintln!(
             "warning: {} holds {} of the sweep's {n} points (a `sweep merge --partial` or an unfinished sweep): the figures leave the missing points' seeds out",

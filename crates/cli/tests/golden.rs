@@ -4,10 +4,14 @@
 //!
 //! A snapshot is a readable summary, one section per variant (counters,
 //! histograms' count/p50/p99/max, CPU time, task groups, each lock's
-//! lock_stat, mm, RCU, findings, events), ending with digests of the whole
-//! JSON and text report so that nothing the summary leaves out can move
-//! unseen. A failure prints a diff of the lines that moved. A change that
-//! is meant to move results re-records the snapshots:
+//! lock_stat, mm, RCU, findings, events) ending with a digest of each part
+//! of the variant's JSON report, then a `[text report]` section with a
+//! digest of each block of the text report, so that nothing the summary
+//! leaves out can move unseen and what moved is named. Every line is a
+//! record (`lock rq_lock`, `digest json`) and its `metric=value` fields; a
+//! failure names each metric that moved, `[section] record: metric
+//! recorded -> now`. A change that is meant to move results re-records the
+//! snapshots:
 //!
 //! ```sh
 //! SMPSIM_BLESS=1 cargo test -p smpsim --test golden
@@ -163,15 +167,20 @@ fn sorted(obj: &Map<String, Value>) -> Vec<(&String, &Value)> {
 
 /// `key=value` for each scalar field of `obj` not in `skip`, by name.
 fn fields(obj: &Map<String, Value>, skip: &[&str]) -> String {
+    prefixed_fields("", obj, skip)
+}
+
+/// `fields`, each name after `prefix` (`total.user=...`).
+fn prefixed_fields(prefix: &str, obj: &Map<String, Value>, skip: &[&str]) -> String {
     let mut out = Vec::new();
     for (k, v) in sorted(obj) {
         if skip.contains(&k.as_str()) {
             continue;
         }
         match v {
-            Value::Null => out.push(format!("{k}=-")),
-            Value::String(s) => out.push(format!("{k}={s:?}")),
-            Value::Bool(_) | Value::Number(_) => out.push(format!("{k}={v}")),
+            Value::Null => out.push(format!("{prefix}{k}=-")),
+            Value::String(s) => out.push(format!("{prefix}{k}={s:?}")),
+            Value::Bool(_) | Value::Number(_) => out.push(format!("{prefix}{k}={v}")),
             Value::Array(_) | Value::Object(_) => {}
         }
     }
@@ -207,7 +216,9 @@ fn cpu_totals(cpus: &[Value]) -> String {
     out.join(" ")
 }
 
-/// One variant's section of a snapshot.
+/// One variant's section of a snapshot: its summary, then a digest of
+/// each part (array or object) of its JSON report, so that nothing the
+/// summary leaves out can move unseen, and what moved is named.
 fn variant_summary(out: &mut String, var: &Map<String, Value>) {
     let name = var["variant"].as_str().unwrap_or("?");
     let description = var["description"].as_str().unwrap_or("");
@@ -223,27 +234,9 @@ fn variant_summary(out: &mut String, var: &Map<String, Value>) {
                     let Some(obj) = item.as_object() else {
                         continue;
                     };
-                    let name = name_of(obj);
-                    let line = match key.as_str() {
-                        "counters" => some_fields(obj, &["count"]),
-                        "histograms" => some_fields(obj, &["count", "p50", "p99", "max"]),
-                        "task_groups" => {
-                            let total = obj.get("total").and_then(Value::as_object);
-                            let total = total.map(|t| fields(t, &[])).unwrap_or_default();
-                            format!("{} | total {total}", fields(obj, &["name"]))
-                        }
-                        "findings" => {
-                            let first = obj["message"].as_str().unwrap_or("").lines().next();
-                            format!(
-                                "{}: {}",
-                                fields(obj, &["detector", "message"]),
-                                first.unwrap_or("")
-                            )
-                        }
-                        _ => fields(obj, &["name", "cgroup"]),
-                    };
                     let singular = key.strip_suffix('s').unwrap_or(key);
-                    writeln!(out, "  {singular} {name} {line}").unwrap();
+                    let line = item_summary(key, obj);
+                    writeln!(out, "  {singular} {} {line}", name_of(obj)).unwrap();
                 }
             }
             (_, Value::Object(obj)) => {
@@ -252,10 +245,66 @@ fn variant_summary(out: &mut String, var: &Map<String, Value>) {
             _ => {}
         }
     }
+    let digests: Vec<String> = sorted(var)
+        .into_iter()
+        .filter(|(_, v)| v.is_array() || v.is_object())
+        .map(|(k, v)| format!("{k}={:016x}", fnv1a(v.to_string().as_bytes())))
+        .collect();
+    writeln!(out, "  digest json {}", digests.join(" ")).unwrap();
 }
 
-/// The snapshot of one scenario: a summary per variant, then digests of
-/// the whole JSON and text report (host-time fields and lines aside).
+/// The fields of one item of the list `key` (a counter, a lock, ...).
+fn item_summary(key: &str, obj: &Map<String, Value>) -> String {
+    match key {
+        "counters" => some_fields(obj, &["count"]),
+        "histograms" => some_fields(obj, &["count", "p50", "p99", "max"]),
+        "task_groups" => {
+            let total = obj.get("total").and_then(Value::as_object);
+            let total = total.map(|t| prefixed_fields("total.", t, &[]));
+            format!("{} {}", fields(obj, &["name"]), total.unwrap_or_default())
+        }
+        "findings" => {
+            let first = obj["message"].as_str().unwrap_or("").lines().next();
+            format!(
+                "{} message={:?}",
+                fields(obj, &["detector", "message"]),
+                first.unwrap_or("")
+            )
+        }
+        _ => fields(obj, &["name", "cgroup"]),
+    }
+}
+
+/// The text report cut into its blocks (a table, a list), each starting at
+/// a line after a blank one and keeping its trailing blank lines, so the
+/// blocks put together are the whole text; one digest per block, named by
+/// its first word.
+fn text_summary(out: &mut String, text: &[&str]) {
+    let mut blocks: Vec<Vec<&str>> = Vec::new();
+    let mut after_blank = true;
+    for line in text {
+        let blank = line.trim().is_empty();
+        if after_blank && !blank || blocks.is_empty() {
+            blocks.push(Vec::new());
+        }
+        blocks.last_mut().unwrap().push(line);
+        after_blank = blank;
+    }
+    writeln!(out, "[text report]").unwrap();
+    for block in blocks {
+        let word: String = block[0]
+            .trim_start_matches(|c: char| !c.is_alphanumeric())
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        let digest = fnv1a(block.join("\n").as_bytes());
+        writeln!(out, "  block {word} digest={digest:016x}").unwrap();
+    }
+}
+
+/// The snapshot of one scenario: the report's own fields, a summary and
+/// digests per variant, then a digest per block of the text report
+/// (host-time fields and lines aside).
 fn snapshot(scenario: &str, sets: &[&str]) -> String {
     let mut v: Value = serde_json::from_slice(&run(scenario, sets, "json")).expect("JSON");
     for var in v["variants"].as_array_mut().expect("variants") {
@@ -274,16 +323,12 @@ fn snapshot(scenario: &str, sets: &[&str]) -> String {
         write!(out, " --set {s}").unwrap();
     }
     out.push('\n');
+    let report = v.as_object().expect("report object");
+    writeln!(out, "[report]\n  {}", fields(report, &[])).unwrap();
     for var in v["variants"].as_array().unwrap() {
         variant_summary(&mut out, var.as_object().expect("variant object"));
     }
-    writeln!(
-        out,
-        "digest json={:016x} text={:016x}",
-        fnv1a(v.to_string().as_bytes()),
-        fnv1a(text.join("\n").as_bytes())
-    )
-    .unwrap();
+    text_summary(&mut out, &text);
     out
 }
 
@@ -307,48 +352,201 @@ fn snapshots() -> Vec<String> {
     got.into_inner().unwrap()
 }
 
-/// The lines that differ, `-` recorded and `+` now, each hunk under the
-/// variant heading (`[...]`) it falls in.
-fn diff(want: &str, got: &str) -> String {
-    let (a, b): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
-    // Longest common subsequence, from the ends.
-    let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
+/// One line of a snapshot read back: the words naming it (`lock rq_lock`,
+/// `digest json`; none for a variant's settings) and its `metric=value`
+/// fields in order.
+struct Record {
+    key: String,
+    fields: Vec<(String, String)>,
+    line: String,
+}
+
+/// A `[heading]` of a snapshot and the records under it.
+struct Section {
+    name: String,
+    heading: String,
+    records: Vec<Record>,
+}
+
+/// `line` cut at its spaces, a quoted value (with `\"` escapes) kept whole.
+fn words(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let (mut quoted, mut escaped) = (false, false);
+    for c in line.chars() {
+        match c {
+            ' ' if !quoted => {
+                if !out.last().unwrap().is_empty() {
+                    out.push(String::new());
+                }
+                continue;
+            }
+            '"' if !escaped => quoted = !quoted,
+            _ => {}
+        }
+        escaped = c == '\\' && !escaped;
+        out.last_mut().unwrap().push(c);
+    }
+    out.retain(|w| !w.is_empty());
+    out
+}
+
+/// `metric=value` for a word that is a field.
+fn as_field(word: &str) -> Option<(&str, &str)> {
+    let (metric, value) = word.split_once('=')?;
+    let is_name = !metric.is_empty()
+        && metric
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    is_name.then_some((metric, value))
+}
+
+fn record(line: &str) -> Record {
+    let mut key = Vec::new();
+    let mut fields: Vec<(String, String)> = Vec::new();
+    for word in words(line) {
+        match (as_field(&word), fields.last_mut()) {
+            (Some((metric, value)), _) => fields.push((metric.into(), value.into())),
+            (None, None) => key.push(word),
+            // A word past the fields belongs to the last value.
+            (None, Some((_, value))) => {
+                value.push(' ');
+                value.push_str(&word);
+            }
         }
     }
-    let mut out = String::new();
-    let (mut i, mut j) = (0, 0);
-    let mut heading = "";
-    let mut shown = "";
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            if a[i].starts_with('[') {
-                heading = a[i];
+    Record {
+        key: key.join(" "),
+        fields,
+        line: line.trim().to_string(),
+    }
+}
+
+/// A snapshot's `#` line (the run's settings) and its sections.
+fn parse(snapshot: &str) -> (String, Vec<Section>) {
+    let mut settings = String::new();
+    let mut sections: Vec<Section> = Vec::new();
+    for line in snapshot.lines() {
+        if let Some(rest) = line.strip_prefix('#') {
+            settings = rest.trim().to_string();
+        } else if let Some(rest) = line.strip_prefix('[') {
+            let name = rest.split(']').next().unwrap_or(rest);
+            sections.push(Section {
+                name: name.to_string(),
+                heading: line.to_string(),
+                records: Vec::new(),
+            });
+        } else if !line.trim().is_empty() {
+            if sections.is_empty() {
+                sections.push(Section {
+                    name: String::new(),
+                    heading: String::new(),
+                    records: Vec::new(),
+                });
             }
-            i += 1;
-            j += 1;
-            continue;
+            sections.last_mut().unwrap().records.push(record(line));
         }
-        if heading != shown {
-            writeln!(out, " {heading}").unwrap();
-            shown = heading;
+    }
+    (settings, sections)
+}
+
+/// What a section or record is matched by between two snapshots.
+trait Named {
+    fn name(&self) -> &str;
+}
+
+impl Named for Section {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Named for Record {
+    fn name(&self) -> &str {
+        &self.key
+    }
+}
+
+/// The item of `items` that matches `items_before[i]`: the same name, and
+/// as many of that name before it.
+fn counterpart<'a, T: Named>(items_before: &[T], i: usize, items: &'a [T]) -> Option<&'a T> {
+    let name = items_before[i].name();
+    let n = items_before[..i]
+        .iter()
+        .filter(|x| x.name() == name)
+        .count();
+    items.iter().filter(|x| x.name() == name).nth(n)
+}
+
+/// What moved between a recorded snapshot and a new one, one message per
+/// metric: `[section] record: metric old -> new`; a record or section
+/// that appeared or went is named whole.
+fn moved_fields(want: &str, got: &str) -> Vec<String> {
+    let (want_settings, want) = parse(want);
+    let (got_settings, got) = parse(got);
+    let mut out = Vec::new();
+    if want_settings != got_settings {
+        out.push(format!(
+            "run settings: {want_settings:?} -> {got_settings:?}"
+        ));
+    }
+    for (i, old) in want.iter().enumerate() {
+        match counterpart(&want, i, &got) {
+            Some(new) => moved_in_section(old, new, &mut out),
+            None => out.push(format!("[{}] section gone", old.name)),
         }
-        if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            writeln!(out, "-{}", a[i]).unwrap();
-            i += 1;
-        } else {
-            writeln!(out, "+{}", b[j]).unwrap();
-            j += 1;
+    }
+    for (i, new) in got.iter().enumerate() {
+        if counterpart(&got, i, &want).is_none() {
+            out.push(format!("[{}] new section: {}", new.name, new.heading));
         }
     }
     out
 }
+
+fn moved_in_section(old: &Section, new: &Section, out: &mut Vec<String>) {
+    let section = &old.name;
+    if old.heading != new.heading {
+        out.push(format!(
+            "[{section}] heading: {:?} -> {:?}",
+            old.heading, new.heading
+        ));
+    }
+    for (i, was) in old.records.iter().enumerate() {
+        let Some(now) = counterpart(&old.records, i, &new.records) else {
+            out.push(format!("[{section}] gone: {}", was.line));
+            continue;
+        };
+        let record = if was.key.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", was.key)
+        };
+        let value = |r: &Record, metric: &str| {
+            let found = r.fields.iter().find(|(m, _)| m == metric);
+            found.map_or("(none)".to_string(), |(_, v)| v.clone())
+        };
+        let mut metrics: Vec<&str> = was.fields.iter().map(|(m, _)| m.as_str()).collect();
+        for (m, _) in &now.fields {
+            if !metrics.contains(&m.as_str()) {
+                metrics.push(m);
+            }
+        }
+        for metric in metrics {
+            let (a, b) = (value(was, metric), value(now, metric));
+            if a != b {
+                out.push(format!("[{section}] {record}{metric} {a} -> {b}"));
+            }
+        }
+    }
+    for (i, now) in new.records.iter().enumerate() {
+        if counterpart(&new.records, i, &old.records).is_none() {
+            out.push(format!("[{section}] new: {}", now.line));
+        }
+    }
+}
+
+/// At most this many moved metrics are listed per snapshot.
+const MOVED_SHOWN: usize = 40;
 
 #[test]
 fn shipped_scenarios_give_the_recorded_results() {
@@ -364,14 +562,114 @@ fn shipped_scenarios_give_the_recorded_results() {
     for ((scenario, _), snap) in RUNS.iter().zip(&got) {
         let path = snapshot_path(scenario);
         let want = std::fs::read_to_string(&path).unwrap_or_default();
-        if want != *snap {
-            let name = path.file_name().unwrap().to_string_lossy();
-            writeln!(moved, "--- {GOLDEN_DIR}/{name}\n{}", diff(&want, snap)).unwrap();
+        if want == *snap {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy();
+        writeln!(moved, "{GOLDEN_DIR}/{name}:").unwrap();
+        let fields = moved_fields(&want, snap);
+        for line in fields.iter().take(MOVED_SHOWN) {
+            writeln!(moved, "  {line}").unwrap();
+        }
+        if fields.len() > MOVED_SHOWN {
+            writeln!(moved, "  ... and {} more", fields.len() - MOVED_SHOWN).unwrap();
+        }
+        if fields.is_empty() {
+            // Only spacing or order moved: say so rather than nothing.
+            writeln!(moved, "  the same fields, laid out differently").unwrap();
         }
     }
     assert!(
         moved.is_empty(),
-        "results moved (- recorded, + now):\n{moved}\nif that is intended, re-record with SMPSIM_BLESS=1 and say why"
+        "results moved ([section] record: metric recorded -> now):\n{moved}\nif that is intended, re-record with SMPSIM_BLESS=1 and say why"
+    );
+}
+
+/// A recorded snapshot with one line of one section replaced by `edit`.
+fn planted(snapshot: &str, section: &str, key: &str, edit: impl Fn(&str) -> String) -> String {
+    let mut current = "";
+    let mut out = String::new();
+    for line in snapshot.lines() {
+        if line.starts_with('[') {
+            current = line;
+        }
+        let is_target = current.starts_with(&format!("[{section}]")) && record(line).key == key;
+        let line = if is_target {
+            edit(line)
+        } else {
+            line.to_string()
+        };
+        writeln!(out, "{line}").unwrap();
+    }
+    out
+}
+
+#[test]
+fn a_moved_figure_is_named_by_section_record_and_metric() {
+    let recorded = std::fs::read_to_string(repo(GOLDEN_DIR).join("lock-scaling.txt")).unwrap();
+    // One lock's acquisitions in one variant move by one.
+    let (_, sections) = parse(&recorded);
+    let ticket = sections.iter().find(|s| s.name == "ticket").unwrap();
+    let lock = ticket
+        .records
+        .iter()
+        .find(|r| r.key == "lock lock")
+        .unwrap();
+    let (_, was) = lock
+        .fields
+        .iter()
+        .find(|(m, _)| m == "acquisitions")
+        .unwrap();
+    let now = was.parse::<u64>().unwrap() + 1;
+    let moved = planted(&recorded, "ticket", "lock lock", |line| {
+        line.replace(
+            &format!(" acquisitions={was} "),
+            &format!(" acquisitions={now} "),
+        )
+    });
+    assert_eq!(
+        moved_fields(&recorded, &moved),
+        [format!("[ticket] lock lock: acquisitions {was} -> {now}")]
+    );
+    // A figure only a digest covers: the digest of its part is named.
+    let moved = planted(&recorded, "text report", "block lock_stat", |line| {
+        let (head, _) = line.split_once("digest=").unwrap();
+        format!("{head}digest=0000000000000000")
+    });
+    let message = moved_fields(&recorded, &moved);
+    assert_eq!(message.len(), 1, "{message:?}");
+    assert!(
+        message[0].starts_with("[text report] block lock_stat: digest ")
+            && message[0].ends_with(" -> 0000000000000000"),
+        "{message:?}"
+    );
+    // A record that went is named whole.
+    let moved = planted(&recorded, "mcs", "counter acquisitions", |_| String::new());
+    let message = moved_fields(&recorded, &moved);
+    assert_eq!(message.len(), 1, "{message:?}");
+    assert!(
+        message[0].starts_with("[mcs] gone: counter acquisitions count="),
+        "{message:?}"
+    );
+}
+
+#[test]
+fn a_quoted_value_is_one_field() {
+    let r = record(r#"  standing measured=6 name="a b" text="x \"y z\" w" checked=false"#);
+    assert_eq!(r.key, "standing");
+    let got: Vec<(&str, &str)> = r
+        .fields
+        .iter()
+        .map(|(m, v)| (m.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("measured", "6"),
+            ("name", "\"a b\""),
+            ("text", r#""x \"y z\" w""#),
+            ("checked", "false"),
+        ]
     );
 }
 

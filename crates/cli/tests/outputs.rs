@@ -167,3 +167,41 @@ fn a_torn_last_line_is_named_by_report_and_plot_and_repaired_by_sweep() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read(&torn).unwrap(), whole);
 }
+
+/// `run --seeds` and `run --explore` in each `--format`: refused with an
+/// error, or printed in that format, never silently as text.
+#[test]
+fn every_format_over_many_runs_is_refused_or_itself() {
+    use clap::ValueEnum;
+    let d = dir("many_runs_formats");
+    let p = scenario(&d, "s.toml", TASK);
+    let many = |flag: &str, format: &str| {
+        smpsim()
+            .arg("run")
+            .arg(&p)
+            .args([flag, "2", "-q", "--format", format])
+            .output()
+            .unwrap()
+    };
+    for flag in ["--seeds", "--explore"] {
+        let text = many(flag, "text");
+        assert!(text.status.success(), "{flag}: {}", stderr(&text));
+        for f in smpsim_report::format::RunFormat::value_variants() {
+            let name = f.to_possible_value().unwrap().get_name().to_string();
+            let o = many(flag, &name);
+            let why = match flag {
+                "--seeds" => f.over_seeds().err(),
+                _ => f.over_schedules().err(),
+            };
+            if let Some(why) = why {
+                refused(&o, &format!("error: --format {why}"));
+                assert!(o.stdout.is_empty(), "{flag} --format {name} printed");
+                continue;
+            }
+            assert!(o.status.success(), "{flag} --format {name}: {}", stderr(&o));
+            if name != "text" {
+                assert_ne!(o.stdout, text.stdout, "{flag} --format {name} printed text");
+            }
+        }
+    }
+}

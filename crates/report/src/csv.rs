@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use crate::sweep_point::SweepPoint;
 use crate::VariantRun;
 
 /// A field, quoted if it needs to be (RFC 4180: a comma, a quote or a
@@ -42,12 +43,12 @@ pub fn run_windows(runs: &[VariantRun]) -> String {
 /// One row per point: variant, CPUs, every swept setting, seed, then
 /// every counter's rate and every latency's p50, p99 and max; `error`
 /// for a point that did not run.
-pub fn sweep_points(points: &[serde_json::Value]) -> String {
+pub fn sweep_points(points: &[SweepPoint]) -> String {
     let mut settings: Vec<String> = Vec::new();
     let mut counters: Vec<String> = Vec::new();
     let mut hists: Vec<String> = Vec::new();
-    let add = |list: &mut Vec<String>, v: &serde_json::Value, key: &str| {
-        for x in v[key].as_array().into_iter().flatten() {
+    let add = |list: &mut Vec<String>, p: &SweepPoint, key: &str| {
+        for x in p.result_part(key).as_array().into_iter().flatten() {
             if let Some(n) = x["name"].as_str() {
                 if !list.iter().any(|y| y == n) {
                     list.push(n.to_string());
@@ -56,13 +57,13 @@ pub fn sweep_points(points: &[serde_json::Value]) -> String {
         }
     };
     for p in points {
-        for k in p["settings"].as_object().into_iter().flat_map(|m| m.keys()) {
+        for k in p.settings.keys() {
             if !settings.contains(k) {
                 settings.push(k.clone());
             }
         }
-        add(&mut counters, &p["result"], "counters");
-        add(&mut hists, &p["result"], "histograms");
+        add(&mut counters, p, "counters");
+        add(&mut hists, p, "histograms");
     }
     let mut head = vec!["variant".to_string(), "cpus".into()];
     head.extend(settings.iter().cloned());
@@ -78,16 +79,16 @@ pub fn sweep_points(points: &[serde_json::Value]) -> String {
     s.push('\n');
     for p in points {
         let mut row = vec![
-            p["variant"].as_str().unwrap_or("base").to_string(),
-            p["cpus"].as_u64().map_or(String::new(), |c| c.to_string()),
+            p.variant.clone(),
+            p.cpus.map_or(String::new(), |c| c.to_string()),
         ];
         row.extend(
             settings
                 .iter()
-                .map(|k| p["settings"][k].as_str().unwrap_or("").to_string()),
+                .map(|k| p.setting(k).unwrap_or("").to_string()),
         );
-        row.push(p["seed"].as_u64().map_or(String::new(), |c| c.to_string()));
-        let r = &p["result"];
+        row.push(p.seed.to_string());
+        let r = p.result_json();
         for c in &counters {
             row.push(
                 crate::path::y_value(r, &format!("counter.{c}.rate"))
@@ -102,7 +103,7 @@ pub fn sweep_points(points: &[serde_json::Value]) -> String {
                 );
             }
         }
-        row.push(p["error"].as_str().unwrap_or("").to_string());
+        row.push(p.error.clone().unwrap_or_default());
         s.push_str(&row.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
         s.push('\n');
     }
@@ -121,12 +122,15 @@ mod tests {
 
     #[test]
     fn points_flatten_to_one_row_each_and_fields_are_quoted() {
-        let p: Vec<serde_json::Value> = vec![
+        let p: Vec<SweepPoint> = [
             serde_json::json!({"variant": "a", "cpus": 2, "settings": {"k": "1,2"}, "seed": 1,
+                "key": "a", "scenario_hash": "h",
                 "result": {"counters": [{"name": "ops", "rate": 10.0, "count": 1}], "histograms": []}}),
             serde_json::json!({"variant": "b", "cpus": 2, "settings": {"k": "3"}, "seed": 1,
-                "error": "bad \"x\""}),
-        ];
+                "key": "b", "scenario_hash": "h", "error": "bad \"x\""}),
+        ]
+        .map(|v| serde_json::from_value(v).unwrap())
+        .to_vec();
         let s = sweep_points(&p);
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(lines[0], "variant,cpus,k,seed,counter.ops.rate,error");

@@ -20,6 +20,46 @@ pub enum RunFormat {
     PerfLock,
 }
 
+/// What `run --seeds` prints: a summary over every seed of each variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeedsFormat {
+    Text,
+    Json,
+    Lkml,
+}
+
+/// What `run --explore` prints: the schedules that made a detector fire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExploreFormat {
+    Text,
+    Json,
+}
+
+impl RunFormat {
+    /// The format of `run --seeds`, or why this one has none. Every format
+    /// is named, so a new one is handled or refused here, never printed as
+    /// text.
+    pub fn over_seeds(self) -> Result<SeedsFormat, &'static str> {
+        match self {
+            RunFormat::Text => Ok(SeedsFormat::Text),
+            RunFormat::Json => Ok(SeedsFormat::Json),
+            RunFormat::Lkml => Ok(SeedsFormat::Lkml),
+            RunFormat::Csv | RunFormat::PerfLock => Err("csv and perf-lock show one run"),
+        }
+    }
+
+    /// The format of `run --explore`, or why this one has none (as
+    /// [`RunFormat::over_seeds`]).
+    pub fn over_schedules(self) -> Result<ExploreFormat, &'static str> {
+        match self {
+            RunFormat::Text => Ok(ExploreFormat::Text),
+            RunFormat::Json => Ok(ExploreFormat::Json),
+            RunFormat::Lkml => Err("lkml compares variants, over --seeds or not"),
+            RunFormat::Csv | RunFormat::PerfLock => Err("csv and perf-lock show one run"),
+        }
+    }
+}
+
 /// A run of a scenario's variants.
 pub fn run(
     format: RunFormat,
@@ -101,7 +141,11 @@ impl From<SweepFormat> for ReportFormat {
 
 /// A sweep's points (`report`, and `sweep --format`); `command` is what
 /// regenerates them, for the page to say.
-pub fn sweep(format: ReportFormat, points: &[serde_json::Value], command: &str) -> String {
+pub fn sweep(
+    format: ReportFormat,
+    points: &[crate::sweep_point::SweepPoint],
+    command: &str,
+) -> String {
     match format {
         ReportFormat::Html => {
             let scenario = results_file::scenario_of(points);
@@ -109,5 +153,25 @@ pub fn sweep(format: ReportFormat, points: &[serde_json::Value], command: &str) 
         }
         ReportFormat::Csv => csv::sweep_points(points),
         ReportFormat::Lkml => lkml::sweep(points),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn over_many_runs_a_format_is_itself_or_refused() {
+        // A format never falls back to another (csv printed as text).
+        for f in RunFormat::value_variants() {
+            if let Ok(g) = f.over_seeds() {
+                assert_eq!(format!("{g:?}"), format!("{f:?}"));
+            }
+            if let Ok(g) = f.over_schedules() {
+                assert_eq!(format!("{g:?}"), format!("{f:?}"));
+            }
+        }
+        assert!(RunFormat::Csv.over_seeds().is_err());
+        assert!(RunFormat::Lkml.over_schedules().is_err());
     }
 }

@@ -72,3 +72,54 @@ pub fn format_result(r: &HostResult) -> String {
     }
     out
 }
+
+/// `smpsim host list`'s text: each test, whether it can run here, and what
+/// it misses (with how to get it).
+pub fn list_text(statuses: &[smpsim_host::TestStatus]) -> String {
+    let mut s = String::new();
+    for st in statuses {
+        let _ = writeln!(
+            s,
+            "{:<14} {:<4} {}",
+            st.test,
+            if st.runnable { "yes" } else { "no" },
+            st.description
+        );
+        for c in &st.missing {
+            let _ = writeln!(
+                s,
+                "    missing {}: {}; to run it: {}",
+                c.name, c.detail, c.fix
+            );
+        }
+        for c in &st.optional_missing {
+            let _ = writeln!(
+                s,
+                "    without {}: {} (runs anyway; {})",
+                c.name, c.detail, c.fix
+            );
+        }
+    }
+    s
+}
+
+/// What a calibration measured, refused and could not measure, one line
+/// each, each after `who: ` (for stderr).
+pub fn calibration_text(who: &str, c: &smpsim_host::calibrate::Calibration) -> String {
+    let mut s = String::new();
+    for m in &c.measurements {
+        let _ = writeln!(s, "{who}: {}: {}", m.name, m.source());
+    }
+    for n in &c.notes {
+        let _ = writeln!(s, "{who}: {n}");
+    }
+    let mut any = false;
+    for (field, why) in c.unmeasured() {
+        any = true;
+        let _ = writeln!(s, "{who}: NOT MEASURED {field}: {why}; the profile keeps the value of preset {} and says so in its source", smpsim_host::calibrate::fallback_preset());
+    }
+    if !any {
+        let _ = writeln!(s, "{who}: every measured cost passed the sanity checks");
+    }
+    s
+}

@@ -15,6 +15,7 @@
 //! image and plot rendered, and marks the `<body>` with `data-check`
 //! (a headless browser test reads it).
 
+use crate::sweep_point::SweepPoint;
 use std::fmt::Write;
 
 pub use crate::assumed::assumed;
@@ -504,19 +505,13 @@ pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String
 
 /// The page of a sweep's results (the lines of a results file).
 pub fn sweep(
-    points: &[serde_json::Value],
+    points: &[SweepPoint],
     scenario: Option<&smpsim_scenario::Scenario>,
     command: &str,
 ) -> String {
-    let name = points
-        .first()
-        .and_then(|p| p["scenario"].as_str())
-        .unwrap_or("?");
+    let name = points.first().map_or("?", |p| p.scenario.as_str());
     let mut b = format!("<h1>smpsim sweep: {}</h1>\n", escape(name));
-    let ok: Vec<&serde_json::Value> = points
-        .iter()
-        .filter(|p| p.get("result").is_some())
-        .collect();
+    let ok: Vec<&SweepPoint> = points.iter().filter(|p| p.result.is_some()).collect();
     let _ = writeln!(
         b,
         "<p>{} points, {} failed.</p>",
@@ -526,39 +521,36 @@ pub fn sweep(
     b.push_str(&command_section(command));
     let varying = crate::results_file::varying_settings(points);
     // The x axis: CPUs if swept, else the first numeric setting.
-    let x_key = if ok.iter().any(|p| p["cpus"].is_number()) {
+    let x_key = if ok.iter().any(|p| p.cpus.is_some()) {
         Some("cpus".to_string())
     } else {
         ok.first().and_then(|p| {
-            p["settings"].as_object().and_then(|m| {
-                m.iter()
-                    .filter(|(k, _)| varying.contains(k))
-                    .find(|(_, v)| v.as_str().is_some_and(|s| s.parse::<f64>().is_ok()))
-                    .map(|(k, _)| k.clone())
-            })
+            p.settings
+                .iter()
+                .filter(|(k, _)| varying.contains(k))
+                .find(|(_, v)| v.parse::<f64>().is_ok())
+                .map(|(k, _)| k.clone())
         })
     };
-    let x_of = |p: &serde_json::Value| -> Option<f64> {
+    let x_of = |p: &SweepPoint| -> Option<f64> {
         match x_key.as_deref() {
-            Some("cpus") => p["cpus"].as_f64(),
-            Some(k) => p["settings"][k].as_str().and_then(|s| s.parse().ok()),
+            Some("cpus") => p.cpus.map(f64::from),
+            Some(k) => p.setting(k).and_then(|s| s.parse().ok()),
             None => None,
         }
     };
-    let series_of = |p: &serde_json::Value| {
-        let mut s = p["variant"].as_str().unwrap_or("base").to_string();
-        if let Some(m) = p["settings"].as_object() {
-            for (k, v) in m.iter().filter(|(k, _)| varying.contains(k)) {
-                if Some(k.as_str()) != x_key.as_deref() {
-                    let _ = write!(s, " {k}={}", v.as_str().unwrap_or("?"));
-                }
+    let series_of = |p: &SweepPoint| {
+        let mut s = p.variant.clone();
+        for (k, v) in p.settings.iter().filter(|(k, _)| varying.contains(k)) {
+            if Some(k.as_str()) != x_key.as_deref() {
+                let _ = write!(s, " {k}={v}");
             }
         }
         s
     };
     let mut counters: Vec<String> = Vec::new();
     for p in &ok {
-        for c in p["result"]["counters"].as_array().into_iter().flatten() {
+        for c in p.result_part("counters").as_array().into_iter().flatten() {
             if let Some(n) = c["name"].as_str() {
                 if !counters.iter().any(|x| x == n) {
                     counters.push(n.to_string());
@@ -572,7 +564,8 @@ pub fn sweep(
             let spec = format!("counter.{c}.rate");
             let mut data: Data = Default::default();
             for p in &ok {
-                let (Some(xv), Ok(y)) = (x_of(p), crate::path::y_value(&p["result"], &spec)) else {
+                let (Some(xv), Ok(y)) = (x_of(p), crate::path::y_value(p.result_json(), &spec))
+                else {
                     continue;
                 };
                 data.entry(series_of(p))
@@ -603,24 +596,18 @@ pub fn sweep(
     let rows: Vec<Vec<String>> = points
         .iter()
         .map(|p| {
-            let settings: Vec<String> = p["settings"]
-                .as_object()
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("?")))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let settings: Vec<String> =
+                p.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let mut row = vec![
-                p["variant"].as_str().unwrap_or("base").to_string(),
-                p["cpus"].as_u64().map_or("-".into(), |c| c.to_string()),
+                p.variant.clone(),
+                p.cpus.map_or("-".into(), |c| c.to_string()),
                 text_cell(&settings.join(" ")),
-                p["seed"].to_string(),
+                p.seed.to_string(),
             ];
             for c in &counters {
-                row.push(match p.get("error") {
-                    Some(e) => text_cell(&format!("error: {}", e.as_str().unwrap_or("?"))),
-                    None => crate::path::y_value(&p["result"], &format!("counter.{c}.rate"))
+                row.push(match &p.error {
+                    Some(e) => text_cell(&format!("error: {e}")),
+                    None => crate::path::y_value(p.result_json(), &format!("counter.{c}.rate"))
                         .map_or("-".into(), fmt_rate),
                 });
             }
@@ -631,14 +618,15 @@ pub fn sweep(
     // Findings of every point.
     let mut found = Vec::new();
     for p in &ok {
-        for f in p["result"]["findings"].as_array().into_iter().flatten() {
+        for f in p.result_part("findings").as_array().into_iter().flatten() {
             found.push(vec![
                 f["detector"].as_str().unwrap_or("?").to_string(),
                 format!(
                     "{} cpus {} seed {}",
-                    p["variant"].as_str().unwrap_or("base"),
-                    p["cpus"],
-                    p["seed"]
+                    p.variant,
+                    // `null` when CPUs were not swept, as the page has said.
+                    p.cpus.map_or("null".into(), |c| c.to_string()),
+                    p.seed
                 ),
                 text_cell(f["message"].as_str().unwrap_or("")),
             ]);

@@ -17,6 +17,7 @@ pub mod host;
 pub mod html;
 pub mod lkml;
 pub mod lock_stat;
+pub mod machine;
 pub mod markdown;
 pub mod metric;
 pub mod model;
@@ -24,6 +25,9 @@ pub mod path;
 pub mod perf_lock;
 pub mod plot;
 pub mod results_file;
+pub mod schedules;
+pub mod seeds;
+pub mod sweep_point;
 pub mod text;
 
 use serde::Serialize;

@@ -4,6 +4,7 @@
 //! first variant is "before", each other one "after"), with `±N%`, the
 //! standard deviation over seeds, where there are several.
 
+use crate::sweep_point::SweepPoint;
 use std::fmt::Write;
 
 use crate::{fmt_ns, fmt_rate, VariantRun};
@@ -442,15 +443,9 @@ pub fn reproduce(rows: &[MetricRow]) -> String {
 
 /// A sweep's results: per point (CPUs and settings), each counter before
 /// (the first variant) and after (each other variant), over seeds.
-pub fn sweep(points: &[serde_json::Value]) -> String {
-    let ok: Vec<&serde_json::Value> = points
-        .iter()
-        .filter(|p| p.get("result").is_some())
-        .collect();
-    let name = ok
-        .first()
-        .and_then(|p| p["scenario"].as_str())
-        .unwrap_or("?");
+pub fn sweep(points: &[SweepPoint]) -> String {
+    let ok: Vec<&SweepPoint> = points.iter().filter(|p| p.result.is_some()).collect();
+    let name = ok.first().map_or("?", |p| p.scenario.as_str());
     let mut s = wrap(
         &format!("smpsim sweep: {name}, {} points", points.len()),
         "",
@@ -458,38 +453,35 @@ pub fn sweep(points: &[serde_json::Value]) -> String {
     let mut variants: Vec<String> = Vec::new();
     let mut where_: Vec<String> = Vec::new();
     let varying = crate::results_file::varying_settings(points);
-    let place = |p: &serde_json::Value| {
-        let mut w = match p["cpus"].as_u64() {
+    let place = |p: &SweepPoint| {
+        let mut w = match p.cpus {
             Some(c) => format!("@{c} CPUs"),
             None => String::new(),
         };
-        if let Some(m) = p["settings"].as_object() {
-            for (k, v) in m.iter().filter(|(k, _)| varying.contains(k)) {
-                let key = k.rsplit('.').next().unwrap_or(k);
-                let _ = write!(w, " {key}={}", v.as_str().unwrap_or("?"));
-            }
+        for (k, v) in p.settings.iter().filter(|(k, _)| varying.contains(k)) {
+            let key = k.rsplit('.').next().unwrap_or(k);
+            let _ = write!(w, " {key}={v}");
         }
         w.trim().to_string()
     };
     let mut counters: Vec<String> = Vec::new();
     let mut hists: Vec<String> = Vec::new();
     for p in &ok {
-        let v = p["variant"].as_str().unwrap_or("base").to_string();
-        if !variants.contains(&v) {
-            variants.push(v);
+        if !variants.contains(&p.variant) {
+            variants.push(p.variant.clone());
         }
         let w = place(p);
         if !where_.contains(&w) {
             where_.push(w);
         }
-        for c in p["result"]["counters"].as_array().into_iter().flatten() {
+        for c in p.result_part("counters").as_array().into_iter().flatten() {
             if let Some(n) = c["name"].as_str() {
                 if !counters.iter().any(|x| x == n) {
                     counters.push(n.to_string());
                 }
             }
         }
-        for h in p["result"]["histograms"].as_array().into_iter().flatten() {
+        for h in p.result_part("histograms").as_array().into_iter().flatten() {
             if let Some(n) = h["name"].as_str() {
                 if !hists.iter().any(|x| x == n) {
                     hists.push(n.to_string());
@@ -508,8 +500,8 @@ pub fn sweep(points: &[serde_json::Value]) -> String {
         .collect();
     let values = |variant: &str, w: &str, path: &str| -> Vec<f64> {
         ok.iter()
-            .filter(|p| p["variant"].as_str().unwrap_or("base") == variant && place(p) == w)
-            .filter_map(|p| crate::path::y_value(&p["result"], path).ok())
+            .filter(|p| p.variant == variant && place(p) == w)
+            .filter_map(|p| crate::path::y_value(p.result_json(), path).ok())
             .collect()
     };
     let failed = points.len() - ok.len();

@@ -4,6 +4,8 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use crate::sweep_point::SweepPoint;
+
 /// FNV-1a of the scenario's text: a point's results belong to this text.
 pub fn scenario_hash(text: &str) -> String {
     let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
@@ -12,11 +14,11 @@ pub fn scenario_hash(text: &str) -> String {
     format!("{h:016x}")
 }
 
-/// The lines of a results file as JSON, each with its 1-based number. A
-/// last line cut short (no newline at its end, not JSON: a sweep killed or
-/// out of disk space mid-write) is skipped with a warning naming it; any
-/// other line that is not JSON is an error naming it.
-pub fn result_lines(path: &Path) -> Result<Vec<(usize, serde_json::Value)>, String> {
+/// The points of a results file, each with its 1-based line number. A
+/// last line cut short (no newline at its end, not a point: a sweep killed
+/// or out of disk space mid-write) is skipped with a warning naming it;
+/// any other line that is not a point is an error naming it.
+pub fn result_lines(path: &Path) -> Result<Vec<(usize, SweepPoint)>, String> {
     use std::sync::atomic::{AtomicBool, Ordering};
     // Several readers of one file in one command warn once.
     static WARNED: AtomicBool = AtomicBool::new(false);
@@ -29,8 +31,8 @@ pub fn result_lines(path: &Path) -> Result<Vec<(usize, serde_json::Value)>, Stri
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str(line) {
-            Ok(v) => out.push((i + 1, v)),
+        match SweepPoint::from_line(line) {
+            Ok(p) => out.push((i + 1, p)),
             Err(_) if i + 1 == lines.len() && !complete => {
                 if !WARNED.swap(true, Ordering::Relaxed) {
                     eprintln!(
@@ -53,25 +55,14 @@ pub fn result_lines(path: &Path) -> Result<Vec<(usize, serde_json::Value)>, Stri
 }
 
 /// The points of a results file; an error says why it is not one.
-pub fn read_points(path: &Path) -> Result<Vec<serde_json::Value>, String> {
-    let mut points = Vec::new();
-    let mut hash: Option<String> = None;
-    for (i, p) in result_lines(path)? {
-        let i = i - 1;
-        let Some(h) = p["scenario_hash"].as_str() else {
-            return Err(format!(
-                "error: {}:{}: not a sweep point (no scenario_hash)",
-                path.display(),
-                i + 1
-            ));
-        };
-        match &hash {
-            None => hash = Some(h.to_string()),
-            Some(first) if first != h => {
+pub fn read_points(path: &Path) -> Result<Vec<SweepPoint>, String> {
+    let mut points: Vec<SweepPoint> = Vec::new();
+    for (line, p) in result_lines(path)? {
+        match points.first() {
+            Some(first) if first.scenario_hash != p.scenario_hash => {
                 return Err(format!(
-                    "error: {}:{}: points of two different scenarios in one file",
+                    "error: {}:{line}: points of two different scenarios in one file",
                     path.display(),
-                    i + 1
                 ))
             }
             _ => {}
@@ -85,36 +76,34 @@ pub fn read_points(path: &Path) -> Result<Vec<serde_json::Value>, String> {
 }
 
 /// The scenario the points were run on, if it is still there unchanged.
-pub fn scenario_of(points: &[serde_json::Value]) -> Option<smpsim_scenario::Scenario> {
-    let p = &points[0];
-    let file = p["scenario_file"].as_str()?;
-    let s = smpsim_scenario::load(Path::new(file)).ok()?;
-    (scenario_hash(&s.text) == p["scenario_hash"].as_str()?).then_some(s)
+pub fn scenario_of(points: &[SweepPoint]) -> Option<smpsim_scenario::Scenario> {
+    let p = points.first()?;
+    let s = smpsim_scenario::load(Path::new(&p.scenario_file)).ok()?;
+    (scenario_hash(&s.text) == p.scenario_hash).then_some(s)
 }
 
 /// The settings that take more than one value across the points.
-pub fn varying_settings(points: &[serde_json::Value]) -> Vec<String> {
-    let mut seen: Vec<(String, String)> = Vec::new();
+pub fn varying_settings(points: &[SweepPoint]) -> Vec<String> {
+    let mut seen: Vec<(&String, &String)> = Vec::new();
     for p in points {
-        for (k, v) in p["settings"].as_object().into_iter().flatten() {
-            let v = v.as_str().unwrap_or("").to_string();
-            if !seen.iter().any(|(a, b)| a == k && *b == v) {
-                seen.push((k.clone(), v));
+        for (k, v) in &p.settings {
+            if !seen.iter().any(|(a, b)| *a == k && *b == v) {
+                seen.push((k, v));
             }
         }
     }
     let mut out: Vec<String> = Vec::new();
     for (k, _) in &seen {
-        if seen.iter().filter(|(a, _)| a == k).count() > 1 && !out.contains(k) {
-            out.push(k.clone());
+        if seen.iter().filter(|(a, _)| a == k).count() > 1 && !out.contains(*k) {
+            out.push(k.to_string());
         }
     }
     out
 }
 
 /// The `sweep` command that gives these points (into `results`).
-pub fn sweep_command(points: &[serde_json::Value], results: &Path) -> String {
-    let distinct = |f: &dyn Fn(&serde_json::Value) -> Option<String>| {
+pub fn sweep_command(points: &[SweepPoint], results: &Path) -> String {
+    let distinct = |f: &dyn Fn(&SweepPoint) -> Option<String>| {
         let mut out: Vec<String> = Vec::new();
         for p in points {
             if let Some(v) = f(p) {
@@ -125,23 +114,20 @@ pub fn sweep_command(points: &[serde_json::Value], results: &Path) -> String {
         }
         out
     };
-    let file = distinct(&|p| p["scenario_file"].as_str().map(String::from));
+    // An older file without the scenario's path gives none.
+    let file = distinct(&|p| Some(p.scenario_file.clone()).filter(|f| !f.is_empty()));
     let mut cmd = format!(
         "smpsim sweep {}",
         file.first().map_or("SCENARIO.toml", |f| f.as_str())
     );
-    let cpus = distinct(&|p| p["cpus"].as_u64().map(|c| c.to_string()));
+    let cpus = distinct(&|p| p.cpus.map(|c| c.to_string()));
     if !cpus.is_empty() {
         cmd.push_str(&format!(" --cpus {}", cpus.join(",")));
     }
-    for v in distinct(&|p| p["variant"].as_str().map(String::from)) {
+    for v in distinct(&|p| Some(p.variant.clone())) {
         cmd.push_str(&format!(" --variant {v}"));
     }
-    let keys = distinct(&|p| {
-        p["settings"]
-            .as_object()
-            .map(|m| m.keys().cloned().collect::<Vec<_>>().join("\n"))
-    });
+    let keys = distinct(&|p| Some(p.settings.keys().cloned().collect::<Vec<_>>().join("\n")));
     let keys: Vec<String> = keys
         .iter()
         .flat_map(|k| k.split('\n').map(String::from))
@@ -153,10 +139,10 @@ pub fn sweep_command(points: &[serde_json::Value], results: &Path) -> String {
             acc
         });
     for k in keys {
-        let values = distinct(&|p| p["settings"][&k].as_str().map(String::from));
+        let values = distinct(&|p| p.setting(&k).map(String::from));
         cmd.push_str(&format!(" --set '{k}={}'", values.join(",")));
     }
-    let seeds = distinct(&|p| p["seed"].as_u64().map(|s| s.to_string()));
+    let seeds = distinct(&|p| Some(p.seed.to_string()));
     cmd.push_str(&format!(
         " --seeds {} -o {}",
         seeds.len(),
@@ -188,17 +174,15 @@ pub fn finished(path: &Path, hash: &str) -> Result<HashSet<String>, String> {
                 path.display()
             )
         };
-        let v: serde_json::Value = serde_json::from_slice(line).map_err(|_| not_point())?;
-        let (Some(k), Some(h)) = (v["key"].as_str(), v["scenario_hash"].as_str()) else {
-            return Err(not_point());
-        };
-        if h != hash {
+        let line = std::str::from_utf8(line).map_err(|_| not_point())?;
+        let p = SweepPoint::from_line(line).map_err(|_| not_point())?;
+        if p.scenario_hash != hash {
             return Err(format!(
                 "error: {}: its points are from another scenario (or another version of this one); give another -o, or remove it to start over",
                 path.display()
             ));
         }
-        keys.insert(k.to_string());
+        keys.insert(p.key);
         good_len += end + 1;
         rest = &rest[end + 1..];
     }

@@ -1,7 +1,5 @@
 //! `smpsim host` and `smpsim calibrate`: the real side.
 
-use std::fmt::Write;
-
 pub use smpsim_report::host::format_result;
 
 use crate::cli::{CalibrateArgs, Format, HostArgs, HostCommand, HostRunArgs};
@@ -21,33 +19,7 @@ fn list(format: Format) -> i32 {
     let statuses = smpsim_host::list();
     let out = match format {
         Format::Json => serde_json::to_string_pretty(&statuses).expect("json") + "\n",
-        Format::Text => {
-            let mut s = String::new();
-            for st in &statuses {
-                let _ = writeln!(
-                    s,
-                    "{:<14} {:<4} {}",
-                    st.test,
-                    if st.runnable { "yes" } else { "no" },
-                    st.description
-                );
-                for c in &st.missing {
-                    let _ = writeln!(
-                        s,
-                        "    missing {}: {}; to run it: {}",
-                        c.name, c.detail, c.fix
-                    );
-                }
-                for c in &st.optional_missing {
-                    let _ = writeln!(
-                        s,
-                        "    without {}: {} (runs anyway; {})",
-                        c.name, c.detail, c.fix
-                    );
-                }
-            }
-            s
-        }
+        Format::Text => smpsim_report::host::list_text(&statuses),
     };
     match emit(&out, None) {
         Ok(()) => 0,
@@ -132,7 +104,7 @@ pub fn calibrate(a: CalibrateArgs) -> i32 {
     }
     match calibrated {
         Ok(c) => {
-            report_calibration("calibrate", &c);
+            eprint!("{}", smpsim_report::host::calibration_text("calibrate", &c));
             match emit(&c.profile, Some(&a.output)) {
                 Ok(()) => {
                     eprintln!("calibrate: wrote {}", a.output.display());
@@ -142,23 +114,5 @@ pub fn calibrate(a: CalibrateArgs) -> i32 {
             }
         }
         Err(e) => fail(format!("error: {e}")),
-    }
-}
-
-/// What a calibration measured, refused and could not measure, on stderr.
-fn report_calibration(who: &str, c: &smpsim_host::calibrate::Calibration) {
-    for m in &c.measurements {
-        eprintln!("{who}: {}: {}", m.name, m.source());
-    }
-    for n in &c.notes {
-        eprintln!("{who}: {n}");
-    }
-    let mut any = false;
-    for (field, why) in c.unmeasured() {
-        any = true;
-        eprintln!("{who}: NOT MEASURED {field}: {why}; the profile keeps the value of preset {} and says so in its source", smpsim_host::calibrate::fallback_preset());
-    }
-    if !any {
-        eprintln!("{who}: every measured cost passed the sanity checks");
     }
 }

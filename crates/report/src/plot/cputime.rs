@@ -27,7 +27,7 @@ pub fn plot(req: &Request) -> Result<String, String> {
     let (points, scenario) = points_at(req, at.x)?;
     for (p, series) in points {
         let mut sums = [0f64; 5];
-        for cpu in p["result"]["cpus"].as_array().into_iter().flatten() {
+        for cpu in p.result_part("cpus").as_array().into_iter().flatten() {
             for (k, (field, _)) in CPU_TIME.iter().enumerate() {
                 sums[k] += cpu[*field].as_f64().unwrap_or(0.0);
             }

@@ -2,32 +2,29 @@
 //! value and series.
 
 use super::*;
+use crate::sweep_point::SweepPoint;
 
 /// The x value and the series of one point.
-pub(super) fn x_and_series(
-    point: &serde_json::Value,
-    x: &str,
-    by: &str,
-) -> Result<(f64, String), String> {
+pub(super) fn x_and_series(point: &SweepPoint, x: &str, by: &str) -> Result<(f64, String), String> {
     let x_value = match x {
-        "cpus" => point["cpus"].as_f64(),
-        "seed" => point["seed"].as_f64(),
-        key => point["settings"][key].as_str().and_then(|v| v.parse().ok()),
+        "cpus" => point.cpus.map(f64::from),
+        "seed" => Some(point.seed as f64),
+        key => point.setting(key).and_then(|v| v.parse().ok()),
     }
     .ok_or_else(|| format!("error: --x {x}: the points have no numeric `{x}` (sweep with --cpus, or --set {x}=...)"))?;
     let series = match by {
-        "variant" => point["variant"].as_str().unwrap_or("base").to_string(),
-        key => format!("{key}={}", point["settings"][key].as_str().unwrap_or("?")),
+        "variant" => point.variant.clone(),
+        key => format!("{key}={}", point.setting(key).unwrap_or("?")),
     };
     Ok((x_value, series))
 }
 
 /// The points of a sweep's results file that have a result (a point that
 /// failed to compile has none).
-pub(super) fn points(req: &Request) -> Result<Vec<serde_json::Value>, String> {
+pub(super) fn points(req: &Request) -> Result<Vec<SweepPoint>, String> {
     let mut out = Vec::new();
     for (_, p) in crate::results_file::result_lines(&req.results)? {
-        if p.get("result").is_some() {
+        if p.result.is_some() {
             out.push(p);
         }
     }
@@ -37,10 +34,9 @@ pub(super) fn points(req: &Request) -> Result<Vec<serde_json::Value>, String> {
 /// Where the results come from, for a caption: the scenario and the
 /// smpsim (version and commit) that swept them.
 pub(super) fn swept(req: &Request, scenario: &str) -> String {
-    let by = points(req).ok().and_then(|ps| {
-        ps.iter()
-            .find_map(|p| p["smpsim"].as_str().map(String::from))
-    });
+    let by = points(req)
+        .ok()
+        .and_then(|ps| ps.iter().find_map(|p| p.smpsim.clone()));
     format!(
         "sweep of {scenario} by smpsim {}",
         by.as_deref().unwrap_or("(commit not recorded)")
@@ -110,13 +106,13 @@ pub(super) fn at(req: &Request) -> Result<At, String> {
 pub(super) fn points_at(
     req: &Request,
     at: f64,
-) -> Result<(Vec<(serde_json::Value, String)>, String), String> {
+) -> Result<(Vec<(SweepPoint, String)>, String), String> {
     let mut out = Vec::new();
     let mut scenario = String::new();
     for p in points(req)? {
         let (x, series) = x_and_series(&p, &req.x, &req.by)?;
         if x == at {
-            scenario = p["scenario"].as_str().unwrap_or("").to_string();
+            scenario = p.scenario.clone();
             out.push((p, series));
         }
     }

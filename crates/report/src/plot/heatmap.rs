@@ -18,7 +18,8 @@ fn panels_at(req: &Request, x: f64, field: &str) -> Result<(Panels, String, f64)
     let mut panels = Panels::new();
     let mut measured = 0.0;
     for (p, series) in points {
-        let rows: Vec<Vec<f64>> = p["result"]["cpus"]
+        let rows: Vec<Vec<f64>> = p
+            .result_part("cpus")
             .as_array()
             .into_iter()
             .flatten()
@@ -36,7 +37,7 @@ fn panels_at(req: &Request, x: f64, field: &str) -> Result<(Panels, String, f64)
             .get(&series)
             .is_none_or(|old| !has_data(old) && has_data(&rows));
         if keep {
-            let r = &p["result"];
+            let r = p.result_json();
             measured =
                 r["duration_ns"].as_f64().unwrap_or(0.0) - r["warmup_ns"].as_f64().unwrap_or(0.0);
             panels.insert(series, rows);

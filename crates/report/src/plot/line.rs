@@ -16,9 +16,9 @@ fn read(req: &Request) -> Result<(Data, String), String> {
     let mut data: Data = BTreeMap::new();
     let mut scenario = String::new();
     for p in points(req)? {
-        scenario = p["scenario"].as_str().unwrap_or("").to_string();
+        scenario = p.scenario.clone();
         let (x, series) = x_and_series(&p, &req.x, &req.by)?;
-        let y = y_value(&p["result"], &req.y)?;
+        let y = y_value(p.result_json(), &req.y)?;
         data.entry(series)
             .or_default()
             .entry(x.to_bits())

@@ -41,7 +41,10 @@ fn read_tails(req: &Request, at: At) -> Result<(Tails, String), String> {
     for (p, series) in points {
         let tails = data.entry(series).or_insert_with(|| vec![Vec::new(); 5]);
         for (k, (field, _)) in TAIL.iter().enumerate() {
-            tails[k].push(y_value(&p["result"], &format!("histogram.{name}.{field}"))?);
+            tails[k].push(y_value(
+                p.result_json(),
+                &format!("histogram.{name}.{field}"),
+            )?);
         }
     }
     if data.is_empty() {

@@ -1,0 +1,87 @@
+//! `smpsim machine NAME`: a machine preset described, its topology and
+//! every cost with its source.
+
+use std::fmt::Write;
+
+use smpsim_machine::{AtomicKind, Machine};
+
+/// The preset's description, topology, costs (each with its source) and
+/// standing, one per line.
+pub fn describe(m: &Machine) -> String {
+    let mut s = String::new();
+    macro_rules! say {
+        ($($arg:tt)*) => {
+            let _ = writeln!(s, $($arg)*);
+        };
+    }
+    let t = &m.topology;
+    say!("{}: {}", m.name, m.description);
+    say!(
+        "topology: {} sockets x {} nodes x {} LLCs x {} cores x {} threads = {} CPUs",
+        t.sockets,
+        t.numa_nodes_per_socket,
+        t.llcs_per_node,
+        t.cores_per_llc,
+        t.threads_per_core,
+        m.nr_cpus()
+    );
+    if let Some(table) = &t.node_distance {
+        say!("node distances (SLIT):");
+        for (n, row) in table.iter().enumerate() {
+            let row: Vec<String> = row.iter().map(|d| format!("{d:>3}")).collect();
+            say!("  node {n:<3} {}", row.join(" "));
+        }
+    }
+    for (name, cost) in m.cost_list() {
+        say!("  {name:<28} {:>8} ns  {}", cost.ns, cost.source);
+    }
+    for c in &m.costs.line_transfer.by_node_distance {
+        let name = format!("line_transfer.node_distance {}", c.distance);
+        say!("  {name:<28} {:>8} ns  {}", c.ns, c.source);
+    }
+    if !m.idle.source.is_empty() {
+        say!(
+            "  {:<28} {:>11}  {}",
+            "idle.polling",
+            m.idle.polling,
+            m.idle.source
+        );
+    }
+    if !m.atomics.source.is_empty() {
+        say!(
+            "  {:<28} {:>11}  {}",
+            "atomics.kind",
+            m.atomics.kind.name(),
+            m.atomics.source
+        );
+    }
+    if m.atomics.kind == AtomicKind::LlSc {
+        say!(
+            "  {:<28} {:>11}  {}",
+            "atomics.load_reserve",
+            m.atomics.load_reserve.name(),
+            m.atomics.load_reserve_source
+        );
+    }
+    let c = &m.coherence;
+    say!(
+        "  {:<28} {:>11}  {}",
+        "coherence.home",
+        c.home.name(),
+        c.home_source
+    );
+    say!(
+        "  {:<28} {:>11}  {}",
+        "coherence.occupancy_per_transfer",
+        c.occupancy_per_transfer,
+        c.occupancy_per_transfer_source
+    );
+    say!(
+        "  {:<28} {:>11}  {}",
+        "coherence.forward_fraction",
+        c.forward_fraction,
+        c.forward_fraction_source
+    );
+    say!("standing: {}", m.standing());
+    s
+}
