@@ -19,6 +19,7 @@ pub mod lockdep;
 pub mod mcs;
 pub mod mutex;
 pub mod objects;
+pub mod ops;
 pub mod osq;
 pub mod percpu_rwsem;
 pub mod qrwlock;
@@ -343,20 +344,24 @@ impl crate::Kernel<'_> {
             .get(g)
             .and_then(|g| g.program.ops.get(pc as usize));
         match op {
-            Some(crate::program::Op::Lock {
+            Some(crate::program::Op::Locking(crate::program::LockingOp::Lock {
                 lock,
                 mode,
                 irqsave,
                 ..
-            }) => {
+            })) => {
                 let f = match self.objects.sleeping_kind(lock.object) {
                     Some(k) => sleeping::kind(k).imp.lock_fn(*mode),
                     None => format!("{}_lock", mode.op_prefix()),
                 };
                 format!("{f}{}+pc{pc}", if *irqsave { "_irqsave" } else { "" })
             }
-            Some(crate::program::Op::CpusReadLock) => format!("cpus_read_lock+pc{pc}"),
-            Some(crate::program::Op::CpusWriteLock) => format!("cpus_write_lock+pc{pc}"),
+            Some(crate::program::Op::Locking(crate::program::LockingOp::CpusReadLock)) => {
+                format!("cpus_read_lock+pc{pc}")
+            }
+            Some(crate::program::Op::Locking(crate::program::LockingOp::CpusWriteLock)) => {
+                format!("cpus_write_lock+pc{pc}")
+            }
             _ => format!("pc{pc}"),
         }
     }
@@ -409,159 +414,5 @@ impl crate::Kernel<'_> {
         let _ = writeln!(r, "  lock({});", name(cycle.new));
         let _ = write!(r, " *** DEADLOCK ***");
         r
-    }
-
-    /// The one place where the interpreter's lock and atomic ops reach
-    /// their object's implementation.
-    pub(crate) fn locking_op(
-        &mut self,
-        c: u32,
-        t: TaskId,
-        op: &crate::program::Op,
-        resume: crate::task::Resume,
-    ) -> crate::interp::Flow {
-        use crate::interp::Flow;
-        use crate::program::Op;
-        use crate::task::Mode;
-        use crate::task::Resume;
-        match op {
-            Op::Lock {
-                lock,
-                mode,
-                irqsave,
-            } => {
-                if resume == Resume::Op {
-                    self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read, *irqsave);
-                    self.hold(t, lock.object);
-                }
-                let l = self.instance(t, lock);
-                match self.objects.sleeping_kind(lock.object) {
-                    Some(k) => self.sleeping_lock(c, t, k, l, *mode, resume),
-                    None => self.spin_lock(c, t, l, *mode, *irqsave),
-                }
-            }
-            Op::Unlock {
-                lock,
-                mode,
-                irqrestore,
-            } => {
-                self.lockdep_release(t, lock.object);
-                self.unhold(t, lock.object);
-                let l = self.instance(t, lock);
-                match self.objects.sleeping_kind(lock.object) {
-                    Some(k) => sleeping::kind(k).imp.unlock(self, c, t, l, *mode),
-                    None => self.spin_unlock(c, t, l, *mode, *irqrestore),
-                }
-            }
-            Op::RwsemTrylock { lock, mode, slot } => {
-                let l = self.instance(t, lock);
-                let got = self.rwsem_trylock(c, t, l, *mode);
-                if got {
-                    self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read, false);
-                    self.hold(t, lock.object);
-                }
-                if let Some(slot) = slot {
-                    self.tasks[t as usize].vars[*slot as usize] = got as i64;
-                }
-                self.advance(t);
-                Flow::Next
-            }
-            Op::DowngradeWrite(lock) => {
-                let l = self.instance(t, lock);
-                self.rwsem_downgrade_write(c, t, l);
-                Flow::Next
-            }
-            Op::WriteSeqcount { seq, begin } => {
-                let s = self.instance(t, seq);
-                self.write_seqcount(c, t, s, *begin);
-                Flow::Next
-            }
-            Op::ReadSeqcountBegin { seq, slot } => {
-                let s = self.instance(t, seq);
-                self.read_seqcount_begin(c, t, s, *slot)
-            }
-            Op::ReadSeqcountRetry { seq, slot, retry } => {
-                let s = self.instance(t, seq);
-                self.read_seqcount_retry(c, t, s, *slot, *retry)
-            }
-            Op::Down(r) => {
-                let s = self.instance(t, r);
-                let k = self.objects.sleeping_kind(r.object).expect("a semaphore");
-                self.sleeping_lock(c, t, k, s, LockMode::Exclusive, resume)
-            }
-            Op::Up(r) => {
-                let s = self.instance(t, r);
-                let k = self.objects.sleeping_kind(r.object).expect("a semaphore");
-                sleeping::kind(k)
-                    .imp
-                    .unlock(self, c, t, s, LockMode::Exclusive)
-            }
-            Op::CpusReadLock | Op::CpusWriteLock => {
-                let read = matches!(op, Op::CpusReadLock);
-                let (mode, step) = match resume {
-                    Resume::Lock(s) => (LockMode::Write, Some(s)),
-                    _ => (LockMode::Write, None),
-                };
-                let mode = if read { LockMode::Read } else { mode };
-                if step.is_none() {
-                    self.lockdep_acquire(c, t, self.hotplug_lock_class(), read, false);
-                }
-                let l = self.hotplug_lock;
-                percpu_rwsem::KIND.imp.lock(self, c, t, l, mode, step)
-            }
-            Op::CpusReadUnlock | Op::CpusWriteUnlock => {
-                let mode = match op {
-                    Op::CpusReadUnlock => LockMode::Read,
-                    _ => LockMode::Write,
-                };
-                self.lockdep_release(t, self.hotplug_lock_class());
-                let l = self.hotplug_lock;
-                percpu_rwsem::KIND.imp.unlock(self, c, t, l, mode)
-            }
-            Op::AtomicRmw(r) | Op::AtomicRead(r) => {
-                let l = self.instance(t, r);
-                let now = self.now;
-                let line = self.objects.atomic_line(l);
-                let done = if matches!(op, Op::AtomicRmw(_)) {
-                    line.rmw_void(&self.cost, c, now)
-                } else {
-                    line.read(&self.cost, c, now)
-                };
-                self.tasks[t as usize].batch.push(Mode::Sys, done - now);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::AtomicCmpxchgLoop(r) => {
-                let l = self.instance(t, r);
-                let now = self.now;
-                let line = self.objects.atomic_line(l);
-                let done = match resume {
-                    // The first attempt expects what a read finds.
-                    Resume::Cmpxchg(expected) => {
-                        let (done, ok) = line.cmpxchg(&self.cost, c, now, expected);
-                        if ok {
-                            self.advance(t);
-                        } else {
-                            // A failed cmpxchg returns the value it found:
-                            // the next attempt expects it.
-                            self.tasks[t as usize].resume = Resume::Cmpxchg(line.writes());
-                        }
-                        done
-                    }
-                    _ => {
-                        let expected = line.writes();
-                        let seen = line.read(&self.cost, c, now);
-                        self.tasks[t as usize].resume = Resume::Cmpxchg(expected);
-                        seen
-                    }
-                };
-                // The next attempt (or op) at `done`.
-                self.tasks[t as usize]
-                    .batch
-                    .push(Mode::Sys, done.max(now + 1) - now);
-                Flow::Next
-            }
-            _ => unreachable!("not a locking op: {op:?}"),
-        }
     }
 }

@@ -7,9 +7,9 @@
 //! core never knows which kind it is dealing with. It asks the kind, through
 //! [`SleepingLock`], at five points:
 //!
-//! - **lock** (`Op::Lock`, `Op::Down`): take it, spin, or sleep; a resumed
+//! - **lock** (`LockingOp::Lock`, `LockingOp::Down`): take it, spin, or sleep; a resumed
 //!   op passes back the step the kind recorded in [`Resume::Lock`];
-//! - **unlock** (`Op::Unlock`, `Op::Up`): release it, hand it over, wake;
+//! - **unlock** (`LockingOp::Unlock`, `LockingOp::Up`): release it, hand it over, wake;
 //! - **owner leaves its CPU** (every context switch): spinners on what the
 //!   task owns give up (`owner_on_cpu()` is false);
 //! - **need_resched while spinning**: the spinner leaves its queue and

@@ -18,6 +18,7 @@ pub(crate) mod callbacks;
 mod exp;
 pub(crate) mod gp_kthread;
 pub(crate) mod nocb;
+pub(crate) mod ops;
 mod stall;
 mod tree;
 
@@ -34,18 +35,18 @@ pub const GP_HISTOGRAM: &str = "rcu_gp_duration";
 /// Whether a scenario uses RCU (and so gets its GP kthread): a grace
 /// period op, or a percpu_rw_semaphore whose writers wait for one.
 pub fn used_by(spec: &crate::Spec) -> bool {
-    use crate::program::Op;
+    use crate::program::{LockingOp, Op, RcuOp};
     crate::locking::percpu_rwsem::declared_in(spec)
         || spec.task_groups.iter().any(|g| {
             g.program.ops.iter().any(|op| {
                 matches!(
                     op,
-                    Op::SynchronizeRcu
-                        | Op::CallRcu { .. }
-                        | Op::SynchronizeRcuExpedited
-                        | Op::RcuExpediteGp
-                        | Op::CpusWriteLock
-                        | Op::CpusWriteUnlock
+                    Op::Rcu(RcuOp::SynchronizeRcu)
+                        | Op::Rcu(RcuOp::CallRcu { .. })
+                        | Op::Rcu(RcuOp::SynchronizeRcuExpedited)
+                        | Op::Rcu(RcuOp::RcuExpediteGp)
+                        | Op::Locking(LockingOp::CpusWriteLock)
+                        | Op::Locking(LockingOp::CpusWriteUnlock)
                 )
             })
         })

@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use smpsim_kernel::program::{Expr, MaskExpr, MaskSlot, Op};
+use smpsim_kernel::program::{CpumaskOp, Expr, MaskExpr, MaskSlot, Op};
 
 use super::{need, split_top_level, Emitter, ObjEntry};
 use crate::error::{DResult, Diag, StrErr};
@@ -163,7 +163,7 @@ pub(super) fn cpumask(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let mask = need(&r.mask, op, "mask")?;
     let slot = e.masks[var.get_ref()];
     let expr = e.mask_expr(mask, 0..mask.get_ref().len())?;
-    e.push(Op::CpumaskSet { mask: slot, expr });
+    e.push(Op::Cpumask(CpumaskOp::CpumaskSet { mask: slot, expr }));
     Ok(())
 }
 
@@ -175,24 +175,24 @@ pub(super) fn for_each_cpu(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()
     let mask = need(&r.mask, op, "mask")?;
     let expr = e.mask_expr(mask, 0..mask.get_ref().len())?;
     let copy = e.hidden_mask();
-    e.push(Op::CpumaskSet { mask: copy, expr });
+    e.push(Op::Cpumask(CpumaskOp::CpumaskSet { mask: copy, expr }));
     e.push(Op::Set {
         slot: var,
         expr: Expr::Const(-1),
     });
     let start = e.pc();
-    let next = e.push(Op::CpumaskNext {
+    let next = e.push(Op::Cpumask(CpumaskOp::CpumaskNext {
         mask: copy,
         var,
         exit: 0,
-    });
+    }));
     e.block(need(&r.body, op, "body")?.get_ref())?;
     e.push(Op::Jump(start));
     let end = e.pc();
-    e.ops[next] = Op::CpumaskNext {
+    e.ops[next] = Op::Cpumask(CpumaskOp::CpumaskNext {
         mask: copy,
         var,
         exit: end,
-    };
+    });
     Ok(())
 }

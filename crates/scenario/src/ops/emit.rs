@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use smpsim_kernel::program::{Cond, Dist, Expr, ObjRef, ObjectId, Op, Pc, Slot};
+use smpsim_kernel::program::{Cond, Dist, Expr, LockingOp, ObjRef, ObjectId, Op, Pc, Slot};
 
 use crate::duration::parse_dist;
 use crate::error::{list, DResult, Diag, StrErr};
@@ -363,12 +363,12 @@ impl Emitter<'_, '_> {
         };
         let allowed = program.ops.iter().all(|op| match op {
             Op::Work(_) | Op::Count(_) | Op::Exit => true,
-            Op::Lock { lock, irqsave, .. }
-            | Op::Unlock {
+            Op::Locking(LockingOp::Lock { lock, irqsave, .. })
+            | Op::Locking(LockingOp::Unlock {
                 lock,
                 irqrestore: irqsave,
                 ..
-            } => !irqsave && lock.index.is_none() && spinlock(lock.object),
+            }) => !irqsave && lock.index.is_none() && spinlock(lock.object),
             _ => false,
         });
         if !allowed {

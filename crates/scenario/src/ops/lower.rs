@@ -2,7 +2,10 @@
 //! IR. The ops without fields, the CPU ops and the object ops are lowered
 //! by `Emitter::op` from their registry entry alone.
 
-use smpsim_kernel::program::{CallFunc, CmpOp, Cond, CpuSet, Dist, Expr, ObjRef, ObjectId, Op};
+use smpsim_kernel::program::{
+    CallFunc, CheckOp, CmpOp, Cond, CpuSet, Dist, Expr, LockingOp, ObjRef, ObjectId, Op, RcuOp,
+    SmpOp, StopOp,
+};
 
 use super::registry::{self, Family, LockAction, LockOp, OpDef};
 use super::{intern, need, split_lockref, split_top_level, Emitter};
@@ -34,11 +37,11 @@ pub(super) fn call_single(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()>
     let r = op.get_ref();
     let cpu = e.cpu_expr(need(&r.cpu, op, "cpu")?)?;
     let func = e.call_func(op)?;
-    e.push(Op::SmpCallFunctionSingle {
+    e.push(Op::Smp(SmpOp::SmpCallFunctionSingle {
         cpu,
         func,
         wait: wait(r),
-    });
+    }));
     Ok(())
 }
 
@@ -50,11 +53,11 @@ pub(super) fn call_many(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
         None => e.cpuset(written)?,
     };
     let func = e.call_func(op)?;
-    e.push(Op::SmpCallFunctionMany {
+    e.push(Op::Smp(SmpOp::SmpCallFunctionMany {
         cpus,
         func,
         wait: wait(r),
-    });
+    }));
     Ok(())
 }
 
@@ -67,7 +70,7 @@ pub(super) fn stop_machine(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()
         Some(c) => Some(e.cpu_expr(c)?),
         None => None,
     };
-    e.push(Op::StopMachine { func, cpu });
+    e.push(Op::Stop(StopOp::StopMachine { func, cpu }));
     Ok(())
 }
 
@@ -86,7 +89,7 @@ fn emit_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>, this_cpu: bool) -> DResult
     let r = op.get_ref();
     let var = e.variable(need(&r.obj, op, "obj")?, this_cpu)?;
     let value = e.expr(need(&r.value, op, "value")?)?;
-    e.push(Op::WriteOnce { var, value });
+    e.push(Op::Check(CheckOp::WriteOnce { var, value }));
     Ok(())
 }
 
@@ -97,7 +100,7 @@ pub(super) fn membarrier_begin(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResul
         Some(c) => Some(e.expr(c)?),
         None => None,
     };
-    e.push(Op::MembarrierBegin { target });
+    e.push(Op::Check(CheckOp::MembarrierBegin { target }));
     Ok(())
 }
 
@@ -106,7 +109,7 @@ pub(super) fn assert(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let r = op.get_ref();
     let cond = e.cond(need(&r.cond, op, "cond")?)?;
     let message = need(&r.message, op, "message")?.get_ref().clone();
-    e.push(Op::Assert { cond, message });
+    e.push(Op::Check(CheckOp::Assert { cond, message }));
     Ok(())
 }
 
@@ -120,11 +123,11 @@ pub(super) fn flush_tlb(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
         None => None,
     };
     let func = e.call_func(op)?;
-    e.push(Op::SmpCallFunctionMany {
+    e.push(Op::Smp(SmpOp::SmpCallFunctionMany {
         cpus: CpuSet::TlbFlush { freed_tables, mask },
         func,
         wait: true,
-    });
+    }));
     Ok(())
 }
 
@@ -132,14 +135,14 @@ pub(super) fn flush_tlb(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
 /// has ended (lazy where lazy RCU applies).
 pub(super) fn call_rcu(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let func = e.dist(need(&op.get_ref().func, op, "func")?)?;
-    e.push(Op::CallRcu { func, lazy: true });
+    e.push(Op::Rcu(RcuOp::CallRcu { func, lazy: true }));
     Ok(())
 }
 
 /// `call_rcu_hurry(func)`: never lazy.
 pub(super) fn call_rcu_hurry(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     let func = e.dist(need(&op.get_ref().func, op, "func")?)?;
-    e.push(Op::CallRcu { func, lazy: false });
+    e.push(Op::Rcu(RcuOp::CallRcu { func, lazy: false }));
     Ok(())
 }
 
@@ -281,11 +284,11 @@ fn rwsem_trylock(e: &mut Emitter<'_, '_>, op: &S<RawOp>, family: Family) -> DRes
     let slot = r.var.as_ref().map(|v| e.slot_of(v)).transpose()?;
     e.taken.insert((lock.object, family));
     e.taken_forms.insert((lock.object, family, false));
-    e.push(Op::RwsemTrylock {
+    e.push(Op::Locking(LockingOp::RwsemTrylock {
         lock,
         mode: family.mode(),
         slot,
-    });
+    }));
     Ok(())
 }
 
@@ -299,7 +302,7 @@ pub(super) fn downgrade_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult
     e.taken.insert((lock.object, Family::RwsemRead));
     e.taken_forms
         .insert((lock.object, Family::RwsemRead, false));
-    e.push(Op::DowngradeWrite(lock));
+    e.push(Op::Locking(LockingOp::DowngradeWrite(lock)));
     Ok(())
 }
 
@@ -312,12 +315,16 @@ pub(super) fn read_seqcount(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<(
     let seq = e.lock(written, ObjectType::Seqcount, def)?;
     let slot = e.new_slot(format!(" seq{}", e.nslots), written.span())?;
     let retry = e.pc();
-    e.push(Op::ReadSeqcountBegin {
+    e.push(Op::Locking(LockingOp::ReadSeqcountBegin {
         seq: seq.clone(),
         slot,
-    });
+    }));
     e.block(need(&r.body, op, "body")?.get_ref())?;
-    e.push(Op::ReadSeqcountRetry { seq, slot, retry });
+    e.push(Op::Locking(LockingOp::ReadSeqcountRetry {
+        seq,
+        slot,
+        retry,
+    }));
     Ok(())
 }
 
@@ -330,10 +337,10 @@ fn hotplug_lock_op(e: &Emitter<'_, '_>, written: &S<String>, l: LockOp) -> Optio
         return None;
     }
     match (l.family, l.action) {
-        (Family::PercpuRead, LockAction::Lock) => Some(Op::CpusReadLock),
-        (Family::PercpuRead, LockAction::Unlock) => Some(Op::CpusReadUnlock),
-        (Family::PercpuWrite, LockAction::Lock) => Some(Op::CpusWriteLock),
-        (Family::PercpuWrite, LockAction::Unlock) => Some(Op::CpusWriteUnlock),
+        (Family::PercpuRead, LockAction::Lock) => Some(Op::Locking(LockingOp::CpusReadLock)),
+        (Family::PercpuRead, LockAction::Unlock) => Some(Op::Locking(LockingOp::CpusReadUnlock)),
+        (Family::PercpuWrite, LockAction::Lock) => Some(Op::Locking(LockingOp::CpusWriteLock)),
+        (Family::PercpuWrite, LockAction::Unlock) => Some(Op::Locking(LockingOp::CpusWriteUnlock)),
         _ => None,
     }
 }
@@ -389,15 +396,19 @@ impl Emitter<'_, '_> {
             return Ok(());
         }
         let lock = self.lock(written, family.kind(), def)?;
-        let take = |lock: ObjRef, irqsave: bool| Op::Lock {
-            lock,
-            mode: family.mode(),
-            irqsave,
+        let take = |lock: ObjRef, irqsave: bool| {
+            Op::Locking(LockingOp::Lock {
+                lock,
+                mode: family.mode(),
+                irqsave,
+            })
         };
-        let release = |lock: ObjRef, irqrestore: bool| Op::Unlock {
-            lock,
-            mode: family.mode(),
-            irqrestore,
+        let release = |lock: ObjRef, irqrestore: bool| {
+            Op::Locking(LockingOp::Unlock {
+                lock,
+                mode: family.mode(),
+                irqrestore,
+            })
         };
         match l.action {
             LockAction::Lock => {
@@ -566,7 +577,7 @@ impl Emitter<'_, '_> {
         // The locks taken in the body, by object and mode.
         let mut keys: Vec<(ObjectId, smpsim_kernel::program::LockMode)> = Vec::new();
         for ir in body {
-            if let Op::Lock { lock, mode, .. } = ir {
+            if let Op::Locking(LockingOp::Lock { lock, mode, .. }) = ir {
                 if !keys.contains(&(lock.object, *mode)) {
                     keys.push((lock.object, *mode));
                 }
@@ -588,8 +599,16 @@ impl Emitter<'_, '_> {
                     continue;
                 }
                 let step = match &body[pc] {
-                    Op::Lock { lock, mode: m, .. } if lock.object == object && *m == mode => 1,
-                    Op::Unlock { lock, mode: m, .. } if lock.object == object && *m == mode => -1,
+                    Op::Locking(LockingOp::Lock { lock, mode: m, .. })
+                        if lock.object == object && *m == mode =>
+                    {
+                        1
+                    }
+                    Op::Locking(LockingOp::Unlock { lock, mode: m, .. })
+                        if lock.object == object && *m == mode =>
+                    {
+                        -1
+                    }
                     _ => 0,
                 };
                 let next = (net + step).clamp(LO, HI);

@@ -6,7 +6,9 @@
 //! what the field checks, the list of ops in errors, and the suggestions
 //! for a lock of the wrong kind are made from.
 
-use smpsim_kernel::program::{Expr, LockMode, ObjRef, Op};
+use smpsim_kernel::program::{
+    CheckOp, Expr, HotplugOp, LockMode, LockingOp, ObjRef, Op, PreemptOp, RcuOp,
+};
 
 use super::lower;
 use super::Emitter;
@@ -21,26 +23,29 @@ use LockAction::{Guard, Lock, Unlock};
 pub(super) static OPS: &[OpDef] = &[
     custom("work", &["time"], &[], lower::work),
     custom("syscall", &["name", "body"], &[], lower::syscall),
-    fixed("preempt_disable", Op::PreemptDisable),
-    fixed("preempt_enable", Op::PreemptEnable),
-    fixed("local_irq_disable", Op::LocalIrqDisable),
-    fixed("local_irq_enable", Op::LocalIrqEnable),
-    fixed("cpus_read_lock", Op::CpusReadLock),
-    fixed("cpus_read_unlock", Op::CpusReadUnlock),
-    fixed("cpus_write_lock", Op::CpusWriteLock),
-    fixed("cpus_write_unlock", Op::CpusWriteUnlock),
+    fixed("preempt_disable", Op::Preempt(PreemptOp::PreemptDisable)),
+    fixed("preempt_enable", Op::Preempt(PreemptOp::PreemptEnable)),
+    fixed("local_irq_disable", Op::Preempt(PreemptOp::LocalIrqDisable)),
+    fixed("local_irq_enable", Op::Preempt(PreemptOp::LocalIrqEnable)),
+    fixed("cpus_read_lock", Op::Locking(LockingOp::CpusReadLock)),
+    fixed("cpus_read_unlock", Op::Locking(LockingOp::CpusReadUnlock)),
+    fixed("cpus_write_lock", Op::Locking(LockingOp::CpusWriteLock)),
+    fixed("cpus_write_unlock", Op::Locking(LockingOp::CpusWriteUnlock)),
     lock("percpu_down_read", PercpuRead, Lock, false),
     lock("percpu_up_read", PercpuRead, Unlock, false),
     lock("percpu_down_write", PercpuWrite, Lock, false),
     lock("percpu_up_write", PercpuWrite, Unlock, false),
-    fixed("rcu_read_lock", Op::RcuReadLock),
-    fixed("rcu_read_unlock", Op::RcuReadUnlock),
-    fixed("synchronize_rcu", Op::SynchronizeRcu),
-    fixed("synchronize_rcu_expedited", Op::SynchronizeRcuExpedited),
-    fixed("rcu_expedite_gp", Op::RcuExpediteGp),
-    fixed("rcu_unexpedite_gp", Op::RcuUnexpediteGp),
-    on_cpu("set_cpu_offline", Op::CpuOffline),
-    on_cpu("set_cpu_online", Op::CpuOnline),
+    fixed("rcu_read_lock", Op::Rcu(RcuOp::RcuReadLock)),
+    fixed("rcu_read_unlock", Op::Rcu(RcuOp::RcuReadUnlock)),
+    fixed("synchronize_rcu", Op::Rcu(RcuOp::SynchronizeRcu)),
+    fixed(
+        "synchronize_rcu_expedited",
+        Op::Rcu(RcuOp::SynchronizeRcuExpedited),
+    ),
+    fixed("rcu_expedite_gp", Op::Rcu(RcuOp::RcuExpediteGp)),
+    fixed("rcu_unexpedite_gp", Op::Rcu(RcuOp::RcuUnexpediteGp)),
+    on_cpu("set_cpu_offline", |x| Op::Hotplug(HotplugOp::CpuOffline(x))),
+    on_cpu("set_cpu_online", |x| Op::Hotplug(HotplugOp::CpuOnline(x))),
     lock("mutex_lock", Mutex, Lock, false),
     lock("mutex_unlock", Mutex, Unlock, false),
     lock("mutex_guard", Mutex, Guard, false),
@@ -102,7 +107,7 @@ pub(super) static OPS: &[OpDef] = &[
     ),
     custom("assert", &["cond", "message"], &[], lower::assert),
     custom("membarrier_begin", &[], &["cpu"], lower::membarrier_begin),
-    fixed("membarrier_end", Op::MembarrierEnd),
+    fixed("membarrier_end", Op::Check(CheckOp::MembarrierEnd)),
     custom("set", &["var", "value"], &[], lower::set),
     custom("if", &["cond", "then"], &["else"], lower::branch),
     custom("loop", &["count", "body"], &[], lower::repeat),
@@ -112,11 +117,23 @@ pub(super) static OPS: &[OpDef] = &[
     custom("record", &["hist", "since"], &[], lower::record),
     custom("call", &["fn"], &[], lower::call),
     fixed("exit", Op::Exit),
-    object("atomic_inc", &["obj"], ObjectType::Atomic, Op::AtomicRmw),
-    object("atomic_dec", &["obj"], ObjectType::Atomic, Op::AtomicRmw),
-    object("atomic_read", &["obj"], ObjectType::Atomic, Op::AtomicRead),
-    object("down", &["lock"], ObjectType::Semaphore, Op::Down).alias(&[("obj", "lock")]),
-    object("up", &["lock"], ObjectType::Semaphore, Op::Up).alias(&[("obj", "lock")]),
+    object("atomic_inc", &["obj"], ObjectType::Atomic, |x| {
+        Op::Locking(LockingOp::AtomicRmw(x))
+    }),
+    object("atomic_dec", &["obj"], ObjectType::Atomic, |x| {
+        Op::Locking(LockingOp::AtomicRmw(x))
+    }),
+    object("atomic_read", &["obj"], ObjectType::Atomic, |x| {
+        Op::Locking(LockingOp::AtomicRead(x))
+    }),
+    object("down", &["lock"], ObjectType::Semaphore, |x| {
+        Op::Locking(LockingOp::Down(x))
+    })
+    .alias(&[("obj", "lock")]),
+    object("up", &["lock"], ObjectType::Semaphore, |x| {
+        Op::Locking(LockingOp::Up(x))
+    })
+    .alias(&[("obj", "lock")]),
     lock("down_read", RwsemRead, Lock, false),
     lock("up_read", RwsemRead, Unlock, false),
     lock("rwsem_read_guard", RwsemRead, Guard, false),
@@ -140,13 +157,13 @@ pub(super) static OPS: &[OpDef] = &[
         "write_seqcount_begin",
         &["obj"],
         ObjectType::Seqcount,
-        |seq| Op::WriteSeqcount { seq, begin: true },
+        |seq| Op::Locking(LockingOp::WriteSeqcount { seq, begin: true }),
     ),
     object(
         "write_seqcount_end",
         &["obj"],
         ObjectType::Seqcount,
-        |seq| Op::WriteSeqcount { seq, begin: false },
+        |seq| Op::Locking(LockingOp::WriteSeqcount { seq, begin: false }),
     ),
     custom("read_seqcount", &["obj", "body"], &[], lower::read_seqcount),
 ];
