@@ -53,7 +53,7 @@ pub fn spinning_lock(spec: &mut Spec, name: &str, kind: &str, options: LockOptio
     spec.objects.push(ObjectDecl {
         name: name.into(),
         kind: ObjectKind::Spinlock {
-            kind: kind.into(),
+            kind: crate::spec::SpinKind::named(kind).expect("a spinning lock kind"),
             options,
         },
         per_cpu: false,

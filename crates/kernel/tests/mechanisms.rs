@@ -393,7 +393,7 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
     s.objects.push(ObjectDecl {
         name: "zone".into(),
         kind: ObjectKind::Spinlock {
-            kind: "qspinlock".into(),
+            kind: smpsim_kernel::locking::qspinlock::KIND.handle(),
             options: Default::default(),
         },
         per_cpu: false,
@@ -549,7 +549,7 @@ fn async_call_completion_does_not_end_a_later_spin() {
     s.objects.push(ObjectDecl {
         name: "l".into(),
         kind: ObjectKind::Spinlock {
-            kind: "qspinlock".into(),
+            kind: smpsim_kernel::locking::qspinlock::KIND.handle(),
             options: Default::default(),
         },
         per_cpu: false,

@@ -56,7 +56,7 @@ fn declared(s: &mut Spec) -> ObjRef {
     s.objects.push(ObjectDecl {
         name: "tg_rwsem".into(),
         kind: ObjectKind::Sleeping {
-            kind: "percpu_rwsem".into(),
+            kind: smpsim_kernel::locking::percpu_rwsem::KIND.handle(),
             spin: false,
         },
         per_cpu: false,

@@ -269,7 +269,7 @@ fn declared(obj: &S<RawObject>, srcs: &Sources, costs: &MachineCosts) -> DResult
             // Readers never spin and writers sleep: nothing to choose.
             not_for(&o.spin, "spin", type_name)?;
             let kind = ObjectKind::Sleeping {
-                kind: type_name.to_string(),
+                kind: locking::percpu_rwsem::KIND.handle(),
                 spin: false,
             };
             (kind, ObjectType::PercpuRwsem)
@@ -389,7 +389,7 @@ fn spinning_kind(
         options.sleeper = Some(sleeper(s, srcs, costs)?);
     }
     Ok(ObjectKind::Spinlock {
-        kind: info.name.to_string(),
+        kind: info.handle(),
         options,
     })
 }
@@ -484,7 +484,7 @@ fn sleeping_kind(o: &RawObject, type_name: &str, spin: bool) -> DResult<ObjectKi
     match locking::find_sleeping_kind(type_name, Some(k.get_ref())) {
         Some(info) if info.default => Ok(ObjectKind::Mutex { spin }),
         Some(info) => Ok(ObjectKind::Sleeping {
-            kind: info.name.to_string(),
+            kind: info.handle(),
             spin,
         }),
         None => {

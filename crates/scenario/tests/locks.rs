@@ -78,7 +78,7 @@ fn listed<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
 
 fn spinning(kind: &str, backoff: bool) -> ObjectKind {
     ObjectKind::Spinlock {
-        kind: kind.to_string(),
+        kind: smpsim_kernel::spec::SpinKind::named(kind).expect("a spinning lock kind"),
         options: LockOptions {
             backoff,
             ..LockOptions::default()

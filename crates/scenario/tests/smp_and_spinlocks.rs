@@ -277,7 +277,7 @@ fn spin_guard_with_irqsave_emits_exact_ops() {
     assert_eq!(
         spec.objects[1].kind,
         ObjectKind::Spinlock {
-            kind: "qspinlock".to_string(),
+            kind: smpsim_kernel::locking::qspinlock::KIND.handle(),
             options: LockOptions::default()
         }
     );

@@ -39,7 +39,7 @@ use smpsim_engine::Nanos;
 use crate::coherence::Line;
 use crate::costs::CostNs;
 use crate::program::LockMode;
-use crate::spec::LockOptions;
+use crate::spec::{LockOptions, ObjectKind, SleepingKind, SpinKind};
 use crate::task::TaskId;
 
 /// Every spinning-lock implementation smpsim knows.
@@ -69,6 +69,8 @@ pub use sleeping::{find_sleeping_kind, sleeping_kind_names, SleepingKindInfo};
 
 /// A spinning-lock implementation, as a scenario names it.
 pub struct LockKindInfo {
+    /// Its index in [`LOCK_KINDS`] (what [`SpinKind`] carries).
+    pub id: u8,
     /// `kind = "..."` in a scenario.
     pub name: &'static str,
     /// The object type it implements: `spinlock` or `rwlock`.
@@ -91,6 +93,75 @@ impl LockKindInfo {
         } else {
             &[LockMode::Exclusive]
         }
+    }
+}
+
+impl LockKindInfo {
+    /// The handle a compiled scenario keeps for it.
+    pub fn handle(&self) -> SpinKind {
+        SpinKind(self.id)
+    }
+}
+
+impl SpinKind {
+    /// The implementation named `name` (`kind = "..."`).
+    pub fn named(name: &str) -> Option<SpinKind> {
+        LOCK_KINDS
+            .iter()
+            .find(|k| k.name == name)
+            .map(|k| k.handle())
+    }
+
+    /// Its registry entry.
+    #[inline]
+    pub fn info(self) -> &'static LockKindInfo {
+        &LOCK_KINDS[self.0 as usize]
+    }
+}
+
+impl std::fmt::Debug for SpinKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.info().name)
+    }
+}
+
+impl SleepingKindInfo {
+    /// The handle a compiled scenario keeps for it.
+    pub fn handle(&self) -> SleepingKind {
+        SleepingKind(self.id)
+    }
+}
+
+impl SleepingKind {
+    /// The kind named `name` (`kind = "..."`).
+    pub fn named(name: &str) -> Option<SleepingKind> {
+        SLEEPING_KINDS
+            .iter()
+            .find(|k| k.name == name)
+            .map(|k| SleepingKind(k.id))
+    }
+
+    /// Its registry entry.
+    #[inline]
+    pub fn info(self) -> &'static SleepingKindInfo {
+        &SLEEPING_KINDS[self.0 as usize]
+    }
+}
+
+impl std::fmt::Debug for SleepingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.info().name)
+    }
+}
+
+/// The lock type `perf lock contention` shows for an object of `kind`
+/// (tools/perf/builtin-lock.c `lock_type_table`), from the kind's
+/// registry entry; `None` for an object that is not a lock.
+pub fn perf_lock_type(kind: &ObjectKind) -> Option<&'static str> {
+    match kind {
+        ObjectKind::Spinlock { kind, .. } => Some(kind.info().object_type),
+        ObjectKind::Atomic | ObjectKind::Variable { .. } => None,
+        _ => sleeping::kind_of(kind).map(|k| k.perf_type),
     }
 }
 

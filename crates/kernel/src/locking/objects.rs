@@ -56,6 +56,10 @@ pub struct Objects {
     /// Instances of sleeping-lock kinds that keep no table of their own
     /// (each kind downcasts its own).
     pub sleeping: Vec<Box<dyn std::any::Any + Send>>,
+    /// The tables a kind owns (its instances and what it keeps beside
+    /// them), by the kind's id: made by the kind on first use, read only
+    /// by it ([`Objects::kind_table`]).
+    kind_tables: Vec<Option<Box<dyn std::any::Any + Send>>>,
     /// First instance of each declared object in its kind's table.
     base: Vec<ObjId>,
     /// Each declared object's sleeping-lock kind (its id), if it is one.
@@ -102,22 +106,19 @@ impl Objects {
                     base
                 }
                 ObjectKind::Spinlock { kind, options } => {
-                    let info = super::LOCK_KINDS
-                        .iter()
-                        .find(|k| k.name == kind)
-                        .unwrap_or_else(|| panic!("unknown lock kind `{kind}` in a compiled spec"));
+                    let info = kind.info();
                     let base = o.spinlocks.len();
                     o.spinlocks
                         .extend((0..n).map(|i| LockInstance::new(id, (info.new)(*options, at(i)))));
                     base
                 }
-                ObjectKind::Sleeping { kind, .. } => {
-                    panic!("unknown sleeping lock kind `{kind}` in a compiled spec")
-                }
                 ObjectKind::Mutex { .. }
                 | ObjectKind::Rwsem { .. }
                 | ObjectKind::Semaphore { .. }
-                | ObjectKind::Seqcount => unreachable!("a registered sleeping kind"),
+                | ObjectKind::Seqcount
+                | ObjectKind::Sleeping { .. } => {
+                    unreachable!("kind_of() names every sleeping kind")
+                }
             };
             o.kinds.push(kind.map(|k| k.id));
             if let Some(k) = kind {
@@ -201,6 +202,29 @@ impl Objects {
             Some(&LineAt::Spinlock(i)) => self.spinlocks[i as usize].imp.word_mut(),
             Some(&LineAt::Mutex(i)) => &mut self.mutexes[i as usize].word,
         }
+    }
+
+    /// The table kind `id` keeps here, of the type it chose, made empty on
+    /// first use.
+    #[inline]
+    pub(crate) fn kind_table<T: Default + Send + 'static>(&mut self, id: u8) -> &mut T {
+        let id = id as usize;
+        if self.kind_tables.len() <= id {
+            self.kind_tables.resize_with(id + 1, || None);
+        }
+        self.kind_tables[id]
+            .get_or_insert_with(|| Box::new(T::default()))
+            .downcast_mut::<T>()
+            .expect("a kind's table keeps the type the kind made it with")
+    }
+
+    /// [`Self::kind_table`], read-only: `None` before the kind made it.
+    #[inline]
+    pub(crate) fn kind_table_ref<T: 'static>(&self, id: u8) -> Option<&T> {
+        self.kind_tables
+            .get(id as usize)?
+            .as_ref()?
+            .downcast_ref::<T>()
     }
 
     /// The instance of object `object` for per-CPU index 0 (or the only one).

@@ -17,6 +17,7 @@ use crate::Kernel;
 /// The `semaphore` object type in the sleeping-lock registry: `down()` is
 /// its lock, `up()` its unlock.
 pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    perf_type: "semaphore",
     id: 2,
     name: "semaphore",
     object_type: "semaphore",

@@ -55,6 +55,7 @@ impl Seqcount {
 /// (`write_seqcount_*`, `read_seqcount_*`, in `locking_op`), not lock and
 /// unlock; what it shares is the reader's spin on an odd sequence.
 pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    perf_type: "seqcount",
     id: 3,
     name: "seqcount",
     object_type: "seqcount",

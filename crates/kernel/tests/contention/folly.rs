@@ -176,7 +176,7 @@ fn model_ns(m: &Machine, bench: Bench, inside: u64, outside: u64, n: u32) -> f64
         }
     };
     let spinlock = |kind: &str, sleeper| ObjectKind::Spinlock {
-        kind: kind.into(),
+        kind: smpsim_kernel::spec::SpinKind::named(kind).expect("a spinning lock kind"),
         options: LockOptions {
             sleeper,
             ..LockOptions::default()
