@@ -247,6 +247,7 @@ impl crate::Kernel<'_> {
                 Op::Stop(o) => self.mechanism_op(c, t, o, batch_empty),
                 Op::Check(o) => self.mechanism_op(c, t, o, batch_empty),
                 Op::Cpumask(o) => self.mechanism_op(c, t, o, batch_empty),
+                Op::PercpuRef(o) => self.mechanism_op(c, t, o, batch_empty),
             };
             match flow {
                 // A local op of the task's own, done.
@@ -696,6 +697,11 @@ mod tests {
             ),
             ("check.rs", include_str!("check.rs"), "match self {"),
             ("cpumask.rs", include_str!("cpumask.rs"), "match self {"),
+            (
+                "locking/percpu_ref.rs",
+                include_str!("locking/percpu_ref.rs"),
+                "let done = match self {",
+            ),
         ];
         for (file, src, start) in handlers {
             let src = match src.find("MechanismOp for") {

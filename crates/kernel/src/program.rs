@@ -339,6 +339,8 @@ pub enum Op {
     Check(CheckOp),
     /// Cpumask variables (`cpumask.rs`).
     Cpumask(CpumaskOp),
+    /// `struct percpu_ref` (`locking/percpu_ref.rs`).
+    PercpuRef(PercpuRefOp),
 }
 
 /// The preemption and interrupt ops, run by `sched/preempt.rs`.
@@ -511,6 +513,20 @@ pub enum CpumaskOp {
     /// `for_each_cpu(var, mask)`: `var` (starting below 0) becomes the
     /// next CPU of the mask after it; past the last one, jump to `exit`.
     CpumaskNext { mask: MaskSlot, var: Slot, exit: Pc },
+}
+
+/// The `percpu_ref` ops, run by `locking/percpu_ref.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PercpuRefOp {
+    /// `percpu_ref_get()`: a reference, on this CPU's counter (percpu
+    /// mode) or the shared count (atomic mode, after the kill).
+    Get(ObjRef),
+    /// `percpu_ref_put()`: gives one back; in atomic mode, once the switch
+    /// is done, the put that reaches zero releases the object.
+    Put(ObjRef),
+    /// `percpu_ref_kill()`: to atomic mode now, the per-CPU counts folded
+    /// in after an RCU grace period, and the initial reference put.
+    Kill(ObjRef),
 }
 
 impl Op {

@@ -205,6 +205,9 @@ pub enum ObjectKind {
     Seqcount,
     /// A counting semaphore (tokens), for pipe / futex style handoffs.
     Semaphore { initial: u32 },
+    /// `struct percpu_ref`: per-CPU counters, then one atomic count after
+    /// `percpu_ref_kill()` (`locking/percpu_ref.rs`).
+    PercpuRef,
     /// A sleeping lock of a kind in [`crate::locking::SLEEPING_KINDS`] other
     /// than its type's default (`type = "mutex", kind = "rt_mutex"`);
     /// `spin`: it may spin on a running owner.

@@ -278,6 +278,12 @@ fn declared(obj: &S<RawObject>, srcs: &Sources, costs: &MachineCosts) -> DResult
             not_for(&o.spin, "spin", type_name)?;
             (ObjectKind::Seqcount, ObjectType::Seqcount)
         }
+        ObjectType::PercpuRef => {
+            not_for(&o.spin, "spin", type_name)?;
+            // Per-CPU inside already: one counter per CPU of its own.
+            not_for(&o.per_cpu, "per_cpu", type_name)?;
+            (ObjectKind::PercpuRef, ObjectType::PercpuRef)
+        }
         ObjectType::Variable => {
             not_for(&o.spin, "spin", type_name)?;
             let initial = o.initial.as_ref().map_or(0, |v| *v.get_ref());

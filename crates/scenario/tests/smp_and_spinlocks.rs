@@ -326,7 +326,7 @@ fn spinlock_object_errors() {
     ));
     assert!(
         e.message.contains(
-            "mutex, spinlock, rwlock, atomic, semaphore, rwsem, percpu_rwsem, seqcount, variable, alias"
+            "mutex, spinlock, rwlock, atomic, semaphore, rwsem, percpu_rwsem, seqcount, variable, percpu_ref, alias"
         ),
         "{}",
         e.message

@@ -21,6 +21,7 @@ pub mod mutex;
 pub mod objects;
 pub mod ops;
 pub mod osq;
+pub mod percpu_ref;
 pub mod percpu_rwsem;
 pub mod qrwlock;
 pub mod qspinlock;

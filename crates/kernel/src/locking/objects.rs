@@ -57,9 +57,9 @@ pub struct Objects {
     /// (each kind downcasts its own).
     pub sleeping: Vec<Box<dyn std::any::Any + Send>>,
     /// The tables a kind owns (its instances and what it keeps beside
-    /// them), by the kind's id: made by the kind on first use, read only
-    /// by it ([`Objects::kind_table`]).
-    kind_tables: Vec<Option<Box<dyn std::any::Any + Send>>>,
+    /// them), by the table's type: made by the kind on first use, read
+    /// only by it ([`Objects::kind_table`]). Few: one per kind declared.
+    kind_tables: Vec<(std::any::TypeId, Box<dyn std::any::Any + Send>)>,
     /// First instance of each declared object in its kind's table.
     base: Vec<ObjId>,
     /// Each declared object's sleeping-lock kind (its id), if it is one.
@@ -100,6 +100,7 @@ impl Objects {
                     o.atomics.extend((0..n).map(|i| Line::at(at(i))));
                     base
                 }
+                ObjectKind::PercpuRef => super::percpu_ref::build(&mut o, id, n, nr_cpus),
                 ObjectKind::Variable { initial } => {
                     let base = o.variables.len();
                     o.variables.extend((0..n).map(|_| *initial));
@@ -204,27 +205,29 @@ impl Objects {
         }
     }
 
-    /// The table kind `id` keeps here, of the type it chose, made empty on
-    /// first use.
+    /// The table of type `T` a kind keeps here, made empty on first use.
     #[inline]
-    pub(crate) fn kind_table<T: Default + Send + 'static>(&mut self, id: u8) -> &mut T {
-        let id = id as usize;
-        if self.kind_tables.len() <= id {
-            self.kind_tables.resize_with(id + 1, || None);
-        }
-        self.kind_tables[id]
-            .get_or_insert_with(|| Box::new(T::default()))
+    pub(crate) fn kind_table<T: Default + Send + 'static>(&mut self) -> &mut T {
+        let id = std::any::TypeId::of::<T>();
+        let at = match self.kind_tables.iter().position(|(t, _)| *t == id) {
+            Some(at) => at,
+            None => {
+                self.kind_tables.push((id, Box::new(T::default())));
+                self.kind_tables.len() - 1
+            }
+        };
+        self.kind_tables[at]
+            .1
             .downcast_mut::<T>()
-            .expect("a kind's table keeps the type the kind made it with")
+            .expect("a table is kept under its own type")
     }
 
     /// [`Self::kind_table`], read-only: `None` before the kind made it.
     #[inline]
-    pub(crate) fn kind_table_ref<T: 'static>(&self, id: u8) -> Option<&T> {
-        self.kind_tables
-            .get(id as usize)?
-            .as_ref()?
-            .downcast_ref::<T>()
+    pub(crate) fn kind_table_ref<T: 'static>(&self) -> Option<&T> {
+        let id = std::any::TypeId::of::<T>();
+        let (_, table) = self.kind_tables.iter().find(|(t, _)| *t == id)?;
+        table.downcast_ref::<T>()
     }
 
     /// The instance of object `object` for per-CPU index 0 (or the only one).
@@ -254,6 +257,10 @@ impl Objects {
                     (None, ObjectKind::Spinlock { .. }) => self.spinlocks[range]
                         .iter()
                         .map(|l| l.imp.line_stats().1)
+                        .sum(),
+                    (None, ObjectKind::PercpuRef) => range
+                        .filter_map(|l| self.percpu_ref(l as u32))
+                        .map(|p| p.line_transfers())
                         .sum(),
                     (None, ObjectKind::Atomic) => {
                         self.atomics[range].iter().map(|l| l.transfers).sum()

@@ -76,7 +76,7 @@ struct RtMutexes {
 }
 
 fn table(o: &mut Objects) -> &mut RtMutexes {
-    o.kind_table::<RtMutexes>(KIND.id)
+    o.kind_table::<RtMutexes>()
 }
 
 /// Instance `l` (an index into the kind's table).
@@ -85,7 +85,7 @@ fn rt(o: &mut Objects, l: u32) -> &mut RtMutex {
 }
 
 fn rt_ref(o: &Objects, l: u32) -> &RtMutex {
-    let table = o.kind_table_ref::<RtMutexes>(KIND.id);
+    let table = o.kind_table_ref::<RtMutexes>();
     &table.expect("rt_mutex instances are built before use").all[l as usize]
 }
 
@@ -280,7 +280,7 @@ impl SleepingLock for RtMutexKind {
     fn owner_leaves_cpu(&self, k: &mut Kernel, owner: TaskId) {
         // Only an instance spun on can be this owner's with a spinner; in
         // index order, as a scan of every instance would find them.
-        let Some(spun_on) = k.objects.kind_table_ref::<RtMutexes>(KIND.id) else {
+        let Some(spun_on) = k.objects.kind_table_ref::<RtMutexes>() else {
             return;
         };
         for l in spun_on.spun_on.clone() {

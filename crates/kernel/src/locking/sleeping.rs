@@ -119,9 +119,10 @@ pub fn kind_of(decl: &ObjectKind) -> Option<&'static SleepingKindInfo> {
         ObjectKind::Semaphore { .. } => super::semaphore::KIND.id,
         ObjectKind::Seqcount => super::seqcount::KIND.id,
         ObjectKind::Sleeping { kind, .. } => return Some(kind.info()),
-        ObjectKind::Spinlock { .. } | ObjectKind::Atomic | ObjectKind::Variable { .. } => {
-            return None
-        }
+        ObjectKind::Spinlock { .. }
+        | ObjectKind::Atomic
+        | ObjectKind::Variable { .. }
+        | ObjectKind::PercpuRef => return None,
     };
     Some(kind(id))
 }

@@ -35,7 +35,7 @@ pub const GP_HISTOGRAM: &str = "rcu_gp_duration";
 /// Whether a scenario uses RCU (and so gets its GP kthread): a grace
 /// period op, or a percpu_rw_semaphore whose writers wait for one.
 pub fn used_by(spec: &crate::Spec) -> bool {
-    use crate::program::{LockingOp, Op, RcuOp};
+    use crate::program::{LockingOp, Op, PercpuRefOp, RcuOp};
     crate::locking::percpu_rwsem::declared_in(spec)
         || spec.task_groups.iter().any(|g| {
             g.program.ops.iter().any(|op| {
@@ -47,6 +47,7 @@ pub fn used_by(spec: &crate::Spec) -> bool {
                         | Op::Rcu(RcuOp::RcuExpediteGp)
                         | Op::Locking(LockingOp::CpusWriteLock)
                         | Op::Locking(LockingOp::CpusWriteUnlock)
+                        | Op::PercpuRef(PercpuRefOp::Kill(_))
                 )
             })
         })

@@ -7,7 +7,7 @@
 //! for a lock of the wrong kind are made from.
 
 use smpsim_kernel::program::{
-    CheckOp, Expr, HotplugOp, LockMode, LockingOp, ObjRef, Op, PreemptOp, RcuOp,
+    CheckOp, Expr, HotplugOp, LockMode, LockingOp, ObjRef, Op, PercpuRefOp, PreemptOp, RcuOp,
 };
 
 use super::lower;
@@ -166,6 +166,15 @@ pub(super) static OPS: &[OpDef] = &[
         |seq| Op::Locking(LockingOp::WriteSeqcount { seq, begin: false }),
     ),
     custom("read_seqcount", &["obj", "body"], &[], lower::read_seqcount),
+    object("percpu_ref_get", &["obj"], ObjectType::PercpuRef, |r| {
+        Op::PercpuRef(PercpuRefOp::Get(r))
+    }),
+    object("percpu_ref_put", &["obj"], ObjectType::PercpuRef, |r| {
+        Op::PercpuRef(PercpuRefOp::Put(r))
+    }),
+    object("percpu_ref_kill", &["obj"], ObjectType::PercpuRef, |r| {
+        Op::PercpuRef(PercpuRefOp::Kill(r))
+    }),
 ];
 
 /// The registry entry of the op named `name`.
