@@ -488,3 +488,76 @@ impl crate::Kernel<'_> {
         r
     }
 }
+
+/// The lists of kinds and kernel threads that docs keep by hand, checked
+/// against the registries: a kind or a thread added without its mention
+/// fails here, naming it.
+#[cfg(test)]
+mod doc_lists {
+    use super::{LOCK_KINDS, SLEEPING_KINDS};
+
+    const LIB: &str = include_str!("../lib.rs");
+    const LOCKS_MD: &str = include_str!("../../../../docs/locks.md");
+
+    fn kind_names() -> impl Iterator<Item = &'static str> {
+        LOCK_KINDS
+            .iter()
+            .map(|k| k.name)
+            .chain(SLEEPING_KINDS.iter().map(|k| k.name))
+    }
+
+    /// Each spinning kind's `id` is its place in the registry (what its
+    /// [`crate::spec::SpinKind`] handle carries).
+    #[test]
+    fn spinning_kinds_are_indexed_by_id() {
+        for (i, k) in LOCK_KINDS.iter().enumerate() {
+            assert_eq!(k.id as usize, i, "{}", k.name);
+            assert_eq!(k.handle().info().name, k.name);
+        }
+    }
+
+    #[test]
+    fn the_crate_doc_names_every_lock_kind_and_kernel_thread() {
+        let doc: String = LIB
+            .lines()
+            .filter_map(|l| l.strip_prefix("//!"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        for name in kind_names() {
+            assert!(
+                doc.contains(&format!("`{name}`")),
+                "crates/kernel/src/lib.rs's module doc does not name lock kind `{name}`"
+            );
+        }
+        for k in crate::KTHREADS {
+            assert!(
+                doc.contains(&format!("`{}", k.name)),
+                "crates/kernel/src/lib.rs's module doc does not name kernel thread `{}`",
+                k.name
+            );
+        }
+    }
+
+    #[test]
+    fn locks_md_has_a_row_for_every_kind_and_names_every_kernel_thread() {
+        let rows: Vec<&str> = LOCKS_MD.lines().filter(|l| l.starts_with("| `")).collect();
+        for name in kind_names() {
+            assert!(
+                rows.iter().any(|r| r.contains(&format!("`{name}`"))
+                    || r.contains(&format!("\"{name}\""))),
+                "docs/locks.md's table has no row for lock kind `{name}`"
+            );
+        }
+        let threads = LOCKS_MD
+            .split("## Adding a kernel thread")
+            .nth(1)
+            .expect("docs/locks.md's kernel thread section");
+        for k in crate::KTHREADS {
+            assert!(
+                threads.contains(&format!("`{}", k.name)),
+                "docs/locks.md's kernel thread section does not name `{}`",
+                k.name
+            );
+        }
+    }
+}
