@@ -717,5 +717,33 @@ mod tests {
                 );
             }
         }
+        // The lock kinds the locking ops reach: no `unreachable!` on the
+        // way (a kind without an op answers it), only in `build`, where a
+        // declaration of another type cannot arrive.
+        let kinds = [
+            ("locking/mutex/mod.rs", include_str!("locking/mutex/mod.rs")),
+            ("locking/rwsem/mod.rs", include_str!("locking/rwsem/mod.rs")),
+            ("locking/semaphore.rs", include_str!("locking/semaphore.rs")),
+            ("locking/seqcount.rs", include_str!("locking/seqcount.rs")),
+            ("locking/rt_mutex.rs", include_str!("locking/rt_mutex.rs")),
+            (
+                "locking/percpu_rwsem.rs",
+                include_str!("locking/percpu_rwsem.rs"),
+            ),
+        ];
+        for (file, src) in kinds {
+            let mut in_fn = "";
+            for line in src.lines() {
+                if let Some(at) = line.find("fn ") {
+                    in_fn = &line[at..];
+                }
+                if line.contains("unreachable!") {
+                    assert!(
+                        in_fn.starts_with("fn build("),
+                        "{file}: `unreachable!` in `{in_fn}`"
+                    );
+                }
+            }
+        }
     }
 }
