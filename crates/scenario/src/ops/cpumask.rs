@@ -157,7 +157,11 @@ impl Emitter<'_, '_> {
 }
 
 /// `cpumask(VAR, MASK)`.
-pub(super) fn cpumask(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn cpumask(
+    e: &mut Emitter<'_, '_>,
+    op: &S<RawOp>,
+    _: &super::def::OpDef,
+) -> DResult<()> {
     let r = op.get_ref();
     let var = need(&r.var, op, "var")?;
     let mask = need(&r.mask, op, "mask")?;
@@ -169,7 +173,11 @@ pub(super) fn cpumask(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
 
 /// `for_each_cpu(VAR, MASK) { body }`: the mask is copied when the loop
 /// starts; VAR takes each of its CPUs in turn.
-pub(super) fn for_each_cpu(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn for_each_cpu(
+    e: &mut Emitter<'_, '_>,
+    op: &S<RawOp>,
+    _: &super::def::OpDef,
+) -> DResult<()> {
     let r = op.get_ref();
     let var = e.slot_of(need(&r.var, op, "var")?)?;
     let mask = need(&r.mask, op, "mask")?;
