@@ -5,17 +5,18 @@
 //! through [`Objects::first_instance`].
 //!
 //! A sleeping lock kind builds its own instances
-//! ([`super::sleeping::SleepingLock::build`]), in a table here or, for a
-//! kind that needs none of its own, in [`Objects::sleeping`]; a spinning
-//! lock is one file under `locking/` and a line in [`super::LOCK_KINDS`].
-//! Only atomics and variables are built here.
+//! ([`super::sleeping::SleepingLock::build`]) into a table it owns,
+//! [`Objects::kind_table`] (kept here by its type, so that this file names
+//! no kind: `rt_mutex`, `semaphore`, `seqcount` and `percpu_ref` do so;
+//! `mutex` and `rwsem` still have fields of their own here, and
+//! `percpu_rwsem` uses [`Objects::sleeping`]); a spinning lock is one file
+//! under `locking/` and a line in [`super::LOCK_KINDS`]. Only atomics and
+//! variables are built here.
 
 use crate::coherence::{Line, LineHome};
 use crate::ids::ObjId;
 use crate::locking::mutex::Mutex;
 use crate::locking::rwsem::Rwsem;
-use crate::locking::semaphore::Semaphore;
-use crate::locking::seqcount::Seqcount;
 use crate::locking::sleeping::{self, Build};
 use crate::locking::spinning::LockInstance;
 use crate::result::LockStat;
@@ -37,10 +38,8 @@ pub struct Objects {
     pub mutexes_held: Vec<crate::locking::mutex::Held>,
     /// Spinning locks of every implementation (`spinlock_t`, `rwlock_t`).
     pub spinlocks: Vec<LockInstance>,
-    pub semaphores: Vec<Semaphore>,
     /// `struct rw_semaphore`s.
     pub rwsems: Vec<Rwsem>,
-    pub seqcounts: Vec<Seqcount>,
     /// rwsem instances whose OSQ head spins on the owner (few at a time):
     /// an owner leaving its CPU ends those spins.
     pub rwsem_watched: Vec<u32>,
