@@ -530,6 +530,22 @@ pub enum PercpuRefOp {
 }
 
 impl Op {
+    /// Whether it waits for, or queues work behind, an RCU grace period (a
+    /// scenario with one gets the RCU GP kthread): said here, with the
+    /// ops, so that a new one says it where it is added.
+    pub fn waits_for_rcu(&self) -> bool {
+        matches!(
+            self,
+            Op::Rcu(RcuOp::SynchronizeRcu)
+                | Op::Rcu(RcuOp::CallRcu { .. })
+                | Op::Rcu(RcuOp::SynchronizeRcuExpedited)
+                | Op::Rcu(RcuOp::RcuExpediteGp)
+                | Op::Locking(LockingOp::CpusWriteLock)
+                | Op::Locking(LockingOp::CpusWriteUnlock)
+                | Op::PercpuRef(PercpuRefOp::Kill(_))
+        )
+    }
+
     /// `mutex_lock(lock)`.
     pub fn mutex_lock(lock: ObjRef) -> Op {
         Op::Locking(LockingOp::Lock {

@@ -35,22 +35,11 @@ pub const GP_HISTOGRAM: &str = "rcu_gp_duration";
 /// Whether a scenario uses RCU (and so gets its GP kthread): a grace
 /// period op, or a percpu_rw_semaphore whose writers wait for one.
 pub fn used_by(spec: &crate::Spec) -> bool {
-    use crate::program::{LockingOp, Op, PercpuRefOp, RcuOp};
     crate::locking::percpu_rwsem::declared_in(spec)
-        || spec.task_groups.iter().any(|g| {
-            g.program.ops.iter().any(|op| {
-                matches!(
-                    op,
-                    Op::Rcu(RcuOp::SynchronizeRcu)
-                        | Op::Rcu(RcuOp::CallRcu { .. })
-                        | Op::Rcu(RcuOp::SynchronizeRcuExpedited)
-                        | Op::Rcu(RcuOp::RcuExpediteGp)
-                        | Op::Locking(LockingOp::CpusWriteLock)
-                        | Op::Locking(LockingOp::CpusWriteUnlock)
-                        | Op::PercpuRef(PercpuRefOp::Kill(_))
-                )
-            })
-        })
+        || spec
+            .task_groups
+            .iter()
+            .any(|g| g.program.ops.iter().any(|op| op.waits_for_rcu()))
 }
 
 /// The CPU the GP kthread starts on. The kernel does not pin `rcu_sched`:
