@@ -64,6 +64,10 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=20ms", "scenario.warmup=2ms"],
     ),
     (
+        "scenarios/examples/percpu-ref.toml",
+        &["scenario.duration=12ms", "scenario.warmup=1ms"],
+    ),
+    (
         "scenarios/examples/mmap-lock.toml",
         &["scenario.duration=20ms", "scenario.warmup=2ms"],
     ),

@@ -5,7 +5,7 @@
 //!   write with `WRITE_ONCE()` and expressions read with `READ_ONCE()`,
 //!   at the simulated time the op runs (an op that reads one waits for
 //!   the task's batch of local work to reach it first).
-//! - **Assertions** (`Op::Assert`): a condition that must hold where the
+//! - **Assertions** (`CheckOp::Assert`): a condition that must hold where the
 //!   op stands; when it does not, an `assertion` finding names the task,
 //!   CPU, time and message.
 //! - **Perturbed schedules** ([`Perturb`]): the model is deterministic, so
@@ -17,10 +17,53 @@
 
 use smpsim_engine::{Nanos, Rng};
 
-use crate::interp::Flow;
-use crate::program::Op;
+use crate::interp::{Flow, MechanismOp};
+use crate::program::CheckOp;
 use crate::spec::Perturb;
-use crate::task::TaskId;
+use crate::task::{Resume, TaskId};
+
+impl MechanismOp for CheckOp {
+    fn local(&self) -> bool {
+        // The membarrier checker's marks are local: where the command
+        // begins, its batch has run to; checking at its end adds no event,
+        // as what it reads (other CPUs' barriers) does not move within the
+        // batch.
+        matches!(
+            self,
+            CheckOp::MembarrierBegin { .. } | CheckOp::MembarrierEnd
+        )
+    }
+
+    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, _: Resume) -> Flow {
+        match self {
+            CheckOp::WriteOnce { var, value } => {
+                let v = k.eval(t, value);
+                let i = k.instance(t, var);
+                k.objects.variables[i as usize] = v;
+                k.advance(t);
+            }
+            CheckOp::Assert { cond, message } => {
+                if !k.cond(t, cond) {
+                    let (name, pc) = (k.task_name(t), k.tasks[t as usize].pc);
+                    k.metrics.assertion(c, k.now, &name, pc, message);
+                }
+                k.advance(t);
+            }
+            CheckOp::MembarrierBegin { target } => {
+                let task = &k.tasks[t as usize];
+                let vt = k.now.saturating_add(task.batch.total());
+                let target = target.as_ref().map_or(-1, |e| k.eval(t, e));
+                k.tasks[t as usize].smp.membarrier = Some((vt, target));
+                k.tasks[t as usize].pc += 1;
+            }
+            CheckOp::MembarrierEnd => {
+                k.membarrier_check(c, t);
+                k.tasks[t as usize].pc += 1;
+            }
+        }
+        Flow::Next
+    }
+}
 
 /// The state of a perturbed schedule.
 pub struct Perturber {
@@ -107,23 +150,5 @@ impl crate::Kernel<'_> {
             self.metrics
                 .membarrier_missed(c, returned, &name, x, &runner, begin);
         }
-    }
-
-    /// `WRITE_ONCE()` and `assert`.
-    pub(crate) fn check_op(&mut self, c: u32, t: TaskId, op: &Op) -> Flow {
-        match op {
-            Op::WriteOnce { var, value } => {
-                let v = self.eval(t, value);
-                let i = self.instance(t, var);
-                self.objects.variables[i as usize] = v;
-            }
-            Op::Assert { cond, message } if !self.cond(t, cond) => {
-                let (name, pc) = (self.task_name(t), self.tasks[t as usize].pc);
-                self.metrics.assertion(c, self.now, &name, pc, message);
-            }
-            _ => {}
-        }
-        self.advance(t);
-        Flow::Next
     }
 }

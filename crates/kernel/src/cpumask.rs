@@ -22,8 +22,39 @@
 //!
 //! A mask is a bitmap of `nr_cpu_ids` bits (`Vec<u64>`, 64 CPUs a word).
 
-use crate::program::{MaskExpr, MaskSlot};
-use crate::task::{TaskId, NO_TASK};
+use crate::interp::{Flow, MechanismOp};
+use crate::program::{CpumaskOp, MaskExpr, MaskSlot};
+use crate::task::{Resume, TaskId, NO_TASK};
+
+impl MechanismOp for CpumaskOp {
+    fn local(&self) -> bool {
+        // The next CPU of a stored mask reads only the task.
+        matches!(self, CpumaskOp::CpumaskNext { .. })
+    }
+
+    fn run(&self, k: &mut crate::Kernel<'_>, _: u32, t: TaskId, _: Resume) -> Flow {
+        match self {
+            CpumaskOp::CpumaskSet { mask, expr } => {
+                // Reads the CPUs' state now: a shared op, at its own time.
+                k.cpumask_set(t, *mask, expr);
+                k.advance(t);
+            }
+            CpumaskOp::CpumaskNext { mask, var, exit } => {
+                let after = k.tasks[t as usize].vars[*var as usize];
+                let next = next(k.task_mask(t, *mask), after);
+                let task = &mut k.tasks[t as usize];
+                match next {
+                    Some(cpu) => {
+                        task.vars[*var as usize] = cpu as i64;
+                        task.pc += 1;
+                    }
+                    None => task.pc = *exit,
+                }
+            }
+        }
+        Flow::Next
+    }
+}
 
 /// One mask: bit `cpu % 64` of word `cpu / 64`.
 pub type Mask = Vec<u64>;

@@ -81,6 +81,9 @@ pub enum RcuCallback {
     RcuSync { sem: u32 },
     /// A scenario's `call_rcu()`: its cost is kept with it in the queue.
     Func,
+    /// `percpu_ref_switch_to_atomic_rcu()` of a killed percpu_ref
+    /// (instance `r`).
+    PercpuRefSwitch { r: u32 },
 }
 
 /// Address spaces and lazy TLB.

@@ -54,7 +54,7 @@
 
 use smpsim_engine::Nanos;
 
-use crate::program::{BinOp, Expr, ObjRef, Op, Program};
+use crate::program::{BinOp, Expr, LockingOp, ObjRef, Op, Program};
 
 pub use crate::spec::{hook_event, HookEvent, HOOK_EVENTS, HOOK_NAMES};
 
@@ -63,8 +63,10 @@ pub use crate::spec::{hook_event, HookEvent, HOOK_EVENTS, HOOK_NAMES};
 pub fn allowed_in_hook(op: &Op) -> bool {
     match op {
         Op::Work(_) | Op::Count(_) | Op::Exit => true,
-        Op::AtomicRmw(r) | Op::AtomicRead(r) => r.index.as_ref().is_none_or(hook_expr),
-        Op::Lock { lock, .. } | Op::Unlock { lock, .. } => {
+        Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
+            r.index.as_ref().is_none_or(hook_expr)
+        }
+        Op::Locking(LockingOp::Lock { lock, .. }) | Op::Locking(LockingOp::Unlock { lock, .. }) => {
             lock.index.as_ref().is_none_or(hook_expr)
         }
         _ => false,
@@ -87,10 +89,12 @@ pub fn locks_allowed(ev: usize) -> bool {
 
 /// Whether `program` takes or releases a lock.
 pub fn takes_locks(program: &Program) -> bool {
-    program
-        .ops
-        .iter()
-        .any(|op| matches!(op, Op::Lock { .. } | Op::Unlock { .. }))
+    program.ops.iter().any(|op| {
+        matches!(
+            op,
+            Op::Locking(LockingOp::Lock { .. }) | Op::Locking(LockingOp::Unlock { .. })
+        )
+    })
 }
 
 /// Whether an index expression can be evaluated without a task.
@@ -201,17 +205,20 @@ impl<'s> crate::Kernel<'s> {
             // reaches after the run's end did not happen in the run.
             Op::Count(counter) if self.metrics.in_run(t) => self.metrics.count(t, *counter),
             Op::Count(_) => {}
-            Op::AtomicRmw(r) | Op::AtomicRead(r) => {
+            Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
                 let l = self.hook_instance(c, r);
                 let line = self.objects.atomic_line(l);
-                t = if matches!(op, Op::AtomicRmw(_)) {
+                t = if matches!(op, Op::Locking(LockingOp::AtomicRmw(_))) {
                     line.rmw_void(&self.cost, c, t)
                 } else {
                     line.read(&self.cost, c, t)
                 };
             }
             _ => debug_assert!(
-                !matches!(op, Op::Lock { .. } | Op::Unlock { .. }),
+                !matches!(
+                    op,
+                    Op::Locking(LockingOp::Lock { .. }) | Op::Locking(LockingOp::Unlock { .. })
+                ),
                 "a lock op in a hook run straight"
             ),
         }
@@ -394,8 +401,8 @@ impl<'s> crate::Kernel<'s> {
             };
             *pc += 1;
             let (lock, mode, take) = match op {
-                Op::Lock { lock, mode, .. } => (lock, *mode, true),
-                Op::Unlock { lock, mode, .. } => (lock, *mode, false),
+                Op::Locking(LockingOp::Lock { lock, mode, .. }) => (lock, *mode, true),
+                Op::Locking(LockingOp::Unlock { lock, mode, .. }) => (lock, *mode, false),
                 _ => {
                     run.t = self.hook_op(c, op, run.t);
                     continue;

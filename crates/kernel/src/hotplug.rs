@@ -3,7 +3,31 @@
 //! written in the scenario; this is the step where `cpu_online_mask`
 //! changes and every mechanism stops or starts counting the CPU.
 
-use crate::task::NO_TASK;
+use crate::interp::{Flow, MechanismOp};
+use crate::program::HotplugOp;
+use crate::task::{Resume, TaskId, NO_TASK};
+
+impl MechanismOp for HotplugOp {
+    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, _: Resume) -> Flow {
+        let (e, online) = match self {
+            HotplugOp::CpuOffline(e) => (e, false),
+            HotplugOp::CpuOnline(e) => (e, true),
+        };
+        let target = k.eval(t, e);
+        k.set_cpu_online(c, target, online);
+        k.advance(t);
+        // cpu_down() of the caller's own CPU: the caller sleeps in
+        // takedown_cpu() while the dying CPU pushes its tasks away
+        // (balance_push), so it leaves the CPU now, not at the end of
+        // whatever it plans next.
+        let own = !online && target == c as i64 && !k.cpus[c as usize].online;
+        if own && k.tasks[t as usize].preemptible() {
+            k.schedule(c);
+            return Flow::Stop;
+        }
+        Flow::Next
+    }
+}
 
 impl crate::Kernel<'_> {
     /// An op named a CPU that does not exist: the kernel would return an

@@ -26,6 +26,49 @@ pub(crate) enum Flow {
     Next,
     /// The op set up what the CPU does next (spin, sleep, switch).
     Stop,
+    /// Not yet: the task's batch runs up to the op first.
+    Wait,
+}
+
+/// The ops of one mechanism, grouped as [`Event`] groups events: each
+/// mechanism's file has its op enum (a variant of [`Op`]) and implements
+/// this with the one exhaustive match that runs it, with no fallback arm,
+/// so an op without its handler is a compile error. What the interpreter
+/// does for every op of every mechanism (wait for the task's batch,
+/// perturbed schedules) is in [`crate::Kernel::run_task`], written once.
+///
+/// A match over the ops that forgets one does not compile:
+///
+/// ```compile_fail,E0004
+/// use smpsim_kernel::program::LockingOp;
+/// fn handled(op: &LockingOp) -> &'static str {
+///     match op {
+///         LockingOp::Lock { .. } | LockingOp::Unlock { .. } => "lock",
+///         LockingOp::Down(_) | LockingOp::Up(_) => "semaphore",
+///         LockingOp::RwsemTrylock { .. } | LockingOp::DowngradeWrite(_) => "rwsem",
+///         LockingOp::WriteSeqcount { .. }
+///         | LockingOp::ReadSeqcountBegin { .. }
+///         | LockingOp::ReadSeqcountRetry { .. } => "seqcount",
+///         LockingOp::CpusReadLock
+///         | LockingOp::CpusReadUnlock
+///         | LockingOp::CpusWriteLock
+///         | LockingOp::CpusWriteUnlock => "cpu_hotplug_lock",
+///         LockingOp::AtomicRmw(_) | LockingOp::AtomicRead(_) => "atomic",
+///         // `AtomicCmpxchgLoop` has no arm: error[E0004].
+///     }
+/// }
+/// ```
+pub(crate) trait MechanismOp {
+    /// Whether it touches only the task: it then runs at its planned time
+    /// inside the task's batch of local work, adding no event, instead of
+    /// waiting for the batch to run up to it.
+    fn local(&self) -> bool {
+        false
+    }
+    /// Runs it for task `t`, current on CPU `c` (`resume`: where a
+    /// resumed op left off). It moves the task to its next op when done
+    /// (a local op always is).
+    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow;
 }
 
 impl crate::Kernel<'_> {
@@ -86,7 +129,7 @@ impl crate::Kernel<'_> {
             // A read of a shared variable happens at its own time, not
             // ahead of it inside the batch.
             let reads_ahead = has_variables && !batch_empty;
-            let local = match op {
+            let flow = match op {
                 Op::Work(d) => {
                     if task.batch.total() >= MAX_SPAN {
                         // Longer than any run: let this much pass first.
@@ -103,14 +146,14 @@ impl crate::Kernel<'_> {
                     if !task.batch.push(task.mode, ns) {
                         break;
                     }
-                    true
+                    None
                 }
                 Op::SyscallEnter => {
                     if !task.batch.push(Mode::Sys, self.cost.syscall) {
                         break;
                     }
                     task.mode = Mode::Sys;
-                    true
+                    None
                 }
                 Op::SyscallExit => {
                     task.mode = Mode::User;
@@ -118,22 +161,14 @@ impl crate::Kernel<'_> {
                         let at = planned_at(now, task);
                         self.lockdep_sys_exit(c, t, at);
                     }
-                    true
-                }
-                Op::RcuExpediteGp => {
-                    self.rcu.expedite_nesting += 1;
-                    true
-                }
-                Op::RcuUnexpediteGp => {
-                    self.rcu.expedite_nesting = self.rcu.expedite_nesting.saturating_sub(1);
-                    true
+                    None
                 }
                 Op::Set { expr, .. } if reads_ahead && expr.reads_shared() => break,
                 Op::JumpUnless(cond, _) if reads_ahead && cond.reads_shared() => break,
                 Op::Set { slot, expr } => {
                     let v = self.eval(t, expr);
                     self.tasks[t as usize].vars[*slot as usize] = v;
-                    true
+                    None
                 }
                 Op::LoopCount { slot, expr } => {
                     let mut v = self.eval(t, expr);
@@ -142,7 +177,7 @@ impl crate::Kernel<'_> {
                         v = 0;
                     }
                     self.tasks[t as usize].vars[*slot as usize] = v;
-                    true
+                    None
                 }
                 Op::Jump(to) => {
                     task.pc = *to;
@@ -153,7 +188,7 @@ impl crate::Kernel<'_> {
                         self.tasks[t as usize].pc = *to;
                         continue;
                     }
-                    true
+                    None
                 }
                 Op::LoopBack { slot, target } => {
                     let left = &mut task.vars[*slot as usize];
@@ -162,7 +197,7 @@ impl crate::Kernel<'_> {
                         task.pc = *target;
                         continue;
                     }
-                    true
+                    None
                 }
                 Op::Choose { cumulative } => {
                     let total = cumulative.last().map(|x| x.0).unwrap_or(1);
@@ -171,42 +206,16 @@ impl crate::Kernel<'_> {
                     task.pc = to.expect("draw below total");
                     continue;
                 }
-                // Local: where the command begins, its batch has run to.
-                Op::MembarrierBegin { target } => {
-                    let vt = planned_at(now, task);
-                    let target = target.as_ref().map_or(-1, |e| self.eval(t, e));
-                    self.tasks[t as usize].smp.membarrier = Some((vt, target));
-                    true
-                }
-                // Local too, so that checking adds no event: what it reads
-                // (other CPUs' barriers) does not move within the batch.
-                Op::MembarrierEnd => {
-                    self.membarrier_check(c, t);
-                    true
-                }
                 Op::Count(counter) => {
                     let vt = planned_at(now, task);
                     if !self.credit(t, vt, CreditKind::Count(*counter)) {
                         break;
                     }
-                    true
+                    None
                 }
                 Op::Mark(slot) => {
                     task.vars[*slot as usize] = planned_at(now, task) as i64;
-                    true
-                }
-                Op::CpumaskNext { mask, var, exit } => {
-                    let after = task.vars[*var as usize];
-                    let next = crate::cpumask::next(self.task_mask(t, *mask), after);
-                    let task = &mut self.tasks[t as usize];
-                    match next {
-                        Some(cpu) => task.vars[*var as usize] = cpu as i64,
-                        None => {
-                            task.pc = *exit;
-                            continue;
-                        }
-                    }
-                    true
+                    None
                 }
                 Op::RecordSince { hist, slot } => {
                     let vt = planned_at(now, task);
@@ -215,33 +224,44 @@ impl crate::Kernel<'_> {
                     if !self.credit(t, vt, what) {
                         break;
                     }
-                    true
+                    None
                 }
-                _ => false,
+                Op::Sleep { dist, overshoot } => {
+                    if !self.ready_for_shared(t, batch_empty) {
+                        break;
+                    }
+                    Some(self.hrtimer_sleep(c, t, dist, *overshoot))
+                }
+                Op::Exit => {
+                    if !self.ready_for_shared(t, batch_empty) {
+                        break;
+                    }
+                    let mm_done = self.tasks[t as usize].resume == Resume::Exit;
+                    Some(self.exit(c, t, mm_done))
+                }
+                Op::Preempt(o) => self.mechanism_op(c, t, o, batch_empty),
+                Op::Rcu(o) => self.mechanism_op(c, t, o, batch_empty),
+                Op::Locking(o) => self.mechanism_op(c, t, o, batch_empty),
+                Op::Smp(o) => self.mechanism_op(c, t, o, batch_empty),
+                Op::Hotplug(o) => self.mechanism_op(c, t, o, batch_empty),
+                Op::Stop(o) => self.mechanism_op(c, t, o, batch_empty),
+                Op::Check(o) => self.mechanism_op(c, t, o, batch_empty),
+                Op::Cpumask(o) => self.mechanism_op(c, t, o, batch_empty),
+                Op::PercpuRef(o) => self.mechanism_op(c, t, o, batch_empty),
             };
-            if local {
-                self.tasks[t as usize].pc += 1;
-                continue;
-            }
-            // A shared-state op: first let the batch run up to it.
-            if !batch_empty {
-                break;
-            }
-            // An explored schedule may delay the task here first.
-            if self.perturb.is_some() && !self.tasks[t as usize].perturbed {
-                self.tasks[t as usize].perturbed = true;
-                if let Some(delay) = self.perturb_delay() {
-                    let task = &mut self.tasks[t as usize];
-                    task.batch.push(task.mode, delay);
-                    break;
+            match flow {
+                // A local op of the task's own, done.
+                None => {
+                    self.tasks[t as usize].pc += 1;
+                    continue;
                 }
-            }
-            match self.shared_op(c, t, op) {
-                Flow::Next => continue,
-                Flow::Stop => {
+                Some(Flow::Next) => continue,
+                Some(Flow::Stop) => {
                     self.tasks[t as usize].timeless_steps = 0;
                     return;
                 }
+                // The batch runs up to the op first.
+                Some(Flow::Wait) => break,
             }
         }
         if timeless {
@@ -295,143 +315,43 @@ impl crate::Kernel<'_> {
         self.halted = true;
     }
 
-    /// Executes an op that touches state outside the task, at the current
-    /// time, in the mechanism it belongs to.
-    fn shared_op(&mut self, c: u32, t: TaskId, op: &Op) -> Flow {
-        let resume = self.tasks[t as usize].resume;
-        match op {
-            Op::PreemptDisable
-            | Op::PreemptEnable
-            | Op::RcuReadLock
-            | Op::RcuReadUnlock
-            | Op::LocalIrqDisable
-            | Op::LocalIrqEnable => self.preempt_irq_op(c, t, op),
-            Op::Lock { .. }
-            | Op::Unlock { .. }
-            | Op::Down(_)
-            | Op::Up(_)
-            | Op::RwsemTrylock { .. }
-            | Op::DowngradeWrite(_)
-            | Op::WriteSeqcount { .. }
-            | Op::ReadSeqcountBegin { .. }
-            | Op::ReadSeqcountRetry { .. }
-            | Op::CpusReadLock
-            | Op::CpusReadUnlock
-            | Op::CpusWriteLock
-            | Op::CpusWriteUnlock
-            | Op::AtomicRmw(_)
-            | Op::AtomicCmpxchgLoop(_)
-            | Op::AtomicRead(_) => self.locking_op(c, t, op, resume),
-            Op::SmpCallFunctionSingle { cpu, func, wait } => {
-                self.smp_call_function_single(c, t, cpu, func, *wait, smp_step(resume))
-            }
-            Op::SmpCallFunctionMany { cpus, func, wait } => {
-                self.smp_call_function_many(c, t, cpus, func, *wait, smp_step(resume))
-            }
-            Op::StopMachine { func, cpu } => {
-                let step = match resume {
-                    Resume::StopMachine(s) => Some(s),
-                    _ => None,
-                };
-                self.stop_machine_cpuslocked(c, t, func, cpu.as_ref(), step)
-            }
-            Op::SynchronizeRcu | Op::SynchronizeRcuExpedited => {
-                if resume != Resume::SynchronizeRcu {
-                    self.tasks[t as usize].resume = Resume::SynchronizeRcu;
-                    let expedited = matches!(op, Op::SynchronizeRcuExpedited);
-                    self.synchronize_rcu(c, t, expedited);
-                    return Flow::Stop;
-                }
-                self.advance(t);
-                Flow::Next
-            }
-            Op::CpuOffline(e) | Op::CpuOnline(e) => {
-                let target = self.eval(t, e);
-                let online = matches!(op, Op::CpuOnline(_));
-                self.set_cpu_online(c, target, online);
-                self.advance(t);
-                // cpu_down() of the caller's own CPU: the caller sleeps in
-                // takedown_cpu() while the dying CPU pushes its tasks away
-                // (balance_push), so it leaves the CPU now, not at the end
-                // of whatever it plans next.
-                let own = !online && target == c as i64 && !self.cpus[c as usize].online;
-                if own && self.tasks[t as usize].preemptible() {
-                    self.schedule(c);
-                    return Flow::Stop;
-                }
-                Flow::Next
-            }
-            Op::Sleep { dist, overshoot } => self.hrtimer_sleep(c, t, dist, *overshoot),
-            Op::WriteOnce { .. } | Op::Assert { .. } => self.check_op(c, t, op),
-            Op::CpumaskSet { mask, expr } => {
-                // Reads the CPUs' state now: a shared op, at its own time.
-                self.cpumask_set(t, *mask, expr);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::CallRcu { func, lazy } => {
-                let cost = func.sample(&mut self.tasks[t as usize].rng);
-                self.call_rcu_op(c, cost, *lazy);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::Exit => self.exit(c, t, resume == Resume::Exit),
-            _ => unreachable!("local op in shared_op"),
+    /// Whether a shared-state op may run now: once the task's batch has
+    /// run up to it, and an explored schedule has had its chance to delay
+    /// the task there first.
+    #[inline]
+    fn ready_for_shared(&mut self, t: TaskId, batch_empty: bool) -> bool {
+        if !batch_empty {
+            return false;
         }
+        if self.perturb.is_some() && !self.tasks[t as usize].perturbed {
+            self.tasks[t as usize].perturbed = true;
+            if let Some(delay) = self.perturb_delay() {
+                let task = &mut self.tasks[t as usize];
+                task.batch.push(task.mode, delay);
+                return false;
+            }
+        }
+        true
     }
 
-    /// `preempt_disable()`/`enable()`, `rcu_read_lock()`/`unlock()`,
-    /// `local_irq_disable()`/`enable()`.
-    fn preempt_irq_op(&mut self, c: u32, t: TaskId, op: &Op) -> Flow {
-        match op {
-            // Without CONFIG_PREEMPT_RCU a read-side critical section is a
-            // preempt-disabled region.
-            Op::PreemptDisable | Op::RcuReadLock => {
-                if matches!(op, Op::RcuReadLock) {
-                    self.rcu_read_lock(t);
-                }
-                self.preempt_disable(t);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::RcuReadUnlock if self.tasks[t as usize].irq.preempt_count == 0 => {
-                // rcu_read_unlock() outside any read-side critical section:
-                // lockdep's rcu_lock_release() reports it first.
-                let (name, c, _) = self.where_is(t);
-                self.metrics
-                    .bad_unlock(c, self.now, &name, "rcu_read_unlock", "rcu_read_lock");
-                self.advance(t);
-                Flow::Next
-            }
-            Op::PreemptEnable | Op::RcuReadUnlock => {
-                if matches!(op, Op::RcuReadUnlock) {
-                    self.rcu_read_unlock(t);
-                }
-                let resched = self.preempt_enable(t);
-                self.advance(t);
-                if resched {
-                    self.schedule(c);
-                    return Flow::Stop;
-                }
-                Flow::Next
-            }
-            Op::LocalIrqDisable => {
-                self.tasks[t as usize].irq.irqs_off = true;
-                self.irq_off_begin(c);
-                self.advance(t);
-                Flow::Next
-            }
-            _ => {
-                self.tasks[t as usize].irq.irqs_off = false;
-                self.irq_off_end(c);
-                self.advance(t);
-                if self.cpus[c as usize].has_pending_irq() {
-                    self.enter_irq(c);
-                    return Flow::Stop;
-                }
-                Flow::Next
-            }
+    /// A mechanism's op: a local one at once, inside the batch; one that
+    /// touches shared state at the current time, in its mechanism.
+    #[inline]
+    fn mechanism_op<M: MechanismOp>(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        op: &M,
+        batch_empty: bool,
+    ) -> Option<Flow> {
+        if op.local() {
+            return Some(op.run(self, c, t, Resume::Op));
         }
+        if !self.ready_for_shared(t, batch_empty) {
+            return Some(Flow::Wait);
+        }
+        let resume = self.tasks[t as usize].resume;
+        Some(op.run(self, c, t, resume))
     }
 
     /// `clock_nanosleep()` on an hrtimer.
@@ -723,10 +643,107 @@ fn planned_at(now: Nanos, task: &Task) -> Nanos {
     now.saturating_add(task.batch.total())
 }
 
-/// The step a cross-CPU call continues at, if it is one.
-fn smp_step(resume: Resume) -> Option<SmpCallStep> {
-    match resume {
-        Resume::SmpCall(s) => Some(s),
-        _ => None,
+#[cfg(test)]
+mod tests {
+    /// The `match` that starts at the first line holding `start` in `src`,
+    /// to its closing brace: the arms at its own level.
+    fn arms<'a>(src: &'a str, start: &str) -> Vec<&'a str> {
+        let lines: Vec<&str> = src.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains(start))
+            .unwrap_or_else(|| panic!("no `{start}`"));
+        let indent = lines[at].len() - lines[at].trim_start().len();
+        let close = format!("{}}}", " ".repeat(indent));
+        lines[at + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with(&close))
+            .filter(|l| l.len() - l.trim_start().len() == indent + 4)
+            .map(|l| l.trim())
+            .collect()
+    }
+
+    /// The interpreter's dispatch and every mechanism's op handler match
+    /// exhaustively, with no wildcard arm and no `unreachable!`: a new op
+    /// without its handler is a compile error (the `compile_fail` example
+    /// on [`super::MechanismOp`] shows the error), never a panic at run
+    /// time.
+    #[test]
+    fn op_dispatch_has_no_fallback_arm() {
+        let interp = include_str!("interp.rs");
+        let handlers = [
+            ("interp.rs", interp, "let flow = match op {"),
+            (
+                "sched/preempt.rs",
+                include_str!("sched/preempt.rs"),
+                "match self {",
+            ),
+            ("rcu/ops.rs", include_str!("rcu/ops.rs"), "match self {"),
+            (
+                "locking/ops.rs",
+                include_str!("locking/ops.rs"),
+                "match self {",
+            ),
+            ("smp.rs", include_str!("smp.rs"), "match self {"),
+            (
+                "hotplug.rs",
+                include_str!("hotplug.rs"),
+                "let (e, online) = match self {",
+            ),
+            (
+                "stop_machine.rs",
+                include_str!("stop_machine.rs"),
+                "match self {",
+            ),
+            ("check.rs", include_str!("check.rs"), "match self {"),
+            ("cpumask.rs", include_str!("cpumask.rs"), "match self {"),
+            (
+                "locking/percpu_ref.rs",
+                include_str!("locking/percpu_ref.rs"),
+                "let done = match self {",
+            ),
+        ];
+        for (file, src, start) in handlers {
+            let src = match src.find("MechanismOp for") {
+                Some(i) if file != "interp.rs" => &src[i..],
+                _ => src,
+            };
+            let arms = arms(src, start);
+            assert!(!arms.is_empty(), "{file}: no arms found");
+            for arm in arms {
+                assert!(
+                    !arm.starts_with("_ ") && !arm.contains("unreachable!"),
+                    "{file}: a fallback arm in the op dispatch: {arm}"
+                );
+            }
+        }
+        // The lock kinds the locking ops reach: no `unreachable!` on the
+        // way (a kind without an op answers it), only in `build`, where a
+        // declaration of another type cannot arrive.
+        let kinds = [
+            ("locking/mutex/mod.rs", include_str!("locking/mutex/mod.rs")),
+            ("locking/rwsem/mod.rs", include_str!("locking/rwsem/mod.rs")),
+            ("locking/semaphore.rs", include_str!("locking/semaphore.rs")),
+            ("locking/seqcount.rs", include_str!("locking/seqcount.rs")),
+            ("locking/rt_mutex.rs", include_str!("locking/rt_mutex.rs")),
+            (
+                "locking/percpu_rwsem.rs",
+                include_str!("locking/percpu_rwsem.rs"),
+            ),
+        ];
+        for (file, src) in kinds {
+            let mut in_fn = "";
+            for line in src.lines() {
+                if let Some(at) = line.find("fn ") {
+                    in_fn = &line[at..];
+                }
+                if line.contains("unreachable!") {
+                    assert!(
+                        in_fn.starts_with("fn build("),
+                        "{file}: `unreachable!` in `{in_fn}`"
+                    );
+                }
+            }
+        }
     }
 }

@@ -7,9 +7,10 @@
 //!    cgroups and task groups, each with a [`Program`] of [`Op`]s.
 //! 2. **Kernel.** [`Kernel::new`] builds the system from it: per-CPU
 //!    runqueues and sched domains, one task per placement, the kernel
-//!    threads the scenario's mechanisms need ([`kthread`]: the RCU GP
-//!    kthread when it uses RCU, a `migration/N` stopper per CPU when it
-//!    calls `stop_machine`), each object's instances with their cache
+//!    threads the scenario's mechanisms need ([`kthread`], [`KTHREADS`]:
+//!    the RCU GP kthread `rcu_sched` when it uses RCU, a `migration/N`
+//!    stopper per CPU when it calls `stop_machine`, an `rcuop/N` per
+//!    `rcu_nocbs` CPU), each object's instances with their cache
 //!    lines, cgroup bandwidth pools. [`Kernel::run`] hands it to the
 //!    deterministic engine (`smpsim-engine`) until the scenario's duration.
 //! 3. **Events.** Each CPU is always doing exactly one thing (an
@@ -34,8 +35,12 @@
 //! preemption; [`sched::balance`] for sched domains, wake-up placement and
 //! load balancing; [`sched::cfs_bandwidth`] for quota, throttle and
 //! unthrottle), [`kthread`] (kernel threads), [`locking`] (one file per
-//! lock kind: `qspinlock`, `ticket`, `tas`, `mcs`, `qrwlock`, `mutex` with
-//! its `osq`, `rwsem`, `seqcount`, `semaphore`, `percpu_rwsem`), [`rcu`] (normal grace periods
+//! lock kind, the spinning ones of [`locking::LOCK_KINDS`]: `qspinlock`,
+//! `ticket`, `tas`, `ttas`, `mcs`, `cna`, `distributed_mutex`, `qrwlock`;
+//! the sleeping ones of [`locking::SLEEPING_KINDS`]: `mutex` with its
+//! `osq`, `rwsem`, `semaphore`, `seqcount`, `rt_mutex`, `percpu_rwsem`;
+//! and `percpu_ref`, the atomics and shared variables; a test keeps this
+//! list whole), [`rcu`] (normal grace periods
 //! driven by the GP kthread, expedited ones, callbacks), [`smp`]
 //! (`smp_call_function_*`, CSD queues, `csd_lock_wait()`),
 //! [`stop_machine`] (the per-CPU stoppers and `multi_cpu_stop()`), [`hotplug`],

@@ -270,7 +270,13 @@ pub struct CallFunc {
     pub handler: Option<u32>,
 }
 
-/// One operation of a program.
+/// One operation of a program: the task's own ops (its time, variables,
+/// control flow, sleep and exit), run by the interpreter (`interp.rs`),
+/// and each mechanism's ops, grouped as [`crate::event::Event`] groups
+/// events: one enum per mechanism, each run by the one exhaustive match in
+/// its mechanism's file ([`crate::interp::MechanismOp`]). A variant without
+/// its handler does not compile. (The enums live here, beneath the
+/// mechanisms, as the events do in `event.rs`: the IR names no mechanism.)
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
     /// Burn CPU time in the current mode (user, or sys inside a syscall).
@@ -279,137 +285,6 @@ pub enum Op {
     SyscallEnter,
     /// Return to user mode.
     SyscallExit,
-    PreemptDisable,
-    PreemptEnable,
-    /// `rcu_read_lock()` / `rcu_read_unlock()`: what they do depends on the
-    /// preemption model; without `CONFIG_PREEMPT_RCU` they disable and
-    /// enable preemption.
-    RcuReadLock,
-    RcuReadUnlock,
-    LocalIrqDisable,
-    LocalIrqEnable,
-    /// `cpus_read_lock()`: `percpu_down_read(&cpu_hotplug_lock)`; blocks
-    /// while a writer holds it.
-    CpusReadLock,
-    CpusReadUnlock,
-    /// `cpus_write_lock()`: `percpu_down_write(&cpu_hotplug_lock)`:
-    /// `rcu_sync_enter()` (a grace period from GP_IDLE), then waits for
-    /// readers to drain.
-    CpusWriteLock,
-    CpusWriteUnlock,
-    /// `synchronize_rcu()` (expedited while `rcu_expedite_gp()` is in force
-    /// or the `rcu_expedited` knob is set).
-    SynchronizeRcu,
-    SynchronizeRcuExpedited,
-    /// `rcu_expedite_gp()` / `rcu_unexpedite_gp()` (nesting).
-    RcuExpediteGp,
-    RcuUnexpediteGp,
-    /// The CPU leaves the system: scheduler, RCU, IPI targets (the end of
-    /// `takedown_cpu()`). It must have no tasks placed on it.
-    CpuOffline(Expr),
-    /// The CPU joins the system again (`notify_cpu_starting()` / set_cpu_online).
-    CpuOnline(Expr),
-    /// `WRITE_ONCE()` of a shared `variable` object.
-    WriteOnce {
-        var: ObjRef,
-        value: Expr,
-    },
-    /// The start of a membarrier command (`MEMBARRIER_CMD_PRIVATE_EXPEDITED`
-    /// and `_RSEQ`) for the membarrier checker: `target` is the CPU of a
-    /// targeted command (`MEMBARRIER_CMD_FLAG_CPU`), `None` for all.
-    MembarrierBegin {
-        target: Option<Expr>,
-    },
-    /// Its return: every CPU the command covers that ran a thread of the
-    /// caller's mm through the call must have executed a full barrier since
-    /// its start.
-    MembarrierEnd,
-    /// A promise the scenario states: if `cond` does not hold when the op
-    /// runs, an `assertion` finding with `message`.
-    Assert {
-        cond: Cond,
-        message: String,
-    },
-    /// An atomic read-modify-write (`atomic_inc()` and friends) on an
-    /// `atomic` object: a cache-line RMW.
-    AtomicRmw(ObjRef),
-    /// A compare-and-exchange loop on an `atomic` object: read the value,
-    /// then `atomic_try_cmpxchg()` until no other CPU wrote the line in
-    /// between (`atomic_fetch_or()` on x86, a lockref's fast path). Every
-    /// attempt is a read-for-ownership, failed or not.
-    AtomicCmpxchgLoop(ObjRef),
-    /// `atomic_read()`: a cache-line read.
-    AtomicRead(ObjRef),
-    /// `down_read_trylock()` / `down_write_trylock()` on an rwsem: take it
-    /// if that needs no wait; `slot` (if any) gets 1 if it was taken, else 0.
-    RwsemTrylock {
-        lock: ObjRef,
-        mode: LockMode,
-        slot: Option<Slot>,
-    },
-    /// `downgrade_write()`: the rwsem's writer becomes a reader.
-    DowngradeWrite(ObjRef),
-    /// `write_seqcount_begin()` (`begin`) / `write_seqcount_end()`.
-    WriteSeqcount {
-        seq: ObjRef,
-        begin: bool,
-    },
-    /// `read_seqcount_begin()`: the sequence into `slot`, once it is even.
-    ReadSeqcountBegin {
-        seq: ObjRef,
-        slot: Slot,
-    },
-    /// `read_seqcount_retry()`: back to `retry` if the sequence moved
-    /// since `slot` was read.
-    ReadSeqcountRetry {
-        seq: ObjRef,
-        slot: Slot,
-        retry: Pc,
-    },
-    /// `down()` on a semaphore object: take a token or sleep for one (a pipe
-    /// read, a futex wait).
-    Down(ObjRef),
-    /// `up()`: hand a token to the first sleeper or keep it (a pipe write,
-    /// a futex wake).
-    Up(ObjRef),
-    /// `smp_call_function_single(cpu, func, NULL, wait)`; `func` is the
-    /// handler's cost on the target.
-    SmpCallFunctionSingle {
-        cpu: Expr,
-        func: CallFunc,
-        wait: bool,
-    },
-    /// `smp_call_function_many(mask, func, NULL, wait)`: one CSD per CPU of
-    /// the mask (this CPU excluded), then wait for each.
-    SmpCallFunctionMany {
-        cpus: CpuSet,
-        func: CallFunc,
-        wait: bool,
-    },
-    /// `stop_machine_cpuslocked(fn, NULL, cpus)`: every online CPU's
-    /// stopper runs `multi_cpu_stop()`; `func` is what `fn` costs on the
-    /// active CPU, `cpu` (or, without it, the first online CPU, as for
-    /// `cpus == NULL`).
-    StopMachine {
-        func: Dist,
-        cpu: Option<Expr>,
-    },
-    /// Take a lock; the object's kind decides what that is:
-    /// `mutex_lock()` on a `struct mutex`, `spin_lock()` on a `spinlock_t`
-    /// (both `LockMode::Exclusive`), `read_lock()` / `write_lock()` on an
-    /// `rwlock_t`; with `irqsave`, the `_irqsave` form (spinning locks).
-    Lock {
-        lock: ObjRef,
-        mode: LockMode,
-        irqsave: bool,
-    },
-    /// Release it: `mutex_unlock()`, `spin_unlock()`, `read_unlock()`,
-    /// `write_unlock()`, or the `_irqrestore` form.
-    Unlock {
-        lock: ObjRef,
-        mode: LockMode,
-        irqrestore: bool,
-    },
     /// Sleep on an hrtimer (`clock_nanosleep`); if `overshoot` is set,
     /// record how late the task ran again.
     Sleep {
@@ -440,25 +315,6 @@ pub enum Op {
         cumulative: Vec<(u64, Pc)>,
     },
     Count(CounterId),
-    /// `cpumask_*()` into a mask variable: `expr` evaluated now.
-    CpumaskSet {
-        mask: MaskSlot,
-        expr: MaskExpr,
-    },
-    /// `for_each_cpu(var, mask)`: `var` (starting below 0) becomes the
-    /// next CPU of the mask after it; past the last one, jump to `exit`.
-    CpumaskNext {
-        mask: MaskSlot,
-        var: Slot,
-        exit: Pc,
-    },
-    /// `call_rcu(head, func)` (`lazy`: may wait in a no-CBs CPU's lazy
-    /// bypass list) or `call_rcu_hurry()`: `func` is what the callback
-    /// costs when it is invoked.
-    CallRcu {
-        func: Dist,
-        lazy: bool,
-    },
     /// Store the current time in a slot.
     Mark(Slot),
     /// Record `now - slot` in a histogram.
@@ -467,25 +323,245 @@ pub enum Op {
         slot: Slot,
     },
     Exit,
+    /// Preemption and local interrupts (`sched/preempt.rs`).
+    Preempt(PreemptOp),
+    /// RCU readers, grace periods and callbacks (`rcu/ops.rs`).
+    Rcu(RcuOp),
+    /// Locks and atomics (`locking/ops.rs`).
+    Locking(LockingOp),
+    /// Cross-CPU function calls (`smp.rs`).
+    Smp(SmpOp),
+    /// CPUs leaving and joining (`hotplug.rs`).
+    Hotplug(HotplugOp),
+    /// `stop_machine()` (`stop_machine.rs`).
+    Stop(StopOp),
+    /// Shared variables, assertions and the membarrier checker (`check.rs`).
+    Check(CheckOp),
+    /// Cpumask variables (`cpumask.rs`).
+    Cpumask(CpumaskOp),
+    /// `struct percpu_ref` (`locking/percpu_ref.rs`).
+    PercpuRef(PercpuRefOp),
+}
+
+/// The preemption and interrupt ops, run by `sched/preempt.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PreemptOp {
+    PreemptDisable,
+    PreemptEnable,
+    LocalIrqDisable,
+    LocalIrqEnable,
+}
+
+/// The RCU ops, run by `rcu/ops.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RcuOp {
+    /// `rcu_read_lock()` / `rcu_read_unlock()`: what they do depends on the
+    /// preemption model; without `CONFIG_PREEMPT_RCU` they disable and
+    /// enable preemption.
+    RcuReadLock,
+    RcuReadUnlock,
+    /// `synchronize_rcu()` (expedited while `rcu_expedite_gp()` is in force
+    /// or the `rcu_expedited` knob is set).
+    SynchronizeRcu,
+    SynchronizeRcuExpedited,
+    /// `rcu_expedite_gp()` / `rcu_unexpedite_gp()` (nesting).
+    RcuExpediteGp,
+    RcuUnexpediteGp,
+    /// `call_rcu(head, func)` (`lazy`: may wait in a no-CBs CPU's lazy
+    /// bypass list) or `call_rcu_hurry()`: `func` is what the callback
+    /// costs when it is invoked.
+    CallRcu {
+        func: Dist,
+        lazy: bool,
+    },
+}
+
+/// The ops on locks and atomics, run by `locking/ops.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LockingOp {
+    /// Take a lock; the object's kind decides what that is:
+    /// `mutex_lock()` on a `struct mutex`, `spin_lock()` on a `spinlock_t`
+    /// (both `LockMode::Exclusive`), `read_lock()` / `write_lock()` on an
+    /// `rwlock_t`; with `irqsave`, the `_irqsave` form (spinning locks).
+    Lock {
+        lock: ObjRef,
+        mode: LockMode,
+        irqsave: bool,
+    },
+    /// Release it: `mutex_unlock()`, `spin_unlock()`, `read_unlock()`,
+    /// `write_unlock()`, or the `_irqrestore` form.
+    Unlock {
+        lock: ObjRef,
+        mode: LockMode,
+        irqrestore: bool,
+    },
+    /// `down()` on a semaphore object: take a token or sleep for one (a pipe
+    /// read, a futex wait).
+    Down(ObjRef),
+    /// `up()`: hand a token to the first sleeper or keep it (a pipe write,
+    /// a futex wake).
+    Up(ObjRef),
+    /// `down_read_trylock()` / `down_write_trylock()` on an rwsem: take it
+    /// if that needs no wait; `slot` (if any) gets 1 if it was taken, else 0.
+    RwsemTrylock {
+        lock: ObjRef,
+        mode: LockMode,
+        slot: Option<Slot>,
+    },
+    /// `downgrade_write()`: the rwsem's writer becomes a reader.
+    DowngradeWrite(ObjRef),
+    /// `write_seqcount_begin()` (`begin`) / `write_seqcount_end()`.
+    WriteSeqcount {
+        seq: ObjRef,
+        begin: bool,
+    },
+    /// `read_seqcount_begin()`: the sequence into `slot`, once it is even.
+    ReadSeqcountBegin {
+        seq: ObjRef,
+        slot: Slot,
+    },
+    /// `read_seqcount_retry()`: back to `retry` if the sequence moved
+    /// since `slot` was read.
+    ReadSeqcountRetry {
+        seq: ObjRef,
+        slot: Slot,
+        retry: Pc,
+    },
+    /// `cpus_read_lock()`: `percpu_down_read(&cpu_hotplug_lock)`; blocks
+    /// while a writer holds it.
+    CpusReadLock,
+    CpusReadUnlock,
+    /// `cpus_write_lock()`: `percpu_down_write(&cpu_hotplug_lock)`:
+    /// `rcu_sync_enter()` (a grace period from GP_IDLE), then waits for
+    /// readers to drain.
+    CpusWriteLock,
+    CpusWriteUnlock,
+    /// An atomic read-modify-write (`atomic_inc()` and friends) on an
+    /// `atomic` object: a cache-line RMW.
+    AtomicRmw(ObjRef),
+    /// A compare-and-exchange loop on an `atomic` object: read the value,
+    /// then `atomic_try_cmpxchg()` until no other CPU wrote the line in
+    /// between (`atomic_fetch_or()` on x86, a lockref's fast path). Every
+    /// attempt is a read-for-ownership, failed or not.
+    AtomicCmpxchgLoop(ObjRef),
+    /// `atomic_read()`: a cache-line read.
+    AtomicRead(ObjRef),
+}
+
+/// The cross-CPU call ops, run by `smp.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SmpOp {
+    /// `smp_call_function_single(cpu, func, NULL, wait)`; `func` is the
+    /// handler's cost on the target.
+    SmpCallFunctionSingle {
+        cpu: Expr,
+        func: CallFunc,
+        wait: bool,
+    },
+    /// `smp_call_function_many(mask, func, NULL, wait)`: one CSD per CPU of
+    /// the mask (this CPU excluded), then wait for each.
+    SmpCallFunctionMany {
+        cpus: CpuSet,
+        func: CallFunc,
+        wait: bool,
+    },
+}
+
+/// The hotplug ops, run by `hotplug.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HotplugOp {
+    /// The CPU leaves the system: scheduler, RCU, IPI targets (the end of
+    /// `takedown_cpu()`). It must have no tasks placed on it.
+    CpuOffline(Expr),
+    /// The CPU joins the system again (`notify_cpu_starting()` / set_cpu_online).
+    CpuOnline(Expr),
+}
+
+/// The `stop_machine()` ops, run by `stop_machine.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StopOp {
+    /// `stop_machine_cpuslocked(fn, NULL, cpus)`: every online CPU's
+    /// stopper runs `multi_cpu_stop()`; `func` is what `fn` costs on the
+    /// active CPU, `cpu` (or, without it, the first online CPU, as for
+    /// `cpus == NULL`).
+    StopMachine { func: Dist, cpu: Option<Expr> },
+}
+
+/// The ops on shared variables, assertions and the membarrier checker, run by `check.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CheckOp {
+    /// `WRITE_ONCE()` of a shared `variable` object.
+    WriteOnce { var: ObjRef, value: Expr },
+    /// A promise the scenario states: if `cond` does not hold when the op
+    /// runs, an `assertion` finding with `message`.
+    Assert { cond: Cond, message: String },
+    /// The start of a membarrier command (`MEMBARRIER_CMD_PRIVATE_EXPEDITED`
+    /// and `_RSEQ`) for the membarrier checker: `target` is the CPU of a
+    /// targeted command (`MEMBARRIER_CMD_FLAG_CPU`), `None` for all.
+    MembarrierBegin { target: Option<Expr> },
+    /// Its return: every CPU the command covers that ran a thread of the
+    /// caller's mm through the call must have executed a full barrier since
+    /// its start.
+    MembarrierEnd,
+}
+
+/// The cpumask ops, run by `cpumask.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CpumaskOp {
+    /// `cpumask_*()` into a mask variable: `expr` evaluated now.
+    CpumaskSet { mask: MaskSlot, expr: MaskExpr },
+    /// `for_each_cpu(var, mask)`: `var` (starting below 0) becomes the
+    /// next CPU of the mask after it; past the last one, jump to `exit`.
+    CpumaskNext { mask: MaskSlot, var: Slot, exit: Pc },
+}
+
+/// The `percpu_ref` ops, run by `locking/percpu_ref.rs`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PercpuRefOp {
+    /// `percpu_ref_get()`: a reference, on this CPU's counter (percpu
+    /// mode) or the shared count (atomic mode, after the kill).
+    Get(ObjRef),
+    /// `percpu_ref_put()`: gives one back; in atomic mode, once the switch
+    /// is done, the put that reaches zero releases the object.
+    Put(ObjRef),
+    /// `percpu_ref_kill()`: to atomic mode now, the per-CPU counts folded
+    /// in after an RCU grace period, and the initial reference put.
+    Kill(ObjRef),
 }
 
 impl Op {
+    /// Whether it waits for, or queues work behind, an RCU grace period (a
+    /// scenario with one gets the RCU GP kthread): said here, with the
+    /// ops, so that a new one says it where it is added.
+    pub fn waits_for_rcu(&self) -> bool {
+        matches!(
+            self,
+            Op::Rcu(RcuOp::SynchronizeRcu)
+                | Op::Rcu(RcuOp::CallRcu { .. })
+                | Op::Rcu(RcuOp::SynchronizeRcuExpedited)
+                | Op::Rcu(RcuOp::RcuExpediteGp)
+                | Op::Locking(LockingOp::CpusWriteLock)
+                | Op::Locking(LockingOp::CpusWriteUnlock)
+                | Op::PercpuRef(PercpuRefOp::Kill(_))
+        )
+    }
+
     /// `mutex_lock(lock)`.
     pub fn mutex_lock(lock: ObjRef) -> Op {
-        Op::Lock {
+        Op::Locking(LockingOp::Lock {
             lock,
             mode: LockMode::Exclusive,
             irqsave: false,
-        }
+        })
     }
 
     /// `mutex_unlock(lock)`.
     pub fn mutex_unlock(lock: ObjRef) -> Op {
-        Op::Unlock {
+        Op::Locking(LockingOp::Unlock {
             lock,
             mode: LockMode::Exclusive,
             irqrestore: false,
-        }
+        })
     }
 }
 

@@ -12,9 +12,26 @@
 use crate::cpu::{Activity, Csd, PendingIrq};
 use crate::event::*;
 use crate::interp::Flow;
-use crate::program::{CallFunc, CpuSet, Op, END_OF_TIME, MAX_SPAN};
+use crate::program::{CallFunc, CpuSet, LockingOp, Op, SmpOp, END_OF_TIME, MAX_SPAN};
 use crate::task::*;
 use smpsim_engine::Nanos;
+
+impl crate::interp::MechanismOp for SmpOp {
+    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
+        let step = match resume {
+            Resume::SmpCall(s) => Some(s),
+            _ => None,
+        };
+        match self {
+            SmpOp::SmpCallFunctionSingle { cpu, func, wait } => {
+                k.smp_call_function_single(c, t, cpu, func, *wait, step)
+            }
+            SmpOp::SmpCallFunctionMany { cpus, func, wait } => {
+                k.smp_call_function_many(c, t, cpus, func, *wait, step)
+            }
+        }
+    }
+}
 
 impl crate::Kernel<'_> {
     /// An interrupt became pending on `c`: take it now if the CPU can.
@@ -269,7 +286,7 @@ impl crate::Kernel<'_> {
             match op {
                 Op::Work(d) => t += d.sample(&mut self.cpu_streams.handler[c as usize]),
                 Op::Count(counter) => self.metrics.count(t, *counter),
-                Op::Lock { lock, .. } => {
+                Op::Locking(LockingOp::Lock { lock, .. }) => {
                     let settled = self
                         .lockdep
                         .as_ref()

@@ -185,9 +185,12 @@ pub enum ObjectKind {
     /// optimistically (the seed's `slow_mutex_lock`).
     Mutex { spin: bool },
     /// A spinning lock (`spinlock_t` or `rwlock_t`) of one of the
-    /// implementations in [`crate::locking::LOCK_KINDS`], by name
-    /// (`qspinlock`, `ticket`, `tas`, `ttas`, `qrwlock`), with its options.
-    Spinlock { kind: String, options: LockOptions },
+    /// implementations in [`crate::locking::LOCK_KINDS`] (`qspinlock`,
+    /// `ticket`, `tas`, `ttas`, `qrwlock`, ...), with its options.
+    Spinlock {
+        kind: SpinKind,
+        options: LockOptions,
+    },
     /// An `atomic_t` on its own cache line (a counter, a refcount).
     Atomic,
     /// A plain shared variable (`READ_ONCE()`/`WRITE_ONCE()`), read and
@@ -202,11 +205,26 @@ pub enum ObjectKind {
     Seqcount,
     /// A counting semaphore (tokens), for pipe / futex style handoffs.
     Semaphore { initial: u32 },
+    /// `struct percpu_ref`: per-CPU counters, then one atomic count after
+    /// `percpu_ref_kill()` (`locking/percpu_ref.rs`).
+    PercpuRef,
     /// A sleeping lock of a kind in [`crate::locking::SLEEPING_KINDS`] other
-    /// than its type's default (`type = "mutex", kind = "rt_mutex"`), by
-    /// name; `spin`: it may spin on a running owner.
-    Sleeping { kind: String, spin: bool },
+    /// than its type's default (`type = "mutex", kind = "rt_mutex"`);
+    /// `spin`: it may spin on a running owner.
+    Sleeping { kind: SleepingKind, spin: bool },
 }
+
+/// A spinning-lock implementation, resolved once, when the scenario is
+/// compiled: its place in [`crate::locking::LOCK_KINDS`]. The kernel never
+/// looks a kind up by name again (`SpinKind::named`, `SpinKind::info`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SpinKind(pub(crate) u8);
+
+/// A sleeping-lock kind, resolved once, when the scenario is compiled:
+/// its `id` in [`crate::locking::SLEEPING_KINDS`] (`SleepingKind::named`,
+/// `SleepingKind::info`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SleepingKind(pub(crate) u8);
 
 /// Options of a spinning-lock implementation; each kind says which it takes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

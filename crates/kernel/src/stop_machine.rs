@@ -63,8 +63,22 @@ use crate::coherence::Line;
 use crate::event::{Event, SchedEvent, StopEvent};
 use crate::interp::Flow;
 use crate::kthread::KthreadStep;
-use crate::program::{Dist, Expr, Op, END_OF_TIME};
+use crate::program::{Dist, Expr, Op, StopOp, END_OF_TIME};
 use crate::task::*;
+
+impl crate::interp::MechanismOp for StopOp {
+    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
+        match self {
+            StopOp::StopMachine { func, cpu } => {
+                let step = match resume {
+                    Resume::StopMachine(s) => Some(s),
+                    _ => None,
+                };
+                k.stop_machine_cpuslocked(c, t, func, cpu.as_ref(), step)
+            }
+        }
+    }
+}
 
 /// `stop_sched_class` runs before `rt_sched_class`: the stoppers are
 /// real-time tasks above the 99 priorities a task can be given.
@@ -87,7 +101,7 @@ pub fn used_by(spec: &crate::Spec) -> bool {
         g.program
             .ops
             .iter()
-            .any(|op| matches!(op, Op::StopMachine { .. }))
+            .any(|op| matches!(op, Op::Stop(StopOp::StopMachine { .. })))
     })
 }
 

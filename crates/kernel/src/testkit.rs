@@ -53,7 +53,7 @@ pub fn spinning_lock(spec: &mut Spec, name: &str, kind: &str, options: LockOptio
     spec.objects.push(ObjectDecl {
         name: name.into(),
         kind: ObjectKind::Spinlock {
-            kind: kind.into(),
+            kind: crate::spec::SpinKind::named(kind).expect("a spinning lock kind"),
             options,
         },
         per_cpu: false,
@@ -99,16 +99,16 @@ pub fn lock_scaling_with(
         object: spinning_lock(&mut s, "lock", kind, options),
         index: None,
     };
-    let take = Op::Lock {
+    let take = Op::Locking(LockingOp::Lock {
         lock: lock.clone(),
         mode: LockMode::Exclusive,
         irqsave: false,
-    };
-    let release = Op::Unlock {
+    });
+    let release = Op::Locking(LockingOp::Unlock {
         lock,
         mode: LockMode::Exclusive,
         irqrestore: false,
-    };
+    });
     hammer(s, cpus, [take, release], hold, think)
 }
 
@@ -137,17 +137,17 @@ fn hammer(mut s: Spec, cpus: u32, [take, release]: [Op; 2], hold: Dist, think: D
 /// A take (`take`) or release of `lock` in `mode`, without `_irqsave`.
 pub fn lock_op(lock: &ObjRef, mode: LockMode, take: bool) -> Op {
     if take {
-        Op::Lock {
+        Op::Locking(LockingOp::Lock {
             lock: lock.clone(),
             mode,
             irqsave: false,
-        }
+        })
     } else {
-        Op::Unlock {
+        Op::Locking(LockingOp::Unlock {
             lock: lock.clone(),
             mode,
             irqrestore: false,
-        }
+        })
     }
 }
 

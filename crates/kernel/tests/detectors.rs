@@ -79,7 +79,10 @@ fn preempt_enable_without_disable_is_reported() {
     on_cpu0(
         &mut s,
         "t",
-        vec![Op::PreemptEnable, Op::Work(Dist::Const(1_000))],
+        vec![
+            Op::Preempt(PreemptOp::PreemptEnable),
+            Op::Work(Dist::Const(1_000)),
+        ],
     );
     let r = simulate(&s);
     let f = r
@@ -104,15 +107,19 @@ fn recursive_locking_is_reported_but_recursive_reads_are_not() {
             },
             index: None,
         };
-        let take = |mode| Op::Lock {
-            lock: lock.clone(),
-            mode,
-            irqsave: false,
+        let take = |mode| {
+            Op::Locking(LockingOp::Lock {
+                lock: lock.clone(),
+                mode,
+                irqsave: false,
+            })
         };
-        let drop = |mode| Op::Unlock {
-            lock: lock.clone(),
-            mode,
-            irqrestore: false,
+        let drop = |mode| {
+            Op::Locking(LockingOp::Unlock {
+                lock: lock.clone(),
+                mode,
+                irqrestore: false,
+            })
         };
         on_cpu0(
             &mut s,
@@ -171,8 +178,8 @@ fn a_division_by_zero_is_a_divide_error() {
 #[test]
 fn ops_on_a_cpu_that_does_not_exist_are_reported() {
     for op in [
-        Op::CpuOffline(Expr::Const(9)),
-        Op::SmpCallFunctionSingle {
+        Op::Hotplug(HotplugOp::CpuOffline(Expr::Const(9))),
+        Op::Smp(SmpOp::SmpCallFunctionSingle {
             cpu: Expr::Const(-4),
             func: CallFunc {
                 cost: Dist::Const(100),
@@ -180,7 +187,7 @@ fn ops_on_a_cpu_that_does_not_exist_are_reported() {
                 handler: None,
             },
             wait: true,
-        },
+        }),
     ] {
         let mut s = spec(flat_machine(2), 1_000_000);
         on_cpu0(&mut s, "t", vec![op, Op::Work(Dist::Const(100_000))]);
@@ -227,7 +234,7 @@ fn negative_counts_are_reported() {
                 slot: 0,
                 expr: Expr::Const(-3),
             },
-            Op::SmpCallFunctionSingle {
+            Op::Smp(SmpOp::SmpCallFunctionSingle {
                 cpu: Expr::Const(1),
                 func: CallFunc {
                     cost: Dist::Const(100),
@@ -235,7 +242,7 @@ fn negative_counts_are_reported() {
                     handler: None,
                 },
                 wait: true,
-            },
+            }),
             Op::Work(Dist::Const(100)),
         ],
     );
@@ -260,16 +267,16 @@ fn irqsave_without_irqrestore_does_not_overflow() {
         &mut s,
         "t",
         vec![
-            Op::Lock {
+            Op::Locking(LockingOp::Lock {
                 lock: lock.clone(),
                 mode: LockMode::Exclusive,
                 irqsave: true,
-            },
-            Op::Unlock {
+            }),
+            Op::Locking(LockingOp::Unlock {
                 lock,
                 mode: LockMode::Exclusive,
                 irqrestore: false,
-            },
+            }),
             Op::Work(Dist::Const(100)),
         ],
     );
@@ -286,7 +293,7 @@ fn rcu_read_unlock_without_lock_is_lockdeps_bad_unlock_balance() {
     on_cpu0(
         &mut s,
         "t",
-        vec![Op::RcuReadUnlock, Op::Work(Dist::Const(1_000))],
+        vec![Op::Rcu(RcuOp::RcuReadUnlock), Op::Work(Dist::Const(1_000))],
     );
     let r = simulate(&s);
     let f = r
@@ -413,11 +420,11 @@ fn lockups_are_dated_when_the_threshold_is_crossed() {
         vec![
             Op::Work(Dist::Const(1_000_000)),
             Op::SyscallEnter,
-            Op::PreemptDisable,
-            Op::LocalIrqDisable,
+            Op::Preempt(PreemptOp::PreemptDisable),
+            Op::Preempt(PreemptOp::LocalIrqDisable),
             Op::Work(Dist::Const(50_000_000)),
-            Op::LocalIrqEnable,
-            Op::PreemptEnable,
+            Op::Preempt(PreemptOp::LocalIrqEnable),
+            Op::Preempt(PreemptOp::PreemptEnable),
             Op::SyscallExit,
             Op::Exit,
         ],

@@ -25,7 +25,7 @@ fn call_idle_cpu(polling: bool) -> (u64, Spec) {
         Policy::Normal,
         mm,
         vec![
-            Op::SmpCallFunctionSingle {
+            Op::Smp(SmpOp::SmpCallFunctionSingle {
                 cpu: Expr::Const(1),
                 func: CallFunc {
                     cost: Dist::Const(US),
@@ -33,7 +33,7 @@ fn call_idle_cpu(polling: bool) -> (u64, Spec) {
                     handler: None,
                 },
                 wait: true,
-            },
+            }),
             Op::Exit,
         ],
     );

@@ -38,7 +38,11 @@ fn atomic_incs(kind: AtomicKind, load_reserve: LoadReserve, cpus: u32) -> u64 {
         "incrementers",
         placement,
         Policy::Normal,
-        vec![Op::AtomicRmw(v), Op::Count(done), Op::Work(Dist::Const(US))],
+        vec![
+            Op::Locking(LockingOp::AtomicRmw(v)),
+            Op::Count(done),
+            Op::Work(Dist::Const(US)),
+        ],
     );
     simulate(&s).counters[0].count
 }

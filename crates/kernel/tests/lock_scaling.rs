@@ -191,7 +191,7 @@ fn qspinlock_stays_near_mcs_on_48_cores() {
 /// protected line, release, and at once takes a ticket again, so every
 /// CPU but the holder waits.
 fn opteron_ticket_ns(cpus: Vec<u32>) -> f64 {
-    use smpsim_kernel::program::{LockMode, ObjRef, Op};
+    use smpsim_kernel::program::{LockMode, LockingOp, ObjRef, Op};
     use smpsim_kernel::spec::{ObjectDecl, ObjectKind, Policy};
     let mut s = spec(preset_machine("opteron-6172-48"), 2 * MS);
     s.warmup = 200 * US;
@@ -211,7 +211,7 @@ fn opteron_ticket_ns(cpus: Vec<u32>) -> f64 {
     let acquired = counter(&mut s, "acquired");
     let ops = vec![
         lock_op(&lock, LockMode::Exclusive, true),
-        Op::AtomicRmw(protected),
+        Op::Locking(LockingOp::AtomicRmw(protected)),
         lock_op(&lock, LockMode::Exclusive, false),
         Op::Count(acquired),
     ];

@@ -111,7 +111,7 @@ fn mutex_and_rt_mutex_book_wait_time_only_for_contended_acquisitions() {
         (
             "rt_mutex",
             ObjectKind::Sleeping {
-                kind: "rt_mutex".into(),
+                kind: smpsim_kernel::locking::rt_mutex::KIND.handle(),
                 spin: true,
             },
         ),

@@ -15,9 +15,9 @@ fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
         let h = histogram(&mut s, "call");
         let body = if irq_off {
             vec![
-                Op::LocalIrqDisable,
+                Op::Preempt(PreemptOp::LocalIrqDisable),
                 Op::Work(Dist::Const(2 * MS)),
-                Op::LocalIrqEnable,
+                Op::Preempt(PreemptOp::LocalIrqEnable),
                 Op::Work(Dist::Const(10 * US)),
             ]
         } else {
@@ -31,7 +31,7 @@ fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
             Policy::Normal,
             vec![
                 Op::Mark(0),
-                Op::SmpCallFunctionSingle {
+                Op::Smp(SmpOp::SmpCallFunctionSingle {
                     cpu: Expr::Const(1),
                     func: CallFunc {
                         cost: Dist::Const(100),
@@ -39,7 +39,7 @@ fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
                         handler: None,
                     },
                     wait: true,
-                },
+                }),
                 Op::RecordSince { hist: h, slot: 0 },
                 Op::Sleep {
                     dist: Dist::Const(700 * US),
@@ -177,9 +177,9 @@ fn preempt_off_section_delays_rt_wakeup() {
         vec![0],
         Policy::Normal,
         vec![
-            Op::PreemptDisable,
+            Op::Preempt(PreemptOp::PreemptDisable),
             Op::Work(Dist::Const(3 * MS)),
-            Op::PreemptEnable,
+            Op::Preempt(PreemptOp::PreemptEnable),
             Op::Work(Dist::Const(US)),
         ],
         0,
@@ -265,9 +265,9 @@ fn preemptible_csd_wait_lets_rt_task_run() {
             vec![1],
             Policy::Normal,
             vec![
-                Op::LocalIrqDisable,
+                Op::Preempt(PreemptOp::LocalIrqDisable),
                 Op::Work(Dist::Const(5 * MS)),
-                Op::LocalIrqEnable,
+                Op::Preempt(PreemptOp::LocalIrqEnable),
                 Op::Work(Dist::Const(10 * US)),
             ],
             0,
@@ -277,7 +277,7 @@ fn preemptible_csd_wait_lets_rt_task_run() {
             "caller",
             vec![0],
             Policy::Normal,
-            vec![Op::SmpCallFunctionMany {
+            vec![Op::Smp(SmpOp::SmpCallFunctionMany {
                 cpus: CpuSet::List(vec![Expr::Const(1)]),
                 func: CallFunc {
                     cost: Dist::Const(200),
@@ -285,7 +285,7 @@ fn preemptible_csd_wait_lets_rt_task_run() {
                     handler: None,
                 },
                 wait: true,
-            }],
+            })],
             0,
         );
         group(
@@ -354,7 +354,7 @@ fn call_many_waits_for_every_target_of_the_mm() {
         Policy::Normal,
         vec![
             Op::Mark(0),
-            Op::SmpCallFunctionMany {
+            Op::Smp(SmpOp::SmpCallFunctionMany {
                 cpus: CpuSet::MmCpumask,
                 func: CallFunc {
                     cost: Dist::Const(100),
@@ -362,7 +362,7 @@ fn call_many_waits_for_every_target_of_the_mm() {
                     handler: None,
                 },
                 wait: true,
-            },
+            }),
             Op::RecordSince { hist: h, slot: 0 },
             Op::Sleep {
                 dist: Dist::Const(100 * US),
@@ -393,7 +393,7 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
     s.objects.push(ObjectDecl {
         name: "zone".into(),
         kind: ObjectKind::Spinlock {
-            kind: "qspinlock".into(),
+            kind: smpsim_kernel::locking::qspinlock::KIND.handle(),
             options: Default::default(),
         },
         per_cpu: false,
@@ -409,17 +409,17 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
         vec![0, 1],
         Policy::Normal,
         vec![
-            Op::Lock {
+            Op::Locking(LockingOp::Lock {
                 lock: lock.clone(),
                 mode: LockMode::Exclusive,
                 irqsave: true,
-            },
+            }),
             Op::Work(Dist::Const(300 * US)),
-            Op::Unlock {
+            Op::Locking(LockingOp::Unlock {
                 lock,
                 mode: LockMode::Exclusive,
                 irqrestore: true,
-            },
+            }),
             Op::Work(Dist::Const(10 * US)),
         ],
         0,
@@ -431,7 +431,7 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
         Policy::Normal,
         vec![
             Op::Mark(0),
-            Op::SmpCallFunctionSingle {
+            Op::Smp(SmpOp::SmpCallFunctionSingle {
                 cpu: Expr::Const(1),
                 func: CallFunc {
                     cost: Dist::Const(100),
@@ -439,7 +439,7 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
                     handler: None,
                 },
                 wait: true,
-            },
+            }),
             Op::RecordSince { hist: h, slot: 0 },
             Op::Sleep {
                 dist: Dist::Const(77 * US),
@@ -492,12 +492,18 @@ fn lazy_refcount_serializes_switches_and_shootdown_sends_ipis() {
             (
                 "ping",
                 vec![0, 2, 4, 6],
-                vec![Op::Up(r(ab)), Op::Down(r(ba))],
+                vec![
+                    Op::Locking(LockingOp::Up(r(ab))),
+                    Op::Locking(LockingOp::Down(r(ba))),
+                ],
             ),
             (
                 "pong",
                 vec![1, 3, 5, 7],
-                vec![Op::Down(r(ab)), Op::Up(r(ba))],
+                vec![
+                    Op::Locking(LockingOp::Down(r(ab))),
+                    Op::Locking(LockingOp::Up(r(ba))),
+                ],
             ),
         ] {
             forever(&mut s, name, cpus, Policy::Normal, ops);
@@ -543,7 +549,7 @@ fn async_call_completion_does_not_end_a_later_spin() {
     s.objects.push(ObjectDecl {
         name: "l".into(),
         kind: ObjectKind::Spinlock {
-            kind: "qspinlock".into(),
+            kind: smpsim_kernel::locking::qspinlock::KIND.handle(),
             options: Default::default(),
         },
         per_cpu: false,
@@ -558,17 +564,17 @@ fn async_call_completion_does_not_end_a_later_spin() {
         vec![0],
         Policy::Normal,
         vec![
-            Op::Lock {
+            Op::Locking(LockingOp::Lock {
                 lock: lock.clone(),
                 mode: LockMode::Exclusive,
                 irqsave: false,
-            },
+            }),
             Op::Work(Dist::Const(MS)),
-            Op::Unlock {
+            Op::Locking(LockingOp::Unlock {
                 lock: lock.clone(),
                 mode: LockMode::Exclusive,
                 irqrestore: false,
-            },
+            }),
             Op::Work(Dist::Const(10 * US)),
         ],
         0,
@@ -579,7 +585,7 @@ fn async_call_completion_does_not_end_a_later_spin() {
         vec![1],
         Policy::Normal,
         vec![
-            Op::SmpCallFunctionSingle {
+            Op::Smp(SmpOp::SmpCallFunctionSingle {
                 cpu: Expr::Const(2),
                 func: CallFunc {
                     cost: Dist::Const(300 * US),
@@ -587,18 +593,18 @@ fn async_call_completion_does_not_end_a_later_spin() {
                     handler: None,
                 },
                 wait: false,
-            },
-            Op::Lock {
+            }),
+            Op::Locking(LockingOp::Lock {
                 lock: lock.clone(),
                 mode: LockMode::Exclusive,
                 irqsave: false,
-            },
+            }),
             Op::Work(Dist::Const(10 * US)),
-            Op::Unlock {
+            Op::Locking(LockingOp::Unlock {
                 lock,
                 mode: LockMode::Exclusive,
                 irqrestore: false,
-            },
+            }),
             Op::Sleep {
                 dist: Dist::Const(500 * US),
                 overshoot: None,
@@ -622,7 +628,7 @@ fn a_random_call_target_is_evaluated_once() {
         vec![0],
         Policy::Normal,
         vec![
-            Op::SmpCallFunctionSingle {
+            Op::Smp(SmpOp::SmpCallFunctionSingle {
                 cpu: Expr::Uniform(Box::new(minus2), Box::new(Expr::Const(4))),
                 func: CallFunc {
                     cost: Dist::Const(100),
@@ -630,7 +636,7 @@ fn a_random_call_target_is_evaluated_once() {
                     handler: None,
                 },
                 wait: true,
-            },
+            }),
             Op::Work(Dist::Const(US)),
         ],
         0,
@@ -668,7 +674,7 @@ fn a_tlb_flush_reaches_a_lazy_cpu() {
             vec![0],
             Policy::Normal,
             vec![
-                Op::SmpCallFunctionMany {
+                Op::Smp(SmpOp::SmpCallFunctionMany {
                     cpus: CpuSet::TlbFlush {
                         freed_tables,
                         mask: None,
@@ -679,7 +685,7 @@ fn a_tlb_flush_reaches_a_lazy_cpu() {
                         handler: None,
                     },
                     wait: true,
-                },
+                }),
                 Op::Sleep {
                     dist: Dist::Const(50 * US),
                     overshoot: None,

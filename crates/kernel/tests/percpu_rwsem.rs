@@ -56,7 +56,7 @@ fn declared(s: &mut Spec) -> ObjRef {
     s.objects.push(ObjectDecl {
         name: "tg_rwsem".into(),
         kind: ObjectKind::Sleeping {
-            kind: "percpu_rwsem".into(),
+            kind: smpsim_kernel::locking::percpu_rwsem::KIND.handle(),
             spin: false,
         },
         per_cpu: false,
@@ -94,12 +94,12 @@ fn a_declared_percpu_rwsem_is_the_cpu_hotplug_lock_model() {
 
     let hotplug = writer_and_reader(
         |m| match m {
-            LockMode::Read => Op::CpusReadLock,
-            _ => Op::CpusWriteLock,
+            LockMode::Read => Op::Locking(LockingOp::CpusReadLock),
+            _ => Op::Locking(LockingOp::CpusWriteLock),
         },
         |m| match m {
-            LockMode::Read => Op::CpusReadUnlock,
-            _ => Op::CpusWriteUnlock,
+            LockMode::Read => Op::Locking(LockingOp::CpusReadUnlock),
+            _ => Op::Locking(LockingOp::CpusWriteUnlock),
         },
     );
     let h = simulate(&hotplug);

@@ -39,9 +39,9 @@ fn a_grace_period_waits_for_a_read_side_critical_section() {
         Policy::Normal,
         vec![
             Op::SyscallEnter,
-            Op::PreemptDisable,
+            Op::Preempt(PreemptOp::PreemptDisable),
             Op::Work(Dist::Const(100 * MS)),
-            Op::PreemptEnable,
+            Op::Preempt(PreemptOp::PreemptEnable),
             Op::SyscallExit,
             Op::Sleep {
                 dist: Dist::Const(50 * MS),
@@ -50,7 +50,7 @@ fn a_grace_period_waits_for_a_read_side_critical_section() {
         ],
         0,
     );
-    timed(&mut s, "gp", 0, Op::SynchronizeRcu, 7 * MS);
+    timed(&mut s, "gp", 0, Op::Rcu(RcuOp::SynchronizeRcu), 7 * MS);
     let r = simulate(&s);
     let gp = r.histogram("gp").unwrap();
     assert!(gp.count > 20, "{gp:?}");
@@ -68,7 +68,7 @@ fn an_idle_machine_waits_for_the_fqs_scan() {
     // The GP kthread shares CPU 0 with the caller: one scan per grace
     // period (where_the_gp_kthread_runs_sets_the_number_of_fqs_scans).
     s.knobs.rcu_gp_kthread_cpu = Some(0);
-    timed(&mut s, "gp", 0, Op::SynchronizeRcu, 13 * MS);
+    timed(&mut s, "gp", 0, Op::Rcu(RcuOp::SynchronizeRcu), 13 * MS);
     let r = simulate(&s);
     let gp = r.histogram("gp").unwrap();
     // Idle CPUs are reported by the FQS scans, each 1 jiffy (10 ms) at
@@ -87,9 +87,9 @@ fn expedited_is_shorter_and_waits_for_every_non_idle_cpu() {
         let mut body = vec![Op::SyscallEnter];
         if irqs_off {
             body.extend([
-                Op::LocalIrqDisable,
+                Op::Preempt(PreemptOp::LocalIrqDisable),
                 Op::Work(Dist::Const(20 * MS)),
-                Op::LocalIrqEnable,
+                Op::Preempt(PreemptOp::LocalIrqEnable),
             ]);
         } else {
             body.push(Op::Work(Dist::Const(20 * MS)));
@@ -98,9 +98,9 @@ fn expedited_is_shorter_and_waits_for_every_non_idle_cpu() {
         body.push(Op::Work(Dist::Const(10 * US)));
         group(&mut s, "busy", vec![1, 2, 3], Policy::Normal, body, 0);
         let op = if expedited {
-            Op::SynchronizeRcuExpedited
+            Op::Rcu(RcuOp::SynchronizeRcuExpedited)
         } else {
-            Op::SynchronizeRcu
+            Op::Rcu(RcuOp::SynchronizeRcu)
         };
         timed(&mut s, "gp", 0, op, 9 * MS);
         simulate(&s).histogram("gp").unwrap().clone()
@@ -126,33 +126,33 @@ fn rcu_sync_lets_a_closely_following_writer_skip_the_grace_period() {
     let late = histogram(&mut s, "late");
     let ops = vec![
         Op::Mark(0),
-        Op::CpusWriteLock,
+        Op::Locking(LockingOp::CpusWriteLock),
         Op::RecordSince {
             hist: first,
             slot: 0,
         },
         Op::Work(Dist::Const(100 * US)),
-        Op::CpusWriteUnlock,
+        Op::Locking(LockingOp::CpusWriteUnlock),
         // Right away: rcu_sync is in GP_EXIT, no grace period needed.
         Op::Mark(0),
-        Op::CpusWriteLock,
+        Op::Locking(LockingOp::CpusWriteLock),
         Op::RecordSince {
             hist: second,
             slot: 0,
         },
-        Op::CpusWriteUnlock,
+        Op::Locking(LockingOp::CpusWriteUnlock),
         // Long after: back to GP_IDLE, a grace period again.
         Op::Sleep {
             dist: Dist::Const(200 * MS),
             overshoot: None,
         },
         Op::Mark(0),
-        Op::CpusWriteLock,
+        Op::Locking(LockingOp::CpusWriteLock),
         Op::RecordSince {
             hist: late,
             slot: 0,
         },
-        Op::CpusWriteUnlock,
+        Op::Locking(LockingOp::CpusWriteUnlock),
         Op::Sleep {
             dist: Dist::Const(200 * MS),
             overshoot: None,
@@ -187,12 +187,12 @@ fn readers_block_while_a_writer_holds_cpu_hotplug_lock() {
                 dist: Dist::Const(10 * MS),
                 overshoot: None,
             },
-            Op::CpusWriteLock,
+            Op::Locking(LockingOp::CpusWriteLock),
             Op::Sleep {
                 dist: Dist::Const(50 * MS),
                 overshoot: None,
             },
-            Op::CpusWriteUnlock,
+            Op::Locking(LockingOp::CpusWriteUnlock),
             Op::Sleep {
                 dist: Dist::Const(1000 * MS),
                 overshoot: None,
@@ -200,13 +200,13 @@ fn readers_block_while_a_writer_holds_cpu_hotplug_lock() {
         ],
         0,
     );
-    timed(&mut s, "read", 1, Op::CpusReadLock, MS);
+    timed(&mut s, "read", 1, Op::Locking(LockingOp::CpusReadLock), MS);
     s.task_groups
         .last_mut()
         .unwrap()
         .program
         .ops
-        .insert(3, Op::CpusReadUnlock);
+        .insert(3, Op::Locking(LockingOp::CpusReadUnlock));
     let r = simulate(&s);
     let read = r.histogram("read").unwrap();
     assert!(read.max > 40 * MS, "{read:?}");
@@ -223,12 +223,12 @@ fn a_reader_blocked_past_120_s_is_a_hung_task() {
         vec![0],
         Policy::Normal,
         vec![
-            Op::CpusWriteLock,
+            Op::Locking(LockingOp::CpusWriteLock),
             Op::Sleep {
                 dist: Dist::Const(130_000 * MS),
                 overshoot: None,
             },
-            Op::CpusWriteUnlock,
+            Op::Locking(LockingOp::CpusWriteUnlock),
             Op::Exit,
         ],
     );
@@ -242,8 +242,8 @@ fn a_reader_blocked_past_120_s_is_a_hung_task() {
                 dist: Dist::Const(1_000 * MS),
                 overshoot: None,
             },
-            Op::CpusReadLock,
-            Op::CpusReadUnlock,
+            Op::Locking(LockingOp::CpusReadLock),
+            Op::Locking(LockingOp::CpusReadUnlock),
             Op::Exit,
         ],
     );
@@ -272,7 +272,7 @@ fn idle_machine(cpus: u32, hz: u32) -> Spec {
         Policy::Normal,
         vec![
             Op::Mark(0),
-            Op::SynchronizeRcu,
+            Op::Rcu(RcuOp::SynchronizeRcu),
             Op::RecordSince { hist: h, slot: 0 },
             Op::Sleep {
                 dist: Dist::Uniform { lo: MS, hi: 3 * MS },
@@ -368,14 +368,14 @@ fn a_cpu_in_preempt_disable_past_the_timeout_is_an_rcu_stall() {
         Policy::Normal,
         vec![
             Op::SyscallEnter,
-            Op::PreemptDisable,
+            Op::Preempt(PreemptOp::PreemptDisable),
             Op::Work(Dist::Const(30_000 * MS)),
-            Op::PreemptEnable,
+            Op::Preempt(PreemptOp::PreemptEnable),
             Op::SyscallExit,
         ],
         0,
     );
-    timed(&mut s, "gp", 1, Op::SynchronizeRcu, MS);
+    timed(&mut s, "gp", 1, Op::Rcu(RcuOp::SynchronizeRcu), MS);
     let r = simulate(&s);
     let f = r.finding("rcu_stall").expect("a stall");
     assert!(
@@ -390,7 +390,7 @@ fn a_cpu_in_preempt_disable_past_the_timeout_is_an_rcu_stall() {
     // The same machine with a short section: no stall.
     let mut s = spec(flat_machine(2), 3_000 * MS);
     s.knobs.rcu_cpu_stall_timeout = 1_000 * MS;
-    timed(&mut s, "gp", 1, Op::SynchronizeRcu, MS);
+    timed(&mut s, "gp", 1, Op::Rcu(RcuOp::SynchronizeRcu), MS);
     assert!(simulate(&s).findings.is_empty());
 }
 
@@ -418,9 +418,9 @@ fn a_grace_period_ending_under_a_reader_is_reported() {
             Policy::Normal,
             vec![
                 Op::SyscallEnter,
-                Op::RcuReadLock,
+                Op::Rcu(RcuOp::RcuReadLock),
                 inside,
-                Op::RcuReadUnlock,
+                Op::Rcu(RcuOp::RcuReadUnlock),
                 Op::SyscallExit,
                 Op::Sleep {
                     dist: Dist::Const(MS),
@@ -429,7 +429,7 @@ fn a_grace_period_ending_under_a_reader_is_reported() {
             ],
             0,
         );
-        timed(&mut s, "gp", 1, Op::SynchronizeRcu, MS);
+        timed(&mut s, "gp", 1, Op::Rcu(RcuOp::SynchronizeRcu), MS);
         simulate(&s)
     };
     let r = run(true);
@@ -460,15 +460,15 @@ fn a_holdout_gets_rcu_urgent_qs_not_an_ipi() {
             Policy::Normal,
             vec![
                 Op::SyscallEnter,
-                Op::PreemptDisable,
+                Op::Preempt(PreemptOp::PreemptDisable),
                 Op::Work(Dist::Const(100 * MS)),
-                Op::PreemptEnable,
+                Op::Preempt(PreemptOp::PreemptEnable),
                 Op::SyscallExit,
                 Op::Work(Dist::Const(MS)),
             ],
             0,
         );
-        timed(&mut s, "gp", 0, Op::SynchronizeRcu, 7 * MS);
+        timed(&mut s, "gp", 0, Op::Rcu(RcuOp::SynchronizeRcu), 7 * MS);
         simulate(&s)
     };
     let r = run(21_000 * MS);
@@ -504,7 +504,7 @@ fn where_the_gp_kthread_runs_sets_the_number_of_fqs_scans() {
             Policy::Normal,
             vec![
                 Op::Mark(0),
-                Op::SynchronizeRcu,
+                Op::Rcu(RcuOp::SynchronizeRcu),
                 Op::RecordSince { hist: h, slot: 0 },
             ],
             1,
@@ -539,10 +539,10 @@ fn callback_flood(nocbs: bool) -> RunResult {
         vec![
             Op::Work(Dist::Const(20 * US)),
             Op::SyscallEnter,
-            Op::CallRcu {
+            Op::Rcu(RcuOp::CallRcu {
                 func: Dist::Const(3 * US),
                 lazy: true,
-            },
+            }),
             Op::SyscallExit,
         ],
         1,
@@ -606,8 +606,14 @@ fn a_callback_before_its_grace_period_is_caught() {
 #[test]
 fn a_grace_period_does_not_end_through_a_user_mode_atomic_section() {
     for (off, on) in [
-        (Op::PreemptDisable, Op::PreemptEnable),
-        (Op::LocalIrqDisable, Op::LocalIrqEnable),
+        (
+            Op::Preempt(PreemptOp::PreemptDisable),
+            Op::Preempt(PreemptOp::PreemptEnable),
+        ),
+        (
+            Op::Preempt(PreemptOp::LocalIrqDisable),
+            Op::Preempt(PreemptOp::LocalIrqEnable),
+        ),
     ] {
         let mut s = spec(flat_machine(2), 400 * MS);
         s.knobs.hz = 1000;
@@ -624,7 +630,7 @@ fn a_grace_period_does_not_end_through_a_user_mode_atomic_section() {
             ],
             0,
         );
-        timed(&mut s, "gp", 0, Op::SynchronizeRcu, 7 * MS);
+        timed(&mut s, "gp", 0, Op::Rcu(RcuOp::SynchronizeRcu), 7 * MS);
         let gp = simulate(&s).histogram("gp").unwrap().clone();
         assert!(gp.count >= 2, "{off:?}: {gp:?}");
         // Each call waits at least for the rest of the section it started

@@ -381,7 +381,7 @@ fn bad_releases_are_debug_rwsems_warnings() {
     };
     let m = run(op(&lock, LockMode::Write, false));
     assert!(m.starts_with("DEBUG_RWSEMS_WARN_ON((rwsem_owner(sem) != current) && !rwsem_test_oflags(sem, RWSEM_NONSPINNABLE)): other/0 called up_write() on sem, owner = owner/0"), "{m}");
-    let m = run(Op::DowngradeWrite(lock.clone()));
+    let m = run(Op::Locking(LockingOp::DowngradeWrite(lock.clone())));
     assert!(
         m.starts_with(
             "DEBUG_RWSEMS_WARN_ON(rwsem_owner(sem) != current): other/0 called downgrade_write()"
@@ -420,16 +420,16 @@ fn seqcount_readers_retry_what_a_writer_overlapped() {
             vec![1, 2],
             Policy::Normal,
             vec![
-                Op::ReadSeqcountBegin {
+                Op::Locking(LockingOp::ReadSeqcountBegin {
                     seq: seq.clone(),
                     slot: 1,
-                },
+                }),
                 Op::Work(Dist::Const(2 * US)),
-                Op::ReadSeqcountRetry {
+                Op::Locking(LockingOp::ReadSeqcountRetry {
                     seq: seq.clone(),
                     slot: 1,
                     retry: 0,
-                },
+                }),
                 Op::Count(reads),
             ],
         );
@@ -441,15 +441,15 @@ fn seqcount_readers_retry_what_a_writer_overlapped() {
                 vec![0],
                 Policy::Normal,
                 vec![
-                    Op::WriteSeqcount {
+                    Op::Locking(LockingOp::WriteSeqcount {
                         seq: seq.clone(),
                         begin: true,
-                    },
+                    }),
                     Op::Work(Dist::Const(5 * US)),
-                    Op::WriteSeqcount {
+                    Op::Locking(LockingOp::WriteSeqcount {
                         seq: seq.clone(),
                         begin: false,
-                    },
+                    }),
                     Op::Sleep {
                         dist: Dist::Const(45 * US),
                         overshoot: None,
@@ -540,8 +540,8 @@ fn a_lock_held_on_return_to_user_space_is_lockdeps_warning() {
         let ops = ops
             .into_iter()
             .map(|op| match op {
-                Op::Lock { mode, .. } => lock_op(&sem, mode, true),
-                Op::Unlock { mode, .. } => lock_op(&sem, mode, false),
+                Op::Locking(LockingOp::Lock { mode, .. }) => lock_op(&sem, mode, true),
+                Op::Locking(LockingOp::Unlock { mode, .. }) => lock_op(&sem, mode, false),
                 op => op,
             })
             .collect();

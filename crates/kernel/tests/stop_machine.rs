@@ -25,10 +25,10 @@ fn caller(s: &mut Spec, func: u64, cpu: Option<i64>) {
             },
             Op::SyscallEnter,
             Op::Mark(0),
-            Op::StopMachine {
+            Op::Stop(StopOp::StopMachine {
                 func: Dist::Const(func),
                 cpu: cpu.map(Expr::Const),
-            },
+            }),
             Op::RecordSince { hist: h, slot: 0 },
             Op::SyscallExit,
             Op::Exit,
@@ -143,8 +143,16 @@ fn the_call_waits_for_a_cpu_in_a_preempt_off_or_irq_off_section() {
     let quick = free.returned_at - free.called_at;
     assert!(quick < 50 * US, "nothing in the way: {quick} ns");
     for (name, off, on) in [
-        ("preempt-off", Op::PreemptDisable, Op::PreemptEnable),
-        ("irq-off", Op::LocalIrqDisable, Op::LocalIrqEnable),
+        (
+            "preempt-off",
+            Op::Preempt(PreemptOp::PreemptDisable),
+            Op::Preempt(PreemptOp::PreemptEnable),
+        ),
+        (
+            "irq-off",
+            Op::Preempt(PreemptOp::LocalIrqDisable),
+            Op::Preempt(PreemptOp::LocalIrqEnable),
+        ),
     ] {
         let (r, rec) = call(Some((off, on)));
         let cpu3 = rec.cpus.iter().find(|c| c.cpu == 3).unwrap();

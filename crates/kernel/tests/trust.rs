@@ -98,12 +98,12 @@ fn sleeping_with_irqs_disabled_is_reported() {
         vec![0],
         Policy::Normal,
         vec![
-            Op::LocalIrqDisable,
+            Op::Preempt(PreemptOp::LocalIrqDisable),
             Op::Sleep {
                 dist: Dist::Const(10 * US),
                 overshoot: None,
             },
-            Op::LocalIrqEnable,
+            Op::Preempt(PreemptOp::LocalIrqEnable),
             Op::Work(Dist::Const(10 * US)),
         ],
     );
@@ -130,9 +130,9 @@ fn synchronize_rcu_with_irqs_disabled_is_reported() {
         Policy::Normal,
         0,
         vec![
-            Op::LocalIrqDisable,
-            Op::SynchronizeRcu,
-            Op::LocalIrqEnable,
+            Op::Preempt(PreemptOp::LocalIrqDisable),
+            Op::Rcu(RcuOp::SynchronizeRcu),
+            Op::Preempt(PreemptOp::LocalIrqEnable),
             Op::Exit,
         ],
     );
@@ -187,8 +187,8 @@ fn the_last_online_cpu_cannot_go_offline() {
         Policy::Normal,
         0,
         vec![
-            Op::CpuOffline(Expr::Const(1)),
-            Op::CpuOffline(Expr::Const(0)),
+            Op::Hotplug(HotplugOp::CpuOffline(Expr::Const(1))),
+            Op::Hotplug(HotplugOp::CpuOffline(Expr::Const(0))),
             Op::Work(Dist::Const(10 * US)),
             Op::Jump(2),
         ],
@@ -221,7 +221,7 @@ fn a_task_offlining_its_own_cpu_moves_off_it() {
         Policy::Normal,
         0,
         vec![
-            Op::CpuOffline(Expr::Const(1)),
+            Op::Hotplug(HotplugOp::CpuOffline(Expr::Const(1))),
             Op::Work(Dist::Const(10 * US)),
             Op::Jump(1),
         ],
@@ -245,8 +245,8 @@ fn a_cross_cpu_call_to_an_offline_cpu_is_reported() {
         Policy::Normal,
         0,
         vec![
-            Op::CpuOffline(Expr::Const(1)),
-            Op::SmpCallFunctionSingle {
+            Op::Hotplug(HotplugOp::CpuOffline(Expr::Const(1))),
+            Op::Smp(SmpOp::SmpCallFunctionSingle {
                 cpu: Expr::Const(1),
                 func: CallFunc {
                     cost: Dist::Const(100),
@@ -254,7 +254,7 @@ fn a_cross_cpu_call_to_an_offline_cpu_is_reported() {
                     handler: None,
                 },
                 wait: true,
-            },
+            }),
             Op::Exit,
         ],
     );

@@ -5,23 +5,17 @@
 
 use std::fmt::Write;
 
-use smpsim_kernel::spec::{ObjectKind, Spec};
+use smpsim_kernel::spec::Spec;
 
 use crate::VariantRun;
 
-/// Each lock object's type as perf names it, by name.
+/// Each lock object's type as perf names it, by name: from its kind's
+/// registry entry, so that every kind has one.
 pub fn lock_types(spec: &Spec) -> Vec<(String, String)> {
     spec.objects
         .iter()
         .filter_map(|o| {
-            let t = match &o.kind {
-                ObjectKind::Mutex { .. } => "mutex",
-                ObjectKind::Spinlock { kind, .. } if kind.contains("rw") => "rwlock",
-                ObjectKind::Spinlock { .. } => "spinlock",
-                ObjectKind::Rwsem { .. } => "rwsem",
-                ObjectKind::Semaphore { .. } => "semaphore",
-                _ => return None,
-            };
+            let t = smpsim_kernel::locking::perf_lock_type(&o.kind)?;
             Some((o.name.clone(), t.to_string()))
         })
         .collect()
@@ -49,9 +43,9 @@ pub fn perf_time(ns: u64, len: usize) -> String {
 const HEADER: &str = " contended   total wait     max wait     avg wait         type   name\n\n";
 
 /// One contended class: name, type, contentions, total wait, max wait.
-struct Row<'a> {
+struct Row {
     name: String,
-    kind: &'a str,
+    kind: String,
     contended: u64,
     total: u64,
     max: u64,
@@ -83,7 +77,7 @@ pub fn contention(runs: &[VariantRun], types: &[(String, String)]) -> String {
             if let Some(read) = l.read.filter(|s| s.contentions > 0) {
                 rows.push(Row {
                     name: name.clone(),
-                    kind: if kind == "rwsem" { "rwsem:R" } else { kind },
+                    kind: format!("{kind}:R"),
                     contended: read.contentions,
                     total: read.wait_total_ns,
                     max: read.wait_max_ns,
@@ -92,10 +86,10 @@ pub fn contention(runs: &[VariantRun], types: &[(String, String)]) -> String {
             if l.contentions > 0 {
                 rows.push(Row {
                     name,
-                    kind: if l.read.is_some() && kind == "rwsem" {
-                        "rwsem:W"
+                    kind: if l.read.is_some() {
+                        format!("{kind}:W")
                     } else {
-                        kind
+                        kind.to_string()
                     },
                     contended: l.contentions,
                     total: l.wait_total_ns,
@@ -136,5 +130,49 @@ mod tests {
         assert_eq!(perf_time(57_370, 12), "    57.37 us");
         assert_eq!(perf_time(892, 12), "      892 ns");
         assert_eq!(perf_time(2_500_000_000, 12), "     2.50 s ");
+    }
+
+    /// Every registered lock kind, spinning or sleeping, has the type perf
+    /// shows for it: the column is never `-` for a lock.
+    #[test]
+    fn every_lock_kind_has_its_perf_type() {
+        use smpsim_kernel::locking::{LOCK_KINDS, SLEEPING_KINDS};
+        use smpsim_kernel::spec::{ObjectDecl, ObjectKind};
+        let mut spec = smpsim_kernel::testkit::spec(smpsim_kernel::testkit::flat_machine(2), 1);
+        let kinds = LOCK_KINDS
+            .iter()
+            .map(|k| {
+                (
+                    k.name,
+                    ObjectKind::Spinlock {
+                        kind: k.handle(),
+                        options: Default::default(),
+                    },
+                )
+            })
+            .chain(SLEEPING_KINDS.iter().map(|k| {
+                (
+                    k.name,
+                    ObjectKind::Sleeping {
+                        kind: k.handle(),
+                        spin: false,
+                    },
+                )
+            }));
+        for (name, kind) in kinds {
+            spec.objects.push(ObjectDecl {
+                name: name.into(),
+                kind,
+                per_cpu: false,
+            });
+        }
+        let types = lock_types(&spec);
+        assert_eq!(types.len(), LOCK_KINDS.len() + SLEEPING_KINDS.len());
+        let type_of = |n: &str| types.iter().find(|(o, _)| o == n).map(|(_, t)| t.as_str());
+        assert_eq!(type_of("qrwlock"), Some("rwlock"));
+        assert_eq!(type_of("qspinlock"), Some("spinlock"));
+        assert_eq!(type_of("rt_mutex"), Some("rt-mutex"));
+        assert_eq!(type_of("percpu_rwsem"), Some("pcpu-sem"));
+        assert_eq!(type_of("rwsem"), Some("rwsem"));
     }
 }

@@ -37,6 +37,12 @@ pub use reproduce::{MetricDef, PassRule, Reproduce};
 
 use error::{Diag, Sources};
 
+/// Every op a scenario's code can use, in the order errors list them (the
+/// op registry's).
+pub fn op_names() -> impl Iterator<Item = &'static str> {
+    ops::signatures().map(|s| s.name)
+}
+
 /// A loaded scenario file, checked in its base form and in every variant.
 #[derive(Clone, Debug)]
 pub struct Scenario {

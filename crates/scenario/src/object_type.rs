@@ -19,6 +19,7 @@ pub(crate) enum ObjectType {
     PercpuRwsem,
     Seqcount,
     Variable,
+    PercpuRef,
 }
 
 /// Every type, by the name a scenario writes.
@@ -32,6 +33,7 @@ const OBJECT_TYPES: &[(&str, ObjectType)] = &[
     ("percpu_rwsem", ObjectType::PercpuRwsem),
     ("seqcount", ObjectType::Seqcount),
     ("variable", ObjectType::Variable),
+    ("percpu_ref", ObjectType::PercpuRef),
 ];
 
 impl ObjectType {

@@ -269,7 +269,7 @@ fn declared(obj: &S<RawObject>, srcs: &Sources, costs: &MachineCosts) -> DResult
             // Readers never spin and writers sleep: nothing to choose.
             not_for(&o.spin, "spin", type_name)?;
             let kind = ObjectKind::Sleeping {
-                kind: type_name.to_string(),
+                kind: locking::percpu_rwsem::KIND.handle(),
                 spin: false,
             };
             (kind, ObjectType::PercpuRwsem)
@@ -277,6 +277,12 @@ fn declared(obj: &S<RawObject>, srcs: &Sources, costs: &MachineCosts) -> DResult
         ObjectType::Seqcount => {
             not_for(&o.spin, "spin", type_name)?;
             (ObjectKind::Seqcount, ObjectType::Seqcount)
+        }
+        ObjectType::PercpuRef => {
+            not_for(&o.spin, "spin", type_name)?;
+            // Per-CPU inside already: one counter per CPU of its own.
+            not_for(&o.per_cpu, "per_cpu", type_name)?;
+            (ObjectKind::PercpuRef, ObjectType::PercpuRef)
         }
         ObjectType::Variable => {
             not_for(&o.spin, "spin", type_name)?;
@@ -389,7 +395,7 @@ fn spinning_kind(
         options.sleeper = Some(sleeper(s, srcs, costs)?);
     }
     Ok(ObjectKind::Spinlock {
-        kind: info.name.to_string(),
+        kind: info.handle(),
         options,
     })
 }
@@ -484,7 +490,7 @@ fn sleeping_kind(o: &RawObject, type_name: &str, spin: bool) -> DResult<ObjectKi
     match locking::find_sleeping_kind(type_name, Some(k.get_ref())) {
         Some(info) if info.default => Ok(ObjectKind::Mutex { spin }),
         Some(info) => Ok(ObjectKind::Sleeping {
-            kind: info.name.to_string(),
+            kind: info.handle(),
             spin,
         }),
         None => {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use smpsim_kernel::program::{BinOp, CmpOp, Cond, Dist, Expr, ObjRef, Op};
+use smpsim_kernel::program::{BinOp, CmpOp, Cond, Dist, Expr, LockingOp, ObjRef, Op};
 use smpsim_kernel::Policy;
 use smpsim_scenario::{load, parse, PassRule};
 
@@ -137,7 +137,7 @@ fn membarrier_example_and_variants() {
             .ops
             .iter()
             .find_map(|op| match op {
-                Op::Lock { lock: r, .. } => Some(r.clone()),
+                Op::Locking(LockingOp::Lock { lock: r, .. }) => Some(r.clone()),
                 _ => None,
             })
             .unwrap()

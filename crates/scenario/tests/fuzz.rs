@@ -374,10 +374,14 @@ fn judge(spec: &smpsim_kernel::Spec, r: &smpsim_kernel::RunResult) -> Vec<String
     // syscall that can return holding one (item 8), so lockdep's report
     // never comes, but for trylocks, which loading does not follow.
     let trylocks = spec.task_groups.iter().any(|g| {
-        g.program
-            .ops
-            .iter()
-            .any(|op| matches!(op, smpsim_kernel::program::Op::RwsemTrylock { .. }))
+        g.program.ops.iter().any(|op| {
+            matches!(
+                op,
+                smpsim_kernel::program::Op::Locking(
+                    smpsim_kernel::program::LockingOp::RwsemTrylock { .. }
+                )
+            )
+        })
     });
     if let Some(f) = r
         .finding("lock_held_returning_to_user")

@@ -7,7 +7,7 @@ use common::*;
 use std::path::Path;
 
 use smpsim_kernel::locking::{kind_names, LOCK_KINDS};
-use smpsim_kernel::program::{Dist, Expr, LockMode, ObjRef, Op};
+use smpsim_kernel::program::{Dist, Expr, LockMode, LockingOp, ObjRef, Op};
 use smpsim_kernel::{LockOptions, ObjectKind};
 use smpsim_scenario::{parse, ScenarioError};
 
@@ -78,7 +78,7 @@ fn listed<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
 
 fn spinning(kind: &str, backoff: bool) -> ObjectKind {
     ObjectKind::Spinlock {
-        kind: kind.to_string(),
+        kind: smpsim_kernel::spec::SpinKind::named(kind).expect("a spinning lock kind"),
         options: LockOptions {
             backoff,
             ..LockOptions::default()
@@ -149,15 +149,19 @@ fn rwlock_ops_and_guards_emit_modes_and_irqsave() {
         object: 7,
         index: Some(Expr::ThisCpu),
     };
-    let lock = |lock: &ObjRef, mode, irqsave| Op::Lock {
-        lock: lock.clone(),
-        mode,
-        irqsave,
+    let lock = |lock: &ObjRef, mode, irqsave| {
+        Op::Locking(LockingOp::Lock {
+            lock: lock.clone(),
+            mode,
+            irqsave,
+        })
     };
-    let unlock = |lock: &ObjRef, mode, irqrestore| Op::Unlock {
-        lock: lock.clone(),
-        mode,
-        irqrestore,
+    let unlock = |lock: &ObjRef, mode, irqrestore| {
+        Op::Locking(LockingOp::Unlock {
+            lock: lock.clone(),
+            mode,
+            irqrestore,
+        })
     };
     let pcp = |i| ObjRef {
         object: 5,
@@ -518,14 +522,16 @@ fn rwsem_releases_need_the_matching_take() {
   { op = "down_read_trylock", lock = "sem", var = "ok" }, { op = "if", cond = "ok == 1", then = [ { op = "up_read", lock = "sem" } ] },
   { op = "rwsem_write_guard", lock = "sem", body = [] }"#,
     ));
-    assert!(ops.iter().any(|o| matches!(o, Op::DowngradeWrite(_))));
+    assert!(ops
+        .iter()
+        .any(|o| matches!(o, Op::Locking(LockingOp::DowngradeWrite(_)))));
     assert!(ops.iter().any(|o| matches!(
         o,
-        Op::RwsemTrylock {
+        Op::Locking(LockingOp::RwsemTrylock {
             mode: LockMode::Read,
             slot: Some(_),
             ..
-        }
+        })
     )));
     // `reader_spin` belongs to rwsems only.
     let text = with_object("rwq", r#"sem = { type = "mutex", reader_spin = true }"#);
@@ -545,11 +551,11 @@ fn read_seqcount_is_a_retry_loop() {
     let ops = ops_of(&text);
     let begin = ops
         .iter()
-        .position(|o| matches!(o, Op::ReadSeqcountBegin { .. }))
+        .position(|o| matches!(o, Op::Locking(LockingOp::ReadSeqcountBegin { .. })))
         .unwrap();
     assert!(matches!(ops[begin + 1], Op::Work(_)));
     assert!(
-        matches!(&ops[begin + 2], Op::ReadSeqcountRetry { retry, .. } if *retry as usize == begin),
+        matches!(&ops[begin + 2], Op::Locking(LockingOp::ReadSeqcountRetry { retry, .. }) if *retry as usize == begin),
         "{ops:?}"
     );
     let e = err(&with_code_in(
@@ -567,7 +573,10 @@ fn percpu_rwsem_ops_take_cpu_hotplug_lock_or_a_declared_one() {
     let ops = ops_of(&with_code(
         r#"{ op = "percpu_down_read", lock = "cpu_hotplug_lock" }, { op = "percpu_up_read", lock = "cpu_hotplug_lock" }"#,
     ));
-    assert!(ops.contains(&Op::CpusReadLock) && ops.contains(&Op::CpusReadUnlock));
+    assert!(
+        ops.contains(&Op::Locking(LockingOp::CpusReadLock))
+            && ops.contains(&Op::Locking(LockingOp::CpusReadUnlock))
+    );
     let ops = ops_of(&with_code_in(
         &with_object("rwq", r#"tg_rwsem = { type = "percpu_rwsem" }"#),
         r#"{ op = "percpu_down_write", lock = "tg_rwsem" }, { op = "percpu_up_write", lock = "tg_rwsem" }"#,
@@ -575,10 +584,10 @@ fn percpu_rwsem_ops_take_cpu_hotplug_lock_or_a_declared_one() {
     assert!(
         ops.iter().any(|op| matches!(
             op,
-            Op::Lock {
+            Op::Locking(LockingOp::Lock {
                 mode: LockMode::Write,
                 ..
-            }
+            })
         )),
         "{ops:?}"
     );

@@ -5,7 +5,9 @@ mod common;
 
 use std::path::Path;
 
-use smpsim_kernel::program::{BinOp, CallFunc, CpuSet, Dist, Expr, LockMode, ObjRef, Op};
+use smpsim_kernel::program::{
+    BinOp, CallFunc, CpuSet, Dist, Expr, LockMode, LockingOp, ObjRef, Op, SmpOp, StopOp,
+};
 use smpsim_kernel::{LockOptions, ObjectKind};
 use smpsim_scenario::{parse, Scenario, ScenarioError};
 
@@ -72,7 +74,7 @@ fn smp_call_function_many_with_each_cpuset() {
     assert_eq!(
         ops,
         vec![
-            Op::SmpCallFunctionMany {
+            Op::Smp(SmpOp::SmpCallFunctionMany {
                 cpus: CpuSet::MmCpumask,
                 func: CallFunc {
                     cost: Dist::Const(page),
@@ -80,8 +82,8 @@ fn smp_call_function_many_with_each_cpuset() {
                     handler: None,
                 },
                 wait: true,
-            },
-            Op::SmpCallFunctionMany {
+            }),
+            Op::Smp(SmpOp::SmpCallFunctionMany {
                 cpus: CpuSet::AllButSelf,
                 func: CallFunc {
                     cost: Dist::Const(2000),
@@ -89,8 +91,8 @@ fn smp_call_function_many_with_each_cpuset() {
                     handler: None,
                 },
                 wait: false,
-            },
-            Op::SmpCallFunctionMany {
+            }),
+            Op::Smp(SmpOp::SmpCallFunctionMany {
                 cpus: CpuSet::List(vec![
                     Expr::Const(0),
                     Expr::Const(3),
@@ -103,7 +105,7 @@ fn smp_call_function_many_with_each_cpuset() {
                     handler: None,
                 },
                 wait: true,
-            },
+            }),
         ]
     );
 }
@@ -119,14 +121,14 @@ fn stop_machine_cpuslocked_takes_func_and_an_optional_cpu() {
     assert_eq!(
         ops,
         vec![
-            Op::StopMachine {
+            Op::Stop(StopOp::StopMachine {
                 func: Dist::Const(20_000),
                 cpu: Some(Expr::Var(0)),
-            },
-            Op::StopMachine {
+            }),
+            Op::Stop(StopOp::StopMachine {
                 func: Dist::Const(5_000),
                 cpu: None,
-            },
+            }),
         ]
     );
     let e = err(&with_code(r#"{ op = "stop_machine_cpuslocked", cpu = 1 }"#));
@@ -146,7 +148,7 @@ fn smp_call_function_single_takes_units() {
     assert_eq!(
         ops,
         vec![
-            Op::SmpCallFunctionSingle {
+            Op::Smp(SmpOp::SmpCallFunctionSingle {
                 cpu: Expr::Var(0),
                 func: CallFunc {
                     cost: Dist::Const(100),
@@ -158,8 +160,8 @@ fn smp_call_function_single_takes_units() {
                     handler: None,
                 },
                 wait: true,
-            },
-            Op::SmpCallFunctionSingle {
+            }),
+            Op::Smp(SmpOp::SmpCallFunctionSingle {
                 cpu: Expr::Const(1),
                 func: CallFunc {
                     cost: Dist::Const(100),
@@ -167,7 +169,7 @@ fn smp_call_function_single_takes_units() {
                     handler: None,
                 },
                 wait: true,
-            },
+            }),
         ]
     );
 }
@@ -237,15 +239,19 @@ fn spin_guard_with_irqsave_emits_exact_ops() {
         object: 0,
         index: None,
     };
-    let lock = |lock: &ObjRef, irqsave| Op::Lock {
-        lock: lock.clone(),
-        mode: LockMode::Exclusive,
-        irqsave,
+    let lock = |lock: &ObjRef, irqsave| {
+        Op::Locking(LockingOp::Lock {
+            lock: lock.clone(),
+            mode: LockMode::Exclusive,
+            irqsave,
+        })
     };
-    let unlock = |lock: &ObjRef, irqrestore| Op::Unlock {
-        lock: lock.clone(),
-        mode: LockMode::Exclusive,
-        irqrestore,
+    let unlock = |lock: &ObjRef, irqrestore| {
+        Op::Locking(LockingOp::Unlock {
+            lock: lock.clone(),
+            mode: LockMode::Exclusive,
+            irqrestore,
+        })
     };
     assert_eq!(
         ops,
@@ -271,7 +277,7 @@ fn spin_guard_with_irqsave_emits_exact_ops() {
     assert_eq!(
         spec.objects[1].kind,
         ObjectKind::Spinlock {
-            kind: "qspinlock".to_string(),
+            kind: smpsim_kernel::locking::qspinlock::KIND.handle(),
             options: LockOptions::default()
         }
     );
@@ -320,7 +326,7 @@ fn spinlock_object_errors() {
     ));
     assert!(
         e.message.contains(
-            "mutex, spinlock, rwlock, atomic, semaphore, rwsem, percpu_rwsem, seqcount, variable, alias"
+            "mutex, spinlock, rwlock, atomic, semaphore, rwsem, percpu_rwsem, seqcount, variable, percpu_ref, alias"
         ),
         "{}",
         e.message
@@ -361,7 +367,7 @@ fn machine_costs_resolve_after_overrides() {
             overshoot: None
         }
     );
-    let Op::SmpCallFunctionSingle { func, .. } = &ops[2] else {
+    let Op::Smp(SmpOp::SmpCallFunctionSingle { func, .. }) = &ops[2] else {
         panic!("{:?}", ops[2]);
     };
     assert_eq!(func.cost, Dist::Const(c.tlb_flush_page.nanos()));
@@ -373,7 +379,8 @@ fn machine_costs_resolve_after_overrides() {
         "[machine.costs.tlb_flush_page]\nns = 333.4\nsource = \"assumed: test\"\n\n[objects]",
     );
     let spec = scenario(&over).compile(None, &[]).unwrap();
-    let Op::SmpCallFunctionSingle { func, .. } = &spec.task_groups[0].program.ops[2] else {
+    let Op::Smp(SmpOp::SmpCallFunctionSingle { func, .. }) = &spec.task_groups[0].program.ops[2]
+    else {
         panic!();
     };
     assert_eq!(func.cost, Dist::Const(333));

@@ -48,7 +48,7 @@ fn with_variables(code: &str) -> String {
 
 #[test]
 fn shared_variables_are_read_and_written_by_name() {
-    use smpsim_kernel::program::{Cond, Expr, ObjRef, Op};
+    use smpsim_kernel::program::{CheckOp, Cond, Expr, ObjRef, Op};
     let ops = ops_of(&with_variables(
         r#"{ op = "write_once", obj = "flag", value = "read_once(flag) + 1" }, { op = "this_cpu_write", obj = "pcv", value = "per_cpu(pcv, 0)" }, { op = "assert", cond = "this_cpu_read(pcv) == 0", message = "m" }"#,
     ));
@@ -56,13 +56,17 @@ fn shared_variables_are_read_and_written_by_name() {
         object: 0,
         index: None,
     };
-    assert!(matches!(&ops[0], Op::WriteOnce { var, value: Expr::Bin(..) } if *var == flag));
+    assert!(
+        matches!(&ops[0], Op::Check(CheckOp::WriteOnce { var, value: Expr::Bin(..) }) if *var == flag)
+    );
     let this = ObjRef {
         object: 1,
         index: Some(Expr::ThisCpu),
     };
-    assert!(matches!(&ops[1], Op::WriteOnce { var, .. } if *var == this));
-    assert!(matches!(&ops[2], Op::Assert { cond: Cond::Cmp(..), message } if message == "m"));
+    assert!(matches!(&ops[1], Op::Check(CheckOp::WriteOnce { var, .. }) if *var == this));
+    assert!(
+        matches!(&ops[2], Op::Check(CheckOp::Assert { cond: Cond::Cmp(..), message }) if message == "m")
+    );
 }
 
 #[test]

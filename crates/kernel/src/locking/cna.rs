@@ -29,6 +29,7 @@ use crate::coherence::{Line, LineHome};
 use crate::ids::TaskId;
 
 pub const KIND: LockKindInfo = LockKindInfo {
+    id: 5,
     name: "cna",
     object_type: "spinlock",
     default: false,

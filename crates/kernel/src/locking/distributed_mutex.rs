@@ -77,6 +77,7 @@ use super::{Env, LockKindInfo, SpinningLock, Taker};
 use crate::coherence::{Line, LineHome};
 
 pub const KIND: LockKindInfo = LockKindInfo {
+    id: 6,
     name: "distributed_mutex",
     object_type: "spinlock",
     default: false,

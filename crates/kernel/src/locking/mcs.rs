@@ -24,6 +24,7 @@ use super::{Env, LockKindInfo, SpinningLock, Taker};
 use crate::coherence::{Line, LineHome};
 
 pub const KIND: LockKindInfo = LockKindInfo {
+    id: 4,
     name: "mcs",
     object_type: "spinlock",
     default: false,

@@ -19,7 +19,9 @@ pub mod lockdep;
 pub mod mcs;
 pub mod mutex;
 pub mod objects;
+pub mod ops;
 pub mod osq;
+pub mod percpu_ref;
 pub mod percpu_rwsem;
 pub mod qrwlock;
 pub mod qspinlock;
@@ -38,7 +40,7 @@ use smpsim_engine::Nanos;
 use crate::coherence::Line;
 use crate::costs::CostNs;
 use crate::program::LockMode;
-use crate::spec::LockOptions;
+use crate::spec::{LockOptions, ObjectKind, SleepingKind, SpinKind};
 use crate::task::TaskId;
 
 /// Every spinning-lock implementation smpsim knows.
@@ -68,6 +70,8 @@ pub use sleeping::{find_sleeping_kind, sleeping_kind_names, SleepingKindInfo};
 
 /// A spinning-lock implementation, as a scenario names it.
 pub struct LockKindInfo {
+    /// Its index in [`LOCK_KINDS`] (what [`SpinKind`] carries).
+    pub id: u8,
     /// `kind = "..."` in a scenario.
     pub name: &'static str,
     /// The object type it implements: `spinlock` or `rwlock`.
@@ -90,6 +94,75 @@ impl LockKindInfo {
         } else {
             &[LockMode::Exclusive]
         }
+    }
+}
+
+impl LockKindInfo {
+    /// The handle a compiled scenario keeps for it.
+    pub fn handle(&self) -> SpinKind {
+        SpinKind(self.id)
+    }
+}
+
+impl SpinKind {
+    /// The implementation named `name` (`kind = "..."`).
+    pub fn named(name: &str) -> Option<SpinKind> {
+        LOCK_KINDS
+            .iter()
+            .find(|k| k.name == name)
+            .map(|k| k.handle())
+    }
+
+    /// Its registry entry.
+    #[inline]
+    pub fn info(self) -> &'static LockKindInfo {
+        &LOCK_KINDS[self.0 as usize]
+    }
+}
+
+impl std::fmt::Debug for SpinKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.info().name)
+    }
+}
+
+impl SleepingKindInfo {
+    /// The handle a compiled scenario keeps for it.
+    pub fn handle(&self) -> SleepingKind {
+        SleepingKind(self.id)
+    }
+}
+
+impl SleepingKind {
+    /// The kind named `name` (`kind = "..."`).
+    pub fn named(name: &str) -> Option<SleepingKind> {
+        SLEEPING_KINDS
+            .iter()
+            .find(|k| k.name == name)
+            .map(|k| SleepingKind(k.id))
+    }
+
+    /// Its registry entry.
+    #[inline]
+    pub fn info(self) -> &'static SleepingKindInfo {
+        &SLEEPING_KINDS[self.0 as usize]
+    }
+}
+
+impl std::fmt::Debug for SleepingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.info().name)
+    }
+}
+
+/// The lock type `perf lock contention` shows for an object of `kind`
+/// (tools/perf/builtin-lock.c `lock_type_table`), from the kind's
+/// registry entry; `None` for an object that is not a lock.
+pub fn perf_lock_type(kind: &ObjectKind) -> Option<&'static str> {
+    match kind {
+        ObjectKind::Spinlock { kind, .. } => Some(kind.info().object_type),
+        ObjectKind::Atomic | ObjectKind::Variable { .. } => None,
+        _ => sleeping::kind_of(kind).map(|k| k.perf_type),
     }
 }
 
@@ -343,20 +416,24 @@ impl crate::Kernel<'_> {
             .get(g)
             .and_then(|g| g.program.ops.get(pc as usize));
         match op {
-            Some(crate::program::Op::Lock {
+            Some(crate::program::Op::Locking(crate::program::LockingOp::Lock {
                 lock,
                 mode,
                 irqsave,
                 ..
-            }) => {
+            })) => {
                 let f = match self.objects.sleeping_kind(lock.object) {
                     Some(k) => sleeping::kind(k).imp.lock_fn(*mode),
                     None => format!("{}_lock", mode.op_prefix()),
                 };
                 format!("{f}{}+pc{pc}", if *irqsave { "_irqsave" } else { "" })
             }
-            Some(crate::program::Op::CpusReadLock) => format!("cpus_read_lock+pc{pc}"),
-            Some(crate::program::Op::CpusWriteLock) => format!("cpus_write_lock+pc{pc}"),
+            Some(crate::program::Op::Locking(crate::program::LockingOp::CpusReadLock)) => {
+                format!("cpus_read_lock+pc{pc}")
+            }
+            Some(crate::program::Op::Locking(crate::program::LockingOp::CpusWriteLock)) => {
+                format!("cpus_write_lock+pc{pc}")
+            }
             _ => format!("pc{pc}"),
         }
     }
@@ -410,158 +487,77 @@ impl crate::Kernel<'_> {
         let _ = write!(r, " *** DEADLOCK ***");
         r
     }
+}
 
-    /// The one place where the interpreter's lock and atomic ops reach
-    /// their object's implementation.
-    pub(crate) fn locking_op(
-        &mut self,
-        c: u32,
-        t: TaskId,
-        op: &crate::program::Op,
-        resume: crate::task::Resume,
-    ) -> crate::interp::Flow {
-        use crate::interp::Flow;
-        use crate::program::Op;
-        use crate::task::Mode;
-        use crate::task::Resume;
-        match op {
-            Op::Lock {
-                lock,
-                mode,
-                irqsave,
-            } => {
-                if resume == Resume::Op {
-                    self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read, *irqsave);
-                    self.hold(t, lock.object);
-                }
-                let l = self.instance(t, lock);
-                match self.objects.sleeping_kind(lock.object) {
-                    Some(k) => self.sleeping_lock(c, t, k, l, *mode, resume),
-                    None => self.spin_lock(c, t, l, *mode, *irqsave),
-                }
-            }
-            Op::Unlock {
-                lock,
-                mode,
-                irqrestore,
-            } => {
-                self.lockdep_release(t, lock.object);
-                self.unhold(t, lock.object);
-                let l = self.instance(t, lock);
-                match self.objects.sleeping_kind(lock.object) {
-                    Some(k) => sleeping::kind(k).imp.unlock(self, c, t, l, *mode),
-                    None => self.spin_unlock(c, t, l, *mode, *irqrestore),
-                }
-            }
-            Op::RwsemTrylock { lock, mode, slot } => {
-                let l = self.instance(t, lock);
-                let got = self.rwsem_trylock(c, t, l, *mode);
-                if got {
-                    self.lockdep_acquire(c, t, lock.object, *mode == LockMode::Read, false);
-                    self.hold(t, lock.object);
-                }
-                if let Some(slot) = slot {
-                    self.tasks[t as usize].vars[*slot as usize] = got as i64;
-                }
-                self.advance(t);
-                Flow::Next
-            }
-            Op::DowngradeWrite(lock) => {
-                let l = self.instance(t, lock);
-                self.rwsem_downgrade_write(c, t, l);
-                Flow::Next
-            }
-            Op::WriteSeqcount { seq, begin } => {
-                let s = self.instance(t, seq);
-                self.write_seqcount(c, t, s, *begin);
-                Flow::Next
-            }
-            Op::ReadSeqcountBegin { seq, slot } => {
-                let s = self.instance(t, seq);
-                self.read_seqcount_begin(c, t, s, *slot)
-            }
-            Op::ReadSeqcountRetry { seq, slot, retry } => {
-                let s = self.instance(t, seq);
-                self.read_seqcount_retry(c, t, s, *slot, *retry)
-            }
-            Op::Down(r) => {
-                let s = self.instance(t, r);
-                let k = self.objects.sleeping_kind(r.object).expect("a semaphore");
-                self.sleeping_lock(c, t, k, s, LockMode::Exclusive, resume)
-            }
-            Op::Up(r) => {
-                let s = self.instance(t, r);
-                let k = self.objects.sleeping_kind(r.object).expect("a semaphore");
-                sleeping::kind(k)
-                    .imp
-                    .unlock(self, c, t, s, LockMode::Exclusive)
-            }
-            Op::CpusReadLock | Op::CpusWriteLock => {
-                let read = matches!(op, Op::CpusReadLock);
-                let (mode, step) = match resume {
-                    Resume::Lock(s) => (LockMode::Write, Some(s)),
-                    _ => (LockMode::Write, None),
-                };
-                let mode = if read { LockMode::Read } else { mode };
-                if step.is_none() {
-                    self.lockdep_acquire(c, t, self.hotplug_lock_class(), read, false);
-                }
-                let l = self.hotplug_lock;
-                percpu_rwsem::KIND.imp.lock(self, c, t, l, mode, step)
-            }
-            Op::CpusReadUnlock | Op::CpusWriteUnlock => {
-                let mode = match op {
-                    Op::CpusReadUnlock => LockMode::Read,
-                    _ => LockMode::Write,
-                };
-                self.lockdep_release(t, self.hotplug_lock_class());
-                let l = self.hotplug_lock;
-                percpu_rwsem::KIND.imp.unlock(self, c, t, l, mode)
-            }
-            Op::AtomicRmw(r) | Op::AtomicRead(r) => {
-                let l = self.instance(t, r);
-                let now = self.now;
-                let line = self.objects.atomic_line(l);
-                let done = if matches!(op, Op::AtomicRmw(_)) {
-                    line.rmw_void(&self.cost, c, now)
-                } else {
-                    line.read(&self.cost, c, now)
-                };
-                self.tasks[t as usize].batch.push(Mode::Sys, done - now);
-                self.advance(t);
-                Flow::Next
-            }
-            Op::AtomicCmpxchgLoop(r) => {
-                let l = self.instance(t, r);
-                let now = self.now;
-                let line = self.objects.atomic_line(l);
-                let done = match resume {
-                    // The first attempt expects what a read finds.
-                    Resume::Cmpxchg(expected) => {
-                        let (done, ok) = line.cmpxchg(&self.cost, c, now, expected);
-                        if ok {
-                            self.advance(t);
-                        } else {
-                            // A failed cmpxchg returns the value it found:
-                            // the next attempt expects it.
-                            self.tasks[t as usize].resume = Resume::Cmpxchg(line.writes());
-                        }
-                        done
-                    }
-                    _ => {
-                        let expected = line.writes();
-                        let seen = line.read(&self.cost, c, now);
-                        self.tasks[t as usize].resume = Resume::Cmpxchg(expected);
-                        seen
-                    }
-                };
-                // The next attempt (or op) at `done`.
-                self.tasks[t as usize]
-                    .batch
-                    .push(Mode::Sys, done.max(now + 1) - now);
-                Flow::Next
-            }
-            _ => unreachable!("not a locking op: {op:?}"),
+/// The lists of kinds and kernel threads that docs keep by hand, checked
+/// against the registries: a kind or a thread added without its mention
+/// fails here, naming it.
+#[cfg(test)]
+mod doc_lists {
+    use super::{LOCK_KINDS, SLEEPING_KINDS};
+
+    const LIB: &str = include_str!("../lib.rs");
+    const LOCKS_MD: &str = include_str!("../../../../docs/locks.md");
+
+    fn kind_names() -> impl Iterator<Item = &'static str> {
+        LOCK_KINDS
+            .iter()
+            .map(|k| k.name)
+            .chain(SLEEPING_KINDS.iter().map(|k| k.name))
+    }
+
+    /// Each spinning kind's `id` is its place in the registry (what its
+    /// [`crate::spec::SpinKind`] handle carries).
+    #[test]
+    fn spinning_kinds_are_indexed_by_id() {
+        for (i, k) in LOCK_KINDS.iter().enumerate() {
+            assert_eq!(k.id as usize, i, "{}", k.name);
+            assert_eq!(k.handle().info().name, k.name);
+        }
+    }
+
+    #[test]
+    fn the_crate_doc_names_every_lock_kind_and_kernel_thread() {
+        let doc: String = LIB
+            .lines()
+            .filter_map(|l| l.strip_prefix("//!"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        for name in kind_names() {
+            assert!(
+                doc.contains(&format!("`{name}`")),
+                "crates/kernel/src/lib.rs's module doc does not name lock kind `{name}`"
+            );
+        }
+        for k in crate::KTHREADS {
+            assert!(
+                doc.contains(&format!("`{}", k.name)),
+                "crates/kernel/src/lib.rs's module doc does not name kernel thread `{}`",
+                k.name
+            );
+        }
+    }
+
+    #[test]
+    fn locks_md_has_a_row_for_every_kind_and_names_every_kernel_thread() {
+        let rows: Vec<&str> = LOCKS_MD.lines().filter(|l| l.starts_with("| `")).collect();
+        for name in kind_names() {
+            assert!(
+                rows.iter().any(|r| r.contains(&format!("`{name}`"))
+                    || r.contains(&format!("\"{name}\""))),
+                "docs/locks.md's table has no row for lock kind `{name}`"
+            );
+        }
+        let threads = LOCKS_MD
+            .split("## Adding a kernel thread")
+            .nth(1)
+            .expect("docs/locks.md's kernel thread section");
+        for k in crate::KTHREADS {
+            assert!(
+                threads.contains(&format!("`{}", k.name)),
+                "docs/locks.md's kernel thread section does not name `{}`",
+                k.name
+            );
         }
     }
 }

@@ -5,17 +5,18 @@
 //! through [`Objects::first_instance`].
 //!
 //! A sleeping lock kind builds its own instances
-//! ([`super::sleeping::SleepingLock::build`]), in a table here or, for a
-//! kind that needs none of its own, in [`Objects::sleeping`]; a spinning
-//! lock is one file under `locking/` and a line in [`super::LOCK_KINDS`].
-//! Only atomics and variables are built here.
+//! ([`super::sleeping::SleepingLock::build`]) into a table it owns,
+//! [`Objects::kind_table`] (kept here by its type, so that this file names
+//! no kind: `rt_mutex`, `semaphore`, `seqcount` and `percpu_ref` do so;
+//! `mutex` and `rwsem` still have fields of their own here, and
+//! `percpu_rwsem` uses [`Objects::sleeping`]); a spinning lock is one file
+//! under `locking/` and a line in [`super::LOCK_KINDS`]. Only atomics and
+//! variables are built here.
 
 use crate::coherence::{Line, LineHome};
 use crate::ids::ObjId;
 use crate::locking::mutex::Mutex;
 use crate::locking::rwsem::Rwsem;
-use crate::locking::semaphore::Semaphore;
-use crate::locking::seqcount::Seqcount;
 use crate::locking::sleeping::{self, Build};
 use crate::locking::spinning::LockInstance;
 use crate::result::LockStat;
@@ -37,10 +38,8 @@ pub struct Objects {
     pub mutexes_held: Vec<crate::locking::mutex::Held>,
     /// Spinning locks of every implementation (`spinlock_t`, `rwlock_t`).
     pub spinlocks: Vec<LockInstance>,
-    pub semaphores: Vec<Semaphore>,
     /// `struct rw_semaphore`s.
     pub rwsems: Vec<Rwsem>,
-    pub seqcounts: Vec<Seqcount>,
     /// rwsem instances whose OSQ head spins on the owner (few at a time):
     /// an owner leaving its CPU ends those spins.
     pub rwsem_watched: Vec<u32>,
@@ -56,6 +55,10 @@ pub struct Objects {
     /// Instances of sleeping-lock kinds that keep no table of their own
     /// (each kind downcasts its own).
     pub sleeping: Vec<Box<dyn std::any::Any + Send>>,
+    /// The tables a kind owns (its instances and what it keeps beside
+    /// them), by the table's type: made by the kind on first use, read
+    /// only by it ([`Objects::kind_table`]). Few: one per kind declared.
+    kind_tables: Vec<(std::any::TypeId, Box<dyn std::any::Any + Send>)>,
     /// First instance of each declared object in its kind's table.
     base: Vec<ObjId>,
     /// Each declared object's sleeping-lock kind (its id), if it is one.
@@ -96,28 +99,26 @@ impl Objects {
                     o.atomics.extend((0..n).map(|i| Line::at(at(i))));
                     base
                 }
+                ObjectKind::PercpuRef => super::percpu_ref::build(&mut o, id, n, nr_cpus),
                 ObjectKind::Variable { initial } => {
                     let base = o.variables.len();
                     o.variables.extend((0..n).map(|_| *initial));
                     base
                 }
                 ObjectKind::Spinlock { kind, options } => {
-                    let info = super::LOCK_KINDS
-                        .iter()
-                        .find(|k| k.name == kind)
-                        .unwrap_or_else(|| panic!("unknown lock kind `{kind}` in a compiled spec"));
+                    let info = kind.info();
                     let base = o.spinlocks.len();
                     o.spinlocks
                         .extend((0..n).map(|i| LockInstance::new(id, (info.new)(*options, at(i)))));
                     base
                 }
-                ObjectKind::Sleeping { kind, .. } => {
-                    panic!("unknown sleeping lock kind `{kind}` in a compiled spec")
-                }
                 ObjectKind::Mutex { .. }
                 | ObjectKind::Rwsem { .. }
                 | ObjectKind::Semaphore { .. }
-                | ObjectKind::Seqcount => unreachable!("a registered sleeping kind"),
+                | ObjectKind::Seqcount
+                | ObjectKind::Sleeping { .. } => {
+                    unreachable!("kind_of() names every sleeping kind")
+                }
             };
             o.kinds.push(kind.map(|k| k.id));
             if let Some(k) = kind {
@@ -203,6 +204,31 @@ impl Objects {
         }
     }
 
+    /// The table of type `T` a kind keeps here, made empty on first use.
+    #[inline]
+    pub(crate) fn kind_table<T: Default + Send + 'static>(&mut self) -> &mut T {
+        let id = std::any::TypeId::of::<T>();
+        let at = match self.kind_tables.iter().position(|(t, _)| *t == id) {
+            Some(at) => at,
+            None => {
+                self.kind_tables.push((id, Box::new(T::default())));
+                self.kind_tables.len() - 1
+            }
+        };
+        self.kind_tables[at]
+            .1
+            .downcast_mut::<T>()
+            .expect("a table is kept under its own type")
+    }
+
+    /// [`Self::kind_table`], read-only: `None` before the kind made it.
+    #[inline]
+    pub(crate) fn kind_table_ref<T: 'static>(&self) -> Option<&T> {
+        let id = std::any::TypeId::of::<T>();
+        let (_, table) = self.kind_tables.iter().find(|(t, _)| *t == id)?;
+        table.downcast_ref::<T>()
+    }
+
     /// The instance of object `object` for per-CPU index 0 (or the only one).
     #[inline]
     pub fn first_instance(&self, object: u32) -> ObjId {
@@ -230,6 +256,10 @@ impl Objects {
                     (None, ObjectKind::Spinlock { .. }) => self.spinlocks[range]
                         .iter()
                         .map(|l| l.imp.line_stats().1)
+                        .sum(),
+                    (None, ObjectKind::PercpuRef) => range
+                        .filter_map(|l| self.percpu_ref(l as u32))
+                        .map(|p| p.line_transfers())
                         .sum(),
                     (None, ObjectKind::Atomic) => {
                         self.atomics[range].iter().map(|l| l.transfers).sum()

@@ -41,6 +41,7 @@ use smpsim_engine::Nanos;
 
 /// `percpu_rwsem` in the sleeping-lock registry.
 pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    perf_type: "pcpu-sem",
     id: 5,
     name: "percpu_rwsem",
     object_type: "percpu_rwsem",

@@ -29,6 +29,7 @@ use crate::program::LockMode;
 use crate::task::TaskId;
 
 pub const KIND: LockKindInfo = LockKindInfo {
+    id: 7,
     name: "qrwlock",
     object_type: "rwlock",
     default: true,

@@ -25,6 +25,7 @@ use super::{Env, LockKindInfo, SpinningLock, Taker};
 use crate::coherence::{Line, LineHome};
 
 pub const KIND: LockKindInfo = LockKindInfo {
+    id: 0,
     name: "qspinlock",
     object_type: "spinlock",
     default: true,

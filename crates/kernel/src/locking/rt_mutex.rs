@@ -36,6 +36,7 @@ use smpsim_engine::Nanos;
 
 /// `rt_mutex` in the sleeping-lock registry.
 pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    perf_type: "rt-mutex",
     id: 4,
     name: "rt_mutex",
     object_type: "mutex",
@@ -63,17 +64,41 @@ pub struct RtMutex {
 
 struct RtMutexKind;
 
-/// Instance `l` (an index into [`Objects::sleeping`]).
+/// The kind's own table ([`Objects::kind_table`]).
+#[derive(Default)]
+struct RtMutexes {
+    all: Vec<RtMutex>,
+    /// The instances whose top waiter spins on the owner now, in index
+    /// order (few at a time): the only ones an owner leaving its CPU
+    /// concerns, so a context switch looks at these, not at every
+    /// instance.
+    spun_on: Vec<u32>,
+}
+
+fn table(o: &mut Objects) -> &mut RtMutexes {
+    o.kind_table::<RtMutexes>()
+}
+
+/// Instance `l` (an index into the kind's table).
 fn rt(o: &mut Objects, l: u32) -> &mut RtMutex {
-    o.sleeping[l as usize]
-        .downcast_mut::<RtMutex>()
-        .expect("an rt_mutex instance")
+    &mut table(o).all[l as usize]
 }
 
 fn rt_ref(o: &Objects, l: u32) -> &RtMutex {
-    o.sleeping[l as usize]
-        .downcast_ref::<RtMutex>()
-        .expect("an rt_mutex instance")
+    let table = o.kind_table_ref::<RtMutexes>();
+    &table.expect("rt_mutex instances are built before use").all[l as usize]
+}
+
+/// Instance `l`'s top waiter starts (`on`) or stops spinning on the owner.
+fn set_spun_on(o: &mut Objects, l: u32, on: bool) {
+    let spun_on = &mut table(o).spun_on;
+    match (spun_on.binary_search(&l), on) {
+        (Err(at), true) => spun_on.insert(at, l),
+        (Ok(at), false) => {
+            spun_on.remove(at);
+        }
+        _ => {}
+    }
 }
 
 impl SleepingLock for RtMutexKind {
@@ -81,9 +106,10 @@ impl SleepingLock for RtMutexKind {
         let ObjectKind::Sleeping { spin, .. } = *b.kind else {
             unreachable!("an rt_mutex declared as {:?}", b.kind)
         };
-        let base = o.sleeping.len();
+        let all = &mut table(o).all;
+        let base = all.len();
         for i in 0..b.n {
-            o.sleeping.push(Box::new(RtMutex {
+            all.push(RtMutex {
                 object: b.object,
                 spin,
                 owner: NO_TASK,
@@ -91,7 +117,7 @@ impl SleepingLock for RtMutexKind {
                 waiters: Vec::new(),
                 spinner: NO_TASK,
                 acquired_at: 0,
-            }));
+            });
         }
         base
     }
@@ -172,6 +198,7 @@ impl SleepingLock for RtMutexKind {
             let m = rt(&mut k.objects, l);
             m.spinner = t;
             let ready = m.line.poll(&k.cost, c, queued);
+            set_spun_on(&mut k.objects, l, true);
             k.preempt_disable(t);
             let oc = k.tasks[owner as usize].cpu;
             let task = &mut k.tasks[t as usize];
@@ -211,6 +238,8 @@ impl SleepingLock for RtMutexKind {
             let wc = k.tasks[w as usize].cpu;
             if m.spinner == w {
                 m.spinner = NO_TASK;
+                set_spun_on(&mut k.objects, l, false);
+                let m = rt(&mut k.objects, l);
                 let seen = m
                     .line
                     .take_poll(wc)
@@ -249,11 +278,13 @@ impl SleepingLock for RtMutexKind {
     }
 
     fn owner_leaves_cpu(&self, k: &mut Kernel, owner: TaskId) {
-        // Few objects live outside their own tables; rt_mutexes are most.
-        for l in 0..k.objects.sleeping.len() as u32 {
-            let Some(m) = k.objects.sleeping[l as usize].downcast_ref::<RtMutex>() else {
-                continue;
-            };
+        // Only an instance spun on can be this owner's with a spinner; in
+        // index order, as a scan of every instance would find them.
+        let Some(spun_on) = k.objects.kind_table_ref::<RtMutexes>() else {
+            return;
+        };
+        for l in spun_on.spun_on.clone() {
+            let m = rt(&mut k.objects, l);
             if m.owner != owner || m.spinner == NO_TASK {
                 continue;
             }
@@ -316,6 +347,7 @@ fn stop_spinning(k: &mut Kernel, t: TaskId, l: u32) {
     m.line.unpoll(c);
     if m.spinner == t {
         m.spinner = NO_TASK;
+        set_spun_on(&mut k.objects, l, false);
     }
 }
 
@@ -344,7 +376,7 @@ mod tests {
         s.objects.push(ObjectDecl {
             name: "rt".into(),
             kind: ObjectKind::Sleeping {
-                kind: "rt_mutex".into(),
+                kind: super::KIND.handle(),
                 spin,
             },
             per_cpu: false,

@@ -17,6 +17,7 @@ use crate::Kernel;
 /// The `semaphore` object type in the sleeping-lock registry: `down()` is
 /// its lock, `up()` its unlock.
 pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    perf_type: "semaphore",
     id: 2,
     name: "semaphore",
     object_type: "semaphore",
@@ -30,13 +31,25 @@ const WOKEN: u8 = 0;
 
 struct SemaphoreKind;
 
+/// The kind's own table ([`Objects::kind_table`]).
+#[derive(Default)]
+struct Semaphores(Vec<Semaphore>);
+
+fn table(o: &mut Objects) -> &mut Vec<Semaphore> {
+    &mut o.kind_table::<Semaphores>().0
+}
+
+fn table_ref(o: &Objects) -> &[Semaphore] {
+    o.kind_table_ref::<Semaphores>().map_or(&[], |t| &t.0)
+}
+
 impl SleepingLock for SemaphoreKind {
     fn build(&self, o: &mut Objects, b: &Build) -> usize {
         let ObjectKind::Semaphore { initial } = *b.kind else {
             unreachable!("a semaphore declared as {:?}", b.kind)
         };
-        let base = o.semaphores.len();
-        o.semaphores.extend((0..b.n).map(|i| Semaphore {
+        let base = table(o).len();
+        table(o).extend((0..b.n).map(|i| Semaphore {
             object: b.object,
             count: initial,
             waiters: Default::default(),
@@ -50,11 +63,11 @@ impl SleepingLock for SemaphoreKind {
     }
 
     fn object(&self, o: &Objects, l: u32) -> u32 {
-        o.semaphores[l as usize].object
+        table_ref(o)[l as usize].object
     }
 
     fn line_transfers(&self, o: &Objects, first: usize, n: usize) -> u64 {
-        o.semaphores[first..first + n]
+        table_ref(o)[first..first + n]
             .iter()
             .map(|s| s.line.transfers)
             .sum()
@@ -77,8 +90,10 @@ impl SleepingLock for SemaphoreKind {
         Flow::Next
     }
 
+    /// A semaphore's waiters only sleep, so no spin of one ever ends;
+    /// were one to, the task would go on where it is.
     fn spin_finished(&self, _: &mut Kernel, _: u32, _: TaskId, _: u32) -> bool {
-        unreachable!("a semaphore never spins")
+        true
     }
 }
 
@@ -98,7 +113,7 @@ impl crate::Kernel<'_> {
             return Flow::Next;
         }
         let now = self.now;
-        let sem = &mut self.objects.semaphores[s as usize];
+        let sem = &mut table(&mut self.objects)[s as usize];
         let cost = sem.line.rmw(&self.cost, c, now) - now;
         if sem.count > 0 {
             sem.count -= 1;
@@ -113,7 +128,7 @@ impl crate::Kernel<'_> {
     /// `up()`.
     pub(crate) fn up(&mut self, c: u32, t: TaskId, s: u32) {
         let now = self.now;
-        let sem = &mut self.objects.semaphores[s as usize];
+        let sem = &mut table(&mut self.objects)[s as usize];
         let mut cost = sem.line.rmw(&self.cost, c, now) - now;
         match sem.waiters.pop_front() {
             Some(w) => {

@@ -55,6 +55,7 @@ impl Seqcount {
 /// (`write_seqcount_*`, `read_seqcount_*`, in `locking_op`), not lock and
 /// unlock; what it shares is the reader's spin on an odd sequence.
 pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    perf_type: "seqcount",
     id: 3,
     name: "seqcount",
     object_type: "seqcount",
@@ -65,11 +66,22 @@ pub const KIND: SleepingKindInfo = SleepingKindInfo {
 
 struct SeqcountKind;
 
+/// The kind's own table ([`Objects::kind_table`]).
+#[derive(Default)]
+struct Seqcounts(Vec<Seqcount>);
+
+fn table(o: &mut Objects) -> &mut Vec<Seqcount> {
+    &mut o.kind_table::<Seqcounts>().0
+}
+
+fn table_ref(o: &Objects) -> &[Seqcount] {
+    o.kind_table_ref::<Seqcounts>().map_or(&[], |t| &t.0)
+}
+
 impl SleepingLock for SeqcountKind {
     fn build(&self, o: &mut Objects, b: &Build) -> usize {
-        let base = o.seqcounts.len();
-        o.seqcounts
-            .extend((0..b.n).map(|i| Seqcount::new(b.object, (b.home)(i))));
+        let base = table(o).len();
+        table(o).extend((0..b.n).map(|i| Seqcount::new(b.object, (b.home)(i))));
         base
     }
 
@@ -78,22 +90,29 @@ impl SleepingLock for SeqcountKind {
     }
 
     fn object(&self, o: &Objects, l: u32) -> u32 {
-        o.seqcounts[l as usize].object
+        table_ref(o)[l as usize].object
     }
 
     fn line_transfers(&self, o: &Objects, first: usize, n: usize) -> u64 {
-        o.seqcounts[first..first + n]
+        table_ref(o)[first..first + n]
             .iter()
             .map(|s| s.line.transfers)
             .sum()
     }
 
-    fn lock(&self, _: &mut Kernel, _: u32, _: TaskId, _: u32, _: LockMode, _: Option<u8>) -> Flow {
-        unreachable!("a seqcount has no lock op")
+    /// A seqcount's "lock" is its writer's side, `write_seqcount_begin()`
+    /// (as `write_seqlock()` is, after its spinlock): the scenario compiler
+    /// gives a seqcount only its own ops, but a spec built by hand gets a
+    /// defined answer, not a panic.
+    fn lock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode, _: Option<u8>) -> Flow {
+        k.write_seqcount(c, t, l, true);
+        Flow::Next
     }
 
-    fn unlock(&self, _: &mut Kernel, _: u32, _: TaskId, _: u32, _: LockMode) -> Flow {
-        unreachable!("a seqcount has no unlock op")
+    /// `write_seqcount_end()`, as [`Self::lock`] says.
+    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
+        k.write_seqcount(c, t, l, false);
+        Flow::Next
     }
 
     fn spin_finished(&self, k: &mut Kernel, _: u32, t: TaskId, _: u32) -> bool {
@@ -106,11 +125,11 @@ impl crate::Kernel<'_> {
     /// `write_seqcount_begin()` (`begin`) or `write_seqcount_end()`.
     pub(crate) fn write_seqcount(&mut self, c: u32, t: TaskId, s: u32, begin: bool) {
         let now = self.now;
-        let odd = self.objects.seqcounts[s as usize].sequence & 1 == 1;
+        let odd = table(&mut self.objects)[s as usize].sequence & 1 == 1;
         if odd == begin {
             // A second writer inside, or an end without a begin: the
             // scenario's own lock does not serialize its writers.
-            let object = self.objects.seqcounts[s as usize].object;
+            let object = table(&mut self.objects)[s as usize].object;
             let name = self.task_name(t);
             let lock = self.spec.objects[object as usize].name.clone();
             if begin {
@@ -123,7 +142,7 @@ impl crate::Kernel<'_> {
                     .bad_unlock(c, now, &name, "write_seqcount_end", &lock);
             }
         }
-        let sc = &mut self.objects.seqcounts[s as usize];
+        let sc = &mut table(&mut self.objects)[s as usize];
         sc.sequence = sc.sequence.wrapping_add(1);
         let done = sc.line.store(&self.cost, c, now);
         let object = sc.object;
@@ -136,15 +155,15 @@ impl crate::Kernel<'_> {
             self.metrics.lock_released(now, object, held);
             // The readers spinning on an odd sequence see it even once
             // their re-fetch lands.
-            for i in 0..self.objects.seqcounts[s as usize].spinners.len() {
-                let r = self.objects.seqcounts[s as usize].spinners[i];
+            for i in 0..table(&mut self.objects)[s as usize].spinners.len() {
+                let r = table(&mut self.objects)[s as usize].spinners[i];
                 let rc = self.tasks[r as usize].cpu;
-                let sc = &mut self.objects.seqcounts[s as usize];
+                let sc = &mut table(&mut self.objects)[s as usize];
                 let seen = sc.line.take_poll(rc).unwrap_or(done);
                 let gen = self.tasks[r as usize].gen;
                 self.at(seen, Event::Sched(SchedEvent::SpinEnd { task: r, gen }));
             }
-            self.objects.seqcounts[s as usize].spinners.clear();
+            table(&mut self.objects)[s as usize].spinners.clear();
         }
         self.tasks[t as usize].batch.push(Mode::Sys, done - now);
         self.advance(t);
@@ -154,7 +173,7 @@ impl crate::Kernel<'_> {
     /// while it is odd.
     pub(crate) fn read_seqcount_begin(&mut self, c: u32, t: TaskId, s: u32, slot: u16) -> Flow {
         let now = self.now;
-        let sc = &mut self.objects.seqcounts[s as usize];
+        let sc = &mut table(&mut self.objects)[s as usize];
         let object = sc.object;
         if sc.sequence & 1 == 0 {
             let done = sc.line.read(&self.cost, c, now);
@@ -200,7 +219,7 @@ impl crate::Kernel<'_> {
         retry: u32,
     ) -> Flow {
         let now = self.now;
-        let sc = &mut self.objects.seqcounts[s as usize];
+        let sc = &mut table(&mut self.objects)[s as usize];
         let done = sc.line.read(&self.cost, c, now);
         let moved = sc.sequence != self.tasks[t as usize].vars[slot as usize];
         let object = sc.object;

@@ -7,9 +7,9 @@
 //! core never knows which kind it is dealing with. It asks the kind, through
 //! [`SleepingLock`], at five points:
 //!
-//! - **lock** (`Op::Lock`, `Op::Down`): take it, spin, or sleep; a resumed
+//! - **lock** (`LockingOp::Lock`, `LockingOp::Down`): take it, spin, or sleep; a resumed
 //!   op passes back the step the kind recorded in [`Resume::Lock`];
-//! - **unlock** (`Op::Unlock`, `Op::Up`): release it, hand it over, wake;
+//! - **unlock** (`LockingOp::Unlock`, `LockingOp::Up`): release it, hand it over, wake;
 //! - **owner leaves its CPU** (every context switch): spinners on what the
 //!   task owns give up (`owner_on_cpu()` is false);
 //! - **need_resched while spinning**: the spinner leaves its queue and
@@ -48,6 +48,9 @@ pub struct SleepingKindInfo {
     pub default: bool,
     /// One line for error messages and docs.
     pub summary: &'static str,
+    /// The type `perf lock contention` shows (tools/perf/builtin-lock.c
+    /// `lock_type_table`; `:R`/`:W` are added for a kind with a read side).
+    pub perf_type: &'static str,
     pub(crate) imp: &'static dyn SleepingLock,
 }
 
@@ -107,17 +110,21 @@ pub(crate) fn kind(id: u8) -> &'static SleepingKindInfo {
     &super::SLEEPING_KINDS[id as usize]
 }
 
-/// The sleeping-lock kind of a declared object, if it is one.
+/// The sleeping-lock kind of a declared object, if it is one: the type's
+/// own kind, or the one the compiled scenario resolved.
 pub fn kind_of(decl: &ObjectKind) -> Option<&'static SleepingKindInfo> {
-    let (ty, name) = match decl {
-        ObjectKind::Mutex { .. } => ("mutex", None),
-        ObjectKind::Rwsem { .. } => ("rwsem", None),
-        ObjectKind::Semaphore { .. } => ("semaphore", None),
-        ObjectKind::Seqcount => ("seqcount", None),
-        ObjectKind::Sleeping { kind, .. } => return find_sleeping_kind_named(kind),
-        _ => return None,
+    let id = match decl {
+        ObjectKind::Mutex { .. } => super::mutex::KIND.id,
+        ObjectKind::Rwsem { .. } => super::rwsem::KIND.id,
+        ObjectKind::Semaphore { .. } => super::semaphore::KIND.id,
+        ObjectKind::Seqcount => super::seqcount::KIND.id,
+        ObjectKind::Sleeping { kind, .. } => return Some(kind.info()),
+        ObjectKind::Spinlock { .. }
+        | ObjectKind::Atomic
+        | ObjectKind::Variable { .. }
+        | ObjectKind::PercpuRef => return None,
     };
-    find_sleeping_kind(ty, name)
+    Some(kind(id))
 }
 
 /// The sleeping kind `name` of `object_type`, or its default with `None`.
@@ -128,10 +135,6 @@ pub fn find_sleeping_kind(
     super::SLEEPING_KINDS
         .iter()
         .find(|k| k.object_type == object_type && name.map_or(k.default, |n| n == k.name))
-}
-
-fn find_sleeping_kind_named(name: &str) -> Option<&'static SleepingKindInfo> {
-    super::SLEEPING_KINDS.iter().find(|k| k.name == name)
 }
 
 /// The names of the sleeping kinds of `object_type`.

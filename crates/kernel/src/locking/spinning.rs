@@ -266,7 +266,9 @@ impl crate::Kernel<'_> {
                 .get(task.group as usize)
                 .and_then(|g| g.program.ops.get(task.pc as usize));
             let mode = match op {
-                Some(crate::program::Op::Lock { mode, .. }) => *mode,
+                Some(crate::program::Op::Locking(crate::program::LockingOp::Lock {
+                    mode, ..
+                })) => *mode,
                 _ => LockMode::Exclusive,
             };
             let waited = now.saturating_sub(task.wait.wait_start);

@@ -22,6 +22,7 @@ use super::{Env, LockKindInfo, SpinningLock, Taker};
 use crate::coherence::{Line, LineHome};
 
 pub const KIND: LockKindInfo = LockKindInfo {
+    id: 1,
     name: "ticket",
     object_type: "spinlock",
     default: false,

@@ -62,6 +62,7 @@ use crate::coherence::{Line, LineHome};
 use crate::spec::Sleeper;
 
 pub const KIND: LockKindInfo = LockKindInfo {
+    id: 3,
     name: "ttas",
     object_type: "spinlock",
     default: false,

@@ -18,6 +18,7 @@ pub(crate) mod callbacks;
 mod exp;
 pub(crate) mod gp_kthread;
 pub(crate) mod nocb;
+pub(crate) mod ops;
 mod stall;
 mod tree;
 
@@ -34,21 +35,11 @@ pub const GP_HISTOGRAM: &str = "rcu_gp_duration";
 /// Whether a scenario uses RCU (and so gets its GP kthread): a grace
 /// period op, or a percpu_rw_semaphore whose writers wait for one.
 pub fn used_by(spec: &crate::Spec) -> bool {
-    use crate::program::Op;
     crate::locking::percpu_rwsem::declared_in(spec)
-        || spec.task_groups.iter().any(|g| {
-            g.program.ops.iter().any(|op| {
-                matches!(
-                    op,
-                    Op::SynchronizeRcu
-                        | Op::CallRcu { .. }
-                        | Op::SynchronizeRcuExpedited
-                        | Op::RcuExpediteGp
-                        | Op::CpusWriteLock
-                        | Op::CpusWriteUnlock
-                )
-            })
-        })
+        || spec
+            .task_groups
+            .iter()
+            .any(|g| g.program.ops.iter().any(|op| op.waits_for_rcu()))
 }
 
 /// The CPU the GP kthread starts on. The kernel does not pin `rcu_sched`:

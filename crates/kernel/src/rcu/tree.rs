@@ -386,6 +386,7 @@ impl crate::Kernel<'_> {
                 }
             }
             RcuCallback::RcuSync { sem } => self.rcu_sync_func(sem),
+            RcuCallback::PercpuRefSwitch { r } => self.percpu_ref_switched(r),
             RcuCallback::Func => {}
         }
     }

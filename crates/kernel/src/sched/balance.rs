@@ -584,7 +584,7 @@ impl crate::Kernel<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::program::{Dist, Expr, Op};
+    use crate::program::{Dist, Expr, HotplugOp, Op};
     use crate::spec::{Affinity, Policy};
     use crate::task::TaskState;
     use crate::testkit::*;
@@ -652,7 +652,7 @@ mod tests {
                 dist: Dist::Const(10 * MS),
                 overshoot: None,
             },
-            Op::CpuOffline(Expr::Const(3)),
+            Op::Hotplug(HotplugOp::CpuOffline(Expr::Const(3))),
             Op::Exit,
         ];
         task_group(&mut s, "hotplug", vec![0], Policy::Fifo(50), 1, offline);

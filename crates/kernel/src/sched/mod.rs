@@ -11,6 +11,7 @@
 pub mod balance;
 pub mod capacity;
 pub mod cfs_bandwidth;
+pub(crate) mod preempt;
 pub mod tg_load_avg;
 
 use smpsim_engine::Handled;

@@ -176,7 +176,7 @@ fn model_ns(m: &Machine, bench: Bench, inside: u64, outside: u64, n: u32) -> f64
         }
     };
     let spinlock = |kind: &str, sleeper| ObjectKind::Spinlock {
-        kind: kind.into(),
+        kind: smpsim_kernel::spec::SpinKind::named(kind).expect("a spinning lock kind"),
         options: LockOptions {
             sleeper,
             ..LockOptions::default()
@@ -186,11 +186,11 @@ fn model_ns(m: &Machine, bench: Bench, inside: u64, outside: u64, n: u32) -> f64
     let mut ops = match bench {
         // No locked x86 instruction returns the old value of an xor: a
         // cmpxchg loop.
-        Bench::FetchXor => vec![Op::AtomicCmpxchgLoop(per_cpu(
+        Bench::FetchXor => vec![Op::Locking(LockingOp::AtomicCmpxchgLoop(per_cpu(
             &mut s,
             "line",
             ObjectKind::Atomic,
-        ))],
+        )))],
         Bench::MicroSpin | Bench::DistributedMutex => {
             // folly::detail::Sleeper at commit 886a70d91: kMaxActiveSpin =
             // 4000, then nanosleep() of 500 us, plus the 50 us default timer
@@ -212,7 +212,7 @@ fn model_ns(m: &Machine, bench: Bench, inside: u64, outside: u64, n: u32) -> f64
             vec![
                 lock_op(&lock, LockMode::Exclusive, true),
                 Op::Work(Dist::Const(inside)),
-                Op::AtomicRmw(value),
+                Op::Locking(LockingOp::AtomicRmw(value)),
                 lock_op(&lock, LockMode::Exclusive, false),
             ]
         }

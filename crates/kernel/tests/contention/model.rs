@@ -61,9 +61,11 @@ pub fn ns_per_op(m: &Machine, bench: Loop, n: u32, rules: Rules) -> f64 {
         }
     };
     let mut ops = match bench {
-        Loop::Rmw { .. } => vec![Op::AtomicRmw(line())],
-        Loop::Cmpxchg { .. } => vec![Op::AtomicCmpxchgLoop(line())],
-        Loop::RmwLines { lines, .. } => (0..lines).map(|_| Op::AtomicRmw(line())).collect(),
+        Loop::Rmw { .. } => vec![Op::Locking(LockingOp::AtomicRmw(line()))],
+        Loop::Cmpxchg { .. } => vec![Op::Locking(LockingOp::AtomicCmpxchgLoop(line()))],
+        Loop::RmwLines { lines, .. } => (0..lines)
+            .map(|_| Op::Locking(LockingOp::AtomicRmw(line())))
+            .collect(),
     };
     let done = counter(&mut s, "iterations");
     ops.push(Op::Count(done));

@@ -83,7 +83,7 @@ fn hook_locks(
     program: &smpsim_kernel::Program,
 ) -> DResult<()> {
     use smpsim_kernel::hooks::{locks_allowed, HOOK_NAMES};
-    use smpsim_kernel::program::{LockMode, Op};
+    use smpsim_kernel::program::{LockMode, LockingOp, Op};
     let hook = name.get_ref();
     let object = |id: u32| -> (&str, Option<ObjectType>) {
         let entry = ctx.objects.iter().find_map(|(n, e)| match e {
@@ -99,8 +99,8 @@ fn hook_locks(
     let mut held: Vec<&smpsim_kernel::program::ObjRef> = Vec::new();
     for op in &program.ops {
         let (lock, mode, take) = match op {
-            Op::Lock { lock, mode, .. } => (lock, *mode, true),
-            Op::Unlock { lock, mode, .. } => (lock, *mode, false),
+            Op::Locking(LockingOp::Lock { lock, mode, .. }) => (lock, *mode, true),
+            Op::Locking(LockingOp::Unlock { lock, mode, .. }) => (lock, *mode, false),
             _ => continue,
         };
         let (obj, kind) = object(lock.object);

@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use smpsim_kernel::program::{Expr, MaskExpr, MaskSlot, Op};
+use smpsim_kernel::program::{CpumaskOp, Expr, MaskExpr, MaskSlot, Op};
 
 use super::{need, split_top_level, Emitter, ObjEntry};
 use crate::error::{DResult, Diag, StrErr};
@@ -157,42 +157,50 @@ impl Emitter<'_, '_> {
 }
 
 /// `cpumask(VAR, MASK)`.
-pub(super) fn cpumask(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn cpumask(
+    e: &mut Emitter<'_, '_>,
+    op: &S<RawOp>,
+    _: &super::def::OpDef,
+) -> DResult<()> {
     let r = op.get_ref();
     let var = need(&r.var, op, "var")?;
     let mask = need(&r.mask, op, "mask")?;
     let slot = e.masks[var.get_ref()];
     let expr = e.mask_expr(mask, 0..mask.get_ref().len())?;
-    e.push(Op::CpumaskSet { mask: slot, expr });
+    e.push(Op::Cpumask(CpumaskOp::CpumaskSet { mask: slot, expr }));
     Ok(())
 }
 
 /// `for_each_cpu(VAR, MASK) { body }`: the mask is copied when the loop
 /// starts; VAR takes each of its CPUs in turn.
-pub(super) fn for_each_cpu(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn for_each_cpu(
+    e: &mut Emitter<'_, '_>,
+    op: &S<RawOp>,
+    _: &super::def::OpDef,
+) -> DResult<()> {
     let r = op.get_ref();
     let var = e.slot_of(need(&r.var, op, "var")?)?;
     let mask = need(&r.mask, op, "mask")?;
     let expr = e.mask_expr(mask, 0..mask.get_ref().len())?;
     let copy = e.hidden_mask();
-    e.push(Op::CpumaskSet { mask: copy, expr });
+    e.push(Op::Cpumask(CpumaskOp::CpumaskSet { mask: copy, expr }));
     e.push(Op::Set {
         slot: var,
         expr: Expr::Const(-1),
     });
     let start = e.pc();
-    let next = e.push(Op::CpumaskNext {
+    let next = e.push(Op::Cpumask(CpumaskOp::CpumaskNext {
         mask: copy,
         var,
         exit: 0,
-    });
+    }));
     e.block(need(&r.body, op, "body")?.get_ref())?;
     e.push(Op::Jump(start));
     let end = e.pc();
-    e.ops[next] = Op::CpumaskNext {
+    e.ops[next] = Op::Cpumask(CpumaskOp::CpumaskNext {
         mask: copy,
         var,
         exit: end,
-    };
+    });
     Ok(())
 }

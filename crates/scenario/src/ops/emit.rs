@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use smpsim_kernel::program::{Cond, Dist, Expr, ObjRef, ObjectId, Op, Pc, Slot};
+use smpsim_kernel::program::{Cond, Dist, Expr, LockingOp, ObjRef, ObjectId, Op, Pc, Slot};
 
 use crate::duration::parse_dist;
 use crate::error::{list, DResult, Diag, StrErr};
@@ -13,7 +13,8 @@ use crate::expr::{const_value, is_identifier, parse_cond, parse_expr, RESERVED};
 use crate::object_type::ObjectType;
 use crate::raw::{RawExpr, RawOp, S};
 
-use super::registry::{self, check_fields, wrong_kind, Family, Lower, OpDef};
+use super::def::{Family, LockAction, LockOp, Lower, OpDef};
+use super::registry::{self, check_fields, wrong_kind};
 use super::{check_cpu, compile, need, object_field, split_lockref, walk, Ctx, ObjEntry, MAX_OPS};
 
 pub(super) struct Emitter<'c, 'd> {
@@ -363,12 +364,12 @@ impl Emitter<'_, '_> {
         };
         let allowed = program.ops.iter().all(|op| match op {
             Op::Work(_) | Op::Count(_) | Op::Exit => true,
-            Op::Lock { lock, irqsave, .. }
-            | Op::Unlock {
+            Op::Locking(LockingOp::Lock { lock, irqsave, .. })
+            | Op::Locking(LockingOp::Unlock {
                 lock,
                 irqrestore: irqsave,
                 ..
-            } => !irqsave && lock.index.is_none() && spinlock(lock.object),
+            }) => !irqsave && lock.index.is_none() && spinlock(lock.object),
             _ => false,
         });
         if !allowed {
@@ -411,7 +412,7 @@ impl Emitter<'_, '_> {
                 self.push(ir(l));
             }
             Lower::Lock(l) => self.emit_lock(op, def, *l)?,
-            Lower::Custom(lower) => lower(self, op)?,
+            Lower::Custom(lower) => lower(self, op, def)?,
         }
         // After lowering, so that an op's own errors (a wrong object, a
         // missing field) come first.
@@ -437,7 +438,7 @@ fn refuse_in_user_mode(op: &S<RawOp>, def: &OpDef) -> DResult<()> {
     let irq_lock = match &def.lower {
         Lower::Lock(l) => {
             l.irq
-                || (l.action == registry::LockAction::Guard
+                || (l.action == LockAction::Guard
                     && op.get_ref().irqsave.as_ref().is_some_and(|v| *v.get_ref()))
         }
         _ => false,
@@ -460,4 +461,137 @@ fn refuse_in_user_mode(op: &S<RawOp>, def: &OpDef) -> DResult<()> {
         ),
     )
     .help("put it inside `syscall(NAME) { ... }`, where the task runs in the kernel"))
+}
+
+impl Emitter<'_, '_> {
+    /// The mutex, spinlock and rwlock ops: take, release, or a guard (take,
+    /// body, release). The `_irqsave`/`_irqrestore` forms (and guards with
+    /// `irqsave`) also disable and restore local interrupts.
+    pub(super) fn emit_lock(&mut self, op: &S<RawOp>, def: &OpDef, l: LockOp) -> DResult<()> {
+        let r = op.get_ref();
+        let family = l.family;
+        let written = need(&r.lock, op, "lock")?;
+        if let Some(ir) = hotplug_lock_op(self, written, l) {
+            self.push(ir);
+            return Ok(());
+        }
+        let lock = self.lock(written, family.kind(), def)?;
+        let take = |lock: ObjRef, irqsave: bool| {
+            Op::Locking(LockingOp::Lock {
+                lock,
+                mode: family.mode(),
+                irqsave,
+            })
+        };
+        let release = |lock: ObjRef, irqrestore: bool| {
+            Op::Locking(LockingOp::Unlock {
+                lock,
+                mode: family.mode(),
+                irqrestore,
+            })
+        };
+        match l.action {
+            LockAction::Lock => {
+                self.taken.insert((lock.object, family));
+                self.taken_forms.insert((lock.object, family, l.irq));
+                self.push(take(lock, l.irq));
+            }
+            LockAction::Unlock => {
+                self.note_release(written, lock.object, family, def.name);
+                self.note_release_form(written, lock.object, family, l.irq, def.name);
+                self.push(release(lock, l.irq));
+            }
+            LockAction::Guard => {
+                let irqsave = r.irqsave.as_ref().is_some_and(|v| *v.get_ref());
+                self.taken.insert((lock.object, family));
+                self.taken_forms.insert((lock.object, family, irqsave));
+                self.push(take(lock.clone(), irqsave));
+                self.block(need(&r.body, op, "body")?.get_ref())?;
+                self.push(release(lock, irqsave));
+            }
+        }
+        Ok(())
+    }
+
+    /// Remembers the first release of `object` by the op family `family`,
+    /// for the check that the program also takes it (see [`super::compile`]).
+    pub(super) fn note_release(
+        &mut self,
+        written: &S<String>,
+        object: ObjectId,
+        family: Family,
+        op: &str,
+    ) {
+        if !self.released_keys.insert((object, family)) {
+            return;
+        }
+        let text = written.get_ref();
+        let name_r = split_lockref(text).map_or(0..text.len(), |(r, _)| r);
+        let name = &text[name_r.clone()];
+        let msg = format!(
+            "`{op}` of `{name}`, but this task's code never takes it with {}; \
+             a lock must be released by the task that holds it",
+            family.lock_op()
+        );
+        let d = self
+            .ctx
+            .at_str(written, StrErr::new(name_r, msg))
+            .help(format!(
+                "take it in this task group's code (or a function it calls) with {}",
+                family.takers()
+            ));
+        self.released.push(((object, family), d));
+    }
+
+    /// Remembers the first release of `object` by `family` in each form
+    /// (`_irqrestore` or not), for the check that it is taken that way.
+    fn note_release_form(
+        &mut self,
+        written: &S<String>,
+        object: ObjectId,
+        family: Family,
+        irq: bool,
+        op: &str,
+    ) {
+        let key = (object, family, irq);
+        if self.released_forms.iter().any(|(k, _)| *k == key) {
+            return;
+        }
+        let text = written.get_ref();
+        let name_r = split_lockref(text).map_or(0..text.len(), |(r, _)| r);
+        let name = &text[name_r.clone()];
+        let prefix = family.prefix();
+        let (taken, right, why) = if irq {
+            (format!("{prefix}_lock"), format!("{prefix}_unlock"), "would turn interrupts on inside code that had them on anyway, restoring a state never saved")
+        } else {
+            (
+                format!("{prefix}_lock_irqsave"),
+                format!("{prefix}_unlock_irqrestore"),
+                "would leave interrupts off after the lock is released",
+            )
+        };
+        let msg = format!("`{op}` of `{name}`, which this task takes only with {taken}: it {why}");
+        let d = self
+            .ctx
+            .at_str(written, StrErr::new(name_r, msg))
+            .help(format!("release it with {right}"));
+        self.released_forms.push((key, d));
+    }
+}
+
+/// `percpu_down_read(&cpu_hotplug_lock)` and friends: `cpu_hotplug_lock` is
+/// the one percpu_rw_semaphore every scenario has (unless it declares an
+/// object of that name), the same as `cpus_read_lock()` and friends.
+fn hotplug_lock_op(e: &Emitter<'_, '_>, written: &S<String>, l: LockOp) -> Option<Op> {
+    let name = written.get_ref().trim();
+    if name != "cpu_hotplug_lock" || e.ctx.objects.contains_key(name) {
+        return None;
+    }
+    match (l.family, l.action) {
+        (Family::PercpuRead, LockAction::Lock) => Some(Op::Locking(LockingOp::CpusReadLock)),
+        (Family::PercpuRead, LockAction::Unlock) => Some(Op::Locking(LockingOp::CpusReadUnlock)),
+        (Family::PercpuWrite, LockAction::Lock) => Some(Op::Locking(LockingOp::CpusWriteLock)),
+        (Family::PercpuWrite, LockAction::Unlock) => Some(Op::Locking(LockingOp::CpusWriteUnlock)),
+        _ => None,
+    }
 }

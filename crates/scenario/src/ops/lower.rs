@@ -2,21 +2,24 @@
 //! IR. The ops without fields, the CPU ops and the object ops are lowered
 //! by `Emitter::op` from their registry entry alone.
 
-use smpsim_kernel::program::{CallFunc, CmpOp, Cond, CpuSet, Dist, Expr, ObjRef, ObjectId, Op};
+use smpsim_kernel::program::{
+    CallFunc, CheckOp, CmpOp, Cond, CpuSet, Dist, Expr, LockingOp, ObjectId, Op, RcuOp, SmpOp,
+    StopOp,
+};
 
-use super::registry::{self, Family, LockAction, LockOp, OpDef};
-use super::{intern, need, split_lockref, split_top_level, Emitter};
+use super::def::{Family, OpDef};
+use super::{intern, need, split_top_level, Emitter};
 use crate::error::{list, DResult, Diag, StrErr};
 use crate::object_type::ObjectType;
 use crate::raw::{RawExpr, RawOp, S};
 
-pub(super) fn work(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn work(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let d = e.dist(need(&op.get_ref().time, op, "time")?)?;
     e.push(Op::Work(d));
     Ok(())
 }
 
-pub(super) fn syscall(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn syscall(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     need(&r.name, op, "name")?;
     e.push(Op::SyscallEnter);
@@ -30,19 +33,19 @@ pub(super) fn syscall(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     Ok(())
 }
 
-pub(super) fn call_single(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn call_single(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     let cpu = e.cpu_expr(need(&r.cpu, op, "cpu")?)?;
     let func = e.call_func(op)?;
-    e.push(Op::SmpCallFunctionSingle {
+    e.push(Op::Smp(SmpOp::SmpCallFunctionSingle {
         cpu,
         func,
         wait: wait(r),
-    });
+    }));
     Ok(())
 }
 
-pub(super) fn call_many(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn call_many(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     let written = need(&r.cpus, op, "cpus")?;
     let cpus = match e.mask_var(written, false)? {
@@ -50,35 +53,35 @@ pub(super) fn call_many(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
         None => e.cpuset(written)?,
     };
     let func = e.call_func(op)?;
-    e.push(Op::SmpCallFunctionMany {
+    e.push(Op::Smp(SmpOp::SmpCallFunctionMany {
         cpus,
         func,
         wait: wait(r),
-    });
+    }));
     Ok(())
 }
 
 /// `stop_machine_cpuslocked(fn, NULL, cpus)`: `func` is what `fn` costs
 /// on the active CPU, `cpu` (default: the first online CPU).
-pub(super) fn stop_machine(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn stop_machine(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     let func = e.dist(need(&r.func, op, "func")?)?;
     let cpu = match &r.cpu {
         Some(c) => Some(e.cpu_expr(c)?),
         None => None,
     };
-    e.push(Op::StopMachine { func, cpu });
+    e.push(Op::Stop(StopOp::StopMachine { func, cpu }));
     Ok(())
 }
 
 /// `WRITE_ONCE(VAR, value)` of a shared variable (`VAR[cpu]` for one CPU's
 /// instance of a per-CPU one).
-pub(super) fn write_once(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn write_once(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     emit_write(e, op, false)
 }
 
 /// `this_cpu_write(VAR, value)` of a per-CPU shared variable.
-pub(super) fn this_cpu_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn this_cpu_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     emit_write(e, op, true)
 }
 
@@ -86,33 +89,33 @@ fn emit_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>, this_cpu: bool) -> DResult
     let r = op.get_ref();
     let var = e.variable(need(&r.obj, op, "obj")?, this_cpu)?;
     let value = e.expr(need(&r.value, op, "value")?)?;
-    e.push(Op::WriteOnce { var, value });
+    e.push(Op::Check(CheckOp::WriteOnce { var, value }));
     Ok(())
 }
 
 /// `membarrier_begin`: a membarrier command starts (targeted at `cpu`, or
 /// at every CPU running the mm).
-pub(super) fn membarrier_begin(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn membarrier_begin(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let target = match &op.get_ref().cpu {
         Some(c) => Some(e.expr(c)?),
         None => None,
     };
-    e.push(Op::MembarrierBegin { target });
+    e.push(Op::Check(CheckOp::MembarrierBegin { target }));
     Ok(())
 }
 
 /// `assert`: the condition must hold where the op stands.
-pub(super) fn assert(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn assert(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     let cond = e.cond(need(&r.cond, op, "cond")?)?;
     let message = need(&r.message, op, "message")?.get_ref().clone();
-    e.push(Op::Assert { cond, message });
+    e.push(Op::Check(CheckOp::Assert { cond, message }));
     Ok(())
 }
 
 /// `flush_tlb_mm_range()` of the task's mm (x86 `native_flush_tlb_multi()`):
 /// `func` on every CPU `should_flush_tlb()` picks, waiting for them all.
-pub(super) fn flush_tlb(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn flush_tlb(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     let freed_tables = r.freed_tables.as_ref().is_some_and(|f| *f.get_ref());
     let mask = match &r.cpus {
@@ -120,26 +123,26 @@ pub(super) fn flush_tlb(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
         None => None,
     };
     let func = e.call_func(op)?;
-    e.push(Op::SmpCallFunctionMany {
+    e.push(Op::Smp(SmpOp::SmpCallFunctionMany {
         cpus: CpuSet::TlbFlush { freed_tables, mask },
         func,
         wait: true,
-    });
+    }));
     Ok(())
 }
 
 /// `call_rcu(func)`: a callback costing `func` once its grace period
 /// has ended (lazy where lazy RCU applies).
-pub(super) fn call_rcu(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn call_rcu(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let func = e.dist(need(&op.get_ref().func, op, "func")?)?;
-    e.push(Op::CallRcu { func, lazy: true });
+    e.push(Op::Rcu(RcuOp::CallRcu { func, lazy: true }));
     Ok(())
 }
 
 /// `call_rcu_hurry(func)`: never lazy.
-pub(super) fn call_rcu_hurry(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn call_rcu_hurry(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let func = e.dist(need(&op.get_ref().func, op, "func")?)?;
-    e.push(Op::CallRcu { func, lazy: false });
+    e.push(Op::Rcu(RcuOp::CallRcu { func, lazy: false }));
     Ok(())
 }
 
@@ -149,7 +152,7 @@ fn wait(r: &RawOp) -> bool {
     r.wait.as_ref().map(|w| *w.get_ref()).unwrap_or(true)
 }
 
-pub(super) fn sleep(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn sleep(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     let dist = e.dist(need(&r.time, op, "time")?)?;
     let overshoot = r
@@ -160,7 +163,7 @@ pub(super) fn sleep(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     Ok(())
 }
 
-pub(super) fn set(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn set(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     let slot = e.slot_of(need(&r.var, op, "var")?)?;
     let expr = e.expr(need(&r.value, op, "value")?)?;
@@ -170,7 +173,7 @@ pub(super) fn set(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
 
 /// `if`: a jump over `then` unless the condition holds, and one over
 /// `else` at the end of `then`.
-pub(super) fn branch(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn branch(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     let cond = e.cond(need(&r.cond, op, "cond")?)?;
     let branch = e.push(Op::JumpUnless(cond, 0));
@@ -188,7 +191,7 @@ pub(super) fn branch(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
 }
 
 /// `loop`: forever, or a counted loop on a hidden variable.
-pub(super) fn repeat(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn repeat(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     let count = need(&r.count, op, "count")?;
     let body = need(&r.body, op, "body")?;
@@ -220,7 +223,7 @@ pub(super) fn repeat(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
 
 /// `choose`: a weighted jump to one of the bodies, each ending with a jump
 /// past the others.
-pub(super) fn choose(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn choose(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let options = need(&op.get_ref().options, op, "options")?;
     if options.get_ref().is_empty() {
         return Err(Diag::new(
@@ -257,94 +260,91 @@ pub(super) fn choose(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
     Ok(())
 }
 
-pub(super) fn count(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn count(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let counter = need(&op.get_ref().counter, op, "counter")?;
     let c = intern(&mut e.ctx.counters, counter.get_ref());
     e.push(Op::Count(c));
     Ok(())
 }
 
-pub(super) fn down_read_trylock(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
-    rwsem_trylock(e, op, Family::RwsemRead)
+pub(super) fn down_read_trylock(
+    e: &mut Emitter<'_, '_>,
+    op: &S<RawOp>,
+    def: &OpDef,
+) -> DResult<()> {
+    rwsem_trylock(e, op, def, Family::RwsemRead)
 }
 
-pub(super) fn down_write_trylock(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
-    rwsem_trylock(e, op, Family::RwsemWrite)
+pub(super) fn down_write_trylock(
+    e: &mut Emitter<'_, '_>,
+    op: &S<RawOp>,
+    def: &OpDef,
+) -> DResult<()> {
+    rwsem_trylock(e, op, def, Family::RwsemWrite)
 }
 
 /// `down_{read,write}_trylock`: a take (for the release checks), with the
 /// result in `var` when given.
-fn rwsem_trylock(e: &mut Emitter<'_, '_>, op: &S<RawOp>, family: Family) -> DResult<()> {
+fn rwsem_trylock(
+    e: &mut Emitter<'_, '_>,
+    op: &S<RawOp>,
+    def: &OpDef,
+    family: Family,
+) -> DResult<()> {
     let r = op.get_ref();
-    let def = registry::find(r.op.get_ref()).expect("a registered op");
     let lock = e.lock(need(&r.lock, op, "lock")?, ObjectType::Rwsem, def)?;
     let slot = r.var.as_ref().map(|v| e.slot_of(v)).transpose()?;
     e.taken.insert((lock.object, family));
     e.taken_forms.insert((lock.object, family, false));
-    e.push(Op::RwsemTrylock {
+    e.push(Op::Locking(LockingOp::RwsemTrylock {
         lock,
         mode: family.mode(),
         slot,
-    });
+    }));
     Ok(())
 }
 
 /// `downgrade_write`: releases the write side, takes the read side.
-pub(super) fn downgrade_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn downgrade_write(e: &mut Emitter<'_, '_>, op: &S<RawOp>, def: &OpDef) -> DResult<()> {
     let r = op.get_ref();
-    let def = registry::find(r.op.get_ref()).expect("a registered op");
     let written = need(&r.lock, op, "lock")?;
     let lock = e.lock(written, ObjectType::Rwsem, def)?;
     e.note_release(written, lock.object, Family::RwsemWrite, def.name);
     e.taken.insert((lock.object, Family::RwsemRead));
     e.taken_forms
         .insert((lock.object, Family::RwsemRead, false));
-    e.push(Op::DowngradeWrite(lock));
+    e.push(Op::Locking(LockingOp::DowngradeWrite(lock)));
     Ok(())
 }
 
 /// `read_seqcount`: `do { seq = read_seqcount_begin(s); body } while
 /// (read_seqcount_retry(s, seq));`, the sequence in a hidden variable.
-pub(super) fn read_seqcount(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn read_seqcount(e: &mut Emitter<'_, '_>, op: &S<RawOp>, def: &OpDef) -> DResult<()> {
     let r = op.get_ref();
-    let def = registry::find(r.op.get_ref()).expect("a registered op");
     let written = need(&r.obj, op, "obj")?;
     let seq = e.lock(written, ObjectType::Seqcount, def)?;
     let slot = e.new_slot(format!(" seq{}", e.nslots), written.span())?;
     let retry = e.pc();
-    e.push(Op::ReadSeqcountBegin {
+    e.push(Op::Locking(LockingOp::ReadSeqcountBegin {
         seq: seq.clone(),
         slot,
-    });
+    }));
     e.block(need(&r.body, op, "body")?.get_ref())?;
-    e.push(Op::ReadSeqcountRetry { seq, slot, retry });
+    e.push(Op::Locking(LockingOp::ReadSeqcountRetry {
+        seq,
+        slot,
+        retry,
+    }));
     Ok(())
 }
 
-/// `percpu_down_read(&cpu_hotplug_lock)` and friends: `cpu_hotplug_lock` is
-/// the one percpu_rw_semaphore every scenario has (unless it declares an
-/// object of that name), the same as `cpus_read_lock()` and friends.
-fn hotplug_lock_op(e: &Emitter<'_, '_>, written: &S<String>, l: LockOp) -> Option<Op> {
-    let name = written.get_ref().trim();
-    if name != "cpu_hotplug_lock" || e.ctx.objects.contains_key(name) {
-        return None;
-    }
-    match (l.family, l.action) {
-        (Family::PercpuRead, LockAction::Lock) => Some(Op::CpusReadLock),
-        (Family::PercpuRead, LockAction::Unlock) => Some(Op::CpusReadUnlock),
-        (Family::PercpuWrite, LockAction::Lock) => Some(Op::CpusWriteLock),
-        (Family::PercpuWrite, LockAction::Unlock) => Some(Op::CpusWriteUnlock),
-        _ => None,
-    }
-}
-
-pub(super) fn mark(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn mark(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let slot = e.slot_of(need(&op.get_ref().var, op, "var")?)?;
     e.push(Op::Mark(slot));
     Ok(())
 }
 
-pub(super) fn record(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn record(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let r = op.get_ref();
     let slot = e.slot_of(need(&r.since, op, "since")?)?;
     let hist = intern(&mut e.ctx.histograms, need(&r.hist, op, "hist")?.get_ref());
@@ -353,7 +353,7 @@ pub(super) fn record(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
 }
 
 /// `call`: the function's body, inlined.
-pub(super) fn call(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
+pub(super) fn call(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
     let name = need(&op.get_ref().func_name, op, "fn")?;
     let Some(body) = e.ctx.functions.get(name.get_ref()).copied() else {
         let mut known: Vec<&String> = e.ctx.functions.keys().collect();
@@ -377,110 +377,6 @@ pub(super) fn call(e: &mut Emitter<'_, '_>, op: &S<RawOp>) -> DResult<()> {
 }
 
 impl Emitter<'_, '_> {
-    /// The mutex, spinlock and rwlock ops: take, release, or a guard (take,
-    /// body, release). The `_irqsave`/`_irqrestore` forms (and guards with
-    /// `irqsave`) also disable and restore local interrupts.
-    pub(super) fn emit_lock(&mut self, op: &S<RawOp>, def: &OpDef, l: LockOp) -> DResult<()> {
-        let r = op.get_ref();
-        let family = l.family;
-        let written = need(&r.lock, op, "lock")?;
-        if let Some(ir) = hotplug_lock_op(self, written, l) {
-            self.push(ir);
-            return Ok(());
-        }
-        let lock = self.lock(written, family.kind(), def)?;
-        let take = |lock: ObjRef, irqsave: bool| Op::Lock {
-            lock,
-            mode: family.mode(),
-            irqsave,
-        };
-        let release = |lock: ObjRef, irqrestore: bool| Op::Unlock {
-            lock,
-            mode: family.mode(),
-            irqrestore,
-        };
-        match l.action {
-            LockAction::Lock => {
-                self.taken.insert((lock.object, family));
-                self.taken_forms.insert((lock.object, family, l.irq));
-                self.push(take(lock, l.irq));
-            }
-            LockAction::Unlock => {
-                self.note_release(written, lock.object, family, def.name);
-                self.note_release_form(written, lock.object, family, l.irq, def.name);
-                self.push(release(lock, l.irq));
-            }
-            LockAction::Guard => {
-                let irqsave = r.irqsave.as_ref().is_some_and(|v| *v.get_ref());
-                self.taken.insert((lock.object, family));
-                self.taken_forms.insert((lock.object, family, irqsave));
-                self.push(take(lock.clone(), irqsave));
-                self.block(need(&r.body, op, "body")?.get_ref())?;
-                self.push(release(lock, irqsave));
-            }
-        }
-        Ok(())
-    }
-
-    /// Remembers the first release of `object` by the op family `family`,
-    /// for the check that the program also takes it (see [`super::compile`]).
-    fn note_release(&mut self, written: &S<String>, object: ObjectId, family: Family, op: &str) {
-        if !self.released_keys.insert((object, family)) {
-            return;
-        }
-        let text = written.get_ref();
-        let name_r = split_lockref(text).map_or(0..text.len(), |(r, _)| r);
-        let name = &text[name_r.clone()];
-        let msg = format!(
-            "`{op}` of `{name}`, but this task's code never takes it with {}; \
-             a lock must be released by the task that holds it",
-            family.lock_op()
-        );
-        let d = self
-            .ctx
-            .at_str(written, StrErr::new(name_r, msg))
-            .help(format!(
-                "take it in this task group's code (or a function it calls) with {}",
-                family.takers()
-            ));
-        self.released.push(((object, family), d));
-    }
-
-    /// Remembers the first release of `object` by `family` in each form
-    /// (`_irqrestore` or not), for the check that it is taken that way.
-    fn note_release_form(
-        &mut self,
-        written: &S<String>,
-        object: ObjectId,
-        family: Family,
-        irq: bool,
-        op: &str,
-    ) {
-        let key = (object, family, irq);
-        if self.released_forms.iter().any(|(k, _)| *k == key) {
-            return;
-        }
-        let text = written.get_ref();
-        let name_r = split_lockref(text).map_or(0..text.len(), |(r, _)| r);
-        let name = &text[name_r.clone()];
-        let prefix = family.prefix();
-        let (taken, right, why) = if irq {
-            (format!("{prefix}_lock"), format!("{prefix}_unlock"), "would turn interrupts on inside code that had them on anyway, restoring a state never saved")
-        } else {
-            (
-                format!("{prefix}_lock_irqsave"),
-                format!("{prefix}_unlock_irqrestore"),
-                "would leave interrupts off after the lock is released",
-            )
-        };
-        let msg = format!("`{op}` of `{name}`, which this task takes only with {taken}: it {why}");
-        let d = self
-            .ctx
-            .at_str(written, StrErr::new(name_r, msg))
-            .help(format!("release it with {right}"));
-        self.released_forms.push((key, d));
-    }
-
     /// `smp_call_function_many`'s `cpus`: `mm_cpumask`, `all_but_self`, or a
     /// comma-separated list of CPU expressions.
     fn cpuset(&self, v: &S<String>) -> DResult<CpuSet> {
@@ -566,7 +462,7 @@ impl Emitter<'_, '_> {
         // The locks taken in the body, by object and mode.
         let mut keys: Vec<(ObjectId, smpsim_kernel::program::LockMode)> = Vec::new();
         for ir in body {
-            if let Op::Lock { lock, mode, .. } = ir {
+            if let Op::Locking(LockingOp::Lock { lock, mode, .. }) = ir {
                 if !keys.contains(&(lock.object, *mode)) {
                     keys.push((lock.object, *mode));
                 }
@@ -588,8 +484,16 @@ impl Emitter<'_, '_> {
                     continue;
                 }
                 let step = match &body[pc] {
-                    Op::Lock { lock, mode: m, .. } if lock.object == object && *m == mode => 1,
-                    Op::Unlock { lock, mode: m, .. } if lock.object == object && *m == mode => -1,
+                    Op::Locking(LockingOp::Lock { lock, mode: m, .. })
+                        if lock.object == object && *m == mode =>
+                    {
+                        1
+                    }
+                    Op::Locking(LockingOp::Unlock { lock, mode: m, .. })
+                        if lock.object == object && *m == mode =>
+                    {
+                        -1
+                    }
                     _ => 0,
                 };
                 let next = (net + step).clamp(LO, HI);

@@ -2,8 +2,10 @@
 //!
 //! [`compile`] declares the group's variables, then the [`Emitter`]
 //! (`emit.rs`) walks the ops: each is looked up in the registry
-//! (`registry.rs`: its fields and how it lowers), lowered (`lower.rs`, and
-//! `cpumask.rs` for mask values) and appended; at the end the lock/unlock
+//! (`registry.rs`: its fields and how it lowers; what an entry is, in
+//! `def.rs`, sits beneath it and the lowering functions), lowered
+//! (`lower.rs`, and `cpumask.rs` for mask values; the lock ops in
+//! `emit.rs`) and appended; at the end the lock/unlock
 //! balance is checked and a program that can run off its end gets an
 //! `exit`. Function cycles are found beforehand (`cycles.rs`).
 
@@ -20,13 +22,14 @@ use crate::raw::{Entries, RawExpr, RawOp, S};
 
 mod cpumask;
 mod cycles;
+mod def;
 mod emit;
 mod lower;
 mod registry;
 
 pub(crate) use cycles::check_function_cycles;
+use def::OpDef;
 use emit::Emitter;
-use registry::OpDef;
 
 /// An op's name and fields as its registry entry has them, for the
 /// code-path syntax (`crate::codepath`), which maps call arguments onto

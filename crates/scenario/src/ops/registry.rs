@@ -2,17 +2,21 @@
 //! takes and how it is lowered to the kernel's IR.
 //!
 //! Adding an op is one entry in [`OPS`], plus a lowering function in
-//! `lower.rs` if none of the shared ones ([`Lower`]) fits. The entry is also
+//! `lower.rs` if none of the shared ones ([`Lower`]) fits. What an entry
+//! is (`def.rs`) sits beneath both: the lowering functions never reach
+//! back into the table. The entry is also
 //! what the field checks, the list of ops in errors, and the suggestions
 //! for a lock of the wrong kind are made from.
 
-use smpsim_kernel::program::{Expr, LockMode, ObjRef, Op};
+use smpsim_kernel::program::{CheckOp, HotplugOp, LockingOp, Op, PercpuRefOp, PreemptOp, RcuOp};
 
+use super::def::{custom, fixed, lock, object, on_cpu, LockAction, Lower, OpDef};
 use super::lower;
-use super::Emitter;
 use crate::error::{list, DResult, Diag};
 use crate::object_type::ObjectType;
 use crate::raw::{RawOp, S};
+
+pub(super) use super::def::Family;
 
 use Family::{Mutex, PercpuRead, PercpuWrite, Read, RwsemRead, RwsemWrite, Spin, Write};
 use LockAction::{Guard, Lock, Unlock};
@@ -21,26 +25,29 @@ use LockAction::{Guard, Lock, Unlock};
 pub(super) static OPS: &[OpDef] = &[
     custom("work", &["time"], &[], lower::work),
     custom("syscall", &["name", "body"], &[], lower::syscall),
-    fixed("preempt_disable", Op::PreemptDisable),
-    fixed("preempt_enable", Op::PreemptEnable),
-    fixed("local_irq_disable", Op::LocalIrqDisable),
-    fixed("local_irq_enable", Op::LocalIrqEnable),
-    fixed("cpus_read_lock", Op::CpusReadLock),
-    fixed("cpus_read_unlock", Op::CpusReadUnlock),
-    fixed("cpus_write_lock", Op::CpusWriteLock),
-    fixed("cpus_write_unlock", Op::CpusWriteUnlock),
+    fixed("preempt_disable", Op::Preempt(PreemptOp::PreemptDisable)),
+    fixed("preempt_enable", Op::Preempt(PreemptOp::PreemptEnable)),
+    fixed("local_irq_disable", Op::Preempt(PreemptOp::LocalIrqDisable)),
+    fixed("local_irq_enable", Op::Preempt(PreemptOp::LocalIrqEnable)),
+    fixed("cpus_read_lock", Op::Locking(LockingOp::CpusReadLock)),
+    fixed("cpus_read_unlock", Op::Locking(LockingOp::CpusReadUnlock)),
+    fixed("cpus_write_lock", Op::Locking(LockingOp::CpusWriteLock)),
+    fixed("cpus_write_unlock", Op::Locking(LockingOp::CpusWriteUnlock)),
     lock("percpu_down_read", PercpuRead, Lock, false),
     lock("percpu_up_read", PercpuRead, Unlock, false),
     lock("percpu_down_write", PercpuWrite, Lock, false),
     lock("percpu_up_write", PercpuWrite, Unlock, false),
-    fixed("rcu_read_lock", Op::RcuReadLock),
-    fixed("rcu_read_unlock", Op::RcuReadUnlock),
-    fixed("synchronize_rcu", Op::SynchronizeRcu),
-    fixed("synchronize_rcu_expedited", Op::SynchronizeRcuExpedited),
-    fixed("rcu_expedite_gp", Op::RcuExpediteGp),
-    fixed("rcu_unexpedite_gp", Op::RcuUnexpediteGp),
-    on_cpu("set_cpu_offline", Op::CpuOffline),
-    on_cpu("set_cpu_online", Op::CpuOnline),
+    fixed("rcu_read_lock", Op::Rcu(RcuOp::RcuReadLock)),
+    fixed("rcu_read_unlock", Op::Rcu(RcuOp::RcuReadUnlock)),
+    fixed("synchronize_rcu", Op::Rcu(RcuOp::SynchronizeRcu)),
+    fixed(
+        "synchronize_rcu_expedited",
+        Op::Rcu(RcuOp::SynchronizeRcuExpedited),
+    ),
+    fixed("rcu_expedite_gp", Op::Rcu(RcuOp::RcuExpediteGp)),
+    fixed("rcu_unexpedite_gp", Op::Rcu(RcuOp::RcuUnexpediteGp)),
+    on_cpu("set_cpu_offline", |x| Op::Hotplug(HotplugOp::CpuOffline(x))),
+    on_cpu("set_cpu_online", |x| Op::Hotplug(HotplugOp::CpuOnline(x))),
     lock("mutex_lock", Mutex, Lock, false),
     lock("mutex_unlock", Mutex, Unlock, false),
     lock("mutex_guard", Mutex, Guard, false),
@@ -102,7 +109,7 @@ pub(super) static OPS: &[OpDef] = &[
     ),
     custom("assert", &["cond", "message"], &[], lower::assert),
     custom("membarrier_begin", &[], &["cpu"], lower::membarrier_begin),
-    fixed("membarrier_end", Op::MembarrierEnd),
+    fixed("membarrier_end", Op::Check(CheckOp::MembarrierEnd)),
     custom("set", &["var", "value"], &[], lower::set),
     custom("if", &["cond", "then"], &["else"], lower::branch),
     custom("loop", &["count", "body"], &[], lower::repeat),
@@ -112,11 +119,23 @@ pub(super) static OPS: &[OpDef] = &[
     custom("record", &["hist", "since"], &[], lower::record),
     custom("call", &["fn"], &[], lower::call),
     fixed("exit", Op::Exit),
-    object("atomic_inc", &["obj"], ObjectType::Atomic, Op::AtomicRmw),
-    object("atomic_dec", &["obj"], ObjectType::Atomic, Op::AtomicRmw),
-    object("atomic_read", &["obj"], ObjectType::Atomic, Op::AtomicRead),
-    object("down", &["lock"], ObjectType::Semaphore, Op::Down).alias(&[("obj", "lock")]),
-    object("up", &["lock"], ObjectType::Semaphore, Op::Up).alias(&[("obj", "lock")]),
+    object("atomic_inc", &["obj"], ObjectType::Atomic, |x| {
+        Op::Locking(LockingOp::AtomicRmw(x))
+    }),
+    object("atomic_dec", &["obj"], ObjectType::Atomic, |x| {
+        Op::Locking(LockingOp::AtomicRmw(x))
+    }),
+    object("atomic_read", &["obj"], ObjectType::Atomic, |x| {
+        Op::Locking(LockingOp::AtomicRead(x))
+    }),
+    object("down", &["lock"], ObjectType::Semaphore, |x| {
+        Op::Locking(LockingOp::Down(x))
+    })
+    .alias(&[("obj", "lock")]),
+    object("up", &["lock"], ObjectType::Semaphore, |x| {
+        Op::Locking(LockingOp::Up(x))
+    })
+    .alias(&[("obj", "lock")]),
     lock("down_read", RwsemRead, Lock, false),
     lock("up_read", RwsemRead, Unlock, false),
     lock("rwsem_read_guard", RwsemRead, Guard, false),
@@ -140,143 +159,27 @@ pub(super) static OPS: &[OpDef] = &[
         "write_seqcount_begin",
         &["obj"],
         ObjectType::Seqcount,
-        |seq| Op::WriteSeqcount { seq, begin: true },
+        |seq| Op::Locking(LockingOp::WriteSeqcount { seq, begin: true }),
     ),
     object(
         "write_seqcount_end",
         &["obj"],
         ObjectType::Seqcount,
-        |seq| Op::WriteSeqcount { seq, begin: false },
+        |seq| Op::Locking(LockingOp::WriteSeqcount { seq, begin: false }),
     ),
     custom("read_seqcount", &["obj", "body"], &[], lower::read_seqcount),
+    object("percpu_ref_get", &["obj"], ObjectType::PercpuRef, |r| {
+        Op::PercpuRef(PercpuRefOp::Get(r))
+    }),
+    object("percpu_ref_put", &["obj"], ObjectType::PercpuRef, |r| {
+        Op::PercpuRef(PercpuRefOp::Put(r))
+    }),
+    object("percpu_ref_kill", &["obj"], ObjectType::PercpuRef, |r| {
+        Op::PercpuRef(PercpuRefOp::Kill(r))
+    }),
 ];
 
-/// The registry entry of the op named `name`.
-pub(super) fn find(name: &str) -> Option<&'static OpDef> {
-    OPS.iter().find(|d| d.name == name)
-}
-
-/// One op kind: how it is written and how it is lowered.
-pub(super) struct OpDef {
-    /// What `op = "..."` says.
-    pub name: &'static str,
-    /// The fields the op must have.
-    pub required: &'static [&'static str],
-    /// The fields it may have.
-    pub optional: &'static [&'static str],
-    /// Other names accepted for a field, as `(alias, field)`; an op may not
-    /// give both.
-    pub aliases: &'static [(&'static str, &'static str)],
-    pub lower: Lower,
-}
-
-/// A lowering function: emits a checked op's IR.
-pub(super) type LowerFn = fn(&mut Emitter<'_, '_>, &S<RawOp>) -> DResult<()>;
-
-/// How an op is lowered. Families of ops share one lowering, told apart by
-/// the data here.
-pub(super) enum Lower {
-    /// Takes no fields and emits this op.
-    Fixed(Op),
-    /// Emits the op for the CPU its `cpu` expression names.
-    Cpu(fn(Expr) -> Op),
-    /// Emits the op for an object of this kind, named by the op's one
-    /// object field (`obj` or `lock`).
-    Object(ObjectType, fn(ObjRef) -> Op),
-    /// A mutex, spinlock or rwlock op (see `Emitter::emit_lock`).
-    Lock(LockOp),
-    /// Lowered by a function of its own.
-    Custom(LowerFn),
-}
-
-impl Lower {
-    /// The kind of object the op takes, if it takes one.
-    fn object_kind(&self) -> Option<ObjectType> {
-        match self {
-            Lower::Object(kind, _) => Some(*kind),
-            Lower::Lock(l) => Some(l.family.kind()),
-            Lower::Fixed(_) | Lower::Cpu(_) | Lower::Custom(_) => None,
-        }
-    }
-}
-
-/// A mutex, spinlock or rwlock op taken apart: `read_unlock_irqrestore` is
-/// the `read` family's unlock with interrupts restored.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct LockOp {
-    pub family: Family,
-    pub action: LockAction,
-    /// The `_irqsave`/`_irqrestore` form (a guard says so in `irqsave`).
-    pub irq: bool,
-}
-
-/// What a lock op does, apart from which kind of lock it is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum LockAction {
-    Lock,
-    Unlock,
-    Guard,
-}
-
-/// The lock ops named by their prefix: `mutex_*`, `spin_*`, `read_*` and
-/// `write_*`, an rwsem's read and write sides (`down_read`/`up_read`,
-/// `down_write`/`up_write`) and a percpu_rw_semaphore's
-/// (`percpu_down_read`, ...).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Family {
-    Mutex,
-    Spin,
-    Read,
-    Write,
-    RwsemRead,
-    RwsemWrite,
-    PercpuRead,
-    PercpuWrite,
-}
-
 impl Family {
-    /// The prefix of the family's op names; for a spinning lock, its
-    /// [`LockMode::op_prefix`].
-    pub(super) fn prefix(self) -> &'static str {
-        match self {
-            Mutex => "mutex",
-            Spin => "spin",
-            Read | RwsemRead | PercpuRead => "read",
-            Write | RwsemWrite | PercpuWrite => "write",
-        }
-    }
-
-    /// The plain op that takes a lock this way: `mutex_lock`, `down_read`.
-    pub(super) fn lock_op(self) -> String {
-        match self {
-            RwsemRead => "down_read".into(),
-            RwsemWrite => "down_write".into(),
-            PercpuRead => "percpu_down_read".into(),
-            PercpuWrite => "percpu_down_write".into(),
-            _ => format!("{}_lock", self.prefix()),
-        }
-    }
-
-    /// The kind of lock the family takes.
-    pub(super) fn kind(self) -> ObjectType {
-        match self {
-            Mutex => ObjectType::Mutex,
-            Spin => ObjectType::Spinlock,
-            Read | Write => ObjectType::Rwlock,
-            RwsemRead | RwsemWrite => ObjectType::Rwsem,
-            PercpuRead | PercpuWrite => ObjectType::PercpuRwsem,
-        }
-    }
-
-    /// How a spinning lock is held by the family's ops.
-    pub(super) fn mode(self) -> LockMode {
-        match self {
-            Mutex | Spin => LockMode::Exclusive,
-            Read | RwsemRead | PercpuRead => LockMode::Read,
-            Write | RwsemWrite | PercpuWrite => LockMode::Write,
-        }
-    }
-
     /// The ops that take a lock in this family's way, as a message lists
     /// them: "spin_lock, spin_lock_irqsave or spin_guard".
     pub(super) fn takers(self) -> String {
@@ -296,86 +199,6 @@ impl ObjectType {
             .map(|d| d.name)
             .collect();
         ops.join(", ")
-    }
-}
-
-const fn op(
-    name: &'static str,
-    required: &'static [&'static str],
-    optional: &'static [&'static str],
-    lower: Lower,
-) -> OpDef {
-    OpDef {
-        name,
-        required,
-        optional,
-        aliases: &[],
-        lower,
-    }
-}
-
-const fn custom(
-    name: &'static str,
-    required: &'static [&'static str],
-    optional: &'static [&'static str],
-    f: LowerFn,
-) -> OpDef {
-    op(name, required, optional, Lower::Custom(f))
-}
-
-const fn fixed(name: &'static str, ir: Op) -> OpDef {
-    op(name, &[], &[], Lower::Fixed(ir))
-}
-
-const fn on_cpu(name: &'static str, ir: fn(Expr) -> Op) -> OpDef {
-    op(name, &["cpu"], &[], Lower::Cpu(ir))
-}
-
-const fn object(
-    name: &'static str,
-    field: &'static [&'static str],
-    kind: ObjectType,
-    ir: fn(ObjRef) -> Op,
-) -> OpDef {
-    op(name, field, &[], Lower::Object(kind, ir))
-}
-
-/// A lock op: `lock`, and for a guard `body` (and `irqsave` on a
-/// spinning lock).
-const fn lock(name: &'static str, family: Family, action: LockAction, irq: bool) -> OpDef {
-    let (required, optional): (&[&str], &[&str]) = match (action, family) {
-        (Guard, Mutex | RwsemRead | RwsemWrite) => (&["lock", "body"], &[]),
-        (Guard, _) => (&["lock", "body"], &["irqsave"]),
-        (Lock | Unlock, _) => (&["lock"], &[]),
-    };
-    let l = LockOp {
-        family,
-        action,
-        irq,
-    };
-    op(name, required, optional, Lower::Lock(l))
-}
-
-impl OpDef {
-    /// The same op, also taking these field aliases.
-    const fn alias(mut self, aliases: &'static [(&'static str, &'static str)]) -> OpDef {
-        self.aliases = aliases;
-        self
-    }
-
-    /// The op's lock action, for the lock ops.
-    fn lock_op(&self) -> Option<LockOp> {
-        match self.lower {
-            Lower::Lock(l) => Some(l),
-            _ => None,
-        }
-    }
-
-    /// Whether `field`, or an alias of it, is among the fields `present`.
-    fn has(&self, field: &str, present: &[(&str, std::ops::Range<usize>)]) -> bool {
-        present
-            .iter()
-            .any(|(f, _)| *f == field || self.aliases.iter().any(|(a, to)| a == f && *to == field))
     }
 }
 

@@ -150,6 +150,7 @@ fn grow_held(o: &mut Objects, t: usize) {
 
 /// `struct mutex` in the sleeping-lock registry.
 pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    perf_type: "mutex",
     id: 0,
     name: "mutex",
     object_type: "mutex",

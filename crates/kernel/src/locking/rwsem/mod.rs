@@ -173,6 +173,7 @@ pub enum RwsemStep {
 
 /// `struct rw_semaphore` in the sleeping-lock registry.
 pub const KIND: SleepingKindInfo = SleepingKindInfo {
+    perf_type: "rwsem",
     id: 1,
     name: "rwsem",
     object_type: "rwsem",

@@ -90,7 +90,9 @@ impl crate::Kernel<'_> {
         let task = &self.tasks[t as usize];
         let program = &self.spec.task_groups[task.group as usize].program;
         match program.ops.get(task.pc as usize) {
-            Some(crate::program::Op::Lock { mode, .. }) => *mode,
+            Some(crate::program::Op::Locking(crate::program::LockingOp::Lock { mode, .. })) => {
+                *mode
+            }
             _ => LockMode::Write,
         }
     }

@@ -1,0 +1,68 @@
+//! RCU's ops: read-side critical sections, `synchronize_rcu()`, the
+//! expedite switch and `call_rcu()`. Without `CONFIG_PREEMPT_RCU` a
+//! read-side critical section is a preempt-disabled region.
+
+use smpsim_engine::Nanos;
+
+use crate::interp::{Flow, MechanismOp};
+use crate::program::RcuOp;
+use crate::task::{Resume, TaskId};
+use crate::Kernel;
+
+impl MechanismOp for RcuOp {
+    fn local(&self) -> bool {
+        // The expedite switch is a count the task's next grace period
+        // reads: set inside the batch, as it always was.
+        matches!(self, RcuOp::RcuExpediteGp | RcuOp::RcuUnexpediteGp)
+    }
+
+    fn run(&self, k: &mut Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
+        match self {
+            RcuOp::RcuReadLock => {
+                k.rcu_read_lock(t);
+                k.preempt_disable(t);
+                k.advance(t);
+                Flow::Next
+            }
+            RcuOp::RcuReadUnlock if k.tasks[t as usize].irq.preempt_count == 0 => {
+                // rcu_read_unlock() outside any read-side critical section:
+                // lockdep's rcu_lock_release() reports it first.
+                let (name, c, _) = k.where_is(t);
+                k.metrics
+                    .bad_unlock(c, k.now, &name, "rcu_read_unlock", "rcu_read_lock");
+                k.advance(t);
+                Flow::Next
+            }
+            RcuOp::RcuReadUnlock => {
+                k.rcu_read_unlock(t);
+                k.preempt_enable_op(c, t)
+            }
+            RcuOp::SynchronizeRcu | RcuOp::SynchronizeRcuExpedited => {
+                if resume != Resume::SynchronizeRcu {
+                    k.tasks[t as usize].resume = Resume::SynchronizeRcu;
+                    let expedited = matches!(self, RcuOp::SynchronizeRcuExpedited);
+                    k.synchronize_rcu(c, t, expedited);
+                    return Flow::Stop;
+                }
+                k.advance(t);
+                Flow::Next
+            }
+            RcuOp::RcuExpediteGp => {
+                k.rcu.expedite_nesting += 1;
+                k.tasks[t as usize].pc += 1;
+                Flow::Next
+            }
+            RcuOp::RcuUnexpediteGp => {
+                k.rcu.expedite_nesting = k.rcu.expedite_nesting.saturating_sub(1);
+                k.tasks[t as usize].pc += 1;
+                Flow::Next
+            }
+            RcuOp::CallRcu { func, lazy } => {
+                let cost: Nanos = func.sample(&mut k.tasks[t as usize].rng);
+                k.call_rcu_op(c, cost, *lazy);
+                k.advance(t);
+                Flow::Next
+            }
+        }
+    }
+}

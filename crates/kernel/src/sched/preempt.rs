@@ -1,0 +1,53 @@
+//! The preemption and local-interrupt ops (include/linux/preempt.h,
+//! include/linux/irqflags.h): a task's `preempt_disable()` /
+//! `preempt_enable()` and `local_irq_disable()` / `local_irq_enable()`.
+//! The counts themselves, and what ending a section does (a reschedule, a
+//! pending interrupt), are the scheduler's and the CPU's.
+
+use crate::interp::{Flow, MechanismOp};
+use crate::program::PreemptOp;
+use crate::task::{Resume, TaskId};
+use crate::Kernel;
+
+impl MechanismOp for PreemptOp {
+    fn run(&self, k: &mut Kernel<'_>, c: u32, t: TaskId, _: Resume) -> Flow {
+        match self {
+            PreemptOp::PreemptDisable => {
+                k.preempt_disable(t);
+                k.advance(t);
+                Flow::Next
+            }
+            PreemptOp::PreemptEnable => k.preempt_enable_op(c, t),
+            PreemptOp::LocalIrqDisable => {
+                k.tasks[t as usize].irq.irqs_off = true;
+                k.irq_off_begin(c);
+                k.advance(t);
+                Flow::Next
+            }
+            PreemptOp::LocalIrqEnable => {
+                k.tasks[t as usize].irq.irqs_off = false;
+                k.irq_off_end(c);
+                k.advance(t);
+                if k.cpus[c as usize].has_pending_irq() {
+                    k.enter_irq(c);
+                    return Flow::Stop;
+                }
+                Flow::Next
+            }
+        }
+    }
+}
+
+impl Kernel<'_> {
+    /// `preempt_enable()` as an op (also the end of `rcu_read_unlock()`):
+    /// the task moves on, and reschedules here if it was asked to.
+    pub(crate) fn preempt_enable_op(&mut self, c: u32, t: TaskId) -> Flow {
+        let resched = self.preempt_enable(t);
+        self.advance(t);
+        if resched {
+            self.schedule(c);
+            return Flow::Stop;
+        }
+        Flow::Next
+    }
+}
