@@ -347,6 +347,11 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Each counter's rate (and, with several variants, each later
+    /// variant's over the first) with its band: seeds, assumed values over
+    /// their ranges, the model's stated error (text and json).
+    #[arg(long)]
+    pub band: bool,
     /// Also print the per-CPU rows in text (each CPU's preempt-off
     /// windows, the CPUs with sections over 1 ms); off by default.
     #[arg(long)]
@@ -399,6 +404,10 @@ pub struct ReproduceArgs {
     /// Directory holding the scenario files (default: ./scenarios).
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
+    /// Leave out each figure's band (seeds, assumed values over their
+    /// ranges, the model's stated error), which is on by default.
+    #[arg(long)]
+    pub no_band: bool,
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
     /// Let the scenario also read files under DIR (an `include` or a

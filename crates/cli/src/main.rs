@@ -3,6 +3,7 @@
 //! Exit codes: 0 success; 1 a `reproduce --check` metric failed; 2 bad
 //! input (scenario, arguments, files).
 
+mod band;
 mod bench;
 mod cli;
 mod explore;

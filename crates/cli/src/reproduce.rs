@@ -264,6 +264,20 @@ pub fn main(args: ReproduceArgs) -> i32 {
             runs: per_seed,
         });
     }
+    if !args.no_band {
+        let opts = smpsim_runner::band::Options::default();
+        let attached = smpsim_runner::band::cases::attach(
+            &done_cases,
+            &mut rows,
+            args.quick,
+            &extra_sets,
+            &opts,
+            &progress,
+        );
+        if let Err(e) = attached {
+            return fail(e);
+        }
+    }
     progress.done();
     // An information row within its bound is no failure.
     let all_pass = rows.iter().all(|r| r.pass != Some(false));

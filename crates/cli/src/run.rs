@@ -73,6 +73,11 @@ pub fn main(args: RunArgs) -> i32 {
             "error: --format {refused}; with --seeds or --explore use text or json (or lkml with --seeds)"
         ));
     }
+    if args.band {
+        if let Err(e) = crate::band::refused(&args) {
+            return fail(e);
+        }
+    }
     if let Some(n) = args.seeds {
         if n == 0 {
             return fail("error: --seeds 0: there is nothing to explore; give 1 or more");
@@ -152,6 +157,21 @@ pub fn main(args: RunArgs) -> i32 {
             .unwrap_or_default(),
     };
     let out = smpsim_report::format::run(args.format, &scenario.name, &machine, &runs, &opts);
+    let out = match args.band {
+        false => out,
+        true => match crate::band::run(
+            &scenario,
+            &variants,
+            &sets,
+            &runs,
+            args.format,
+            out,
+            args.quiet,
+        ) {
+            Ok(out) => out,
+            Err(e) => return fail(e),
+        },
+    };
     match emit(&out, args.output.as_deref()) {
         Ok(()) => 0,
         Err(e) => fail(format!("error: {e}")),

@@ -11,6 +11,8 @@
 //! against the JSON form of the runs.
 
 pub mod assumed;
+pub mod band;
+pub mod band_html;
 pub mod csv;
 pub mod format;
 pub mod host;

@@ -3,6 +3,7 @@
 //! shown on stderr while they run ([`progress`]), schedule exploration
 //! and shrinking ([`explore`]), and writing results atomically ([`output`]).
 
+pub mod band;
 pub mod explore;
 pub mod output;
 pub mod pilot;

@@ -138,3 +138,27 @@ fn a_machine_costs_bad_range_is_located_where_the_scenario_gives_it() {
         "{e}"
     );
 }
+
+#[test]
+fn a_new_value_for_a_cost_drops_the_range_written_for_the_old_one() {
+    // x86-16 states ipi_latency = 1000 ns, range [500, 1500].
+    let text = PLAIN.replace("preset = \"generic-x86\"", "preset = \"x86-16\"");
+    let text = text.replace(
+        "topology = { sockets = 1, numa_nodes_per_socket = 1, llcs_per_node = 1, cores_per_llc = 4, threads_per_core = 1 }\n",
+        "",
+    );
+    let s = parse(Path::new("t.toml"), text).unwrap();
+    let spec = s
+        .compile(
+            None,
+            &[("machine.costs.ipi_latency.ns".into(), "5000".into())],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(spec.machine.costs.ipi_latency.range, None);
+    assert_eq!(
+        spec.machine.costs.ipi_latency.band_range(),
+        Some((2500.0, 10000.0))
+    );
+    let kept = s.compile(None, &[]).unwrap();
+    assert_eq!(kept.machine.costs.ipi_latency.range, Some([500.0, 1500.0]));
+}
