@@ -37,3 +37,30 @@ pub fn run(
         _ => out + &band::text(&bands, &summary),
     })
 }
+
+/// A sweep point's bands as its line's `band`: `[{figure, value, band}]`,
+/// or `{ "error": ... }` if the design could not run (the point itself
+/// stands).
+pub fn sweep_point(
+    scenario: &smpsim_scenario::Scenario,
+    variant: &Option<String>,
+    sets: &[(String, String)],
+    result: &smpsim_kernel::RunResult,
+) -> serde_json::Value {
+    let runs = vec![smpsim_runner::pool::variant_run(
+        scenario,
+        variant,
+        result.clone(),
+    )];
+    let variants = [variant.clone()];
+    // The sweep shows its own progress; the design's runs are its points'.
+    let progress = Progress::new("band", "runs", true);
+    let opts = smpsim_runner::band::Options::default();
+    let found =
+        smpsim_runner::band::runs::run_bands(scenario, &variants, sets, &runs, &opts, &progress);
+    progress.done();
+    match found {
+        Ok((bands, _)) => serde_json::to_value(bands).expect("serializable"),
+        Err(e) => serde_json::json!({ "error": e }),
+    }
+}

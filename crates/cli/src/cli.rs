@@ -124,6 +124,11 @@ pub struct SweepArgs {
     /// Seeds per point (scenario seed, seed+1, ...).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub seeds: u64,
+    /// Each point's counter rates and histogram p99s with their bands
+    /// (`band` in the point's line): seeds, assumed values over their
+    /// ranges, the model's stated error; about twice the sweep's time.
+    #[arg(long)]
+    pub band: bool,
     /// The JSON Lines file the points stream to; an existing one is resumed.
     #[arg(long, short = 'o', required = true)]
     pub output: Option<PathBuf>,

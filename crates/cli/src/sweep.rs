@@ -281,7 +281,12 @@ pub fn main(args: SweepArgs) -> i32 {
         }
     }
     let whole = points.len();
-    let hash = smpsim_report::results_file::scenario_hash(&scenario.text);
+    let mut hash = smpsim_report::results_file::scenario_hash(&scenario.text);
+    if args.a.band {
+        // A point with its band is not the point without: not resumed
+        // from, nor mixed with, a sweep without bands.
+        hash.push_str("+band");
+    }
     let done = match smpsim_report::results_file::finished(&args.output, &hash) {
         Ok(d) => d,
         Err(e) => return fail(e),
@@ -345,7 +350,8 @@ pub fn main(args: SweepArgs) -> i32 {
         .zip(items.par_iter())
         .try_for_each(|((p, spec), item)| {
             progress.start(item);
-            let line = run_point(&scenario, &hash, p, spec, item, whole);
+            let band = args.a.band.then(|| band_sets(&scenario, p));
+            let line = run_point(&scenario, &hash, p, spec, item, whole, band);
             progress.finish(item);
             let mut f = file.lock().expect("no panics while writing");
             // A write that fails part way (a full disk) is cut back off,
@@ -418,6 +424,18 @@ fn point_sets(p: &Point, groups: &[String]) -> Vec<(String, String)> {
     }
     sets.push(("scenario.seed".into(), p.seed.to_string()));
     sets
+}
+
+/// The overrides a point was compiled with, for its band's design.
+fn band_sets(scenario: &smpsim_scenario::Scenario, p: &Point) -> Vec<(String, String)> {
+    let groups: Vec<String> = match p.cpus {
+        None => Vec::new(),
+        Some(_) => scenario
+            .compile(p.variant.as_deref(), &p.sets)
+            .map(|s| s.task_groups.into_iter().map(|g| g.name).collect())
+            .unwrap_or_default(),
+    };
+    point_sets(p, &groups)
 }
 
 /// The error for a kept placement that names a CPU at or beyond the
@@ -502,6 +520,7 @@ fn run_point(
     spec: &Result<smpsim_kernel::Spec, String>,
     item: &Item,
     whole: usize,
+    band: Option<Vec<(String, String)>>,
 ) -> String {
     let settings: serde_json::Map<String, serde_json::Value> = p
         .sets
@@ -523,9 +542,11 @@ fn run_point(
     });
     match spec {
         Ok(spec) => {
-            let mut r =
-                serde_json::to_value(smpsim_kernel::simulate_with_progress(spec, &item.reached))
-                    .expect("serializable");
+            let result = smpsim_kernel::simulate_with_progress(spec, &item.reached);
+            if let Some(sets) = band {
+                line["band"] = crate::band::sweep_point(scenario, &p.variant, &sets, &result);
+            }
+            let mut r = serde_json::to_value(result).expect("serializable");
             // Host time would make the file differ between runs.
             r["stats"]["wall_seconds"] = serde_json::Value::from(0.0);
             line["result"] = r;

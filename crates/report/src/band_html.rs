@@ -8,7 +8,7 @@ use std::fmt::Write;
 use crate::band::{num, Band, Part};
 use crate::model::MetricRow;
 
-const W: f64 = 760.0;
+const W: f64 = 960.0;
 const LABEL: f64 = 230.0;
 const PLOT: f64 = 440.0;
 const ROW: f64 = 58.0;
@@ -41,7 +41,9 @@ fn axis(value: f64, band: &Band, published: Option<f64>) -> (f64, f64) {
         lo = lo.min(p);
         hi = hi.max(p);
     }
-    let pad = ((hi - lo) * 0.08).max(value.abs() * 0.02).max(1e-12);
+    // A band of no width around 0 still gets an axis.
+    let pad = ((hi - lo) * 0.08).max(value.abs() * 0.02);
+    let pad = if pad > 0.0 { pad } else { 1.0 };
     (lo - pad, hi + pad)
 }
 
