@@ -133,9 +133,10 @@ pub fn model_sets(machine: &Machine, factor: f64) -> Vec<(String, String)> {
     sets
 }
 
-/// Design points run in full while they cost at most this many model
-/// events together (a few host seconds): short cases pay no shortening.
-pub const FREE_EVENTS: f64 = 5e6;
+/// A variant's design points run in full while they cost at most this
+/// many model events together (about a host second): short runs pay no
+/// shortening.
+pub const FREE_EVENTS: f64 = 1e7;
 
 /// The shortest a band's run is made: this part of the nominal run.
 pub const MIN_SCALE: f64 = 1.0 / 40.0;
@@ -158,19 +159,50 @@ impl Scale {
     }
 }
 
-/// How far to shorten `points` design points of the nominal run (`runs`,
-/// its variants at the first seed; `spec` its base) so that together
-/// they cost about `budget` times the nominal run, or [`FREE_EVENTS`]
-/// if that is more. Decided from the runs' event counts, which are
-/// deterministic, never from host time: the band is the same on any
-/// host and thread count. Replicas go first (each keeps its windows);
-/// then the warm-up and the measured part, alike, down to
-/// [`MIN_SCALE`] (and never below one latency window, `kernel.latency_window`,
-/// where the run has one); a run that ended before its duration (its work
-/// done) is not cut. The budget is a target: a run that cannot be cut
-/// costs what it costs.
-pub fn scale(runs: &[VariantRun], spec: &Spec, points: usize, budget: f64) -> Scale {
-    let events: f64 = runs.iter().map(|r| r.result.stats.events as f64).sum();
+/// How far to shorten `points` design points of the nominal run, each
+/// variant on its own (`runs`: the variants at the first seed; `specs`:
+/// their compiled specs), so that each variant's design costs about
+/// `budget` times its nominal run, or [`FREE_EVENTS`] if that is more: a
+/// cheap variant (a slow "before") runs longer than a dear one. Decided
+/// from the runs' event counts, which are deterministic, never from host
+/// time: the band is the same on any host and thread count. A variant's
+/// overrides are scoped to it (`variant.NAME.scenario.duration`).
+pub fn scale(
+    runs: &[VariantRun],
+    specs: &[Spec],
+    variants: &[Option<String>],
+    points: usize,
+    budget: f64,
+) -> Scale {
+    let mut out = Scale::full();
+    let mut dearest = 0.0;
+    for ((run, spec), variant) in runs.iter().zip(specs).zip(variants) {
+        let one = scale_one(run, spec, points, budget);
+        let events = run.result.stats.events as f64;
+        if events > dearest {
+            dearest = events;
+            out.factor = one.factor;
+        }
+        let prefix = variant
+            .as_ref()
+            .map_or(String::new(), |v| format!("variant.{v}."));
+        out.sets.extend(
+            one.sets
+                .into_iter()
+                .map(|(k, v)| (format!("{prefix}{k}"), v)),
+        );
+    }
+    out
+}
+
+/// [`scale`] for one variant. Replicas go first (each keeps its
+/// windows); then the warm-up and the measured part, alike, down to
+/// [`MIN_SCALE`] (and never below one latency window,
+/// `kernel.latency_window`, where the run has one); a run that ended
+/// before its duration (its work done) is not cut. The budget is a
+/// target: a run that cannot be cut costs what it costs.
+fn scale_one(run: &VariantRun, spec: &Spec, points: usize, budget: f64) -> Scale {
+    let events = run.result.stats.events as f64;
     if events <= 0.0 || points == 0 {
         return Scale::full();
     }
@@ -186,9 +218,7 @@ pub fn scale(runs: &[VariantRun], spec: &Spec, points: usize, budget: f64) -> Sc
         sets.push(("scenario.replicas".into(), keep.to_string()));
         factor = keep as f64 / replicas as f64;
     }
-    let ended_early = runs
-        .iter()
-        .any(|r| r.result.stats.simulated_ns < r.result.duration_ns);
+    let ended_early = run.result.stats.simulated_ns < run.result.duration_ns;
     // A run measured in latency windows keeps one whole window at least
     // (a worst-window figure of a cut window means something else).
     let measured = spec.duration.saturating_sub(spec.warmup);
@@ -201,9 +231,7 @@ pub fn scale(runs: &[VariantRun], spec: &Spec, points: usize, budget: f64) -> Sc
     let left = (want / factor).max(floor).max(MIN_SCALE);
     if left < 1.0 && !ended_early && spec.duration > 0 {
         let warmup = (spec.warmup as f64 * left).round() as u64;
-        let measured = ((spec.duration - spec.warmup) as f64 * left)
-            .round()
-            .max(1.0) as u64;
+        let measured = (measured as f64 * left).round().max(1.0) as u64;
         sets.push(("scenario.warmup".into(), format!("{warmup}ns")));
         sets.push((
             "scenario.duration".into(),
@@ -260,6 +288,33 @@ pub fn point_sets(
     sets
 }
 
+/// The two corners of the chosen parameters where each pushes the
+/// figure (`ends`: its value at every parameter's bottom and top) the
+/// same way: every one at the end that raises it, then every one at the
+/// end that lowers it. A parameter whose ends are not both numbers
+/// counts as raising it at its top.
+pub fn pushing_corners(chosen: &[usize], ends: &[(Option<f64>, Option<f64>)]) -> Vec<Kind> {
+    let raises_at_top: Vec<bool> = chosen
+        .iter()
+        .map(|&i| match ends[i] {
+            (Some(lo), Some(hi)) => hi >= lo,
+            _ => true,
+        })
+        .collect();
+    [true, false]
+        .into_iter()
+        .map(|up| {
+            Kind::Corner(
+                chosen
+                    .iter()
+                    .zip(&raises_at_top)
+                    .map(|(&i, &top_raises)| (i, top_raises == up))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 /// Every corner of the chosen parameters (each at its bottom or top), in
 /// a fixed order.
 pub fn corners(chosen: &[usize]) -> Vec<Kind> {
@@ -286,6 +341,15 @@ mod tests {
         assert_eq!(c.len(), 4);
         assert_eq!(c[0], Kind::Corner(vec![(3, false), (5, false)]));
         assert_eq!(c[3], Kind::Corner(vec![(3, true), (5, true)]));
+    }
+
+    #[test]
+    fn pushing_corners_follow_each_parameters_direction() {
+        // Parameter 0 raises the figure at its top, parameter 2 lowers it.
+        let ends = [(Some(1.0), Some(3.0)), (None, None), (Some(5.0), Some(2.0))];
+        let c = pushing_corners(&[0, 2], &ends);
+        assert_eq!(c[0], Kind::Corner(vec![(0, true), (2, false)]));
+        assert_eq!(c[1], Kind::Corner(vec![(0, false), (2, true)]));
     }
 
     #[test]

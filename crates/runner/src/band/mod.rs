@@ -44,7 +44,7 @@ pub struct Options {
     /// Seeds of the design's own spread, the reference's included (used
     /// when the caller ran one seed).
     pub seeds: u32,
-    /// Parameters varied together in the joint stage (2^joint corners).
+    /// Parameters varied together in the joint stage (at two corners).
     pub joint: usize,
     /// The most design points (each runs every variant): the parameters
     /// past it are not varied, and the band says so.
@@ -59,7 +59,7 @@ impl Default for Options {
             seeds: 3,
             joint: 2,
             max_points: 64,
-            budget: 1.0,
+            budget: 0.75,
         }
     }
 }
@@ -77,7 +77,8 @@ pub struct Figure {
 pub struct Summary {
     pub points: usize,
     pub runs: usize,
-    /// The design's runs' length as a part of the nominal run's.
+    /// The design's runs' length as a part of the nominal run's (of its
+    /// dearest variant: each variant is shortened on its own).
     pub scale: f64,
     pub params: Vec<String>,
     /// Parameters not varied: past [`Options::max_points`].
@@ -165,12 +166,14 @@ pub fn bands(
     } else {
         opts.seeds.saturating_sub(1) as usize
     };
-    let fixed = own_seeds + 1 + 2 + (1usize << opts.joint);
+    let fixed = own_seeds + 1 + 2 + 2;
     let room = opts.max_points.saturating_sub(fixed) / 2;
     let capped: Vec<String> = params.iter().skip(room).map(|p| p.name.clone()).collect();
     params.truncate(room);
     let points_planned = fixed + 2 * params.len();
-    let scale = design::scale(first, &base, points_planned, opts.budget);
+    let specs: Vec<smpsim_kernel::Spec> =
+        crate::pool::compile_variants(scenario, nominal.variants, nominal.sets, &Ok)?;
+    let scale = design::scale(first, &specs, nominal.variants, points_planned, opts.budget);
     let factor = design::model_factor(&base.machine);
     let up = design::model_sets(&base.machine, factor);
     let down = design::model_sets(&base.machine, 1.0 / factor);
@@ -247,8 +250,8 @@ pub fn bands(
         })
         .collect();
     let chosen = combine::choose(&reach, params.len(), opts.joint);
-    let corner_kinds = if chosen.len() >= 2 {
-        design::corners(&chosen)
+    let corner_kinds = if chosen.len() >= 2 && !values.is_empty() {
+        design::pushing_corners(&chosen, &values[0].ends)
     } else {
         Vec::new()
     };
