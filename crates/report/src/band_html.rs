@@ -85,7 +85,11 @@ pub fn case_section(rows: &[MetricRow]) -> String {
     );
     for (i, (r, b)) in banded.iter().enumerate() {
         let top = 30.0 + ROW * i as f64;
-        let (lo, hi) = axis(r.simulated, b, r.published);
+        // A bound (`<= 50`) is no figure to place on the band's axis.
+        let published = r
+            .published
+            .filter(|_| r.kind == crate::model::RowKind::Compared);
+        let (lo, hi) = axis(r.simulated, b, published);
         let x = |v: f64| LABEL + (v - lo) / (hi - lo) * PLOT;
         let _ = writeln!(
             s,
@@ -137,7 +141,7 @@ pub fn case_section(rows: &[MetricRow]) -> String {
             top + 12.0,
             num(r.simulated)
         );
-        if let Some(p) = r.published.filter(|p| p.is_finite()) {
+        if let Some(p) = published.filter(|p| p.is_finite()) {
             let _ = writeln!(
                 s,
                 "<path d=\"M {:.1} {} l 6 6 l -6 6 l -6 -6 z\" fill=\"#31a354\"><title>published {}</title></path>",

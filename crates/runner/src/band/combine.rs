@@ -19,6 +19,10 @@ pub struct Values {
     pub ends: Vec<(Option<f64>, Option<f64>)>,
     pub model: Vec<Option<f64>>,
     pub corners: Vec<Option<f64>>,
+    /// The design's runs' length as a part of the nominal's: the spread
+    /// over its seeds is taken as that of a mean over that much of the
+    /// run, so it narrows by `sqrt(scale)` on the whole run.
+    pub scale: f64,
 }
 
 impl Values {
@@ -91,7 +95,16 @@ pub fn band(v: &Values, names: &[String], set_values: &[(String, String)]) -> Op
         }
         p
     } else {
-        v.span(v.seeds.iter().copied())
+        let p = v.span(v.seeds.iter().copied());
+        let shrink = if v.scale > 0.0 && v.scale < 1.0 {
+            v.scale.sqrt()
+        } else {
+            1.0
+        };
+        Part {
+            lo: v.centre - (v.centre - p.lo) * shrink,
+            hi: v.centre + (p.hi - v.centre) * shrink,
+        }
     };
     let ends = v.ends.iter().flat_map(|&(a, b)| [a, b]);
     let assumed = v.span(ends.chain(v.corners.iter().copied()));
@@ -170,6 +183,7 @@ mod tests {
             ends,
             model: vec![Some(90.0), Some(100.0)],
             corners: Vec::new(),
+            scale: 1.0,
         }
     }
 
@@ -244,6 +258,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!((one.lo, one.hi), (two.lo, two.hi));
+    }
+
+    #[test]
+    fn the_seeds_of_shortened_runs_spread_less_on_the_whole_run() {
+        let mut v = values(Vec::new());
+        v.scale = 0.25;
+        let b = band(&v, &[], &[]).unwrap();
+        assert_eq!(
+            b.parts.seeds,
+            Part {
+                lo: 99.0,
+                hi: 101.5
+            }
+        );
     }
 
     #[test]

@@ -15,7 +15,9 @@
 //!    out of the fit), applied as every line transfer times and divided by
 //!    that factor: a figure moves as far as it rests on contended lines.
 //!
-//! Each part is the range of the figure under that source alone; the
+//! Each part is the range of the figure under that source alone (the
+//! seeds' spread of shortened runs narrowed by `sqrt` of their length, as
+//! a mean's over a longer run); the
 //! parts combine in quadrature ([`combine::band`]). The design's runs are
 //! shortened so that they cost about [`Options::budget`] times the
 //! nominal run ([`design::scale`]); a shortened point moves the figure by
@@ -216,6 +218,7 @@ pub fn bands(
                 reference: nominal_values[0][f].unwrap_or(f64::NAN),
                 caller_seeds: caller,
                 ends: vec![(None, None); params.len()],
+                scale: scale.factor,
                 ..Default::default()
             }
         })
