@@ -173,6 +173,19 @@ pub fn bands(
     let capped: Vec<String> = params.iter().skip(room).map(|p| p.name.clone()).collect();
     params.truncate(room);
     let points_planned = fixed + 2 * params.len();
+    if figures.is_empty() {
+        // Nothing to put a band on: nothing to run.
+        let summary = Summary {
+            points: 0,
+            runs: 0,
+            scale: 1.0,
+            params: params.iter().map(|p| p.name.clone()).collect(),
+            capped,
+            joint: Vec::new(),
+            model_factor: design::model_factor(&base.machine),
+        };
+        return Ok((Vec::new(), summary));
+    }
     let specs: Vec<smpsim_kernel::Spec> =
         crate::pool::compile_variants(scenario, nominal.variants, nominal.sets, &Ok)?;
     let scale = design::scale(first, &specs, nominal.variants, points_planned, opts.budget);
