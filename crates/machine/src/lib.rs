@@ -528,8 +528,8 @@ mod range_tests {
         let m: Machine = toml::from_str(&text).unwrap();
         m.validate().unwrap();
         assert_eq!(m.costs.ipi_latency.band_range(), Some((500.0, 3000.0)));
-        // ipi_send: assumed, no range: x0.5 - x2.
-        assert_eq!(m.costs.ipi_send.band_range(), Some((75.0, 300.0)));
+        // wakeup: assumed, no range: x0.5 - x2.
+        assert_eq!(m.costs.wakeup.band_range(), Some((150.0, 600.0)));
         // syscall: measured, no range: not varied.
         assert_eq!(m.costs.syscall.band_range(), None);
     }
@@ -552,7 +552,7 @@ mod range_tests {
     fn a_malformed_range_is_a_located_parse_error() {
         let text = with_ipi_latency("ns = 1000\nrange = [500]\nsource = \"assumed: x\"");
         let e = toml::from_str::<Machine>(&text).unwrap_err().to_string();
-        let line = text.lines().position(|l| l.starts_with("range")).unwrap() + 1;
+        let line = text.lines().position(|l| l == "range = [500]").unwrap() + 1;
         assert!(e.contains(&format!("line {line}")), "{e}");
     }
 

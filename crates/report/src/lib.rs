@@ -13,6 +13,7 @@
 pub mod assumed;
 pub mod band;
 pub mod band_html;
+pub mod band_rows;
 pub mod csv;
 pub mod format;
 pub mod host;
