@@ -124,6 +124,11 @@ pub struct SweepArgs {
     /// Seeds per point (scenario seed, seed+1, ...).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub seeds: u64,
+    /// Each point's counter rates and histogram p99s with their bands
+    /// (`band` in the point's line): seeds, assumed values over their
+    /// ranges, the model's stated error; about twice the sweep's time.
+    #[arg(long)]
+    pub band: bool,
     /// The JSON Lines file the points stream to; an existing one is resumed.
     #[arg(long, short = 'o', required = true)]
     pub output: Option<PathBuf>,
@@ -347,6 +352,11 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Each counter's rate (and, with several variants, each later
+    /// variant's over the first) with its band: seeds, assumed values over
+    /// their ranges, the model's stated error (text and json).
+    #[arg(long)]
+    pub band: bool,
     /// Also print the per-CPU rows in text (each CPU's preempt-off
     /// windows, the CPUs with sections over 1 ms); off by default.
     #[arg(long)]
@@ -399,6 +409,10 @@ pub struct ReproduceArgs {
     /// Directory holding the scenario files (default: ./scenarios).
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
+    /// Leave out each figure's band (seeds, assumed values over their
+    /// ranges, the model's stated error), which is on by default.
+    #[arg(long)]
+    pub no_band: bool,
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
     /// Let the scenario also read files under DIR (an `include` or a

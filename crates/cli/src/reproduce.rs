@@ -18,6 +18,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
         scenarios: args.scenarios,
         output: args.output,
         allow_paths: args.allow_paths,
+        band: !args.no_band,
     };
     match smpsim_runner::reproduce::run(&reproduce) {
         Ok(false) if args.check => 1,

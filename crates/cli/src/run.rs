@@ -24,6 +24,7 @@ pub fn main(args: RunArgs) -> i32 {
         format: args.format,
         output: args.output,
         allow_paths: args.allow_paths,
+        band: args.band,
     };
     match smpsim_runner::run::run(&run) {
         Ok(()) => 0,

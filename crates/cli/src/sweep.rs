@@ -30,6 +30,7 @@ pub fn main(args: SweepArgs) -> i32 {
         quiet: args.quiet,
         allow_paths: args.allow_paths,
         built_from: crate::BUILT_FROM.to_string(),
+        band: args.band,
     };
     match smpsim_runner::sweep::run(&sweep) {
         Ok(()) => 0,

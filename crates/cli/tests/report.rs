@@ -131,7 +131,8 @@ fn the_reproduce_page_renders_in_a_browser_with_every_case_and_metric() {
     for c in CASES {
         assert!(dom.contains(&format!("id=\"case-{c}\"")), "{c}");
     }
-    let plots = CASES.len();
+    // Per case: its ratio plot and its bands' plot (bands are on by default).
+    let plots = 2 * CASES.len();
     assert!(
         dom.contains(&format!("data-check=\"ok {plots} plots\"")),
         "the page's check: {}",

@@ -28,13 +28,23 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct Cost {
     pub ns: f64,
+    /// The plausible range of an assumed cost, `[lo, hi]` ns around `ns`,
+    /// where a source supports one; without it an assumed cost ranges
+    /// over the default ([`DEFAULT_RANGE`]). Bands vary the cost over it.
+    #[serde(default)]
+    pub range: Option<[f64; 2]>,
     pub source: String,
 }
+
+/// The range of an assumed value that states none: from half to twice
+/// the value (x0.5 - x2).
+pub const DEFAULT_RANGE: (f64, f64) = (0.5, 2.0);
 
 impl Cost {
     pub fn assumed(ns: f64, why: &str) -> Self {
         Cost {
             ns,
+            range: None,
             source: format!("assumed: {why}"),
         }
     }
@@ -42,6 +52,53 @@ impl Cost {
     pub fn nanos(&self) -> u64 {
         self.ns.round() as u64
     }
+    /// Whether the source says the figure is assumed.
+    pub fn is_assumed(&self) -> bool {
+        self.source.trim_start().starts_with("assumed")
+    }
+    /// The range a band varies this cost over: the stated one, else for an
+    /// assumed cost the default x0.5 - x2; `None` for a measured cost that
+    /// states no range (it is not varied).
+    pub fn band_range(&self) -> Option<(f64, f64)> {
+        match self.range {
+            Some([lo, hi]) => Some((lo, hi)),
+            None if self.is_assumed() => {
+                Some((self.ns * DEFAULT_RANGE.0, self.ns * DEFAULT_RANGE.1))
+            }
+            None => None,
+        }
+    }
+    /// The range as `smpsim machine` shows it: `[lo - hi]` stated,
+    /// `[lo - hi] default` for an assumed cost without one, `-` for a
+    /// measured cost (not varied).
+    pub fn range_text(&self) -> String {
+        match (self.range, self.band_range()) {
+            (Some(_), Some((lo, hi))) => format!("[{lo} - {hi}]"),
+            (None, Some((lo, hi))) => format!("[{lo} - {hi}] default"),
+            _ => "-".into(),
+        }
+    }
+}
+
+/// What `smpsim machine` says of the ranges it shows.
+pub const RANGE_NOTE: &str = "range: what a band varies an assumed cost over, as its source states it; an assumed cost that states none ranges x0.5 - x2 (default); a measured cost without a range is not varied";
+
+/// Checks a stated range: finite, not negative, `lo <= ns <= hi`.
+fn check_range(name: &str, ns: f64, range: Option<[f64; 2]>) -> Result<(), String> {
+    let Some([lo, hi]) = range else {
+        return Ok(());
+    };
+    if !(lo.is_finite() && hi.is_finite() && lo >= 0.0 && hi <= 1e15) {
+        return Err(format!(
+            "costs.{name}.range = [{lo}, {hi}]: a range is two numbers of nanoseconds between 0 and 1e15"
+        ));
+    }
+    if !(lo <= ns && ns <= hi) {
+        return Err(format!(
+            "costs.{name}.range = [{lo}, {hi}]: the range must hold the cost ({ns} ns): [lo, hi] with lo <= ns <= hi"
+        ));
+    }
+    Ok(())
 }
 
 /// Cache-line transfer cost by topology distance: the latency of a
@@ -73,6 +130,9 @@ pub struct LineTransfer {
 pub struct DistanceCost {
     pub distance: u32,
     pub ns: f64,
+    /// As [`Cost::range`].
+    #[serde(default)]
+    pub range: Option<[f64; 2]>,
     pub source: String,
 }
 
@@ -264,6 +324,7 @@ impl Default for Coherence {
             ),
             occupancy: Cost {
                 ns: rules.occupancy_ns,
+                range: None,
                 source: global("ns a home is busy per request"),
             },
             occupancy_per_transfer: rules.occupancy_per_transfer,
@@ -338,6 +399,12 @@ impl Machine {
                 ));
             }
         }
+        for (name, c) in self.cost_list() {
+            check_range(name, c.ns, c.range)?;
+        }
+        for c in &self.costs.line_transfer.by_node_distance {
+            check_range("line_transfer.by_node_distance", c.ns, c.range)?;
+        }
         if let Some(tlb) = &self.tlb {
             if tlb.count_max == 0 || tlb.count_max > 65536 {
                 return Err(format!(
@@ -391,6 +458,17 @@ impl Machine {
         }
     }
 
+    /// Where a cost of [`Machine::cost_list`] is written in a machine
+    /// description (`costs.ipi_latency`, `tlb.invlpgb`): a scenario sets
+    /// it as `machine.` and that, `.ns`.
+    pub fn cost_path(name: &str) -> String {
+        match name.strip_prefix("tlb.") {
+            Some(rest) => format!("tlb.{rest}"),
+            None if name.starts_with("coherence.") => name.to_string(),
+            None => format!("costs.{name}"),
+        }
+    }
+
     /// Every cost with its name, for reports and `machine show`.
     pub fn cost_list(&self) -> Vec<(&'static str, &Cost)> {
         let c = &self.costs;
@@ -424,5 +502,67 @@ impl Machine {
             &self.coherence.occupancy,
         )))
         .collect()
+    }
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    fn with_ipi_latency(table: &str) -> String {
+        let text = preset_source("x86-16").unwrap();
+        let start = text.find("[costs.ipi_latency]").unwrap();
+        let end = start + text[start..].find("[costs.irq_entry_exit]").unwrap();
+        format!(
+            "{}[costs.ipi_latency]\n{table}\n{}",
+            &text[..start],
+            &text[end..]
+        )
+    }
+
+    #[test]
+    fn a_stated_range_is_kept_and_an_assumed_cost_without_one_gets_the_default() {
+        let text = with_ipi_latency(
+            "ns = 1000\nrange = [500, 3000]\nsource = \"assumed: 1-3 us round trip\"",
+        );
+        let m: Machine = toml::from_str(&text).unwrap();
+        m.validate().unwrap();
+        assert_eq!(m.costs.ipi_latency.band_range(), Some((500.0, 3000.0)));
+        // wakeup: assumed, no range: x0.5 - x2.
+        assert_eq!(m.costs.wakeup.band_range(), Some((150.0, 600.0)));
+        // syscall: measured, no range: not varied.
+        assert_eq!(m.costs.syscall.band_range(), None);
+    }
+
+    #[test]
+    fn a_range_that_does_not_hold_the_cost_is_refused_by_name() {
+        let text = with_ipi_latency("ns = 1000\nrange = [1500, 3000]\nsource = \"assumed: x\"");
+        let m: Machine = toml::from_str(&text).unwrap();
+        let e = m.validate().unwrap_err();
+        assert!(
+            e.starts_with("costs.ipi_latency.range = [1500, 3000]: the range must hold"),
+            "{e}"
+        );
+        let text = with_ipi_latency("ns = 1000\nrange = [-1, 3000]\nsource = \"assumed: x\"");
+        let m: Machine = toml::from_str(&text).unwrap();
+        assert!(m.validate().unwrap_err().contains("between 0 and 1e15"));
+    }
+
+    #[test]
+    fn a_malformed_range_is_a_located_parse_error() {
+        let text = with_ipi_latency("ns = 1000\nrange = [500]\nsource = \"assumed: x\"");
+        let e = toml::from_str::<Machine>(&text).unwrap_err().to_string();
+        let line = text.lines().position(|l| l == "range = [500]").unwrap() + 1;
+        assert!(e.contains(&format!("line {line}")), "{e}");
+    }
+
+    #[test]
+    fn cost_paths_name_where_a_cost_is_written() {
+        assert_eq!(Machine::cost_path("ipi_latency"), "costs.ipi_latency");
+        assert_eq!(
+            Machine::cost_path("line_transfer.same_llc"),
+            "costs.line_transfer.same_llc"
+        );
+        assert_eq!(Machine::cost_path("tlb.invlpgb"), "tlb.invlpgb");
     }
 }

@@ -6,7 +6,7 @@
 use clap::ValueEnum;
 
 use crate::model::MetricRow;
-use crate::{csv, html, lkml, markdown, results_file, text, RunReport, VariantRun};
+use crate::{band_rows, csv, html, lkml, markdown, results_file, text, RunReport, VariantRun};
 
 /// `run --format`.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
@@ -99,8 +99,8 @@ pub enum ReproduceFormat {
 /// text format prints it first).
 pub fn reproduce(format: ReproduceFormat, rows: &[MetricRow], per_case: String) -> String {
     match format {
-        ReproduceFormat::Text => text::reproduce(rows, per_case),
-        ReproduceFormat::Lkml => lkml::reproduce(rows),
+        ReproduceFormat::Text => text::reproduce(rows, per_case) + &band_rows::reproduce_text(rows),
+        ReproduceFormat::Lkml => lkml::reproduce(rows) + &band_rows::lkml_table(rows),
         ReproduceFormat::Markdown => markdown::reproduce(rows),
         ReproduceFormat::Json => {
             let mut s = serde_json::to_string_pretty(rows).expect("json");

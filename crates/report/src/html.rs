@@ -469,6 +469,7 @@ pub fn reproduce(cases: &[CaseRun], rows: &[MetricRow], command: &str) -> String
             &format!("{}: simulated / published", rep.case),
             &bars,
         ));
+        b.push_str(&crate::band_html::case_section(&rows[c.rows.clone()]));
         let sources: Vec<Vec<String>> = rows[c.rows.clone()]
             .iter()
             .map(|r| {

@@ -11,6 +11,9 @@
 //! against the JSON form of the runs.
 
 pub mod assumed;
+pub mod band;
+pub mod band_html;
+pub mod band_rows;
 pub mod csv;
 pub mod format;
 pub mod host;

@@ -32,12 +32,21 @@ pub fn describe(m: &Machine) -> String {
             say!("  node {n:<3} {}", row.join(" "));
         }
     }
+    say!("{}", smpsim_machine::RANGE_NOTE);
     for (name, cost) in m.cost_list() {
-        say!("  {name:<28} {:>8} ns  {}", cost.ns, cost.source);
+        let range = cost.range_text();
+        say!(
+            "  {name:<28} {:>8} ns  {range:<22} {}",
+            cost.ns,
+            cost.source
+        );
     }
     for c in &m.costs.line_transfer.by_node_distance {
         let name = format!("line_transfer.node_distance {}", c.distance);
-        say!("  {name:<28} {:>8} ns  {}", c.ns, c.source);
+        let range = c
+            .range
+            .map_or("-".into(), |[lo, hi]| format!("[{lo} - {hi}]"));
+        say!("  {name:<28} {:>8} ns  {range:<22} {}", c.ns, c.source);
     }
     if !m.idle.source.is_empty() {
         say!(

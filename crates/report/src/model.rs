@@ -63,6 +63,12 @@ pub struct MetricRow {
     /// With [`RowKind::Bound`]: `<= ` or `>= `, before the published figure.
     #[serde(skip)]
     pub bound_sign: &'static str,
+    /// The simulated figure's band (`--band`), JSON `band`.
+    #[serde(rename = "band", skip_serializing_if = "Option::is_none")]
+    pub sim_band: Option<crate::band::Band>,
+    /// With a band: whether the published figure lies inside it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agrees: Option<bool>,
 }
 
 impl MetricRow {
@@ -109,6 +115,8 @@ impl MetricRow {
                 None
             },
             bound_sign: bound_sign(rule, published),
+            sim_band: None,
+            agrees: None,
         }
     }
 

@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 /// earlier smpsim wrote, so results files and their hashes stay the same.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepPoint {
+    /// With `sweep --band`: the point's figures with their bands, or
+    /// `{ "error": ... }` when the band's design could not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<serde_json::Value>,
     /// `--cpus N`, when swept.
     pub cpus: Option<u32>,
     /// Why the point has no result (its scenario did not compile).
@@ -94,6 +98,7 @@ mod tests {
 
     fn point() -> SweepPoint {
         SweepPoint {
+            band: None,
             cpus: Some(4),
             error: None,
             index: Some(3),

@@ -7,6 +7,7 @@
 //! [`sweep_points`], `sweep merge` in [`sweep_merge`]), `reproduce`
 //! ([`reproduce`]), `host compare` ([`host_compare`]), `fmt` ([`fmt`]).
 
+pub mod band;
 pub mod explore;
 pub mod fmt;
 pub mod host_compare;

@@ -32,6 +32,8 @@ pub struct Reproduce {
     pub scenarios: Option<PathBuf>,
     pub output: Option<PathBuf>,
     pub allow_paths: Vec<PathBuf>,
+    /// Each figure with its band (on unless `--no-band`).
+    pub band: bool,
 }
 
 /// A case to run: its scenario, seeds, variants and the specs per seed.
@@ -146,6 +148,17 @@ pub fn run(req: &Reproduce) -> Result<bool, String> {
             .map(|_| finished.by_ref().take(case.variants.len()).collect())
             .collect();
         done_cases.push(judge(case, per_seed, req, &mut rows, &mut text_out)?);
+    }
+    if req.band {
+        let opts = crate::band::Options::default();
+        crate::band::cases::attach(
+            &done_cases,
+            &mut rows,
+            req.quick,
+            &extra_sets,
+            &opts,
+            &progress,
+        )?;
     }
     progress.done();
     // An information row within its bound is no failure.

@@ -32,6 +32,9 @@ pub struct Run {
     pub format: RunFormat,
     pub output: Option<PathBuf>,
     pub allow_paths: Vec<PathBuf>,
+    /// `--band`: each figure with its band (seeds, assumed values over
+    /// their ranges, the model's stated error).
+    pub band: bool,
 }
 
 /// Runs what `req` asks and writes the report to its output (stdout
@@ -56,6 +59,9 @@ pub fn run(req: &Run) -> Result<(), String> {
     } else {
         None
     };
+    if req.band {
+        band_refused(req)?;
+    }
     if let Some(refused) = refused {
         return Err(format!(
             "error: --format {refused}; with --seeds or --explore use text or json (or lkml with --seeds)"
@@ -77,6 +83,18 @@ pub fn run(req: &Run) -> Result<(), String> {
         once(&scenario, req, &variants, &sets)?
     };
     emit(&out, req.output.as_deref()).map_err(|e| format!("error: {e}"))
+}
+
+/// `--band` runs its own seeds and design and is shown in text, JSON or
+/// LKML; anything else with it is refused before the run.
+fn band_refused(req: &Run) -> Result<(), String> {
+    if req.seeds.is_some() || req.explore.is_some() || req.schedule.is_some() {
+        return Err("error: --band runs its own seeds and design; it cannot be combined with --seeds, --explore or --schedule".into());
+    }
+    if matches!(req.format, RunFormat::Csv | RunFormat::PerfLock) {
+        return Err("error: --band is shown with --format text, json or lkml".into());
+    }
+    Ok(())
 }
 
 /// `--seeds N`: at least one, within the limit, and no `--trace`.
@@ -154,11 +172,15 @@ fn once(
             .map(smpsim_report::perf_lock::lock_types)
             .unwrap_or_default(),
     };
-    Ok(smpsim_report::format::run(
+    let out = smpsim_report::format::run(
         req.format,
         &scenario.name,
         &machine.unwrap_or_default(),
         &runs,
         &opts,
-    ))
+    );
+    if !req.band {
+        return Ok(out);
+    }
+    crate::band::command::run(scenario, variants, sets, &runs, req.format, out, req.quiet)
 }

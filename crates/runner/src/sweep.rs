@@ -66,7 +66,12 @@ pub fn run(req: &Sweep) -> Result<(), String> {
     check_results_file(&req.output, &scenario)?;
     let Plan { points, base } = plan(&scenario, req)?;
     let whole = points.len();
-    let hash = results_file::scenario_hash(&scenario.text);
+    let mut hash = results_file::scenario_hash(&scenario.text);
+    if req.band {
+        // A point with its band is not the point without: not resumed
+        // from, nor mixed with, a sweep without bands.
+        hash.push_str("+band");
+    }
     let done = results_file::finished(&req.output, &hash)?;
     // This shard's points (every point without --shard).
     let points: Vec<Point> = points
@@ -204,9 +209,23 @@ impl Ran<'_> {
         written
     }
 
+    /// The overrides a point was compiled with, for its band's design.
+    fn band_sets(&self, p: &Point) -> Vec<(String, String)> {
+        let groups: Vec<String> = match p.cpus {
+            None => Vec::new(),
+            Some(_) => self
+                .scenario
+                .compile(p.variant.as_deref(), &p.sets)
+                .map(|s| s.task_groups.into_iter().map(|g| g.name).collect())
+                .unwrap_or_default(),
+        };
+        point_sets(p, &groups)
+    }
+
     /// One point run (or its compile error), as its results-file line.
     fn point(&self, p: &Point, spec: &Result<Spec, String>, item: &Item) -> SweepPoint {
         let mut point = SweepPoint {
+            band: None,
             cpus: p.cpus,
             error: None,
             index: Some(p.index as u64),
@@ -223,11 +242,17 @@ impl Ran<'_> {
         };
         match spec {
             Ok(spec) => {
-                let mut r = serde_json::to_value(smpsim_kernel::simulate_with_progress(
-                    spec,
-                    &item.reached,
-                ))
-                .expect("serializable");
+                let result = smpsim_kernel::simulate_with_progress(spec, &item.reached);
+                if self.req.band {
+                    let sets = self.band_sets(p);
+                    point.band = Some(crate::band::command::sweep_point(
+                        self.scenario,
+                        &p.variant,
+                        &sets,
+                        &result,
+                    ));
+                }
+                let mut r = serde_json::to_value(result).expect("serializable");
                 // Host time would make the file differ between runs.
                 r["stats"]["wall_seconds"] = serde_json::Value::from(0.0);
                 point.result = Some(r);

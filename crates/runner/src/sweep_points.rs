@@ -28,6 +28,8 @@ pub struct Sweep {
     pub allow_paths: Vec<PathBuf>,
     /// The smpsim (version and commit) each point records.
     pub built_from: String,
+    /// `--band`: each point's line gains its figures' bands.
+    pub band: bool,
 }
 
 /// One point of a sweep.

@@ -9,6 +9,7 @@
 //! `docs/scenario-format.md`.
 
 mod access;
+mod assumed;
 mod codepath;
 mod compile;
 mod document;
@@ -30,6 +31,7 @@ use smpsim_kernel::Spec;
 use toml::de::DeTable;
 
 pub use access::Access;
+pub use assumed::AssumedValue;
 pub use codepath::{code_form, toml_form};
 pub use error::{Location, ScenarioError};
 pub use include::Included;
@@ -224,6 +226,18 @@ impl Scenario {
     ) -> Result<Vec<(String, String)>, ScenarioError> {
         let mut srcs = Sources::new(&self.path, &self.text);
         compile::explicit_cpus(self, variant, sets, &mut srcs).map_err(|d| srcs.render(d))
+    }
+
+    /// The values of the merged document (`variant` with `sets`) written
+    /// as `{ value, range, source }`, each with the `--set` key that
+    /// reaches it and its range (stated, or the default x0.5 - x2).
+    pub fn assumed_values(
+        &self,
+        variant: Option<&str>,
+        sets: &[(String, String)],
+    ) -> Result<Vec<AssumedValue>, ScenarioError> {
+        let mut srcs = Sources::new(&self.path, &self.text);
+        compile::assumed_values(self, variant, sets, &mut srcs).map_err(|d| srcs.render(d))
     }
 
     /// Names of the variants, in file order.

@@ -99,6 +99,7 @@ pub(crate) fn build(
     let parsed = DeTable::parse(base_text).map_err(|e| Diag::from_toml(&e, base, base..base))?;
     let root_span = parsed.span();
     let mut table = shift_table(parsed.into_inner(), base);
+    drop_stale_ranges(&mut table, &over);
     merge(&mut table, over, "machine")?;
     let keep = table.clone();
     let machine = Machine::deserialize(toml::de::Deserializer::from(Spanned::new(
@@ -164,6 +165,30 @@ pub(crate) fn build(
         return Err(Diag::new(at, format!("invalid machine topology: {msg}")));
     }
     Ok(machine)
+}
+
+/// A cost's `range` speaks of the value it was written with: where the
+/// overrides give a cost a new `ns` and no `range`, the base's range is
+/// dropped (an assumed cost then ranges over the default).
+fn drop_stale_ranges(table: &mut DeTable<'_>, over: &DeTable<'_>) {
+    fn walk(base: &mut DeTable<'_>, over: &DeTable<'_>) {
+        for (key, v) in over.iter() {
+            let Some(o) = v.get_ref().as_table() else {
+                continue;
+            };
+            let Some(b) = base.get_mut(key.get_ref().as_ref()) else {
+                continue;
+            };
+            let DeValue::Table(b) = b.get_mut() else {
+                continue;
+            };
+            if o.get("ns").is_some() && o.get("range").is_none() {
+                b.remove("range");
+            }
+            walk(b, o);
+        }
+    }
+    walk(table, over);
 }
 
 /// The span of the value a validation message names (`tlb.count_max = 0:

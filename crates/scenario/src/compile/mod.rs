@@ -99,8 +99,35 @@ pub(crate) fn explicit_cpus(
 }
 
 /// The document with its includes, the variant and the `--set` overrides
-/// merged in, and the span of the whole file.
+/// merged in, assumed values unwrapped to their plain values
+/// ([`crate::assumed`]), and the span of the whole file.
 fn merged<'t>(
+    scn: &'t Scenario,
+    variant: Option<&str>,
+    sets: &'t [(String, String)],
+    srcs: &mut Sources,
+) -> DResult<(DeTable<'t>, std::ops::Range<usize>)> {
+    let (mut root, span) = merged_as_written(scn, variant, sets, srcs)?;
+    crate::assumed::unwrap(&mut root, &mut Vec::new())?;
+    Ok((root, span))
+}
+
+/// The values written with a range (or an assumed value's default range)
+/// in the merged document of `variant` with `sets`, in key order.
+pub(crate) fn assumed_values(
+    scn: &Scenario,
+    variant: Option<&str>,
+    sets: &[(String, String)],
+    srcs: &mut Sources,
+) -> DResult<Vec<crate::assumed::AssumedValue>> {
+    let (mut root, _) = merged_as_written(scn, variant, sets, srcs)?;
+    let mut out = Vec::new();
+    crate::assumed::unwrap(&mut root, &mut out)?;
+    Ok(out)
+}
+
+/// [`merged`], the assumed values still in their tables.
+fn merged_as_written<'t>(
     scn: &'t Scenario,
     variant: Option<&str>,
     sets: &'t [(String, String)],
