@@ -590,10 +590,7 @@ impl Model for Kernel<'_> {
         }
         // Fold: while the earliest event just scheduled is one the folds
         // take and would be the very next delivered, handle it now.
-        loop {
-            let Some(i) = self.fold_candidate() else {
-                break;
-            };
+        while let Some(i) = self.fold_candidate() {
             let (at, next) = self.out[i];
             if !engine.fold(at) {
                 break;
