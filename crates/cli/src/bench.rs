@@ -35,6 +35,54 @@ struct Point {
     /// The same over the `bare-engine` loop's.
     #[serde(skip_serializing_if = "Option::is_none")]
     fraction_of_bare_engine: Option<f64>,
+    /// A model's operations and its events per operation (none for the
+    /// bare loops).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    per_op: Option<PerOp>,
+}
+
+/// What a model run did, and its events per operation: all events (what
+/// `events` counts), and those the queue delivered (the rest were folded:
+/// handled as soon as scheduled, see docs/performance.md).
+#[derive(Serialize)]
+struct PerOp {
+    lock_acquisitions: u64,
+    /// Function-call and reschedule IPIs received.
+    ipis: u64,
+    context_switches: u64,
+    /// Events that went through the queue (`events + stale - folded`).
+    queued_events: u64,
+    events_per_acquisition: f64,
+    queued_per_acquisition: f64,
+    events_per_ipi: f64,
+    events_per_switch: f64,
+}
+
+impl PerOp {
+    /// The run's operations over its whole length (the benchmark has no
+    /// warm-up, so `lock_stat` and `nr_switches` cover all of it).
+    fn of(r: &smpsim_kernel::result::RunResult) -> PerOp {
+        use smpsim_kernel::event::EVENT_KINDS;
+        let done = |name: &str| {
+            let k = EVENT_KINDS.iter().position(|n| *n == name);
+            k.map_or(0, |k| r.stats.by_kind.done[k])
+        };
+        let acquisitions = r.locks.iter().map(|l| l.acquisitions).sum();
+        let ipis = done("smp.ipi") + done("sched.resched_ipi");
+        let events = r.stats.events;
+        let queued = r.stats.by_kind.delivered();
+        let per = |n: u64, ops: u64| n as f64 / ops.max(1) as f64;
+        PerOp {
+            lock_acquisitions: acquisitions,
+            ipis,
+            context_switches: r.context_switches,
+            queued_events: queued,
+            events_per_acquisition: per(events, acquisitions),
+            queued_per_acquisition: per(queued, acquisitions),
+            events_per_ipi: per(events, ipis),
+            events_per_switch: per(events, r.context_switches),
+        }
+    }
 }
 
 /// CPU time this thread has used, in seconds (`CLOCK_THREAD_CPUTIME_ID`).
@@ -68,6 +116,7 @@ fn timed(model: &str, cpus: u32, run: impl FnOnce() -> (u64, u64)) -> Point {
         events_per_second: events as f64 / cpu,
         fraction_of_bare_heap: None,
         fraction_of_bare_engine: None,
+        per_op: None,
     }
 }
 
@@ -151,13 +200,16 @@ pub fn main(args: BenchArgs) -> i32 {
             let item = items.next().expect("one per model");
             progress.start(item);
             let mut stale = 0;
+            let mut per_op = None;
             let mut point = timed(model, cpus, || {
                 let r = smpsim_kernel::simulate_with_progress(&spec, &item.reached);
                 stale = r.stats.stale_events;
+                per_op = Some(PerOp::of(&r));
                 (spec.duration, r.stats.events)
             });
             progress.finish(item);
             point.stale_events = stale;
+            point.per_op = per_op;
             points.push(point);
         }
         let events = points[first].events.max(1_000_000);
@@ -201,6 +253,37 @@ pub fn main(args: BenchArgs) -> i32 {
                     p.events_per_second / 1e6,
                     fraction(p.fraction_of_bare_heap),
                     fraction(p.fraction_of_bare_engine)
+                );
+            }
+            println!(
+                "\n{:<14} {:>6} {:>12} {:>10} {:>10} {:>8} {:>8} {:>9} {:>10}",
+                "per operation",
+                "cpus",
+                "acquisitions",
+                "events/acq",
+                "queued/acq",
+                "ipis",
+                "ev/ipi",
+                "switches",
+                "ev/switch"
+            );
+            let per = |n: u64, v: f64| match n {
+                0 => "-".to_string(),
+                _ => format!("{v:.2}"),
+            };
+            for p in &points {
+                let Some(o) = &p.per_op else { continue };
+                println!(
+                    "{:<14} {:>6} {:>12} {:>10.3} {:>10.3} {:>8} {:>8} {:>9} {:>10}",
+                    p.model,
+                    p.cpus,
+                    o.lock_acquisitions,
+                    o.events_per_acquisition,
+                    o.queued_per_acquisition,
+                    o.ipis,
+                    per(o.ipis, o.events_per_ipi),
+                    o.context_switches,
+                    per(o.context_switches, o.events_per_switch)
                 );
             }
         }

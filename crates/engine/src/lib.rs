@@ -91,6 +91,12 @@ pub struct Engine<E> {
     now: Nanos,
     queue: EventQueue<E>,
     stats: EngineStats,
+    /// The current run's horizon and the events it may still deliver
+    /// (for [`Engine::fold`]).
+    horizon: Nanos,
+    budget: u64,
+    /// Events handled by folding rather than through the queue.
+    folded: u64,
 }
 
 impl<E: Copy> Engine<E> {
@@ -103,6 +109,9 @@ impl<E: Copy> Engine<E> {
             now: 0,
             queue: EventQueue::with_capacity(capacity),
             stats: EngineStats::default(),
+            horizon: 0,
+            budget: 0,
+            folded: 0,
         }
     }
 
@@ -132,14 +141,55 @@ impl<E: Copy> Engine<E> {
         self.queue.len()
     }
 
+    /// Events handled by [`Engine::fold`] (counted in [`Engine::stats`]
+    /// too): the queue delivered `events + stale_events - folded()`.
+    pub fn folded(&self) -> u64 {
+        self.folded
+    }
+
+    /// Called by a model while it handles an event, about an event it is
+    /// about to schedule at `at`: true if that event would be the very
+    /// next one delivered (nothing pending at or before `at`: an event
+    /// already queued for `at` was scheduled first and goes first), within
+    /// the run's horizon and event budget. The clock is then at `at` and
+    /// the model handles the event at once instead of scheduling it,
+    /// telling [`Engine::count_folded`] how it went: the same handlers run
+    /// in the same order at the same times, without the queue's push and
+    /// pop. The model must not schedule anything before `at` first.
+    #[inline]
+    pub fn fold(&mut self, at: Nanos) -> bool {
+        if self.budget == 0 || at > self.horizon || at < self.now {
+            return false;
+        }
+        if !self.queue.none_until(at) {
+            return false;
+        }
+        self.budget -= 1;
+        self.now = at;
+        true
+    }
+
+    /// Counts an event handled by [`Engine::fold`] as [`Engine::run`]
+    /// counts a delivered one (a folded `Stop` is an event too; the model
+    /// then returns `Stop` for the event it was handling).
+    #[inline]
+    pub fn count_folded(&mut self, handled: Handled) {
+        self.folded += 1;
+        match handled {
+            Handled::Done | Handled::Stop => self.stats.events += 1,
+            Handled::Stale => self.stats.stale_events += 1,
+        }
+    }
+
     /// Delivers events to `model` until `stop` says otherwise.
     pub fn run<M: Model<Event = E>>(&mut self, model: &mut M, stop: Stop) -> StopReason {
         // The events still allowed, counted down (one subtraction an event
         // rather than re-adding the two counters).
         let delivered = self.stats.events + self.stats.stale_events;
-        let mut budget = stop.max_events.saturating_sub(delivered);
+        self.budget = stop.max_events.saturating_sub(delivered);
+        self.horizon = stop.horizon;
         loop {
-            if budget == 0 {
+            if self.budget == 0 {
                 return StopReason::EventBudget;
             }
             // One look at the queue an event: the earliest time, then that
@@ -153,7 +203,7 @@ impl<E: Copy> Engine<E> {
                 Some(_) => {}
             }
             let (at, event) = self.queue.pop_peeked();
-            budget -= 1;
+            self.budget -= 1;
             debug_assert!(at >= self.now, "time went backwards");
             self.now = at;
             match model.handle(self, event) {

@@ -247,6 +247,33 @@ impl<E: Copy> EventQueue<E> {
         e
     }
 
+    /// True if no pending event is at or before `at` (at least `last`).
+    /// Unlike [`Self::peek_time`] it moves nothing (a refill would move
+    /// `last` past `at`, and later pushes before it would be misfiled),
+    /// so it may be asked between pushes; it may answer false when it
+    /// cannot tell cheaply.
+    #[inline]
+    pub fn none_until(&self, at: Nanos) -> bool {
+        if self.head < self.current.len() {
+            return self.current[self.head].0 > at;
+        }
+        // Every bucketed event is past the run's window.
+        if self.levels == 0 || at <= self.run_last {
+            return true;
+        }
+        // The lowest non-empty bucket holds the earliest event: its
+        // window's start bounds it, else a short scan finds it.
+        let level = self.levels.trailing_zeros();
+        let digit = self.occupied[level as usize].trailing_zeros() as u64;
+        let shift = level * DIGIT_BITS;
+        let above = (self.last >> (shift + DIGIT_BITS)) << (shift + DIGIT_BITS);
+        if at < above | (digit << shift) {
+            return true;
+        }
+        let bucket = &self.buckets[level as usize * DIGITS + digit as usize];
+        bucket.len() <= SMALL_RUN && bucket.iter().all(|e| e.0 > at)
+    }
+
     #[inline]
     pub fn peek_time(&mut self) -> Option<Nanos> {
         self.settle()

@@ -147,6 +147,28 @@ pub const EVENT_KINDS: [&str; NR_EVENT_KINDS] = [
 ];
 pub const NR_EVENT_KINDS: usize = 17;
 
+/// The name of each [`EventKind`]'s folded events (handled without the
+/// queue: `Kernel::folds`).
+pub const FOLDED_KINDS: [&str; NR_EVENT_KINDS] = [
+    "fold.cpu.task",
+    "fold.cpu.idle",
+    "fold.cpu.irq_exit",
+    "fold.cpu.switch",
+    "fold.sched.resched_ipi",
+    "fold.sched.tick",
+    "fold.sched.hrtimer",
+    "fold.sched.nohz_balance",
+    "fold.sched.spin_end",
+    "fold.smp.ipi",
+    "fold.cfs.period",
+    "fold.cfs.slack",
+    "fold.rcu",
+    "fold.mm",
+    "fold.lock.timer",
+    "fold.stop_machine",
+    "fold.run",
+];
+
 /// [`EventKind`]s of the end of a CPU's activity, by what the CPU was doing.
 pub const KIND_CPU_TASK: EventKind = 0;
 pub const KIND_CPU_IDLE: EventKind = 1;

@@ -90,6 +90,7 @@ pub static KTHREADS: &[kthread::KthreadInfo] = &[
 pub use program::*;
 pub use result::*;
 pub use sim::{summarize, Kernel, Simulation};
+pub use sim::{DEFAULT_FOLDS, FOLD_ALL, FOLD_IRQ_EXIT, FOLD_SPIN_END, FOLD_TASK};
 pub use spec::*;
 
 /// Runs one replica of a spec recording every CPU's timeline during

@@ -256,6 +256,9 @@ pub struct EventCounts {
     pub done: [u64; crate::event::NR_EVENT_KINDS],
     /// Events found superseded.
     pub stale: [u64; crate::event::NR_EVENT_KINDS],
+    /// Of `done` and `stale`, the events folded: handled as soon as they
+    /// were scheduled, without going through the queue.
+    pub folded: [u64; crate::event::NR_EVENT_KINDS],
 }
 
 impl EventCounts {
@@ -264,16 +267,28 @@ impl EventCounts {
         for k in 0..crate::event::NR_EVENT_KINDS {
             self.done[k] += other.done[k];
             self.stale[k] += other.stale[k];
+            self.folded[k] += other.folded[k];
         }
     }
 
+    /// Events the queue delivered (all events but the folded).
+    pub fn delivered(&self) -> u64 {
+        let all: u64 = self.done.iter().chain(&self.stale).sum();
+        all - self.folded.iter().sum::<u64>()
+    }
+
     /// `(kind name, events, stale events)` of every kind that occurred,
-    /// most events first (ties in kind order).
+    /// most events first (ties in kind order); a kind's folded events
+    /// apart, under `fold.` and its name (a folded event is never stale).
     pub fn nonzero(&self) -> Vec<(&'static str, u64, u64)> {
-        let mut v: Vec<_> = (0..crate::event::NR_EVENT_KINDS)
-            .filter(|&k| self.done[k] + self.stale[k] > 0)
-            .map(|k| (crate::event::EVENT_KINDS[k], self.done[k], self.stale[k]))
-            .collect();
+        use crate::event::{EVENT_KINDS, FOLDED_KINDS, NR_EVENT_KINDS};
+        let queued = (0..NR_EVENT_KINDS)
+            .filter(|&k| self.done[k] + self.stale[k] > self.folded[k])
+            .map(|k| (EVENT_KINDS[k], self.done[k] - self.folded[k], self.stale[k]));
+        let folded = (0..NR_EVENT_KINDS)
+            .filter(|&k| self.folded[k] > 0)
+            .map(|k| (FOLDED_KINDS[k], self.folded[k], 0));
+        let mut v: Vec<_> = queued.chain(folded).collect();
         v.sort_by_key(|&(_, done, _)| std::cmp::Reverse(done));
         v
     }

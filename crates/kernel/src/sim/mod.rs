@@ -111,6 +111,11 @@ pub struct Kernel<'s> {
     event_counts: crate::result::EventCounts,
     /// `[hooks]` runs waiting for locks, and the per-group rate limit.
     pub(crate) hooks: crate::hooks::HookState<'s>,
+    /// Which events are folded (`FOLD_*` bits): handled as soon as they
+    /// are scheduled when nothing else can come first. The same handlers
+    /// run in the same order at the same times, so results do not depend
+    /// on it; a switch for comparing.
+    pub folds: u8,
 }
 
 impl<'s> Kernel<'s> {
@@ -213,6 +218,7 @@ impl<'s> Kernel<'s> {
             hist_names: spec.histograms.clone(),
             event_counts: Default::default(),
             hooks: crate::hooks::HookState::new(spec, nr_cpus, nr_group_rqs),
+            folds: default_folds(),
         };
         for (info, ids) in spawned {
             (info.started)(&mut kernel, ids);
@@ -577,6 +583,38 @@ impl Model for Kernel<'_> {
     type Event = Event;
 
     fn handle(&mut self, engine: &mut Engine<Event>, event: Event) -> Handled {
+        let handled = self.handle_one(engine, event, false);
+        if handled != Handled::Done || self.folds == 0 {
+            self.flush(engine);
+            return handled;
+        }
+        // Fold: while the earliest event just scheduled is one the folds
+        // take and would be the very next delivered, handle it now.
+        while let Some(i) = self.fold_candidate() {
+            let (at, next) = self.out[i];
+            if !engine.fold(at) {
+                break;
+            }
+            self.out.remove(i);
+            self.flush(engine);
+            let h = self.handle_one(engine, next, true);
+            engine.count_folded(h);
+            if h == Handled::Stop {
+                self.flush(engine);
+                return Handled::Stop;
+            }
+        }
+        self.flush(engine);
+        handled
+    }
+}
+
+impl Kernel<'_> {
+    /// Handles one event at the engine's time (delivered, or `folded`):
+    /// the mechanism's handler, its count by kind, and the end of the run.
+    /// What it schedules stays in `out`.
+    #[inline]
+    fn handle_one(&mut self, engine: &mut Engine<Event>, event: Event, folded: bool) -> Handled {
         self.now = engine.now();
         // The end of a CPU's activity is counted by the activity that
         // ends (read before the handler moves it on).
@@ -607,12 +645,12 @@ impl Model for Kernel<'_> {
                 Handled::Done
             }
         };
-        for (at, ev) in self.out.drain(..) {
-            engine.schedule(at, ev);
-        }
         match handled {
             Handled::Stale => self.event_counts.stale[kind] += 1,
             _ => self.event_counts.done[kind] += 1,
+        }
+        if folded {
+            self.event_counts.folded[kind] += 1;
         }
         if all_exited {
             return Handled::Stop;
@@ -622,11 +660,74 @@ impl Model for Kernel<'_> {
         }
         if self.live_tasks == 0 && handled == Handled::Done && !self.ending {
             // Let in-flight work (IPIs, frees, callbacks) land, then stop.
+            // Scheduled after what the handler scheduled.
             self.ending = true;
+            self.flush(engine);
             engine.schedule(self.now + 1_000_000, Event::Run(RunEvent::AllExited));
         }
         handled
     }
+
+    /// Hands the events scheduled so far to the engine, in order.
+    #[inline]
+    fn flush(&mut self, engine: &mut Engine<Event>) {
+        for (at, ev) in self.out.drain(..) {
+            engine.schedule(at, ev);
+        }
+    }
+
+    /// The event of `out` that would be delivered first among them (the
+    /// earliest, the first scheduled of equal times), if it is of a kind
+    /// the folds take (`folds`, by [`FOLD_SPIN_END`] and the others).
+    #[inline]
+    fn fold_candidate(&self) -> Option<usize> {
+        let mut best: Option<(usize, Nanos)> = None;
+        for (i, &(at, _)) in self.out.iter().enumerate() {
+            if best.is_none_or(|(_, b)| at < b) {
+                best = Some((i, at));
+            }
+        }
+        let (i, at) = best?;
+        if at < self.now {
+            return None;
+        }
+        let fold = match self.out[i].1 {
+            Event::Sched(SchedEvent::SpinEnd { .. }) => FOLD_SPIN_END,
+            Event::Sched(SchedEvent::Cpu { cpu, .. }) => match self.cpus[cpu as usize].activity {
+                Activity::Irq { .. } => FOLD_IRQ_EXIT,
+                Activity::Task => FOLD_TASK,
+                Activity::Idle | Activity::Switch { .. } => 0,
+            },
+            _ => 0,
+        };
+        (self.folds & fold != 0).then_some(i)
+    }
+}
+
+/// The folds ([`Kernel::folds`]): the next event handled at once, without
+/// the queue, when it is a spinner's end (a lock granted, a CSD
+/// unlocked)...
+pub const FOLD_SPIN_END: u8 = 1;
+/// ... the end of an interrupt handler ...
+pub const FOLD_IRQ_EXIT: u8 = 2;
+/// ... or the end of a task's batch (the shared op it runs up to).
+pub const FOLD_TASK: u8 = 4;
+/// Every fold.
+pub const FOLD_ALL: u8 = FOLD_SPIN_END | FOLD_IRQ_EXIT | FOLD_TASK;
+/// The folds a run makes unless told otherwise.
+pub const DEFAULT_FOLDS: u8 = FOLD_ALL;
+
+/// [`DEFAULT_FOLDS`], or the `FOLD_*` bits in `SMPSIM_FOLDS` (a number,
+/// e.g. `0` for none): for measuring what a fold saves with one binary.
+/// Results do not depend on it.
+fn default_folds() -> u8 {
+    static FOLDS: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *FOLDS.get_or_init(|| {
+        std::env::var("SMPSIM_FOLDS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u8>().ok())
+            .map_or(DEFAULT_FOLDS, |f| f & FOLD_ALL)
+    })
 }
 
 /// The lock a spin is on: its declared object (the `lock_stat` row the
