@@ -292,12 +292,22 @@ pub struct HostCompareArgs {
 
 #[derive(clap::Args)]
 pub struct CalibrateArgs {
-    /// Where to write the profile.
-    #[arg(long, short = 'o', default_value = "host-profile.toml")]
+    /// Where to write the profile (with --contention: the rows).
+    #[arg(
+        long,
+        short = 'o',
+        default_value = "host-profile.toml",
+        default_value_if("contention", "true", "host-contention.csv")
+    )]
     pub output: PathBuf,
-    /// The profile's machine name.
+    /// The profile's machine name (with --contention: the rows' machine id).
     #[arg(long, default_value = "host")]
     pub name: String,
+    /// Measure this host's contended one-line curves and idle transfers
+    /// instead, as rows of data/contention's curves.csv and idle.csv
+    /// (docs/contention.md).
+    #[arg(long)]
+    pub contention: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]

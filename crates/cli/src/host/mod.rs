@@ -97,6 +97,17 @@ pub fn calibrate(a: CalibrateArgs) -> i32 {
         return fail(e);
     }
     smpsim_host::cleanup::install_signal_handlers();
+    if a.contention {
+        return match smpsim_host::calibrate::contention::measure_to(&a.name, &a.output) {
+            Ok(c) => {
+                c.notes.iter().for_each(|n| eprintln!("calibrate: {n}"));
+                eprintln!("calibrate: wrote {}", a.output.display());
+                0
+            }
+            Err(_) if smpsim_host::cleanup::should_stop() => stopped_status(),
+            Err(e) => fail(format!("error: {e}")),
+        };
+    }
     let calibrated = smpsim_host::calibrate::calibrate(&a.name);
     if smpsim_host::cleanup::should_stop() {
         eprintln!("calibrate: stopped early by a signal; no profile written");

@@ -6,6 +6,7 @@
 //! them into the profile's costs, and [`calibrate`] runs both on the first
 //! two CPUs this process may use and renders the profile.
 
+pub mod contention;
 mod derive;
 mod measure;
 
