@@ -169,6 +169,15 @@ impl<E: Copy> Engine<E> {
         true
     }
 
+    /// Whether an event at `at` that [`Engine::fold`] refused would have
+    /// been folded but for the horizon: the run stopped short of `at` and
+    /// will deliver it first when it goes on. A run that stops and goes on
+    /// then counts the folds of one that runs through.
+    #[inline]
+    pub fn folds_after_horizon(&self, at: Nanos) -> bool {
+        at > self.horizon && self.budget > 0 && at >= self.now && self.queue.none_until(at)
+    }
+
     /// Counts an event handled by [`Engine::fold`] as [`Engine::run`]
     /// counts a delivered one (a folded `Stop` is an event too; the model
     /// then returns `Stop` for the event it was handling).

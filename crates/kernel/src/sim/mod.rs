@@ -79,6 +79,10 @@ pub struct Kernel<'s> {
     /// A detector found something the run cannot go on from (a task looping
     /// without time, a wild per-CPU index): it ends now.
     pub(crate) halted: bool,
+    /// The run stopped at a horizon just short of an event it would have
+    /// folded: that event, delivered first when the run goes on, is
+    /// counted as folded.
+    fold_at_horizon: bool,
     /// The timeline being recorded, if asked for.
     pub trace: Option<crate::trace::Recorder>,
     /// Simulated time reached, added to as the run goes (for progress
@@ -203,6 +207,7 @@ impl<'s> Kernel<'s> {
             ending: false,
             booting: false,
             halted: false,
+            fold_at_horizon: false,
             trace: None,
             progress: None,
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
@@ -583,7 +588,10 @@ impl Model for Kernel<'_> {
     type Event = Event;
 
     fn handle(&mut self, engine: &mut Engine<Event>, event: Event) -> Handled {
-        let handled = self.handle_one(engine, event, false);
+        // The first event after a stop at a horizon may be one a run going
+        // through would have folded: counted so (results never differ).
+        let folded = std::mem::take(&mut self.fold_at_horizon);
+        let handled = self.handle_one(engine, event, folded);
         if handled != Handled::Done || self.folds == 0 {
             self.flush(engine);
             return handled;
@@ -593,6 +601,7 @@ impl Model for Kernel<'_> {
         while let Some(i) = self.fold_candidate() {
             let (at, next) = self.out[i];
             if !engine.fold(at) {
+                self.fold_at_horizon = at <= self.spec.duration && engine.folds_after_horizon(at);
                 break;
             }
             self.out.remove(i);
