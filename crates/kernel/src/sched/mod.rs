@@ -308,7 +308,7 @@ impl crate::Kernel<'_> {
         if next == NO_TASK {
             cpu.activity = Activity::Idle;
             // ct_idle_enter(): an extended quiescent state begins.
-            self.rcu.idle_seq[c as usize] += 1;
+            self.rcu.eqs_enter(c);
             let hook = self.hook(crate::hooks::HookEvent::IdleEnter);
             if let Some(h) = hook.filter(|_| !self.booting) {
                 // do_idle() begins (tick_nohz_idle_enter(), ...): the CPU is

@@ -34,7 +34,7 @@ impl Kernel<'_> {
             context_switches: self.cpus.iter().map(|c| c.nr_switches).sum(),
             mm: self.mm_stats,
             capacity: self.cost.scales_work.then_some(self.capacity_stats),
-            rcu: (self.rcu.gp_kthread != NO_TASK).then_some(self.rcu.stats),
+            rcu: self.rcu.stats(),
             perturbations: self
                 .perturb
                 .as_mut()

@@ -525,7 +525,7 @@ impl<'s> Kernel<'s> {
                 self.cpus[c as usize].activity = Activity::Idle;
                 self.cpus[c as usize].need_resched = false;
                 // Back to idle after an interrupt: an extended QS again.
-                self.rcu.idle_seq[c as usize] += 1;
+                self.rcu.eqs_enter(c);
             } else {
                 self.schedule(c);
             }
