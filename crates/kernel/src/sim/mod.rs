@@ -131,7 +131,7 @@ impl<'s> Kernel<'s> {
             spec.counters.len(),
             spec.histograms.len() + uses_rcu as usize,
         );
-        let (mut objects, lock_stats) = Objects::build(spec, nr_cpus);
+        let (mut objects, lock_stats) = crate::locking::build::objects(spec, nr_cpus);
         let hotplug_lock = crate::locking::percpu_rwsem::new_hotplug_lock(&mut objects);
         metrics.locks = lock_stats;
         metrics.thresholds = crate::metrics::Thresholds::from_knobs(&spec.knobs);
@@ -553,7 +553,7 @@ impl<'s> Kernel<'s> {
 
     /// Line transfers so far on each object's cache lines, all instances.
     fn lock_line_transfers(&self) -> Vec<u64> {
-        self.objects.line_transfers(self.spec, self.nr_cpus)
+        crate::locking::build::line_transfers(&self.objects, self.spec, self.nr_cpus)
     }
 
     /// Starts the CPU's next activity end event.
