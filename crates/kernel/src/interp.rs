@@ -105,14 +105,14 @@ impl crate::Kernel<'_> {
             .ops[..];
         // Whether any op can read a shared variable at all (the objects
         // are fixed for the run).
-        let has_variables = !self.objects.variables.is_empty();
+        let has_variables = !self.locking.objects.variables.is_empty();
         let now = self.now;
         let mut steps = 0u32;
         let mut timeless = false;
         loop {
             steps += 1;
             // A fault stops the task where it is: nothing after it runs.
-            if self.halted || self.tasks[t as usize].fault.is_some() {
+            if self.halted() || self.tasks[t as usize].fault.is_some() {
                 break;
             }
             let task = &mut self.tasks[t as usize];
@@ -312,7 +312,7 @@ impl crate::Kernel<'_> {
         let op = format!("{:?}", program.ops[pc as usize]);
         let name = self.task_name(t);
         self.metrics.no_progress(c, self.now, &name, pc, &op);
-        self.halted = true;
+        self.halt();
     }
 
     /// Whether a shared-state op may run now: once the task's batch has
@@ -323,7 +323,7 @@ impl crate::Kernel<'_> {
         if !batch_empty {
             return false;
         }
-        if self.perturb.is_some() && !self.tasks[t as usize].perturbed {
+        if self.sched.perturb.is_some() && !self.tasks[t as usize].perturbed {
             self.tasks[t as usize].perturbed = true;
             if let Some(delay) = self.perturb_delay() {
                 let task = &mut self.tasks[t as usize];
@@ -386,7 +386,7 @@ impl crate::Kernel<'_> {
             return Flow::Stop;
         }
         self.tasks[t as usize].exited_at = Some(self.now);
-        self.live_tasks -= 1;
+        self.task_exited();
         self.set_state(t, TaskState::Exited);
         self.schedule(c);
         Flow::Stop
@@ -409,16 +409,16 @@ impl crate::Kernel<'_> {
     #[inline]
     pub(crate) fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32 {
         match &r.index {
-            None => self.objects.first_instance(r.object),
+            None => self.locking.objects.first_instance(r.object),
             Some(e) => self.indexed_instance(t, r, e),
         }
     }
 
     /// [`Self::instance`] of a reference with an index expression.
     fn indexed_instance(&mut self, t: TaskId, r: &ObjRef, e: &Expr) -> u32 {
-        let base = self.objects.first_instance(r.object);
+        let base = self.locking.objects.first_instance(r.object);
         let i = self.eval_inline(t, e);
-        if i < 0 || i >= self.nr_cpus as i64 {
+        if i < 0 || i >= self.nr_cpus() as i64 {
             let fault = Fault::BadIndex {
                 object: r.object,
                 index: i,
@@ -448,16 +448,16 @@ impl crate::Kernel<'_> {
             Expr::Const(v) => *v,
             Expr::Var(s) => self.tasks[t as usize].vars[*s as usize],
             Expr::ThisCpu => self.tasks[t as usize].cpu as i64,
-            Expr::NrCpus => self.nr_cpus as i64,
+            Expr::NrCpus => self.nr_cpus() as i64,
             Expr::TaskIndex => self.tasks[t as usize].index as i64,
             Expr::GroupSize => {
                 let g = self.tasks[t as usize].group as usize;
                 self.spec.task_groups[g].placement.len() as i64
             }
-            Expr::RandomCpu => self.tasks[t as usize].rng.below(self.nr_cpus as u64) as i64,
+            Expr::RandomCpu => self.tasks[t as usize].rng.below(self.cpus.len() as u64) as i64,
             Expr::CpuCurrMm(cpu) => {
                 let cpu = self.eval(t, cpu);
-                if cpu < 0 || cpu >= self.nr_cpus as i64 {
+                if cpu < 0 || cpu >= self.nr_cpus() as i64 {
                     return -1;
                 }
                 match self.cpus[cpu as usize].curr {
@@ -468,7 +468,7 @@ impl crate::Kernel<'_> {
             Expr::CurrentMm => self.tasks[t as usize].mm as i64,
             Expr::ReadOnce(r) => {
                 let i = self.instance(t, r);
-                self.objects.variables[i as usize]
+                self.locking.objects.variables[i as usize]
             }
             Expr::Uniform(lo, hi) => {
                 let (lo, hi) = (self.eval(t, lo), self.eval(t, hi));
@@ -530,10 +530,10 @@ impl crate::Kernel<'_> {
             Fault::BadIndex { object, index } => {
                 let object = &self.spec.objects[object as usize].name;
                 self.metrics
-                    .bad_index(c, self.now, &name, object, index, self.nr_cpus)
+                    .bad_index(c, self.now, &name, object, index, self.nr_cpus())
             }
         }
-        self.halted = true;
+        self.halt();
     }
 
     /// The task's name, its CPU, and the op it is at, for a finding.
@@ -562,7 +562,7 @@ impl crate::Kernel<'_> {
         match c {
             Cond::CpuOnline(e) => {
                 let cpu = self.eval_inline(t, e);
-                cpu >= 0 && cpu < self.nr_cpus as i64 && self.cpus[cpu as usize].online
+                cpu >= 0 && cpu < self.nr_cpus() as i64 && self.cpus[cpu as usize].online
             }
             Cond::Cmp(op, a, b) => {
                 let (a, b) = (self.eval_inline(t, a), self.eval_inline(t, b));

@@ -102,9 +102,9 @@ pub fn simulate_traced(
 ) -> (RunResult, trace::Recorder) {
     let mut kernel = Kernel::new(spec);
     let recorder = trace::Recorder::new(spec.machine.nr_cpus(), limit, window);
-    kernel.trace = Some(recorder);
+    kernel.record_timeline_into(recorder);
     let result = kernel.run();
-    (result, kernel.trace.take().expect("recorder"))
+    (result, kernel.take_timeline().expect("recorder"))
 }
 
 /// Runs a spec to completion (all its replicas) and returns its result.

@@ -272,14 +272,14 @@ impl crate::Kernel<'_> {
     /// wait in lock_stat.
     fn take_ownership_at(&mut self, c: u32, t: TaskId, m: u32, at: Nanos, contended: bool) -> u64 {
         let now = self.now;
-        let lock = &mut table(&mut self.objects).all[m as usize];
+        let lock = &mut table(&mut self.locking.objects).all[m as usize];
         let cost = lock.word.rmw(&self.cost, c, at.max(now)) - now;
         lock.owner = t;
         lock.acquired_at = now + cost;
         let waited = contended.then(|| now + cost - self.tasks[t as usize].wait.wait_start);
         self.metrics
             .lock_acquired(now, lock.object, LockCpu::new(m, c), waited);
-        held_by(&mut self.objects, t).push(m);
+        held_by(&mut self.locking.objects, t).push(m);
         cost
     }
 
@@ -291,7 +291,7 @@ impl crate::Kernel<'_> {
     #[inline(never)]
     fn report_mutex_misuse(&mut self, c: u32, t: TaskId, m: u32, unlock: bool) {
         let name = self.task_name(t);
-        let object = table(&mut self.objects).all[m as usize].object as usize;
+        let object = table(&mut self.locking.objects).all[m as usize].object as usize;
         let lock = self.spec.objects[object].name.clone();
         if unlock {
             self.metrics
@@ -310,10 +310,10 @@ impl crate::Kernel<'_> {
         m: u32,
         step: Option<MutexStep>,
     ) -> Flow {
-        if step.is_none() && table(&mut self.objects).all[m as usize].owner == t {
+        if step.is_none() && table(&mut self.locking.objects).all[m as usize].owner == t {
             self.report_mutex_misuse(c, t, m, false);
         }
-        let lock = &table(&mut self.objects).all[m as usize];
+        let lock = &table(&mut self.locking.objects).all[m as usize];
         if step.is_none() {
             self.tasks[t as usize].wait.wait_start = self.now;
             if lock.owner == NO_TASK && !lock.handoff {
@@ -327,7 +327,7 @@ impl crate::Kernel<'_> {
                 .lock_contended(self.now, lock.object, LockCpu::new(m, c));
             // The failed __mutex_trylock_fast() cmpxchg.
             let now = self.now;
-            table(&mut self.objects).all[m as usize]
+            table(&mut self.locking.objects).all[m as usize]
                 .word
                 .rmw(&self.cost, c, now);
             if self.can_spin(c, m) {
@@ -347,13 +347,13 @@ impl crate::Kernel<'_> {
         if lock.owner == NO_TASK && !lock.handoff {
             let mut cost = self.take_ownership(c, t, m);
             if step == Some(MutexStep::WokenWaiter)
-                && table(&mut self.objects).all[m as usize]
+                && table(&mut self.locking.objects).all[m as usize]
                     .waiters
                     .contains(&t)
             {
                 // __mutex_remove_waiter() under wait_lock.
                 self.remove_waiter(m, t);
-                let word = &mut table(&mut self.objects).all[m as usize].word;
+                let word = &mut table(&mut self.locking.objects).all[m as usize].word;
                 let at = word.rmw(&self.cost, c, self.now + cost);
                 cost = word.store(&self.cost, c, at) - self.now;
             }
@@ -362,14 +362,17 @@ impl crate::Kernel<'_> {
             return Flow::Next;
         }
         if step == Some(MutexStep::WokenWaiter)
-            && table(&mut self.objects).all[m as usize].waiters.front() == Some(&t)
+            && table(&mut self.locking.objects).all[m as usize]
+                .waiters
+                .front()
+                == Some(&t)
         {
             // `__mutex_trylock_or_handoff(lock, first)`.
-            table(&mut self.objects).all[m as usize].handoff = true;
+            table(&mut self.locking.objects).all[m as usize].handoff = true;
             if self.can_spin(c, m)
-                && table(&mut self.objects).all[m as usize].waiter_spinner == NO_TASK
+                && table(&mut self.locking.objects).all[m as usize].waiter_spinner == NO_TASK
             {
-                table(&mut self.objects).all[m as usize].waiter_spinner = t;
+                table(&mut self.locking.objects).all[m as usize].waiter_spinner = t;
                 self.begin_spin(
                     t,
                     Spin::Sleeping {
@@ -389,7 +392,7 @@ impl crate::Kernel<'_> {
     /// Adds the task to the wait list (if not on it) and sleeps.
     fn sleep_on_mutex(&mut self, c: u32, t: TaskId, m: u32) {
         let now = self.now;
-        let lock = &mut table(&mut self.objects).all[m as usize];
+        let lock = &mut table(&mut self.locking.objects).all[m as usize];
         if !lock.waiters.contains(&t) {
             lock.waiters.push_back(t);
             // wait_lock, __mutex_add_waiter() with the WAITERS flag, unlock.
@@ -405,7 +408,7 @@ impl crate::Kernel<'_> {
     }
 
     fn remove_waiter(&mut self, m: u32, t: TaskId) {
-        let lock = &mut table(&mut self.objects).all[m as usize];
+        let lock = &mut table(&mut self.locking.objects).all[m as usize];
         if let Some(i) = lock.waiters.iter().position(|&w| w == t) {
             lock.waiters.remove(i);
         }
@@ -414,13 +417,13 @@ impl crate::Kernel<'_> {
     /// `mutex_unlock()`.
     pub(crate) fn mutex_unlock(&mut self, c: u32, t: TaskId, m: u32) {
         let now = self.now;
-        if table(&mut self.objects).all[m as usize].owner != t {
+        if table(&mut self.locking.objects).all[m as usize].owner != t {
             // Not ours: lockdep's bad unlock balance; leave the lock alone.
             self.report_mutex_misuse(c, t, m, true);
             return;
         }
-        held_by(&mut self.objects, t).remove(m);
-        let lock = &mut table(&mut self.objects).all[m as usize];
+        held_by(&mut self.locking.objects, t).remove(m);
+        let lock = &mut table(&mut self.locking.objects).all[m as usize];
         let held = now.saturating_sub(lock.acquired_at);
         self.metrics.lock_released(now, lock.object, held);
         // The release (cmpxchg, or the handoff store) writes the lock word;
@@ -480,7 +483,7 @@ impl crate::Kernel<'_> {
             lock.waiter_spinner = NO_TASK;
             lock.owner = w;
             self.remove_waiter(m, w);
-            table(&mut self.objects).all[m as usize].handoff = false;
+            table(&mut self.locking.objects).all[m as usize].handoff = false;
             self.grant_to_spinner(w, m);
         } else {
             lock.owner = NO_TASK;
@@ -493,7 +496,10 @@ impl crate::Kernel<'_> {
     }
 
     fn wake_first_waiter(&mut self, c: u32, m: u32) -> bool {
-        if let Some(&w) = table(&mut self.objects).all[m as usize].waiters.front() {
+        if let Some(&w) = table(&mut self.locking.objects).all[m as usize]
+            .waiters
+            .front()
+        {
             if self.tasks[w as usize].state == TaskState::Sleeping {
                 self.wake_up(w, c);
                 return true;
@@ -582,7 +588,7 @@ mod tests {
         let heads = spinning(task::SpinHow::OnOwner);
         let queued = spinning(task::SpinHow::Queued);
         assert_eq!((heads, queued), (1, 2));
-        let lock = &table_ref(&k.objects).all[0];
+        let lock = &table_ref(&k.locking.objects).all[0];
         assert_eq!(lock.osq.len(), 3);
         assert!(matches!(
             k.tasks[lock.osq.head().unwrap() as usize].wait.spin,
@@ -615,7 +621,7 @@ mod tests {
         let s = contenders(4, 100 * US, 5 * MS);
         let mut k = Kernel::new(&s);
         k.run();
-        let word = &table_ref(&k.objects).all[0].word;
+        let word = &table_ref(&k.locking.objects).all[0].word;
         // 1 uncontended take + 3 x (failed fast path, OSQ xchg, cmpxchg)
         // + 4 releases.
         assert_eq!(word.rmws, 1 + 3 * 3 + 4, "{word:?}");
