@@ -17,7 +17,7 @@
 
 use smpsim_engine::{Nanos, Rng};
 
-use crate::interp::{Flow, MechanismOp};
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::CheckOp;
 use crate::spec::Perturb;
 use crate::task::{Resume, TaskId};

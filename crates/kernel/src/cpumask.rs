@@ -22,7 +22,7 @@
 //!
 //! A mask is a bitmap of `nr_cpu_ids` bits (`Vec<u64>`, 64 CPUs a word).
 
-use crate::interp::{Flow, MechanismOp};
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::{CpumaskOp, MaskExpr, MaskSlot};
 use crate::task::{Resume, TaskId, NO_TASK};
 

@@ -3,7 +3,7 @@
 //! written in the scenario; this is the step where `cpu_online_mask`
 //! changes and every mechanism stops or starts counting the CPU.
 
-use crate::interp::{Flow, MechanismOp};
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::HotplugOp;
 use crate::task::{Resume, TaskId, NO_TASK};
 

@@ -11,12 +11,12 @@
 
 use crate::cpu::{Activity, Csd, PendingIrq};
 use crate::event::*;
-use crate::interp::Flow;
+use crate::mechanism::Flow;
 use crate::program::{CallFunc, CpuSet, LockingOp, Op, SmpOp, END_OF_TIME, MAX_SPAN};
 use crate::task::*;
 use smpsim_engine::Nanos;
 
-impl crate::interp::MechanismOp for SmpOp {
+impl crate::mechanism::MechanismOp for SmpOp {
     fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
         let step = match resume {
             Resume::SmpCall(s) => Some(s),

@@ -61,12 +61,12 @@ use smpsim_engine::{Handled, Nanos};
 
 use crate::coherence::Line;
 use crate::event::{Event, SchedEvent, StopEvent};
-use crate::interp::Flow;
 use crate::kthread::KthreadStep;
+use crate::mechanism::Flow;
 use crate::program::{Dist, Expr, Op, StopOp, END_OF_TIME};
 use crate::task::*;
 
-impl crate::interp::MechanismOp for StopOp {
+impl crate::mechanism::MechanismOp for StopOp {
     fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
         match self {
             StopOp::StopMachine { func, cpu } => {

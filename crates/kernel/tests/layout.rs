@@ -342,6 +342,7 @@ const KERNEL_LAYERS: &[&[&str]] = &[
         "metrics",
         "trace",
         "invariants",
+        "mechanism",
     ],
     // The mechanisms, each its module.
     &[
@@ -418,9 +419,10 @@ fn kernel_back_arrows() -> Vec<String> {
 
 /// How many imports inside the kernel crate run back up its layers
 /// ([`KERNEL_LAYERS`]); the figure may only go down (issue 40 aims at 5).
-/// Measured: 19 on main before the Kernel split, 19 after it (the
-/// mechanisms still take `&mut Kernel`).
-const KERNEL_BACK_ARROWS_AT_MOST: usize = 19;
+/// Measured: 19 on main before the Kernel split; 12 once the mechanisms'
+/// contract with the interpreter (`Flow`, `MechanismOp`) moved beneath
+/// them (`mechanism.rs`): all 12 are a mechanism naming `Kernel`.
+const KERNEL_BACK_ARROWS_AT_MOST: usize = 12;
 
 #[test]
 fn kernel_imports_running_back_up_the_layers_do_not_grow() {

@@ -4,7 +4,7 @@
 //! object's cache line.
 
 use super::{percpu_rwsem, sleeping};
-use crate::interp::{Flow, MechanismOp};
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::{LockMode, LockingOp};
 use crate::task::{Mode, Resume, TaskId};
 use crate::Kernel;

@@ -29,8 +29,8 @@
 
 use crate::coherence::Line;
 use crate::event::RcuCallback;
-use crate::interp::{Flow, MechanismOp};
 use crate::locking::objects::Objects;
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::PercpuRefOp;
 use crate::task::{Mode, Resume, TaskId};
 use crate::Kernel;

@@ -30,10 +30,10 @@
 use std::collections::VecDeque;
 
 use crate::event::RcuCallback;
-use crate::interp::Flow;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
 use crate::Kernel;

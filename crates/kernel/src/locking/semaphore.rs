@@ -6,9 +6,9 @@
 use std::collections::VecDeque;
 
 use crate::coherence::Line;
-use crate::interp::Flow;
 use crate::locking::objects::Objects;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;

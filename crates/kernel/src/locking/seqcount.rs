@@ -19,10 +19,10 @@
 
 use crate::coherence::{Line, LineHome};
 use crate::event::*;
-use crate::interp::Flow;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
 use crate::Kernel;

@@ -27,8 +27,8 @@
 //! (see docs/locks.md).
 
 use crate::coherence::LineHome;
-use crate::interp::Flow;
 use crate::locking::objects::Objects;
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;

@@ -8,8 +8,8 @@ use smpsim_engine::Nanos;
 
 use super::{Env, SpinningLock, Taker};
 use crate::event::*;
-use crate::interp::Flow;
 use crate::lock_stat::LockCpu;
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
 

@@ -603,10 +603,10 @@ impl crate::Kernel<'_> {
         c: u32,
         t: TaskId,
         resume: Resume,
-    ) -> crate::interp::Flow {
+    ) -> crate::mechanism::Flow {
         self.tasks[t as usize].resume = resume;
         self.block(c, t);
-        crate::interp::Flow::Stop
+        crate::mechanism::Flow::Stop
     }
 
     /// The task gives up the CPU because it blocks (state already set).

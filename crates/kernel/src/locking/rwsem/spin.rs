@@ -4,7 +4,7 @@
 
 use super::{rspin_threshold, table, table_ref, RwsemStep, KIND};
 use crate::event::*;
-use crate::interp::Flow;
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
 use smpsim_engine::Nanos;
