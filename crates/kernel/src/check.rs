@@ -39,7 +39,7 @@ impl MechanismOp for CheckOp {
             CheckOp::WriteOnce { var, value } => {
                 let v = k.eval(t, value);
                 let i = k.instance(t, var);
-                k.locking.objects.variables[i as usize] = v;
+                k.locking.objects.set_variable(i, v);
                 k.advance(t);
             }
             CheckOp::Assert { cond, message } => {

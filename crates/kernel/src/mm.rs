@@ -34,6 +34,14 @@ pub(crate) struct MmState {
     pub(crate) stats: crate::result::MmStats,
 }
 
+impl MmState {
+    /// `n` TLB-flush IPIs sent by a cross-CPU call that flushes
+    /// (`flush_tlb_mm_range()` through `smp_call_function_many()`).
+    pub(crate) fn count_tlb_flush_ipis(&mut self, n: u64) {
+        self.stats.tlb_flush_ipis += n;
+    }
+}
+
 pub struct Mm {
     /// `mm_users`: live tasks.
     pub users: u32,

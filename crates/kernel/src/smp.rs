@@ -405,7 +405,7 @@ impl crate::Kernel<'_> {
             let n = targets.len() as u64;
             self.tasks[t as usize].smp.call_targets = targets;
             if flush {
-                self.mm.stats.tlb_flush_ipis += n;
+                self.mm.count_tlb_flush_ipis(n);
                 if self.tlb_broadcast_on() {
                     self.consider_global_asid(t);
                 }

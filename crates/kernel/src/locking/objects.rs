@@ -64,6 +64,11 @@ impl Objects {
         }
     }
 
+    /// `WRITE_ONCE()` of shared variable instance `i`.
+    pub(crate) fn set_variable(&mut self, i: ObjId, v: i64) {
+        self.variables[i as usize] = v;
+    }
+
     /// The sleeping-lock kinds declared at all, in registry order.
     pub(crate) fn used_kinds(&self) -> &[u8] {
         &self.used_kinds

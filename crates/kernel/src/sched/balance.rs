@@ -97,7 +97,7 @@ pub struct Balance {
     idle_stamp: Vec<Option<Nanos>>,
     /// Runnable (queued, not running) tasks that may move: none means no
     /// balancing pass can find anything (the kernel's `rd->overload`).
-    pub nr_movable_queued: u32,
+    nr_movable_queued: u32,
     nohz_next_kick: Nanos,
     nohz_kick_pending: bool,
     /// Tasks moved to another CPU, by any path.
@@ -105,6 +105,18 @@ pub struct Balance {
 }
 
 impl Balance {
+    /// A task that may move became runnable (`queued`) or stopped being
+    /// so: the count that lets balancing passes skip a machine with
+    /// nothing to move.
+    #[inline]
+    pub(crate) fn movable_queued(&mut self, queued: bool) {
+        if queued {
+            self.nr_movable_queued += 1;
+        } else {
+            self.nr_movable_queued -= 1;
+        }
+    }
+
     pub fn new(machine: &Machine) -> Self {
         let topo = &machine.topology;
         let n = machine.nr_cpus() as u32;

@@ -229,7 +229,7 @@ impl<'s> Kernel<'s> {
             let task = &kernel.tasks[t as usize];
             kernel.cpus[task.cpu as usize].nr_running += 1;
             if task.affinity != PINNED {
-                kernel.sched.balance.nr_movable_queued += 1;
+                kernel.sched.balance.movable_queued(true);
             }
         }
         kernel
@@ -469,8 +469,8 @@ impl<'s> Kernel<'s> {
         if task.affinity != PINNED {
             let b = &mut self.sched.balance;
             match (old == TaskState::Runnable, state == TaskState::Runnable) {
-                (false, true) => b.nr_movable_queued += 1,
-                (true, false) => b.nr_movable_queued -= 1,
+                (false, true) => b.movable_queued(true),
+                (true, false) => b.movable_queued(false),
                 _ => {}
             }
         }
