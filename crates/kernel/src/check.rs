@@ -17,7 +17,7 @@
 
 use smpsim_engine::{Nanos, Rng};
 
-use crate::interp::{Flow, MechanismOp};
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::CheckOp;
 use crate::spec::Perturb;
 use crate::task::{Resume, TaskId};
@@ -39,7 +39,7 @@ impl MechanismOp for CheckOp {
             CheckOp::WriteOnce { var, value } => {
                 let v = k.eval(t, value);
                 let i = k.instance(t, var);
-                k.objects.variables[i as usize] = v;
+                k.locking.objects.set_variable(i, v);
                 k.advance(t);
             }
             CheckOp::Assert { cond, message } => {
@@ -115,7 +115,7 @@ impl crate::Kernel<'_> {
     /// A delay before the shared-state op a task is about to run, if the
     /// explored schedule takes one here.
     pub(crate) fn perturb_delay(&mut self) -> Option<Nanos> {
-        self.perturb.as_mut()?.decide()
+        self.sched.perturb.as_mut()?.decide()
     }
 
     /// The membarrier checker at a command's return: a CPU it covers that
@@ -135,9 +135,9 @@ impl crate::Kernel<'_> {
                 && cpu.last_barrier < begin
         };
         let missed = if target >= 0 {
-            (target < self.nr_cpus as i64 && unordered(target as u32)).then_some(target as u32)
+            (target < self.nr_cpus() as i64 && unordered(target as u32)).then_some(target as u32)
         } else {
-            (0..self.nr_cpus).find(|&x| unordered(x))
+            (0..self.nr_cpus()).find(|&x| unordered(x))
         };
         // The command returns where the task's batch has run to (it is
         // checked while planned, never before its own beginning).

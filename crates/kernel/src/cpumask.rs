@@ -22,7 +22,7 @@
 //!
 //! A mask is a bitmap of `nr_cpu_ids` bits (`Vec<u64>`, 64 CPUs a word).
 
-use crate::interp::{Flow, MechanismOp};
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::{CpumaskOp, MaskExpr, MaskSlot};
 use crate::task::{Resume, TaskId, NO_TASK};
 
@@ -107,14 +107,14 @@ impl crate::Kernel<'_> {
         match e {
             MaskExpr::MmCpumask => {
                 let mm = self.tasks[t as usize].mm as usize;
-                for c in 0..self.nr_cpus {
-                    if self.mms[mm].mask.contains(c) {
+                for c in 0..self.nr_cpus() {
+                    if self.mm.mms[mm].mask.contains(c) {
                         set(&mut out, c);
                     }
                 }
             }
             MaskExpr::Online => {
-                for c in 0..self.nr_cpus {
+                for c in 0..self.nr_cpus() {
                     if self.cpus[c as usize].online {
                         set(&mut out, c);
                     }
@@ -122,7 +122,7 @@ impl crate::Kernel<'_> {
             }
             MaskExpr::MmRunning => {
                 let mm = self.tasks[t as usize].mm;
-                for c in 0..self.nr_cpus {
+                for c in 0..self.nr_cpus() {
                     let curr = self.cpus[c as usize].curr;
                     if curr != NO_TASK && self.tasks[curr as usize].mm == mm {
                         set(&mut out, c);
@@ -130,23 +130,23 @@ impl crate::Kernel<'_> {
                 }
             }
             MaskExpr::Lazy => {
-                for c in 0..self.nr_cpus {
+                for c in 0..self.nr_cpus() {
                     if self.cpus[c as usize].lazy {
                         set(&mut out, c);
                     }
                 }
             }
             MaskExpr::Flag(object) => {
-                let first = self.objects.first_instance(*object);
-                for c in 0..self.nr_cpus {
-                    if self.objects.variables[(first + c) as usize] != 0 {
+                let first = self.locking.objects.first_instance(*object);
+                for c in 0..self.nr_cpus() {
+                    if self.locking.objects.variables[(first + c) as usize] != 0 {
                         set(&mut out, c);
                     }
                 }
             }
             MaskExpr::Cpu(e) => {
                 let c = self.eval(t, e);
-                if (0..self.nr_cpus as i64).contains(&c) {
+                if (0..self.nr_cpus() as i64).contains(&c) {
                     set(&mut out, c as u32);
                 }
             }

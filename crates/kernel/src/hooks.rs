@@ -195,7 +195,7 @@ impl<'s> crate::Kernel<'s> {
     fn hook_op(&mut self, c: u32, op: &Op, mut t: Nanos) -> Nanos {
         match op {
             Op::Work(d) => {
-                let mut ns = d.sample(&mut self.cpu_streams.hook[c as usize]);
+                let mut ns = d.sample(self.hook_stream(c));
                 if self.cost.scales_work {
                     ns = self.scale_work(c, ns, t);
                 }
@@ -207,7 +207,7 @@ impl<'s> crate::Kernel<'s> {
             Op::Count(_) => {}
             Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
                 let l = self.hook_instance(c, r);
-                let line = self.objects.atomic_line(l);
+                let line = self.locking.objects.atomic_line(l);
                 t = if matches!(op, Op::Locking(LockingOp::AtomicRmw(_))) {
                     line.rmw_void(&self.cost, c, t)
                 } else {
@@ -227,10 +227,10 @@ impl<'s> crate::Kernel<'s> {
 
     /// The instance of `r` a hook on CPU `c` names.
     fn hook_instance(&mut self, c: u32, r: &ObjRef) -> u32 {
-        let mut l = self.objects.first_instance(r.object);
+        let mut l = self.locking.objects.first_instance(r.object);
         if let Some(e) = &r.index {
             let i = self.hook_eval(c, e);
-            l += i.clamp(0, self.nr_cpus as i64 - 1) as u32;
+            l += i.clamp(0, self.nr_cpus() as i64 - 1) as u32;
         }
         l
     }
@@ -266,8 +266,11 @@ impl<'s> crate::Kernel<'s> {
         match e {
             Expr::Const(v) => *v,
             Expr::ThisCpu => c as i64,
-            Expr::NrCpus => self.nr_cpus as i64,
-            Expr::RandomCpu => self.cpu_streams.hook[c as usize].below(self.nr_cpus as u64) as i64,
+            Expr::NrCpus => self.nr_cpus() as i64,
+            Expr::RandomCpu => {
+                let n = self.cpus.len() as u64;
+                self.hook_stream(c).below(n) as i64
+            }
             Expr::Bin(op, a, b) => {
                 let (a, b) = (self.hook_eval(c, a), self.hook_eval(c, b));
                 match op {
@@ -297,7 +300,7 @@ impl<'s> crate::Kernel<'s> {
         let Some(program) = self.hook(ev) else {
             return cost;
         };
-        if run.is_none() && !self.hooks.locking[ev as usize] {
+        if run.is_none() && !self.sched.hooks.locking[ev as usize] {
             return self.run_hook(c, program, self.now + cost) - self.now;
         }
         let r = run.get_or_insert_with(|| {
@@ -332,7 +335,7 @@ impl<'s> crate::Kernel<'s> {
         run.ctx = HookCtx::Switch { next };
         self.cpus[c as usize].activity = crate::cpu::Activity::Switch { end: run.t, next };
         self.irq_off_begin(c);
-        self.hooks.runs[c as usize] = Some(run);
+        self.sched.hooks.runs[c as usize] = Some(run);
         self.drive_hook_run(c);
     }
 
@@ -351,7 +354,7 @@ impl<'s> crate::Kernel<'s> {
             steps.push_back(Step::Softirq);
         }
         self.cpus[c as usize].activity = crate::cpu::Activity::Irq { end: t };
-        self.hooks.runs[c as usize] = Some(Box::new(HookRun {
+        self.sched.hooks.runs[c as usize] = Some(Box::new(HookRun {
             steps,
             t,
             spanned: 0,
@@ -363,14 +366,18 @@ impl<'s> crate::Kernel<'s> {
 
     /// Whether the tick's `sched_tick` hook takes locks.
     pub(crate) fn tick_hook_locks(&self) -> bool {
-        self.hooks.locking[HookEvent::SchedTick as usize]
+        self.sched.hooks.locking[HookEvent::SchedTick as usize]
     }
 
     /// Whether CPU `c`'s current activity ends in a hook run's next step
     /// rather than where it was headed.
     #[inline]
     pub(crate) fn hook_run_waiting(&self, c: u32) -> bool {
-        self.hooks.runs.get(c as usize).is_some_and(|r| r.is_some())
+        self.sched
+            .hooks
+            .runs
+            .get(c as usize)
+            .is_some_and(|r| r.is_some())
     }
 
     /// Runs CPU `c`'s hook run from where it is, at the current time: its
@@ -379,7 +386,9 @@ impl<'s> crate::Kernel<'s> {
     /// activity it is part of ends there).
     pub(crate) fn drive_hook_run(&mut self, c: u32) {
         self.settle(c);
-        let mut run = self.hooks.runs[c as usize].take().expect("a hook run");
+        let mut run = self.sched.hooks.runs[c as usize]
+            .take()
+            .expect("a hook run");
         debug_assert!(run.spin.is_none(), "a spinning hook run driven");
         while let Some(step) = run.steps.front_mut() {
             let (ev, program, pc) = match step {
@@ -430,7 +439,7 @@ impl<'s> crate::Kernel<'s> {
                     run.spin = Some((l, self.now));
                     let cpu = &mut self.cpus[c as usize];
                     cpu.gen = cpu.gen.wrapping_add(1);
-                    self.hooks.runs[c as usize] = Some(run);
+                    self.sched.hooks.runs[c as usize] = Some(run);
                     return;
                 }
             }
@@ -458,27 +467,29 @@ impl<'s> crate::Kernel<'s> {
             }
             HookCtx::Irq => crate::cpu::Activity::Irq { end: at },
         };
-        self.hooks.runs[c as usize] = Some(run);
+        self.sched.hooks.runs[c as usize] = Some(run);
         self.arm_cpu(c, at);
     }
 
     /// The lock CPU `c`'s hook spins on is its from `at` (called by the
     /// lock's release, [`Self::with_lock`]): the run goes on from then.
     pub(crate) fn hook_lock_granted(&mut self, c: u32, at: Nanos) {
-        let run = self.hooks.runs[c as usize]
+        let run = self.sched.hooks.runs[c as usize]
             .as_mut()
             .expect("a hook run waits for the lock");
         let (l, since) = run.spin.take().expect("the hook spins");
         run.t = at;
-        let object = self.objects.spinlocks[l as usize].object;
+        let object = self.locking.objects.spinlocks[l as usize].object;
         self.metrics.lock_spin(at, object, at - since);
-        let run = self.hooks.runs[c as usize].take().expect("a hook run");
+        let run = self.sched.hooks.runs[c as usize]
+            .take()
+            .expect("a hook run");
         self.park_hook_run(c, run, at);
     }
 
     /// When the hook on CPU `c` began to spin for its lock.
     pub(crate) fn hook_spin_since(&self, c: u32) -> Nanos {
-        self.hooks.runs[c as usize]
+        self.sched.hooks.runs[c as usize]
             .as_ref()
             .and_then(|r| r.spin)
             .map_or(self.now, |s| s.1)
@@ -488,6 +499,7 @@ impl<'s> crate::Kernel<'s> {
     /// hardirq context.
     fn hook_lockdep_hardirq(&mut self, c: u32, class: u32) {
         let settled = self
+            .locking
             .lockdep
             .as_ref()
             .is_none_or(|ld| ld.usage_settled(class, true));
@@ -562,7 +574,7 @@ mod tests {
             let mut horizon = 0;
             while !sim.advance(horizon) {
                 let k = sim.kernel();
-                for lock in &k.objects.spinlocks {
+                for lock in &k.locking.objects.spinlocks {
                     assert!(lock.ownership_sound(), "{kind}: {:?}", lock.holders());
                     for h in lock.holders() {
                         if let Some(c) = crate::ids::hook_holder_cpu(h.0) {

@@ -3,7 +3,7 @@
 //! written in the scenario; this is the step where `cpu_online_mask`
 //! changes and every mechanism stops or starts counting the CPU.
 
-use crate::interp::{Flow, MechanismOp};
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::HotplugOp;
 use crate::task::{Resume, TaskId, NO_TASK};
 
@@ -33,13 +33,13 @@ impl crate::Kernel<'_> {
     /// An op named a CPU that does not exist: the kernel would return an
     /// error (`-EINVAL`, `-ENXIO`) the scenario does not look at.
     pub(crate) fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
-        let nr = self.nr_cpus;
+        let nr = self.nr_cpus();
         self.metrics.bad_cpu(c, self.now, op, cpu, nr);
     }
 
     /// Marks `target` offline or online, from a task on CPU `c`.
     pub(crate) fn set_cpu_online(&mut self, c: u32, target: i64, online: bool) {
-        if target < 0 || target >= self.nr_cpus as i64 {
+        if target < 0 || target >= self.nr_cpus() as i64 {
             let op = if online { "cpu_up" } else { "cpu_down" };
             self.bad_cpu(c, op, target);
             return;

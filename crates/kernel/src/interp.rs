@@ -9,6 +9,7 @@
 use smpsim_engine::Nanos;
 
 use crate::event::*;
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::*;
 use crate::task::*;
 
@@ -19,57 +20,6 @@ const OPS_PER_STEP: u32 = 10_000;
 const MAX_CREDITS: usize = 256;
 /// Steps in a row without time after which a task is stuck (10 million ops).
 const TIMELESS_STEPS: u32 = 1_000;
-
-/// What a mechanism op did.
-pub(crate) enum Flow {
-    /// Done; interpret the next op (the op may have added work to the batch).
-    Next,
-    /// The op set up what the CPU does next (spin, sleep, switch).
-    Stop,
-    /// Not yet: the task's batch runs up to the op first.
-    Wait,
-}
-
-/// The ops of one mechanism, grouped as [`Event`] groups events: each
-/// mechanism's file has its op enum (a variant of [`Op`]) and implements
-/// this with the one exhaustive match that runs it, with no fallback arm,
-/// so an op without its handler is a compile error. What the interpreter
-/// does for every op of every mechanism (wait for the task's batch,
-/// perturbed schedules) is in [`crate::Kernel::run_task`], written once.
-///
-/// A match over the ops that forgets one does not compile:
-///
-/// ```compile_fail,E0004
-/// use smpsim_kernel::program::LockingOp;
-/// fn handled(op: &LockingOp) -> &'static str {
-///     match op {
-///         LockingOp::Lock { .. } | LockingOp::Unlock { .. } => "lock",
-///         LockingOp::Down(_) | LockingOp::Up(_) => "semaphore",
-///         LockingOp::RwsemTrylock { .. } | LockingOp::DowngradeWrite(_) => "rwsem",
-///         LockingOp::WriteSeqcount { .. }
-///         | LockingOp::ReadSeqcountBegin { .. }
-///         | LockingOp::ReadSeqcountRetry { .. } => "seqcount",
-///         LockingOp::CpusReadLock
-///         | LockingOp::CpusReadUnlock
-///         | LockingOp::CpusWriteLock
-///         | LockingOp::CpusWriteUnlock => "cpu_hotplug_lock",
-///         LockingOp::AtomicRmw(_) | LockingOp::AtomicRead(_) => "atomic",
-///         // `AtomicCmpxchgLoop` has no arm: error[E0004].
-///     }
-/// }
-/// ```
-pub(crate) trait MechanismOp {
-    /// Whether it touches only the task: it then runs at its planned time
-    /// inside the task's batch of local work, adding no event, instead of
-    /// waiting for the batch to run up to it.
-    fn local(&self) -> bool {
-        false
-    }
-    /// Runs it for task `t`, current on CPU `c` (`resume`: where a
-    /// resumed op left off). It moves the task to its next op when done
-    /// (a local op always is).
-    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow;
-}
 
 impl crate::Kernel<'_> {
     /// Lets the task's unfinished batch of work (cut short by an
@@ -105,14 +55,14 @@ impl crate::Kernel<'_> {
             .ops[..];
         // Whether any op can read a shared variable at all (the objects
         // are fixed for the run).
-        let has_variables = !self.objects.variables.is_empty();
+        let has_variables = !self.locking.objects.variables.is_empty();
         let now = self.now;
         let mut steps = 0u32;
         let mut timeless = false;
         loop {
             steps += 1;
             // A fault stops the task where it is: nothing after it runs.
-            if self.halted || self.tasks[t as usize].fault.is_some() {
+            if self.halted() || self.tasks[t as usize].fault.is_some() {
                 break;
             }
             let task = &mut self.tasks[t as usize];
@@ -312,7 +262,7 @@ impl crate::Kernel<'_> {
         let op = format!("{:?}", program.ops[pc as usize]);
         let name = self.task_name(t);
         self.metrics.no_progress(c, self.now, &name, pc, &op);
-        self.halted = true;
+        self.halt();
     }
 
     /// Whether a shared-state op may run now: once the task's batch has
@@ -323,7 +273,7 @@ impl crate::Kernel<'_> {
         if !batch_empty {
             return false;
         }
-        if self.perturb.is_some() && !self.tasks[t as usize].perturbed {
+        if self.sched.perturb.is_some() && !self.tasks[t as usize].perturbed {
             self.tasks[t as usize].perturbed = true;
             if let Some(delay) = self.perturb_delay() {
                 let task = &mut self.tasks[t as usize];
@@ -386,7 +336,7 @@ impl crate::Kernel<'_> {
             return Flow::Stop;
         }
         self.tasks[t as usize].exited_at = Some(self.now);
-        self.live_tasks -= 1;
+        self.task_exited();
         self.set_state(t, TaskState::Exited);
         self.schedule(c);
         Flow::Stop
@@ -409,16 +359,16 @@ impl crate::Kernel<'_> {
     #[inline]
     pub(crate) fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32 {
         match &r.index {
-            None => self.objects.first_instance(r.object),
+            None => self.locking.objects.first_instance(r.object),
             Some(e) => self.indexed_instance(t, r, e),
         }
     }
 
     /// [`Self::instance`] of a reference with an index expression.
     fn indexed_instance(&mut self, t: TaskId, r: &ObjRef, e: &Expr) -> u32 {
-        let base = self.objects.first_instance(r.object);
+        let base = self.locking.objects.first_instance(r.object);
         let i = self.eval_inline(t, e);
-        if i < 0 || i >= self.nr_cpus as i64 {
+        if i < 0 || i >= self.nr_cpus() as i64 {
             let fault = Fault::BadIndex {
                 object: r.object,
                 index: i,
@@ -448,16 +398,16 @@ impl crate::Kernel<'_> {
             Expr::Const(v) => *v,
             Expr::Var(s) => self.tasks[t as usize].vars[*s as usize],
             Expr::ThisCpu => self.tasks[t as usize].cpu as i64,
-            Expr::NrCpus => self.nr_cpus as i64,
+            Expr::NrCpus => self.nr_cpus() as i64,
             Expr::TaskIndex => self.tasks[t as usize].index as i64,
             Expr::GroupSize => {
                 let g = self.tasks[t as usize].group as usize;
                 self.spec.task_groups[g].placement.len() as i64
             }
-            Expr::RandomCpu => self.tasks[t as usize].rng.below(self.nr_cpus as u64) as i64,
+            Expr::RandomCpu => self.tasks[t as usize].rng.below(self.cpus.len() as u64) as i64,
             Expr::CpuCurrMm(cpu) => {
                 let cpu = self.eval(t, cpu);
-                if cpu < 0 || cpu >= self.nr_cpus as i64 {
+                if cpu < 0 || cpu >= self.nr_cpus() as i64 {
                     return -1;
                 }
                 match self.cpus[cpu as usize].curr {
@@ -468,7 +418,7 @@ impl crate::Kernel<'_> {
             Expr::CurrentMm => self.tasks[t as usize].mm as i64,
             Expr::ReadOnce(r) => {
                 let i = self.instance(t, r);
-                self.objects.variables[i as usize]
+                self.locking.objects.variables[i as usize]
             }
             Expr::Uniform(lo, hi) => {
                 let (lo, hi) = (self.eval(t, lo), self.eval(t, hi));
@@ -530,10 +480,10 @@ impl crate::Kernel<'_> {
             Fault::BadIndex { object, index } => {
                 let object = &self.spec.objects[object as usize].name;
                 self.metrics
-                    .bad_index(c, self.now, &name, object, index, self.nr_cpus)
+                    .bad_index(c, self.now, &name, object, index, self.nr_cpus())
             }
         }
-        self.halted = true;
+        self.halt();
     }
 
     /// The task's name, its CPU, and the op it is at, for a finding.
@@ -562,7 +512,7 @@ impl crate::Kernel<'_> {
         match c {
             Cond::CpuOnline(e) => {
                 let cpu = self.eval_inline(t, e);
-                cpu >= 0 && cpu < self.nr_cpus as i64 && self.cpus[cpu as usize].online
+                cpu >= 0 && cpu < self.nr_cpus() as i64 && self.cpus[cpu as usize].online
             }
             Cond::Cmp(op, a, b) => {
                 let (a, b) = (self.eval_inline(t, a), self.eval_inline(t, b));

@@ -140,7 +140,7 @@ impl crate::Kernel<'_> {
             return;
         }
         let which = self.tasks[t as usize].kthread.expect("a kthread");
-        let step = (self.kthreads[which as usize].step)(self, c, t);
+        let step = (self.kthread_info(which).step)(self, c, t);
         match step {
             KthreadStep::Work(ns) => {
                 let task = &mut self.tasks[t as usize];

@@ -22,7 +22,8 @@
 //!    grouped by mechanism and the core `handle()` only routes them: the
 //!    scheduler's to [`sched`], IPIs to [`smp`], RCU's to [`rcu`], and so
 //!    on. Between events a task runs its program through [`interp`], which
-//!    calls the mechanism each shared-state op names.
+//!    calls the mechanism each shared-state op names (its ops implement
+//!    [`mechanism::MechanismOp`], the contract beneath the mechanisms).
 //! 4. **Result.** The run returns a [`RunResult`]: counters, latency
 //!    histograms, CPU time split, per-CPU maximum preempt-off and IRQ-off
 //!    sections per window, a `lock_stat`-style table, and what the
@@ -64,6 +65,7 @@ pub mod invariants;
 pub mod kthread;
 pub mod lock_stat;
 pub mod locking;
+pub mod mechanism;
 pub mod metrics;
 pub mod mm;
 pub mod program;
@@ -102,9 +104,9 @@ pub fn simulate_traced(
 ) -> (RunResult, trace::Recorder) {
     let mut kernel = Kernel::new(spec);
     let recorder = trace::Recorder::new(spec.machine.nr_cpus(), limit, window);
-    kernel.trace = Some(recorder);
+    kernel.record_timeline_into(recorder);
     let result = kernel.run();
-    (result, kernel.trace.take().expect("recorder"))
+    (result, kernel.take_timeline().expect("recorder"))
 }
 
 /// Runs a spec to completion (all its replicas) and returns its result.

@@ -3,7 +3,7 @@
 //!
 //! # Lifecycle
 //!
-//! [`crate::locking::objects::Objects::build`] makes one empty
+//! [`crate::locking::build::objects`] makes one empty
 //! [`LockStat`] row per declared object (a class: all its instances).
 //! While the run goes on, each lock kind calls, on its object's row:
 //!

@@ -77,6 +77,14 @@ pub struct Metrics {
     pub(crate) lock_cpu: Vec<Vec<u32>>,
     pub findings: Vec<Finding>,
     pub thresholds: Thresholds,
+    /// Histogram names: the spec's, then the kernel's own.
+    pub(crate) hist_names: Vec<String>,
+    /// Line transfers of each object's lines when the warm-up ended.
+    pub(crate) bounce_base: Vec<u64>,
+    /// Each CPU's and each task's times when the warm-up ended: results
+    /// report the measured part only, as lock_stat and counters do.
+    pub(crate) cpu_times_base: Vec<crate::cpu::CpuTimes>,
+    pub(crate) task_times_base: Vec<crate::task::TaskTimes>,
 }
 
 impl Metrics {
@@ -114,6 +122,10 @@ impl Metrics {
             lock_cpu: Vec::new(),
             findings: Vec::new(),
             thresholds: Thresholds::default(),
+            hist_names: Vec::new(),
+            bounce_base: Vec::new(),
+            cpu_times_base: Vec::new(),
+            task_times_base: Vec::new(),
         }
     }
 

@@ -25,6 +25,23 @@ use crate::task::*;
 
 pub use crate::ids::NO_MM;
 
+/// Every address space and what is counted of them.
+#[derive(Default)]
+pub(crate) struct MmState {
+    /// Address spaces, by mm id (one per task group unless shared), with
+    /// their users, `mm_count` and `mm_cpumask`.
+    pub(crate) mms: Vec<Mm>,
+    pub(crate) stats: crate::result::MmStats,
+}
+
+impl MmState {
+    /// `n` TLB-flush IPIs sent by a cross-CPU call that flushes
+    /// (`flush_tlb_mm_range()` through `smp_call_function_many()`).
+    pub(crate) fn count_tlb_flush_ipis(&mut self, n: u64) {
+        self.stats.tlb_flush_ipis += n;
+    }
+}
+
 pub struct Mm {
     /// `mm_users`: live tasks.
     pub users: u32,
@@ -115,16 +132,16 @@ impl crate::Kernel<'_> {
     /// returns how long it takes from now.
     fn mm_atomic(&mut self, mm: u32, c: u32) -> u64 {
         let now = self.now;
-        self.mms[mm as usize].line.rmw(&self.cost, c, now) - now
+        self.mm.mms[mm as usize].line.rmw(&self.cost, c, now) - now
     }
 
     fn mask_set(&mut self, mm: u32, c: u32) -> u64 {
-        let m = &mut self.mms[mm as usize];
+        let m = &mut self.mm.mms[mm as usize];
         if !m.mask.insert(c) {
             return 0;
         }
         m.mask_weight += 1;
-        if self.booting {
+        if self.sched.booting {
             // Set before the run began: no transfer of the line in it.
             return 0;
         }
@@ -135,7 +152,7 @@ impl crate::Kernel<'_> {
     /// Clears CPU `c` from the mask; returns (RMW latency, mask now empty).
     fn mask_clear(&mut self, mm: u32, c: u32) -> (u64, bool) {
         let now = self.now;
-        let m = &mut self.mms[mm as usize];
+        let m = &mut self.mm.mms[mm as usize];
         if !m.mask.remove(c) {
             return (0, m.mask_weight == 0);
         }
@@ -158,8 +175,8 @@ impl crate::Kernel<'_> {
             {
                 self.cpus[c as usize].lazy = true;
                 if self.mode() == LazyTlb::Refcount && active != NO_MM {
-                    self.mms[active as usize].count += 1;
-                    self.mm_stats.lazy_refcount_ops += 1;
+                    self.mm.mms[active as usize].count += 1;
+                    self.mm.stats.lazy_refcount_ops += 1;
                     cost += self.mm_atomic(active, c);
                 }
             }
@@ -172,7 +189,7 @@ impl crate::Kernel<'_> {
                 // Naive: drop the bit before the CPU has stopped using the mm,
                 // then look at the mask and mm_users in a separate step.
                 let (t, _) = self.mask_clear(active, c);
-                let read = self.mms[active as usize]
+                let read = self.mm.mms[active as usize]
                     .mask_line
                     .read(&self.cost, c, self.now + t);
                 self.at(read, Event::Mm(MmEvent::Check { mm: active }));
@@ -186,7 +203,7 @@ impl crate::Kernel<'_> {
     /// Returns work the task does first (dropping a lazy reference).
     pub(crate) fn mm_switch_finish(&mut self, c: u32, next: TaskId) -> u64 {
         let n = self.tasks[next as usize].mm;
-        let gen = self.mms[n as usize].tlb_gen;
+        let gen = self.mm.mms[n as usize].tlb_gen;
         let cpu = &mut self.cpus[c as usize];
         let (old, was_lazy) = (cpu.active_mm, cpu.lazy);
         // switch_mm_irqs_off(): back from lazy on the same mm, a TLB behind
@@ -197,7 +214,7 @@ impl crate::Kernel<'_> {
         cpu.active_mm = n;
         cpu.lazy = false;
         let deferred = if behind {
-            self.mm_stats.deferred_tlb_flushes += 1;
+            self.mm.stats.deferred_tlb_flushes += 1;
             self.cost.tlb_flush_full
         } else {
             0
@@ -214,9 +231,9 @@ impl crate::Kernel<'_> {
         match self.mode() {
             LazyTlb::Refcount if was_lazy => {
                 // mmdrop_lazy_tlb_sched(): drop the reference the idle task held.
-                self.mm_stats.lazy_refcount_ops += 1;
+                self.mm.stats.lazy_refcount_ops += 1;
                 let t = self.mm_atomic(old, c);
-                let m = &mut self.mms[old as usize];
+                let m = &mut self.mm.mms[old as usize];
                 m.count -= 1;
                 if m.count == 0 {
                     self.at(self.now + t, Event::Mm(MmEvent::Free { mm: old }));
@@ -227,7 +244,7 @@ impl crate::Kernel<'_> {
                 // Stopped using it; clearing the bit and seeing the mask empty
                 // is one atomic operation, so one CPU alone frees.
                 let (t, empty) = self.mask_clear(old, c);
-                if empty && self.mms[old as usize].users == 0 {
+                if empty && self.mm.mms[old as usize].users == 0 {
                     self.at(self.now + t, Event::Mm(MmEvent::Free { mm: old }));
                 }
                 t
@@ -242,7 +259,7 @@ impl crate::Kernel<'_> {
         let me = self.tasks[t as usize].cpu;
         let mm = self.tasks[t as usize].mm;
         let now = self.now;
-        let m = &mut self.mms[mm as usize];
+        let m = &mut self.mm.mms[mm as usize];
         m.tlb_gen += 1;
         let gen = m.tlb_gen;
         // The caller flushes its own TLB (flush_tlb_func() called locally).
@@ -252,9 +269,9 @@ impl crate::Kernel<'_> {
         if trim {
             m.next_trim = now + 1_000_000_000;
         }
-        for c in 0..self.nr_cpus {
+        for c in 0..self.nr_cpus() {
             let cpu = &self.cpus[c as usize];
-            if c == me || !cpu.online || !self.mms[mm as usize].mask.contains(c) {
+            if c == me || !cpu.online || !self.mm.mms[mm as usize].mask.contains(c) {
                 continue;
             }
             // A CPU switching to the mm counts as running it: its IRQs are
@@ -283,7 +300,7 @@ impl crate::Kernel<'_> {
             } else if !self.cpumask_mode() {
                 // flush_tlb_func() on a CPU that switched away: it clears
                 // its bit and returns.
-                let m = &mut self.mms[mm as usize];
+                let m = &mut self.mm.mms[mm as usize];
                 m.mask.remove(c);
                 m.mask_weight -= 1;
             }
@@ -301,14 +318,14 @@ impl crate::Kernel<'_> {
     pub(crate) fn tlb_flush_mask_targets(&mut self, t: TaskId, slot: u16, out: &mut Vec<u32>) {
         let me = self.tasks[t as usize].cpu;
         let mm = self.tasks[t as usize].mm;
-        let m = &mut self.mms[mm as usize];
+        let m = &mut self.mm.mms[mm as usize];
         m.tlb_gen += 1;
         let gen = m.tlb_gen;
         self.cpus[me as usize].tlb_gen = gen;
         let cpumask_mode = self.cpumask_mode();
         let mask = std::mem::take(&mut self.tasks[t as usize].smp.masks);
         let chosen = mask.get(slot as usize).map_or(&[][..], |m| m.as_slice());
-        for c in 0..self.nr_cpus {
+        for c in 0..self.nr_cpus() {
             let cpu = &mut self.cpus[c as usize];
             if c == me || !cpu.online {
                 continue;
@@ -316,18 +333,18 @@ impl crate::Kernel<'_> {
             let running = cpu.active_mm == mm && !cpu.lazy;
             if !crate::cpumask::test(chosen, c) {
                 if running && cpu.tlb_gen < gen {
-                    self.mm_stats.mask_flush_missed += 1;
+                    self.mm.stats.mask_flush_missed += 1;
                 }
                 continue;
             }
             out.push(c);
-            self.mm_stats.mask_flush_ipis += 1;
+            self.mm.stats.mask_flush_ipis += 1;
             if cpu.active_mm == mm {
                 cpu.tlb_gen = gen;
             }
             if !running {
-                self.mm_stats.mask_flush_ipis_not_running += 1;
-                let m = &mut self.mms[mm as usize];
+                self.mm.stats.mask_flush_ipis_not_running += 1;
+                let m = &mut self.mm.mms[mm as usize];
                 if cpu.active_mm != mm && !cpumask_mode && m.mask.remove(c) {
                     m.mask_weight -= 1;
                 }
@@ -349,33 +366,33 @@ impl crate::Kernel<'_> {
     /// (`use_global_asid()`), and its later flushes are broadcast.
     pub(crate) fn consider_global_asid(&mut self, t: TaskId) {
         let mm = self.tasks[t as usize].mm;
-        if mm == NO_MM || self.mms[mm as usize].global_asid {
+        if mm == NO_MM || self.mm.mms[mm as usize].global_asid {
             return;
         }
         let jiffies = self.now * self.spec.knobs.hz as u64 / 1_000_000_000;
         if (t as u64 & 0x1f) != (jiffies & 0x1f) {
             return;
         }
-        let m = &self.mms[mm as usize];
+        let m = &self.mm.mms[mm as usize];
         if m.mask_weight <= 3 {
             return;
         }
-        let active = (0..self.nr_cpus)
+        let active = (0..self.nr_cpus())
             .filter(|&c| {
                 let cpu = &self.cpus[c as usize];
                 m.mask.contains(c) && cpu.active_mm == mm && !cpu.lazy
             })
             .count();
         if active > 3 {
-            self.mms[mm as usize].global_asid = true;
-            self.mm_stats.global_asids += 1;
+            self.mm.mms[mm as usize].global_asid = true;
+            self.mm.stats.global_asids += 1;
         }
     }
 
     /// The mm of task `t` has a global ASID and the kernel broadcasts.
     pub(crate) fn flush_by_broadcast(&self, t: TaskId) -> bool {
         let mm = self.tasks[t as usize].mm;
-        self.tlb_broadcast_on() && mm != NO_MM && self.mms[mm as usize].global_asid
+        self.tlb_broadcast_on() && mm != NO_MM && self.mm.mms[mm as usize].global_asid
     }
 
     /// `broadcast_tlb_flush()` of `pages` pages of task `t`'s mm: bumps the
@@ -392,7 +409,7 @@ impl crate::Kernel<'_> {
         const TLB_SINGLE_PAGE_FLUSH_CEILING: u64 = 33;
         let (invlpgb, tlbsync, count_max) = self.cost.tlb_broadcast.expect("broadcast machine");
         let mm = self.tasks[t as usize].mm;
-        let m = &mut self.mms[mm as usize];
+        let m = &mut self.mm.mms[mm as usize];
         m.tlb_gen += 1;
         let gen = m.tlb_gen;
         for cpu in self.cpus.iter_mut() {
@@ -405,8 +422,8 @@ impl crate::Kernel<'_> {
         } else {
             pages.max(1).div_ceil(count_max)
         };
-        self.mm_stats.tlb_broadcast_flushes += 1;
-        self.mm_stats.invlpgb += n;
+        self.mm.stats.tlb_broadcast_flushes += 1;
+        self.mm.stats.invlpgb += n;
         n * invlpgb + tlbsync
     }
 
@@ -415,22 +432,22 @@ impl crate::Kernel<'_> {
     pub(crate) fn mm_exit(&mut self, c: u32, t: TaskId) -> u64 {
         let mm = self.tasks[t as usize].mm;
         let mut cost = self.mm_atomic(mm, c);
-        self.mms[mm as usize].users -= 1;
+        self.mm.mms[mm as usize].users -= 1;
         // The exiting task keeps running on the mm lazily until it switches.
         self.cpus[c as usize].lazy = true;
         if self.mode() == LazyTlb::Refcount {
-            self.mms[mm as usize].count += 1;
-            self.mm_stats.lazy_refcount_ops += 1;
+            self.mm.mms[mm as usize].count += 1;
+            self.mm.stats.lazy_refcount_ops += 1;
             cost += self.mm_atomic(mm, c);
         }
-        if self.mms[mm as usize].users > 0 {
+        if self.mm.mms[mm as usize].users > 0 {
             return cost;
         }
         match self.mode() {
             LazyTlb::Refcount | LazyTlb::Shootdown => {
                 // mmput() -> mmdrop() of the users' reference.
                 cost += self.mm_atomic(mm, c);
-                let m = &mut self.mms[mm as usize];
+                let m = &mut self.mm.mms[mm as usize];
                 m.count -= 1;
                 if m.count == 0 {
                     if self.mode() == LazyTlb::Shootdown {
@@ -442,7 +459,7 @@ impl crate::Kernel<'_> {
             }
             LazyTlb::CpumaskRefcount | LazyTlb::CpumaskRefcountNaive => {
                 // The last user is gone: free once no CPU is in the mask.
-                if self.mms[mm as usize].mask_weight == 0 {
+                if self.mm.mms[mm as usize].mask_weight == 0 {
                     self.at(self.now + cost, Event::Mm(MmEvent::Free { mm }));
                 }
             }
@@ -459,15 +476,16 @@ impl crate::Kernel<'_> {
             self.cpus[c as usize].lazy = false;
         }
         let mut pending = 0;
-        for x in 0..self.nr_cpus {
-            if x == c || !self.mms[mm as usize].mask.contains(x) || !self.cpus[x as usize].online {
+        for x in 0..self.nr_cpus() {
+            if x == c || !self.mm.mms[mm as usize].mask.contains(x) || !self.cpus[x as usize].online
+            {
                 continue;
             }
             if self.cpus[x as usize].active_mm != mm {
                 continue;
             }
             pending += 1;
-            self.mm_stats.shootdown_ipis += 1;
+            self.mm.stats.shootdown_ipis += 1;
             self.queue_csd(
                 x,
                 Csd::ShootLazy { mm },
@@ -475,7 +493,7 @@ impl crate::Kernel<'_> {
                 c,
             );
         }
-        self.mms[mm as usize].shoot_pending = pending;
+        self.mm.mms[mm as usize].shoot_pending = pending;
         if pending == 0 {
             self.at(self.now, Event::Mm(MmEvent::Free { mm }));
         }
@@ -488,7 +506,7 @@ impl crate::Kernel<'_> {
             cpu.active_mm = NO_MM;
             cpu.lazy = false;
         }
-        let m = &mut self.mms[mm as usize];
+        let m = &mut self.mm.mms[mm as usize];
         m.shoot_pending -= 1;
         if m.shoot_pending == 0 {
             self.mm_free(mm);
@@ -497,7 +515,7 @@ impl crate::Kernel<'_> {
 
     /// The naive protocol's second step: look, then free.
     pub(crate) fn mm_check(&mut self, mm: u32) {
-        let m = &self.mms[mm as usize];
+        let m = &self.mm.mms[mm as usize];
         if m.users == 0 && m.mask_weight == 0 {
             self.mm_free(mm);
         }
@@ -505,8 +523,8 @@ impl crate::Kernel<'_> {
 
     /// `__mmdrop()` frees the mm: the checker looks at who still uses it.
     pub(crate) fn mm_free(&mut self, mm: u32) {
-        if self.mms[mm as usize].freed {
-            self.mm_stats.violations += 1;
+        if self.mm.mms[mm as usize].freed {
+            self.mm.stats.violations += 1;
             self.metrics.mm_violation(
                 crate::result::Detector::MmDoubleFree,
                 self.now,
@@ -518,13 +536,13 @@ impl crate::Kernel<'_> {
             );
             return;
         }
-        self.mms[mm as usize].freed = true;
-        self.mm_stats.mms_freed += 1;
-        let users: Vec<u32> = (0..self.nr_cpus)
+        self.mm.mms[mm as usize].freed = true;
+        self.mm.stats.mms_freed += 1;
+        let users: Vec<u32> = (0..self.nr_cpus())
             .filter(|&x| self.cpus[x as usize].active_mm == mm)
             .collect();
         if let Some(&first) = users.first() {
-            self.mm_stats.violations += 1;
+            self.mm.stats.violations += 1;
             self.metrics.mm_violation(
                 crate::result::Detector::MmUseAfterFree,
                 self.now,
@@ -539,16 +557,16 @@ impl crate::Kernel<'_> {
 
     /// At the end of a run: an mm with no users, not in use, never freed.
     pub(crate) fn mm_check_leaks(&mut self) {
-        for mm in 0..self.mms.len() as u32 {
-            let m = &self.mms[mm as usize];
-            let in_use = (0..self.nr_cpus).any(|x| self.cpus[x as usize].active_mm == mm);
+        for mm in 0..self.mm.mms.len() as u32 {
+            let m = &self.mm.mms[mm as usize];
+            let in_use = (0..self.nr_cpus()).any(|x| self.cpus[x as usize].active_mm == mm);
             if m.users == 0 && !m.freed && !in_use && m.shoot_pending == 0 {
                 let lazy_refs = if self.cpumask_mode() {
                     m.mask_weight
                 } else {
                     m.count
                 };
-                self.mm_stats.violations += 1;
+                self.mm.stats.violations += 1;
                 self.metrics.mm_violation(
                     crate::result::Detector::MmLeak,
                     self.now,

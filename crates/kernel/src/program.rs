@@ -274,7 +274,7 @@ pub struct CallFunc {
 /// control flow, sleep and exit), run by the interpreter (`interp.rs`),
 /// and each mechanism's ops, grouped as [`crate::event::Event`] groups
 /// events: one enum per mechanism, each run by the one exhaustive match in
-/// its mechanism's file ([`crate::interp::MechanismOp`]). A variant without
+/// its mechanism's file ([`crate::mechanism::MechanismOp`]). A variant without
 /// its handler does not compile. (The enums live here, beneath the
 /// mechanisms, as the events do in `event.rs`: the IR names no mechanism.)
 #[derive(Clone, Debug, PartialEq)]

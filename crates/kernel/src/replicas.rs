@@ -25,7 +25,7 @@ pub fn simulate(spec: &Spec) -> RunResult {
 pub fn simulate_with(spec: &Spec, progress: Option<&Arc<AtomicU64>>) -> RunResult {
     let run = |spec: &Spec| {
         let mut k = Kernel::new(spec);
-        k.progress = progress.cloned();
+        k.report_progress(progress.cloned());
         k.run()
     };
     if spec.replicas <= 1 {

@@ -11,12 +11,12 @@
 
 use crate::cpu::{Activity, Csd, PendingIrq};
 use crate::event::*;
-use crate::interp::Flow;
+use crate::mechanism::Flow;
 use crate::program::{CallFunc, CpuSet, LockingOp, Op, SmpOp, END_OF_TIME, MAX_SPAN};
 use crate::task::*;
 use smpsim_engine::Nanos;
 
-impl crate::interp::MechanismOp for SmpOp {
+impl crate::mechanism::MechanismOp for SmpOp {
     fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
         let step = match resume {
             Resume::SmpCall(s) => Some(s),
@@ -225,7 +225,7 @@ impl crate::Kernel<'_> {
     #[inline(never)]
     fn csd_on_offline_cpu(&mut self, target: u32, at: u64, from: u32) {
         self.metrics.ipi_offline_cpu(
-            from.min(self.nr_cpus - 1),
+            from.min(self.nr_cpus() - 1),
             at,
             format!("WARNING: IPI on offline CPU {target} (a CSD queued on it)"),
         );
@@ -284,10 +284,11 @@ impl crate::Kernel<'_> {
         let spec = self.spec;
         for op in &spec.handlers[h as usize].ops {
             match op {
-                Op::Work(d) => t += d.sample(&mut self.cpu_streams.handler[c as usize]),
+                Op::Work(d) => t += d.sample(self.handler_stream(c)),
                 Op::Count(counter) => self.metrics.count(t, *counter),
                 Op::Locking(LockingOp::Lock { lock, .. }) => {
                     let settled = self
+                        .locking
                         .lockdep
                         .as_ref()
                         .is_none_or(|ld| ld.usage_settled(lock.object, true));
@@ -334,7 +335,7 @@ impl crate::Kernel<'_> {
                 self.tasks[t as usize].resume = Resume::SmpCall(SmpCallStep::Done);
                 return self.end_batch(c, t);
             }
-            if target < 0 || target >= self.nr_cpus as i64 {
+            if target < 0 || target >= self.nr_cpus() as i64 {
                 self.bad_cpu(c, "smp_call_function_single", target);
                 return self.smp_call_done(c, t);
             }
@@ -404,7 +405,7 @@ impl crate::Kernel<'_> {
             let n = targets.len() as u64;
             self.tasks[t as usize].smp.call_targets = targets;
             if flush {
-                self.mm_stats.tlb_flush_ipis += n;
+                self.mm.count_tlb_flush_ipis(n);
                 if self.tlb_broadcast_on() {
                     self.consider_global_asid(t);
                 }
@@ -454,9 +455,9 @@ impl crate::Kernel<'_> {
         let me = self.tasks[t as usize].cpu;
         match set {
             CpuSet::MmCpumask => {
-                let mask = &self.mms[self.tasks[t as usize].mm as usize].mask;
+                let mask = &self.mm.mms[self.tasks[t as usize].mm as usize].mask;
                 out.extend(
-                    (0..self.nr_cpus)
+                    (0..self.nr_cpus())
                         .filter(|&c| c != me && mask.contains(c) && self.cpus[c as usize].online),
                 );
             }
@@ -473,12 +474,12 @@ impl crate::Kernel<'_> {
                 let mask = self.task_mask(t, *slot);
                 out.extend(
                     crate::cpumask::cpus(mask)
-                        .filter(|&c| c != me && c < self.nr_cpus && self.cpus[c as usize].online),
+                        .filter(|&c| c != me && c < self.nr_cpus() && self.cpus[c as usize].online),
                 );
             }
             CpuSet::MmRunning => {
                 let mm = self.tasks[t as usize].mm;
-                out.extend((0..self.nr_cpus).filter(|&c| {
+                out.extend((0..self.nr_cpus()).filter(|&c| {
                     let cpu = &self.cpus[c as usize];
                     c != me
                         && cpu.online
@@ -487,16 +488,16 @@ impl crate::Kernel<'_> {
                 }));
             }
             CpuSet::AllButSelf => out.extend(
-                (0..self.nr_cpus).filter(|&cpu| cpu != me && self.cpus[cpu as usize].online),
+                (0..self.nr_cpus()).filter(|&cpu| cpu != me && self.cpus[cpu as usize].online),
             ),
             CpuSet::List(exprs) => {
                 for e in exprs {
                     let cpu = self.eval(t, e);
-                    if cpu < 0 || cpu >= self.nr_cpus as i64 {
+                    if cpu < 0 || cpu >= self.nr_cpus() as i64 {
                         self.bad_cpu(me, "smp_call_function_many", cpu);
                     }
                     if cpu >= 0
-                        && cpu < self.nr_cpus as i64
+                        && cpu < self.nr_cpus() as i64
                         && cpu as u32 != me
                         && self.cpus[cpu as usize].online
                     {

@@ -61,12 +61,12 @@ use smpsim_engine::{Handled, Nanos};
 
 use crate::coherence::Line;
 use crate::event::{Event, SchedEvent, StopEvent};
-use crate::interp::Flow;
 use crate::kthread::KthreadStep;
+use crate::mechanism::Flow;
 use crate::program::{Dist, Expr, Op, StopOp, END_OF_TIME};
 use crate::task::*;
 
-impl crate::interp::MechanismOp for StopOp {
+impl crate::mechanism::MechanismOp for StopOp {
     fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
         match self {
             StopOp::StopMachine { func, cpu } => {
@@ -114,7 +114,7 @@ pub const KTHREAD: crate::kthread::KthreadInfo = crate::kthread::KthreadInfo {
         policy: crate::spec::Policy::Fifo(STOP_PRIO),
     },
     step: |k, c, t| k.cpu_stopper_thread(c, t),
-    started: |k, ids| k.stop = Stoppers::new(k.nr_cpus, ids),
+    started: |k, ids| k.stop = Stoppers::new(k.nr_cpus(), ids),
 };
 
 /// One CPU's part in a call, as recorded for [`crate::Kernel::stop_machine_log`].
@@ -322,13 +322,13 @@ impl crate::Kernel<'_> {
             self.stop.waiters.push_back(t);
             return self.sleep_until_woken(c, t, Resume::Op);
         }
-        let first_online = (0..self.nr_cpus).find(|&k| self.cpus[k as usize].online);
+        let first_online = (0..self.nr_cpus()).find(|&k| self.cpus[k as usize].online);
         let active = match cpu {
             // cpus == NULL: cpumask_first(cpu_online_mask).
             None => first_online.unwrap_or(NO_CPU),
             Some(e) => {
                 let v = self.eval(t, e);
-                if v < 0 || v >= self.nr_cpus as i64 {
+                if v < 0 || v >= self.nr_cpus() as i64 {
                     self.bad_cpu(c, "stop_machine_cpuslocked", v);
                     NO_CPU
                 } else if self.cpus[v as usize].online {
@@ -357,7 +357,7 @@ impl crate::Kernel<'_> {
         s.called_at = now;
         s.transfers_at_call = s.msdata.transfers;
         let mut n = 0;
-        for k in 0..self.nr_cpus {
+        for k in 0..self.nr_cpus() {
             let online = self.cpus[k as usize].online;
             let s = &mut self.stop;
             s.in_call[k as usize] = online;
@@ -377,7 +377,7 @@ impl crate::Kernel<'_> {
         let mut at = s.msdata.store(&self.cost, c, now);
         at = s.done.store(&self.cost, c, at);
         self.preempt_disable(t);
-        for k in 0..self.nr_cpus {
+        for k in 0..self.nr_cpus() {
             if !self.stop.in_call[k as usize] {
                 continue;
             }

@@ -13,7 +13,7 @@ const MS: u64 = 1_000_000;
 /// The run with the given folds, and how many events it folded.
 fn run(spec: &spec::Spec, folds: u8) -> (result::RunResult, u64) {
     let mut k = Kernel::new(spec);
-    k.folds = folds;
+    k.set_folds(folds);
     let mut r = k.run();
     r.stats.wall_seconds = 0.0;
     let folded = r.stats.by_kind.folded.iter().sum();

@@ -5,9 +5,11 @@
 //! the commands whose logic lives here: `run` ([`run`], over seeds in
 //! [`seeds`], over schedules in [`schedules`]), `sweep` ([`sweep`], its points in
 //! [`sweep_points`], `sweep merge` in [`sweep_merge`]), `reproduce`
-//! ([`reproduce`]), `host compare` ([`host_compare`]), `fmt` ([`fmt`]).
+//! ([`reproduce`]), `host compare` ([`host_compare`]), `fmt` ([`fmt`]),
+//! `bench` ([`bench`]).
 
 pub mod band;
+pub mod bench;
 pub mod explore;
 pub mod fmt;
 pub mod host_compare;

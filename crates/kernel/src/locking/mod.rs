@@ -13,6 +13,7 @@
 //! Adding an implementation is one new file with a [`LockKindInfo`] and one
 //! line in [`LOCK_KINDS`].
 
+pub mod build;
 pub mod cna;
 pub mod distributed_mutex;
 pub mod lockdep;
@@ -67,6 +68,23 @@ pub static SLEEPING_KINDS: &[sleeping::SleepingKindInfo] = &[
 ];
 
 pub use sleeping::{find_sleeping_kind, sleeping_kind_names, SleepingKindInfo};
+
+/// Locking's state: every lock kind's instances (each kind's own table in
+/// [`objects::Objects`]) and lockdep.
+pub(crate) struct Locking {
+    /// Every instance of every declared object, by kind.
+    pub(crate) objects: objects::Objects,
+    /// Scratch for the waiters a lock operation grants the lock to.
+    pub(crate) lock_grants: Vec<(
+        crate::task::TaskId,
+        crate::program::LockMode,
+        smpsim_engine::Nanos,
+    )>,
+    /// `cpu_hotplug_lock`'s instance in [`objects::Objects::sleeping`].
+    pub(crate) hotplug_lock: u32,
+    /// lockdep, when the scenario turns it on.
+    pub(crate) lockdep: Option<Box<lockdep::Lockdep>>,
+}
 
 /// A spinning-lock implementation, as a scenario names it.
 pub struct LockKindInfo {
@@ -303,7 +321,7 @@ impl crate::Kernel<'_> {
     /// lock of `class` at its current op (`irqsave`: an `_irqsave` form,
     /// which disables hardirqs first).
     fn lockdep_acquire(&mut self, c: u32, t: TaskId, class: u32, read: bool, irqsave: bool) {
-        let Some(ld) = self.lockdep.as_mut() else {
+        let Some(ld) = self.locking.lockdep.as_mut() else {
             return;
         };
         let pc = self.tasks[t as usize].pc;
@@ -314,6 +332,7 @@ impl crate::Kernel<'_> {
         // The IRQ-safety half: taken here with hardirqs on.
         let task = &self.tasks[t as usize];
         let settled = self
+            .locking
             .lockdep
             .as_ref()
             .is_none_or(|ld| ld.usage_settled(class, false));
@@ -345,7 +364,7 @@ impl crate::Kernel<'_> {
     /// `mark_lock()` for `class` on CPU `c`, in hardirq context or with
     /// hardirqs on; reports an inconsistent use.
     pub(crate) fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String) {
-        let Some(ld) = self.lockdep.as_mut() else {
+        let Some(ld) = self.locking.lockdep.as_mut() else {
             return;
         };
         let Some(bad) = ld.mark_usage(class, in_hardirq, site.clone()) else {
@@ -402,7 +421,7 @@ impl crate::Kernel<'_> {
     }
 
     fn lockdep_release(&mut self, t: TaskId, class: u32) {
-        if let Some(ld) = self.lockdep.as_mut() {
+        if let Some(ld) = self.locking.lockdep.as_mut() {
             ld.release(t, class);
         }
     }
@@ -422,7 +441,7 @@ impl crate::Kernel<'_> {
                 irqsave,
                 ..
             })) => {
-                let f = match self.objects.sleeping_kind(lock.object) {
+                let f = match self.locking.objects.sleeping_kind(lock.object) {
                     Some(k) => sleeping::kind(k).imp.lock_fn(*mode),
                     None => format!("{}_lock", mode.op_prefix()),
                 };

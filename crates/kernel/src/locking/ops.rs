@@ -4,7 +4,7 @@
 //! object's cache line.
 
 use super::{percpu_rwsem, sleeping};
-use crate::interp::{Flow, MechanismOp};
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::{LockMode, LockingOp};
 use crate::task::{Mode, Resume, TaskId};
 use crate::Kernel;
@@ -22,7 +22,7 @@ impl MechanismOp for LockingOp {
                     k.hold(t, lock.object);
                 }
                 let l = k.instance(t, lock);
-                match k.objects.sleeping_kind(lock.object) {
+                match k.locking.objects.sleeping_kind(lock.object) {
                     Some(kind) => k.sleeping_lock(c, t, kind, l, *mode, resume),
                     None => k.spin_lock(c, t, l, *mode, *irqsave),
                 }
@@ -35,7 +35,7 @@ impl MechanismOp for LockingOp {
                 k.lockdep_release(t, lock.object);
                 k.unhold(t, lock.object);
                 let l = k.instance(t, lock);
-                match k.objects.sleeping_kind(lock.object) {
+                match k.locking.objects.sleeping_kind(lock.object) {
                     Some(kind) => sleeping::kind(kind).imp.unlock(k, c, t, l, *mode),
                     None => k.spin_unlock(c, t, l, *mode, *irqrestore),
                 }
@@ -73,12 +73,20 @@ impl MechanismOp for LockingOp {
             }
             LockingOp::Down(r) => {
                 let s = k.instance(t, r);
-                let kind = k.objects.sleeping_kind(r.object).expect("a semaphore");
+                let kind = k
+                    .locking
+                    .objects
+                    .sleeping_kind(r.object)
+                    .expect("a semaphore");
                 k.sleeping_lock(c, t, kind, s, LockMode::Exclusive, resume)
             }
             LockingOp::Up(r) => {
                 let s = k.instance(t, r);
-                let kind = k.objects.sleeping_kind(r.object).expect("a semaphore");
+                let kind = k
+                    .locking
+                    .objects
+                    .sleeping_kind(r.object)
+                    .expect("a semaphore");
                 sleeping::kind(kind)
                     .imp
                     .unlock(k, c, t, s, LockMode::Exclusive)
@@ -93,7 +101,7 @@ impl MechanismOp for LockingOp {
                 if step.is_none() {
                     k.lockdep_acquire(c, t, k.hotplug_lock_class(), read, false);
                 }
-                let l = k.hotplug_lock;
+                let l = k.locking.hotplug_lock;
                 percpu_rwsem::KIND.imp.lock(k, c, t, l, mode, step)
             }
             LockingOp::CpusReadUnlock | LockingOp::CpusWriteUnlock => {
@@ -102,13 +110,13 @@ impl MechanismOp for LockingOp {
                     _ => LockMode::Write,
                 };
                 k.lockdep_release(t, k.hotplug_lock_class());
-                let l = k.hotplug_lock;
+                let l = k.locking.hotplug_lock;
                 percpu_rwsem::KIND.imp.unlock(k, c, t, l, mode)
             }
             LockingOp::AtomicRmw(r) | LockingOp::AtomicRead(r) => {
                 let l = k.instance(t, r);
                 let now = k.now;
-                let line = k.objects.atomic_line(l);
+                let line = k.locking.objects.atomic_line(l);
                 let done = if matches!(self, LockingOp::AtomicRmw(_)) {
                     line.rmw_void(&k.cost, c, now)
                 } else {
@@ -121,7 +129,7 @@ impl MechanismOp for LockingOp {
             LockingOp::AtomicCmpxchgLoop(r) => {
                 let l = k.instance(t, r);
                 let now = k.now;
-                let line = k.objects.atomic_line(l);
+                let line = k.locking.objects.atomic_line(l);
                 let done = match resume {
                     // The first attempt expects what a read finds.
                     Resume::Cmpxchg(expected) => {

@@ -29,8 +29,8 @@
 
 use crate::coherence::Line;
 use crate::event::RcuCallback;
-use crate::interp::{Flow, MechanismOp};
 use crate::locking::objects::Objects;
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::PercpuRefOp;
 use crate::task::{Mode, Resume, TaskId};
 use crate::Kernel;
@@ -132,7 +132,7 @@ impl MechanismOp for PercpuRefOp {
             PercpuRefOp::Get(r) => {
                 let l = k.instance(t, r);
                 let cost = &k.cost;
-                let p = instance(&mut k.objects, l);
+                let p = instance(&mut k.locking.objects, l);
                 p.count += 1;
                 if p.atomic_mode {
                     p.atomic.rmw_void(cost, c, now)
@@ -146,7 +146,7 @@ impl MechanismOp for PercpuRefOp {
             }
             PercpuRefOp::Kill(r) => {
                 let l = k.instance(t, r);
-                let p = instance(&mut k.objects, l);
+                let p = instance(&mut k.locking.objects, l);
                 if p.dead {
                     // percpu_ref_kill_and_confirm(): "called more than once".
                     let object = p.object as usize;
@@ -176,7 +176,7 @@ impl MechanismOp for PercpuRefOp {
 fn put(k: &mut Kernel<'_>, c: u32, t: TaskId, l: u32) -> smpsim_engine::Nanos {
     let now = k.now;
     let cost = &k.cost;
-    let p = instance(&mut k.objects, l);
+    let p = instance(&mut k.locking.objects, l);
     if p.count <= 0 {
         // A put without a reference: the count would go negative.
         let object = p.object as usize;
@@ -201,7 +201,7 @@ impl Kernel<'_> {
     /// after its kill: the per-CPU counts are in the atomic count now, and
     /// the reference the kill left (the initial one) is dropped.
     pub(crate) fn percpu_ref_switched(&mut self, l: u32) {
-        let p = instance(&mut self.objects, l);
+        let p = instance(&mut self.locking.objects, l);
         p.switched = true;
         // percpu_ref_call_confirm_rcu() -> percpu_ref_put(): the initial
         // reference, unless a put already gave it back.
@@ -276,7 +276,7 @@ mod tests {
         let spec: &'static crate::Spec = Box::leak(Box::new(s));
         let mut k = crate::Kernel::new(spec);
         k.run();
-        let l = k.objects.first_instance(0);
+        let l = k.locking.objects.first_instance(0);
         (k, l)
     }
 
@@ -285,7 +285,7 @@ mod tests {
     #[test]
     fn percpu_mode_moves_no_line() {
         let (k, l) = run(None, 5 * MS);
-        let p = k.objects.percpu_ref(l).unwrap();
+        let p = k.locking.objects.percpu_ref(l).unwrap();
         assert!(p.percpu_mode());
         assert_eq!(p.line_transfers(), 0);
         // Three getters, each holding at most one reference, and the
@@ -299,7 +299,7 @@ mod tests {
     #[test]
     fn kill_switches_to_the_shared_count_after_a_grace_period() {
         let (k, l) = run(Some(MS), 40 * MS);
-        let p = k.objects.percpu_ref(l).unwrap();
+        let p = k.locking.objects.percpu_ref(l).unwrap();
         assert!(!p.percpu_mode());
         assert!(p.switched(), "a grace period passed in 39 ms");
         assert!(p.line_transfers() > 100, "{}", p.line_transfers());
@@ -308,7 +308,7 @@ mod tests {
         assert!(p.released());
 
         let (k, l) = run(Some(MS), MS + 20 * US);
-        let p = k.objects.percpu_ref(l).unwrap();
+        let p = k.locking.objects.percpu_ref(l).unwrap();
         assert!(!p.percpu_mode());
         assert!(!p.switched(), "20 us is shorter than a grace period");
         assert!(!p.released(), "no release before the switch");

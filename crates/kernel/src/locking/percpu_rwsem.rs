@@ -30,10 +30,10 @@
 use std::collections::VecDeque;
 
 use crate::event::RcuCallback;
-use crate::interp::Flow;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
 use crate::Kernel;
@@ -212,7 +212,7 @@ fn sleep_at(k: &mut Kernel, c: u32, t: TaskId, step: u8) -> Flow {
 /// `percpu_down_read()`; `woken`: again after sleeping behind a writer.
 fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32, woken: bool) -> Flow {
     let now = k.now;
-    let s = sem(&mut k.objects, l);
+    let s = sem(&mut k.locking.objects, l);
     // Fast path while the rcu_sync is idle; slow path checks `block`.
     if s.gp_state == GpState::Idle || !s.block {
         s.readers += 1;
@@ -242,7 +242,7 @@ fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32, woken: bool) -> Flow {
 /// `percpu_up_read()`.
 fn up_read(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
     let now = k.now;
-    let s = sem(&mut k.objects, l);
+    let s = sem(&mut k.locking.objects, l);
     if s.declared() {
         let object = s.object;
         let Some(i) = s.holders.iter().position(|h| h.0 == t) else {
@@ -255,7 +255,7 @@ fn up_read(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
         k.metrics
             .lock_released_mode(now, object, LockMode::Read, now - since);
     }
-    let s = sem(&mut k.objects, l);
+    let s = sem(&mut k.locking.objects, l);
     s.readers = s.readers.saturating_sub(1);
     if s.readers == 0 && s.drain_waiter != NO_TASK {
         let w = std::mem::replace(&mut s.drain_waiter, NO_TASK);
@@ -277,7 +277,7 @@ fn writer_waits(
     first: bool,
     wait: impl FnOnce(&mut Kernel) -> Flow,
 ) -> Flow {
-    let s = sem(&mut k.objects, l);
+    let s = sem(&mut k.locking.objects, l);
     if !s.declared() {
         return wait(k);
     }
@@ -300,11 +300,11 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
     let first = step.is_none();
     let mut step = step;
     if step.is_none() {
-        if sem(&mut k.objects, l).declared() {
+        if sem(&mut k.locking.objects, l).declared() {
             k.tasks[t as usize].wait.wait_start = now;
         }
         // rcu_sync_enter()
-        let s = sem(&mut k.objects, l);
+        let s = sem(&mut k.locking.objects, l);
         let state = s.gp_state;
         s.gp_count += 1;
         if state == GpState::Idle {
@@ -323,7 +323,7 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
     }
     if step == Some(step::AFTER_GP) {
         // The synchronous rcu_sync_func(): GP_ENTER -> GP_PASSED.
-        let s = sem(&mut k.objects, l);
+        let s = sem(&mut k.locking.objects, l);
         if s.gp_state == GpState::Enter {
             s.gp_state = GpState::Passed;
         }
@@ -334,7 +334,7 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
         step = Some(step::TAKE);
     }
     if step == Some(step::TAKE) {
-        let s = sem(&mut k.objects, l);
+        let s = sem(&mut k.locking.objects, l);
         if s.block {
             s.write_waiters.push_back(t);
             return writer_waits(k, c, t, l, first, |k| sleep_at(k, c, t, step::TAKE));
@@ -346,7 +346,7 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
             return writer_waits(k, c, t, l, first, |k| sleep_at(k, c, t, step::DRAINED));
         }
     }
-    let s = sem(&mut k.objects, l);
+    let s = sem(&mut k.locking.objects, l);
     s.acquired_at = now;
     if s.declared() {
         let object = s.object;
@@ -363,7 +363,7 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
 /// `percpu_up_write()`.
 fn up_write(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
     let now = k.now;
-    let s = sem(&mut k.objects, l);
+    let s = sem(&mut k.locking.objects, l);
     if s.declared() {
         let object = s.object;
         if !s.block || s.writer != t {
@@ -377,7 +377,7 @@ fn up_write(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
         k.metrics
             .lock_released_mode(now, object, LockMode::Write, held);
     }
-    let s = sem(&mut k.objects, l);
+    let s = sem(&mut k.locking.objects, l);
     s.block = false;
     s.writer = NO_TASK;
     let readers = std::mem::take(&mut s.read_waiters);
@@ -413,7 +413,7 @@ impl Kernel<'_> {
     /// `rcu_sync_func()` of instance `l`, a grace period after
     /// `rcu_sync_exit()`.
     pub(crate) fn rcu_sync_func(&mut self, l: u32) {
-        let s = sem(&mut self.objects, l);
+        let s = sem(&mut self.locking.objects, l);
         if s.gp_count > 0 {
             s.gp_state = GpState::Passed;
             let waiters = std::mem::take(&mut s.enter_waiters);

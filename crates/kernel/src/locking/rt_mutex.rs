@@ -24,10 +24,10 @@
 
 use crate::coherence::Line;
 use crate::event::*;
-use crate::interp::Flow;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
@@ -148,13 +148,13 @@ impl SleepingLock for RtMutexKind {
         let now = k.now;
         if step.is_some() {
             // Back on the CPU after a sleep: the unlock handed it over.
-            if rt(&mut k.objects, l).owner == t {
+            if rt(&mut k.locking.objects, l).owner == t {
                 k.advance(t);
                 return Flow::Next;
             }
             return sleep(k, c, t, l);
         }
-        let m = rt(&mut k.objects, l);
+        let m = rt(&mut k.locking.objects, l);
         let object = m.object;
         if m.owner == t {
             let (name, lock) = (k.task_name(t), k.spec.objects[object as usize].name.clone());
@@ -162,7 +162,7 @@ impl SleepingLock for RtMutexKind {
                 .recursive_locking(c, now, &name, "rt_mutex_lock", &lock);
         }
         k.tasks[t as usize].wait.wait_start = now;
-        let m = rt(&mut k.objects, l);
+        let m = rt(&mut k.locking.objects, l);
         let done = m.line.rmw(&k.cost, c, now);
         if m.owner == NO_TASK {
             m.owner = t;
@@ -177,7 +177,7 @@ impl SleepingLock for RtMutexKind {
         // rt_mutex_enqueue() under wait_lock: behind every waiter of the
         // same or a higher priority.
         let prio = k.tasks[t as usize].rt_prio();
-        let m = rt(&mut k.objects, l);
+        let m = rt(&mut k.locking.objects, l);
         let at = m.waiters.iter().take_while(|w| w.1 >= prio).count();
         m.waiters.insert(at, (t, prio));
         let queued = m.line.rmw(&k.cost, c, done);
@@ -195,10 +195,10 @@ impl SleepingLock for RtMutexKind {
             && k.tasks[owner as usize].state == TaskState::Running
         {
             // rtmutex_spin_on_owner(): poll the owner word and owner->on_cpu.
-            let m = rt(&mut k.objects, l);
+            let m = rt(&mut k.locking.objects, l);
             m.spinner = t;
             let ready = m.line.poll(&k.cost, c, queued);
-            set_spun_on(&mut k.objects, l, true);
+            set_spun_on(&mut k.locking.objects, l, true);
             k.preempt_disable(t);
             let oc = k.tasks[owner as usize].cpu;
             let task = &mut k.tasks[t as usize];
@@ -218,7 +218,7 @@ impl SleepingLock for RtMutexKind {
 
     fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
         let now = k.now;
-        let m = rt(&mut k.objects, l);
+        let m = rt(&mut k.locking.objects, l);
         if m.owner != t {
             let object = m.object as usize;
             let (name, lock) = (k.task_name(t), k.spec.objects[object].name.clone());
@@ -238,8 +238,8 @@ impl SleepingLock for RtMutexKind {
             let wc = k.tasks[w as usize].cpu;
             if m.spinner == w {
                 m.spinner = NO_TASK;
-                set_spun_on(&mut k.objects, l, false);
-                let m = rt(&mut k.objects, l);
+                set_spun_on(&mut k.locking.objects, l, false);
+                let m = rt(&mut k.locking.objects, l);
                 let seen = m
                     .line
                     .take_poll(wc)
@@ -280,11 +280,11 @@ impl SleepingLock for RtMutexKind {
     fn owner_leaves_cpu(&self, k: &mut Kernel, owner: TaskId) {
         // Only an instance spun on can be this owner's with a spinner; in
         // index order, as a scan of every instance would find them.
-        let Some(spun_on) = k.objects.kind_table_ref::<RtMutexes>() else {
+        let Some(spun_on) = k.locking.objects.kind_table_ref::<RtMutexes>() else {
             return;
         };
         for l in spun_on.spun_on.clone() {
-            let m = rt(&mut k.objects, l);
+            let m = rt(&mut k.locking.objects, l);
             if m.owner != owner || m.spinner == NO_TASK {
                 continue;
             }
@@ -296,7 +296,7 @@ impl SleepingLock for RtMutexKind {
 
     fn spin_need_resched(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) {
         k.settle(c);
-        if rt(&mut k.objects, l).owner == t {
+        if rt(&mut k.locking.objects, l).owner == t {
             // Granted already; the spin ends with the cmpxchg.
             return;
         }
@@ -310,7 +310,7 @@ impl SleepingLock for RtMutexKind {
 
     fn spin_finished(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) -> bool {
         k.tasks[t as usize].wait.spin_abort = false;
-        if rt(&mut k.objects, l).owner == t {
+        if rt(&mut k.locking.objects, l).owner == t {
             k.advance(t);
             if k.preempt_enable(t) {
                 k.schedule(c);
@@ -343,17 +343,20 @@ fn abort_spin(k: &mut Kernel, s: TaskId, delay: Nanos) {
 /// The top waiter `t` stops spinning (it stays on the wait list).
 fn stop_spinning(k: &mut Kernel, t: TaskId, l: u32) {
     let c = k.tasks[t as usize].cpu;
-    let m = rt(&mut k.objects, l);
+    let m = rt(&mut k.locking.objects, l);
     m.line.unpoll(c);
     if m.spinner == t {
         m.spinner = NO_TASK;
-        set_spun_on(&mut k.objects, l, false);
+        set_spun_on(&mut k.locking.objects, l, false);
     }
 }
 
 /// `t`, on the wait list, sleeps until the unlock that hands it the lock.
 fn sleep(k: &mut Kernel, c: u32, t: TaskId, l: u32) -> Flow {
-    debug_assert!(rt(&mut k.objects, l).waiters.iter().any(|w| w.0 == t));
+    debug_assert!(rt(&mut k.locking.objects, l)
+        .waiters
+        .iter()
+        .any(|w| w.0 == t));
     let wait_start = k.tasks[t as usize].wait.wait_start;
     let flow = k.sleep_until_woken(c, t, Resume::Lock(WAITING));
     // Keep the lock-wait start, not the sleep start, for lock_stat.

@@ -6,9 +6,9 @@
 use std::collections::VecDeque;
 
 use crate::coherence::Line;
-use crate::interp::Flow;
 use crate::locking::objects::Objects;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
@@ -113,7 +113,7 @@ impl crate::Kernel<'_> {
             return Flow::Next;
         }
         let now = self.now;
-        let sem = &mut table(&mut self.objects)[s as usize];
+        let sem = &mut table(&mut self.locking.objects)[s as usize];
         let cost = sem.line.rmw(&self.cost, c, now) - now;
         if sem.count > 0 {
             sem.count -= 1;
@@ -128,7 +128,7 @@ impl crate::Kernel<'_> {
     /// `up()`.
     pub(crate) fn up(&mut self, c: u32, t: TaskId, s: u32) {
         let now = self.now;
-        let sem = &mut table(&mut self.objects)[s as usize];
+        let sem = &mut table(&mut self.locking.objects)[s as usize];
         let mut cost = sem.line.rmw(&self.cost, c, now) - now;
         match sem.waiters.pop_front() {
             Some(w) => {

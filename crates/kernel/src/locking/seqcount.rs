@@ -19,10 +19,10 @@
 
 use crate::coherence::{Line, LineHome};
 use crate::event::*;
-use crate::interp::Flow;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
 use crate::Kernel;
@@ -125,11 +125,11 @@ impl crate::Kernel<'_> {
     /// `write_seqcount_begin()` (`begin`) or `write_seqcount_end()`.
     pub(crate) fn write_seqcount(&mut self, c: u32, t: TaskId, s: u32, begin: bool) {
         let now = self.now;
-        let odd = table(&mut self.objects)[s as usize].sequence & 1 == 1;
+        let odd = table(&mut self.locking.objects)[s as usize].sequence & 1 == 1;
         if odd == begin {
             // A second writer inside, or an end without a begin: the
             // scenario's own lock does not serialize its writers.
-            let object = table(&mut self.objects)[s as usize].object;
+            let object = table(&mut self.locking.objects)[s as usize].object;
             let name = self.task_name(t);
             let lock = self.spec.objects[object as usize].name.clone();
             if begin {
@@ -142,7 +142,7 @@ impl crate::Kernel<'_> {
                     .bad_unlock(c, now, &name, "write_seqcount_end", &lock);
             }
         }
-        let sc = &mut table(&mut self.objects)[s as usize];
+        let sc = &mut table(&mut self.locking.objects)[s as usize];
         sc.sequence = sc.sequence.wrapping_add(1);
         let done = sc.line.store(&self.cost, c, now);
         let object = sc.object;
@@ -155,15 +155,17 @@ impl crate::Kernel<'_> {
             self.metrics.lock_released(now, object, held);
             // The readers spinning on an odd sequence see it even once
             // their re-fetch lands.
-            for i in 0..table(&mut self.objects)[s as usize].spinners.len() {
-                let r = table(&mut self.objects)[s as usize].spinners[i];
+            for i in 0..table(&mut self.locking.objects)[s as usize].spinners.len() {
+                let r = table(&mut self.locking.objects)[s as usize].spinners[i];
                 let rc = self.tasks[r as usize].cpu;
-                let sc = &mut table(&mut self.objects)[s as usize];
+                let sc = &mut table(&mut self.locking.objects)[s as usize];
                 let seen = sc.line.take_poll(rc).unwrap_or(done);
                 let gen = self.tasks[r as usize].gen;
                 self.at(seen, Event::Sched(SchedEvent::SpinEnd { task: r, gen }));
             }
-            table(&mut self.objects)[s as usize].spinners.clear();
+            table(&mut self.locking.objects)[s as usize]
+                .spinners
+                .clear();
         }
         self.tasks[t as usize].batch.push(Mode::Sys, done - now);
         self.advance(t);
@@ -173,7 +175,7 @@ impl crate::Kernel<'_> {
     /// while it is odd.
     pub(crate) fn read_seqcount_begin(&mut self, c: u32, t: TaskId, s: u32, slot: u16) -> Flow {
         let now = self.now;
-        let sc = &mut table(&mut self.objects)[s as usize];
+        let sc = &mut table(&mut self.locking.objects)[s as usize];
         let object = sc.object;
         if sc.sequence & 1 == 0 {
             let done = sc.line.read(&self.cost, c, now);
@@ -219,7 +221,7 @@ impl crate::Kernel<'_> {
         retry: u32,
     ) -> Flow {
         let now = self.now;
-        let sc = &mut table(&mut self.objects)[s as usize];
+        let sc = &mut table(&mut self.locking.objects)[s as usize];
         let done = sc.line.read(&self.cost, c, now);
         let moved = sc.sequence != self.tasks[t as usize].vars[slot as usize];
         let object = sc.object;

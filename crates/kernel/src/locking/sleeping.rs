@@ -27,8 +27,8 @@
 //! (see docs/locks.md).
 
 use crate::coherence::LineHome;
-use crate::interp::Flow;
 use crate::locking::objects::Objects;
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
@@ -166,8 +166,8 @@ impl Kernel<'_> {
     /// `owner_leaves_cpu` of every kind the scenario declares, for `prev`,
     /// which leaves its CPU.
     pub(crate) fn sleeping_owner_leaves_cpu(&mut self, prev: TaskId) {
-        for i in 0..self.objects.used_kinds.len() {
-            let k = self.objects.used_kinds[i];
+        for i in 0..self.locking.objects.used_kinds().len() {
+            let k = self.locking.objects.used_kinds()[i];
             kind(k).imp.owner_leaves_cpu(self, prev);
         }
     }

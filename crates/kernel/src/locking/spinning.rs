@@ -8,8 +8,8 @@ use smpsim_engine::Nanos;
 
 use super::{Env, SpinningLock, Taker};
 use crate::event::*;
-use crate::interp::Flow;
 use crate::lock_stat::LockCpu;
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
 
@@ -60,7 +60,7 @@ impl crate::Kernel<'_> {
     fn lock_granted(&mut self, t: TaskId, l: u32, mode: LockMode, at: Nanos, contended: bool) {
         let waited = contended.then(|| at - self.lock_wait_start(t));
         let on = LockCpu::new(l, self.lock_holder_cpu(t));
-        let lock = &mut self.objects.spinlocks[l as usize];
+        let lock = &mut self.locking.objects.spinlocks[l as usize];
         lock.holders.push((t, mode, at));
         debug_assert!(lock.ownership_sound(), "lock ownership unsound");
         self.metrics.lock_acquired(at, lock.object, on, waited);
@@ -74,14 +74,17 @@ impl crate::Kernel<'_> {
         l: u32,
         f: impl FnOnce(&mut dyn SpinningLock, &mut Env) -> R,
     ) -> R {
-        let mut grants = std::mem::take(&mut self.lock_grants);
+        let mut grants = std::mem::take(&mut self.locking.lock_grants);
         let mut env = Env {
             now: self.now,
             cost: &self.cost,
             grants: &mut grants,
             timer: None,
         };
-        let r = f(self.objects.spinlocks[l as usize].imp.as_mut(), &mut env);
+        let r = f(
+            self.locking.objects.spinlocks[l as usize].imp.as_mut(),
+            &mut env,
+        );
         let timer = env.timer;
         for &(w, mode, at) in &grants {
             self.lock_granted(w, l, mode, at, true);
@@ -94,7 +97,7 @@ impl crate::Kernel<'_> {
             self.at(at, Event::Sched(SchedEvent::SpinEnd { task: w, gen }));
         }
         grants.clear();
-        self.lock_grants = grants;
+        self.locking.lock_grants = grants;
         if let Some(at) = timer {
             self.at(at.max(self.now), Event::Lock(LockEvent::Timer { lock: l }));
         }
@@ -149,7 +152,7 @@ impl crate::Kernel<'_> {
                 task.wait.spin_done = false;
                 debug_assert!(
                     recursive
-                        || !self.objects.spinlocks[l as usize]
+                        || !self.locking.objects.spinlocks[l as usize]
                             .holders
                             .iter()
                             .any(|h| h.0 == t),
@@ -171,15 +174,19 @@ impl crate::Kernel<'_> {
         irqrestore: bool,
     ) -> Flow {
         let now = self.now;
-        let held = self.objects.spinlocks[l as usize].imp.holds(t, mode);
-        let at = self.objects.spinlocks[l as usize]
+        let held = self.locking.objects.spinlocks[l as usize]
+            .imp
+            .holds(t, mode);
+        let at = self.locking.objects.spinlocks[l as usize]
             .holders
             .iter()
             .position(|h| h.0 == t && h.1 == mode);
         match (held, at) {
             (true, Some(i)) => {
-                let (_, _, since) = self.objects.spinlocks[l as usize].holders.swap_remove(i);
-                let object = self.objects.spinlocks[l as usize].object;
+                let (_, _, since) = self.locking.objects.spinlocks[l as usize]
+                    .holders
+                    .swap_remove(i);
+                let object = self.locking.objects.spinlocks[l as usize].object;
                 self.metrics
                     .lock_released(now, object, now.saturating_sub(since));
                 let taker = Taker {
@@ -194,7 +201,7 @@ impl crate::Kernel<'_> {
                 // Not ours to release: report it as lockdep would and leave
                 // the lock (and the task's IRQ/preempt state) alone.
                 let name = self.task_name(t);
-                let object = self.objects.spinlocks[l as usize].object as usize;
+                let object = self.locking.objects.spinlocks[l as usize].object as usize;
                 let lock = self.spec.objects[object].name.clone();
                 let op = format!(
                     "{}_unlock{}",
@@ -248,7 +255,7 @@ impl crate::Kernel<'_> {
             let Spin::Lock { lock } = task.wait.spin else {
                 continue;
             };
-            let instance = &self.objects.spinlocks[lock as usize];
+            let instance = &self.locking.objects.spinlocks[lock as usize];
             // Granted for this wait already (its SpinEnd not yet seen):
             // booked then. A hold from before the wait began is a
             // recursive acquisition, which spins for good.
@@ -317,7 +324,7 @@ impl crate::Kernel<'_> {
         l: u32,
         mode: LockMode,
     ) -> (Option<Nanos>, bool) {
-        let recursive = self.objects.spinlocks[l as usize]
+        let recursive = self.locking.objects.spinlocks[l as usize]
             .holders
             .iter()
             .any(|h| h.0 == holder && (h.1 != LockMode::Read || mode != LockMode::Read));
@@ -326,7 +333,7 @@ impl crate::Kernel<'_> {
                 Some(c) => format!("CPU{c} hook"),
                 None => self.task_name(holder),
             };
-            let object = self.objects.spinlocks[l as usize].object as usize;
+            let object = self.locking.objects.spinlocks[l as usize].object as usize;
             let lock = self.spec.objects[object].name.clone();
             let op = format!("{}_lock", mode.op_prefix());
             self.metrics
@@ -341,7 +348,7 @@ impl crate::Kernel<'_> {
         match granted {
             Some(done) => self.lock_granted(holder, l, mode, done, false),
             None => {
-                let object = self.objects.spinlocks[l as usize].object;
+                let object = self.locking.objects.spinlocks[l as usize].object;
                 self.metrics
                     .lock_contended(self.now, object, LockCpu::new(l, c));
             }
@@ -354,15 +361,17 @@ impl crate::Kernel<'_> {
     pub(crate) fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos {
         let now = self.now;
         let holder = crate::ids::hook_holder(c);
-        let lock = &self.objects.spinlocks[l as usize];
+        let lock = &self.locking.objects.spinlocks[l as usize];
         let at = lock
             .holders
             .iter()
             .position(|h| h.0 == holder && h.1 == mode);
         match at.filter(|_| lock.imp.holds(holder, mode)) {
             Some(i) => {
-                let (_, _, since) = self.objects.spinlocks[l as usize].holders.swap_remove(i);
-                let object = self.objects.spinlocks[l as usize].object;
+                let (_, _, since) = self.locking.objects.spinlocks[l as usize]
+                    .holders
+                    .swap_remove(i);
+                let object = self.locking.objects.spinlocks[l as usize].object;
                 self.metrics
                     .lock_released(now, object, now.saturating_sub(since));
                 let taker = Taker {
@@ -375,7 +384,7 @@ impl crate::Kernel<'_> {
             None => {
                 // Scenario loading pairs every hook unlock with its lock;
                 // kept as the kernel's report all the same.
-                let object = self.objects.spinlocks[l as usize].object as usize;
+                let object = self.locking.objects.spinlocks[l as usize].object as usize;
                 let lock = self.spec.objects[object].name.clone();
                 let op = format!("{}_unlock", mode.op_prefix());
                 self.metrics

@@ -78,7 +78,7 @@ impl crate::Kernel<'_> {
     fn set_blimit(&mut self, c: u32, v: u64) {
         if self.rcu.blimit.is_empty() {
             let knob = self.spec.knobs.rcu_blimit;
-            self.rcu.blimit = vec![knob; self.nr_cpus as usize];
+            self.rcu.blimit = vec![knob; self.nr_cpus() as usize];
         }
         self.rcu.blimit[c as usize] = v;
     }
@@ -176,7 +176,7 @@ impl crate::Kernel<'_> {
         let c = cb.cpu;
         self.rcu.unrequested.push(cb);
         if !std::mem::replace(&mut self.rcu.core_pending[c as usize], true) {
-            let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
+            let next_tick = (self.now / self.sched.tick_ns + 1) * self.sched.tick_ns;
             self.at(next_tick, Event::Rcu(RcuEvent::Core { cpu: c }));
         }
     }
@@ -208,7 +208,7 @@ impl crate::Kernel<'_> {
             // A kernel-internal callback with nothing ahead of it: it is
             // invoked at the CPU's next tick, at no cost.
             self.rcu.n_cbs[cu] = self.rcu.n_cbs[cu].saturating_sub(1);
-            let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
+            let next_tick = (self.now / self.sched.tick_ns + 1) * self.sched.tick_ns;
             self.at(
                 next_tick,
                 Event::Rcu(RcuEvent::Callback { cpu: c, cb: cb.cb }),
@@ -222,7 +222,7 @@ impl crate::Kernel<'_> {
         }
         if !std::mem::replace(&mut self.rcu.softirq_raised[cu], true) {
             // RCU_SOFTIRQ at the CPU's next tick.
-            let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
+            let next_tick = (self.now / self.sched.tick_ns + 1) * self.sched.tick_ns;
             self.at(next_tick, Event::Rcu(RcuEvent::Softirq { cpu: c }));
         }
     }
@@ -269,7 +269,7 @@ impl crate::Kernel<'_> {
             self.rcu.stats.softirq_deferred += 1;
         }
         self.rcu.softirq_raised[cu] = true;
-        let next_tick = (t / self.tick_ns + 1) * self.tick_ns;
+        let next_tick = (t / self.sched.tick_ns + 1) * self.sched.tick_ns;
         self.at(next_tick, Event::Rcu(RcuEvent::Softirq { cpu: c }));
         t
     }

@@ -44,7 +44,7 @@ impl crate::Kernel<'_> {
         let fanout = self.spec.knobs.rcu_fanout_leaf.max(1);
         let mut in_leaf = 0u64;
         let mut leaf = u32::MAX;
-        for c in 0..self.nr_cpus {
+        for c in 0..self.nr_cpus() {
             let cpu = &self.cpus[c as usize];
             let idle = cpu.curr == NO_TASK && cpu.activity == Activity::Idle;
             let need = cpu.online && !idle;

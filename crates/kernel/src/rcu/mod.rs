@@ -79,7 +79,7 @@ pub struct Rcu {
     // ----- the GP kthread (gp_kthread.rs) --------------------------------
     /// The GP kthread's task; `NO_TASK` exactly when the scenario does not
     /// use RCU. Set once, at construction.
-    pub gp_kthread: TaskId,
+    gp_kthread: TaskId,
     /// Where the GP kthread is in its loop: `Init` only while `phase` is
     /// `Starting`; `FqsWait`, `Fqs` and `Cleanup` only while it is
     /// `Running`; `WaitRequest` never while it is `Running`.
@@ -97,7 +97,7 @@ pub struct Rcu {
     phase: GpPhase,
     /// Normal grace periods completed since the run began (warm-up
     /// included); only grows. The running one, if any, is `completed + 1`.
-    pub completed: u64,
+    completed: u64,
     /// When the running (else the last) grace period's `rcu_gp_init()`
     /// ended.
     gp_start: Nanos,
@@ -107,10 +107,13 @@ pub struct Rcu {
     qs_pending: Vec<bool>,
     /// How many `qs_pending` entries are set; the grace period can end
     /// when it reaches 0.
+    // invariant: `remaining` = set `qs_pending` entries, none unless
+    // `phase` is `Running` (`check_invariants`).
     remaining: u32,
     /// Per CPU: a quiescent state passed but not yet reported
     /// (`!rdp->cpu_no_qs.b.norm`). Set only where `qs_pending` is (so it
     /// implies it); cleared when reported and by `rcu_gp_init()`.
+    // invariant: `qs_noted[c]` implies `qs_pending[c]` (`check_invariants`).
     qs_noted: Vec<bool>,
     /// Another grace period is needed after the running one; set only
     /// while `phase` is `Running`, cleared by `rcu_gp_init()`.
@@ -144,7 +147,7 @@ pub struct Rcu {
     lazy_gen: Vec<u32>,
     /// Per CPU: `rcuop/N`, the kthread invoking its callbacks if it is a
     /// no-CBs CPU (`NO_TASK` otherwise), and the batch it is invoking.
-    pub(crate) rcuop: Vec<TaskId>,
+    rcuop: Vec<TaskId>,
     rcuop_batch: Vec<Vec<(u64, callbacks::Cb)>>,
     /// `synchronize_rcu()` callers woken from the GP kthread
     /// (`rcu_normal_wake_from_gp`): (grace period needed, task, wakeup
@@ -159,7 +162,7 @@ pub struct Rcu {
     /// Per CPU: extended quiescent states (idle) entered so far, the
     /// counter `rcu_watching_snap_save()` snapshots; only grows (the
     /// scheduler counts each entry to idle).
-    pub idle_seq: Vec<u64>,
+    idle_seq: Vec<u64>,
     /// Per CPU: `idle_seq` as the grace period's first FQS scan saw it;
     /// read by the later scans of the same grace period.
     watching_snap: Vec<u64>,
@@ -173,14 +176,14 @@ pub struct Rcu {
 
     // ----- expedited grace periods (exp.rs) ------------------------------
     /// `rcu_expedite_gp()` nesting depth: above 0, `synchronize_rcu()` is
-    /// expedited. Changed only by the interpreter's ops.
-    pub expedite_nesting: u32,
+    /// expedited. Changed only by the RCU ops (`ops.rs`).
+    expedite_nesting: u32,
     /// Where the expedited grace period is: `Starting` while an
     /// `RcuEvent::ExpStart` is queued, `Running` from `rcu_exp_start()` to
     /// `rcu_exp_end()`.
     exp_phase: GpPhase,
     /// Expedited grace periods completed; only grows.
-    pub exp_completed: u64,
+    exp_completed: u64,
     /// Another expedited grace period is needed after the running one;
     /// set only while `exp_phase` is `Running`.
     exp_requested: bool,
@@ -189,6 +192,8 @@ pub struct Rcu {
     exp_pending: Vec<bool>,
     /// How many `exp_pending` entries are set; the expedited grace period
     /// ends when it reaches 0.
+    // invariant: `exp_remaining` = set `exp_pending` entries
+    // (`check_invariants`).
     exp_remaining: u32,
     /// Per CPU: its IPI found it in a preempt-disabled region, so it owes
     /// an expedited quiescent state at its next context switch (or going
@@ -197,6 +202,8 @@ pub struct Rcu {
     /// `synchronize_rcu_expedited()` callers asleep: (expedited grace
     /// period needed, task, the task's wakeup generation). Every entry
     /// needs one not yet completed (`> exp_completed`).
+    // invariant: every waiter's grace period is `> exp_completed`
+    // (`check_invariants`).
     exp_waiters: Vec<(u64, TaskId, u32)>,
 
     // ----- stall detection (stall.rs) and checks -------------------------
@@ -205,12 +212,65 @@ pub struct Rcu {
     stall_reported: u64,
     /// Some task has used `rcu_read_lock()`: the guarantee checker runs at
     /// each grace period's end. Only goes from false to true.
-    pub readers_seen: bool,
+    readers_seen: bool,
     /// Counted in the measured part of the run only.
-    pub stats: crate::result::RcuStats,
+    stats: crate::result::RcuStats,
 }
 
 impl Rcu {
+    /// RCU's counts for the result, if the scenario uses RCU.
+    pub(crate) fn stats(&self) -> Option<crate::result::RcuStats> {
+        (self.gp_kthread != NO_TASK).then_some(self.stats)
+    }
+
+    /// `ct_idle_enter()`: CPU `c` enters an extended quiescent state (the
+    /// scheduler calls it each time the CPU goes idle).
+    pub(crate) fn eqs_enter(&mut self, c: u32) {
+        self.idle_seq[c as usize] += 1;
+    }
+
+    /// What stays true of the grace-period state between events, checked
+    /// in debug builds after each RCU event.
+    fn check_invariants(&self) {
+        if !cfg!(any(debug_assertions, feature = "invariants")) {
+            return;
+        }
+        let pending = self.qs_pending.iter().filter(|&&p| p).count() as u32;
+        let exp_pending = self.exp_pending.iter().filter(|&&p| p).count() as u32;
+        let noted_without_pending =
+            (0..self.qs_noted.len()).find(|&c| self.qs_noted[c] && !self.qs_pending[c]);
+        let late_exp = self
+            .exp_waiters
+            .iter()
+            .find(|(gp, ..)| *gp <= self.exp_completed);
+        crate::invariants::check(if pending != self.remaining {
+            Err(format!(
+                "RCU: {pending} CPUs owe the grace period a quiescent state, `remaining` says {}",
+                self.remaining
+            ))
+        } else if self.phase != GpPhase::Running && pending > 0 {
+            Err(format!(
+                "RCU: {pending} quiescent states owed with no grace period running"
+            ))
+        } else if let Some(c) = noted_without_pending {
+            Err(format!(
+                "RCU: CPU{c} has a quiescent state noted but none owed"
+            ))
+        } else if exp_pending != self.exp_remaining {
+            Err(format!(
+                "RCU: {exp_pending} CPUs owe the expedited grace period, `exp_remaining` says {}",
+                self.exp_remaining
+            ))
+        } else if let Some((gp, t, _)) = late_exp {
+            Err(format!(
+                "RCU: task {t} waits for expedited grace period {gp}, already completed ({})",
+                self.exp_completed
+            ))
+        } else {
+            Ok(())
+        });
+    }
+
     pub fn new(nr_cpus: usize) -> Self {
         Rcu {
             gp_kthread: NO_TASK,
@@ -271,6 +331,36 @@ impl crate::Kernel<'_> {
                 self.rcu_lazy_flush(cpu);
             }
         }
+        self.rcu.check_invariants();
         smpsim_engine::Handled::Done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_state_holds_its_invariants() {
+        Rcu::new(4).check_invariants();
+    }
+
+    #[test]
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    #[should_panic(expected = "`remaining` says 1")]
+    fn a_miscounted_grace_period_is_caught() {
+        let mut rcu = Rcu::new(4);
+        rcu.phase = GpPhase::Running;
+        rcu.remaining = 1;
+        rcu.check_invariants();
+    }
+
+    #[test]
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    #[should_panic(expected = "noted but none owed")]
+    fn a_noted_quiescent_state_nobody_owes_is_caught() {
+        let mut rcu = Rcu::new(4);
+        rcu.qs_noted[2] = true;
+        rcu.check_invariants();
     }
 }

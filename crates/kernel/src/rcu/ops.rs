@@ -4,7 +4,7 @@
 
 use smpsim_engine::Nanos;
 
-use crate::interp::{Flow, MechanismOp};
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::RcuOp;
 use crate::task::{Resume, TaskId};
 use crate::Kernel;

@@ -19,7 +19,7 @@ impl crate::Kernel<'_> {
         }
         self.rcu.stall_reported = gp;
         let jiffies = age / self.jiffy();
-        let holdouts: Vec<u32> = (0..self.nr_cpus)
+        let holdouts: Vec<u32> = (0..self.nr_cpus())
             .filter(|&x| self.rcu.qs_pending[x as usize])
             .collect();
         let report = if self.rcu.qs_pending[c as usize] {

@@ -44,7 +44,7 @@ pub fn default_fqs_jiffies(hz: u32, nr_cpus: u32) -> u64 {
 
 impl crate::Kernel<'_> {
     pub(super) fn jiffy(&self) -> Nanos {
-        self.tick_ns
+        self.sched.tick_ns
     }
 
     pub(super) fn fqs_first(&self) -> Nanos {
@@ -52,7 +52,7 @@ impl crate::Kernel<'_> {
         let j = k
             .jiffies_till_first_fqs
             .map(u64::from)
-            .unwrap_or_else(|| default_fqs_jiffies(k.hz, self.nr_cpus));
+            .unwrap_or_else(|| default_fqs_jiffies(k.hz, self.nr_cpus()));
         j.max(1) * self.jiffy()
     }
 
@@ -61,7 +61,7 @@ impl crate::Kernel<'_> {
         let j = k
             .jiffies_till_next_fqs
             .map(u64::from)
-            .unwrap_or_else(|| default_fqs_jiffies(k.hz, self.nr_cpus));
+            .unwrap_or_else(|| default_fqs_jiffies(k.hz, self.nr_cpus()));
         j.max(1) * self.jiffy()
     }
 
@@ -80,7 +80,7 @@ impl crate::Kernel<'_> {
     fn sched_qs_after(&self) -> Nanos {
         let first = self.fqs_first() / self.jiffy();
         let next = self.fqs_next() / self.jiffy();
-        let floor = self.spec.knobs.hz as u64 / 10 + self.nr_cpus as u64 / 256;
+        let floor = self.spec.knobs.hz as u64 / 10 + self.nr_cpus() as u64 / 256;
         (first + 2 * next).max(floor) * self.jiffy()
     }
 
@@ -88,7 +88,7 @@ impl crate::Kernel<'_> {
     /// rcu_node tree.
     pub(super) fn rcu_tree_cost(&self) -> Nanos {
         let leaves = self
-            .nr_cpus
+            .nr_cpus()
             .div_ceil(self.spec.knobs.rcu_fanout_leaf.max(1)) as u64;
         (leaves + 1) * self.spec.knobs.rcu_node_cost
     }
@@ -190,7 +190,7 @@ impl crate::Kernel<'_> {
         self.rcu.gp_start = self.now;
         self.rcu.gp_starts.push(self.now);
         self.rcu.remaining = 0;
-        for c in 0..self.nr_cpus as usize {
+        for c in 0..self.nr_cpus() as usize {
             let online = self.cpus[c].online;
             self.rcu.qs_pending[c] = online;
             self.rcu.qs_noted[c] = false;
@@ -222,7 +222,7 @@ impl crate::Kernel<'_> {
             && !std::mem::replace(&mut self.rcu.qs_noted[cu], true)
             && !std::mem::replace(&mut self.rcu.core_pending[cu], true)
         {
-            let next_tick = (self.now / self.tick_ns + 1) * self.tick_ns;
+            let next_tick = (self.now / self.sched.tick_ns + 1) * self.sched.tick_ns;
             self.at(next_tick, Event::Rcu(RcuEvent::Core { cpu: c }));
         }
     }
@@ -296,7 +296,7 @@ impl crate::Kernel<'_> {
             self.rcu.stats.fqs_scans += 1;
         }
         let holdout = self.now - self.rcu.gp_start >= self.sched_qs_after();
-        for c in 0..self.nr_cpus {
+        for c in 0..self.nr_cpus() {
             let cu = c as usize;
             if !self.rcu.qs_pending[cu] {
                 continue;

@@ -97,7 +97,7 @@ pub struct Balance {
     idle_stamp: Vec<Option<Nanos>>,
     /// Runnable (queued, not running) tasks that may move: none means no
     /// balancing pass can find anything (the kernel's `rd->overload`).
-    pub nr_movable_queued: u32,
+    nr_movable_queued: u32,
     nohz_next_kick: Nanos,
     nohz_kick_pending: bool,
     /// Tasks moved to another CPU, by any path.
@@ -105,6 +105,18 @@ pub struct Balance {
 }
 
 impl Balance {
+    /// A task that may move became runnable (`queued`) or stopped being
+    /// so: the count that lets balancing passes skip a machine with
+    /// nothing to move.
+    #[inline]
+    pub(crate) fn movable_queued(&mut self, queued: bool) {
+        if queued {
+            self.nr_movable_queued += 1;
+        } else {
+            self.nr_movable_queued -= 1;
+        }
+    }
+
     pub fn new(machine: &Machine) -> Self {
         let topo = &machine.topology;
         let n = machine.nr_cpus() as u32;
@@ -193,7 +205,7 @@ impl crate::Kernel<'_> {
         let task = &self.tasks[t as usize];
         match task.affinity {
             PINNED => task.cpu == cpu,
-            a => self.balance.masks[a as usize][cpu as usize / 64] & (1 << (cpu % 64)) != 0,
+            a => self.sched.balance.masks[a as usize][cpu as usize / 64] & (1 << (cpu % 64)) != 0,
         }
     }
 
@@ -204,7 +216,7 @@ impl crate::Kernel<'_> {
     }
 
     fn shares_llc(&self, a: u32, b: u32) -> bool {
-        let llc = &self.balance.llc.span_of;
+        let llc = &self.sched.balance.llc.span_of;
         llc[a as usize] == llc[b as usize]
     }
 
@@ -227,22 +239,22 @@ impl crate::Kernel<'_> {
                 self.cpus[dst as usize].cfs.min_vruntime,
             ),
             Some(top) => {
-                let g = |c: u32| (top * self.nr_cpus + c) as usize;
+                let g = |c: u32| (top * self.nr_cpus() + c) as usize;
                 (
-                    self.groups[g(src)].cfs.min_vruntime,
-                    self.groups[g(dst)].cfs.min_vruntime,
+                    self.sched.groups[g(src)].cfs.min_vruntime,
+                    self.sched.groups[g(dst)].cfs.min_vruntime,
                 )
             }
         };
         let refill =
             self.spec.knobs.migration_footprint_lines as u64 * self.cost.line_transfer(src, dst);
-        let nr_cpus = self.nr_cpus;
+        let nr_cpus = self.nr_cpus();
         let task = &mut self.tasks[t as usize];
         task.vruntime = dst_min + task.vruntime.saturating_sub(src_min);
         task.cpu = dst;
         task.group_rq = task.top_group.map(|top| top * nr_cpus + dst);
         task.migration_refill += refill;
-        self.balance.nr_migrations += 1;
+        self.sched.balance.nr_migrations += 1;
     }
 
     /// Moves a runnable, queued task to `dst`'s runqueue (`move_queued_task()`)
@@ -293,7 +305,7 @@ impl crate::Kernel<'_> {
             return prev;
         }
         // select_idle_cpu(): the LLC, from the CPU after the target.
-        let llc = &self.balance.llc;
+        let llc = &self.sched.balance.llc;
         let span = &llc.spans[llc.span_of[target as usize] as usize];
         let start = span.iter().position(|&c| c == target).unwrap_or(0);
         for i in 1..span.len() {
@@ -312,7 +324,7 @@ impl crate::Kernel<'_> {
         let topo = &self.spec.machine.topology;
         let online = |c: &u32| self.cpus[*c as usize].online;
         let nearest = |allowed_only: bool| {
-            (0..self.nr_cpus)
+            (0..self.nr_cpus())
                 .filter(online)
                 .filter(|&c| !allowed_only || (c != prev && self.cpu_allowed(t, c)))
                 .min_by_key(|&c| (topo.distance(prev, c), c))
@@ -400,7 +412,7 @@ impl crate::Kernel<'_> {
             if ent < nr_tasks {
                 consider(ent);
             } else {
-                for (_, t) in self.groups[(ent - nr_tasks) as usize].cfs.entities() {
+                for (_, t) in self.sched.groups[(ent - nr_tasks) as usize].cfs.entities() {
                     consider(t);
                 }
             }
@@ -416,7 +428,7 @@ impl crate::Kernel<'_> {
         let local = self.cpus[dst as usize].nr_running;
         let mut busiest: Option<(u32, u32)> = None;
         let mut cost = 0;
-        for &c in self.balance.span(dst, level) {
+        for &c in self.sched.balance.span(dst, level) {
             if c == dst || !self.cpus[c as usize].online {
                 continue;
             }
@@ -437,7 +449,7 @@ impl crate::Kernel<'_> {
         } else {
             return (0, cost);
         };
-        let failed = self.balance.domain(dst, level).nr_balance_failed;
+        let failed = self.sched.balance.domain(dst, level).nr_balance_failed;
         let allow_hot = idle == IdleType::NewlyIdle || failed > CACHE_NICE_TRIES;
         let mut moved = 0;
         cost += 2 * self.cost.line_transfer(src, dst);
@@ -449,7 +461,7 @@ impl crate::Kernel<'_> {
             cost += self.cost.line_transfer(src, dst);
             moved += 1;
         }
-        let d = self.balance.domain(dst, level);
+        let d = self.sched.balance.domain(dst, level);
         d.nr_balance_failed = if moved == 0 { failed + 1 } else { 0 };
         (moved, cost)
     }
@@ -457,26 +469,28 @@ impl crate::Kernel<'_> {
     /// `sched_balance_newidle()`: CPU `c` found nothing to run. Returns the
     /// time spent.
     pub(crate) fn newidle_balance(&mut self, c: u32) -> Nanos {
-        if !self.balancing() || self.balance.nr_movable_queued == 0 || !self.cpus[c as usize].online
+        if !self.balancing()
+            || self.sched.balance.nr_movable_queued == 0
+            || !self.cpus[c as usize].online
         {
             return 0;
         }
-        let avg_idle = self.balance.avg_idle[c as usize];
-        self.balance.idle_stamp[c as usize] = Some(self.now);
+        let avg_idle = self.sched.balance.avg_idle[c as usize];
+        self.sched.balance.idle_stamp[c as usize] = Some(self.now);
         if avg_idle < self.spec.knobs.sched_migration_cost {
             return 0;
         }
         let mut spent = 0;
-        for level in 0..self.balance.levels.len() {
-            if avg_idle < spent + self.balance.domain(c, level).max_newidle_lb_cost {
+        for level in 0..self.sched.balance.levels.len() {
+            if avg_idle < spent + self.sched.balance.domain(c, level).max_newidle_lb_cost {
                 break;
             }
             let (moved, cost) = self.balance_rq(c, level, IdleType::NewlyIdle);
-            let d = self.balance.domain(c, level);
+            let d = self.sched.balance.domain(c, level);
             d.max_newidle_lb_cost = d.max_newidle_lb_cost.max(cost);
             spent += cost;
             if moved > 0 {
-                self.balance.idle_stamp[c as usize] = None;
+                self.sched.balance.idle_stamp[c as usize] = None;
                 break;
             }
         }
@@ -486,9 +500,9 @@ impl crate::Kernel<'_> {
     /// A task is queued on a CPU that was idle: update its `avg_idle`
     /// (`ttwu_do_activate()`).
     pub(crate) fn idle_ends(&mut self, c: u32) {
-        if let Some(stamp) = self.balance.idle_stamp[c as usize].take() {
+        if let Some(stamp) = self.sched.balance.idle_stamp[c as usize].take() {
             let delta = self.now - stamp;
-            let avg = &mut self.balance.avg_idle[c as usize];
+            let avg = &mut self.sched.balance.avg_idle[c as usize];
             // update_avg(): avg += (sample - avg) / 8, capped at twice the
             // largest newidle scan cost (at least the migration cost).
             let a = *avg as i64;
@@ -499,18 +513,18 @@ impl crate::Kernel<'_> {
 
     /// `sched_balance_domains()` for CPU `c`.
     fn rebalance_domains(&mut self, c: u32, idle: IdleType) {
-        let jiffy = self.tick_ns;
-        for level in 0..self.balance.levels.len() {
+        let jiffy = self.sched.tick_ns;
+        for level in 0..self.sched.balance.levels.len() {
             if !self.should_we_balance(c, level) {
                 break;
             }
-            let d = *self.balance.domain(c, level);
+            let d = *self.sched.balance.domain(c, level);
             if self.now < d.next_balance {
                 continue;
             }
             let (moved, _) = self.balance_rq(c, level, idle);
-            let weight = self.balance.span(c, level).len() as u64;
-            let d = self.balance.domain(c, level);
+            let weight = self.sched.balance.span(c, level).len() as u64;
+            let d = self.sched.balance.domain(c, level);
             d.interval_ms = if moved > 0 {
                 weight
             } else {
@@ -523,7 +537,7 @@ impl crate::Kernel<'_> {
             } else {
                 1
             };
-            let max = (self.spec.knobs.hz as u64 * self.nr_cpus as u64 / 10).max(1);
+            let max = (self.spec.knobs.hz as u64 * self.cpus.len() as u64 / 10).max(1);
             let jiffies = (d.interval_ms * factor * self.spec.knobs.hz as u64 / 1000).clamp(1, max);
             d.next_balance = self.now + jiffies * jiffy;
         }
@@ -536,7 +550,7 @@ impl crate::Kernel<'_> {
         if level == 0 {
             return true;
         }
-        let group = self.balance.span(c, level - 1);
+        let group = self.sched.balance.span(c, level - 1);
         let first_idle = group.iter().copied().find(|&x| self.cpu_idle(x));
         first_idle.unwrap_or(group[0]) == c
     }
@@ -544,19 +558,19 @@ impl crate::Kernel<'_> {
     /// `sched_balance_trigger()` from CPU `c`'s tick: periodic balancing of
     /// its own domains, and the NOHZ kick for the idle ones.
     pub(crate) fn trigger_load_balance(&mut self, c: u32) {
-        if !self.balancing() || self.balance.nr_movable_queued == 0 {
+        if !self.balancing() || self.sched.balance.nr_movable_queued == 0 {
             return;
         }
         self.rebalance_domains(c, IdleType::NotIdle);
         // nohz_balancer_kick(): two runnable tasks here, and an idle CPU.
         if self.cpus[c as usize].nr_running < 2
-            || self.balance.nohz_kick_pending
-            || self.now < self.balance.nohz_next_kick
+            || self.sched.balance.nohz_kick_pending
+            || self.now < self.sched.balance.nohz_next_kick
         {
             return;
         }
-        if let Some(ilb) = (0..self.nr_cpus).find(|&x| self.cpu_idle(x)) {
-            self.balance.nohz_kick_pending = true;
+        if let Some(ilb) = (0..self.nr_cpus()).find(|&x| self.cpu_idle(x)) {
+            self.sched.balance.nohz_kick_pending = true;
             let at = self.now + self.wake_idle_latency(ilb, c);
             self.at(at, Event::Sched(SchedEvent::NohzBalance { cpu: ilb }));
         }
@@ -565,19 +579,25 @@ impl crate::Kernel<'_> {
     /// `_nohz_idle_balance()` on the kicked CPU: balance on behalf of every
     /// idle CPU whose interval is due, itself last.
     pub(crate) fn nohz_idle_balance(&mut self, ilb: u32) -> smpsim_engine::Handled {
-        self.balance.nohz_kick_pending = false;
-        let mut next = self.now + self.tick_ns;
-        let order = (0..self.nr_cpus).filter(|&c| c != ilb).chain([ilb]);
+        self.sched.balance.nohz_kick_pending = false;
+        let mut next = self.now + self.sched.tick_ns;
+        let order = (0..self.nr_cpus()).filter(|&c| c != ilb).chain([ilb]);
         for c in order {
-            if !self.cpu_idle(c) || self.balance.nr_movable_queued == 0 {
+            if !self.cpu_idle(c) || self.sched.balance.nr_movable_queued == 0 {
                 continue;
             }
             self.rebalance_domains(c, IdleType::Idle);
-            for level in 0..self.balance.levels.len() {
-                next = next.min(self.balance.domain(c, level).next_balance.max(self.now + 1));
+            for level in 0..self.sched.balance.levels.len() {
+                next = next.min(
+                    self.sched
+                        .balance
+                        .domain(c, level)
+                        .next_balance
+                        .max(self.now + 1),
+                );
             }
         }
-        self.balance.nohz_next_kick = next;
+        self.sched.balance.nohz_next_kick = next;
         smpsim_engine::Handled::Done
     }
 }
@@ -623,7 +643,7 @@ mod tests {
         for (c, cpu) in r.cpus.iter().enumerate() {
             assert!(cpu.times.user > 100 * MS, "CPU{c}: {:?}", cpu.times);
         }
-        assert!(k.balance.nr_migrations >= 7);
+        assert!(k.sched.balance.nr_migrations >= 7);
     }
 
     #[test]
@@ -634,7 +654,7 @@ mod tests {
         let mut k = Kernel::new(&s);
         k.run();
         assert_eq!(k.cpus[0].nr_running, 8);
-        assert_eq!(k.balance.nr_migrations, 0);
+        assert_eq!(k.sched.balance.nr_migrations, 0);
     }
 
     /// A pinned task and one that may move, both on CPU 3, which a task on

@@ -50,12 +50,12 @@ impl crate::Kernel<'_> {
         if self.cost.smt_corun_1024 != 0 && self.sibling_busy(c) {
             x = x * self.cost.smt_corun_1024 as u128 / 1024;
             if measuring {
-                self.capacity_stats.smt_corun_work += 1;
+                self.sched.capacity_stats.smt_corun_work += 1;
             }
         }
         let out = x.min(MAX_SPAN as u128) as Nanos;
         if measuring {
-            self.capacity_stats.stretch_ns += out.saturating_sub(ns);
+            self.sched.capacity_stats.stretch_ns += out.saturating_sub(ns);
         }
         out
     }
@@ -107,7 +107,7 @@ impl crate::Kernel<'_> {
         }
         // select_idle_capacity(): for_each_cpu_wrap() from the target.
         let measuring = self.metrics.measuring(self.now);
-        let n = self.nr_cpus;
+        let n = self.nr_cpus();
         let mut best: Option<(u32, u32)> = None;
         for i in 0..n {
             let c = (target + i) % n;
@@ -116,7 +116,7 @@ impl crate::Kernel<'_> {
             }
             if self.fits(util, c) {
                 if measuring {
-                    self.capacity_stats.select_idle_capacity += 1;
+                    self.sched.capacity_stats.select_idle_capacity += 1;
                 }
                 return c;
             }
@@ -128,8 +128,8 @@ impl crate::Kernel<'_> {
         match best {
             Some((c, _)) => {
                 if measuring {
-                    self.capacity_stats.select_idle_capacity += 1;
-                    self.capacity_stats.no_fit += 1;
+                    self.sched.capacity_stats.select_idle_capacity += 1;
+                    self.sched.capacity_stats.no_fit += 1;
                 }
                 c
             }

@@ -182,15 +182,15 @@ pub(crate) fn build(spec: &Spec, nr_cpus: u32) -> (Vec<GroupRq>, Vec<Pool>, Vec<
 impl crate::Kernel<'_> {
     fn walk_cost(&self, g: u32) -> Nanos {
         let k = &self.spec.knobs;
-        k.cfs_throttle_base_cost + k.tg_walk_cost * self.groups[g as usize].subtree
+        k.cfs_throttle_base_cost + k.tg_walk_cost * self.sched.groups[g as usize].subtree
     }
 
     /// `__assign_cfs_rq_runtime()`: tops the cfs_rq up towards `target`
     /// from the pool. Returns true if it now has runtime.
     fn assign_runtime(&mut self, g: u32, target: i64) -> bool {
-        let gr = &mut self.groups[g as usize];
+        let gr = &mut self.sched.groups[g as usize];
         let Some(p) = gr.pool else { return true };
-        let pool = &mut self.pools[p as usize];
+        let pool = &mut self.sched.pools[p as usize];
         if !pool.timer_armed_by_use {
             // start_cfs_bandwidth(): the timer is pinned where first needed.
             pool.timer_armed_by_use = true;
@@ -206,15 +206,15 @@ impl crate::Kernel<'_> {
 
     /// `account_cfs_rq_runtime()`: returns true if the CPU must reschedule.
     pub(crate) fn account_cfs_rq_runtime(&mut self, g: u32, delta: Nanos) -> bool {
-        let gr = &mut self.groups[g as usize];
+        let gr = &mut self.sched.groups[g as usize];
         let Some(p) = gr.pool else { return false };
         if self.now >= self.metrics.warmup {
-            self.pools[p as usize].usage += delta;
+            self.sched.pools[p as usize].usage += delta;
         }
         gr.runtime_remaining -= delta as i64;
         if self.spec.knobs.cfs_slice_expiry
             && gr.runtime_remaining > 0
-            && gr.expires_seq != self.pools[p as usize].seq
+            && gr.expires_seq != self.sched.pools[p as usize].seq
         {
             // expire_cfs_rq_runtime(): the period it was taken in is over.
             gr.runtime_remaining = 0;
@@ -229,7 +229,7 @@ impl crate::Kernel<'_> {
     /// `check_cfs_rq_runtime()` at put_prev: throttles the group if it has
     /// no runtime left. Returns the time spent (with IRQs off).
     pub(crate) fn check_cfs_rq_runtime(&mut self, c: u32, g: u32) -> Nanos {
-        let gr = &self.groups[g as usize];
+        let gr = &self.sched.groups[g as usize];
         let Some(p) = gr.pool else { return 0 };
         if gr.throttled || gr.runtime_remaining > 0 {
             return 0;
@@ -240,15 +240,15 @@ impl crate::Kernel<'_> {
         }
         let cost = self.walk_cost(g);
         let now = self.now;
-        self.groups[g as usize].throttled = true;
-        let pool = &mut self.pools[p as usize];
+        self.sched.groups[g as usize].throttled = true;
+        let pool = &mut self.sched.pools[p as usize];
         pool.throttled.push(g);
         if self.metrics.measuring(now) {
             pool.throttle_events += 1;
         }
         let ent = self.tasks.len() as u32 + g;
-        if self.pos[ent as usize] != crate::cpu::NOT_QUEUED {
-            self.cpus[c as usize].cfs.remove(&mut self.pos, ent);
+        if self.sched.pos[ent as usize] != crate::cpu::NOT_QUEUED {
+            self.cpus[c as usize].cfs.remove(&mut self.sched.pos, ent);
         }
         cost
     }
@@ -257,7 +257,7 @@ impl crate::Kernel<'_> {
     /// `distribute_cfs_runtime()`. Returns when the handler is done.
     pub(crate) fn cfs_period_timer(&mut self, c: u32, p: u32, t: Nanos) -> Nanos {
         let measuring = self.metrics.measuring(self.now);
-        let pool = &mut self.pools[p as usize];
+        let pool = &mut self.sched.pools[p as usize];
         // __refill_cfs_bandwidth_runtime(): up to quota + burst.
         pool.runtime = pool
             .runtime
@@ -280,18 +280,20 @@ impl crate::Kernel<'_> {
     /// is dry. Returns when it is done.
     fn distribute_cfs_runtime(&mut self, c: u32, p: u32, mut t: Nanos) -> Nanos {
         let mut i = 0;
-        while i < self.pools[p as usize].throttled.len() && self.pools[p as usize].runtime > 0 {
-            let g = self.pools[p as usize].throttled[i];
+        while i < self.sched.pools[p as usize].throttled.len()
+            && self.sched.pools[p as usize].runtime > 0
+        {
+            let g = self.sched.pools[p as usize].throttled[i];
             i += 1;
-            let target = self.groups[g as usize].cpu;
+            let target = self.sched.groups[g as usize].cpu;
             // rq_lock_irqsave(target rq): wait out a walk holding it.
             t = t.max(self.cpus[target as usize].rq_busy_until)
                 + self.cost.line_transfer(c, target);
-            let gr = &mut self.groups[g as usize];
+            let gr = &mut self.sched.groups[g as usize];
             if !gr.throttled || gr.on_csd_list {
                 continue;
             }
-            let pool = &mut self.pools[p as usize];
+            let pool = &mut self.sched.pools[p as usize];
             let runtime = ((-gr.runtime_remaining + 1).max(0) as u64).min(pool.runtime);
             pool.runtime -= runtime;
             gr.runtime_remaining += runtime as i64;
@@ -323,7 +325,7 @@ impl crate::Kernel<'_> {
         if !self.spec.knobs.cfs_bandwidth_slack {
             return;
         }
-        let gr = &mut self.groups[g as usize];
+        let gr = &mut self.sched.groups[g as usize];
         let Some(p) = gr.pool else { return };
         let slack = gr.runtime_remaining - MIN_CFS_RQ_RUNTIME as i64;
         if slack <= 0 {
@@ -334,7 +336,7 @@ impl crate::Kernel<'_> {
         let now = self.now;
         let measuring = self.metrics.measuring(now);
         let slice = self.spec.knobs.cfs_bandwidth_slice;
-        let pool = &mut self.pools[p as usize];
+        let pool = &mut self.sched.pools[p as usize];
         pool.runtime += slack as u64;
         if measuring {
             pool.slack_returned += slack as u64;
@@ -358,7 +360,7 @@ impl crate::Kernel<'_> {
     pub(crate) fn cfs_slack_timer(&mut self, c: u32, p: u32, t: Nanos) -> Nanos {
         let slice = self.spec.knobs.cfs_bandwidth_slice;
         let measuring = self.metrics.measuring(self.now);
-        let pool = &mut self.pools[p as usize];
+        let pool = &mut self.sched.pools[p as usize];
         pool.slack_started = false;
         if pool.runtime <= slice {
             return t;
@@ -373,8 +375,8 @@ impl crate::Kernel<'_> {
     pub(crate) fn cfsb_csd_unthrottle(&mut self, c: u32, mut t: Nanos) -> Nanos {
         let list = std::mem::take(&mut self.cpus[c as usize].cfsb_list);
         for &g in &list {
-            self.groups[g as usize].on_csd_list = false;
-            if self.groups[g as usize].throttled {
+            self.sched.groups[g as usize].on_csd_list = false;
+            if self.sched.groups[g as usize].throttled {
                 t += self.walk_cost(g);
                 self.unthrottle(g);
             }
@@ -389,11 +391,11 @@ impl crate::Kernel<'_> {
     /// `unthrottle_cfs_rq()`: the group's entity is runnable again.
     fn unthrottle(&mut self, g: u32) {
         let now = self.now;
-        let gr = &mut self.groups[g as usize];
+        let gr = &mut self.sched.groups[g as usize];
         gr.throttled = false;
         let c = gr.cpu;
         if let Some(p) = gr.pool {
-            let pool = &mut self.pools[p as usize];
+            let pool = &mut self.sched.pools[p as usize];
             if let Some(i) = pool.throttled.iter().position(|&x| x == g) {
                 pool.throttled.remove(i);
             }
@@ -402,7 +404,7 @@ impl crate::Kernel<'_> {
             }
         }
         self.requeue_group(g);
-        if !self.groups[g as usize].cfs.is_empty()
+        if !self.sched.groups[g as usize].cfs.is_empty()
             && self.cpus[c as usize].curr == crate::task::NO_TASK
         {
             self.cpus[c as usize].need_resched = true;
@@ -417,7 +419,7 @@ impl crate::Kernel<'_> {
         let pool = match e {
             crate::event::CfsEvent::Period { pool } => pool,
             crate::event::CfsEvent::Slack { pool } => {
-                let cpu = self.pools[pool as usize].slack_cpu;
+                let cpu = self.sched.pools[pool as usize].slack_cpu;
                 self.cpus[cpu as usize]
                     .irq_pending
                     .push(crate::cpu::PendingIrq::CfsSlack { pool });
@@ -425,7 +427,7 @@ impl crate::Kernel<'_> {
                 return smpsim_engine::Handled::Done;
             }
         };
-        let p = &mut self.pools[pool as usize];
+        let p = &mut self.sched.pools[pool as usize];
         let (cpu, period) = (p.timer_cpu, p.period);
         p.next_period = self.now + period;
         self.at(

@@ -24,6 +24,33 @@ use crate::task::*;
 /// `wake_up()` from a softirq (an RCU callback) on the woken task's CPU.
 pub(crate) const FROM_SOFTIRQ: u32 = u32::MAX;
 
+/// The scheduler's state beside the per-CPU run queues (those are in
+/// each [`crate::cpu::Cpu`]).
+pub(crate) struct Sched<'s> {
+    /// Heap position of every scheduling entity: tasks, then group
+    /// entities.
+    pub(crate) pos: Vec<u32>,
+    /// Each cgroup's per-CPU run queue (CFS group scheduling and
+    /// bandwidth), by group and CPU.
+    pub(crate) groups: Vec<cfs_bandwidth::GroupRq>,
+    /// Each bandwidth-limited cgroup's global runtime pool
+    /// (`cfs_bandwidth`).
+    pub(crate) pools: Vec<cfs_bandwidth::Pool>,
+    /// Sched domains, affinity masks and the load balancer's state.
+    pub(crate) balance: balance::Balance,
+    /// Wake-up placements by CPU capacity (`capacity.rs`).
+    pub(crate) capacity_stats: crate::result::CapacityStats,
+    /// A jiffy: `1e9 / HZ`.
+    pub(crate) tick_ns: smpsim_engine::Nanos,
+    /// The run is starting: each CPU's first task is already current, as
+    /// on a system that booted before the run (see `Kernel::boot`).
+    pub(crate) booting: bool,
+    /// The perturbed schedule being explored, if any.
+    pub(crate) perturb: Option<crate::check::Perturber>,
+    /// `[hooks]` runs waiting for locks, and the per-group rate limit.
+    pub(crate) hooks: crate::hooks::HookState<'s>,
+}
+
 impl crate::Kernel<'_> {
     fn placement_credit(&self) -> u64 {
         self.spec.knobs.sched_slice
@@ -47,15 +74,15 @@ impl crate::Kernel<'_> {
                 let cfs = &mut self.cpus[c].cfs;
                 let v = task.vruntime.max(cfs.min_vruntime.saturating_sub(credit));
                 self.tasks[t as usize].vruntime = v;
-                cfs.push(&mut self.pos, v, t);
+                cfs.push(&mut self.sched.pos, v, t);
             }
             Some(g) => {
-                let gr = &mut self.groups[g as usize];
+                let gr = &mut self.sched.groups[g as usize];
                 let v = task
                     .vruntime
                     .max(gr.cfs.min_vruntime.saturating_sub(credit));
                 self.tasks[t as usize].vruntime = v;
-                gr.cfs.push(&mut self.pos, v, t);
+                gr.cfs.push(&mut self.sched.pos, v, t);
                 self.requeue_group(g);
             }
         }
@@ -70,14 +97,14 @@ impl crate::Kernel<'_> {
             return;
         }
         match task.group_rq {
-            None => self.cpus[c].cfs.remove(&mut self.pos, t),
+            None => self.cpus[c].cfs.remove(&mut self.sched.pos, t),
             Some(g) => {
                 let ent = self.group_entity(g);
-                let gr = &mut self.groups[g as usize];
-                gr.cfs.remove(&mut self.pos, t);
-                if gr.cfs.is_empty() && self.pos[ent as usize] != NOT_QUEUED {
+                let gr = &mut self.sched.groups[g as usize];
+                gr.cfs.remove(&mut self.sched.pos, t);
+                if gr.cfs.is_empty() && self.sched.pos[ent as usize] != NOT_QUEUED {
                     let cpu = gr.cpu as usize;
-                    self.cpus[cpu].cfs.remove(&mut self.pos, ent);
+                    self.cpus[cpu].cfs.remove(&mut self.sched.pos, ent);
                 }
             }
         }
@@ -88,13 +115,17 @@ impl crate::Kernel<'_> {
     pub(crate) fn requeue_group(&mut self, g: u32) {
         let ent = self.group_entity(g);
         let credit = self.placement_credit();
-        let gr = &mut self.groups[g as usize];
-        if gr.throttled || gr.running || gr.cfs.is_empty() || self.pos[ent as usize] != NOT_QUEUED {
+        let gr = &mut self.sched.groups[g as usize];
+        if gr.throttled
+            || gr.running
+            || gr.cfs.is_empty()
+            || self.sched.pos[ent as usize] != NOT_QUEUED
+        {
             return;
         }
         let cfs = &mut self.cpus[gr.cpu as usize].cfs;
         gr.vruntime = gr.vruntime.max(cfs.min_vruntime.saturating_sub(credit));
-        cfs.push(&mut self.pos, gr.vruntime, ent);
+        cfs.push(&mut self.sched.pos, gr.vruntime, ent);
     }
 
     /// Takes the next task to run off the CPU's runqueues.
@@ -103,7 +134,7 @@ impl crate::Kernel<'_> {
         if let Some(t) = cpu.rt.pop() {
             return t;
         }
-        let Some((v, ent)) = cpu.cfs.pop(&mut self.pos) else {
+        let Some((v, ent)) = cpu.cfs.pop(&mut self.sched.pos) else {
             return NO_TASK;
         };
         cpu.cfs.min_vruntime = cpu.cfs.min_vruntime.max(v);
@@ -111,8 +142,11 @@ impl crate::Kernel<'_> {
             return ent;
         }
         let g = ent - self.tasks.len() as u32;
-        let gr = &mut self.groups[g as usize];
-        let (tv, t) = gr.cfs.pop(&mut self.pos).expect("queued group has tasks");
+        let gr = &mut self.sched.groups[g as usize];
+        let (tv, t) = gr
+            .cfs
+            .pop(&mut self.sched.pos)
+            .expect("queued group has tasks");
         gr.cfs.min_vruntime = gr.cfs.min_vruntime.max(tv);
         gr.running = true;
         t
@@ -137,7 +171,7 @@ impl crate::Kernel<'_> {
         }
         task.vruntime += delta;
         if let Some(g) = task.group_rq {
-            self.groups[g as usize].vruntime += delta;
+            self.sched.groups[g as usize].vruntime += delta;
             if self.account_cfs_rq_runtime(g, delta) {
                 self.cpus[c as usize].need_resched = true;
             }
@@ -175,7 +209,7 @@ impl crate::Kernel<'_> {
                     self.metrics.sleep_in_atomic(c, self.now, what);
                 }
             }
-            if task.state != TaskState::Running && !task.is_rt() && !self.booting {
+            if task.state != TaskState::Running && !task.is_rt() && !self.sched.booting {
                 // deactivate_task() -> dequeue_task_fair(), rq lock held.
                 let ev = crate::hooks::HookEvent::DequeueTaskFair;
                 cost = self.switch_hook(c, ev, cost, &mut hook_run);
@@ -195,9 +229,9 @@ impl crate::Kernel<'_> {
             }
             self.tasks[prev as usize].last_ran = self.now;
             if let Some(g) = self.tasks[prev as usize].group_rq {
-                self.groups[g as usize].running = false;
+                self.sched.groups[g as usize].running = false;
                 cost += self.check_cfs_rq_runtime(c, g);
-                if self.groups[g as usize].cfs.is_empty() {
+                if self.sched.groups[g as usize].cfs.is_empty() {
                     // dequeue_entity() left the group empty on this CPU.
                     self.return_cfs_rq_runtime(g);
                 }
@@ -234,7 +268,7 @@ impl crate::Kernel<'_> {
             let site = tg_load_avg::UpdateSite::SetNext;
             cost = self.switch_group_hooks(c, next, site, cost, &mut hook_run);
         }
-        if prev == NO_TASK && next != NO_TASK && !self.booting {
+        if prev == NO_TASK && next != NO_TASK && !self.sched.booting {
             // do_idle() ends (tick_nohz_idle_exit(), ...): the idle task's
             // way out, before schedule_idle().
             let ev = crate::hooks::HookEvent::IdleExit;
@@ -242,7 +276,7 @@ impl crate::Kernel<'_> {
         }
         if next != prev {
             // trace_sched_switch(), before context_switch().
-            if !self.booting {
+            if !self.sched.booting {
                 let ev = crate::hooks::HookEvent::SchedSwitch;
                 cost = self.switch_hook(c, ev, cost, &mut hook_run);
             }
@@ -252,7 +286,7 @@ impl crate::Kernel<'_> {
                 self.cpus[c as usize].nr_switches += 1;
             }
         }
-        if self.booting {
+        if self.sched.booting {
             // Switched in before the run began.
             cost = 0;
         }
@@ -283,11 +317,13 @@ impl crate::Kernel<'_> {
             (Policy::Fifo(prio), _) => self.cpus[c].rt.push_head(prio, t),
             (Policy::Normal, None) => {
                 let v = task.vruntime;
-                self.cpus[c].cfs.push(&mut self.pos, v, t)
+                self.cpus[c].cfs.push(&mut self.sched.pos, v, t)
             }
             (Policy::Normal, Some(g)) => {
                 let v = task.vruntime;
-                self.groups[g as usize].cfs.push(&mut self.pos, v, t)
+                self.sched.groups[g as usize]
+                    .cfs
+                    .push(&mut self.sched.pos, v, t)
             }
         }
     }
@@ -308,9 +344,9 @@ impl crate::Kernel<'_> {
         if next == NO_TASK {
             cpu.activity = Activity::Idle;
             // ct_idle_enter(): an extended quiescent state begins.
-            self.rcu.idle_seq[c as usize] += 1;
+            self.rcu.eqs_enter(c);
             let hook = self.hook(crate::hooks::HookEvent::IdleEnter);
-            if let Some(h) = hook.filter(|_| !self.booting) {
+            if let Some(h) = hook.filter(|_| !self.sched.booting) {
                 // do_idle() begins (tick_nohz_idle_enter(), ...): the CPU is
                 // busy in the idle task until the hook ends.
                 let end = self.run_hook(c, h, now);
@@ -340,11 +376,11 @@ impl crate::Kernel<'_> {
             }
             if !self.cpus[c as usize].tick_armed {
                 self.cpus[c as usize].tick_armed = true;
-                let next_tick = (now / self.tick_ns + 1) * self.tick_ns;
+                let next_tick = (now / self.sched.tick_ns + 1) * self.sched.tick_ns;
                 self.at(next_tick, Event::Sched(SchedEvent::Tick { cpu: c }));
             }
         }
-        if self.booting {
+        if self.sched.booting {
             // Every CPU gets its task before any runs (Kernel::boot).
             return;
         }
@@ -437,11 +473,11 @@ impl crate::Kernel<'_> {
                 }
                 let wv = match w.group_rq {
                     None => w.vruntime,
-                    Some(g) => self.groups[g as usize].vruntime,
+                    Some(g) => self.sched.groups[g as usize].vruntime,
                 };
                 let cv = match cur.group_rq {
                     None => cur.vruntime,
-                    Some(g) => self.groups[g as usize].vruntime,
+                    Some(g) => self.sched.groups[g as usize].vruntime,
                 };
                 cv > wv + self.spec.knobs.wakeup_granularity
             }
@@ -493,7 +529,7 @@ impl crate::Kernel<'_> {
         }
         let t = cpu.curr;
         self.at(
-            self.now + self.tick_ns,
+            self.now + self.sched.tick_ns,
             Event::Sched(SchedEvent::Tick { cpu: c }),
         );
         if t == NO_TASK {
@@ -534,7 +570,7 @@ impl crate::Kernel<'_> {
             || !cpu.cfs.is_empty()
             || task
                 .group_rq
-                .is_some_and(|g| !self.groups[g as usize].cfs.is_empty());
+                .is_some_and(|g| !self.sched.groups[g as usize].cfs.is_empty());
         if !task.is_rt()
             && others_wait
             && self.now - task.slice_start >= self.spec.knobs.sched_slice
@@ -567,10 +603,10 @@ impl crate::Kernel<'_> {
         c: u32,
         t: TaskId,
         resume: Resume,
-    ) -> crate::interp::Flow {
+    ) -> crate::mechanism::Flow {
         self.tasks[t as usize].resume = resume;
         self.block(c, t);
-        crate::interp::Flow::Stop
+        crate::mechanism::Flow::Stop
     }
 
     /// The task gives up the CPU because it blocks (state already set).

@@ -4,7 +4,7 @@
 //! The counts themselves, and what ending a section does (a reschedule, a
 //! pending interrupt), are the scheduler's and the CPU's.
 
-use crate::interp::{Flow, MechanismOp};
+use crate::mechanism::{Flow, MechanismOp};
 use crate::program::PreemptOp;
 use crate::task::{Resume, TaskId};
 use crate::Kernel;

@@ -62,12 +62,15 @@ impl<'s> crate::Kernel<'s> {
     /// rate limit, `update_cfs_group` runs). Records the update.
     fn group_updates(&mut self, t: TaskId, site: UpdateSite, at: Nanos) -> (bool, bool) {
         let task = &self.tasks[t as usize];
-        let Some(g) = task.group_rq.filter(|_| !task.is_rt() && !self.booting) else {
+        let Some(g) = task
+            .group_rq
+            .filter(|_| !task.is_rt() && !self.sched.booting)
+        else {
             return (false, false);
         };
         let mut tg = false;
         if self.hook(HookEvent::UpdateTgLoadAvg).is_some() {
-            let next = &mut self.hooks.tg_next_update[g as usize];
+            let next = &mut self.sched.hooks.tg_next_update[g as usize];
             if at >= *next {
                 // cfs_rq->last_update_tg_load_avg = now.
                 *next = at.saturating_add(self.spec.knobs.tg_load_avg_ratelimit);

@@ -15,7 +15,7 @@ impl Kernel<'_> {
         }
         self.book_spinning_waits();
         RunResult {
-            nr_cpus: self.nr_cpus,
+            nr_cpus: self.nr_cpus(),
             standing: MachineStanding::of(&spec.machine),
             replicas: 1,
             duration_ns: spec.duration,
@@ -23,6 +23,7 @@ impl Kernel<'_> {
             seed: spec.seed,
             counters: self.counter_results(),
             histograms: self
+                .metrics
                 .hist_names
                 .iter()
                 .zip(&self.metrics.hists)
@@ -32,16 +33,18 @@ impl Kernel<'_> {
             cpus: self.cpu_results(),
             task_groups: self.task_group_results(),
             context_switches: self.cpus.iter().map(|c| c.nr_switches).sum(),
-            mm: self.mm_stats,
-            capacity: self.cost.scales_work.then_some(self.capacity_stats),
-            rcu: (self.rcu.gp_kthread != NO_TASK).then_some(self.rcu.stats),
+            mm: self.mm.stats,
+            capacity: self.cost.scales_work.then_some(self.sched.capacity_stats),
+            rcu: self.rcu.stats(),
             perturbations: self
+                .sched
                 .perturb
                 .as_mut()
                 .map(|p| std::mem::take(&mut p.applied))
                 .unwrap_or_default(),
             locks: self.lock_results(),
             cfs_bandwidth: self
+                .sched
                 .pools
                 .iter()
                 .map(|p| BandwidthStat {
@@ -61,7 +64,7 @@ impl Kernel<'_> {
                 stale_events: stats.stale_events,
                 simulated_ns: self.now,
                 wall_seconds: 0.0,
-                by_kind: self.event_counts,
+                by_kind: self.run.event_counts,
             },
             raw_histograms: std::mem::take(&mut self.metrics.hists),
             exact_histograms: std::mem::take(&mut self.metrics.exact),
@@ -71,20 +74,20 @@ impl Kernel<'_> {
     /// Reads every CPU's and task's times at the end of the warm-up (each
     /// accounted up to now first), for results of the measured part.
     pub(super) fn warmup_end_times(&mut self) {
-        for c in 0..self.nr_cpus {
+        for c in 0..self.nr_cpus() {
             self.settle(c);
         }
         for t in 0..self.tasks.len() as u32 {
             let state = self.tasks[t as usize].state;
             self.set_state(t, state);
         }
-        self.cpu_times_base = self.cpus.iter().map(|c| c.times).collect();
-        self.task_times_base = self.tasks.iter().map(|t| t.times).collect();
+        self.metrics.cpu_times_base = self.cpus.iter().map(|c| c.times).collect();
+        self.metrics.task_times_base = self.tasks.iter().map(|t| t.times).collect();
     }
 
     /// A CPU's times in the measured part of the run.
     pub(super) fn measured_cpu_times(&self, c: usize) -> crate::cpu::CpuTimes {
-        match self.cpu_times_base.get(c) {
+        match self.metrics.cpu_times_base.get(c) {
             Some(base) => self.cpus[c].times.since(base),
             None => self.cpus[c].times,
         }
@@ -92,7 +95,7 @@ impl Kernel<'_> {
 
     /// A task's times in the measured part of the run.
     fn measured_task_times(&self, t: usize) -> TaskTimes {
-        match self.task_times_base.get(t) {
+        match self.metrics.task_times_base.get(t) {
             Some(base) => self.tasks[t].times.since(base),
             None => self.tasks[t].times,
         }
@@ -157,10 +160,10 @@ impl Kernel<'_> {
             })
             .collect();
         // Kernel threads, named as ps shows them.
-        task_groups.extend(self.kthreads.iter().map(|k| TaskGroupResult {
+        task_groups.extend(self.run.kthreads.iter().map(|k| TaskGroupResult {
             name: format!("[{}]", k.name),
             tasks: match k.spawn {
-                crate::kthread::Spawn::PerCpu { .. } => self.nr_cpus,
+                crate::kthread::Spawn::PerCpu { .. } => self.nr_cpus(),
                 crate::kthread::Spawn::One { .. } => 1,
                 crate::kthread::Spawn::ForCpus { cpus } => cpus(self.spec).len() as u32,
             },
@@ -203,7 +206,7 @@ impl Kernel<'_> {
         let now = self.lock_line_transfers();
         let mut locks = std::mem::take(&mut self.metrics.locks);
         for (i, l) in locks.iter_mut().enumerate() {
-            l.bounces = now[i] - self.bounce_base.get(i).copied().unwrap_or(0);
+            l.bounces = now[i] - self.metrics.bounce_base.get(i).copied().unwrap_or(0);
         }
         locks
     }

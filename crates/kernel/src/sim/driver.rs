@@ -18,11 +18,11 @@ impl RunState {
     pub(super) fn new(k: &mut Kernel) -> Self {
         let mut engine: Engine<Event> = Engine::with_capacity(4 * k.tasks.len() + 1024);
         k.boot();
-        for (at, ev) in k.out.drain(..) {
+        for (at, ev) in k.run.out.drain(..) {
             engine.schedule(at, ev);
         }
-        for pool in 0..k.pools.len() as u32 {
-            let first = k.pools[pool as usize].period;
+        for pool in 0..k.sched.pools.len() as u32 {
+            let first = k.sched.pools[pool as usize].period;
             engine.schedule(first, Event::Cfs(CfsEvent::Period { pool }));
         }
         if k.spec.warmup > 0 {
@@ -45,7 +45,7 @@ impl RunState {
             return true;
         }
         // A fault at boot (a task's first op) stops the run at time zero.
-        if k.halted {
+        if k.run.halted {
             self.ended = Some(smpsim_engine::StopReason::ModelRequested);
             return true;
         }
@@ -82,11 +82,11 @@ impl RunState {
             Some(_) => k.spec.duration,
             None => self.reached,
         };
-        for cpu in 0..k.nr_cpus {
+        for cpu in 0..k.nr_cpus() {
             k.settle(cpu);
             k.close_sections(cpu);
             // Every nanosecond measured is in exactly one of the CPU's times.
-            let base = if k.cpu_times_base.is_empty() {
+            let base = if k.metrics.cpu_times_base.is_empty() {
                 0
             } else {
                 k.spec.warmup

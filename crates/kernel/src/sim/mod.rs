@@ -17,109 +17,83 @@ use crate::event::*;
 use crate::locking::objects::Objects;
 use crate::metrics::Metrics;
 use crate::result::*;
-use crate::sched::cfs_bandwidth::{GroupRq, Pool};
 use crate::spec::Spec;
 use crate::task::*;
 
 /// The simulated kernel of one run.
 ///
-/// The core keeps what every mechanism shares (time, CPUs, tasks, the run
-/// queues, objects, costs, metrics); a mechanism's own state is in its
-/// module's struct (`rcu`, `stop`, `balance`, `lockdep`, the lock kinds'
-/// tables in `objects`), with its invariants stated there.
+/// The core keeps what every mechanism shares: time, the CPUs (with their
+/// run queues), the tasks, the event sink and run control, and the
+/// machine's costs. Each mechanism's own state is one field, a struct of
+/// its module with its invariants stated there: the scheduler's
+/// ([`crate::sched::Sched`]), locking's ([`crate::locking::Locking`], each
+/// kind's instance table in it), RCU's, the stoppers', the address
+/// spaces' ([`crate::mm::MmState`]) and the accounting's
+/// ([`Metrics`]). `tests/layout.rs` keeps the count of fields.
 pub struct Kernel<'s> {
     /// The compiled scenario; never changes during the run.
     pub(crate) spec: &'s Spec,
     /// The current event's time; never decreases.
     pub(crate) now: Nanos,
-    /// The per-CPU random streams of hooks and handlers; each task has its
-    /// own in its `rng` (`streams.rs`).
-    pub(crate) cpu_streams: streams::CpuStreams,
-    /// Events scheduled while handling the current one.
-    out: Vec<(Nanos, Event)>,
     /// One per CPU of the machine, online or not, by CPU number.
     pub(crate) cpus: Vec<Cpu>,
     /// Every task ever created (the scenario's, then kernel threads), by
     /// task id; an exited task keeps its slot. A runnable task is on the
     /// run queue of the CPU in its `cpu`, which is online.
     pub(crate) tasks: Vec<Task>,
-    /// Heap position of every scheduling entity: tasks, then group entities.
-    pub(crate) pos: Vec<u32>,
-    /// Each cgroup's per-CPU run queue (CFS group scheduling and
-    /// bandwidth), by group and CPU.
-    pub(crate) groups: Vec<GroupRq>,
-    /// Each bandwidth-limited cgroup's global runtime pool (`cfs_bandwidth`).
-    pub(crate) pools: Vec<Pool>,
-    /// Every instance of every declared object, by kind.
-    pub(crate) objects: Objects,
-    /// Line transfers of each object's lines when the warm-up ended.
-    bounce_base: Vec<u64>,
-    /// Each CPU's and each task's times when the warm-up ended: results
-    /// report the measured part only, as lock_stat and counters do.
-    cpu_times_base: Vec<crate::cpu::CpuTimes>,
-    task_times_base: Vec<TaskTimes>,
-    /// Scratch for the waiters a lock operation grants the lock to.
-    pub(crate) lock_grants: Vec<(TaskId, crate::program::LockMode, Nanos)>,
-    /// Counters, histograms, lock_stat and findings; counts only inside the
-    /// measured window (after the warm-up, before the end).
-    pub(crate) metrics: Metrics,
-    /// A jiffy: `1e9 / HZ`.
-    pub(crate) tick_ns: Nanos,
-    /// `cpus.len()`.
-    pub(crate) nr_cpus: u32,
+    /// The event sink and what decides the run's end.
+    run: RunCtl,
     /// The machine's costs in integer nanoseconds, fixed for the run.
     pub(crate) cost: crate::costs::CostNs,
-    /// Tasks that have not exited; the run ends when none are left.
-    pub(crate) live_tasks: usize,
-    /// Every task has exited; the run ends shortly.
-    ending: bool,
-    /// The run is starting: each CPU's first task is already current, as
-    /// on a system that booted before the run (see [`Kernel::boot`]).
-    pub(crate) booting: bool,
-    /// A detector found something the run cannot go on from (a task looping
-    /// without time, a wild per-CPU index): it ends now.
-    pub(crate) halted: bool,
-    /// The run stopped at a horizon just short of an event it would have
-    /// folded: that event, delivered first when the run goes on, is
-    /// counted as folded.
-    fold_at_horizon: bool,
-    /// The timeline being recorded, if asked for.
-    pub trace: Option<crate::trace::Recorder>,
-    /// Simulated time reached, added to as the run goes (for progress
-    /// bars); `None` runs the engine in one go.
-    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// The scheduler's state beside the run queues (`sched/`).
+    pub(crate) sched: crate::sched::Sched<'s>,
+    /// Every lock kind's instances and lockdep (`locking/`).
+    pub(crate) locking: crate::locking::Locking,
     /// RCU's grace-period state (`rcu/`).
     pub(crate) rcu: crate::rcu::Rcu,
     /// The per-CPU stoppers (`migration/N`) and the `stop_machine` call
     /// under way.
     pub(crate) stop: crate::stop_machine::Stoppers,
-    /// Address spaces, by mm id (one per task group unless shared), with
-    /// their users, `mm_count` and `mm_cpumask` (`mm.rs`).
-    pub(crate) mms: Vec<crate::mm::Mm>,
-    pub(crate) mm_stats: crate::mm::MmStats,
-    /// Wake-up placements by CPU capacity (`sched/capacity.rs`).
-    pub(crate) capacity_stats: crate::result::CapacityStats,
-    /// `cpu_hotplug_lock`'s instance in [`Objects::sleeping`].
-    pub(crate) hotplug_lock: u32,
-    /// Sched domains, affinity masks and the load balancer's state.
-    pub(crate) balance: crate::sched::balance::Balance,
-    /// The kernel threads created, in task-group order after the spec's.
-    pub(crate) kthreads: Vec<&'static crate::kthread::KthreadInfo>,
-    /// The perturbed schedule being explored, if any.
-    pub(crate) perturb: Option<crate::check::Perturber>,
-    /// lockdep, when the scenario turns it on.
-    pub(crate) lockdep: Option<Box<crate::locking::lockdep::Lockdep>>,
-    /// Histogram names: the spec's, then the kernel's own.
-    pub(crate) hist_names: Vec<String>,
+    /// Address spaces and their counts (`mm.rs`).
+    pub(crate) mm: crate::mm::MmState,
+    /// Counters, histograms, lock_stat and findings; counts only inside the
+    /// measured window (after the warm-up, before the end).
+    pub(crate) metrics: Metrics,
+}
+
+/// The event sink and the run's control: what the handlers scheduled, the
+/// counts of events, when the run ends, and what is reported as it goes.
+struct RunCtl {
+    /// Events scheduled while handling the current one.
+    out: Vec<(Nanos, Event)>,
     /// Events delivered so far, by kind.
     event_counts: crate::result::EventCounts,
-    /// `[hooks]` runs waiting for locks, and the per-group rate limit.
-    pub(crate) hooks: crate::hooks::HookState<'s>,
     /// Which events are folded (`FOLD_*` bits): handled as soon as they
     /// are scheduled when nothing else can come first. The same handlers
     /// run in the same order at the same times, so results do not depend
     /// on it; a switch for comparing.
-    pub folds: u8,
+    folds: u8,
+    /// Tasks that have not exited; the run ends when none are left.
+    live_tasks: usize,
+    /// Every task has exited; the run ends shortly.
+    ending: bool,
+    /// A detector found something the run cannot go on from (a task looping
+    /// without time, a wild per-CPU index): it ends now.
+    halted: bool,
+    /// The run stopped at a horizon just short of an event it would have
+    /// folded: that event, delivered first when the run goes on, is
+    /// counted as folded.
+    fold_at_horizon: bool,
+    /// The per-CPU random streams of hooks and handlers; each task has its
+    /// own in its `rng` (`streams.rs`).
+    cpu_streams: streams::CpuStreams,
+    /// Simulated time reached, added to as the run goes (for progress
+    /// bars); `None` runs the engine in one go.
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// The timeline being recorded, if asked for.
+    trace: Option<crate::trace::Recorder>,
+    /// The kernel threads created, in task-group order after the spec's.
+    kthreads: Vec<&'static crate::kthread::KthreadInfo>,
 }
 
 impl<'s> Kernel<'s> {
@@ -135,9 +109,10 @@ impl<'s> Kernel<'s> {
             spec.counters.len(),
             spec.histograms.len() + uses_rcu as usize,
         );
-        let (mut objects, lock_stats) = Objects::build(spec, nr_cpus);
+        let (mut objects, lock_stats) = crate::locking::build::objects(spec, nr_cpus);
         let hotplug_lock = crate::locking::percpu_rwsem::new_hotplug_lock(&mut objects);
         metrics.locks = lock_stats;
+        metrics.hist_names = spec.histograms.clone();
         metrics.thresholds = crate::metrics::Thresholds::from_knobs(&spec.knobs);
 
         let (groups, pools, group_index) = crate::sched::cfs_bandwidth::build(spec, nr_cpus);
@@ -182,48 +157,48 @@ impl<'s> Kernel<'s> {
         let mut kernel = Kernel {
             spec,
             now: 0,
-            cpu_streams: streams::CpuStreams::new(
-                spec.seed,
-                nr_cpus,
-                spec.hooks.iter().any(Option::is_some),
-                !spec.handlers.is_empty(),
-            ),
-            out: Vec::with_capacity(64),
             cpus,
             tasks,
-            pos,
-            groups,
-            pools,
-            objects,
-            lock_grants: Vec::with_capacity(8),
-            bounce_base: Vec::new(),
-            cpu_times_base: Vec::new(),
-            task_times_base: Vec::new(),
-            metrics,
-            tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
-            nr_cpus,
+            run: RunCtl {
+                out: Vec::with_capacity(64),
+                event_counts: Default::default(),
+                folds: default_folds(),
+                live_tasks: 0,
+                ending: false,
+                halted: false,
+                fold_at_horizon: false,
+                cpu_streams: streams::CpuStreams::new(
+                    spec.seed,
+                    nr_cpus,
+                    spec.hooks.iter().any(Option::is_some),
+                    !spec.handlers.is_empty(),
+                ),
+                progress: None,
+                trace: None,
+                kthreads,
+            },
             cost: crate::costs::CostNs::new(&spec.machine),
-            live_tasks: 0,
-            ending: false,
-            booting: false,
-            halted: false,
-            fold_at_horizon: false,
-            trace: None,
-            progress: None,
+            sched: crate::sched::Sched {
+                pos,
+                groups,
+                pools,
+                balance,
+                capacity_stats: Default::default(),
+                tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
+                booting: false,
+                perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
+                hooks: crate::hooks::HookState::new(spec, nr_cpus, nr_group_rqs),
+            },
+            locking: crate::locking::Locking {
+                objects,
+                lock_grants: Vec::with_capacity(8),
+                hotplug_lock,
+                lockdep: None,
+            },
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
             stop: crate::stop_machine::Stoppers::new(nr_cpus, Vec::new()),
-            mms: Vec::new(),
-            mm_stats: Default::default(),
-            capacity_stats: Default::default(),
-            hotplug_lock,
-            balance,
-            kthreads,
-            lockdep: None,
-            perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
-            hist_names: spec.histograms.clone(),
-            event_counts: Default::default(),
-            hooks: crate::hooks::HookState::new(spec, nr_cpus, nr_group_rqs),
-            folds: default_folds(),
+            mm: Default::default(),
+            metrics,
         };
         for (info, ids) in spawned {
             (info.started)(&mut kernel, ids);
@@ -231,15 +206,18 @@ impl<'s> Kernel<'s> {
         if spec.knobs.lockdep {
             let classes = spec.objects.len() + 1;
             let ld = crate::locking::lockdep::Lockdep::new(kernel.tasks.len(), classes);
-            kernel.lockdep = Some(Box::new(ld));
+            kernel.locking.lockdep = Some(Box::new(ld));
         }
         if uses_rcu {
-            kernel.hist_names.push(crate::rcu::GP_HISTOGRAM.into());
+            kernel
+                .metrics
+                .hist_names
+                .push(crate::rcu::GP_HISTOGRAM.into());
         }
-        kernel.live_tasks = nr_user_tasks;
+        kernel.run.live_tasks = nr_user_tasks;
         let user_tasks = &kernel.tasks[..nr_user_tasks];
         let nr_mms = user_tasks.iter().map(|t| t.mm + 1).max().unwrap_or(0);
-        kernel.mms = (0..nr_mms)
+        kernel.mm.mms = (0..nr_mms)
             .map(|mm| {
                 let users = user_tasks.iter().filter(|t| t.mm == mm).count() as u32;
                 crate::mm::Mm::new(users, nr_cpus as usize)
@@ -256,7 +234,7 @@ impl<'s> Kernel<'s> {
             let task = &kernel.tasks[t as usize];
             kernel.cpus[task.cpu as usize].nr_running += 1;
             if task.affinity != PINNED {
-                kernel.balance.nr_movable_queued += 1;
+                kernel.sched.balance.movable_queued(true);
             }
         }
         kernel
@@ -271,27 +249,92 @@ impl<'s> Kernel<'s> {
     fn boot(&mut self) {
         // Every CPU's task is current (and in its mm's cpumask) before the
         // first one runs, as on a running system.
-        self.booting = true;
-        for c in 0..self.nr_cpus {
+        self.sched.booting = true;
+        for c in 0..self.nr_cpus() {
             self.cpus[c as usize].need_resched = true;
             self.kick(c);
         }
-        self.booting = false;
-        for c in 0..self.nr_cpus {
+        self.sched.booting = false;
+        for c in 0..self.nr_cpus() {
             self.kick(c);
         }
+    }
+
+    /// The machine's CPUs, online or not.
+    #[inline]
+    pub(crate) fn nr_cpus(&self) -> u32 {
+        self.cpus.len() as u32
+    }
+
+    /// Picks the folds (`FOLD_*` bits) the run makes; results do not
+    /// depend on them.
+    pub fn set_folds(&mut self, folds: u8) {
+        self.run.folds = folds;
+    }
+
+    /// Adds the simulated time reached to `progress` as the run goes.
+    pub fn report_progress(
+        &mut self,
+        progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) {
+        self.run.progress = progress;
+    }
+
+    /// Records every CPU's timeline into `recorder` during the run.
+    pub fn record_timeline_into(&mut self, recorder: crate::trace::Recorder) {
+        self.run.trace = Some(recorder);
+    }
+
+    /// The timeline recorded, if one was asked for.
+    pub fn take_timeline(&mut self) -> Option<crate::trace::Recorder> {
+        self.run.trace.take()
+    }
+
+    /// Ends the run now: a detector found something it cannot go on from
+    /// (a task looping without time, a wild per-CPU index).
+    pub(crate) fn halt(&mut self) {
+        self.run.halted = true;
+    }
+
+    /// Whether the run was halted ([`Self::halt`]).
+    #[inline]
+    pub(crate) fn halted(&self) -> bool {
+        self.run.halted
+    }
+
+    /// A task exited: the run ends when none are left.
+    pub(crate) fn task_exited(&mut self) {
+        self.run.live_tasks -= 1;
+    }
+
+    /// Kernel thread kind `k` of those created (a task's `kthread`).
+    #[inline]
+    pub(crate) fn kthread_info(&self, k: u8) -> &'static crate::kthread::KthreadInfo {
+        self.run.kthreads[k as usize]
+    }
+
+    /// CPU `c`'s random stream for hooks.
+    #[inline]
+    pub(crate) fn hook_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng {
+        &mut self.run.cpu_streams.hook[c as usize]
+    }
+
+    /// CPU `c`'s random stream for interrupt handlers.
+    #[inline]
+    pub(crate) fn handler_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng {
+        &mut self.run.cpu_streams.handler[c as usize]
     }
 
     /// Schedules an event (flushed into the engine after the current one).
     #[inline]
     pub(crate) fn at(&mut self, time: Nanos, event: Event) {
-        self.out.push((time, event));
+        self.run.out.push((time, event));
     }
 
     /// Runs the spec's duration and returns the result.
     pub fn run(&mut self) -> RunResult {
         let mut run = RunState::new(self);
-        match self.progress.clone() {
+        match self.run.progress.clone() {
             None => {
                 run.advance(self, Nanos::MAX);
             }
@@ -321,7 +364,7 @@ impl<'s> Kernel<'s> {
     pub(crate) fn settle(&mut self, c: u32) {
         let now = self.now;
         let from = self.cpus[c as usize].accounted_to;
-        if now > from && self.trace.is_some() {
+        if now > from && self.run.trace.is_some() {
             self.record_timeline(c, from, now);
         }
         let cpu = &mut self.cpus[c as usize];
@@ -348,7 +391,7 @@ impl<'s> Kernel<'s> {
                     cpu.times.spin += dt;
                     task.times.spin += dt;
                     task.times.sys += dt;
-                    if let Some((obj, _)) = spun_on(&self.objects, task.wait.spin) {
+                    if let Some((obj, _)) = spun_on(&self.locking.objects, task.wait.spin) {
                         self.metrics.lock_spin(now, obj, dt);
                     }
                 } else {
@@ -393,7 +436,7 @@ impl<'s> Kernel<'s> {
     pub(crate) fn task_name(&self, t: TaskId) -> String {
         let task = &self.tasks[t as usize];
         if let Some(k) = task.kthread {
-            let info = self.kthreads[k as usize];
+            let info = self.run.kthreads[k as usize];
             return match info.spawn {
                 crate::kthread::Spawn::PerCpu { .. } | crate::kthread::Spawn::ForCpus { .. } => {
                     format!("{}/{}", info.name, task.index)
@@ -429,10 +472,10 @@ impl<'s> Kernel<'s> {
             _ => {}
         }
         if task.affinity != PINNED {
-            let b = &mut self.balance;
+            let b = &mut self.sched.balance;
             match (old == TaskState::Runnable, state == TaskState::Runnable) {
-                (false, true) => b.nr_movable_queued += 1,
-                (true, false) => b.nr_movable_queued -= 1,
+                (false, true) => b.movable_queued(true),
+                (true, false) => b.movable_queued(false),
                 _ => {}
             }
         }
@@ -530,7 +573,7 @@ impl<'s> Kernel<'s> {
                 self.cpus[c as usize].activity = Activity::Idle;
                 self.cpus[c as usize].need_resched = false;
                 // Back to idle after an interrupt: an extended QS again.
-                self.rcu.idle_seq[c as usize] += 1;
+                self.rcu.eqs_enter(c);
             } else {
                 self.schedule(c);
             }
@@ -558,7 +601,7 @@ impl<'s> Kernel<'s> {
 
     /// Line transfers so far on each object's cache lines, all instances.
     fn lock_line_transfers(&self) -> Vec<u64> {
-        self.objects.line_transfers(self.spec, self.nr_cpus)
+        crate::locking::build::line_transfers(&self.locking.objects, self.spec, self.nr_cpus())
     }
 
     /// Starts the CPU's next activity end event.
@@ -590,21 +633,21 @@ impl Model for Kernel<'_> {
     fn handle(&mut self, engine: &mut Engine<Event>, event: Event) -> Handled {
         // The first event after a stop at a horizon may be one a run going
         // through would have folded: counted so (results never differ).
-        let folded = std::mem::take(&mut self.fold_at_horizon);
+        let folded = std::mem::take(&mut self.run.fold_at_horizon);
         let handled = self.handle_one(engine, event, folded);
-        if handled != Handled::Done || self.folds == 0 {
+        if handled != Handled::Done || self.run.folds == 0 {
             self.flush(engine);
             return handled;
         }
         // Fold: while the earliest event just scheduled is one the folds
         // take and would be the very next delivered, handle it now.
         while let Some(i) = self.fold_candidate() {
-            let (at, next) = self.out[i];
+            let (at, next) = self.run.out[i];
             if !engine.fold(at) {
-                self.fold_at_horizon = at <= self.spec.duration && engine.folds_after_horizon(at);
+                self.run.fold_at_horizon = at <= self.spec.duration && engine.folds_after_horizon(at);
                 break;
             }
-            self.out.remove(i);
+            self.run.out.remove(i);
             self.flush(engine);
             let h = self.handle_one(engine, next, true);
             engine.count_folded(h);
@@ -649,28 +692,28 @@ impl Kernel<'_> {
             Event::Stop(e) => self.on_stop_event(e),
             Event::Run(RunEvent::AllExited) => Handled::Done,
             Event::Run(RunEvent::WarmupEnd) => {
-                self.bounce_base = self.lock_line_transfers();
+                self.metrics.bounce_base = self.lock_line_transfers();
                 self.warmup_end_times();
                 Handled::Done
             }
         };
         match handled {
-            Handled::Stale => self.event_counts.stale[kind] += 1,
-            _ => self.event_counts.done[kind] += 1,
+            Handled::Stale => self.run.event_counts.stale[kind] += 1,
+            _ => self.run.event_counts.done[kind] += 1,
         }
         if folded {
-            self.event_counts.folded[kind] += 1;
+            self.run.event_counts.folded[kind] += 1;
         }
         if all_exited {
             return Handled::Stop;
         }
-        if self.halted {
+        if self.run.halted {
             return Handled::Stop;
         }
-        if self.live_tasks == 0 && handled == Handled::Done && !self.ending {
+        if self.run.live_tasks == 0 && handled == Handled::Done && !self.run.ending {
             // Let in-flight work (IPIs, frees, callbacks) land, then stop.
             // Scheduled after what the handler scheduled.
-            self.ending = true;
+            self.run.ending = true;
             self.flush(engine);
             engine.schedule(self.now + 1_000_000, Event::Run(RunEvent::AllExited));
         }
@@ -680,7 +723,7 @@ impl Kernel<'_> {
     /// Hands the events scheduled so far to the engine, in order.
     #[inline]
     fn flush(&mut self, engine: &mut Engine<Event>) {
-        for (at, ev) in self.out.drain(..) {
+        for (at, ev) in self.run.out.drain(..) {
             engine.schedule(at, ev);
         }
     }
@@ -691,7 +734,7 @@ impl Kernel<'_> {
     #[inline]
     fn fold_candidate(&self) -> Option<usize> {
         let mut best: Option<(usize, Nanos)> = None;
-        for (i, &(at, _)) in self.out.iter().enumerate() {
+        for (i, &(at, _)) in self.run.out.iter().enumerate() {
             if best.is_none_or(|(_, b)| at < b) {
                 best = Some((i, at));
             }
@@ -700,7 +743,7 @@ impl Kernel<'_> {
         if at < self.now {
             return None;
         }
-        let fold = match self.out[i].1 {
+        let fold = match self.run.out[i].1 {
             Event::Sched(SchedEvent::SpinEnd { .. }) => FOLD_SPIN_END,
             Event::Sched(SchedEvent::Cpu { cpu, .. }) => match self.cpus[cpu as usize].activity {
                 Activity::Irq { .. } => FOLD_IRQ_EXIT,
@@ -709,7 +752,7 @@ impl Kernel<'_> {
             },
             _ => 0,
         };
-        (self.folds & fold != 0).then_some(i)
+        (self.run.folds & fold != 0).then_some(i)
     }
 }
 

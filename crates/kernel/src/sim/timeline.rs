@@ -13,7 +13,7 @@ impl Kernel<'_> {
     /// one segment, or one per piece of the task's work batch. Idle time
     /// is the gap between segments.
     pub(super) fn record_timeline(&mut self, c: u32, from: Nanos, now: Nanos) {
-        let Some(rec) = self.trace.as_mut() else {
+        let Some(rec) = self.run.trace.as_mut() else {
             return;
         };
         let cpu = &self.cpus[c as usize];
@@ -24,7 +24,7 @@ impl Kernel<'_> {
             Activity::Task => {
                 let t = &self.tasks[cpu.curr as usize];
                 if t.wait.spin != Spin::None {
-                    let on = spin_on(&self.objects, t.wait.spin);
+                    let on = spin_on(&self.locking.objects, t.wait.spin);
                     rec.push(c, from, now, SegKind::Spin(on), cpu.curr);
                 } else {
                     record_batch(rec, c, cpu.curr, t, from, now);

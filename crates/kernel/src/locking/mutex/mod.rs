@@ -36,11 +36,11 @@
 mod optimistic_spin;
 
 use crate::coherence::{Line, LineHome};
-use crate::interp::Flow;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::osq::Osq;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
@@ -131,13 +131,43 @@ impl Held {
 }
 
 /// Task `t`'s [`Held`], the table grown to reach it.
+/// The kind's own table ([`Objects::kind_table`]).
+#[derive(Default)]
+pub(crate) struct Mutexes {
+    /// Every `struct mutex` instance.
+    all: Vec<Mutex>,
+    /// The mutexes each task holds, by task id (grown as tasks take them).
+    held: Vec<Held>,
+}
+
+static NO_MUTEXES: Mutexes = Mutexes {
+    all: Vec::new(),
+    held: Vec::new(),
+};
+
+#[inline]
+fn table(o: &mut Objects) -> &mut Mutexes {
+    o.kind_table::<Mutexes>()
+}
+
+#[inline]
+fn table_ref(o: &Objects) -> &Mutexes {
+    o.kind_table_ref::<Mutexes>().unwrap_or(&NO_MUTEXES)
+}
+
+/// The line of mutex `m`'s word, for an object placed on it
+/// (`[layout] lines`).
+pub(crate) fn word_mut(o: &mut Objects, m: u32) -> &mut Line {
+    &mut table(o).all[m as usize].word
+}
+
 #[inline]
 fn held_by(o: &mut Objects, t: TaskId) -> &mut Held {
     let t = t as usize;
-    if o.mutexes_held.len() <= t {
+    if table(o).held.len() <= t {
         grow_held(o, t);
     }
-    &mut o.mutexes_held[t]
+    &mut table(o).held[t]
 }
 
 /// Out of line: once per task, and inlined it would make every
@@ -145,7 +175,7 @@ fn held_by(o: &mut Objects, t: TaskId) -> &mut Held {
 #[cold]
 #[inline(never)]
 fn grow_held(o: &mut Objects, t: usize) {
-    o.mutexes_held.resize(t + 1, Held::default());
+    table(o).held.resize(t + 1, Held::default());
 }
 
 /// `struct mutex` in the sleeping-lock registry.
@@ -166,9 +196,9 @@ impl SleepingLock for MutexKind {
         let ObjectKind::Mutex { spin } = *b.kind else {
             unreachable!("a mutex declared as {:?}", b.kind)
         };
-        let base = o.mutexes.len();
-        o.mutexes
-            .extend((0..b.n).map(|i| Mutex::new(b.object, spin, (b.home)(i))));
+        let all = &mut table(o).all;
+        let base = all.len();
+        all.extend((0..b.n).map(|i| Mutex::new(b.object, spin, (b.home)(i))));
         base
     }
 
@@ -177,11 +207,11 @@ impl SleepingLock for MutexKind {
     }
 
     fn object(&self, o: &Objects, l: u32) -> u32 {
-        o.mutexes[l as usize].object
+        table_ref(o).all[l as usize].object
     }
 
     fn line_transfers(&self, o: &Objects, first: usize, n: usize) -> u64 {
-        o.mutexes[first..first + n]
+        table_ref(o).all[first..first + n]
             .iter()
             .map(|m| m.word.transfers)
             .sum()
@@ -242,14 +272,14 @@ impl crate::Kernel<'_> {
     /// wait in lock_stat.
     fn take_ownership_at(&mut self, c: u32, t: TaskId, m: u32, at: Nanos, contended: bool) -> u64 {
         let now = self.now;
-        let lock = &mut self.objects.mutexes[m as usize];
+        let lock = &mut table(&mut self.locking.objects).all[m as usize];
         let cost = lock.word.rmw(&self.cost, c, at.max(now)) - now;
         lock.owner = t;
         lock.acquired_at = now + cost;
         let waited = contended.then(|| now + cost - self.tasks[t as usize].wait.wait_start);
         self.metrics
             .lock_acquired(now, lock.object, LockCpu::new(m, c), waited);
-        held_by(&mut self.objects, t).push(m);
+        held_by(&mut self.locking.objects, t).push(m);
         cost
     }
 
@@ -261,7 +291,7 @@ impl crate::Kernel<'_> {
     #[inline(never)]
     fn report_mutex_misuse(&mut self, c: u32, t: TaskId, m: u32, unlock: bool) {
         let name = self.task_name(t);
-        let object = self.objects.mutexes[m as usize].object as usize;
+        let object = table(&mut self.locking.objects).all[m as usize].object as usize;
         let lock = self.spec.objects[object].name.clone();
         if unlock {
             self.metrics
@@ -280,10 +310,10 @@ impl crate::Kernel<'_> {
         m: u32,
         step: Option<MutexStep>,
     ) -> Flow {
-        if step.is_none() && self.objects.mutexes[m as usize].owner == t {
+        if step.is_none() && table(&mut self.locking.objects).all[m as usize].owner == t {
             self.report_mutex_misuse(c, t, m, false);
         }
-        let lock = &self.objects.mutexes[m as usize];
+        let lock = &table(&mut self.locking.objects).all[m as usize];
         if step.is_none() {
             self.tasks[t as usize].wait.wait_start = self.now;
             if lock.owner == NO_TASK && !lock.handoff {
@@ -297,7 +327,7 @@ impl crate::Kernel<'_> {
                 .lock_contended(self.now, lock.object, LockCpu::new(m, c));
             // The failed __mutex_trylock_fast() cmpxchg.
             let now = self.now;
-            self.objects.mutexes[m as usize]
+            table(&mut self.locking.objects).all[m as usize]
                 .word
                 .rmw(&self.cost, c, now);
             if self.can_spin(c, m) {
@@ -317,11 +347,13 @@ impl crate::Kernel<'_> {
         if lock.owner == NO_TASK && !lock.handoff {
             let mut cost = self.take_ownership(c, t, m);
             if step == Some(MutexStep::WokenWaiter)
-                && self.objects.mutexes[m as usize].waiters.contains(&t)
+                && table(&mut self.locking.objects).all[m as usize]
+                    .waiters
+                    .contains(&t)
             {
                 // __mutex_remove_waiter() under wait_lock.
                 self.remove_waiter(m, t);
-                let word = &mut self.objects.mutexes[m as usize].word;
+                let word = &mut table(&mut self.locking.objects).all[m as usize].word;
                 let at = word.rmw(&self.cost, c, self.now + cost);
                 cost = word.store(&self.cost, c, at) - self.now;
             }
@@ -330,12 +362,17 @@ impl crate::Kernel<'_> {
             return Flow::Next;
         }
         if step == Some(MutexStep::WokenWaiter)
-            && self.objects.mutexes[m as usize].waiters.front() == Some(&t)
+            && table(&mut self.locking.objects).all[m as usize]
+                .waiters
+                .front()
+                == Some(&t)
         {
             // `__mutex_trylock_or_handoff(lock, first)`.
-            self.objects.mutexes[m as usize].handoff = true;
-            if self.can_spin(c, m) && self.objects.mutexes[m as usize].waiter_spinner == NO_TASK {
-                self.objects.mutexes[m as usize].waiter_spinner = t;
+            table(&mut self.locking.objects).all[m as usize].handoff = true;
+            if self.can_spin(c, m)
+                && table(&mut self.locking.objects).all[m as usize].waiter_spinner == NO_TASK
+            {
+                table(&mut self.locking.objects).all[m as usize].waiter_spinner = t;
                 self.begin_spin(
                     t,
                     Spin::Sleeping {
@@ -355,7 +392,7 @@ impl crate::Kernel<'_> {
     /// Adds the task to the wait list (if not on it) and sleeps.
     fn sleep_on_mutex(&mut self, c: u32, t: TaskId, m: u32) {
         let now = self.now;
-        let lock = &mut self.objects.mutexes[m as usize];
+        let lock = &mut table(&mut self.locking.objects).all[m as usize];
         if !lock.waiters.contains(&t) {
             lock.waiters.push_back(t);
             // wait_lock, __mutex_add_waiter() with the WAITERS flag, unlock.
@@ -371,7 +408,7 @@ impl crate::Kernel<'_> {
     }
 
     fn remove_waiter(&mut self, m: u32, t: TaskId) {
-        let lock = &mut self.objects.mutexes[m as usize];
+        let lock = &mut table(&mut self.locking.objects).all[m as usize];
         if let Some(i) = lock.waiters.iter().position(|&w| w == t) {
             lock.waiters.remove(i);
         }
@@ -380,13 +417,13 @@ impl crate::Kernel<'_> {
     /// `mutex_unlock()`.
     pub(crate) fn mutex_unlock(&mut self, c: u32, t: TaskId, m: u32) {
         let now = self.now;
-        if self.objects.mutexes[m as usize].owner != t {
+        if table(&mut self.locking.objects).all[m as usize].owner != t {
             // Not ours: lockdep's bad unlock balance; leave the lock alone.
             self.report_mutex_misuse(c, t, m, true);
             return;
         }
-        held_by(&mut self.objects, t).remove(m);
-        let lock = &mut self.objects.mutexes[m as usize];
+        held_by(&mut self.locking.objects, t).remove(m);
+        let lock = &mut table(&mut self.locking.objects).all[m as usize];
         let held = now.saturating_sub(lock.acquired_at);
         self.metrics.lock_released(now, lock.object, held);
         // The release (cmpxchg, or the handoff store) writes the lock word;
@@ -446,7 +483,7 @@ impl crate::Kernel<'_> {
             lock.waiter_spinner = NO_TASK;
             lock.owner = w;
             self.remove_waiter(m, w);
-            self.objects.mutexes[m as usize].handoff = false;
+            table(&mut self.locking.objects).all[m as usize].handoff = false;
             self.grant_to_spinner(w, m);
         } else {
             lock.owner = NO_TASK;
@@ -459,7 +496,10 @@ impl crate::Kernel<'_> {
     }
 
     fn wake_first_waiter(&mut self, c: u32, m: u32) -> bool {
-        if let Some(&w) = self.objects.mutexes[m as usize].waiters.front() {
+        if let Some(&w) = table(&mut self.locking.objects).all[m as usize]
+            .waiters
+            .front()
+        {
             if self.tasks[w as usize].state == TaskState::Sleeping {
                 self.wake_up(w, c);
                 return true;
@@ -476,6 +516,7 @@ impl crate::Kernel<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::table_ref;
     use crate::testkit::*;
     use crate::*;
 
@@ -547,7 +588,7 @@ mod tests {
         let heads = spinning(task::SpinHow::OnOwner);
         let queued = spinning(task::SpinHow::Queued);
         assert_eq!((heads, queued), (1, 2));
-        let lock = &k.objects.mutexes[0];
+        let lock = &table_ref(&k.locking.objects).all[0];
         assert_eq!(lock.osq.len(), 3);
         assert!(matches!(
             k.tasks[lock.osq.head().unwrap() as usize].wait.spin,
@@ -580,7 +621,7 @@ mod tests {
         let s = contenders(4, 100 * US, 5 * MS);
         let mut k = Kernel::new(&s);
         k.run();
-        let word = &k.objects.mutexes[0].word;
+        let word = &table_ref(&k.locking.objects).all[0].word;
         // 1 uncontended take + 3 x (failed fast path, OSQ xchg, cmpxchg)
         // + 4 releases.
         assert_eq!(word.rmws, 1 + 3 * 3 + 4, "{word:?}");

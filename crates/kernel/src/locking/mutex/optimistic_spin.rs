@@ -5,7 +5,7 @@
 //! leaving its CPU, or `need_resched()`. The wait list, handoff and the
 //! fast paths are the parent module's.
 
-use super::{MutexStep, KIND};
+use super::{table, table_ref, MutexStep, KIND};
 use crate::event::*;
 use crate::task::*;
 use smpsim_engine::Nanos;
@@ -13,7 +13,7 @@ use smpsim_engine::Nanos;
 impl crate::Kernel<'_> {
     /// `mutex_can_spin_on_owner()` plus the knobs that turn spinning off.
     pub(super) fn can_spin(&self, c: u32, m: u32) -> bool {
-        let lock = &self.objects.mutexes[m as usize];
+        let lock = &table_ref(&self.locking.objects).all[m as usize];
         self.spec.knobs.mutex_spin_on_owner
             && lock.spin
             && !self.cpus[c as usize].need_resched
@@ -31,13 +31,13 @@ impl crate::Kernel<'_> {
         };
         let c = self.tasks[t as usize].cpu;
         let at = at.max(self.now);
-        let mut ready = self.objects.mutexes[m as usize]
+        let mut ready = table(&mut self.locking.objects).all[m as usize]
             .word
             .poll(&self.cost, c, at);
         // owner_on_cpu(owner): a read of the owner's task_struct, last
         // written by the owner's CPU when it switched in; it stays in this
         // CPU's cache while the owner runs.
-        let owner = self.objects.mutexes[m as usize].owner;
+        let owner = table(&mut self.locking.objects).all[m as usize].owner;
         if owner != NO_TASK {
             ready += self.cost.line_transfer(self.tasks[owner as usize].cpu, c);
         }
@@ -47,7 +47,9 @@ impl crate::Kernel<'_> {
     /// A spinner stops watching the owner.
     pub(super) fn unwatch_owner(&mut self, t: TaskId, m: u32) {
         let c = self.tasks[t as usize].cpu;
-        self.objects.mutexes[m as usize].word.unpoll(c);
+        table(&mut self.locking.objects).all[m as usize]
+            .word
+            .unpoll(c);
     }
 
     pub(super) fn begin_spin(&mut self, t: TaskId, spin: Spin) {
@@ -62,10 +64,10 @@ impl crate::Kernel<'_> {
     pub(super) fn start_osq_spin(&mut self, t: TaskId, m: u32) {
         // osq_lock(): xchg of the OSQ tail, on the lock's line.
         let (c, now) = (self.tasks[t as usize].cpu, self.now);
-        let queued = self.objects.mutexes[m as usize]
+        let queued = table(&mut self.locking.objects).all[m as usize]
             .word
             .rmw(&self.cost, c, now);
-        let head = self.objects.mutexes[m as usize].osq.lock(t);
+        let head = table(&mut self.locking.objects).all[m as usize].osq.lock(t);
         self.begin_spin(
             t,
             Spin::Sleeping {
@@ -85,7 +87,7 @@ impl crate::Kernel<'_> {
     /// owns the lock.
     pub(super) fn grant_to_spinner(&mut self, w: TaskId, m: u32) -> Nanos {
         let wc = self.tasks[w as usize].cpu;
-        let seen = self.objects.mutexes[m as usize]
+        let seen = table(&mut self.locking.objects).all[m as usize]
             .word
             .take_poll(wc)
             .unwrap_or(self.now);
@@ -103,7 +105,7 @@ impl crate::Kernel<'_> {
 
     /// A task leaves its CPU: spinners on the locks it owns give up.
     pub(crate) fn owner_leaves_cpu(&mut self, owner: TaskId) {
-        let Some(&held) = self.objects.mutexes_held.get(owner as usize) else {
+        let Some(&held) = table(&mut self.locking.objects).held.get(owner as usize) else {
             return;
         };
         let oc = self.tasks[owner as usize].cpu;
@@ -115,10 +117,10 @@ impl crate::Kernel<'_> {
     /// The owner of `m` (last on CPU `oc`) is not running: every spinner
     /// on it notices one line transfer later and gives up.
     pub(super) fn abort_spinners(&mut self, m: u32, oc: u32) {
-        let ws = self.objects.mutexes[m as usize].waiter_spinner;
-        let n = self.objects.mutexes[m as usize].osq.len();
+        let ws = table(&mut self.locking.objects).all[m as usize].waiter_spinner;
+        let n = table(&mut self.locking.objects).all[m as usize].osq.len();
         for k in 0..=n {
-            let s = match self.objects.mutexes[m as usize].osq.get(k) {
+            let s = match table(&mut self.locking.objects).all[m as usize].osq.get(k) {
                 Some(s) => s,
                 None if ws != NO_TASK => ws,
                 None => break,
@@ -143,11 +145,16 @@ impl crate::Kernel<'_> {
         self.settle(c);
         self.leave_spin(t, m);
         let task = &mut self.tasks[t as usize];
-        task.resume = Resume::Lock(if self.objects.mutexes[m as usize].waiters.contains(&t) {
-            MutexStep::WokenWaiter as u8
-        } else {
-            MutexStep::AfterYield as u8
-        });
+        task.resume = Resume::Lock(
+            if table(&mut self.locking.objects).all[m as usize]
+                .waiters
+                .contains(&t)
+            {
+                MutexStep::WokenWaiter as u8
+            } else {
+                MutexStep::AfterYield as u8
+            },
+        );
         self.preempt_enable(t);
         self.schedule(c);
     }
@@ -165,7 +172,7 @@ impl crate::Kernel<'_> {
     /// of the waiter-spinner slot.
     pub(super) fn drop_spinner(&mut self, t: TaskId, m: u32) {
         self.unwatch_owner(t, m);
-        let lock = &mut self.objects.mutexes[m as usize];
+        let lock = &mut table(&mut self.locking.objects).all[m as usize];
         if lock.waiter_spinner == t {
             lock.waiter_spinner = NO_TASK;
         }
@@ -180,7 +187,7 @@ impl crate::Kernel<'_> {
     /// CPU. Returns true if the task goes on with its program.
     pub(crate) fn mutex_spin_finished(&mut self, c: u32, t: TaskId, m: u32) -> bool {
         let abort = std::mem::take(&mut self.tasks[t as usize].wait.spin_abort);
-        let acquired = self.objects.mutexes[m as usize].owner == t;
+        let acquired = table(&mut self.locking.objects).all[m as usize].owner == t;
         if acquired {
             self.advance(t);
             if self.preempt_enable(t) {
@@ -193,8 +200,8 @@ impl crate::Kernel<'_> {
         // `mutex_spin_on_owner()` failed: the owner is off-CPU.
         self.drop_spinner(t, m);
         self.preempt_enable(t);
-        if self.objects.mutexes[m as usize].owner == NO_TASK
-            && !self.objects.mutexes[m as usize].handoff
+        if table(&mut self.locking.objects).all[m as usize].owner == NO_TASK
+            && !table(&mut self.locking.objects).all[m as usize].handoff
         {
             // Released meanwhile: take it.
             self.remove_waiter(m, t);

@@ -54,11 +54,11 @@
 use std::collections::VecDeque;
 
 use crate::coherence::{Line, LineHome};
-use crate::interp::Flow;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::osq::Osq;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
@@ -184,14 +184,39 @@ pub const KIND: SleepingKindInfo = SleepingKindInfo {
 
 struct RwsemKind;
 
+/// The kind's own table ([`Objects::kind_table`]).
+#[derive(Default)]
+pub(crate) struct Rwsems {
+    /// Every `struct rw_semaphore` instance.
+    all: Vec<Rwsem>,
+    /// Instances whose OSQ head spins on the owner (few at a time): an
+    /// owner leaving its CPU ends those spins.
+    watched: Vec<u32>,
+}
+
+static NO_RWSEMS: Rwsems = Rwsems {
+    all: Vec::new(),
+    watched: Vec::new(),
+};
+
+#[inline]
+fn table(o: &mut Objects) -> &mut Rwsems {
+    o.kind_table::<Rwsems>()
+}
+
+#[inline]
+fn table_ref(o: &Objects) -> &Rwsems {
+    o.kind_table_ref::<Rwsems>().unwrap_or(&NO_RWSEMS)
+}
+
 impl SleepingLock for RwsemKind {
     fn build(&self, o: &mut Objects, b: &Build) -> usize {
         let ObjectKind::Rwsem { spin, reader_spin } = *b.kind else {
             unreachable!("an rwsem declared as {:?}", b.kind)
         };
-        let base = o.rwsems.len();
-        o.rwsems
-            .extend((0..b.n).map(|i| Rwsem::new(b.object, spin, reader_spin, (b.home)(i))));
+        let all = &mut table(o).all;
+        let base = all.len();
+        all.extend((0..b.n).map(|i| Rwsem::new(b.object, spin, reader_spin, (b.home)(i))));
         base
     }
 
@@ -200,11 +225,11 @@ impl SleepingLock for RwsemKind {
     }
 
     fn object(&self, o: &Objects, l: u32) -> u32 {
-        o.rwsems[l as usize].object
+        table_ref(o).all[l as usize].object
     }
 
     fn line_transfers(&self, o: &Objects, first: usize, n: usize) -> u64 {
-        o.rwsems[first..first + n]
+        table_ref(o).all[first..first + n]
             .iter()
             .map(|r| r.line.transfers)
             .sum()
@@ -276,13 +301,13 @@ impl crate::Kernel<'_> {
             Some(RwsemStep::Queue) => return self.rwsem_queue(c, t, s, mode, self.now),
         }
         let now = self.now;
-        if self.objects.rwsems[s as usize].holds(t, LockMode::Write) {
+        if table(&mut self.locking.objects).all[s as usize].holds(t, LockMode::Write) {
             let (name, lock) = (self.task_name(t), self.object_name(s));
             let op = rwsem_op_name(mode, true);
             self.metrics.recursive_locking(c, now, &name, op, &lock);
         }
         self.tasks[t as usize].wait.wait_start = now;
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         // The fast path's atomic (add of RWSEM_READER_BIAS, or cmpxchg).
         let at = sem.line.rmw(&self.cost, c, now);
         if sem.waiters.is_empty() && sem.free_for(mode) {
@@ -312,7 +337,7 @@ impl crate::Kernel<'_> {
 
     /// `rwsem_down_read_slowpath()`: steal, spin (before 5.11), or queue.
     fn rwsem_down_read_slowpath(&mut self, c: u32, t: TaskId, s: u32, at: Nanos) -> Flow {
-        let sem = &self.objects.rwsems[s as usize];
+        let sem = &table(&mut self.locking.objects).all[s as usize];
         let others_read = sem.reader_owned && !sem.readers.is_empty();
         // Reader lock stealing came with the removal of reader spinning
         // (5.11): a kernel that spins readers does not steal.
@@ -320,13 +345,16 @@ impl crate::Kernel<'_> {
             // Reader optimistic lock stealing.
             self.rwsem_granted(t, s, LockMode::Read, at, true);
             let mut done = at;
-            if !self.objects.rwsems[s as usize].waiters.is_empty() {
+            if !table(&mut self.locking.objects).all[s as usize]
+                .waiters
+                .is_empty()
+            {
                 // The first reader wakes the queued readers.
                 done = self.rwsem_wake(c, s, WakeType::ReadOwned, done);
             }
             return self.rwsem_done(t, done);
         }
-        if self.objects.rwsems[s as usize].reader_spin
+        if table(&mut self.locking.objects).all[s as usize].reader_spin
             && self.rwsem_can_spin_on_owner(c, s, LockMode::Read)
         {
             self.rwsem_optimistic_spin(t, s, at);
@@ -338,7 +366,7 @@ impl crate::Kernel<'_> {
     /// `rwsem_can_spin_on_owner()`, with the object's knobs: a spinner of
     /// `mode` checks its own nonspinnable bit.
     fn rwsem_can_spin_on_owner(&self, c: u32, s: u32, mode: LockMode) -> bool {
-        let sem = &self.objects.rwsems[s as usize];
+        let sem = &table_ref(&self.locking.objects).all[s as usize];
         sem.spin
             && !sem.nonspinnable_for(mode)
             && !self.cpus[c as usize].need_resched
@@ -350,7 +378,7 @@ impl crate::Kernel<'_> {
     /// `at`), then takes the lock if it can or sleeps.
     fn rwsem_queue(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode, at: Nanos) -> Flow {
         let timeout = self.now + wait_timeout(self.spec.knobs.hz);
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         // raw_spin_lock_irq(&sem->wait_lock)
         let mut done = sem.line.rmw(&self.cost, c, at);
         if mode == LockMode::Read && sem.waiters.is_empty() && sem.writer == NO_TASK {
@@ -369,7 +397,7 @@ impl crate::Kernel<'_> {
         done = sem.line.rmw(&self.cost, c, done);
         if mode == LockMode::Write {
             if self.rwsem_try_write_lock(t, s, done) {
-                let done = self.objects.rwsems[s as usize]
+                let done = table(&mut self.locking.objects).all[s as usize]
                     .line
                     .store(&self.cost, c, done);
                 return self.rwsem_done(t, done);
@@ -379,15 +407,15 @@ impl crate::Kernel<'_> {
             }
         } else {
             self.rwsem_cond_wake_waiter(c, s);
-            if self.objects.rwsems[s as usize].holds(t, LockMode::Read) {
+            if table(&mut self.locking.objects).all[s as usize].holds(t, LockMode::Read) {
                 // Granted to itself among the queued readers.
-                let done = self.objects.rwsems[s as usize]
+                let done = table(&mut self.locking.objects).all[s as usize]
                     .line
                     .store(&self.cost, c, done);
                 return self.rwsem_done(t, done);
             }
         }
-        let done = self.objects.rwsems[s as usize]
+        let done = table(&mut self.locking.objects).all[s as usize]
             .line
             .store(&self.cost, c, done);
         self.tasks[t as usize]
@@ -409,7 +437,7 @@ impl crate::Kernel<'_> {
     /// was woken; a writer retries under `wait_lock`.
     fn rwsem_woken(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) -> Flow {
         let now = self.now;
-        if self.objects.rwsems[s as usize].holds(t, mode) {
+        if table(&mut self.locking.objects).all[s as usize].holds(t, mode) {
             return self.rwsem_done(t, now);
         }
         if mode == LockMode::Read {
@@ -417,10 +445,10 @@ impl crate::Kernel<'_> {
             // spurious wakeup must not lose the waiter): sleep again.
             return self.rwsem_sleep(c, t);
         }
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         let at = sem.line.rmw(&self.cost, c, now);
         let got = self.rwsem_try_write_lock(t, s, at);
-        let done = self.objects.rwsems[s as usize]
+        let done = table(&mut self.locking.objects).all[s as usize]
             .line
             .store(&self.cost, c, at);
         if got {
@@ -435,7 +463,7 @@ impl crate::Kernel<'_> {
     /// handoff; otherwise sets the handoff bit once `t` waited long enough.
     fn rwsem_try_write_lock(&mut self, t: TaskId, s: u32, at: Nanos) -> bool {
         let now = self.now;
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         let Some(i) = sem.waiters.iter().position(|w| w.task == t) else {
             return false;
         };
@@ -460,7 +488,7 @@ impl crate::Kernel<'_> {
     /// The lock is `t`'s in `mode` from `at`; `contended` if the acquire
     /// found it unavailable (lock_stat counted a contention).
     fn rwsem_granted(&mut self, t: TaskId, s: u32, mode: LockMode, at: Nanos, contended: bool) {
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         if mode == LockMode::Read {
             sem.readers.push((t, at));
             // __rwsem_set_reader_owned() keeps RWSEM_NONSPINNABLE.
@@ -493,7 +521,7 @@ impl crate::Kernel<'_> {
     /// `up_read()` / `up_write()` of instance `s`.
     pub(crate) fn rwsem_up(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) {
         let now = self.now;
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         let held = match mode {
             LockMode::Read => sem
                 .readers
@@ -514,7 +542,7 @@ impl crate::Kernel<'_> {
         let object = sem.object;
         self.metrics
             .lock_released_mode(now, object, mode, now.saturating_sub(since));
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         if sem.unlocked() {
             // clear_nonspinnable() on the last reader's way out.
             sem.nonspinnable = false;
@@ -532,17 +560,17 @@ impl crate::Kernel<'_> {
     /// queued readers.
     pub(crate) fn rwsem_downgrade_write(&mut self, c: u32, t: TaskId, s: u32) {
         let now = self.now;
-        if self.objects.rwsems[s as usize].writer != t {
+        if table(&mut self.locking.objects).all[s as usize].writer != t {
             self.rwsem_bad_release(c, t, s, LockMode::Exclusive);
             self.advance(t);
             return;
         }
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         let mut done = sem.line.rmw(&self.cost, c, now);
         let (object, since) = (sem.object, sem.acquired_at);
         self.metrics
             .lock_released_mode(now, object, LockMode::Write, now.saturating_sub(since));
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         sem.writer = NO_TASK;
         sem.readers.push((t, now));
         sem.reader_owned = true;
@@ -560,7 +588,7 @@ impl crate::Kernel<'_> {
     pub(crate) fn rwsem_trylock(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) -> bool {
         let now = self.now;
         self.tasks[t as usize].wait.wait_start = now;
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         let at = sem.line.rmw(&self.cost, c, now);
         // __down_read_trylock(): no bit of RWSEM_READ_FAILED_MASK;
         // __down_write_trylock(): `count` is 0.
@@ -577,7 +605,7 @@ impl crate::Kernel<'_> {
     /// lockdep's bad unlock balance where only lockdep would notice.
     fn rwsem_bad_release(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) {
         let (name, lock) = (self.task_name(t), self.object_name(s));
-        let sem = &self.objects.rwsems[s as usize];
+        let sem = &table(&mut self.locking.objects).all[s as usize];
         let check = match mode {
             LockMode::Read if sem.readers.is_empty() => Some("!is_rwsem_reader_owned(sem)"),
             LockMode::Read => None,
@@ -610,7 +638,7 @@ impl crate::Kernel<'_> {
 impl crate::Kernel<'_> {
     /// The declared name of instance `s`'s object.
     fn object_name(&self, s: u32) -> String {
-        let object = self.objects.rwsems[s as usize].object as usize;
+        let object = table_ref(&self.locking.objects).all[s as usize].object as usize;
         self.spec.objects[object].name.clone()
     }
 }

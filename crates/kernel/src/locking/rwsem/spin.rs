@@ -2,9 +2,9 @@
 //! kernel/locking/rwsem.c): the OSQ, its head watching the owner, and what
 //! ends a spin (the release, the owner leaving its CPU, `need_resched()`).
 
-use super::{rspin_threshold, RwsemStep, KIND};
+use super::{rspin_threshold, table, table_ref, RwsemStep, KIND};
 use crate::event::*;
-use crate::interp::Flow;
+use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
 use smpsim_engine::Nanos;
@@ -13,7 +13,7 @@ impl crate::Kernel<'_> {
     /// `rwsem_optimistic_spin()` begins: `osq_lock()` at `at`.
     pub(super) fn rwsem_optimistic_spin(&mut self, t: TaskId, s: u32, at: Nanos) {
         let c = self.tasks[t as usize].cpu;
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         let queued = sem.line.rmw(&self.cost, c, at);
         let head = sem.osq.lock(t);
         self.preempt_disable(t);
@@ -38,7 +38,7 @@ impl crate::Kernel<'_> {
         let c = self.tasks[t as usize].cpu;
         let at = at.max(self.now);
         let mode = self.rwsem_wanted_mode(t);
-        let sem = &self.objects.rwsems[s as usize];
+        let sem = &table(&mut self.locking.objects).all[s as usize];
         if sem.nonspinnable_for(mode) {
             // rwsem_spin_on_owner() returns OWNER_NONSPINNABLE first, even
             // if the lock is free: break out and queue.
@@ -60,7 +60,9 @@ impl crate::Kernel<'_> {
         }
         let readers = sem.readers.len();
         let owner_cpu = (sem.writer != NO_TASK).then(|| self.tasks[sem.writer as usize].cpu);
-        let mut ready = self.objects.rwsems[s as usize].line.poll(&self.cost, c, at);
+        let mut ready = table(&mut self.locking.objects).all[s as usize]
+            .line
+            .poll(&self.cost, c, at);
         if let Some(oc) = owner_cpu {
             // owner_on_cpu(owner): the owner's task_struct, one read.
             ready += self.cost.line_transfer(oc, c);
@@ -80,8 +82,8 @@ impl crate::Kernel<'_> {
                 Event::Sched(SchedEvent::SpinEnd { task: t, gen }),
             );
         }
-        if !self.objects.rwsem_watched.contains(&s) {
-            self.objects.rwsem_watched.push(s);
+        if !table(&mut self.locking.objects).watched.contains(&s) {
+            table(&mut self.locking.objects).watched.push(s);
         }
     }
 
@@ -100,7 +102,7 @@ impl crate::Kernel<'_> {
     /// Something changed on `s` (a release, a downgrade): the OSQ head, if
     /// it watches, takes the lock or gives up as the owner now allows.
     pub(super) fn rwsem_spinner_check(&mut self, s: u32) {
-        let Some(head) = self.objects.rwsems[s as usize].osq.head() else {
+        let Some(head) = table(&mut self.locking.objects).all[s as usize].osq.head() else {
             return;
         };
         let task = &self.tasks[head as usize];
@@ -116,25 +118,33 @@ impl crate::Kernel<'_> {
             return;
         }
         let hc = task.cpu;
-        let seen = self.objects.rwsems[s as usize]
+        let seen = table(&mut self.locking.objects).all[s as usize]
             .line
             .seen_at(hc)
             .unwrap_or(self.now)
             .max(task.wait.spin_ready);
-        let sem = &self.objects.rwsems[s as usize];
+        let sem = &table_ref(&self.locking.objects).all[s as usize];
         let mode = self.rwsem_wanted_mode(head);
         if sem.nonspinnable_for(mode) {
-            self.objects.rwsems[s as usize].line.unpoll(hc);
+            table(&mut self.locking.objects).all[s as usize]
+                .line
+                .unpoll(hc);
             self.rwsem_spin_abort(head, seen.saturating_sub(self.now));
         } else if sem.free_for(mode) {
-            self.objects.rwsems[s as usize].line.unpoll(hc);
+            table(&mut self.locking.objects).all[s as usize]
+                .line
+                .unpoll(hc);
             self.rwsem_grant_to_spinner(head, s, mode, seen);
         } else if sem.writer == NO_TASK && mode == LockMode::Write && !sem.handoff {
             // Readers own it now (a downgrade): the bounded spin starts.
-            self.objects.rwsems[s as usize].line.unpoll(hc);
+            table(&mut self.locking.objects).all[s as usize]
+                .line
+                .unpoll(hc);
             self.rwsem_watch(head, s, seen);
         } else if sem.handoff {
-            self.objects.rwsems[s as usize].line.unpoll(hc);
+            table(&mut self.locking.objects).all[s as usize]
+                .line
+                .unpoll(hc);
             self.rwsem_spin_abort(head, seen.saturating_sub(self.now));
         }
     }
@@ -143,7 +153,7 @@ impl crate::Kernel<'_> {
     /// leaves the OSQ, and the next node becomes head.
     pub(super) fn rwsem_grant_to_spinner(&mut self, t: TaskId, s: u32, mode: LockMode, at: Nanos) {
         let c = self.tasks[t as usize].cpu;
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         let got = sem.line.rmw(&self.cost, c, at.max(self.now));
         let next = sem.osq.pop_head();
         self.rwsem_granted(t, s, mode, got, true);
@@ -154,7 +164,7 @@ impl crate::Kernel<'_> {
             let nc = self.tasks[next as usize].cpu;
             self.rwsem_watch(next, s, got + self.cost.line_transfer(c, nc));
         } else {
-            self.objects.rwsem_watched.retain(|&w| w != s);
+            table(&mut self.locking.objects).watched.retain(|&w| w != s);
         }
     }
 
@@ -175,16 +185,16 @@ impl crate::Kernel<'_> {
     /// A task left its CPU: a spinner watching it as a writer owner gives
     /// up one line transfer later.
     pub(crate) fn rwsem_owner_leaves_cpu(&mut self, owner: TaskId) {
-        if self.objects.rwsem_watched.is_empty() {
+        if table(&mut self.locking.objects).watched.is_empty() {
             return;
         }
         let oc = self.tasks[owner as usize].cpu;
-        for k in 0..self.objects.rwsem_watched.len() {
-            let s = self.objects.rwsem_watched[k];
-            if self.objects.rwsems[s as usize].writer != owner {
+        for k in 0..table(&mut self.locking.objects).watched.len() {
+            let s = table(&mut self.locking.objects).watched[k];
+            if table(&mut self.locking.objects).all[s as usize].writer != owner {
                 continue;
             }
-            if let Some(head) = self.objects.rwsems[s as usize].osq.head() {
+            if let Some(head) = table(&mut self.locking.objects).all[s as usize].osq.head() {
                 let hc = self.tasks[head as usize].cpu;
                 let delay = self.cost.line_transfer(oc, hc);
                 self.rwsem_spin_abort(head, delay);
@@ -196,7 +206,7 @@ impl crate::Kernel<'_> {
     /// lock; otherwise it leaves the OSQ and queues (the caller stops).
     pub(crate) fn rwsem_spin_finished(&mut self, c: u32, t: TaskId, s: u32) -> bool {
         let mode = self.rwsem_wanted_mode(t);
-        if self.objects.rwsems[s as usize].holds(t, mode) {
+        if table(&mut self.locking.objects).all[s as usize].holds(t, mode) {
             self.tasks[t as usize].wait.spin_abort = false;
             self.advance(t);
             if self.preempt_enable(t) {
@@ -207,7 +217,7 @@ impl crate::Kernel<'_> {
         }
         self.preempt_enable(t);
         self.rwsem_leave_osq(t, s);
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         if mode == LockMode::Write
             && sem.writer == NO_TASK
             && !sem.readers.is_empty()
@@ -228,7 +238,7 @@ impl crate::Kernel<'_> {
     /// node becomes head.
     pub(super) fn rwsem_leave_osq(&mut self, t: TaskId, s: u32) {
         let c = self.tasks[t as usize].cpu;
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         sem.line.unpoll(c);
         if sem.osq.unqueue(t) == Some(true) {
             match sem.osq.head() {
@@ -237,7 +247,7 @@ impl crate::Kernel<'_> {
                     let at = self.now + self.cost.line_transfer(c, nc);
                     self.rwsem_watch(next, s, at);
                 }
-                None => self.objects.rwsem_watched.retain(|&w| w != s),
+                None => table(&mut self.locking.objects).watched.retain(|&w| w != s),
             }
         }
     }
@@ -247,7 +257,7 @@ impl crate::Kernel<'_> {
     pub(crate) fn rwsem_spin_need_resched(&mut self, c: u32, t: TaskId, s: u32) {
         self.settle(c);
         let mode = self.rwsem_wanted_mode(t);
-        if self.objects.rwsems[s as usize].holds(t, mode) {
+        if table(&mut self.locking.objects).all[s as usize].holds(t, mode) {
             // Granted already; the spin ends with the cmpxchg.
             return;
         }

@@ -1,7 +1,7 @@
 //! Waking an rwsem's waiters: `rwsem_wake()` and `rwsem_mark_wake()`
 //! (kernel/locking/rwsem.c), under `wait_lock`, on the rwsem's line.
 
-use super::{WakeType, MAX_READERS_WAKEUP};
+use super::{table, WakeType, MAX_READERS_WAKEUP};
 use crate::program::LockMode;
 use crate::task::*;
 use smpsim_engine::Nanos;
@@ -10,9 +10,11 @@ impl crate::Kernel<'_> {
     /// `wait_lock`, `rwsem_mark_wake()`, unlock, `wake_up_q()`, from CPU `c`
     /// starting at `at`; returns when it is done.
     pub(super) fn rwsem_wake(&mut self, c: u32, s: u32, wake: WakeType, at: Nanos) -> Nanos {
-        let locked = self.objects.rwsems[s as usize].line.rmw(&self.cost, c, at);
+        let locked = table(&mut self.locking.objects).all[s as usize]
+            .line
+            .rmw(&self.cost, c, at);
         let woken = self.rwsem_mark_wake(c, s, wake);
-        let unlocked = self.objects.rwsems[s as usize]
+        let unlocked = table(&mut self.locking.objects).all[s as usize]
             .line
             .store(&self.cost, c, locked);
         unlocked + woken as u64 * self.cost.wakeup
@@ -21,7 +23,7 @@ impl crate::Kernel<'_> {
     /// `rwsem_cond_wake_waiter()`: after queueing, wake whom the current
     /// `count` allows.
     pub(super) fn rwsem_cond_wake_waiter(&mut self, c: u32, s: u32) {
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         if sem.writer != NO_TASK {
             return;
         }
@@ -40,7 +42,7 @@ impl crate::Kernel<'_> {
     /// many were woken.
     pub(super) fn rwsem_mark_wake(&mut self, c: u32, s: u32, wake: WakeType) -> usize {
         let now = self.now;
-        let sem = &mut self.objects.rwsems[s as usize];
+        let sem = &mut table(&mut self.locking.objects).all[s as usize];
         let Some(&head) = sem.waiters.front() else {
             return 0;
         };
@@ -64,13 +66,19 @@ impl crate::Kernel<'_> {
         }
         let mut woken = 0;
         let mut i = 0;
-        while i < self.objects.rwsems[s as usize].waiters.len() && woken < MAX_READERS_WAKEUP {
-            let w = self.objects.rwsems[s as usize].waiters[i];
+        while i < table(&mut self.locking.objects).all[s as usize]
+            .waiters
+            .len()
+            && woken < MAX_READERS_WAKEUP
+        {
+            let w = table(&mut self.locking.objects).all[s as usize].waiters[i];
             if w.mode != LockMode::Read {
                 i += 1;
                 continue;
             }
-            self.objects.rwsems[s as usize].waiters.remove(i);
+            table(&mut self.locking.objects).all[s as usize]
+                .waiters
+                .remove(i);
             self.rwsem_granted(w.task, s, LockMode::Read, now, true);
             if self.tasks[w.task as usize].state == TaskState::Sleeping {
                 self.wake_up(w.task, c);
@@ -78,7 +86,7 @@ impl crate::Kernel<'_> {
             woken += 1;
         }
         if woken > 0 {
-            self.objects.rwsems[s as usize].handoff = false;
+            table(&mut self.locking.objects).all[s as usize].handoff = false;
         }
         woken
     }
