@@ -74,11 +74,15 @@ impl RunState {
 
     /// Ends the run (wherever it stopped) and returns its result.
     pub(super) fn finish(self, k: &mut Kernel) -> RunResult {
+        let (engine_now, stats) = (self.engine.now(), self.engine.stats());
+        // The pending events are dropped before the results are built: the
+        // peak memory of a huge machine is at the end of its run.
+        drop(self.engine);
         // An event budget, or every task having exited, ends the run early:
         // report what was simulated.
         k.now = match self.ended {
             Some(smpsim_engine::StopReason::EventBudget)
-            | Some(smpsim_engine::StopReason::ModelRequested) => self.engine.now(),
+            | Some(smpsim_engine::StopReason::ModelRequested) => engine_now,
             Some(_) => k.spec.duration,
             None => self.reached,
         };
@@ -96,7 +100,7 @@ impl RunState {
             crate::invariants::check(crate::invariants::cpu_time_adds_up(cpu, &times, measured));
         }
         k.mm_check_leaks();
-        k.finish(self.engine.stats())
+        k.finish(stats)
     }
 }
 
