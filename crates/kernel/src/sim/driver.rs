@@ -21,6 +21,9 @@ impl RunState {
         for (at, ev) in k.out.drain(..) {
             engine.schedule(at, ev);
         }
+        // Booting scheduled an event or two per CPU at once (48 MB kept
+        // for the whole run at 1,048,576 CPUs); a handler schedules a few.
+        k.out.shrink_to(64);
         for pool in 0..k.pools.len() as u32 {
             let first = k.pools[pool as usize].period;
             engine.schedule(first, Event::Cfs(CfsEvent::Period { pool }));
