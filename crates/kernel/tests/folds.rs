@@ -82,7 +82,7 @@ fn spinning_locks_are_the_same_with_folds() {
 #[test]
 fn cross_cpu_calls_are_the_same_with_folds() {
     let mut s = spec(flat_machine(4), 5 * MS);
-    let call = |cpu| Op::SmpCallFunctionSingle {
+    let call = |cpu| Op::Smp(SmpOp::SmpCallFunctionSingle {
         cpu: Expr::Const(cpu),
         func: CallFunc {
             cost: Dist::Exp { mean: 300 },
@@ -90,7 +90,7 @@ fn cross_cpu_calls_are_the_same_with_folds() {
             handler: None,
         },
         wait: true,
-    };
+    });
     let ops = vec![
         Op::SyscallEnter,
         call(1),
