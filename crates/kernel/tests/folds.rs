@@ -82,15 +82,17 @@ fn spinning_locks_are_the_same_with_folds() {
 #[test]
 fn cross_cpu_calls_are_the_same_with_folds() {
     let mut s = spec(flat_machine(4), 5 * MS);
-    let call = |cpu| Op::Smp(SmpOp::SmpCallFunctionSingle {
-        cpu: Expr::Const(cpu),
-        func: CallFunc {
-            cost: Dist::Exp { mean: 300 },
-            units: None,
-            handler: None,
-        },
-        wait: true,
-    });
+    let call = |cpu| {
+        Op::Smp(SmpOp::SmpCallFunctionSingle {
+            cpu: Expr::Const(cpu),
+            func: CallFunc {
+                cost: Dist::Exp { mean: 300 },
+                units: None,
+                handler: None,
+            },
+            wait: true,
+        })
+    };
     let ops = vec![
         Op::SyscallEnter,
         call(1),
