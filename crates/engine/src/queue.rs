@@ -68,6 +68,27 @@ pub struct EventQueue<E> {
     spare: Vec<(Nanos, E)>,
 }
 
+/// The most events reserved up front in one bucket (4,096 CPUs' worth
+/// and less are reserved as before).
+const MAX_RESERVE: usize = 1024;
+
+/// An emptied vector keeps at most this many entries' capacity (96 KB).
+/// Vectors move between buckets and the run, so without a bound every
+/// bucket would come to hold the largest vector it ever met: on a
+/// 1,048,576-CPU machine, whose buckets hold hundreds of thousands of
+/// events, several times the pending events. Up to 4,096 CPUs a bucket
+/// stays below it, so nothing is allocated in a run's steady state.
+const RETAIN: usize = 4096;
+
+/// Gives back an emptied vector's capacity beyond [`RETAIN`] (rare: only
+/// a bucket that held more events than that).
+#[inline]
+fn trim<T>(v: &mut Vec<T>) {
+    if v.capacity() > RETAIN {
+        v.shrink_to(RETAIN);
+    }
+}
+
 /// Up to this many events, a run is sorted by insertion, in place.
 const SMALL_RUN: usize = 16;
 
@@ -119,8 +140,11 @@ impl<E: Copy> EventQueue<E> {
     pub fn with_capacity(capacity: usize) -> Self {
         let mut buckets: Vec<Vec<(Nanos, E)>> = (0..LEVELS * DIGITS).map(|_| Vec::new()).collect();
         // The levels a busy run uses most: times within a few us of now.
+        // At most MAX_RESERVE each: a huge machine's events spread over
+        // far fewer buckets than 128 x capacity / 64 (at 1,048,576 CPUs
+        // that reserve was 200 MB); the buckets it uses grow as needed.
         for b in buckets.iter_mut().skip(DIGITS).take(2 * DIGITS) {
-            b.reserve(capacity / 64);
+            b.reserve((capacity / 64).min(MAX_RESERVE));
         }
         EventQueue {
             current: Vec::with_capacity(capacity / 16),
@@ -207,8 +231,10 @@ impl<E: Copy> EventQueue<E> {
             // in whole, in the bucket's order, sorted below; the bucket
             // keeps the old run's vector (and capacity).
             std::mem::swap(&mut self.current, &mut self.buckets[b]);
+            trim(&mut self.buckets[b]);
             self.run_last = self.current[0].0 | ((1 << (level as u32 * DIGIT_BITS)) - 1);
             sort_run(&mut self.current, &mut self.spare);
+            trim(&mut self.spare);
             self.last = self.current[0].0;
             return;
         }
@@ -224,8 +250,10 @@ impl<E: Copy> EventQueue<E> {
             }
         }
         sort_run(&mut self.current, &mut self.spare);
+        trim(&mut self.spare);
         // Keep the emptied vector's capacity for the next time.
         moving.clear();
+        trim(&mut moving);
         self.buckets[b] = moving;
     }
 
@@ -408,5 +436,37 @@ mod tests {
             assert_eq!(q.pop(), Some((t, r)));
         }
         assert!(q.is_empty());
+    }
+
+    /// A huge machine's pattern: tens of thousands of events in a few
+    /// buckets. They still pop in (time, push order), and no emptied
+    /// vector keeps more than `RETAIN` entries' capacity afterwards.
+    #[test]
+    fn huge_buckets_pop_in_key_order_and_give_their_capacity_back() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = crate::Rng::seed_from_u64(3);
+        let mut q = EventQueue::with_capacity(16);
+        let mut reference = BinaryHeap::new();
+        let mut seq = 0u64;
+        for cpu in 0..40_000u32 {
+            let at = rng.next_u64() % 30_000;
+            q.push(at, cpu);
+            reference.push(Reverse((at, seq, cpu)));
+            seq += 1;
+        }
+        for _ in 0..200_000 {
+            let Reverse((t, _, cpu)) = reference.pop().expect("pending");
+            assert_eq!(q.pop(), Some((t, cpu)));
+            let at = t + rng.exp(20_000);
+            q.push(at, cpu);
+            reference.push(Reverse((at, seq, cpu)));
+            seq += 1;
+        }
+        while let Some(Reverse((t, _, cpu))) = reference.pop() {
+            assert_eq!(q.pop(), Some((t, cpu)));
+        }
+        assert!(q.buckets.iter().all(|b| b.capacity() <= RETAIN));
+        assert!(q.spare.capacity() <= RETAIN);
     }
 }

@@ -298,8 +298,10 @@ impl Cpu {
             polled_wake: false,
             hook_debt: 0,
             idle_hook_until: 0,
-            irq_pending: Vec::with_capacity(8),
-            csd_queue: VecDeque::with_capacity(16),
+            // Empty until the CPU's first interrupt or cross-CPU call (a
+            // reserve here cost 608 bytes a CPU: 640 MB at 1,048,576 CPUs).
+            irq_pending: Vec::new(),
+            csd_queue: VecDeque::new(),
             cfsb_list: Vec::new(),
             rt: RtRq::default(),
             cfs: CfsRq::default(),

@@ -21,6 +21,9 @@ impl RunState {
         for (at, ev) in k.run.out.drain(..) {
             engine.schedule(at, ev);
         }
+        // Booting scheduled an event or two per CPU at once (48 MB kept
+        // for the whole run at 1,048,576 CPUs); a handler schedules a few.
+        k.run.out.shrink_to(64);
         for pool in 0..k.sched.pools.len() as u32 {
             let first = k.sched.pools[pool as usize].period;
             engine.schedule(first, Event::Cfs(CfsEvent::Period { pool }));
@@ -74,11 +77,15 @@ impl RunState {
 
     /// Ends the run (wherever it stopped) and returns its result.
     pub(super) fn finish(self, k: &mut Kernel) -> RunResult {
+        let (engine_now, stats) = (self.engine.now(), self.engine.stats());
+        // The pending events are dropped before the results are built: the
+        // peak memory of a huge machine is at the end of its run.
+        drop(self.engine);
         // An event budget, or every task having exited, ends the run early:
         // report what was simulated.
         k.now = match self.ended {
             Some(smpsim_engine::StopReason::EventBudget)
-            | Some(smpsim_engine::StopReason::ModelRequested) => self.engine.now(),
+            | Some(smpsim_engine::StopReason::ModelRequested) => engine_now,
             Some(_) => k.spec.duration,
             None => self.reached,
         };
@@ -96,7 +103,7 @@ impl RunState {
             crate::invariants::check(crate::invariants::cpu_time_adds_up(cpu, &times, measured));
         }
         k.mm_check_leaks();
-        k.finish(self.engine.stats())
+        k.finish(stats)
     }
 }
 
