@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use smpsim_report::format::{ReportFormat, ReproduceFormat, RunFormat, SweepFormat};
 pub use smpsim_report::plot::{Format as PlotFormat, Kind as PlotKind};
 
@@ -129,6 +129,8 @@ pub struct SweepArgs {
     /// ranges, the model's stated error; about twice the sweep's time.
     #[arg(long)]
     pub band: bool,
+    #[command(flatten)]
+    pub band_size: BandSize,
     /// The JSON Lines file the points stream to; an existing one is resumed.
     #[arg(long, short = 'o', required = true)]
     pub output: Option<PathBuf>,
@@ -367,6 +369,8 @@ pub struct RunArgs {
     /// their ranges, the model's stated error (text and json).
     #[arg(long)]
     pub band: bool,
+    #[command(flatten)]
+    pub band_size: BandSize,
     /// Also print the per-CPU rows in text (each CPU's preempt-off
     /// windows, the CPUs with sections over 1 ms); off by default.
     #[arg(long)]
@@ -423,6 +427,8 @@ pub struct ReproduceArgs {
     /// ranges, the model's stated error), which is on by default.
     #[arg(long)]
     pub no_band: bool,
+    #[command(flatten)]
+    pub band_size: BandSize,
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
     /// Let the scenario also read files under DIR (an `include` or a
@@ -453,4 +459,38 @@ pub struct BenchArgs {
 pub struct MachineArgs {
     /// Preset name (omit to list them).
     pub name: Option<String>,
+}
+
+/// How big a band's design may be (with `--band`, or `reproduce`'s bands).
+#[derive(Args, Debug, Clone)]
+pub struct BandSize {
+    /// The band's design runs cost about X times the nominal run (they are
+    /// shortened to fit, down to 1/40 of its length): larger is slower and
+    /// narrows the seeds' part a short run inflates.
+    #[arg(long, value_name = "X", default_value_t = 0.75, value_parser = positive_factor)]
+    pub band_budget: f64,
+    /// At most N design points (each runs every variant); the assumed
+    /// values past the cap are not varied, and the band's note names them.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(8..=4096))]
+    pub band_points: u64,
+}
+
+impl BandSize {
+    pub fn options(&self) -> smpsim_runner::band::Options {
+        smpsim_runner::band::Options {
+            budget: self.band_budget,
+            max_points: self.band_points as usize,
+            ..Default::default()
+        }
+    }
+}
+
+/// A finite factor above 0 and at most 100.
+fn positive_factor(s: &str) -> Result<f64, String> {
+    let x: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if x.is_finite() && x > 0.0 && x <= 100.0 {
+        Ok(x)
+    } else {
+        Err(format!("`{s}`: give a factor above 0 and at most 100"))
+    }
 }

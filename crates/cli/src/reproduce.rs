@@ -19,6 +19,7 @@ pub fn main(args: ReproduceArgs) -> i32 {
         output: args.output,
         allow_paths: args.allow_paths,
         band: !args.no_band,
+        band_size: args.band_size.options(),
     };
     match smpsim_runner::reproduce::run(&reproduce) {
         Ok(false) if args.check => 1,

@@ -25,6 +25,7 @@ pub fn main(args: RunArgs) -> i32 {
         output: args.output,
         allow_paths: args.allow_paths,
         band: args.band,
+        band_size: args.band_size.options(),
     };
     match smpsim_runner::run::run(&run) {
         Ok(()) => 0,

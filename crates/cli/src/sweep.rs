@@ -31,6 +31,7 @@ pub fn main(args: SweepArgs) -> i32 {
         allow_paths: args.allow_paths,
         built_from: crate::BUILT_FROM.to_string(),
         band: args.band,
+        band_size: args.band_size.options(),
     };
     match smpsim_runner::sweep::run(&sweep) {
         Ok(()) => 0,

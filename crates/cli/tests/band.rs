@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{dir, refused, smpsim, stderr};
+use common::{dir, refused, reproduce_in, smpsim, stderr, tiny_case};
 
 /// One CPU looping over a syscall: its rate rests on the syscall cost,
 /// given here with `range`. `extra` goes into `[kernel]`.
@@ -128,41 +128,23 @@ fn the_band_is_the_same_bytes_on_one_and_two_threads() {
 
 /// A case of two variants with a before/after ratio, shortened.
 fn case_dir(test: &str) -> PathBuf {
-    let d = dir(test);
-    let text = std::fs::read_to_string(common::repo("scenarios/examples/mutex-contention.toml"))
-        .unwrap()
-        + r#"
-[reproduce]
-case = "tiny"
-quick = { "scenario.duration" = "4ms", "scenario.warmup" = "1ms" }
+    tiny_case(
+        test,
+        r#"
 [[reproduce.metric]]
 name = "spin_over_nospin"
 published = 1.2
 expr = "spin.counter.ops.rate / nospin.counter.ops.rate"
 pass = { factor = 2.0 }
 source = "test"
-"#;
-    std::fs::write(d.join("tiny.toml"), text).unwrap();
-    d
+"#,
+    )
 }
 
+/// `reproduce --quick --format json` on `threads` threads.
 fn reproduce(d: &Path, threads: &str, extra: &[&str]) -> String {
-    let out = smpsim()
-        .args([
-            "reproduce",
-            "--quick",
-            "-q",
-            "--format",
-            "json",
-            "--scenarios",
-        ])
-        .arg(d)
-        .args(extra)
-        .env("RAYON_NUM_THREADS", threads)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    String::from_utf8(out.stdout).unwrap()
+    let args = [&["--quick", "--format", "json"], extra].concat();
+    reproduce_in(d, &args, Some(threads))
 }
 
 #[test]
@@ -256,4 +238,41 @@ fn a_sweep_with_bands_gives_each_point_its_band() {
     .unwrap();
     let b = figure(&line["band"], "base.counter.ops.rate");
     assert_eq!(b["band"]["dominant"], "syscall", "{b}");
+}
+
+/// `--band-points` caps the design: the assumed values past the cap are
+/// not varied and the note names them; `--band-budget` must be a factor
+/// above 0, refused with exit 2 otherwise.
+#[test]
+fn the_band_points_cap_leaves_values_out_and_says_which() {
+    let d = dir("band-cap");
+    let p = looping(&d, "[100, 1200]", "");
+    let run = |extra: &[&str]| {
+        let out = smpsim()
+            .args(["run", "--band", "-q"])
+            .arg(&p)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let full = run(&[]);
+    assert!(!full.contains("past the cap on points"), "{full}");
+    // Two more seeds, the reference, the model's two ends and the two
+    // joint corners take 7 points: 11 leaves room for 2 values at both
+    // ends.
+    let capped = run(&["--band-points", "11"]);
+    assert!(
+        capped.contains("2 assumed values varied") && capped.contains("past the cap on points"),
+        "{capped}"
+    );
+    for bad in ["0", "-1", "nan", "1000"] {
+        let out = smpsim()
+            .args(["run", "--band", "-q", &format!("--band-budget={bad}")])
+            .arg(&p)
+            .output()
+            .unwrap();
+        refused(&out, "--band-budget");
+    }
 }

@@ -6,17 +6,14 @@
 
 mod common;
 
-use common::{dir, repo, scenario, smpsim, TASK};
+use common::{dir, repo, reproduce_in, scenario, smpsim, tiny_case, TASK};
 
 /// A two-metric case built from the example: one with a published figure
 /// (that misses), one only reported (no `published`, bounds only).
 fn case_dir(test: &str) -> std::path::PathBuf {
-    let d = dir(test);
-    let text = std::fs::read_to_string(repo("scenarios/examples/mutex-contention.toml")).unwrap()
-        + r#"
-[reproduce]
-case = "tiny"
-quick = { "scenario.duration" = "4ms", "scenario.warmup" = "1ms" }
+    tiny_case(
+        test,
+        r#"
 [[reproduce.metric]]
 name = "spin_over_nospin"
 published = 100.0
@@ -28,23 +25,12 @@ name = "nospin_p99_us"
 expr = "nospin.hist.syscall_latency.p99 / 1000"
 pass = { min = 0.0 }
 source = "not published; reported"
-"#;
-    std::fs::write(d.join("tiny.toml"), text).unwrap();
-    d
+"#,
+    )
 }
 
 fn reproduce(d: &std::path::Path, extra: &[&str]) -> String {
-    let out = smpsim()
-        .args(["reproduce", "-q", "--scenarios", d.to_str().unwrap()])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    reproduce_in(d, extra, None)
 }
 
 #[test]
@@ -217,12 +203,9 @@ fn the_readmes_worked_example_is_what_run_prints() {
 /// bound, shown as `<= 50` with no ratio, bar or %change; in every format.
 #[test]
 fn information_rows_are_not_passes_and_a_bound_shows_as_a_bound() {
-    let d = dir("verdict-bound");
-    let text = std::fs::read_to_string(repo("scenarios/examples/mutex-contention.toml")).unwrap()
-        + r#"
-[reproduce]
-case = "tiny"
-quick = { "scenario.duration" = "4ms", "scenario.warmup" = "1ms" }
+    let d = tiny_case(
+        "verdict-bound",
+        r#"
 [[reproduce.metric]]
 name = "p99_bound_us"
 published = 50.0
@@ -234,8 +217,8 @@ name = "reported_us"
 expr = "nospin.hist.syscall_latency.p99 / 1000"
 pass = { min = 0.0 }
 source = "not published; reported"
-"#;
-    std::fs::write(d.join("tiny.toml"), text).unwrap();
+"#,
+    );
     let text = reproduce(&d, &["--quick"]);
     assert!(
         text.contains("tiny  1 of 1 metrics pass (1 information row, not judged)"),

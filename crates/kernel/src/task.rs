@@ -72,6 +72,18 @@ impl Batch {
         }
         self.modes[0]
     }
+    /// The mode of the piece running `elapsed` ns into the batch (the
+    /// time since it was last consumed), or `rest` past its end.
+    pub fn mode_at(&self, elapsed: Nanos, rest: Mode) -> Mode {
+        let mut left = elapsed;
+        for (&m, &ns) in self.modes[..self.len as usize].iter().zip(&self.ns) {
+            if left < ns {
+                return m;
+            }
+            left -= ns;
+        }
+        rest
+    }
     pub fn is_full(&self) -> bool {
         self.len as usize == Self::CAPACITY
     }
@@ -587,6 +599,19 @@ mod tests {
         assert!(b.is_empty());
         assert_eq!(b.total(), 0);
         assert_eq!(b.current_mode(Mode::Sys), Mode::Sys);
+    }
+
+    #[test]
+    fn mode_at_follows_the_pieces_without_consuming_them() {
+        let mut b = Batch::default();
+        b.push(Mode::Sys, 3);
+        b.push(Mode::User, 9);
+        assert_eq!(b.mode_at(0, Mode::Sys), Mode::Sys);
+        assert_eq!(b.mode_at(2, Mode::Sys), Mode::Sys);
+        assert_eq!(b.mode_at(3, Mode::Sys), Mode::User);
+        assert_eq!(b.mode_at(11, Mode::Sys), Mode::User);
+        assert_eq!(b.mode_at(12, Mode::Sys), Mode::Sys);
+        assert_eq!(b.total(), 12);
     }
 
     #[test]

@@ -639,3 +639,37 @@ fn a_grace_period_does_not_end_through_a_user_mode_atomic_section() {
         assert!(gp.min > 40 * MS, "{off:?}: {gp:?}");
     }
 }
+
+/// CPUs 1-3 never sleep: each loops a short syscall (500 ns in the kernel)
+/// and 2 us of user work, all local work planned as one batch of pieces,
+/// so most ticks interrupt user mode, and a tick
+/// that interrupts user mode is a quiescent state (`rcu_sched_clock_irq()`
+/// -> `rcu_qs()` when `user_mode(regs)`). A grace period then takes the few
+/// jiffies of its FQS waits; it must not wait for the holdout path
+/// (`jiffies_till_sched_qs`, 100 ms at HZ=1000) that forces a context
+/// switch. The tick used to read the mode of the batch's first piece (the
+/// kernel's, up to the last accounting) and never saw user mode here.
+#[test]
+fn a_tick_in_user_mode_ends_the_grace_period_of_busy_cpus() {
+    let mut s = spec(flat_machine(4), 400 * MS);
+    s.knobs.hz = 1000;
+    s.knobs.rcu_gp_kthread_cpu = Some(0);
+    group(
+        &mut s,
+        "busy",
+        vec![1, 2, 3],
+        Policy::Normal,
+        vec![
+            Op::SyscallEnter,
+            Op::Work(Dist::Const(500)),
+            Op::SyscallExit,
+            Op::Work(Dist::Const(2 * US)),
+        ],
+        0,
+    );
+    timed(&mut s, "gp", 0, Op::Rcu(RcuOp::SynchronizeRcu), 7 * MS);
+    let r = simulate(&s);
+    let gp = r.histogram("gp").unwrap();
+    assert!(gp.count > 20, "{gp:?}");
+    assert!(gp.max < 30 * MS, "{gp:?}");
+}

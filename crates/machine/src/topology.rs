@@ -122,6 +122,20 @@ impl Topology {
         out
     }
 
+    /// The topology's shape as reports print it: `2 sockets x 1 nodes x 1
+    /// LLCs x 8 cores x 2 threads = 32 CPUs`.
+    pub fn shape(&self) -> String {
+        format!(
+            "{} sockets x {} nodes x {} LLCs x {} cores x {} threads = {} CPUs",
+            self.sockets,
+            self.numa_nodes_per_socket,
+            self.llcs_per_node,
+            self.cores_per_llc,
+            self.threads_per_core,
+            self.nr_cpus()
+        )
+    }
+
     pub fn nr_nodes(&self) -> usize {
         (self.sockets * self.numa_nodes_per_socket) as usize
     }
@@ -309,6 +323,16 @@ pub fn parse_cpu_list(t: &str) -> Result<Vec<CpuId>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shape_names_each_level_and_the_cpu_count() {
+        let mut t = Topology::flat(8);
+        t.threads_per_core = 2;
+        assert_eq!(
+            t.shape(),
+            "1 sockets x 1 nodes x 1 LLCs x 8 cores x 2 threads = 16 CPUs"
+        );
+    }
 
     fn turin_like() -> Topology {
         Topology {

@@ -116,15 +116,10 @@ fn text_cell(s: &str) -> String {
 fn machine_section(m: &smpsim_machine::Machine) -> String {
     let t = &m.topology;
     let mut s = format!(
-        "<h3>Machine: {}</h3>\n<p>{}<br>{} sockets x {} nodes x {} LLCs x {} cores x {} threads = {} CPUs</p>\n",
+        "<h3>Machine: {}</h3>\n<p>{}<br>{}</p>\n",
         escape(&m.name),
         escape(&m.description),
-        t.sockets,
-        t.numa_nodes_per_socket,
-        t.llcs_per_node,
-        t.cores_per_llc,
-        t.threads_per_core,
-        m.nr_cpus()
+        escape(&t.shape())
     );
     s.push_str(&format!(
         "<p class=\"standing\"><b>Standing:</b> {}</p>\n",

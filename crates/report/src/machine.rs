@@ -16,15 +16,7 @@ pub fn describe(m: &Machine) -> String {
     }
     let t = &m.topology;
     say!("{}: {}", m.name, m.description);
-    say!(
-        "topology: {} sockets x {} nodes x {} LLCs x {} cores x {} threads = {} CPUs",
-        t.sockets,
-        t.numa_nodes_per_socket,
-        t.llcs_per_node,
-        t.cores_per_llc,
-        t.threads_per_core,
-        m.nr_cpus()
-    );
+    say!("topology: {}", t.shape());
     if let Some(table) = &t.node_distance {
         say!("node distances (SLIT):");
         for (n, row) in table.iter().enumerate() {

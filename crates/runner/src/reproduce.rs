@@ -34,6 +34,8 @@ pub struct Reproduce {
     pub allow_paths: Vec<PathBuf>,
     /// Each figure with its band (on unless `--no-band`).
     pub band: bool,
+    /// How big the band's design may be (`--band-budget`, `--band-points`).
+    pub band_size: crate::band::Options,
 }
 
 /// A case to run: its scenario, seeds, variants and the specs per seed.
@@ -150,13 +152,12 @@ pub fn run(req: &Reproduce) -> Result<bool, String> {
         done_cases.push(judge(case, per_seed, req, &mut rows, &mut text_out)?);
     }
     if req.band {
-        let opts = crate::band::Options::default();
         crate::band::cases::attach(
             &done_cases,
             &mut rows,
             req.quick,
             &extra_sets,
-            &opts,
+            &req.band_size,
             &progress,
         )?;
     }

@@ -35,6 +35,8 @@ pub struct Run {
     /// `--band`: each figure with its band (seeds, assumed values over
     /// their ranges, the model's stated error).
     pub band: bool,
+    /// How big the band's design may be (`--band-budget`, `--band-points`).
+    pub band_size: crate::band::Options,
 }
 
 /// Runs what `req` asks and writes the report to its output (stdout
@@ -182,5 +184,6 @@ fn once(
     if !req.band {
         return Ok(out);
     }
-    crate::band::command::run(scenario, variants, sets, &runs, req.format, out, req.quiet)
+    let how = (&req.band_size, req.format, req.quiet);
+    crate::band::command::run(scenario, variants, sets, &runs, how, out)
 }

@@ -71,6 +71,11 @@ pub fn run(req: &Sweep) -> Result<(), String> {
         // A point with its band is not the point without: not resumed
         // from, nor mixed with, a sweep without bands.
         hash.push_str("+band");
+        let size = &req.band_size;
+        if *size != crate::band::Options::default() {
+            // A point's band depends on the design's size too.
+            hash.push_str(&format!("({},{})", size.budget, size.max_points));
+        }
     }
     let done = results_file::finished(&req.output, &hash)?;
     // This shard's points (every point without --shard).
@@ -250,6 +255,7 @@ impl Ran<'_> {
                         &p.variant,
                         &sets,
                         &result,
+                        &self.req.band_size,
                     ));
                 }
                 let mut r = serde_json::to_value(result).expect("serializable");

@@ -30,6 +30,8 @@ pub struct Sweep {
     pub built_from: String,
     /// `--band`: each point's line gains its figures' bands.
     pub band: bool,
+    /// How big the band's design may be (`--band-budget`, `--band-points`).
+    pub band_size: crate::band::Options,
 }
 
 /// One point of a sweep.

@@ -66,3 +66,33 @@ pub fn run_example(path: &str, duration: &str, warmup: &str) -> serde_json::Valu
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// A reproduce case `tiny` in a fresh directory: the mutex-contention
+/// example (two variants) shortened for `--quick`, with `metrics` (its
+/// `[[reproduce.metric]]` tables).
+pub fn tiny_case(test: &str, metrics: &str) -> PathBuf {
+    let d = dir(test);
+    let text = std::fs::read_to_string(repo("scenarios/examples/mutex-contention.toml")).unwrap()
+        + r#"
+[reproduce]
+case = "tiny"
+quick = { "scenario.duration" = "4ms", "scenario.warmup" = "1ms" }
+"# + metrics;
+    std::fs::write(d.join("tiny.toml"), text).unwrap();
+    d
+}
+
+/// `smpsim reproduce -q` over the cases in `d` with `extra`, on `threads`
+/// threads if given: its stdout (success asserted).
+pub fn reproduce_in(d: &Path, extra: &[&str], threads: Option<&str>) -> String {
+    let mut cmd = smpsim();
+    cmd.args(["reproduce", "-q", "--scenarios"])
+        .arg(d)
+        .args(extra);
+    if let Some(n) = threads {
+        cmd.env("RAYON_NUM_THREADS", n);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap()
+}

@@ -539,15 +539,17 @@ impl crate::Kernel<'_> {
         self.rcu_check_cpu_stall(c);
         // rcu_sched_clock_irq(): a tick that interrupted user mode is a
         // quiescent state.
-        // The mode of the work running now: a batch planned up to a
-        // syscall's shared op ends in sys, but may be in user mode here.
+        // The mode of the work running now: the batch is consumed only up
+        // to the CPU's last accounting, and one planned up to a syscall's
+        // shared op may start in sys and be in user mode by now.
         // Never with IRQs or preemption off, or inside an RCU reader:
         // user code cannot be there (scenario loading refuses it outside
         // `syscall`), but a lock taken in user code (a model of a
         // user-space spinlock) still disables preemption here, and a grace
         // period must not end through such a section.
         let task = &self.tasks[t as usize];
-        let user = task.batch.current_mode(task.mode) == Mode::User
+        let into_batch = self.now - self.cpus[c as usize].accounted_to;
+        let user = task.batch.mode_at(into_batch, task.mode) == Mode::User
             && task.wait.spin == Spin::None
             && task.irq.preempt_count == 0
             && !task.irq.irqs_off

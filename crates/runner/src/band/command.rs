@@ -5,20 +5,19 @@ use smpsim_report::format::RunFormat;
 
 use crate::progress::Progress;
 
-/// The run's output `out` with its figures' bands.
+/// The run's output `out` with its figures' bands, the design of size
+/// `opts`, shown in `format`, its progress unless `quiet`.
 pub fn run(
     scenario: &smpsim_scenario::Scenario,
     variants: &[Option<String>],
     sets: &[(String, String)],
     runs: &[smpsim_report::VariantRun],
-    format: RunFormat,
+    (opts, format, quiet): (&super::Options, RunFormat, bool),
     out: String,
-    quiet: bool,
 ) -> Result<String, String> {
     use super::runs as band;
     let progress = Progress::new("band", "runs", quiet);
-    let opts = super::Options::default();
-    let found = band::run_bands(scenario, variants, sets, runs, &opts, &progress);
+    let found = band::run_bands(scenario, variants, sets, runs, opts, &progress);
     progress.done();
     let (bands, summary) = found.map_err(|e| format!("error: band: {e}"))?;
     Ok(match format {
@@ -36,13 +35,13 @@ pub fn sweep_point(
     variant: &Option<String>,
     sets: &[(String, String)],
     result: &smpsim_kernel::RunResult,
+    opts: &super::Options,
 ) -> serde_json::Value {
     let runs = vec![crate::pool::variant_run(scenario, variant, result.clone())];
     let variants = [variant.clone()];
     // The sweep shows its own progress; the design's runs are its points'.
     let progress = Progress::new("band", "runs", true);
-    let opts = super::Options::default();
-    let found = super::runs::run_bands(scenario, &variants, sets, &runs, &opts, &progress);
+    let found = super::runs::run_bands(scenario, &variants, sets, &runs, opts, &progress);
     progress.done();
     match found {
         Ok((bands, _)) => serde_json::to_value(bands).expect("serializable"),

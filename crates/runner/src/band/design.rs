@@ -26,7 +26,8 @@ fn toml_float(x: f64) -> String {
 
 /// Every parameter of the scenario (with `sets`), in a fixed order: the
 /// machine's costs with a range (assumed ones at least: the default
-/// x0.5 - x2), as `Machine::cost_list` lists them, then the scenario's
+/// x0.5 - x2), as `Machine::cost_list` lists them, then its line
+/// transfers by node distance ([`distance_param`]), then the scenario's
 /// values written with a range, by key. A cost of 0, or a range of no
 /// width, is left out: varying it changes nothing. The global contention
 /// rules are the model's part, not an assumed value.
@@ -53,6 +54,7 @@ pub fn params(
             hi: toml_float(hi),
         });
     }
+    out.extend(distance_param(&spec.machine));
     let values = scenario
         .assumed_values(None, sets)
         .map_err(|e| e.to_string())?;
@@ -68,6 +70,50 @@ pub fn params(
         });
     }
     Ok(out)
+}
+
+/// The line transfers by node distance as one parameter: `--set`
+/// reaches the list only whole (two entries varied apart would clash in a
+/// corner), so its ends are the list with every cost that has a range
+/// (stated, or the default for an assumed one) at that end together;
+/// none when no entry has one.
+fn distance_param(machine: &Machine) -> Option<Param> {
+    let costs = &machine.costs.line_transfer.by_node_distance;
+    let ranges: Vec<Option<(f64, f64)>> = costs
+        .iter()
+        .map(|c| {
+            let cost = smpsim_machine::Cost {
+                ns: c.ns,
+                range: c.range,
+                source: c.source.clone(),
+            };
+            cost.band_range().filter(|(lo, hi)| hi > lo && c.ns != 0.0)
+        })
+        .collect();
+    if ranges.iter().all(Option::is_none) {
+        return None;
+    }
+    let list = |top: bool| {
+        let items: Vec<String> = costs
+            .iter()
+            .zip(&ranges)
+            .map(|(c, r)| {
+                let ns = r.map_or(c.ns, |(lo, hi)| if top { hi } else { lo });
+                format!(
+                    "{{ distance = {}, ns = {}, source = \"band\" }}",
+                    c.distance,
+                    toml_float(ns)
+                )
+            })
+            .collect();
+        format!("[{}]", items.join(", "))
+    };
+    Some(Param {
+        name: "line_transfer.by_node_distance".into(),
+        key: "machine.costs.line_transfer.by_node_distance".into(),
+        lo: list(false),
+        hi: list(true),
+    })
 }
 
 /// The machine's stated error on contended lines: the median factor
@@ -350,6 +396,23 @@ mod tests {
         let c = pushing_corners(&[0, 2], &ends);
         assert_eq!(c[0], Kind::Corner(vec![(0, true), (2, false)]));
         assert_eq!(c[1], Kind::Corner(vec![(0, false), (2, true)]));
+    }
+
+    #[test]
+    fn distance_costs_vary_together_only_with_a_range() {
+        let mut m = smpsim_machine::preset("opteron-6172-48").unwrap().unwrap();
+        // Measured, no range: not varied.
+        assert_eq!(distance_param(&m), None);
+        let lt = &mut m.costs.line_transfer.by_node_distance;
+        lt[0].range = Some([60.0, 100.0]);
+        lt[1].source = "assumed: for the test".into();
+        let two = lt[1].ns;
+        let p = distance_param(&m).unwrap();
+        assert_eq!(p.key, "machine.costs.line_transfer.by_node_distance");
+        assert!(p.lo.contains("distance = 16, ns = 60.0"), "{}", p.lo);
+        assert!(p.lo.contains(&format!("ns = {:?}", two * 0.5)), "{}", p.lo);
+        assert!(p.hi.contains("distance = 16, ns = 100.0"), "{}", p.hi);
+        assert!(p.hi.contains(&format!("ns = {:?}", two * 2.0)), "{}", p.hi);
     }
 
     #[test]

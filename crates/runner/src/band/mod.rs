@@ -42,7 +42,7 @@ use combine::Values;
 use design::{Kind, Param};
 
 /// How big a design.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// Seeds of the design's own spread, the reference's included (used
     /// when the caller ran one seed).
