@@ -136,6 +136,10 @@ pub struct Line {
     /// LL/SC machines: RMWs queued on the line and not yet done, as
     /// (cpu, when its store-conditional was issued, when it is done).
     reservations: Vec<(u32, Nanos, Nanos)>,
+    /// The owner a write request took the line from, while the request's
+    /// snoop is on its way to it (`coherence.snoop_fraction`): its own
+    /// writes done before the snoop arrives hit.
+    lent: Lent,
     pub rmws: u64,
     /// Writes that changed the value (RMWs, stores, a cmpxchg that
     /// succeeded): what a cmpxchg compares against.
@@ -150,6 +154,25 @@ pub struct Line {
     pub transfers: u64,
     /// Of those, re-fetches by polling CPUs.
     pub refetches: u64,
+}
+
+/// The CPU that still holds a line another CPU's request was taken for,
+/// until that request's snoop reaches it.
+#[derive(Clone, Copy, Debug)]
+struct Lent {
+    cpu: u32,
+    /// When the snoop arrives: the line leaves then.
+    until: Nanos,
+    /// When its latest write there is done.
+    data_at: Nanos,
+}
+
+impl Lent {
+    const NONE: Lent = Lent {
+        cpu: u32::MAX,
+        until: 0,
+        data_at: 0,
+    };
 }
 
 /// A CPU polling a line and when the last write reached it.
@@ -178,6 +201,7 @@ impl Line {
             at_home: false,
             order: Vec::new(),
             reservations: Vec::new(),
+            lent: Lent::NONE,
             rmws: 0,
             writes: 0,
             cmpxchg_fails: 0,
@@ -315,6 +339,7 @@ impl Line {
     /// data leg later, or, `posted`, goes on as soon as the home took it.
     #[cold]
     fn far(&mut self, cost: &CostNs, cpu: u32, now: Nanos, posted: bool) -> Nanos {
+        self.lent = Lent::NONE;
         let home = self.home;
         let x = cost.transfer(home, cpu);
         let mut start = now.max(self.free_at);
@@ -400,6 +425,7 @@ impl Line {
     /// With `"held"` the reserving CPU keeps the line until its upgrade:
     /// no reservation is lost.
     fn ll_sc(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
+        self.lent = Lent::NONE;
         self.writes += 1;
         if self.owner == cpu && self.sharer_list.len() == 1 {
             // Held exclusive: the reservation holds, nothing to wait for.
@@ -480,7 +506,14 @@ impl Line {
 
     #[inline(always)]
     fn write(&mut self, cost: &CostNs, cpu: u32, now: Nanos, extra: u64) -> Nanos {
+        if cpu == self.lent.cpu {
+            if let Some(done) = self.write_before_snoop(cost, cpu, now, extra) {
+                return done;
+            }
+        }
         let alone = self.held_unique_by(cpu);
+        let lender = self.owner;
+        let lent = !alone && self.pollers.is_empty() && self.held_unique_by(lender);
         self.at_home = false;
         self.writes += 1;
         let done = if alone {
@@ -509,12 +542,59 @@ impl Line {
             self.transfers += 1;
             self.keep_only(cpu);
             self.free_at = self.busy_until(cost, start, arrive, x.busy);
+            self.lend(cost, lent, lender, x.whole, start);
             arrive + extra
         };
         self.data_at = done;
         self.owner = cpu;
         self.refetch(cost, cpu, done);
         done
+    }
+
+    /// A write request took the line from `lender`, which held it alone,
+    /// at `start`: its snoop reaches the lender `snoop_fraction` of the
+    /// transfer later, and the lender's writes until then hit.
+    #[inline(always)]
+    fn lend(&mut self, cost: &CostNs, lent: bool, lender: u32, whole: u64, start: Nanos) {
+        self.lent = if lent && cost.snoop_1024 > 0 {
+            Lent {
+                cpu: lender,
+                until: start + (whole * cost.snoop_1024) / 1024,
+                data_at: self.lent_data_at(lender),
+            }
+        } else {
+            Lent::NONE
+        };
+    }
+
+    /// When `lender`'s last write is done: the line's until another's.
+    fn lent_data_at(&self, lender: u32) -> Nanos {
+        if self.lent.cpu == lender {
+            self.lent.data_at.max(self.data_at)
+        } else {
+            self.data_at
+        }
+    }
+
+    /// A write by the CPU the line was taken from, before the request's
+    /// snoop reached it: a hit if it is done by then (the request that
+    /// took the line is served after it, its time unchanged).
+    #[cold]
+    fn write_before_snoop(
+        &mut self,
+        cost: &CostNs,
+        cpu: u32,
+        now: Nanos,
+        extra: u64,
+    ) -> Option<Nanos> {
+        let done = now.max(self.lent.data_at) + cost.line_transfer(cpu, cpu) + extra;
+        if done > self.lent.until || !self.pollers.is_empty() {
+            self.lent = Lent::NONE;
+            return None;
+        }
+        self.lent.data_at = done;
+        self.writes += 1;
+        Some(done)
     }
 
     /// Every poller but the writer misses and re-fetches the line written
@@ -592,6 +672,13 @@ impl Line {
     pub fn read(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
         if self.has(cpu) {
             return now + cost.line_transfer(cpu, cpu);
+        }
+        if cpu == self.lent.cpu {
+            // Its copy is still there until the snoop arrives.
+            let seen = now.max(self.lent.data_at) + cost.line_transfer(cpu, cpu);
+            if seen <= self.lent.until {
+                return seen;
+            }
         }
         let start = now.max(self.free_at);
         let x = cost.transfer(self.owner, cpu);
@@ -672,6 +759,7 @@ mod tests {
         m.costs.atomic = None;
         m.coherence.home = smpsim_machine::Home::Blocking;
         m.coherence.forward_fraction = 0.5;
+        m.coherence.snoop_fraction = 0.0;
         CostNs::new(&m)
     }
 
@@ -686,6 +774,7 @@ mod tests {
         m.coherence.occupancy.ns = occ;
         m.coherence.occupancy_per_transfer = 0.0;
         m.coherence.forward_fraction = 0.5;
+        m.coherence.snoop_fraction = 0.0;
         CostNs::new(&m)
     }
 
@@ -701,6 +790,7 @@ mod tests {
         m.atomics.load_reserve = load_reserve;
         m.coherence.home = smpsim_machine::Home::Blocking;
         m.coherence.forward_fraction = 0.5;
+        m.coherence.snoop_fraction = 0.0;
         CostNs::new(&m)
     }
 
@@ -712,7 +802,47 @@ mod tests {
         m.costs.atomic = None;
         m.coherence.home = smpsim_machine::Home::Blocking;
         m.coherence.forward_fraction = 0.5;
+        m.coherence.snoop_fraction = 0.0;
         CostNs::new(&m)
+    }
+
+    /// A write request takes the line from an owner that holds it alone;
+    /// until its snoop reaches the owner (`snoop_fraction` of the
+    /// transfer after the home took it) the owner's writes and reads hit,
+    /// and the request's own time does not move.
+    #[test]
+    fn the_owner_keeps_writing_until_the_snoop_arrives() {
+        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
+        m.topology = smpsim_machine::Topology::flat(8);
+        m.costs.line_transfer.same_llc.ns = 100.0;
+        m.costs.line_transfer.local.ns = 1.0;
+        m.costs.atomic = None;
+        m.coherence.home = smpsim_machine::Home::Pipelined;
+        m.coherence.forward_fraction = 1.0;
+        m.coherence.snoop_fraction = 0.5;
+        let c = CostNs::new(&m);
+        let mut line = Line::new(8, 0);
+        let t = line.rmw(&c, 0, 1_000);
+        assert_eq!(t, 1_001, "CPU 0 holds it alone");
+        let taken = line.rmw(&c, 1, t);
+        assert_eq!(taken, t + 100, "a whole transfer");
+        // The snoop reaches CPU 0 at t + 50: its RMWs until then hit.
+        assert_eq!(line.rmw(&c, 0, t + 10), t + 11);
+        assert_eq!(line.read(&c, 0, t + 20), t + 21);
+        assert_eq!(line.rmw(&c, 0, t + 48), t + 49);
+        assert_eq!(line.writes(), 4);
+        assert_eq!(line.transfers, 1);
+        // Past it, CPU 0 asks for the line again, behind CPU 1.
+        let back = line.rmw(&c, 0, t + 60);
+        assert!(back >= taken + 100, "{back}");
+        assert_eq!(line.transfers, 2);
+        // With no snoop time the line leaves at once.
+        m.coherence.snoop_fraction = 0.0;
+        let c = CostNs::new(&m);
+        let mut line = Line::new(8, 0);
+        let t = line.rmw(&c, 0, 1_000);
+        line.rmw(&c, 1, t);
+        assert!(line.rmw(&c, 0, t + 10) > t + 100);
     }
 
     /// Ping-pong of one line between two CPUs for 100 RMWs each.

@@ -66,6 +66,9 @@ pub struct CostNs {
     /// How long the home is busy executing one far atomic: the
     /// occupancy of a request that moves no line.
     pub far_busy: u64,
+    /// `coherence.snoop_fraction` in 1/1024ths: of a transfer, how long
+    /// the next request's snoop takes to reach the owner.
+    pub snoop_1024: u64,
     /// The home takes the next request only when the previous requester
     /// has its data (`coherence.home = "blocking"`).
     pub blocking_home: bool,
@@ -169,6 +172,7 @@ impl CostNs {
             ll_sc_held: m.atomics.load_reserve == LoadReserve::Held,
             far_atomics: m.atomics.kind == AtomicKind::Far,
             far_busy: Transfer::of(&m.coherence, 0).busy,
+            snoop_1024: (m.coherence.snoop_fraction.clamp(0.0, 1.0) * 1024.0).round() as u64,
             atomic: c.atomic.as_ref().map_or(0, |x| x.nanos()),
             blocking_home: m.coherence.home != smpsim_machine::Home::Pipelined,
             place_keys: (0..m.nr_cpus() as u32)

@@ -277,6 +277,11 @@ pub struct Coherence {
     pub occupancy: Cost,
     pub occupancy_per_transfer: f64,
     pub occupancy_per_transfer_source: String,
+    /// Of a transfer, how long the next request's snoop takes to reach a
+    /// line's owner after the home took it: until then the owner's own
+    /// writes to the line hit (0: the line leaves at once).
+    pub snoop_fraction: f64,
+    pub snoop_fraction_source: String,
 }
 
 /// How a line's home orders the requests queued at it.
@@ -329,6 +334,10 @@ impl Default for Coherence {
             },
             occupancy_per_transfer: rules.occupancy_per_transfer,
             occupancy_per_transfer_source: global("and this part of the request's whole transfer"),
+            snoop_fraction: rules.snoop_fraction,
+            snoop_fraction_source: global(
+                "the owner keeps writing a line until the next request's snoop reaches it, this part of a transfer after the home took it",
+            ),
         }
     }
 }

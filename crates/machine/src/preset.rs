@@ -48,6 +48,10 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../presets/core-i5-1035g4-4.toml"),
     ),
     ("graviton2-16", include_str!("../presets/graviton2-16.toml")),
+    (
+        "amd-epyc-zen5-kvm-2",
+        include_str!("../presets/amd-epyc-zen5-kvm-2.toml"),
+    ),
 ];
 
 /// A preset failed to parse: a bug in smpsim, reported with the location.

@@ -26,6 +26,9 @@ pub struct GlobalRules {
     pub occupancy_ns: f64,
     pub occupancy_per_transfer: f64,
     pub forward_fraction: f64,
+    /// 0 when absent: the line leaves its owner at the next request.
+    #[serde(default)]
+    pub snoop_fraction: f64,
     pub source: String,
 }
 
@@ -190,7 +193,7 @@ mod tests {
     fn no_preset_carries_a_contention_constant() {
         for name in crate::preset_names() {
             let text = crate::preset_source(name).unwrap();
-            for key in ["forward_fraction", "occupancy"] {
+            for key in ["forward_fraction", "occupancy", "snoop_fraction"] {
                 assert!(
                     !text.lines().any(|l| l.trim_start().starts_with(key)
                         || l.contains(&format!("coherence.{key}"))),

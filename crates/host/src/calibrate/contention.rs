@@ -644,7 +644,7 @@ fn idle_rows(machine: &str, cpus: &[u32], o: &Options) -> Result<Vec<IdleRow>, S
                 n_pairs: Some(medians.len()),
                 spread: spread(quantile(&all, 0.1), quantile(&all, 0.9)),
                 source_path: format!(
-                    "smpsim calibrate --contention: line_transfer (store/load ping-pong of one line; one-way time); 15 runs of 40000 transfers per pair as {how}; spread over every run of the class's pairs"
+                    "smpsim calibrate --contention: line_transfer (compare-and-exchange ping-pong of one line, as the published core-to-core tables; one-way time); 15 runs of 40000 transfers per pair as {how}; spread over every run of the class's pairs"
                 ),
                 topology_note: format!(
                     "{} CPUs measured (CPUs {}); classes from sysfs topology (thread siblings, package id, L3 shared_cpu_list)",

@@ -52,9 +52,37 @@ pub(super) fn line_transfer(a: u32, b: u32) -> Measurement {
         "line_transfer",
         samples,
         &format!(
-            "store/load ping-pong of one cache line between CPU {a} and CPU {b}, one-way time"
+            "compare-and-exchange ping-pong of one cache line between CPU {a} and CPU {b} (as the published core-to-core tables), one-way time"
         ),
     )
+}
+
+/// Spins between two looks at the clock while waiting for the other
+/// side: reading the clock costs 20-80 ns (82 ns in a KVM guest measured
+/// here), as much as a transfer, so a look per spin would time the clock.
+const SPINS_PER_CLOCK: u32 = 4096;
+
+/// Waits until `word` holds `from`, then swaps in `to` with one
+/// compare-and-exchange: the line comes to this CPU for the exchange, as
+/// in the published core-to-core tables (each of their cells is a CAS
+/// round trip over two). False if it waited more than `give_up_ns` after
+/// `t0`.
+#[inline(always)]
+fn hand_over(word: &AtomicU64, from: u64, to: u64, t0: u64, give_up_ns: u64) -> bool {
+    let mut spins = 0u32;
+    while word
+        .compare_exchange(from, to, Ordering::AcqRel, Ordering::Relaxed)
+        .is_err()
+    {
+        spins += 1;
+        if spins == SPINS_PER_CLOCK {
+            spins = 0;
+            if sys::now_ns() - t0 > give_up_ns {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// [`line_transfer`]'s samples (ns per one-way transfer), `runs` runs of
@@ -62,6 +90,13 @@ pub(super) fn line_transfer(a: u32, b: u32) -> Measurement {
 /// allowed (2 ms of sleep between runs give the CPUs back); also whether
 /// every run was SCHED_FIFO on both sides. A side that cannot be pinned
 /// gives up after 1 s rather than spin forever.
+///
+/// Each side takes the line with a compare-and-exchange that succeeds only
+/// once the other side's has, as the published matrices do (their
+/// `idle.csv` rows and the presets' `line_transfer`): a transfer of the
+/// line to a core that then writes it. (Before, each side stored and then
+/// spun on loads with a clock read per spin; in a KVM guest whose clock
+/// read costs 82 ns that gave 182 ns for a 24 ns transfer.)
 pub(super) fn line_transfer_with(a: u32, b: u32, runs: usize, fifo: bool) -> (Vec<f64>, bool) {
     const ROUNDS: u64 = 20_000;
     const GIVE_UP_NS: u64 = 1_000_000_000;
@@ -76,14 +111,10 @@ pub(super) fn line_transfer_with(a: u32, b: u32, runs: usize, fifo: bool) -> (Ve
             // The clock starts once this side runs where it should.
             r2.store(true, Ordering::Release);
             let t0 = sys::now_ns();
-            'rounds: for i in 0..ROUNDS {
-                while w2.load(Ordering::Acquire) != 2 * i + 1 {
-                    if sys::now_ns() - t0 > GIVE_UP_NS {
-                        break 'rounds;
-                    }
-                    std::hint::spin_loop();
+            for i in 0..ROUNDS {
+                if !hand_over(&w2, 2 * i + 1, 2 * i + 2, t0, GIVE_UP_NS) {
+                    break;
                 }
-                w2.store(2 * i + 2, Ordering::Release);
             }
             if rt {
                 sys::set_normal();
@@ -97,17 +128,9 @@ pub(super) fn line_transfer_with(a: u32, b: u32, runs: usize, fifo: bool) -> (Ve
         }
         let rt = pinned && fifo && sys::set_fifo(1).is_ok();
         let t0 = sys::now_ns();
-        let mut done = true;
-        'rounds: for i in 0..ROUNDS {
-            word.store(2 * i + 1, Ordering::Release);
-            while word.load(Ordering::Acquire) != 2 * i + 2 {
-                if sys::now_ns() - t0 > GIVE_UP_NS {
-                    done = false;
-                    break 'rounds;
-                }
-                std::hint::spin_loop();
-            }
-        }
+        let done = (0..ROUNDS).all(|i| hand_over(&word, 2 * i, 2 * i + 1, t0, GIVE_UP_NS));
+        // The partner's last exchange closes the last round trip.
+        let done = done && hand_over(&word, 2 * ROUNDS, 2 * ROUNDS, t0, GIVE_UP_NS);
         let dt = sys::now_ns() - t0;
         if rt {
             sys::set_normal();
@@ -115,7 +138,7 @@ pub(super) fn line_transfer_with(a: u32, b: u32, runs: usize, fifo: bool) -> (Ve
         let partner_rt = partner.join().unwrap_or(false);
         all_fifo &= rt && partner_rt;
         if done {
-            samples.push(dt as f64 / (2 * ROUNDS) as f64);
+            samples.push(dt as f64 / (2 * ROUNDS + 1) as f64);
         }
         if fifo {
             std::thread::sleep(std::time::Duration::from_millis(2));

@@ -19,6 +19,9 @@ pub struct Rules {
     pub per_transfer: f64,
     /// Of a transfer, the part a request queued at the owner pays.
     pub forward: f64,
+    /// Of a transfer, how long the next request's snoop takes to reach
+    /// the owner, whose writes hit until then.
+    pub snoop: f64,
 }
 
 impl Rules {
@@ -26,6 +29,7 @@ impl Rules {
         m.coherence.occupancy.ns = self.occupancy;
         m.coherence.occupancy_per_transfer = self.per_transfer;
         m.coherence.forward_fraction = self.forward;
+        m.coherence.snoop_fraction = self.snoop;
     }
 }
 
