@@ -17,6 +17,7 @@ mod duration;
 mod error;
 mod expr;
 mod include;
+pub mod shipped;
 pub mod limits;
 mod machine;
 mod object_type;
