@@ -17,7 +17,6 @@ mod duration;
 mod error;
 mod expr;
 mod include;
-pub mod shipped;
 pub mod limits;
 mod machine;
 mod object_type;
@@ -25,6 +24,7 @@ mod objects;
 mod ops;
 mod raw;
 mod reproduce;
+pub mod shipped;
 
 use std::path::{Path, PathBuf};
 

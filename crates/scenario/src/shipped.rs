@@ -10,22 +10,64 @@ pub const PREFIX: &str = "lib:";
 
 /// Every file of `scenarios/lib/`, by name, with its text.
 pub const FILES: &[(&str, &str)] = &[
-    ("epoll.toml", include_str!("../../../scenarios/lib/epoll.toml")),
-    ("eventfd.toml", include_str!("../../../scenarios/lib/eventfd.toml")),
-    ("fault.toml", include_str!("../../../scenarios/lib/fault.toml")),
-    ("flock.toml", include_str!("../../../scenarios/lib/flock.toml")),
-    ("fork.toml", include_str!("../../../scenarios/lib/fork.toml")),
-    ("futex.toml", include_str!("../../../scenarios/lib/futex.toml")),
-    ("hotplug.toml", include_str!("../../../scenarios/lib/hotplug.toml")),
-    ("membarrier.toml", include_str!("../../../scenarios/lib/membarrier.toml")),
-    ("munmap.toml", include_str!("../../../scenarios/lib/munmap.toml")),
-    ("pipe.toml", include_str!("../../../scenarios/lib/pipe.toml")),
+    (
+        "epoll.toml",
+        include_str!("../../../scenarios/lib/epoll.toml"),
+    ),
+    (
+        "eventfd.toml",
+        include_str!("../../../scenarios/lib/eventfd.toml"),
+    ),
+    (
+        "fault.toml",
+        include_str!("../../../scenarios/lib/fault.toml"),
+    ),
+    (
+        "flock.toml",
+        include_str!("../../../scenarios/lib/flock.toml"),
+    ),
+    (
+        "fork.toml",
+        include_str!("../../../scenarios/lib/fork.toml"),
+    ),
+    (
+        "futex.toml",
+        include_str!("../../../scenarios/lib/futex.toml"),
+    ),
+    (
+        "hotplug.toml",
+        include_str!("../../../scenarios/lib/hotplug.toml"),
+    ),
+    (
+        "membarrier.toml",
+        include_str!("../../../scenarios/lib/membarrier.toml"),
+    ),
+    (
+        "munmap.toml",
+        include_str!("../../../scenarios/lib/munmap.toml"),
+    ),
+    (
+        "pipe.toml",
+        include_str!("../../../scenarios/lib/pipe.toml"),
+    ),
     ("rcu.toml", include_str!("../../../scenarios/lib/rcu.toml")),
-    ("sched.toml", include_str!("../../../scenarios/lib/sched.toml")),
+    (
+        "sched.toml",
+        include_str!("../../../scenarios/lib/sched.toml"),
+    ),
     ("sem.toml", include_str!("../../../scenarios/lib/sem.toml")),
-    ("signal.toml", include_str!("../../../scenarios/lib/signal.toml")),
-    ("syscall.toml", include_str!("../../../scenarios/lib/syscall.toml")),
-    ("unix.toml", include_str!("../../../scenarios/lib/unix.toml")),
+    (
+        "signal.toml",
+        include_str!("../../../scenarios/lib/signal.toml"),
+    ),
+    (
+        "syscall.toml",
+        include_str!("../../../scenarios/lib/syscall.toml"),
+    ),
+    (
+        "unix.toml",
+        include_str!("../../../scenarios/lib/unix.toml"),
+    ),
 ];
 
 /// The shipped file `name` (`futex.toml`): the path errors show, and its text.

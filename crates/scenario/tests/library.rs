@@ -79,7 +79,10 @@ fn every_function_cites_the_kernel_and_every_cost_its_source() {
                     .rev()
                     .take_while(|p| p.starts_with('#'))
                     .fold(String::new(), |a, p| a + p);
-                assert!(comment.contains('('), "{name}: `{l}` cites no kernel function");
+                assert!(
+                    comment.contains('('),
+                    "{name}: `{l}` cites no kernel function"
+                );
             }
             if l.trim_start().starts_with("work(") {
                 assert!(
@@ -139,7 +142,9 @@ fn every_library_file_compiles_with_the_others() {
 #[test]
 fn an_unknown_shipped_file_is_a_located_error_listing_them() {
     let text = "include = [\"lib:futx.toml\"]\n[scenario]\nname = \"x\"\nduration = \"1ms\"\n";
-    let e = parse(Path::new("s.toml"), text.into()).unwrap_err().to_string();
+    let e = parse(Path::new("s.toml"), text.into())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("s.toml:1:12"), "{e}");
     assert!(e.contains("ships no library file `futx.toml`"), "{e}");
     assert!(e.contains("futex.toml"), "{e}");
@@ -150,7 +155,11 @@ fn an_unknown_shipped_file_is_a_located_error_listing_them() {
 #[test]
 fn mm_per_task_gives_each_task_its_own_address_space() {
     let text = |per_task: bool| {
-        let mm = if per_task { "mm_per_task = true" } else { "mm = \"one\"" };
+        let mm = if per_task {
+            "mm_per_task = true"
+        } else {
+            "mm = \"one\""
+        };
         scenario(
             &[],
             &format!(
@@ -171,7 +180,10 @@ fn mm_per_task_gives_each_task_its_own_address_space() {
     let both = "mm_per_task = true\nmm = \"one\"";
     let e = parse(
         Path::new("s.toml"),
-        scenario(&[], &format!("[[tasks]]\nname = \"t\"\nper_cpu = 1\n{both}\ncode = '''work(1us);'''\n")),
+        scenario(
+            &[],
+            &format!("[[tasks]]\nname = \"t\"\nper_cpu = 1\n{both}\ncode = '''work(1us);'''\n"),
+        ),
     )
     .unwrap_err()
     .to_string();
