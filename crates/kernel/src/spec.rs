@@ -324,6 +324,9 @@ pub struct TaskGroupDecl {
     pub cgroup: Option<usize>,
     /// Address space: tasks with the same id are threads of one process.
     pub mm: u32,
+    /// Each task its own address space, `mm + i` for the group's task `i`
+    /// (fork()ed processes, as will-it-scale's processes mode runs).
+    pub mm_per_task: bool,
     pub program: Program,
 }
 

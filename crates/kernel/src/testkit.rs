@@ -198,6 +198,7 @@ pub fn task_group(
         policy,
         cgroup: None,
         mm,
+        mm_per_task: false,
         program: Program {
             ops,
             slots: 4,

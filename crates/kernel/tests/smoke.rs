@@ -45,6 +45,7 @@ fn cfs_bandwidth_limits_usage_to_quota() {
         policy: Policy::Normal,
         cgroup: Some(0),
         mm: 0,
+        mm_per_task: false,
         program: Program {
             ops: vec![Op::Work(Dist::Const(1_000_000)), Op::Jump(0)],
             slots: 0,

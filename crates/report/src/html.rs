@@ -201,8 +201,18 @@ fn short_path(p: &std::path::Path) -> String {
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
 }
 
+/// The scenario's assumed values, then each included file's (a library's
+/// assumptions are the scenario's as much as its own are).
 fn assumed_section(scenario: &smpsim_scenario::Scenario) -> String {
-    let rows: Vec<Vec<String>> = assumed(&scenario.text)
+    let mut s = assumed_table(&short_path(&scenario.path), &scenario.text);
+    for inc in &scenario.includes {
+        s.push_str(&assumed_table(&short_path(&inc.path), &inc.text));
+    }
+    s
+}
+
+fn assumed_table(name: &str, text: &str) -> String {
+    let rows: Vec<Vec<String>> = assumed(text)
         .into_iter()
         .map(|(line, code, why)| {
             vec![
@@ -215,10 +225,10 @@ fn assumed_section(scenario: &smpsim_scenario::Scenario) -> String {
     let mut s = format!(
         "<h3>Assumed values ({} in {})</h3>\n",
         rows.len(),
-        escape(&short_path(&scenario.path))
+        escape(name)
     );
     if rows.is_empty() {
-        s.push_str("<p class=\"note\">The scenario marks no value as assumed.</p>\n");
+        s.push_str("<p class=\"note\">The file marks no value as assumed.</p>\n");
     } else {
         s.push_str(&table(&["line", "setting", "assumption"], &rows));
     }

@@ -1,5 +1,6 @@
 //! `include = ["lib/mm.toml"]`: libraries of `[functions]` and `[objects]`
-//! shared between scenarios.
+//! shared between scenarios; `include = ["lib:futex.toml"]` names a file
+//! of the library smpsim ships (scenarios/lib/, compiled in: [`crate::shipped`]).
 //!
 //! The included files are read once, when the scenario is loaded
 //! ([`read`]), relative to the including file, and kept with it; every
@@ -61,6 +62,24 @@ pub(crate) fn read(scenario: &Path, doc: &DeTable<'_>, access: &Access) -> DResu
                 "an included file is named by a string",
             ));
         };
+        if let Some(file) = name.strip_prefix(crate::shipped::PREFIX) {
+            let Some((path, text)) = crate::shipped::get(file) else {
+                return Err(Diag::new(
+                    item.span(),
+                    format!("smpsim ships no library file `{file}`"),
+                )
+                .help(format!(
+                    "the shipped library (scenarios/lib/): {}",
+                    crate::shipped::names().join(", ")
+                )));
+            };
+            out.push(Included {
+                path: path.into(),
+                text: text.to_string(),
+                at: item.span(),
+            });
+            continue;
+        }
         let path = dir.join(name);
         // Regular files of bounded size only: `/dev/zero` would never end.
         let text = access.read(&path, "included file").map_err(|r| match r {

@@ -24,6 +24,7 @@ mod objects;
 mod ops;
 mod raw;
 mod reproduce;
+pub mod shipped;
 
 use std::path::{Path, PathBuf};
 

@@ -255,6 +255,8 @@ pub(crate) struct RawTask {
     pub priority: Option<S<i64>>,
     pub cgroup: Option<S<String>>,
     pub mm: Option<S<String>>,
+    /// Each task its own address space (processes, not threads).
+    pub mm_per_task: Option<S<bool>>,
     pub vars: Option<Entries<S<RawExpr>>>,
     pub code: S<Vec<S<RawOp>>>,
 }

@@ -14,7 +14,12 @@ fn repo() -> PathBuf {
 /// Every shipped scenario file.
 fn shipped() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in ["scenarios", "scenarios/examples", "scenarios/checks"] {
+    for dir in [
+        "scenarios",
+        "scenarios/examples",
+        "scenarios/checks",
+        "scenarios/will-it-scale",
+    ] {
         for e in std::fs::read_dir(repo().join(dir)).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "toml") {

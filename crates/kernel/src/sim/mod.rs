@@ -122,7 +122,8 @@ impl<'s> Kernel<'s> {
             let top = tg.cgroup.and_then(|c| group_index[c]);
             let affinity = balance.add_affinity(&tg.affinity);
             for (i, &cpu) in tg.placement.iter().enumerate() {
-                let mut task = Task::new(g as u32, i as u32, cpu, tg.policy, tg.mm);
+                let mm = tg.mm + if tg.mm_per_task { i as u32 } else { 0 };
+                let mut task = Task::new(g as u32, i as u32, cpu, tg.policy, mm);
                 task.rng = streams::task_stream(spec.seed, &task);
                 task.group_rq = top.map(|t| t * nr_cpus + cpu);
                 task.top_group = top;

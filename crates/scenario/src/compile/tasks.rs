@@ -125,15 +125,35 @@ pub(super) fn task_group(
                 })?,
         ),
     };
-    // Named address spaces are shared; an unnamed one is the group's own.
-    let key =
-        r.mm.as_ref()
-            .map_or_else(|| format!("\0{name}"), |m| m.get_ref().clone());
-    let mm = match mms.iter().position(|x| *x == key) {
-        Some(i) => i as u32,
-        None => {
-            mms.push(key);
-            (mms.len() - 1) as u32
+    // Named address spaces are shared; an unnamed one is the group's own;
+    // with `mm_per_task` each task has one of its own (ids mm..mm+n).
+    let mm_per_task = match (&r.mm_per_task, &r.mm) {
+        (Some(p), Some(_)) if *p.get_ref() => {
+            return Err(Diag::new(
+                p.span(),
+                "`mm_per_task = true` gives each task an address space of its own; it cannot also share the named `mm`",
+            )
+            .help("remove `mm` (threads of one process) or `mm_per_task` (processes)"));
+        }
+        (Some(p), None) => *p.get_ref(),
+        _ => false,
+    };
+    let mm = if mm_per_task {
+        let first = mms.len() as u32;
+        for i in 0..placement.len() {
+            mms.push(format!("\0{name}\0{i}"));
+        }
+        first
+    } else {
+        let key =
+            r.mm.as_ref()
+                .map_or_else(|| format!("\0{name}"), |m| m.get_ref().clone());
+        match mms.iter().position(|x| *x == key) {
+            Some(i) => i as u32,
+            None => {
+                mms.push(key);
+                (mms.len() - 1) as u32
+            }
         }
     };
     let program = ops::compile(ctx, r.vars.as_ref(), &r.code, true)?;
@@ -144,6 +164,7 @@ pub(super) fn task_group(
         policy,
         cgroup,
         mm,
+        mm_per_task,
         program,
     })
 }
