@@ -645,7 +645,8 @@ impl Model for Kernel<'_> {
         while let Some(i) = self.fold_candidate() {
             let (at, next) = self.run.out[i];
             if !engine.fold(at) {
-                self.run.fold_at_horizon = at <= self.spec.duration && engine.folds_after_horizon(at);
+                self.run.fold_at_horizon =
+                    at <= self.spec.duration && engine.folds_after_horizon(at);
                 break;
             }
             self.run.out.remove(i);
