@@ -186,6 +186,12 @@ fn machine_section(m: &smpsim_machine::Machine) -> String {
         "x transfer",
         &c.forward_fraction_source,
     ));
+    rows.push(cell(
+        "coherence.snoop_fraction".into(),
+        c.snoop_fraction.to_string(),
+        "x transfer",
+        &c.snoop_fraction_source,
+    ));
     s.push_str(&table(&["cost", "value", "unit", "source"], &rows));
     s
 }
@@ -692,6 +698,12 @@ mod tests {
         assert!(
             rows.iter()
                 .any(|r| r[0] == "atomics.kind" && r[1] == "ll-sc"),
+            "{rows:?}"
+        );
+        let snoop = m.coherence.snoop_fraction.to_string();
+        assert!(
+            rows.iter()
+                .any(|r| r[0] == "coherence.snoop_fraction" && r[1] == snoop),
             "{rows:?}"
         );
         for r in &rows {
