@@ -22,7 +22,7 @@ pub use crate::assumed::assumed;
 use crate::{fmt_ns, fmt_rate, VariantRun};
 
 use crate::model::{CaseRun, MetricRow};
-use crate::plot::{escape, line_svg, ratio_svg, Data, LinePlot, RatioBar};
+use crate::plot::{add_band, escape, line_svg, ratio_svg, Bands, Data, LinePlot, RatioBar};
 
 const STYLE: &str = "
 body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -185,6 +185,12 @@ fn machine_section(m: &smpsim_machine::Machine) -> String {
         c.forward_fraction.to_string(),
         "x transfer",
         &c.forward_fraction_source,
+    ));
+    rows.push(cell(
+        "coherence.snoop_fraction".into(),
+        c.snoop_fraction.to_string(),
+        "x transfer",
+        &c.snoop_fraction_source,
     ));
     s.push_str(&table(&["cost", "value", "unit", "source"], &rows));
     s
@@ -569,11 +575,15 @@ pub fn sweep(
         for c in &counters {
             let spec = format!("counter.{c}.rate");
             let mut data: Data = Default::default();
+            let mut bands: Bands = Default::default();
             for p in &ok {
                 let (Some(xv), Ok(y)) = (x_of(p), crate::path::y_value(p.result_json(), &spec))
                 else {
                     continue;
                 };
+                if let Some(band) = p.band_of(&spec) {
+                    add_band(&mut bands, &series_of(p), xv, band);
+                }
                 data.entry(series_of(p))
                     .or_default()
                     .entry(xv.to_bits())
@@ -592,6 +602,7 @@ pub fn sweep(
                     y: &spec,
                     caption: "mean over seeds, bars from the lowest to the highest seed",
                     ideal: true,
+                    bands: &bands,
                 },
             ));
         }
@@ -611,10 +622,18 @@ pub fn sweep(
                 p.seed.to_string(),
             ];
             for c in &counters {
+                let spec = format!("counter.{c}.rate");
                 row.push(match &p.error {
                     Some(e) => text_cell(&format!("error: {e}")),
-                    None => crate::path::y_value(p.result_json(), &format!("counter.{c}.rate"))
-                        .map_or("-".into(), fmt_rate),
+                    None => crate::path::y_value(p.result_json(), &spec).map_or("-".into(), |y| {
+                        // The band beside the figure, as `run --band` writes it.
+                        match p.band_of(&spec) {
+                            Some((lo, hi)) => {
+                                format!("{} [{} - {}]", fmt_rate(y), fmt_rate(lo), fmt_rate(hi))
+                            }
+                            None => fmt_rate(y),
+                        }
+                    }),
                 });
             }
             row
@@ -679,6 +698,12 @@ mod tests {
         assert!(
             rows.iter()
                 .any(|r| r[0] == "atomics.kind" && r[1] == "ll-sc"),
+            "{rows:?}"
+        );
+        let snoop = m.coherence.snoop_fraction.to_string();
+        assert!(
+            rows.iter()
+                .any(|r| r[0] == "coherence.snoop_fraction" && r[1] == snoop),
             "{rows:?}"
         );
         for r in &rows {

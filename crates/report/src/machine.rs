@@ -83,6 +83,50 @@ pub fn describe(m: &Machine) -> String {
         c.forward_fraction,
         c.forward_fraction_source
     );
+    say!(
+        "  {:<28} {:>11}  {}",
+        "coherence.snoop_fraction",
+        c.snoop_fraction,
+        c.snoop_fraction_source
+    );
     say!("standing: {}", m.standing());
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_global_contention_rule_is_printed_with_its_source() {
+        let m = smpsim_machine::preset("x86-16").unwrap().unwrap();
+        let text = describe(&m);
+        let c = &m.coherence;
+        for (name, value, source) in [
+            (
+                "coherence.occupancy_per_transfer",
+                c.occupancy_per_transfer,
+                &c.occupancy_per_transfer_source,
+            ),
+            (
+                "coherence.forward_fraction",
+                c.forward_fraction,
+                &c.forward_fraction_source,
+            ),
+            (
+                "coherence.snoop_fraction",
+                c.snoop_fraction,
+                &c.snoop_fraction_source,
+            ),
+        ] {
+            let line = text
+                .lines()
+                .find(|l| l.trim_start().starts_with(name))
+                .unwrap_or_else(|| panic!("no {name} in {text}"));
+            assert!(
+                line.contains(&value.to_string()) && line.contains(source.as_str()),
+                "{line}"
+            );
+        }
+    }
 }

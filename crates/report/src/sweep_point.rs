@@ -90,6 +90,21 @@ impl SweepPoint {
     pub fn result_part(&self, key: &str) -> &serde_json::Value {
         &self.result_json()[key]
     }
+
+    /// `[lo, hi]` of the band `sweep --band` gave the figure at result
+    /// path `path` (`counter.ops.rate`) of this point's variant; `None`
+    /// without a band for it (no `--band`, or its design failed).
+    pub fn band_of(&self, path: &str) -> Option<(f64, f64)> {
+        let figure = format!("{}.{path}", self.variant);
+        let entry = self
+            .band
+            .as_ref()?
+            .as_array()?
+            .iter()
+            .find(|b| b["figure"].as_str() == Some(figure.as_str()))?;
+        let (lo, hi) = (entry["band"]["lo"].as_f64()?, entry["band"]["hi"].as_f64()?);
+        (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+    }
 }
 
 #[cfg(test)]
@@ -140,6 +155,20 @@ mod tests {
             (None, None, "base")
         );
         assert!(p.result_part("counters").is_null());
+    }
+
+    #[test]
+    fn a_band_is_found_by_its_variant_and_path() {
+        let mut p = point();
+        assert_eq!(p.band_of("counter.ops.rate"), None);
+        p.band = Some(serde_json::json!([
+            {"figure": "other.counter.ops.rate", "value": 1.0, "band": {"lo": 9.0, "hi": 9.5}},
+            {"figure": "base.counter.ops.rate", "value": 1.5, "band": {"lo": 1.0, "hi": 2.0}}
+        ]));
+        assert_eq!(p.band_of("counter.ops.rate"), Some((1.0, 2.0)));
+        assert_eq!(p.band_of("counter.other.rate"), None);
+        p.band = Some(serde_json::json!({"error": "no design"}));
+        assert_eq!(p.band_of("counter.ops.rate"), None);
     }
 
     #[test]

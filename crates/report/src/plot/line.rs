@@ -12,13 +12,32 @@ use crate::path::y_value;
 /// Series name -> x -> the values over seeds.
 pub type Data = BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>>;
 
-fn read(req: &Request) -> Result<(Data, String), String> {
+/// Series name -> x -> `(x, lo, hi)`: the widest band (`sweep --band`)
+/// of the points at that x, over seeds; empty for a sweep without bands.
+pub type Bands = BTreeMap<String, BTreeMap<u64, (f64, f64, f64)>>;
+
+/// Widens the band of `series` at `x` to hold `[lo, hi]`.
+pub fn add_band(bands: &mut Bands, series: &str, x: f64, (lo, hi): (f64, f64)) {
+    let e = bands
+        .entry(series.to_string())
+        .or_default()
+        .entry(x.to_bits())
+        .or_insert((x, lo, hi));
+    e.1 = e.1.min(lo);
+    e.2 = e.2.max(hi);
+}
+
+fn read(req: &Request) -> Result<(Data, Bands, String), String> {
     let mut data: Data = BTreeMap::new();
+    let mut bands: Bands = BTreeMap::new();
     let mut scenario = String::new();
     for p in points(req)? {
         scenario = p.scenario.clone();
         let (x, series) = x_and_series(&p, &req.x, &req.by)?;
         let y = y_value(p.result_json(), &req.y)?;
+        if let Some(band) = p.band_of(&req.y) {
+            add_band(&mut bands, &series, x, band);
+        }
         data.entry(series)
             .or_default()
             .entry(x.to_bits())
@@ -32,11 +51,11 @@ fn read(req: &Request) -> Result<(Data, String), String> {
             req.results.display()
         ));
     }
-    Ok((data, scenario))
+    Ok((data, bands, scenario))
 }
 
 /// The SVG for the data of `plot`.
-fn svg(data: &Data, req: &Request, scenario: &str) -> String {
+fn svg(data: &Data, bands: &Bands, req: &Request, scenario: &str) -> String {
     line_svg(
         data,
         &LinePlot {
@@ -48,6 +67,7 @@ fn svg(data: &Data, req: &Request, scenario: &str) -> String {
                 swept(req, scenario)
             ),
             ideal: req.ideal,
+            bands,
         },
     )
 }
@@ -63,6 +83,8 @@ pub struct LinePlot<'a> {
     pub caption: &'a str,
     /// Draw the ideal-scaling line of a rate (`--no-ideal`: not).
     pub ideal: bool,
+    /// Each series' band across x, shaded; none drawn when empty.
+    pub bands: &'a Bands,
 }
 
 /// The ideal-scaling line of one series, as will-it-scale's plots draw
@@ -97,6 +119,7 @@ pub fn line_svg(data: &Data, plot: &LinePlot) -> String {
     let y_max = points()
         .flat_map(|(_, ys)| ys.iter().copied())
         .chain(ideal.values().flatten().map(|p| p.1))
+        .chain(plot.bands.values().flat_map(|b| b.values().map(|v| v.2)))
         .fold(0f64, f64::max);
     let yaxis = axis::YAxis::upto(y_max, quantity);
     let (pw, ph) = (PLOT_W, PLOT_H);
@@ -134,6 +157,9 @@ pub fn line_svg(data: &Data, plot: &LinePlot) -> String {
     // value to the highest.
     for (i, (name, xs)) in data.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
+        if let Some(band) = plot.bands.get(name) {
+            band_shape(&mut s, band, color, (&sx, &sy));
+        }
         let path: Vec<String> = xs
             .values()
             .map(|(x, ys)| format!("{:.1},{:.1}", sx(*x), sy(mean(ys))))
@@ -168,8 +194,16 @@ pub fn line_svg(data: &Data, plot: &LinePlot) -> String {
         }
         legend_entry(&mut s, i, name, color);
     }
+    let caption = if plot.bands.is_empty() {
+        plot.caption.to_string()
+    } else {
+        format!(
+            "{}; shaded: each point's band (seeds, assumed values over their ranges, model error)",
+            plot.caption
+        )
+    };
     if ideal.is_empty() {
-        return close(s, plot.caption);
+        return close(s, &caption);
     }
     // The ideal lines' legend entry, under the series'.
     let ly = TOP + 10.0 + 20.0 * data.len() as f64;
@@ -184,10 +218,47 @@ pub fn line_svg(data: &Data, plot: &LinePlot) -> String {
     close(
         s,
         &format!(
-            "{}; dashed: ideal (linear) scaling from each curve's first point, y(x0) * {} / x0",
-            plot.caption, plot.x
+            "{caption}; dashed: ideal (linear) scaling from each curve's first point, y(x0) * {} / x0",
+            plot.x
         ),
     )
+}
+
+/// One series' band, shaded across x: the upper ends left to right, the
+/// lower ends back; a band at a single x is a bar, drawn as a thin shape.
+fn band_shape(
+    s: &mut String,
+    band: &BTreeMap<u64, (f64, f64, f64)>,
+    color: &str,
+    (sx, sy): (&dyn Fn(f64) -> f64, &dyn Fn(f64) -> f64),
+) {
+    let mut ends: Vec<(f64, f64, f64)> = band.values().copied().collect();
+    ends.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut outline: Vec<String> = Vec::new();
+    let single = ends.len() == 1;
+    for &(x, _, hi) in &ends {
+        let px = sx(x);
+        if single {
+            outline.push(format!("{:.1},{:.1}", px - 4.0, sy(hi)));
+            outline.push(format!("{:.1},{:.1}", px + 4.0, sy(hi)));
+        } else {
+            outline.push(format!("{px:.1},{:.1}", sy(hi)));
+        }
+    }
+    for &(x, lo, _) in ends.iter().rev() {
+        let px = sx(x);
+        if single {
+            outline.push(format!("{:.1},{:.1}", px + 4.0, sy(lo)));
+            outline.push(format!("{:.1},{:.1}", px - 4.0, sy(lo)));
+        } else {
+            outline.push(format!("{px:.1},{:.1}", sy(lo)));
+        }
+    }
+    let _ = writeln!(
+        s,
+        r#"<polygon class="band" fill="{color}" fill-opacity="0.18" stroke="{color}" stroke-opacity="0.4" stroke-width="0.5" points="{}"/>"#,
+        outline.join(" ")
+    );
 }
 
 /// The plot's data as CSV: series, x, seeds, mean, min, max.
@@ -206,9 +277,9 @@ fn csv(data: &Data, req: &Request) -> String {
 
 /// `--kind scaling`: the SVG, or the plotted data as CSV.
 pub fn plot(req: &Request) -> Result<String, String> {
-    let (data, scenario) = read(req)?;
+    let (data, bands, scenario) = read(req)?;
     Ok(match req.format {
         Format::Csv => csv(&data, req),
-        _ => svg(&data, req, &scenario),
+        _ => svg(&data, &bands, req, &scenario),
     })
 }

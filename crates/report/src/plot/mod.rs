@@ -19,7 +19,7 @@ pub mod percentiles;
 pub mod png;
 pub mod ratio;
 
-pub use line::{line_svg, Data, LinePlot};
+pub use line::{add_band, line_svg, Bands, Data, LinePlot};
 pub use png::png;
 pub use ratio::{ratio_svg, RatioBar};
 
