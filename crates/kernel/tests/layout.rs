@@ -372,32 +372,24 @@ fn kernel_back_arrows() -> Vec<String> {
     let mut graph = imports_outside_tests("kernel");
     let src = crates_dir().join("kernel").join("src");
     // `Kernel` (capitalised, so left out by `imports`): an arrow to sim.
-    let mut stack = vec![src.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let rel = path
-                .strip_prefix(&src)
-                .unwrap()
-                .to_string_lossy()
-                .to_string();
-            let module = rel.split(['/', '.']).next().unwrap().to_string();
-            if module == "lib" || module == "sim" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code: String = without_unit_tests(&text)
-                .lines()
-                .map(|l| l.split("//").next().unwrap())
-                .collect::<Vec<_>>()
-                .join("\n");
-            if code.contains("crate::Kernel") || code.contains("impl Kernel") {
-                graph.entry(module).or_default().insert("sim".to_string());
-            }
+    for path in rust_files(&src) {
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let module = rel.split(['/', '.']).next().unwrap().to_string();
+        if module == "lib" || module == "sim" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code: String = without_unit_tests(&text)
+            .lines()
+            .map(|l| l.split("//").next().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
+        if code.contains("crate::Kernel") || code.contains("impl Kernel") {
+            graph.entry(module).or_default().insert("sim".to_string());
         }
     }
     let layer = |m: &str| {
@@ -475,27 +467,18 @@ fn the_kernel_core_has_at_most_twelve_fields() {
 fn impl_kernel_files() -> Vec<String> {
     let src = crates_dir().join("kernel").join("src");
     let mut files = Vec::new();
-    let mut stack = vec![src.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let has_impl = text.lines().any(|l| {
-                l.starts_with("impl")
-                    && l.split(|c: char| !c.is_alphanumeric() && c != '_')
-                        .any(|w| w == "Kernel")
-            });
-            if has_impl {
-                let rel = path.strip_prefix(&src).unwrap();
-                files.push(rel.to_string_lossy().to_string());
-            }
+    for path in rust_files(&src) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let has_impl = text.lines().any(|l| {
+            l.starts_with("impl")
+                && l.split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .any(|w| w == "Kernel")
+        });
+        if has_impl {
+            let rel = path.strip_prefix(&src).unwrap();
+            files.push(rel.to_string_lossy().to_string());
         }
     }
-    files.sort();
     files
 }
 
