@@ -22,7 +22,7 @@ use crate::program::CheckOp;
 use crate::spec::Perturb;
 use crate::task::{Resume, TaskId};
 
-impl MechanismOp for CheckOp {
+impl<'s> MechanismOp<crate::Kernel<'s>> for CheckOp {
     fn local(&self) -> bool {
         // The membarrier checker's marks are local: where the command
         // begins, its batch has run to; checking at its end adds no event,
@@ -34,7 +34,7 @@ impl MechanismOp for CheckOp {
         )
     }
 
-    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, _: Resume) -> Flow {
+    fn run(&self, k: &mut crate::Kernel<'s>, c: u32, t: TaskId, _: Resume) -> Flow {
         match self {
             CheckOp::WriteOnce { var, value } => {
                 let v = k.eval(t, value);

@@ -26,13 +26,13 @@ use crate::mechanism::{Flow, MechanismOp};
 use crate::program::{CpumaskOp, MaskExpr, MaskSlot};
 use crate::task::{Resume, TaskId, NO_TASK};
 
-impl MechanismOp for CpumaskOp {
+impl<'s> MechanismOp<crate::Kernel<'s>> for CpumaskOp {
     fn local(&self) -> bool {
         // The next CPU of a stored mask reads only the task.
         matches!(self, CpumaskOp::CpumaskNext { .. })
     }
 
-    fn run(&self, k: &mut crate::Kernel<'_>, _: u32, t: TaskId, _: Resume) -> Flow {
+    fn run(&self, k: &mut crate::Kernel<'s>, _: u32, t: TaskId, _: Resume) -> Flow {
         match self {
             CpumaskOp::CpumaskSet { mask, expr } => {
                 // Reads the CPUs' state now: a shared op, at its own time.

@@ -7,8 +7,8 @@ use crate::mechanism::{Flow, MechanismOp};
 use crate::program::HotplugOp;
 use crate::task::{Resume, TaskId, NO_TASK};
 
-impl MechanismOp for HotplugOp {
-    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, _: Resume) -> Flow {
+impl<'s> MechanismOp<crate::Kernel<'s>> for HotplugOp {
+    fn run(&self, k: &mut crate::Kernel<'s>, c: u32, t: TaskId, _: Resume) -> Flow {
         let (e, online) = match self {
             HotplugOp::CpuOffline(e) => (e, false),
             HotplugOp::CpuOnline(e) => (e, true),

@@ -21,7 +21,7 @@ const MAX_CREDITS: usize = 256;
 /// Steps in a row without time after which a task is stuck (10 million ops).
 const TIMELESS_STEPS: u32 = 1_000;
 
-impl crate::Kernel<'_> {
+impl<'s> crate::Kernel<'s> {
     /// Lets the task's unfinished batch of work (cut short by an
     /// interrupt or a switch) run on first; false if there is none.
     #[inline]
@@ -287,7 +287,7 @@ impl crate::Kernel<'_> {
     /// A mechanism's op: a local one at once, inside the batch; one that
     /// touches shared state at the current time, in its mechanism.
     #[inline]
-    fn mechanism_op<M: MechanismOp>(
+    fn mechanism_op<M: MechanismOp<crate::Kernel<'s>>>(
         &mut self,
         c: u32,
         t: TaskId,
@@ -654,7 +654,7 @@ mod tests {
             ),
         ];
         for (file, src, start) in handlers {
-            let src = match src.find("MechanismOp for") {
+            let src = match src.find("MechanismOp<") {
                 Some(i) if file != "interp.rs" => &src[i..],
                 _ => src,
             };

@@ -15,7 +15,10 @@ pub(crate) enum Flow {
     Wait,
 }
 
-/// The ops of one mechanism, grouped as [`crate::event::Event`] groups events: each
+/// The ops of one mechanism, run against the kernel `K` it is given: the
+/// whole [`crate::Kernel`] today, or the narrow view of it that the
+/// mechanism declares (its `Env` trait), so that a mechanism's file need
+/// not name `Kernel`. Grouped as [`crate::event::Event`] groups events: each
 /// mechanism's file has its op enum (a variant of [`crate::program::Op`]) and implements
 /// this with the one exhaustive match that runs it, with no fallback arm,
 /// so an op without its handler is a compile error. What the interpreter
@@ -43,7 +46,7 @@ pub(crate) enum Flow {
 ///     }
 /// }
 /// ```
-pub(crate) trait MechanismOp {
+pub(crate) trait MechanismOp<K: ?Sized> {
     /// Whether it touches only the task: it then runs at its planned time
     /// inside the task's batch of local work, adding no event, instead of
     /// waiting for the batch to run up to it.
@@ -53,5 +56,5 @@ pub(crate) trait MechanismOp {
     /// Runs it for task `t`, current on CPU `c` (`resume`: where a
     /// resumed op left off). It moves the task to its next op when done
     /// (a local op always is).
-    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow;
+    fn run(&self, k: &mut K, c: u32, t: TaskId, resume: Resume) -> Flow;
 }

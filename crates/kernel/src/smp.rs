@@ -16,8 +16,8 @@ use crate::program::{CallFunc, CpuSet, LockingOp, Op, SmpOp, END_OF_TIME, MAX_SP
 use crate::task::*;
 use smpsim_engine::Nanos;
 
-impl crate::mechanism::MechanismOp for SmpOp {
-    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
+impl<'s> crate::mechanism::MechanismOp<crate::Kernel<'s>> for SmpOp {
+    fn run(&self, k: &mut crate::Kernel<'s>, c: u32, t: TaskId, resume: Resume) -> Flow {
         let step = match resume {
             Resume::SmpCall(s) => Some(s),
             _ => None,

@@ -66,8 +66,8 @@ use crate::mechanism::Flow;
 use crate::program::{Dist, Expr, Op, StopOp, END_OF_TIME};
 use crate::task::*;
 
-impl crate::mechanism::MechanismOp for StopOp {
-    fn run(&self, k: &mut crate::Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
+impl<'s> crate::mechanism::MechanismOp<crate::Kernel<'s>> for StopOp {
+    fn run(&self, k: &mut crate::Kernel<'s>, c: u32, t: TaskId, resume: Resume) -> Flow {
         match self {
             StopOp::StopMachine { func, cpu } => {
                 let step = match resume {

@@ -9,8 +9,8 @@ use crate::program::{LockMode, LockingOp};
 use crate::task::{Mode, Resume, TaskId};
 use crate::Kernel;
 
-impl MechanismOp for LockingOp {
-    fn run(&self, k: &mut Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
+impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
+    fn run(&self, k: &mut Kernel<'s>, c: u32, t: TaskId, resume: Resume) -> Flow {
         match self {
             LockingOp::Lock {
                 lock,

@@ -125,8 +125,8 @@ impl Objects {
     }
 }
 
-impl MechanismOp for PercpuRefOp {
-    fn run(&self, k: &mut Kernel<'_>, c: u32, t: TaskId, _: Resume) -> Flow {
+impl<'s> MechanismOp<crate::Kernel<'s>> for PercpuRefOp {
+    fn run(&self, k: &mut Kernel<'s>, c: u32, t: TaskId, _: Resume) -> Flow {
         let now = k.now;
         let done = match self {
             PercpuRefOp::Get(r) => {

@@ -9,14 +9,14 @@ use crate::program::RcuOp;
 use crate::task::{Resume, TaskId};
 use crate::Kernel;
 
-impl MechanismOp for RcuOp {
+impl<'s> MechanismOp<crate::Kernel<'s>> for RcuOp {
     fn local(&self) -> bool {
         // The expedite switch is a count the task's next grace period
         // reads: set inside the batch, as it always was.
         matches!(self, RcuOp::RcuExpediteGp | RcuOp::RcuUnexpediteGp)
     }
 
-    fn run(&self, k: &mut Kernel<'_>, c: u32, t: TaskId, resume: Resume) -> Flow {
+    fn run(&self, k: &mut Kernel<'s>, c: u32, t: TaskId, resume: Resume) -> Flow {
         match self {
             RcuOp::RcuReadLock => {
                 k.rcu_read_lock(t);

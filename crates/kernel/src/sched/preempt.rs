@@ -9,8 +9,8 @@ use crate::program::PreemptOp;
 use crate::task::{Resume, TaskId};
 use crate::Kernel;
 
-impl MechanismOp for PreemptOp {
-    fn run(&self, k: &mut Kernel<'_>, c: u32, t: TaskId, _: Resume) -> Flow {
+impl<'s> MechanismOp<crate::Kernel<'s>> for PreemptOp {
+    fn run(&self, k: &mut Kernel<'s>, c: u32, t: TaskId, _: Resume) -> Flow {
         match self {
             PreemptOp::PreemptDisable => {
                 k.preempt_disable(t);
