@@ -301,3 +301,44 @@ fn report_refuses_what_is_not_a_sweep() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The text report's task-group table lists every variant's groups,
+/// matched by name: with `rcu_nocbs` only the second variant has the
+/// `rcuop/N` kthreads, and their time (the callbacks' work) must show.
+#[test]
+fn task_groups_of_a_later_variant_only_are_in_the_text_report() {
+    let out = ok(smpsim()
+        .arg("run")
+        .arg(repo("scenarios/examples/rcu-callbacks.toml"))
+        .args([
+            "--set",
+            "scenario.duration=5ms",
+            "--set",
+            "scenario.warmup=1ms",
+        ])
+        .output()
+        .unwrap());
+    let table = out
+        .split("(times per task)\n")
+        .nth(1)
+        .expect("the task-group table");
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let row = |group: &str, variant: &str| {
+        rows.iter()
+            .find(|r| r.first() == Some(&group) && r.get(1) == Some(&variant))
+            .cloned()
+    };
+    let rcuop = row("[rcuop]", "nocbs").unwrap_or_else(|| panic!("no [rcuop] row:\n{table}"));
+    assert_eq!(rcuop[2], "16", "{table}");
+    assert_ne!(
+        rcuop[4], "0ns",
+        "rcuop's sys time is the callbacks':\n{table}"
+    );
+    assert!(row("[rcuop]", "softirq").is_none(), "{table}");
+    assert!(row("[rcu_sched]", "softirq").is_some(), "{table}");
+    assert!(row("[rcu_sched]", "nocbs").is_some(), "{table}");
+}

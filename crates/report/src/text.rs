@@ -364,9 +364,11 @@ fn preempt_off_windows(out: &mut String, runs: &[VariantRun], per_cpu: bool) {
     }
 }
 
-/// Task groups, times per task.
+/// Task groups, times per task. Groups are matched across variants by
+/// name, in the order they first appear: a variant may have groups the
+/// first has not (a kernel thread only its configuration spawns, as
+/// `rcuop/N` with `rcu_nocbs`), and those are listed too.
 fn task_groups(out: &mut String, runs: &[VariantRun]) {
-    let first = &runs[0].result;
     let mut t = Table::new(
         [
             "task group",
@@ -381,28 +383,42 @@ fn task_groups(out: &mut String, runs: &[VariantRun]) {
         .map(String::from)
         .to_vec(),
     );
-    for (i, g) in first.task_groups.iter().enumerate() {
+    for name in group_names(runs) {
         for r in runs {
-            let Some(g2) = r.result.task_groups.get(i) else {
+            let Some(g) = r.result.task_groups.iter().find(|g| g.name == name) else {
                 continue;
             };
-            let n = g2.tasks.max(1) as f64;
+            let n = g.tasks.max(1) as f64;
             let per = |v: u64| fmt_ns(v as f64 / n);
             t.row(vec![
-                g.name.clone(),
+                name.to_string(),
                 r.variant.clone(),
-                g2.tasks.to_string(),
-                per(g2.total.user),
-                per(g2.total.sys),
-                per(g2.total.spin),
-                per(g2.total.runnable),
-                per(g2.total.sleep),
+                g.tasks.to_string(),
+                per(g.total.user),
+                per(g.total.sys),
+                per(g.total.spin),
+                per(g.total.runnable),
+                per(g.total.sleep),
             ]);
         }
     }
     out.push_str("(times per task)\n");
     t.render(out);
     out.push('\n');
+}
+
+/// Every variant's task-group names, each once, in order of first
+/// appearance.
+fn group_names(runs: &[VariantRun]) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in runs {
+        for g in &r.result.task_groups {
+            if !names.contains(&g.name.as_str()) {
+                names.push(&g.name);
+            }
+        }
+    }
+    names
 }
 
 /// time(1) of tasks that ran to completion.
