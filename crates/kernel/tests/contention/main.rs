@@ -91,6 +91,12 @@ const KNOWN_MACHINE_MISSES: &[(&str, &str)] = &[
 /// median within x1.35; not met (docs/contention.md says what is missing).
 const OVERALL_MEDIAN_BOUND_MET: bool = false;
 
+/// What the model does meet, left out (x1.58 over all points, x1.76 on
+/// the worst machine): a change that loses ground fails here, whatever
+/// the recorded table says.
+const OVERALL_MEDIAN_CEILING: f64 = 1.60;
+const MACHINE_MEDIAN_CEILING: f64 = 1.80;
+
 #[test]
 #[cfg_attr(debug_assertions, ignore = "simulates a grid: cargo test --release")]
 fn global_rules_predict_each_machine_left_out() {
@@ -171,6 +177,11 @@ fn global_rules_predict_each_machine_left_out() {
             "{}: record the table above",
             m.id
         );
+        assert!(
+            med <= MACHINE_MEDIAN_CEILING,
+            "{}: left-out median x{med:.2} above x{MACHINE_MEDIAN_CEILING}",
+            m.id
+        );
         // The bounds, or a named miss.
         let known = KNOWN_MACHINE_MISSES.iter().any(|k| k.0 == m.id);
         assert_eq!(
@@ -180,6 +191,10 @@ fn global_rules_predict_each_machine_left_out() {
             m.id
         );
     }
+    assert!(
+        overall <= OVERALL_MEDIAN_CEILING,
+        "left-out median x{overall:.2} above x{OVERALL_MEDIAN_CEILING}"
+    );
     assert_eq!(
         overall <= 1.35,
         OVERALL_MEDIAN_BOUND_MET,
