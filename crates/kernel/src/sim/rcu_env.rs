@@ -13,6 +13,7 @@ use crate::event::{Event, RcuCallback, RcuEvent};
 use crate::mechanism::Flow;
 use crate::metrics::Metrics;
 use crate::rcu::{Rcu, RcuEnv};
+use crate::smp::{Smp, SmpEnv};
 use crate::task::{Task, TaskId};
 
 impl RcuEnv for Kernel<'_> {
@@ -94,14 +95,14 @@ impl RcuEnv for Kernel<'_> {
         self.cpus[c as usize]
             .irq_pending
             .push(PendingIrq::RcuSoftirq);
-        Kernel::interrupt(self, c)
+        Smp::interrupt(self, c)
     }
     fn softirq_from(&mut self, c: u32, start: Nanos) {
         let cpu = &mut self.cpus[c as usize];
         cpu.softirq_from = cpu.softirq_from.min(start);
     }
     fn queue_csd(&mut self, target: u32, csd: Csd, at: Nanos, from: u32) {
-        Kernel::queue_csd(self, target, csd, at, from)
+        Smp::queue_csd(self, target, csd, at, from)
     }
     fn rcu_sync_func(&mut self, sem: u32) {
         Kernel::rcu_sync_func(self, sem)
@@ -152,7 +153,221 @@ impl Kernel<'_> {
     pub(crate) fn rcu_softirq(&mut self, c: u32, start: Nanos) -> Nanos {
         crate::rcu::RcuCallbacks::rcu_softirq(self, c, start)
     }
-    pub(crate) fn rcu_exp_handler(&mut self, c: u32) {
+}
+
+impl<'s> SmpEnv<'s> for Kernel<'s> {
+    #[inline]
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    #[inline]
+    fn spec(&self) -> &'s crate::Spec {
+        self.spec
+    }
+    #[inline]
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    #[inline]
+    fn cost(&self) -> &crate::costs::CostNs {
+        &self.cost
+    }
+    #[inline]
+    fn cpu(&self, c: u32) -> &Cpu {
+        &self.cpus[c as usize]
+    }
+    #[inline]
+    fn cpu_mut(&mut self, c: u32) -> &mut Cpu {
+        &mut self.cpus[c as usize]
+    }
+    #[inline]
+    fn task(&self, t: TaskId) -> &Task {
+        &self.tasks[t as usize]
+    }
+    #[inline]
+    fn task_mut(&mut self, t: TaskId) -> &mut Task {
+        &mut self.tasks[t as usize]
+    }
+    fn task_name(&self, t: TaskId) -> String {
+        Kernel::task_name(self, t)
+    }
+    #[inline]
+    fn metrics_mut(&mut self) -> &mut Metrics {
+        &mut self.metrics
+    }
+    #[inline]
+    fn handler_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng {
+        Kernel::handler_stream(self, c)
+    }
+    #[inline]
+    fn at(&mut self, t: Nanos, e: Event) {
+        Kernel::at(self, t, e)
+    }
+    #[inline]
+    fn settle(&mut self, c: u32) {
+        Kernel::settle(self, c)
+    }
+    #[inline]
+    fn kick(&mut self, c: u32) {
+        Kernel::kick(self, c)
+    }
+    #[inline]
+    fn arm_cpu(&mut self, c: u32, end: Nanos) {
+        Kernel::arm_cpu(self, c, end)
+    }
+    #[inline]
+    fn irqs_enabled(&self, c: u32) -> bool {
+        Kernel::irqs_enabled(self, c)
+    }
+    #[inline]
+    fn irq_off_begin(&mut self, c: u32) {
+        Kernel::irq_off_begin(self, c)
+    }
+    #[inline]
+    fn irq_off_end(&mut self, c: u32) {
+        Kernel::irq_off_end(self, c)
+    }
+    fn wake_up(&mut self, t: TaskId, from: u32) {
+        Kernel::wake_up(self, t, from)
+    }
+    fn schedule(&mut self, c: u32) {
+        Kernel::schedule(self, c)
+    }
+    fn preempt_disable(&mut self, t: TaskId) {
+        Kernel::preempt_disable(self, t)
+    }
+    fn preempt_enable(&mut self, t: TaskId) -> bool {
+        Kernel::preempt_enable(self, t)
+    }
+    fn cfs_period_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos {
+        Kernel::cfs_period_timer(self, c, pool, t)
+    }
+    fn cfs_slack_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos {
+        Kernel::cfs_slack_timer(self, c, pool, t)
+    }
+    fn cfsb_csd_unthrottle(&mut self, c: u32, t: Nanos) -> Nanos {
+        Kernel::cfsb_csd_unthrottle(self, c, t)
+    }
+    fn has_group_hooks(&self) -> bool {
+        Kernel::has_group_hooks(self)
+    }
+    fn run_group_hooks(
+        &mut self,
+        on: u32,
+        t: TaskId,
+        site: crate::sched::tg_load_avg::UpdateSite,
+        at: Nanos,
+    ) -> Nanos {
+        Kernel::run_group_hooks(self, on, t, site, at)
+    }
+    fn hook(&self, ev: crate::hooks::HookEvent) -> Option<&'s crate::program::Program> {
+        Kernel::hook(self, ev)
+    }
+    fn run_hook(&mut self, c: u32, hook: &crate::program::Program, t: Nanos) -> Nanos {
+        Kernel::run_hook(self, c, hook, t)
+    }
+    fn tick_hook_locks(&self) -> bool {
+        Kernel::tick_hook_locks(self)
+    }
+    fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool) {
+        Kernel::start_tick_run(self, c, t, softirq)
+    }
+    #[inline]
+    fn take_hook_debt(&mut self, c: u32) -> Nanos {
+        Kernel::take_hook_debt(self, c)
+    }
+    #[inline]
+    fn hook_run_waiting(&self, c: u32) -> bool {
+        Kernel::hook_run_waiting(self, c)
+    }
+    fn drive_hook_run(&mut self, c: u32) {
+        Kernel::drive_hook_run(self, c)
+    }
+    fn rcu_softirq(&mut self, c: u32, start: Nanos) -> Nanos {
+        crate::rcu::RcuCallbacks::rcu_softirq(self, c, start)
+    }
+    fn rcu_exp_handler(&mut self, c: u32) {
         crate::rcu::RcuExp::rcu_exp_handler(self, c)
+    }
+    fn lockdep_usage_settled(&self, class: u32, in_hardirq: bool) -> bool {
+        self.locking
+            .lockdep
+            .as_ref()
+            .is_none_or(|ld| ld.usage_settled(class, in_hardirq))
+    }
+    fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String) {
+        Kernel::lockdep_usage(self, c, class, in_hardirq, site)
+    }
+    fn shoot_lazy_tlb(&mut self, c: u32, mm: u32) {
+        Kernel::shoot_lazy_tlb(self, c, mm)
+    }
+    fn flush_by_broadcast(&self, t: TaskId) -> bool {
+        Kernel::flush_by_broadcast(self, t)
+    }
+    fn broadcast_tlb_flush(&mut self, t: TaskId, pages: u64) -> u64 {
+        Kernel::broadcast_tlb_flush(self, t, pages)
+    }
+    fn count_tlb_flush_ipis(&mut self, n: u64) {
+        self.mm.count_tlb_flush_ipis(n)
+    }
+    fn tlb_broadcast_on(&self) -> bool {
+        Kernel::tlb_broadcast_on(self)
+    }
+    fn consider_global_asid(&mut self, t: TaskId) {
+        Kernel::consider_global_asid(self, t)
+    }
+    fn tlb_flush_targets(&mut self, t: TaskId, freed_tables: bool, out: &mut Vec<u32>) {
+        Kernel::tlb_flush_targets(self, t, freed_tables, out)
+    }
+    fn tlb_flush_mask_targets(&mut self, t: TaskId, slot: u16, out: &mut Vec<u32>) {
+        Kernel::tlb_flush_mask_targets(self, t, slot, out)
+    }
+    #[inline]
+    fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool {
+        self.mm.mms[mm as usize].mask.contains(c)
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn report_negative(&mut self, t: TaskId, what: &str, n: i64) {
+        Kernel::report_negative(self, t, what, n)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+    fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
+        Kernel::bad_cpu(self, c, op, cpu)
+    }
+    fn task_mask(&self, t: TaskId, slot: crate::program::MaskSlot) -> &[u64] {
+        Kernel::task_mask(self, t, slot)
+    }
+}
+
+/// The IPI layer's and hardirq entry's entry points for the rest of the
+/// kernel.
+impl Kernel<'_> {
+    pub(crate) fn on_smp_event(&mut self, e: crate::event::SmpEvent) -> smpsim_engine::Handled {
+        Smp::on_smp_event(self, e)
+    }
+    pub(crate) fn interrupt(&mut self, c: u32) {
+        Smp::interrupt(self, c)
+    }
+    pub(crate) fn enter_irq(&mut self, c: u32) {
+        Smp::enter_irq(self, c)
+    }
+    pub(crate) fn exit_irq(&mut self, c: u32) {
+        Smp::exit_irq(self, c)
+    }
+    pub(crate) fn queue_csd(&mut self, target: u32, csd: Csd, at: Nanos, from: u32) {
+        Smp::queue_csd(self, target, csd, at, from)
+    }
+    pub(crate) fn wake_idle_latency(&self, c: u32, from: u32) -> Nanos {
+        Smp::wake_idle_latency(self, c, from)
+    }
+    pub(crate) fn flush_call_function_queue(&mut self, c: u32, t: Nanos) -> Nanos {
+        Smp::flush_call_function_queue(self, c, t)
+    }
+    pub(crate) fn smp_call_done(&mut self, c: u32, t: TaskId) -> Flow {
+        Smp::smp_call_done(self, c, t)
     }
 }
