@@ -14,7 +14,8 @@ use crate::mechanism::Flow;
 use crate::metrics::Metrics;
 use crate::rcu::{Rcu, RcuEnv};
 use crate::smp::{Smp, SmpEnv};
-use crate::task::{Task, TaskId};
+use crate::stop_machine::{StopEnv, StopMachine, Stoppers};
+use crate::task::{Resume, Task, TaskId};
 
 impl RcuEnv for Kernel<'_> {
     #[inline]
@@ -369,5 +370,100 @@ impl Kernel<'_> {
     }
     pub(crate) fn smp_call_done(&mut self, c: u32, t: TaskId) -> Flow {
         Smp::smp_call_done(self, c, t)
+    }
+}
+
+impl StopEnv for Kernel<'_> {
+    #[inline]
+    fn stop(&self) -> &Stoppers {
+        &self.stop
+    }
+    #[inline]
+    fn stop_mut(&mut self) -> &mut Stoppers {
+        &mut self.stop
+    }
+    #[inline]
+    fn stop_parts(&mut self) -> (&mut Stoppers, &crate::costs::CostNs) {
+        (&mut self.stop, &self.cost)
+    }
+    #[inline]
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    #[inline]
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    #[inline]
+    fn cost(&self) -> &crate::costs::CostNs {
+        &self.cost
+    }
+    #[inline]
+    fn cpu_online(&self, c: u32) -> bool {
+        self.cpus[c as usize].online
+    }
+    #[inline]
+    fn task(&self, t: TaskId) -> &Task {
+        &self.tasks[t as usize]
+    }
+    #[inline]
+    fn task_mut(&mut self, t: TaskId) -> &mut Task {
+        &mut self.tasks[t as usize]
+    }
+    #[inline]
+    fn at(&mut self, t: Nanos, e: Event) {
+        Kernel::at(self, t, e)
+    }
+    fn irq_off_from(&mut self, c: u32, since: Nanos) {
+        let cpu = &mut self.cpus[c as usize];
+        if cpu.irq_off_since.is_none() {
+            cpu.irq_off_since = Some(since);
+        }
+    }
+    fn irq_off_end(&mut self, c: u32) {
+        Kernel::irq_off_end(self, c)
+    }
+    fn arm_cpu(&mut self, c: u32, end: Nanos) {
+        Kernel::arm_cpu(self, c, end)
+    }
+    fn preempt_disable(&mut self, t: TaskId) {
+        Kernel::preempt_disable(self, t)
+    }
+    fn preempt_enable(&mut self, t: TaskId) -> bool {
+        Kernel::preempt_enable(self, t)
+    }
+    fn schedule(&mut self, c: u32) {
+        Kernel::schedule(self, c)
+    }
+    fn sleep_until_woken(&mut self, c: u32, t: TaskId, resume: Resume) -> Flow {
+        Kernel::sleep_until_woken(self, c, t, resume)
+    }
+    fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
+        Kernel::wake_up_from(self, t, waker, softirq)
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+    fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
+        Kernel::bad_cpu(self, c, op, cpu)
+    }
+}
+
+/// `stop_machine()`'s entry points for the rest of the kernel and its
+/// tests.
+impl Kernel<'_> {
+    /// Keeps the timeline of every `stop_machine` call from now on.
+    pub fn log_stop_machine(&mut self) {
+        StopMachine::log_stop_machine(self)
+    }
+    /// The calls logged since [`Self::log_stop_machine`].
+    pub fn stop_machine_log(&self) -> &[crate::stop_machine::StopRecord] {
+        StopMachine::stop_machine_log(self)
+    }
+    pub(crate) fn on_stop_event(&mut self, e: crate::event::StopEvent) -> smpsim_engine::Handled {
+        StopMachine::on_stop_event(self, e)
     }
 }
