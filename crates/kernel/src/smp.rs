@@ -110,7 +110,6 @@ pub(crate) trait SmpEnv<'s> {
     fn report_negative(&mut self, t: TaskId, what: &str, n: i64);
     fn advance(&mut self, t: TaskId);
     fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64);
-    fn task_mask(&self, t: TaskId, slot: crate::program::MaskSlot) -> &[u64];
 }
 
 /// Cross-CPU calls and hardirq entry and exit, for any kernel.
@@ -252,6 +251,16 @@ pub(crate) trait Smp<'s>: SmpEnv<'s> {
         queue.clear();
         self.cpu_mut(c).csd_queue = queue;
         t
+    }
+
+    /// `smpcfd_dying_cpu()`: CPU `c` goes offline; what is still queued
+    /// for it runs now.
+    fn smpcfd_dying_cpu(&mut self, c: u32) {
+        if !self.cpu(c).csd_queue.is_empty() {
+            self.cpu_mut(c).ipi_pending = false;
+            let now = self.now();
+            self.flush_call_function_queue(c, now);
+        }
     }
 
     /// The handler is done: return to what was interrupted.
@@ -551,7 +560,7 @@ pub(crate) trait Smp<'s>: SmpEnv<'s> {
             CpuSet::Mask(slot) => {
                 // smp_call_function_many_cond(): the mask and
                 // cpu_online_mask, without this CPU.
-                let mask = self.task_mask(t, *slot);
+                let mask = crate::cpumask::task_mask(self.task(t), *slot);
                 out.extend(
                     crate::cpumask::cpus(mask)
                         .filter(|&c| c != me && c < self.nr_cpus() && self.cpu(c).online),

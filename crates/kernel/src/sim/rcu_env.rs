@@ -10,6 +10,7 @@ use smpsim_engine::Nanos;
 use super::Kernel;
 use crate::cpu::{Cpu, Csd, PendingIrq};
 use crate::event::{Event, RcuCallback, RcuEvent};
+use crate::hotplug::{Hotplug, HotplugEnv};
 use crate::mechanism::Flow;
 use crate::metrics::Metrics;
 use crate::rcu::{Rcu, RcuEnv};
@@ -141,9 +142,6 @@ impl Kernel<'_> {
     }
     pub(crate) fn rcu_check_cpu_stall(&mut self, c: u32) {
         crate::rcu::RcuStall::rcu_check_cpu_stall(self, c)
-    }
-    pub(crate) fn rcu_cpu_offline(&mut self, c: u32) {
-        crate::rcu::RcuTree::rcu_cpu_offline(self, c)
     }
     pub(crate) fn synchronize_rcu(&mut self, c: u32, t: TaskId, expedited: bool) {
         crate::rcu::RcuTree::synchronize_rcu(self, c, t, expedited)
@@ -337,10 +335,7 @@ impl<'s> SmpEnv<'s> for Kernel<'s> {
         Kernel::advance(self, t)
     }
     fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
-        Kernel::bad_cpu(self, c, op, cpu)
-    }
-    fn task_mask(&self, t: TaskId, slot: crate::program::MaskSlot) -> &[u64] {
-        Kernel::task_mask(self, t, slot)
+        Hotplug::bad_cpu(self, c, op, cpu)
     }
 }
 
@@ -364,9 +359,6 @@ impl Kernel<'_> {
     }
     pub(crate) fn wake_idle_latency(&self, c: u32, from: u32) -> Nanos {
         Smp::wake_idle_latency(self, c, from)
-    }
-    pub(crate) fn flush_call_function_queue(&mut self, c: u32, t: Nanos) -> Nanos {
-        Smp::flush_call_function_queue(self, c, t)
     }
     pub(crate) fn smp_call_done(&mut self, c: u32, t: TaskId) -> Flow {
         Smp::smp_call_done(self, c, t)
@@ -448,7 +440,7 @@ impl StopEnv for Kernel<'_> {
         Kernel::advance(self, t)
     }
     fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
-        Kernel::bad_cpu(self, c, op, cpu)
+        Hotplug::bad_cpu(self, c, op, cpu)
     }
 }
 
@@ -465,5 +457,78 @@ impl Kernel<'_> {
     }
     pub(crate) fn on_stop_event(&mut self, e: crate::event::StopEvent) -> smpsim_engine::Handled {
         StopMachine::on_stop_event(self, e)
+    }
+}
+
+impl HotplugEnv for Kernel<'_> {
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    fn cpu(&self, c: u32) -> &Cpu {
+        &self.cpus[c as usize]
+    }
+    fn num_online_cpus(&self) -> usize {
+        self.cpus.iter().filter(|k| k.online).count()
+    }
+    fn mark_cpu_online(&mut self, c: u32, online: bool) {
+        self.cpus[c as usize].online = online;
+    }
+    fn task(&self, t: TaskId) -> &Task {
+        &self.tasks[t as usize]
+    }
+    fn metrics_mut(&mut self) -> &mut Metrics {
+        &mut self.metrics
+    }
+    fn migrate_tasks_off(&mut self, dying: u32, c: u32) {
+        Kernel::migrate_tasks_off(self, dying, c)
+    }
+    fn resched_cpu(&mut self, c: u32, from: u32) {
+        Kernel::resched_cpu(self, c, from)
+    }
+    fn smpcfd_dying_cpu(&mut self, c: u32) {
+        Smp::smpcfd_dying_cpu(self, c)
+    }
+    fn rcu_cpu_offline(&mut self, c: u32) {
+        crate::rcu::RcuTree::rcu_cpu_offline(self, c)
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+    fn schedule(&mut self, c: u32) {
+        Kernel::schedule(self, c)
+    }
+}
+
+impl crate::cpumask::CpumaskEnv for Kernel<'_> {
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    fn cpu(&self, c: u32) -> &Cpu {
+        &self.cpus[c as usize]
+    }
+    fn task(&self, t: TaskId) -> &Task {
+        &self.tasks[t as usize]
+    }
+    fn task_mut(&mut self, t: TaskId) -> &mut Task {
+        &mut self.tasks[t as usize]
+    }
+    fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool {
+        self.mm.mms[mm as usize].mask.contains(c)
+    }
+    fn percpu_value(&self, object: u32, c: u32) -> i64 {
+        let objects = &self.locking.objects;
+        objects.variables[(objects.first_instance(object) + c) as usize]
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
     }
 }
