@@ -24,15 +24,32 @@
 
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::{CpumaskOp, MaskExpr, MaskSlot};
-use crate::task::{Resume, TaskId, NO_TASK};
+use crate::task::{Resume, Task, TaskId, NO_TASK};
 
-impl<'s> MechanismOp<crate::Kernel<'s>> for CpumaskOp {
+/// What the cpumask ops need from the rest of the kernel: the tasks (a
+/// mask lives in its task), the CPUs' state a mask is built from, an
+/// mm's cpumask, a per-CPU flag's values, and the interpreter's
+/// expressions. Implemented for the kernel in `sim/rcu_env.rs`.
+pub(crate) trait CpumaskEnv {
+    fn nr_cpus(&self) -> u32;
+    fn cpu(&self, c: u32) -> &crate::cpu::Cpu;
+    fn task(&self, t: TaskId) -> &Task;
+    fn task_mut(&mut self, t: TaskId) -> &mut Task;
+    /// CPU `c` is in address space `mm`'s cpumask.
+    fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool;
+    /// CPU `c`'s value of per-CPU variable `object`.
+    fn percpu_value(&self, object: u32, c: u32) -> i64;
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64;
+    fn advance(&mut self, t: TaskId);
+}
+
+impl<K: CpumaskEnv> MechanismOp<K> for CpumaskOp {
     fn local(&self) -> bool {
         // The next CPU of a stored mask reads only the task.
         matches!(self, CpumaskOp::CpumaskNext { .. })
     }
 
-    fn run(&self, k: &mut crate::Kernel<'s>, _: u32, t: TaskId, _: Resume) -> Flow {
+    fn run(&self, k: &mut K, _: u32, t: TaskId, _: Resume) -> Flow {
         match self {
             CpumaskOp::CpumaskSet { mask, expr } => {
                 // Reads the CPUs' state now: a shared op, at its own time.
@@ -40,9 +57,9 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for CpumaskOp {
                 k.advance(t);
             }
             CpumaskOp::CpumaskNext { mask, var, exit } => {
-                let after = k.tasks[t as usize].vars[*var as usize];
-                let next = next(k.task_mask(t, *mask), after);
-                let task = &mut k.tasks[t as usize];
+                let after = k.task(t).vars[*var as usize];
+                let next = next(task_mask(k.task(t), *mask), after);
+                let task = k.task_mut(t);
                 match next {
                     Some(cpu) => {
                         task.vars[*var as usize] = cpu as i64;
@@ -100,46 +117,54 @@ fn combine(a: Mask, b: Mask, f: impl Fn(u64, u64) -> u64) -> Mask {
         .collect()
 }
 
-impl crate::Kernel<'_> {
+/// Task `t`'s mask `slot` as stored (empty if never set).
+pub(crate) fn task_mask(task: &Task, slot: MaskSlot) -> &[u64] {
+    task.smp
+        .masks
+        .get(slot as usize)
+        .map_or(&[], |m| m.as_slice())
+}
+
+/// The cpumask ops' work, for any kernel.
+pub(crate) trait Cpumask: CpumaskEnv {
     /// Evaluates `e` for task `t` now.
-    pub(crate) fn eval_mask(&mut self, t: TaskId, e: &MaskExpr) -> Mask {
+    fn eval_mask(&mut self, t: TaskId, e: &MaskExpr) -> Mask {
         let mut out = Mask::new();
         match e {
             MaskExpr::MmCpumask => {
-                let mm = self.tasks[t as usize].mm as usize;
+                let mm = self.task(t).mm;
                 for c in 0..self.nr_cpus() {
-                    if self.mm.mms[mm].mask.contains(c) {
+                    if self.mm_cpumask_has(mm, c) {
                         set(&mut out, c);
                     }
                 }
             }
             MaskExpr::Online => {
                 for c in 0..self.nr_cpus() {
-                    if self.cpus[c as usize].online {
+                    if self.cpu(c).online {
                         set(&mut out, c);
                     }
                 }
             }
             MaskExpr::MmRunning => {
-                let mm = self.tasks[t as usize].mm;
+                let mm = self.task(t).mm;
                 for c in 0..self.nr_cpus() {
-                    let curr = self.cpus[c as usize].curr;
-                    if curr != NO_TASK && self.tasks[curr as usize].mm == mm {
+                    let curr = self.cpu(c).curr;
+                    if curr != NO_TASK && self.task(curr).mm == mm {
                         set(&mut out, c);
                     }
                 }
             }
             MaskExpr::Lazy => {
                 for c in 0..self.nr_cpus() {
-                    if self.cpus[c as usize].lazy {
+                    if self.cpu(c).lazy {
                         set(&mut out, c);
                     }
                 }
             }
             MaskExpr::Flag(object) => {
-                let first = self.locking.objects.first_instance(*object);
                 for c in 0..self.nr_cpus() {
-                    if self.locking.objects.variables[(first + c) as usize] != 0 {
+                    if self.percpu_value(*object, c) != 0 {
                         set(&mut out, c);
                     }
                 }
@@ -151,12 +176,7 @@ impl crate::Kernel<'_> {
                 }
             }
             MaskExpr::Var(slot) => {
-                out = self.tasks[t as usize]
-                    .smp
-                    .masks
-                    .get(*slot as usize)
-                    .cloned()
-                    .unwrap_or_default();
+                out = task_mask(self.task(t), *slot).to_vec();
             }
             MaskExpr::And(a, b) => {
                 let (a, b) = (self.eval_mask(t, a), self.eval_mask(t, b));
@@ -175,24 +195,16 @@ impl crate::Kernel<'_> {
     }
 
     /// The `cpumask` op: stores `e`, evaluated now, in mask `slot`.
-    pub(crate) fn cpumask_set(&mut self, t: TaskId, slot: MaskSlot, e: &MaskExpr) {
+    fn cpumask_set(&mut self, t: TaskId, slot: MaskSlot, e: &MaskExpr) {
         let mask = self.eval_mask(t, e);
-        let masks = &mut self.tasks[t as usize].smp.masks;
+        let masks = &mut self.task_mut(t).smp.masks;
         if masks.len() <= slot as usize {
             masks.resize(slot as usize + 1, Mask::new());
         }
         masks[slot as usize] = mask;
     }
-
-    /// Task `t`'s mask `slot` as stored (empty if never set).
-    pub(crate) fn task_mask(&self, t: TaskId, slot: MaskSlot) -> &[u64] {
-        self.tasks[t as usize]
-            .smp
-            .masks
-            .get(slot as usize)
-            .map_or(&[], |m| m.as_slice())
-    }
 }
+impl<K: CpumaskEnv + ?Sized> Cpumask for K {}
 
 #[cfg(test)]
 mod tests {

@@ -3,12 +3,43 @@
 //! written in the scenario; this is the step where `cpu_online_mask`
 //! changes and every mechanism stops or starts counting the CPU.
 
+use smpsim_engine::Nanos;
+
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::HotplugOp;
 use crate::task::{Resume, TaskId, NO_TASK};
 
-impl<'s> MechanismOp<crate::Kernel<'s>> for HotplugOp {
-    fn run(&self, k: &mut crate::Kernel<'s>, c: u32, t: TaskId, _: Resume) -> Flow {
+/// What taking a CPU offline or online needs from the rest of the
+/// kernel: the CPUs (read), the one write of `cpu_online_mask`, the
+/// accounting, and the verbs each mechanism runs for a dying CPU.
+/// Implemented for the kernel in `sim/rcu_env.rs`.
+pub(crate) trait HotplugEnv {
+    fn now(&self) -> Nanos;
+    fn nr_cpus(&self) -> u32;
+    fn cpu(&self, c: u32) -> &crate::cpu::Cpu;
+    /// `num_online_cpus()`.
+    fn num_online_cpus(&self) -> usize;
+    /// `set_cpu_online(c, online)`: the one place a CPU's `online` changes.
+    fn mark_cpu_online(&mut self, c: u32, online: bool);
+    fn task(&self, t: TaskId) -> &crate::task::Task;
+    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
+    // What each mechanism does for a dying CPU.
+    /// `balance_push()`: the scheduler moves CPU `dying`'s queued tasks
+    /// away (from CPU `c`).
+    fn migrate_tasks_off(&mut self, dying: u32, c: u32);
+    fn resched_cpu(&mut self, c: u32, from: u32);
+    /// `smpcfd_dying_cpu()`: the IPI layer runs what is queued for it.
+    fn smpcfd_dying_cpu(&mut self, c: u32);
+    /// `rcutree_report_cpu_dead()`.
+    fn rcu_cpu_offline(&mut self, c: u32);
+    // The ops' needs.
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64;
+    fn advance(&mut self, t: TaskId);
+    fn schedule(&mut self, c: u32);
+}
+
+impl<K: HotplugEnv> MechanismOp<K> for HotplugOp {
+    fn run(&self, k: &mut K, c: u32, t: TaskId, _: Resume) -> Flow {
         let (e, online) = match self {
             HotplugOp::CpuOffline(e) => (e, false),
             HotplugOp::CpuOnline(e) => (e, true),
@@ -20,8 +51,8 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for HotplugOp {
         // takedown_cpu() while the dying CPU pushes its tasks away
         // (balance_push), so it leaves the CPU now, not at the end of
         // whatever it plans next.
-        let own = !online && target == c as i64 && !k.cpus[c as usize].online;
-        if own && k.tasks[t as usize].preemptible() {
+        let own = !online && target == c as i64 && !k.cpu(c).online;
+        if own && k.task(t).preemptible() {
             k.schedule(c);
             return Flow::Stop;
         }
@@ -29,47 +60,47 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for HotplugOp {
     }
 }
 
-impl crate::Kernel<'_> {
+/// CPU hotplug, for any kernel.
+pub(crate) trait Hotplug: HotplugEnv {
     /// An op named a CPU that does not exist: the kernel would return an
     /// error (`-EINVAL`, `-ENXIO`) the scenario does not look at.
-    pub(crate) fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
-        let nr = self.nr_cpus();
-        self.metrics.bad_cpu(c, self.now, op, cpu, nr);
+    fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
+        let (nr, now) = (self.nr_cpus(), self.now());
+        self.metrics_mut().bad_cpu(c, now, op, cpu, nr);
     }
 
     /// Marks `target` offline or online, from a task on CPU `c`.
-    pub(crate) fn set_cpu_online(&mut self, c: u32, target: i64, online: bool) {
+    fn set_cpu_online(&mut self, c: u32, target: i64, online: bool) {
         if target < 0 || target >= self.nr_cpus() as i64 {
             let op = if online { "cpu_up" } else { "cpu_down" };
             self.bad_cpu(c, op, target);
             return;
         }
         let t = target as u32;
-        if self.cpus[t as usize].online == online {
+        if self.cpu(t).online == online {
             return;
         }
         // cpu_down_maps_locked(): the last online CPU cannot go
         // (num_online_cpus() == 1 gives -EBUSY).
-        if !online && self.cpus.iter().filter(|k| k.online).count() == 1 {
-            self.metrics.offline_last_cpu(c, self.now, t);
+        if !online && self.num_online_cpus() == 1 {
+            let now = self.now();
+            self.metrics_mut().offline_last_cpu(c, now, t);
             return;
         }
-        self.cpus[t as usize].online = online;
+        self.mark_cpu_online(t, online);
         if online {
             return;
         }
         // sched_cpu_deactivate() / balance_push(): queued tasks leave now,
         // the running one at its next switch, sleepers when they wake.
         self.migrate_tasks_off(t, c);
-        if self.cpus[t as usize].curr != NO_TASK {
+        if self.cpu(t).curr != NO_TASK {
             self.resched_cpu(t, c);
         }
         // smpcfd_dying_cpu(): run what is still queued for it.
-        if !self.cpus[t as usize].csd_queue.is_empty() {
-            self.cpus[t as usize].ipi_pending = false;
-            self.flush_call_function_queue(t, self.now);
-        }
+        self.smpcfd_dying_cpu(t);
         // rcutree_report_cpu_dead(): it no longer holds up grace periods.
         self.rcu_cpu_offline(t);
     }
 }
+impl<K: HotplugEnv + ?Sized> Hotplug for K {}

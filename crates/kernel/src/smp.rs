@@ -16,8 +16,8 @@ use crate::program::{CallFunc, CpuSet, LockingOp, Op, SmpOp, END_OF_TIME, MAX_SP
 use crate::task::*;
 use smpsim_engine::Nanos;
 
-impl<'s> crate::mechanism::MechanismOp<crate::Kernel<'s>> for SmpOp {
-    fn run(&self, k: &mut crate::Kernel<'s>, c: u32, t: TaskId, resume: Resume) -> Flow {
+impl<'s, K: SmpEnv<'s>> crate::mechanism::MechanismOp<K> for SmpOp {
+    fn run(&self, k: &mut K, c: u32, t: TaskId, resume: Resume) -> Flow {
         let step = match resume {
             Resume::SmpCall(s) => Some(s),
             _ => None,
@@ -33,9 +33,89 @@ impl<'s> crate::mechanism::MechanismOp<crate::Kernel<'s>> for SmpOp {
     }
 }
 
-impl crate::Kernel<'_> {
+/// What cross-CPU calls and hardirq handling need from the rest of the
+/// kernel: time, the spec and costs, the CPUs' interrupt state and the
+/// tasks, the event sink, and the verbs of the mechanisms an interrupt
+/// runs (the scheduler's timers and hooks, RCU, the mm's TLB work, the
+/// interpreter's expressions). `'s` is the spec's lifetime: a handler's
+/// or hook's program is read from it while the kernel changes.
+/// Implemented for the kernel in `sim/rcu_env.rs`.
+pub(crate) trait SmpEnv<'s> {
+    fn now(&self) -> Nanos;
+    fn spec(&self) -> &'s crate::Spec;
+    fn nr_cpus(&self) -> u32;
+    fn cost(&self) -> &crate::costs::CostNs;
+    fn cpu(&self, c: u32) -> &crate::cpu::Cpu;
+    fn cpu_mut(&mut self, c: u32) -> &mut crate::cpu::Cpu;
+    fn task(&self, t: TaskId) -> &Task;
+    fn task_mut(&mut self, t: TaskId) -> &mut Task;
+    fn task_name(&self, t: TaskId) -> String;
+    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
+    fn handler_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng;
+    /// Schedules an event.
+    fn at(&mut self, t: Nanos, e: Event);
+    // The core's CPU accounting and decisions (sim/).
+    fn settle(&mut self, c: u32);
+    fn kick(&mut self, c: u32);
+    fn arm_cpu(&mut self, c: u32, end: Nanos);
+    fn irqs_enabled(&self, c: u32) -> bool;
+    fn irq_off_begin(&mut self, c: u32);
+    fn irq_off_end(&mut self, c: u32);
+    // The scheduler's.
+    fn wake_up(&mut self, t: TaskId, from: u32);
+    fn schedule(&mut self, c: u32);
+    fn preempt_disable(&mut self, t: TaskId);
+    /// `preempt_enable()`: whether a reschedule is due.
+    fn preempt_enable(&mut self, t: TaskId) -> bool;
+    fn cfs_period_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos;
+    fn cfs_slack_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos;
+    fn cfsb_csd_unthrottle(&mut self, c: u32, t: Nanos) -> Nanos;
+    fn has_group_hooks(&self) -> bool;
+    fn run_group_hooks(
+        &mut self,
+        on: u32,
+        t: TaskId,
+        site: crate::sched::tg_load_avg::UpdateSite,
+        at: Nanos,
+    ) -> Nanos;
+    // The hooks'.
+    fn hook(&self, ev: crate::hooks::HookEvent) -> Option<&'s crate::program::Program>;
+    fn run_hook(&mut self, c: u32, hook: &crate::program::Program, t: Nanos) -> Nanos;
+    fn tick_hook_locks(&self) -> bool;
+    fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool);
+    fn take_hook_debt(&mut self, c: u32) -> Nanos;
+    fn hook_run_waiting(&self, c: u32) -> bool;
+    fn drive_hook_run(&mut self, c: u32);
+    // RCU's.
+    fn rcu_softirq(&mut self, c: u32, start: Nanos) -> Nanos;
+    fn rcu_exp_handler(&mut self, c: u32);
+    // Locking's.
+    /// Lockdep has nothing new to learn of `class` taken in (or out of)
+    /// hardirq context (or lockdep is off).
+    fn lockdep_usage_settled(&self, class: u32, in_hardirq: bool) -> bool;
+    fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String);
+    // The mm's.
+    fn shoot_lazy_tlb(&mut self, c: u32, mm: u32);
+    fn flush_by_broadcast(&self, t: TaskId) -> bool;
+    fn broadcast_tlb_flush(&mut self, t: TaskId, pages: u64) -> u64;
+    fn count_tlb_flush_ipis(&mut self, n: u64);
+    fn tlb_broadcast_on(&self) -> bool;
+    fn consider_global_asid(&mut self, t: TaskId);
+    fn tlb_flush_targets(&mut self, t: TaskId, freed_tables: bool, out: &mut Vec<u32>);
+    fn tlb_flush_mask_targets(&mut self, t: TaskId, slot: u16, out: &mut Vec<u32>);
+    /// CPU `c` is in address space `mm`'s cpumask.
+    fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool;
+    // The interpreter's and the cpumask ops'.
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64;
+    fn report_negative(&mut self, t: TaskId, what: &str, n: i64);
+    fn advance(&mut self, t: TaskId);
+    fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64);
+}
+
+/// Cross-CPU calls and hardirq entry and exit, for any kernel.
+pub(crate) trait Smp<'s>: SmpEnv<'s> {
     /// An interrupt became pending on `c`: take it now if the CPU can.
-    pub(crate) fn interrupt(&mut self, c: u32) {
+    fn interrupt(&mut self, c: u32) {
         if self.irqs_enabled(c) {
             self.enter_irq(c);
         }
@@ -44,44 +124,45 @@ impl crate::Kernel<'_> {
     /// Enters the hardirq handler for everything pending on `c`, computing
     /// the handler's timeline: entry cost, timers, CFS period timers, then
     /// the CSD queue. The CPU is busy (IRQs off) until the handler ends.
-    pub(crate) fn enter_irq(&mut self, c: u32) {
+    fn enter_irq(&mut self, c: u32) {
         self.settle(c);
-        let cpu = &mut self.cpus[c as usize];
+        let now = self.now();
+        let cpu = self.cpu_mut(c);
         cpu.interrupted = if cpu.activity == Activity::Task {
             cpu.curr
         } else {
             NO_TASK
         };
         // In the handler from now on: wakeups it does must not switch tasks.
-        cpu.activity = Activity::Irq { end: self.now };
+        cpu.activity = Activity::Irq { end: now };
         self.irq_off_begin(c);
         // A polling idle CPU woken by a flag write, not an interrupt, runs
         // the queue from the idle loop: no entry or exit. A softirq alone
         // runs at the exit of the tick, whose entry is not modelled.
-        let cpu = &mut self.cpus[c as usize];
+        let cpu = self.cpu_mut(c);
         cpu.softirq_from = END_OF_TIME;
         let softirq_only = !cpu.ipi_pending && cpu.irq_pending == [PendingIrq::RcuSoftirq];
         let entry = if std::mem::take(&mut cpu.polled_wake) || softirq_only {
             0
         } else {
-            self.cost.irq_entry_exit
+            self.cost().irq_entry_exit
         };
-        let mut t = self.now + entry;
+        let mut t = self.now() + entry;
         let mut softirq = false;
         // A sched_tick hook that takes locks runs last, at its true time.
         let mut tick_run = false;
         // An IPI alone (the common case) has no other interrupt pending:
         // the queue is not taken apart and put back.
-        let any_pending = !self.cpus[c as usize].irq_pending.is_empty();
+        let any_pending = !self.cpu(c).irq_pending.is_empty();
         let mut pending = if any_pending {
-            std::mem::take(&mut self.cpus[c as usize].irq_pending)
+            std::mem::take(&mut self.cpu_mut(c).irq_pending)
         } else {
             Vec::new()
         };
         for irq in pending.drain(..) {
             match irq {
                 PendingIrq::Timer { task, gen } => {
-                    let tk = &self.tasks[task as usize];
+                    let tk = self.task(task);
                     if tk.gen == gen && tk.state == TaskState::Sleeping {
                         self.wake_up(task, c);
                     }
@@ -89,7 +170,7 @@ impl crate::Kernel<'_> {
                 PendingIrq::CfsPeriod { pool } => t = self.cfs_period_timer(c, pool, t),
                 PendingIrq::CfsSlack { pool } => t = self.cfs_slack_timer(c, pool, t),
                 PendingIrq::TickHook => {
-                    let curr = self.cpus[c as usize].curr;
+                    let curr = self.cpu(c).curr;
                     if curr != NO_TASK && self.has_group_hooks() {
                         // entity_tick() for the task the tick found running.
                         let site = crate::sched::tg_load_avg::UpdateSite::Tick;
@@ -105,9 +186,9 @@ impl crate::Kernel<'_> {
             }
         }
         if any_pending {
-            self.cpus[c as usize].irq_pending = pending;
+            self.cpu_mut(c).irq_pending = pending;
         }
-        if std::mem::take(&mut self.cpus[c as usize].ipi_pending) {
+        if std::mem::take(&mut self.cpu_mut(c).ipi_pending) {
             t = self.flush_call_function_queue(c, t);
         }
         // Hooks the handler ran (a wakeup's enqueue_task_fair).
@@ -120,13 +201,13 @@ impl crate::Kernel<'_> {
         if softirq {
             t = self.rcu_softirq(c, t);
         }
-        self.cpus[c as usize].activity = Activity::Irq { end: t };
+        self.cpu_mut(c).activity = Activity::Irq { end: t };
         self.arm_cpu(c, t);
     }
 
     /// Runs the CSDs queued on `c` starting at `t`; returns the end time.
-    pub(crate) fn flush_call_function_queue(&mut self, c: u32, mut t: u64) -> u64 {
-        let mut queue = std::mem::take(&mut self.cpus[c as usize].csd_queue);
+    fn flush_call_function_queue(&mut self, c: u32, mut t: u64) -> u64 {
+        let mut queue = std::mem::take(&mut self.cpu_mut(c).csd_queue);
         let mut unthrottle = false;
         for csd in queue.iter() {
             match *csd {
@@ -139,18 +220,18 @@ impl crate::Kernel<'_> {
                     handler,
                 } => {
                     // The handler reads the caller's csd (func, info).
-                    t = (t + self.cost.line_transfer(from_cpu, c) + cost).min(END_OF_TIME);
+                    t = (t + self.cost().line_transfer(from_cpu, c) + cost).min(END_OF_TIME);
                     if handler != crate::cpu::NO_HANDLER {
                         t = self.run_handler(c, handler, t);
                     }
                     // The handler runs between smp_mb()s (the IPI itself
                     // orders, and membarrier's ipi_mb() is one).
-                    self.cpus[c as usize].last_barrier = t;
+                    self.cpu_mut(c).last_barrier = t;
                     if !wait {
                         continue;
                     }
                     // csd_unlock(): the caller sees the flag one transfer later.
-                    let seen = t + self.cost.line_transfer(c, from_cpu);
+                    let seen = t + self.cost().line_transfer(c, from_cpu);
                     self.at(
                         seen,
                         Event::Sched(SchedEvent::SpinEnd { task: caller, gen }),
@@ -159,7 +240,7 @@ impl crate::Kernel<'_> {
                 Csd::CfsbUnthrottle => unthrottle = true,
                 Csd::RcuExp => self.rcu_exp_handler(c),
                 Csd::ShootLazy { mm } => {
-                    t += self.cost.tlb_flush_full;
+                    t += self.cost().tlb_flush_full;
                     self.shoot_lazy_tlb(c, mm);
                 }
             }
@@ -168,19 +249,29 @@ impl crate::Kernel<'_> {
             t = self.cfsb_csd_unthrottle(c, t);
         }
         queue.clear();
-        self.cpus[c as usize].csd_queue = queue;
+        self.cpu_mut(c).csd_queue = queue;
         t
     }
 
+    /// `smpcfd_dying_cpu()`: CPU `c` goes offline; what is still queued
+    /// for it runs now.
+    fn smpcfd_dying_cpu(&mut self, c: u32) {
+        if !self.cpu(c).csd_queue.is_empty() {
+            self.cpu_mut(c).ipi_pending = false;
+            let now = self.now();
+            self.flush_call_function_queue(c, now);
+        }
+    }
+
     /// The handler is done: return to what was interrupted.
-    pub(crate) fn exit_irq(&mut self, c: u32) {
+    fn exit_irq(&mut self, c: u32) {
         if self.hook_run_waiting(c) {
             // The handler's sched_tick hook goes on first (`hooks.rs`).
             self.drive_hook_run(c);
             return;
         }
         self.settle(c);
-        let cpu = &mut self.cpus[c as usize];
+        let cpu = self.cpu_mut(c);
         let back = cpu.interrupted;
         cpu.interrupted = NO_TASK;
         cpu.activity = if back != NO_TASK {
@@ -192,7 +283,7 @@ impl crate::Kernel<'_> {
             // Idle was interrupted while curr was already set: cannot happen.
             debug_assert!(false, "irq returned to a different context");
         }
-        let task_irqs_off = back != NO_TASK && self.tasks[back as usize].irq.irqs_off;
+        let task_irqs_off = back != NO_TASK && self.task(back).irq.irqs_off;
         if !task_irqs_off {
             self.irq_off_end(c);
         }
@@ -203,17 +294,17 @@ impl crate::Kernel<'_> {
     /// (`__smp_call_single_queue()`): `llist_add()` on the target's
     /// `call_single_queue`, a line the target last wrote when it emptied
     /// it; then, if the queue was empty, `send_call_function_single_ipi()`.
-    pub(crate) fn queue_csd(&mut self, target: u32, csd: Csd, at: u64, from: u32) {
-        if !self.cpus[target as usize].online {
+    fn queue_csd(&mut self, target: u32, csd: Csd, at: u64, from: u32) {
+        if !self.cpu(target).online {
             self.csd_on_offline_cpu(target, at, from);
         }
-        let q = &mut self.cpus[target as usize].csd_queue;
+        let q = &mut self.cpu_mut(target).csd_queue;
         let first = q.is_empty();
         q.push_back(csd);
         if first {
-            let queued = at + self.cost.line_transfer(target, from);
+            let queued = at + self.cost().line_transfer(target, from);
             let wake = self.wake_idle_latency(target, from);
-            self.cpus[target as usize].polled_wake |= self.polls_in_idle(target);
+            self.cpu_mut(target).polled_wake |= self.polls_in_idle(target);
             self.at(queued + wake, Event::Smp(SmpEvent::Ipi { cpu: target }));
         }
     }
@@ -224,8 +315,9 @@ impl crate::Kernel<'_> {
     #[cold]
     #[inline(never)]
     fn csd_on_offline_cpu(&mut self, target: u32, at: u64, from: u32) {
-        self.metrics.ipi_offline_cpu(
-            from.min(self.nr_cpus() - 1),
+        let on = from.min(self.nr_cpus() - 1);
+        self.metrics_mut().ipi_offline_cpu(
+            on,
             at,
             format!("WARNING: IPI on offline CPU {target} (a CSD queued on it)"),
         );
@@ -237,25 +329,25 @@ impl crate::Kernel<'_> {
     /// `set_nr_and_not_polling()` succeed) the waker's store to those flags
     /// is the whole message: no IPI is sent, and the CPU runs what is
     /// queued from the idle loop, with no interrupt entry.
-    pub(crate) fn wake_idle_latency(&self, c: u32, from: u32) -> u64 {
-        if self.cpus[c as usize].activity != Activity::Idle {
-            return self.cost.ipi_latency;
+    fn wake_idle_latency(&self, c: u32, from: u32) -> u64 {
+        if self.cpu(c).activity != Activity::Idle {
+            return self.cost().ipi_latency;
         }
         if self.polls_in_idle(c) {
-            return self.cost.line_transfer(from, c) + self.cost.idle_exit;
+            return self.cost().line_transfer(from, c) + self.cost().idle_exit;
         }
-        self.cost.ipi_latency + self.cost.idle_exit
+        self.cost().ipi_latency + self.cost().idle_exit
     }
 
     /// CPU `c` is idle with `TIF_POLLING_NRFLAG` set.
     fn polls_in_idle(&self, c: u32) -> bool {
-        self.cost.idle_polling && self.cpus[c as usize].activity == Activity::Idle
+        self.cost().idle_polling && self.cpu(c).activity == Activity::Idle
     }
 
     /// The per-target cost of a call's function, sampled for one target.
     fn func_cost(&mut self, t: TaskId, func: &CallFunc) -> u64 {
-        let base = func.cost.sample(&mut self.tasks[t as usize].rng);
-        base.saturating_mul(self.tasks[t as usize].smp.call_units)
+        let base = func.cost.sample(&mut self.task_mut(t).rng);
+        base.saturating_mul(self.task(t).smp.call_units)
             .min(MAX_SPAN)
     }
 
@@ -271,7 +363,7 @@ impl crate::Kernel<'_> {
                 n.max(0) as u64
             }
         };
-        self.tasks[t as usize].smp.call_units = units;
+        self.task_mut(t).smp.call_units = units;
     }
 
     /// A handler program on CPU `c` in hardirq context from time `t`;
@@ -281,17 +373,13 @@ impl crate::Kernel<'_> {
     /// only a `sched_tick` hook's run (`hooks.rs`) can wait for a lock in
     /// hardirq context so far.
     fn run_handler(&mut self, c: u32, h: u32, mut t: Nanos) -> Nanos {
-        let spec = self.spec;
+        let spec = self.spec();
         for op in &spec.handlers[h as usize].ops {
             match op {
                 Op::Work(d) => t += d.sample(self.handler_stream(c)),
-                Op::Count(counter) => self.metrics.count(t, *counter),
+                Op::Count(counter) => self.metrics_mut().count(t, *counter),
                 Op::Locking(LockingOp::Lock { lock, .. }) => {
-                    let settled = self
-                        .locking
-                        .lockdep
-                        .as_ref()
-                        .is_none_or(|ld| ld.usage_settled(lock.object, true));
+                    let settled = self.lockdep_usage_settled(lock.object, true);
                     if !settled {
                         let site = format!("CPU{c} in a cross-CPU call handler (hardirq)");
                         self.lockdep_usage(c, lock.object, true, site);
@@ -304,7 +392,7 @@ impl crate::Kernel<'_> {
     }
 
     /// `smp_call_function_single()` at `step`.
-    pub(crate) fn smp_call_function_single(
+    fn smp_call_function_single(
         &mut self,
         c: u32,
         t: TaskId,
@@ -316,14 +404,14 @@ impl crate::Kernel<'_> {
         // The target is evaluated once, when the call starts.
         let target = if step.is_none() {
             let v = self.eval(t, cpu);
-            let task = &mut self.tasks[t as usize];
+            let task = self.task_mut(t);
             task.smp.call_targets.clear();
             task.smp
                 .call_targets
                 .push(v.clamp(-1, u32::MAX as i64 - 1) as u32);
             v
         } else {
-            self.tasks[t as usize].smp.call_targets[0] as i64
+            self.task(t).smp.call_targets[0] as i64
         };
         if step.is_none() {
             self.preempt_disable(t);
@@ -331,22 +419,22 @@ impl crate::Kernel<'_> {
             if target == c as i64 {
                 // Runs func locally with IRQs off; no IPI.
                 let cost = self.func_cost(t, func);
-                self.tasks[t as usize].batch.push(Mode::Sys, cost);
-                self.tasks[t as usize].resume = Resume::SmpCall(SmpCallStep::Done);
+                self.task_mut(t).batch.push(Mode::Sys, cost);
+                self.task_mut(t).resume = Resume::SmpCall(SmpCallStep::Done);
                 return self.end_batch(c, t);
             }
             if target < 0 || target >= self.nr_cpus() as i64 {
                 self.bad_cpu(c, "smp_call_function_single", target);
                 return self.smp_call_done(c, t);
             }
-            if !self.cpus[target as usize].online {
+            if !self.cpu(target as u32).online {
                 // generic_exec_single(): -ENXIO, nothing sent; the scenario
                 // does not look at the error, so it is reported.
                 self.call_to_offline_cpu(c, t, target);
                 return self.smp_call_done(c, t);
             }
-            let send = self.cost.ipi_send;
-            let task = &mut self.tasks[t as usize];
+            let send = self.cost().ipi_send;
+            let task = self.task_mut(t);
             task.batch.push(Mode::Sys, send);
             task.resume = Resume::SmpCall(SmpCallStep::Queue);
             return self.end_batch(c, t);
@@ -363,9 +451,10 @@ impl crate::Kernel<'_> {
     #[inline(never)]
     fn call_to_offline_cpu(&mut self, c: u32, t: TaskId, target: i64) {
         let name = self.task_name(t);
-        self.metrics.ipi_offline_cpu(
+        let now = self.now();
+        self.metrics_mut().ipi_offline_cpu(
             c,
-            self.now,
+            now,
             format!(
                 "smp_call_function_single({target}) by {name}: CPU {target} is offline; generic_exec_single() returns -ENXIO and nothing is sent"
             ),
@@ -375,7 +464,7 @@ impl crate::Kernel<'_> {
     /// `smp_call_function_many()` at `step`: a CSD for every CPU of the
     /// mask but this one, the IPIs, then a wait for each CSD in turn (which
     /// ends when the slowest target has run the function).
-    pub(crate) fn smp_call_function_many(
+    fn smp_call_function_many(
         &mut self,
         c: u32,
         t: TaskId,
@@ -388,24 +477,24 @@ impl crate::Kernel<'_> {
             self.preempt_disable(t);
             self.set_units(t, func);
             let flush =
-                matches!(cpus, CpuSet::TlbFlush { .. }) && self.cost.tlb_broadcast.is_some();
+                matches!(cpus, CpuSet::TlbFlush { .. }) && self.cost().tlb_broadcast.is_some();
             if flush && self.flush_by_broadcast(t) {
                 // flush_tlb_mm_range() of an mm with a global ASID: the
                 // caller invalidates every CPU's TLB and waits; no IPI.
-                let pages = self.tasks[t as usize].smp.call_units;
+                let pages = self.task(t).smp.call_units;
                 let cost = self.broadcast_tlb_flush(t, pages);
-                let task = &mut self.tasks[t as usize];
+                let task = self.task_mut(t);
                 task.batch.push(Mode::Sys, cost);
                 task.resume = Resume::SmpCall(SmpCallStep::Done);
                 return self.end_batch(c, t);
             }
-            let mut targets = std::mem::take(&mut self.tasks[t as usize].smp.call_targets);
+            let mut targets = std::mem::take(&mut self.task_mut(t).smp.call_targets);
             targets.clear();
             self.eval_cpuset(t, cpus, &mut targets);
             let n = targets.len() as u64;
-            self.tasks[t as usize].smp.call_targets = targets;
+            self.task_mut(t).smp.call_targets = targets;
             if flush {
-                self.mm.count_tlb_flush_ipis(n);
+                self.count_tlb_flush_ipis(n);
                 if self.tlb_broadcast_on() {
                     self.consider_global_asid(t);
                 }
@@ -413,8 +502,8 @@ impl crate::Kernel<'_> {
             if n == 0 {
                 return self.smp_call_done(c, t);
             }
-            let send = self.cost.ipi_send * n;
-            let task = &mut self.tasks[t as usize];
+            let send = self.cost().ipi_send * n;
+            let task = self.task_mut(t);
             task.batch.push(Mode::Sys, send);
             task.resume = Resume::SmpCall(SmpCallStep::Queue);
             return self.end_batch(c, t);
@@ -428,8 +517,8 @@ impl crate::Kernel<'_> {
     /// Queues a CSD on every target in `call_targets` (the IPIs were paid
     /// for), then waits for them all, or, without `wait`, returns.
     fn queue_calls(&mut self, c: u32, t: TaskId, func: &CallFunc, wait: bool) -> Flow {
-        let gen = self.tasks[t as usize].gen.wrapping_add(1);
-        let targets = std::mem::take(&mut self.tasks[t as usize].smp.call_targets);
+        let gen = self.task(t).gen.wrapping_add(1);
+        let targets = std::mem::take(&mut self.task_mut(t).smp.call_targets);
         for &target in &targets {
             let cost = self.func_cost(t, func);
             let csd = Csd::Sync {
@@ -440,10 +529,10 @@ impl crate::Kernel<'_> {
                 wait,
                 handler: func.handler.unwrap_or(crate::cpu::NO_HANDLER),
             };
-            self.queue_csd(target, csd, self.now, c);
+            self.queue_csd(target, csd, self.now(), c);
         }
         let n = targets.len() as u32;
-        self.tasks[t as usize].smp.call_targets = targets;
+        self.task_mut(t).smp.call_targets = targets;
         if wait {
             return self.csd_lock_wait(c, t, n);
         }
@@ -452,13 +541,13 @@ impl crate::Kernel<'_> {
 
     /// The CPUs of a set, this CPU and offline ones left out, in CPU order.
     fn eval_cpuset(&mut self, t: TaskId, set: &CpuSet, out: &mut Vec<u32>) {
-        let me = self.tasks[t as usize].cpu;
+        let me = self.task(t).cpu;
         match set {
             CpuSet::MmCpumask => {
-                let mask = &self.mm.mms[self.tasks[t as usize].mm as usize].mask;
+                let mm = self.task(t).mm;
                 out.extend(
                     (0..self.nr_cpus())
-                        .filter(|&c| c != me && mask.contains(c) && self.cpus[c as usize].online),
+                        .filter(|&c| c != me && self.mm_cpumask_has(mm, c) && self.cpu(c).online),
                 );
             }
             CpuSet::TlbFlush {
@@ -471,25 +560,22 @@ impl crate::Kernel<'_> {
             CpuSet::Mask(slot) => {
                 // smp_call_function_many_cond(): the mask and
                 // cpu_online_mask, without this CPU.
-                let mask = self.task_mask(t, *slot);
+                let mask = crate::cpumask::task_mask(self.task(t), *slot);
                 out.extend(
                     crate::cpumask::cpus(mask)
-                        .filter(|&c| c != me && c < self.nr_cpus() && self.cpus[c as usize].online),
+                        .filter(|&c| c != me && c < self.nr_cpus() && self.cpu(c).online),
                 );
             }
             CpuSet::MmRunning => {
-                let mm = self.tasks[t as usize].mm;
+                let mm = self.task(t).mm;
                 out.extend((0..self.nr_cpus()).filter(|&c| {
-                    let cpu = &self.cpus[c as usize];
-                    c != me
-                        && cpu.online
-                        && cpu.curr != NO_TASK
-                        && self.tasks[cpu.curr as usize].mm == mm
+                    let cpu = self.cpu(c);
+                    c != me && cpu.online && cpu.curr != NO_TASK && self.task(cpu.curr).mm == mm
                 }));
             }
-            CpuSet::AllButSelf => out.extend(
-                (0..self.nr_cpus()).filter(|&cpu| cpu != me && self.cpus[cpu as usize].online),
-            ),
+            CpuSet::AllButSelf => {
+                out.extend((0..self.nr_cpus()).filter(|&cpu| cpu != me && self.cpu(cpu).online))
+            }
             CpuSet::List(exprs) => {
                 for e in exprs {
                     let cpu = self.eval(t, e);
@@ -499,7 +585,7 @@ impl crate::Kernel<'_> {
                     if cpu >= 0
                         && cpu < self.nr_cpus() as i64
                         && cpu as u32 != me
-                        && self.cpus[cpu as usize].online
+                        && self.cpu(cpu as u32).online
                     {
                         out.push(cpu as u32);
                     }
@@ -514,14 +600,15 @@ impl crate::Kernel<'_> {
     /// disabled, unless the kernel has the preemptible-wait series, which
     /// re-enables it once the IPIs are queued.
     fn csd_lock_wait(&mut self, c: u32, t: TaskId, pending: u32) -> Flow {
-        let preemptible = self.spec.knobs.csd_wait_preemptible;
-        let task = &mut self.tasks[t as usize];
+        let preemptible = self.spec().knobs.csd_wait_preemptible;
+        let now = self.now();
+        let task = self.task_mut(t);
         task.gen = task.gen.wrapping_add(1);
         task.wait.spin = Spin::CsdWait;
         task.wait.spin_done = false;
         task.smp.csd_pending = pending;
         task.smp.csd_wait_preemptible = preemptible;
-        task.wait.wait_start = self.now;
+        task.wait.wait_start = now;
         if preemptible && self.preempt_enable(t) {
             self.schedule(c);
         }
@@ -529,9 +616,9 @@ impl crate::Kernel<'_> {
     }
 
     /// The wait is over (or there was none): `put_cpu()`.
-    pub(crate) fn smp_call_done(&mut self, c: u32, t: TaskId) -> Flow {
+    fn smp_call_done(&mut self, c: u32, t: TaskId) -> Flow {
         self.advance(t);
-        let task = &mut self.tasks[t as usize];
+        let task = self.task_mut(t);
         if std::mem::take(&mut task.smp.csd_wait_preemptible) {
             return Flow::Next;
         }
@@ -544,23 +631,20 @@ impl crate::Kernel<'_> {
 
     /// Ends the task's batch now and resumes the op at its end.
     fn end_batch(&mut self, c: u32, t: TaskId) -> Flow {
-        let end = self
-            .now
-            .saturating_add(self.tasks[t as usize].batch.total());
+        let end = self.now().saturating_add(self.task(t).batch.total());
         self.arm_cpu(c, end);
         Flow::Stop
     }
-}
 
-impl crate::Kernel<'_> {
     /// Routes a cross-CPU call event.
-    pub(crate) fn on_smp_event(&mut self, e: SmpEvent) -> smpsim_engine::Handled {
+    fn on_smp_event(&mut self, e: SmpEvent) -> smpsim_engine::Handled {
         match e {
             SmpEvent::Ipi { cpu } => {
-                self.cpus[cpu as usize].ipi_pending = true;
+                self.cpu_mut(cpu).ipi_pending = true;
                 self.interrupt(cpu);
             }
         }
         smpsim_engine::Handled::Done
     }
 }
+impl<'s, K: SmpEnv<'s> + ?Sized> Smp<'s> for K {}

@@ -66,8 +66,43 @@ use crate::mechanism::Flow;
 use crate::program::{Dist, Expr, Op, StopOp, END_OF_TIME};
 use crate::task::*;
 
-impl<'s> crate::mechanism::MechanismOp<crate::Kernel<'s>> for StopOp {
-    fn run(&self, k: &mut crate::Kernel<'s>, c: u32, t: TaskId, resume: Resume) -> Flow {
+/// What `stop_machine()` needs from the rest of the kernel: its own
+/// stoppers (with the machine's costs beside them, for the lines), time,
+/// which CPUs are online, the tasks, the event sink, and the scheduler's
+/// and interpreter's verbs. Implemented for the kernel in
+/// `sim/rcu_env.rs`.
+pub(crate) trait StopEnv {
+    fn stop(&self) -> &Stoppers;
+    fn stop_mut(&mut self) -> &mut Stoppers;
+    /// The stoppers and the machine's costs at once.
+    fn stop_parts(&mut self) -> (&mut Stoppers, &crate::costs::CostNs);
+    fn now(&self) -> Nanos;
+    fn nr_cpus(&self) -> u32;
+    fn cost(&self) -> &crate::costs::CostNs;
+    fn cpu_online(&self, c: u32) -> bool;
+    fn task(&self, t: TaskId) -> &Task;
+    fn task_mut(&mut self, t: TaskId) -> &mut Task;
+    /// Schedules an event.
+    fn at(&mut self, t: Nanos, e: Event);
+    /// CPU `c` has interrupts off from `since`, unless they already were.
+    fn irq_off_from(&mut self, c: u32, since: Nanos);
+    fn irq_off_end(&mut self, c: u32);
+    fn arm_cpu(&mut self, c: u32, end: Nanos);
+    // The scheduler's.
+    fn preempt_disable(&mut self, t: TaskId);
+    /// `preempt_enable()`: whether a reschedule is due.
+    fn preempt_enable(&mut self, t: TaskId) -> bool;
+    fn schedule(&mut self, c: u32);
+    fn sleep_until_woken(&mut self, c: u32, t: TaskId, resume: Resume) -> Flow;
+    fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool);
+    // The interpreter's.
+    fn eval(&mut self, t: TaskId, e: &Expr) -> i64;
+    fn advance(&mut self, t: TaskId);
+    fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64);
+}
+
+impl<K: StopEnv> crate::mechanism::MechanismOp<K> for StopOp {
+    fn run(&self, k: &mut K, c: u32, t: TaskId, resume: Resume) -> Flow {
         match self {
             StopOp::StopMachine { func, cpu } => {
                 let step = match resume {
@@ -113,11 +148,15 @@ pub const KTHREAD: crate::kthread::KthreadInfo = crate::kthread::KthreadInfo {
     spawn: crate::kthread::Spawn::PerCpu {
         policy: crate::spec::Policy::Fifo(STOP_PRIO),
     },
-    step: |k, c, t| k.cpu_stopper_thread(c, t),
-    started: |k, ids| k.stop = Stoppers::new(k.nr_cpus(), ids),
+    step: |k, c, t| {
+        let step = k.cpu_stopper_thread(c, t);
+        k.stop().check_invariants();
+        step
+    },
+    started: |k, ids| *k.stop_mut() = Stoppers::new(k.nr_cpus(), ids),
 };
 
-/// One CPU's part in a call, as recorded for [`crate::Kernel::stop_machine_log`].
+/// One CPU's part in a call, as recorded for `Kernel::stop_machine_log`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StopCpu {
     pub cpu: u32,
@@ -176,16 +215,21 @@ enum Req {
 }
 
 /// The per-CPU stoppers and the call under way (one at a time:
-/// `stop_cpus_mutex`).
+/// `stop_cpus_mutex`). Changed only by this file.
 pub struct Stoppers {
     /// `migration/N`, by CPU (empty if the scenario never stops the machine).
-    pub(crate) thread: Vec<TaskId>,
+    thread: Vec<TaskId>,
     /// Each CPU's `cpu_stopper` (its `lock` and `works`).
+    // invariant: `lock`, `work`, `step`, `cpus`, `in_call`, `cur` and
+    // `fn_done` have one entry per stopper (`thread.len()`: every CPU, or
+    // none) (`check_invariants`).
     lock: Vec<Line>,
     /// A `cpu_stop_work` is on the CPU's `works` list.
     work: Vec<bool>,
     step: Vec<Step>,
     /// `stop_cpus_mutex` is held, and the callers sleeping on it.
+    // invariant: `busy` exactly when a call is under way, that is when
+    // `caller` is a task (`check_invariants`).
     busy: bool,
     waiters: VecDeque<TaskId>,
     // The call under way.
@@ -193,9 +237,13 @@ pub struct Stoppers {
     caller_cpu: u32,
     active: u32,
     func: Nanos,
+    /// The CPUs in the call, and how many have entered its loop.
+    // invariant: `arrived` <= `num_threads` (`check_invariants`).
     num_threads: u32,
     arrived: u32,
     /// `msdata->state` and `msdata->thread_ack`, on the `msdata` line.
+    // invariant: `state` <= `STATES` (one past EXIT once EXIT is acked by
+    // all), `thread_ack` <= `num_threads` (`check_invariants`).
     state: usize,
     thread_ack: u32,
     msdata: Line,
@@ -220,7 +268,7 @@ pub struct Stoppers {
     transfers_at_call: u64,
     fn_runs: Vec<(u32, Nanos, Nanos)>,
     /// Every call's timeline, when asked for.
-    pub(crate) log: Option<Vec<StopRecord>>,
+    log: Option<Vec<StopRecord>>,
 }
 
 impl Stoppers {
@@ -269,6 +317,47 @@ impl Stoppers {
         }
     }
 
+    /// What stays true of the stoppers between events, checked in debug
+    /// builds after each stop_machine event and each stopper step.
+    fn check_invariants(&self) {
+        if !cfg!(any(debug_assertions, feature = "invariants")) {
+            return;
+        }
+        let n = self.thread.len();
+        let lens = [
+            self.lock.len(),
+            self.work.len(),
+            self.step.len(),
+            self.cpus.len(),
+            self.in_call.len(),
+            self.cur.len(),
+            self.fn_done.len(),
+        ];
+        crate::invariants::check(if lens.iter().any(|&l| l != n) {
+            Err(format!(
+                "stop_machine: {n} stoppers but per-CPU state of lengths {lens:?}"
+            ))
+        } else if self.busy != (self.caller != NO_TASK) {
+            Err(format!(
+                "stop_machine: stop_cpus_mutex {} but the caller is {}",
+                if self.busy { "held" } else { "free" },
+                self.caller
+            ))
+        } else if self.arrived > self.num_threads {
+            Err(format!(
+                "stop_machine: {} CPUs arrived in a call of {}",
+                self.arrived, self.num_threads
+            ))
+        } else if self.state > STATES || self.thread_ack > self.num_threads {
+            Err(format!(
+                "stop_machine: state {} with {} acks to go of {}",
+                self.state, self.thread_ack, self.num_threads
+            ))
+        } else {
+            Ok(())
+        });
+    }
+
     /// Queues a request for the `msdata` line at `at`.
     fn request(&mut self, at: Nanos, cpu: u32, req: Req) {
         self.seq += 1;
@@ -276,19 +365,19 @@ impl Stoppers {
     }
 }
 
-impl crate::Kernel<'_> {
+pub(crate) trait StopMachine: StopEnv {
     /// Keeps the timeline of every `stop_machine` call from now on.
-    pub fn log_stop_machine(&mut self) {
-        self.stop.log = Some(Vec::new());
+    fn log_stop_machine(&mut self) {
+        self.stop_mut().log = Some(Vec::new());
     }
 
     /// The calls logged since [`Self::log_stop_machine`].
-    pub fn stop_machine_log(&self) -> &[StopRecord] {
-        self.stop.log.as_deref().unwrap_or(&[])
+    fn stop_machine_log(&self) -> &[StopRecord] {
+        self.stop().log.as_deref().unwrap_or(&[])
     }
 
     /// `stop_machine_cpuslocked(fn, NULL, cpus)` at `step`.
-    pub(crate) fn stop_machine_cpuslocked(
+    fn stop_machine_cpuslocked(
         &mut self,
         c: u32,
         t: TaskId,
@@ -301,7 +390,7 @@ impl crate::Kernel<'_> {
             Some(StopMachineStep::Queued) => {
                 // queue_stop_cpus_work()'s preempt_enable(): the caller's
                 // own stopper, woken in the loop, takes the CPU here.
-                self.tasks[t as usize].resume = Resume::StopMachine(StopMachineStep::Wait);
+                self.task_mut(t).resume = Resume::StopMachine(StopMachineStep::Wait);
                 if self.preempt_enable(t) {
                     self.schedule(c);
                     return Flow::Stop;
@@ -317,12 +406,12 @@ impl crate::Kernel<'_> {
     /// the loop is one batch of sys work, and each stopper is woken when
     /// the loop reaches its CPU.
     fn queue_stop_cpus_work(&mut self, c: u32, t: TaskId, func: &Dist, cpu: Option<&Expr>) -> Flow {
-        if self.stop.busy {
+        if self.stop().busy {
             // mutex_lock(&stop_cpus_mutex): another call is under way.
-            self.stop.waiters.push_back(t);
+            self.stop_mut().waiters.push_back(t);
             return self.sleep_until_woken(c, t, Resume::Op);
         }
-        let first_online = (0..self.nr_cpus()).find(|&k| self.cpus[k as usize].online);
+        let first_online = (0..self.nr_cpus()).find(|&k| self.cpu_online(k));
         let active = match cpu {
             // cpus == NULL: cpumask_first(cpu_online_mask).
             None => first_online.unwrap_or(NO_CPU),
@@ -331,16 +420,16 @@ impl crate::Kernel<'_> {
                 if v < 0 || v >= self.nr_cpus() as i64 {
                     self.bad_cpu(c, "stop_machine_cpuslocked", v);
                     NO_CPU
-                } else if self.cpus[v as usize].online {
+                } else if self.cpu_online(v as u32) {
                     v as u32
                 } else {
                     NO_CPU
                 }
             }
         };
-        let now = self.now;
-        let func = func.sample(&mut self.tasks[t as usize].rng);
-        let s = &mut self.stop;
+        let now = self.now();
+        let func = func.sample(&mut self.task_mut(t).rng);
+        let s = self.stop_mut();
         s.busy = true;
         s.caller = t;
         s.caller_cpu = c;
@@ -358,8 +447,8 @@ impl crate::Kernel<'_> {
         s.transfers_at_call = s.msdata.transfers;
         let mut n = 0;
         for k in 0..self.nr_cpus() {
-            let online = self.cpus[k as usize].online;
-            let s = &mut self.stop;
+            let online = self.cpu_online(k);
+            let s = self.stop_mut();
             s.in_call[k as usize] = online;
             s.cur[k as usize] = MULTI_STOP_NONE;
             s.fn_done[k as usize] = false;
@@ -371,27 +460,28 @@ impl crate::Kernel<'_> {
         }
         // num_threads = num_online_cpus(); set_state(&msdata, PREPARE);
         // cpu_stop_init_done(&done, n): stores to the caller's stack.
-        let s = &mut self.stop;
+        let (s, cost) = self.stop_parts();
         s.num_threads = n;
         s.thread_ack = n;
-        let mut at = s.msdata.store(&self.cost, c, now);
-        at = s.done.store(&self.cost, c, at);
+        let mut at = s.msdata.store(cost, c, now);
+        at = s.done.store(cost, c, at);
         self.preempt_disable(t);
         for k in 0..self.nr_cpus() {
-            if !self.stop.in_call[k as usize] {
+            if !self.stop().in_call[k as usize] {
                 continue;
             }
             // cpu_stop_queue_work(): raw_spin_lock_irqsave(&stopper->lock),
             // list_add_tail(), unlock (the line is held: a hit).
-            let line = &mut self.stop.lock[k as usize];
-            let locked = line.rmw(&self.cost, c, at);
-            let unlocked = line.store(&self.cost, c, locked);
-            self.stop.work[k as usize] = true;
+            let (s, cost) = self.stop_parts();
+            let line = &mut s.lock[k as usize];
+            let locked = line.rmw(cost, c, at);
+            let unlocked = line.store(cost, c, locked);
+            self.stop_mut().work[k as usize] = true;
             self.at(unlocked, Event::Stop(StopEvent::Wake { cpu: k }));
             // wake_up_q(): try_to_wake_up() of migration/k.
-            at = unlocked + self.cost.wakeup;
+            at = unlocked + self.cost().wakeup;
         }
-        let task = &mut self.tasks[t as usize];
+        let task = self.task_mut(t);
         task.batch.push(Mode::Sys, at - now);
         task.resume = Resume::StopMachine(StopMachineStep::Queued);
         self.arm_cpu(c, at);
@@ -401,11 +491,11 @@ impl crate::Kernel<'_> {
     /// `wait_for_completion(&done.completion)`, then `stop_cpus_mutex` is
     /// released.
     fn stop_machine_wait(&mut self, c: u32, t: TaskId) -> Flow {
-        if !self.stop.complete {
+        if !self.stop().complete {
             return self.sleep_until_woken(c, t, Resume::StopMachine(StopMachineStep::Wait));
         }
-        let now = self.now;
-        let s = &mut self.stop;
+        let now = self.now();
+        let s = self.stop_mut();
         if let Some(log) = &mut s.log {
             log.push(StopRecord {
                 caller_cpu: s.caller_cpu,
@@ -421,11 +511,11 @@ impl crate::Kernel<'_> {
                 msdata_transfers: s.msdata.transfers - s.transfers_at_call,
             });
         }
-        self.stop.busy = false;
-        self.stop.caller = NO_TASK;
+        self.stop_mut().busy = false;
+        self.stop_mut().caller = NO_TASK;
         // mutex_unlock(&stop_cpus_mutex) wakes the first waiter.
-        if let Some(w) = self.stop.waiters.pop_front() {
-            if self.tasks[w as usize].state == TaskState::Sleeping {
+        if let Some(w) = self.stop_mut().waiters.pop_front() {
+            if self.task(w).state == TaskState::Sleeping {
                 self.wake_up_from(w, c, false);
             }
         }
@@ -438,66 +528,68 @@ impl crate::Kernel<'_> {
     /// The stopper is its CPU's (`me`), which is `c` unless a scenario took
     /// that CPU offline under it (the kernel's callers hold the hotplug
     /// lock, so that cannot happen there).
-    pub(crate) fn cpu_stopper_thread(&mut self, c: u32, t: TaskId) -> KthreadStep {
-        let me = self.tasks[t as usize].index;
+    fn cpu_stopper_thread(&mut self, c: u32, t: TaskId) -> KthreadStep {
+        let me = self.task(t).index;
         let k = me as usize;
         loop {
-            match self.stop.step[k] {
+            match self.stop().step[k] {
                 Step::Idle => {
-                    if !self.stop.work[k] {
+                    if !self.stop().work[k] {
                         return KthreadStep::Sleep { timeout: None };
                     }
                     // raw_spin_lock_irq(&stopper->lock); list_del_init();
                     // raw_spin_unlock_irq().
-                    self.stop.work[k] = false;
-                    let line = &mut self.stop.lock[k];
-                    let locked = line.rmw(&self.cost, c, self.now);
-                    let unlocked = line.store(&self.cost, c, locked);
-                    self.stop.step[k] = Step::Took;
-                    return KthreadStep::Work(unlocked - self.now);
+                    self.stop_mut().work[k] = false;
+                    let now = self.now();
+                    let (s, cost) = self.stop_parts();
+                    let line = &mut s.lock[k];
+                    let locked = line.rmw(cost, c, now);
+                    let unlocked = line.store(cost, c, locked);
+                    self.stop_mut().step[k] = Step::Took;
+                    return KthreadStep::Work(unlocked - self.now());
                 }
                 Step::Took => {
                     // preempt_count_inc(); fn(arg) = multi_cpu_stop().
                     self.preempt_disable(t);
-                    self.stop.step[k] = Step::Spinning;
+                    self.stop_mut().step[k] = Step::Spinning;
                     self.stop_spin(t);
                     self.multi_cpu_stop_arrive(me);
                     return KthreadStep::Spin;
                 }
                 Step::Spinning => {
-                    if me == self.stop.active && !self.stop.fn_done[k] {
+                    if me == self.stop().active && !self.stop().fn_done[k] {
                         // MULTI_STOP_RUN on the active CPU: err = msdata->fn().
-                        self.stop.fn_done[k] = true;
-                        self.stop.step[k] = Step::RanFn;
-                        let (start, func) = (self.now, self.stop.func);
-                        self.stop.fn_runs.push((c, start, start + func));
+                        self.stop_mut().fn_done[k] = true;
+                        self.stop_mut().step[k] = Step::RanFn;
+                        let (start, func) = (self.now(), self.stop().func);
+                        self.stop_mut().fn_runs.push((c, start, start + func));
                         return KthreadStep::Work(func);
                     }
                     // Out of the loop: local_irq_restore(flags), return, and
                     // cpu_stop_signal_done(done) with preemption still off.
-                    self.tasks[t as usize].irq.irqs_off = false;
+                    self.task_mut(t).irq.irqs_off = false;
                     self.irq_off_end(c);
-                    self.stop.step[k] = Step::Signalled;
-                    let signalled = self.stop.cpus[k].signalled;
-                    return KthreadStep::Work(signalled.saturating_sub(self.now));
+                    self.stop_mut().step[k] = Step::Signalled;
+                    let signalled = self.stop().cpus[k].signalled;
+                    return KthreadStep::Work(signalled.saturating_sub(self.now()));
                 }
                 Step::RanFn => {
-                    self.stop.step[k] = Step::Spinning;
+                    self.stop_mut().step[k] = Step::Spinning;
                     self.stop_spin(t);
-                    let (gen, exit) = (self.tasks[t as usize].gen, self.stop.cpus[k].exit);
+                    let (gen, exit) = (self.task(t).gen, self.stop().cpus[k].exit);
                     self.at(
-                        exit.max(self.now),
+                        exit.max(self.now()),
                         Event::Sched(SchedEvent::SpinEnd { task: t, gen }),
                     );
                     return KthreadStep::Spin;
                 }
                 Step::Signalled => {
-                    if self.stop.completer == me && !self.stop.complete {
+                    if self.stop().completer == me && !self.stop().complete {
                         self.stop_machine_complete(c);
                     }
                     // preempt_count_dec(); goto repeat.
                     self.preempt_enable(t);
-                    self.stop.step[k] = Step::Idle;
+                    self.stop_mut().step[k] = Step::Idle;
                 }
             }
         }
@@ -505,19 +597,20 @@ impl crate::Kernel<'_> {
 
     /// The stopper `t` starts spinning in `multi_cpu_stop()`.
     fn stop_spin(&mut self, t: TaskId) {
-        let task = &mut self.tasks[t as usize];
+        let now = self.now();
+        let task = self.task_mut(t);
         task.gen = task.gen.wrapping_add(1);
         task.wait.spin = Spin::StopMachine;
         task.wait.spin_done = false;
-        task.wait.wait_start = self.now;
+        task.wait.wait_start = now;
     }
 
     /// CPU `c`'s stopper enters `multi_cpu_stop()`: its first read of
     /// `msdata->state`. The last CPU in determines the rest of the call.
     fn multi_cpu_stop_arrive(&mut self, c: u32) {
-        let now = self.now;
+        let now = self.now();
         self.serve_msdata(now);
-        let s = &mut self.stop;
+        let s = self.stop_mut();
         s.arrived += 1;
         s.cpus[c as usize].arrived = now;
         s.request(now, c, Req::Read);
@@ -532,8 +625,7 @@ impl crate::Kernel<'_> {
     /// Serves the `msdata` line's requests made up to `until`, in the order
     /// they were made, as `multi_cpu_stop()`'s loop makes them on each CPU.
     fn serve_msdata(&mut self, until: Nanos) {
-        let cost = &self.cost;
-        let s = &mut self.stop;
+        let (s, cost) = self.stop_parts();
         while let Some(&Reverse((at, _, cpu, req))) = s.queue.peek() {
             if at > until {
                 break;
@@ -595,32 +687,30 @@ impl crate::Kernel<'_> {
     /// `done->nr_todo` decrements, interrupts off on every CPU, and each
     /// stopper's end of spin.
     fn multi_cpu_stop_settled(&mut self) {
-        let now = self.now;
-        let s = &mut self.stop;
+        let now = self.now();
+        let (s, cost) = self.stop_parts();
         // cpu_stop_signal_done(): atomic_dec_and_test(&done->nr_todo), in
         // the order the CPUs leave the loop; the last one completes.
         for &(at, cpu) in &s.exits {
-            s.cpus[cpu as usize].signalled = s.done.rmw(&self.cost, cpu, at);
+            s.cpus[cpu as usize].signalled = s.done.rmw(cost, cpu, at);
         }
         s.completer = s.exits.last().map_or(NO_CPU, |e| e.1);
         for k in 0..s.in_call.len() {
-            if !self.stop.in_call[k] {
+            if !self.stop().in_call[k] {
                 continue;
             }
-            let t = self.stop.thread[k];
-            let seen = self.stop.cpus[k].seen;
+            let t = self.stop().thread[k];
+            let seen = self.stop().cpus[k].seen;
             // MULTI_STOP_DISABLE_IRQ: local_irq_disable(); hard_irq_disable().
-            self.tasks[t as usize].irq.irqs_off = true;
-            let cpu = &mut self.cpus[self.tasks[t as usize].cpu as usize];
-            if cpu.irq_off_since.is_none() {
-                cpu.irq_off_since = Some(seen[MULTI_STOP_DISABLE_IRQ].max(now));
-            }
-            let end = if k as u32 == self.stop.active {
+            self.task_mut(t).irq.irqs_off = true;
+            let on = self.task(t).cpu;
+            self.irq_off_from(on, seen[MULTI_STOP_DISABLE_IRQ].max(now));
+            let end = if k as u32 == self.stop().active {
                 seen[MULTI_STOP_RUN]
             } else {
-                self.stop.cpus[k].exit
+                self.stop().cpus[k].exit
             };
-            let gen = self.tasks[t as usize].gen;
+            let gen = self.task(t).gen;
             self.at(end, Event::Sched(SchedEvent::SpinEnd { task: t, gen }));
         }
     }
@@ -628,10 +718,10 @@ impl crate::Kernel<'_> {
     /// `complete(&done->completion)` by CPU `c`'s stopper: wakes the
     /// caller if it sleeps in `wait_for_completion()`.
     fn stop_machine_complete(&mut self, c: u32) {
-        self.stop.complete = true;
-        self.stop.completed_at = self.now;
-        let caller = self.stop.caller;
-        let task = &self.tasks[caller as usize];
+        self.stop_mut().complete = true;
+        self.stop_mut().completed_at = self.now();
+        let caller = self.stop().caller;
+        let task = &self.task(caller);
         if task.state == TaskState::Sleeping
             && task.resume == Resume::StopMachine(StopMachineStep::Wait)
         {
@@ -640,16 +730,48 @@ impl crate::Kernel<'_> {
     }
 
     /// Routes a stop_machine event.
-    pub(crate) fn on_stop_event(&mut self, e: StopEvent) -> Handled {
+    fn on_stop_event(&mut self, e: StopEvent) -> Handled {
         match e {
             StopEvent::Wake { cpu } => {
-                let t = self.stop.thread[cpu as usize];
-                if self.tasks[t as usize].state == TaskState::Sleeping {
-                    let from = self.stop.caller_cpu;
+                let t = self.stop().thread[cpu as usize];
+                if self.task(t).state == TaskState::Sleeping {
+                    let from = self.stop().caller_cpu;
                     self.wake_up_from(t, from, false);
                 }
             }
         }
+        self.stop().check_invariants();
         Handled::Done
+    }
+}
+impl<K: StopEnv + ?Sized> StopMachine for K {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_stoppers_hold_their_invariants() {
+        Stoppers::new(4, Vec::new()).check_invariants();
+        Stoppers::new(4, vec![4, 5, 6, 7]).check_invariants();
+    }
+
+    #[test]
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    #[should_panic(expected = "stop_cpus_mutex held but the caller is")]
+    fn a_held_mutex_without_a_caller_is_caught() {
+        let mut s = Stoppers::new(4, vec![4, 5, 6, 7]);
+        s.busy = true;
+        s.check_invariants();
+    }
+
+    #[test]
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    #[should_panic(expected = "5 CPUs arrived in a call of 4")]
+    fn more_arrivals_than_cpus_in_the_call_are_caught() {
+        let mut s = Stoppers::new(4, vec![4, 5, 6, 7]);
+        s.num_threads = 4;
+        s.arrived = 5;
+        s.check_invariants();
     }
 }

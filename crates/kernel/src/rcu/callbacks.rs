@@ -39,9 +39,9 @@
 //! without an interrupt; with nothing ahead of them, each as an event of
 //! its own, as before callbacks had a cost.
 
+use super::*;
 use smpsim_engine::Nanos;
 
-use crate::cpu::PendingIrq;
 use crate::event::*;
 use crate::task::NO_TASK;
 
@@ -68,41 +68,42 @@ pub(crate) struct Cb {
     pub queued_at: Nanos,
 }
 
-impl crate::Kernel<'_> {
+/// `call_rcu()` and callback invocation, for any kernel RCU runs in.
+pub(crate) trait RcuCallbacks: RcuEnv {
     /// `rdp->blimit` of CPU `c`.
     fn blimit(&self, c: u32) -> u64 {
-        let knob = self.spec.knobs.rcu_blimit;
-        self.rcu.blimit.get(c as usize).copied().unwrap_or(knob)
+        let knob = self.spec().knobs.rcu_blimit;
+        self.rcu().blimit.get(c as usize).copied().unwrap_or(knob)
     }
 
     fn set_blimit(&mut self, c: u32, v: u64) {
-        if self.rcu.blimit.is_empty() {
-            let knob = self.spec.knobs.rcu_blimit;
-            self.rcu.blimit = vec![knob; self.nr_cpus() as usize];
+        if self.rcu().blimit.is_empty() {
+            let knob = self.spec().knobs.rcu_blimit;
+            self.rcu_mut().blimit = vec![knob; self.nr_cpus() as usize];
         }
-        self.rcu.blimit[c as usize] = v;
+        self.rcu_mut().blimit[c as usize] = v;
     }
 
     /// The invariant: `cb`, waiting for grace period `gp`, may run only
     /// once that grace period, begun after it was queued, has ended.
     fn rcu_check_callback(&self, gp: u64, cb: &Cb) {
         let started = self
-            .rcu
+            .rcu()
             .gp_starts
             .get(gp.wrapping_sub(1) as usize)
             .copied()
             .unwrap_or(0);
         crate::invariants::check(crate::invariants::rcu_callback_after_gp(
             gp,
-            self.rcu.completed,
+            self.rcu().completed,
             started,
             cb.queued_at,
         ));
     }
 
     /// Whether CPU `c` is a no-CBs CPU (`rcu_nocbs=`).
-    pub(crate) fn rcu_nocb_cpu(&self, c: u32) -> bool {
-        self.rcu
+    fn rcu_nocb_cpu(&self, c: u32) -> bool {
+        self.rcu()
             .rcuop
             .get(c as usize)
             .is_some_and(|&t| t != NO_TASK)
@@ -110,24 +111,24 @@ impl crate::Kernel<'_> {
 
     /// A `call_rcu()` (`lazy`) or `call_rcu_hurry()` op on CPU `c` whose
     /// callback costs `cost`.
-    pub(crate) fn call_rcu_op(&mut self, c: u32, cost: Nanos, lazy: bool) {
+    fn call_rcu_op(&mut self, c: u32, cost: Nanos, lazy: bool) {
         let cb = Cb {
             cpu: c,
             cb: RcuCallback::Func,
             cost,
-            queued_at: self.now,
+            queued_at: self.now(),
         };
         self.call_rcu_common(cb, lazy);
     }
 
     /// `call_rcu_hurry()` of a kernel-internal callback that costs nothing
     /// (`wakeme_after_rcu()`, `rcu_sync_func()`) from CPU `c`.
-    pub(crate) fn call_rcu(&mut self, c: u32, cb: RcuCallback) {
+    fn call_rcu(&mut self, c: u32, cb: RcuCallback) {
         let cb = Cb {
             cpu: c,
             cb,
             cost: 0,
-            queued_at: self.now,
+            queued_at: self.now(),
         };
         self.call_rcu_common(cb, false);
     }
@@ -136,32 +137,32 @@ impl crate::Kernel<'_> {
     fn call_rcu_common(&mut self, cb: Cb, lazy: bool) {
         let c = cb.cpu;
         let cu = c as usize;
-        self.rcu.n_cbs[cu] += 1;
-        if cb.cb == RcuCallback::Func && self.metrics.measuring(self.now) {
-            self.rcu.stats.callbacks_queued += 1;
+        self.rcu_mut().n_cbs[cu] += 1;
+        if cb.cb == RcuCallback::Func && self.metrics().measuring(self.now()) {
+            self.rcu_mut().stats.callbacks_queued += 1;
         }
-        let qhimark = self.spec.knobs.rcu_qhimark;
-        if lazy && self.spec.knobs.rcu_lazy && self.rcu_nocb_cpu(c) {
+        let qhimark = self.spec().knobs.rcu_qhimark;
+        if lazy && self.spec().knobs.rcu_lazy && self.rcu_nocb_cpu(c) {
             // rcu_nocb_try_bypass(): onto ->nocb_bypass, no grace period.
-            self.rcu.lazy[cu].push(cb);
-            let n = self.rcu.lazy[cu].len() as u64;
+            self.rcu_mut().lazy[cu].push(cb);
+            let n = self.rcu().lazy[cu].len() as u64;
             if n >= qhimark {
                 self.rcu_lazy_flush(c);
             } else if n == 1 {
-                let gen = self.rcu.lazy_gen[cu];
-                let at = self.now.saturating_add(self.spec.knobs.rcu_lazy_flush);
+                let gen = self.rcu().lazy_gen[cu];
+                let at = self.now().saturating_add(self.spec().knobs.rcu_lazy_flush);
                 self.at(at, Event::Rcu(RcuEvent::LazyFlush { cpu: c, gen }));
             }
             return;
         }
         // A non-lazy callback flushes the lazy ones ahead of it.
-        if !self.rcu.lazy[cu].is_empty() {
+        if !self.rcu().lazy[cu].is_empty() {
             self.rcu_lazy_flush(c);
         }
         self.rcu_enqueue(cb);
         // __call_rcu_core(): a flood past qhimark.
-        if self.rcu.n_cbs[cu] > qhimark {
-            if self.rcu.phase == super::GpPhase::Running {
+        if self.rcu().n_cbs[cu] > qhimark {
+            if self.rcu().phase == super::GpPhase::Running {
                 self.set_blimit(c, MAX_BLIMIT);
             } else {
                 self.rcu_accelerate(c);
@@ -174,24 +175,24 @@ impl crate::Kernel<'_> {
     /// period not yet started.
     fn rcu_enqueue(&mut self, cb: Cb) {
         let c = cb.cpu;
-        self.rcu.unrequested.push(cb);
-        if !std::mem::replace(&mut self.rcu.core_pending[c as usize], true) {
-            let next_tick = (self.now / self.sched.tick_ns + 1) * self.sched.tick_ns;
+        self.rcu_mut().unrequested.push(cb);
+        if !std::mem::replace(&mut self.rcu_mut().core_pending[c as usize], true) {
+            let next_tick = (self.now() / self.jiffy() + 1) * self.jiffy();
             self.at(next_tick, Event::Rcu(RcuEvent::Core { cpu: c }));
         }
     }
 
     /// The lazy bypass list of CPU `c` goes to the main list
     /// (`rcu_nocb_flush_bypass()`), to wait for a grace period like the rest.
-    pub(crate) fn rcu_lazy_flush(&mut self, c: u32) {
+    fn rcu_lazy_flush(&mut self, c: u32) {
         let cu = c as usize;
-        self.rcu.lazy_gen[cu] = self.rcu.lazy_gen[cu].wrapping_add(1);
-        let lazy = std::mem::take(&mut self.rcu.lazy[cu]);
+        self.rcu_mut().lazy_gen[cu] = self.rcu().lazy_gen[cu].wrapping_add(1);
+        let lazy = std::mem::take(&mut self.rcu_mut().lazy[cu]);
         if lazy.is_empty() {
             return;
         }
-        if self.metrics.measuring(self.now) {
-            self.rcu.stats.lazy_flushes += 1;
+        if self.metrics().measuring(self.now()) {
+            self.rcu_mut().stats.lazy_flushes += 1;
         }
         for cb in lazy {
             self.rcu_enqueue(cb);
@@ -200,29 +201,29 @@ impl crate::Kernel<'_> {
 
     /// `cb` waited for grace period `gp`, which has just ended: it is ready
     /// to be invoked on its CPU (`rcu_advance_cbs()`).
-    pub(super) fn rcu_callback_ready(&mut self, gp: u64, cb: Cb) {
+    fn rcu_callback_ready(&mut self, gp: u64, cb: Cb) {
         let c = cb.cpu;
         let cu = c as usize;
         self.rcu_check_callback(gp, &cb);
-        if cb.cb != RcuCallback::Func && self.rcu.done[cu].is_empty() && !self.rcu_nocb_cpu(c) {
+        if cb.cb != RcuCallback::Func && self.rcu().done[cu].is_empty() && !self.rcu_nocb_cpu(c) {
             // A kernel-internal callback with nothing ahead of it: it is
             // invoked at the CPU's next tick, at no cost.
-            self.rcu.n_cbs[cu] = self.rcu.n_cbs[cu].saturating_sub(1);
-            let next_tick = (self.now / self.sched.tick_ns + 1) * self.sched.tick_ns;
+            self.rcu_mut().n_cbs[cu] = self.rcu().n_cbs[cu].saturating_sub(1);
+            let next_tick = (self.now() / self.jiffy() + 1) * self.jiffy();
             self.at(
                 next_tick,
                 Event::Rcu(RcuEvent::Callback { cpu: c, cb: cb.cb }),
             );
             return;
         }
-        self.rcu.done[cu].push_back((gp, cb));
+        self.rcu_mut().done[cu].push_back((gp, cb));
         if self.rcu_nocb_cpu(c) {
             self.rcuop_wake(c);
             return;
         }
-        if !std::mem::replace(&mut self.rcu.softirq_raised[cu], true) {
+        if !std::mem::replace(&mut self.rcu_mut().softirq_raised[cu], true) {
             // RCU_SOFTIRQ at the CPU's next tick.
-            let next_tick = (self.now / self.sched.tick_ns + 1) * self.sched.tick_ns;
+            let next_tick = (self.now() / self.jiffy() + 1) * self.jiffy();
             self.at(next_tick, Event::Rcu(RcuEvent::Softirq { cpu: c }));
         }
     }
@@ -230,55 +231,54 @@ impl crate::Kernel<'_> {
     /// `RCU_SOFTIRQ` raised on CPU `c` at its tick. Callbacks that cost
     /// nothing are invoked at once; otherwise the softirq runs at the end
     /// of the tick's interrupt, once the CPU has IRQs on.
-    pub(super) fn rcu_softirq_raise(&mut self, c: u32) {
+    fn rcu_softirq_raise(&mut self, c: u32) {
         let cu = c as usize;
-        let free = self.rcu.done[cu].iter().all(|(_, cb)| cb.cost == 0);
+        let free = self.rcu().done[cu].iter().all(|(_, cb)| cb.cost == 0);
         if free {
-            self.rcu.softirq_raised[cu] = false;
-            while let Some((gp, cb)) = self.rcu.done[cu].pop_front() {
-                self.rcu_invoke(gp, cb, self.now);
+            self.rcu_mut().softirq_raised[cu] = false;
+            while let Some((gp, cb)) = self.rcu_mut().done[cu].pop_front() {
+                self.rcu_invoke(gp, cb, self.now());
             }
             return;
         }
-        self.cpus[cu].irq_pending.push(PendingIrq::RcuSoftirq);
-        self.interrupt(c);
+        self.raise_rcu_softirq(c);
     }
 
     /// `__do_softirq()` running `rcu_core()` on CPU `c` from `t`, inside
     /// its interrupt: `rcu_do_batch()`, restarted while callbacks are left
     /// and the restart limits allow. Returns when it ends.
-    pub(crate) fn rcu_softirq(&mut self, c: u32, start: Nanos) -> Nanos {
+    fn rcu_softirq(&mut self, c: u32, start: Nanos) -> Nanos {
         let cu = c as usize;
-        self.rcu.softirq_raised[cu] = false;
-        self.cpus[cu].softirq_from = self.cpus[cu].softirq_from.min(start);
+        self.rcu_mut().softirq_raised[cu] = false;
+        self.softirq_from(c, start);
         let mut t = start;
         let mut restarts = 0;
         loop {
             t = self.rcu_do_batch(c, t, true);
-            if self.rcu.done[cu].is_empty() {
+            if self.rcu().done[cu].is_empty() {
                 return t;
             }
             restarts += 1;
-            let resched = self.cpus[cu].need_resched;
+            let resched = self.cpu(c).need_resched;
             if t - start >= MAX_SOFTIRQ_TIME || restarts >= MAX_SOFTIRQ_RESTART || resched {
                 break;
             }
         }
         // wakeup_softirqd() in the kernel: here the next tick's softirq.
-        if self.metrics.measuring(self.now) {
-            self.rcu.stats.softirq_deferred += 1;
+        if self.metrics().measuring(self.now()) {
+            self.rcu_mut().stats.softirq_deferred += 1;
         }
-        self.rcu.softirq_raised[cu] = true;
-        let next_tick = (t / self.sched.tick_ns + 1) * self.sched.tick_ns;
+        self.rcu_mut().softirq_raised[cu] = true;
+        let next_tick = (t / self.jiffy() + 1) * self.jiffy();
         self.at(next_tick, Event::Rcu(RcuEvent::Softirq { cpu: c }));
         t
     }
 
     /// `rcu_do_batch()` on CPU `c` from `t`, in the softirq (`softirq`) or
     /// an `rcuop` kthread; returns when it ends.
-    pub(crate) fn rcu_do_batch(&mut self, c: u32, mut t: Nanos, softirq: bool) -> Nanos {
+    fn rcu_do_batch(&mut self, c: u32, mut t: Nanos, softirq: bool) -> Nanos {
         let cu = c as usize;
-        let pending = self.rcu.done[cu].len() as u64;
+        let pending = self.rcu().done[cu].len() as u64;
         if pending == 0 {
             return t;
         }
@@ -286,9 +286,9 @@ impl crate::Kernel<'_> {
         let tlimit = (softirq && bl > 100).then(|| t.saturating_add(RCU_RESCHED_NS));
         // The CPU has something else to do: a task was interrupted, or a
         // reschedule is due (in the kernel: need_resched() or not idle).
-        let busy = self.cpus[cu].need_resched || self.cpus[cu].interrupted != NO_TASK;
+        let busy = self.cpu(c).need_resched || self.cpu(c).interrupted != NO_TASK;
         let mut count = 0;
-        while let Some((gp, cb)) = self.rcu.done[cu].pop_front() {
+        while let Some((gp, cb)) = self.rcu_mut().done[cu].pop_front() {
             t = t.saturating_add(cb.cost);
             count += 1;
             self.rcu_invoke(gp, cb, t);
@@ -299,12 +299,12 @@ impl crate::Kernel<'_> {
                 break;
             }
         }
-        if softirq && self.metrics.measuring(self.now) {
-            self.rcu.stats.softirq_batches += 1;
+        if softirq && self.metrics().measuring(self.now()) {
+            self.rcu_mut().stats.softirq_batches += 1;
         }
         // Reinstate the batch limit once the flood has drained.
-        if self.blimit(c) >= MAX_BLIMIT && self.rcu.n_cbs[cu] <= self.spec.knobs.rcu_qlowmark {
-            let knob = self.spec.knobs.rcu_blimit;
+        if self.blimit(c) >= MAX_BLIMIT && self.rcu().n_cbs[cu] <= self.spec().knobs.rcu_qlowmark {
+            let knob = self.spec().knobs.rcu_blimit;
             self.set_blimit(c, knob);
         }
         t
@@ -313,16 +313,20 @@ impl crate::Kernel<'_> {
     /// Invokes one ready callback (`f(rhp)`), which waited for grace
     /// period `gp`; it is done at `end` (counted if that is in the
     /// measured part of the run). Its effect (a wakeup) happens now.
-    pub(crate) fn rcu_invoke(&mut self, gp: u64, cb: Cb, end: Nanos) {
+    fn rcu_invoke(&mut self, gp: u64, cb: Cb, end: Nanos) {
         self.rcu_check_callback(gp, &cb);
         let cu = cb.cpu as usize;
-        self.rcu.n_cbs[cu] = self.rcu.n_cbs[cu].saturating_sub(1);
-        if cb.cb == RcuCallback::Func && self.metrics.measuring(end) && end <= self.spec.duration {
-            self.rcu.stats.callbacks_invoked += 1;
+        self.rcu_mut().n_cbs[cu] = self.rcu().n_cbs[cu].saturating_sub(1);
+        if cb.cb == RcuCallback::Func
+            && self.metrics().measuring(end)
+            && end <= self.spec().duration
+        {
+            self.rcu_mut().stats.callbacks_invoked += 1;
             if self.rcu_nocb_cpu(cb.cpu) {
-                self.rcu.stats.callbacks_invoked_offloaded += 1;
+                self.rcu_mut().stats.callbacks_invoked_offloaded += 1;
             }
         }
         self.rcu_callback(cb.cb);
     }
 }
+impl<K: RcuEnv + ?Sized> RcuCallbacks for K {}

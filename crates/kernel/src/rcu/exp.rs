@@ -8,47 +8,48 @@
 //! in a preempt-disabled region, in which case it comes at the CPU's next
 //! context switch.
 
-use super::GpPhase;
+use super::*;
 use crate::cpu::{Activity, Csd};
 use crate::event::*;
 use crate::task::*;
 
-impl crate::Kernel<'_> {
-    pub(crate) fn synchronize_rcu_expedited(&mut self, c: u32, t: TaskId) {
-        let target = match self.rcu.exp_phase {
+/// Expedited grace periods, for any kernel RCU runs in.
+pub(crate) trait RcuExp: RcuEnv {
+    fn synchronize_rcu_expedited(&mut self, c: u32, t: TaskId) {
+        let target = match self.rcu().exp_phase {
             GpPhase::Idle => {
-                self.rcu.exp_phase = GpPhase::Starting;
+                self.rcu_mut().exp_phase = GpPhase::Starting;
                 // queue_work() + a kworker switching in.
-                let kick = self.cost.wakeup + self.cost.context_switch;
-                self.at(self.now + kick, Event::Rcu(RcuEvent::ExpStart));
-                self.rcu.exp_completed + 1
+                let kick = self.cost().wakeup + self.cost().context_switch;
+                self.at(self.now() + kick, Event::Rcu(RcuEvent::ExpStart));
+                self.rcu().exp_completed + 1
             }
-            GpPhase::Starting => self.rcu.exp_completed + 1,
+            GpPhase::Starting => self.rcu().exp_completed + 1,
             GpPhase::Running => {
-                self.rcu.exp_requested = true;
-                self.rcu.exp_completed + 2
+                self.rcu_mut().exp_requested = true;
+                self.rcu().exp_completed + 2
             }
         };
-        let gen = self.tasks[t as usize].gen.wrapping_add(1);
-        self.rcu.exp_waiters.push((target, t, gen));
+        let gen = self.task(t).gen.wrapping_add(1);
+        self.rcu_mut().exp_waiters.push((target, t, gen));
         self.block(c, t);
-        self.tasks[t as usize].gen = gen;
+        self.task_mut(t).gen = gen;
     }
 
     /// `sync_rcu_exp_select_cpus()`: IPI every online, non-idle CPU, leaf
     /// rcu_node by leaf rcu_node in parallel.
-    pub(crate) fn rcu_exp_start(&mut self) {
-        self.rcu.exp_phase = GpPhase::Running;
-        self.rcu.exp_requested = false;
-        self.rcu.exp_remaining = 0;
-        let fanout = self.spec.knobs.rcu_fanout_leaf.max(1);
+    fn rcu_exp_start(&mut self) {
+        self.rcu_mut().exp_phase = GpPhase::Running;
+        self.rcu_mut().exp_requested = false;
+        self.rcu_mut().exp_remaining = 0;
+        let fanout = self.spec().knobs.rcu_fanout_leaf.max(1);
         let mut in_leaf = 0u64;
         let mut leaf = u32::MAX;
         for c in 0..self.nr_cpus() {
-            let cpu = &self.cpus[c as usize];
+            let cpu = self.cpu(c);
             let idle = cpu.curr == NO_TASK && cpu.activity == Activity::Idle;
             let need = cpu.online && !idle;
-            self.rcu.exp_pending[c as usize] = need;
+            self.rcu_mut().exp_pending[c as usize] = need;
             if !need {
                 continue;
             }
@@ -57,58 +58,58 @@ impl crate::Kernel<'_> {
                 in_leaf = 0;
             }
             in_leaf += 1;
-            self.rcu.exp_remaining += 1;
-            let sent = self.now + in_leaf * self.cost.ipi_send;
+            self.rcu_mut().exp_remaining += 1;
+            let sent = self.now() + in_leaf * self.cost().ipi_send;
             // Sent by the workqueue worker of the leaf's first CPU.
             self.queue_csd(c, Csd::RcuExp, sent, leaf * fanout);
         }
-        if self.rcu.exp_remaining == 0 {
+        if self.rcu().exp_remaining == 0 {
             self.rcu_exp_end();
         }
     }
 
     /// `rcu_exp_handler()` on CPU `c`, in its IPI handler.
-    pub(crate) fn rcu_exp_handler(&mut self, c: u32) {
-        let cpu = &self.cpus[c as usize];
+    fn rcu_exp_handler(&mut self, c: u32) {
+        let cpu = self.cpu(c);
         let t = if cpu.interrupted != NO_TASK {
             cpu.interrupted
         } else {
             cpu.curr
         };
-        let in_read_side = t != NO_TASK && self.tasks[t as usize].irq.preempt_count > 0;
+        let in_read_side = t != NO_TASK && self.task(t).irq.preempt_count > 0;
         if in_read_side {
-            self.rcu.exp_deferred[c as usize] = true;
-            self.cpus[c as usize].need_resched = true;
+            self.rcu_mut().exp_deferred[c as usize] = true;
+            self.set_need_resched(c);
         } else {
             self.rcu_exp_qs(c);
         }
     }
 
-    pub(super) fn rcu_exp_qs(&mut self, c: u32) {
-        if self.rcu.exp_phase == GpPhase::Running && self.rcu.exp_pending[c as usize] {
-            self.rcu.exp_pending[c as usize] = false;
-            self.rcu.exp_remaining -= 1;
-            if self.rcu.exp_remaining == 0 {
+    fn rcu_exp_qs(&mut self, c: u32) {
+        if self.rcu().exp_phase == GpPhase::Running && self.rcu().exp_pending[c as usize] {
+            self.rcu_mut().exp_pending[c as usize] = false;
+            self.rcu_mut().exp_remaining -= 1;
+            if self.rcu().exp_remaining == 0 {
                 self.rcu_exp_end();
             }
         }
     }
 
     fn rcu_exp_end(&mut self) {
-        self.rcu.exp_completed += 1;
-        if self.metrics.measuring(self.now) {
-            self.rcu.stats.expedited_grace_periods += 1;
+        self.rcu_mut().exp_completed += 1;
+        if self.metrics().measuring(self.now()) {
+            self.rcu_mut().stats.expedited_grace_periods += 1;
         }
-        let done = self.rcu.exp_completed;
-        let mut waiters = std::mem::take(&mut self.rcu.exp_waiters);
+        let done = self.rcu().exp_completed;
+        let mut waiters = std::mem::take(&mut self.rcu_mut().exp_waiters);
         waiters.retain(|&(target, t, gen)| {
             if target > done {
                 return true;
             }
-            let task = &self.tasks[t as usize];
+            let task = self.task(t);
             if task.gen == gen && task.state == TaskState::Sleeping {
                 self.at(
-                    self.now + self.cost.wakeup,
+                    self.now() + self.cost().wakeup,
                     Event::Rcu(RcuEvent::Callback {
                         cpu: task.cpu,
                         cb: RcuCallback::Wake { task: t, gen },
@@ -117,13 +118,14 @@ impl crate::Kernel<'_> {
             }
             false
         });
-        self.rcu.exp_waiters = waiters;
-        if self.rcu.exp_requested || !self.rcu.exp_waiters.is_empty() {
-            self.rcu.exp_phase = GpPhase::Starting;
-            let kick = self.cost.wakeup + self.cost.context_switch;
-            self.at(self.now + kick, Event::Rcu(RcuEvent::ExpStart));
+        self.rcu_mut().exp_waiters = waiters;
+        if self.rcu().exp_requested || !self.rcu().exp_waiters.is_empty() {
+            self.rcu_mut().exp_phase = GpPhase::Starting;
+            let kick = self.cost().wakeup + self.cost().context_switch;
+            self.at(self.now() + kick, Event::Rcu(RcuEvent::ExpStart));
         } else {
-            self.rcu.exp_phase = GpPhase::Idle;
+            self.rcu_mut().exp_phase = GpPhase::Idle;
         }
     }
 }
+impl<K: RcuEnv + ?Sized> RcuExp for K {}

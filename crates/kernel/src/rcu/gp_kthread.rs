@@ -20,7 +20,7 @@
 //! The tree passes and the scan are CPU time of the kthread; a wait ends
 //! on the timer-wheel timeout or when the last quiescent state wakes it.
 
-use super::GpPhase;
+use super::*;
 use crate::kthread::KthreadStep;
 
 /// Where the GP kthread is in its loop: the work of a state is done when
@@ -39,52 +39,54 @@ pub(crate) enum State {
     Cleanup,
 }
 
-impl crate::Kernel<'_> {
+/// The GP kthread's loop, for any kernel RCU runs in.
+pub(crate) trait RcuGpKthread: RcuEnv {
     /// One step of the GP kthread, current on CPU `c`.
-    pub(crate) fn rcu_gp_kthread(&mut self, _c: u32) -> KthreadStep {
+    fn rcu_gp_kthread(&mut self, _c: u32) -> KthreadStep {
         loop {
-            match self.rcu.kthread {
+            match self.rcu().kthread {
                 State::WaitRequest => {
-                    if self.rcu.phase != GpPhase::Starting {
+                    if self.rcu().phase != GpPhase::Starting {
                         return KthreadStep::Sleep { timeout: None };
                     }
-                    self.rcu.kthread = State::Init;
+                    self.rcu_mut().kthread = State::Init;
                     return KthreadStep::Work(self.rcu_tree_cost());
                 }
                 State::Init => {
                     self.rcu_gp_init();
-                    self.rcu.fqs_first = true;
+                    self.rcu_mut().fqs_first = true;
                     let j = self.fqs_first() / self.jiffy();
-                    self.rcu.fqs_at = self.jiffies_timeout(self.now, j);
-                    self.rcu.kthread = State::FqsWait;
+                    self.rcu_mut().fqs_at = self.jiffies_timeout(self.now(), j);
+                    self.rcu_mut().kthread = State::FqsWait;
                 }
                 State::FqsWait => {
-                    if self.rcu.remaining == 0 {
-                        self.rcu.kthread = State::Cleanup;
+                    if self.rcu().remaining == 0 {
+                        self.rcu_mut().kthread = State::Cleanup;
                         return KthreadStep::Work(self.rcu_tree_cost());
                     }
-                    if self.now < self.rcu.fqs_at {
-                        let timeout = Some(self.rcu.fqs_at);
+                    if self.now() < self.rcu().fqs_at {
+                        let timeout = Some(self.rcu().fqs_at);
                         return KthreadStep::Sleep { timeout };
                     }
-                    self.rcu.kthread = State::Fqs;
+                    self.rcu_mut().kthread = State::Fqs;
                     // force_qs_rnp(): each leaf rcu_node with holdouts.
                     return KthreadStep::Work(self.rcu_tree_cost());
                 }
                 State::Fqs => {
                     self.rcu_gp_fqs();
                     let j = self.fqs_next() / self.jiffy();
-                    self.rcu.fqs_at = self.jiffies_timeout(self.now, j);
-                    self.rcu.kthread = State::FqsWait;
+                    self.rcu_mut().fqs_at = self.jiffies_timeout(self.now(), j);
+                    self.rcu_mut().kthread = State::FqsWait;
                 }
                 State::Cleanup => {
                     self.rcu_gp_end();
-                    self.rcu.kthread = State::WaitRequest;
+                    self.rcu_mut().kthread = State::WaitRequest;
                 }
             }
         }
     }
 }
+impl<K: RcuEnv + ?Sized> RcuGpKthread for K {}
 
 /// `rcu_sched`, when the scenario uses RCU.
 pub const KTHREAD: crate::kthread::KthreadInfo = crate::kthread::KthreadInfo {
@@ -94,5 +96,5 @@ pub const KTHREAD: crate::kthread::KthreadInfo = crate::kthread::KthreadInfo {
         cpu: super::gp_kthread_cpu,
     },
     step: |k, c, _| k.rcu_gp_kthread(c),
-    started: |k, ids| k.rcu.gp_kthread = ids[0],
+    started: |k, ids| k.rcu_mut().gp_kthread = ids[0],
 };

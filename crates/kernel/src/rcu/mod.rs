@@ -315,26 +315,88 @@ impl Rcu {
         }
     }
 }
-impl crate::Kernel<'_> {
+
+/// What RCU needs from the rest of the kernel: its own state, time and
+/// the machine's knobs and costs, a read of the CPUs and tasks, the
+/// accounting, the event sink, and the verbs of the scheduler, the IPI
+/// layer and the locks whose callbacks it runs. Implemented for the
+/// kernel in `sim/rcu_env.rs`.
+pub(crate) trait RcuEnv {
+    fn rcu(&self) -> &Rcu;
+    fn rcu_mut(&mut self) -> &mut Rcu;
+    fn now(&self) -> Nanos;
+    fn spec(&self) -> &crate::Spec;
+    fn nr_cpus(&self) -> u32;
+    /// A jiffy: the scheduler tick's period.
+    fn jiffy(&self) -> Nanos;
+    fn cost(&self) -> &crate::costs::CostNs;
+    fn cpu(&self, c: u32) -> &crate::cpu::Cpu;
+    fn task(&self, t: TaskId) -> &Task;
+    fn task_mut(&mut self, t: TaskId) -> &mut Task;
+    fn tasks(&self) -> &[Task];
+    fn task_name(&self, t: TaskId) -> String;
+    fn metrics(&self) -> &crate::metrics::Metrics;
+    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
+    /// Schedules an event.
+    fn at(&mut self, t: Nanos, e: Event);
+    /// `wake_up_process()` of task `t` from CPU `from`.
+    fn wake_up(&mut self, t: TaskId, from: u32);
+    /// Wakes kthread `t` from CPU `from`'s softirq or IRQ context.
+    fn wake_kthread(&mut self, t: TaskId, from: u32);
+    /// Task `t`, current on CPU `c`, sleeps.
+    fn block(&mut self, c: u32, t: TaskId);
+    /// `resched_cpu(c)` from CPU `from`.
+    fn resched_cpu(&mut self, c: u32, from: u32);
+    /// Sets CPU `c`'s need_resched (from its own IPI handler).
+    fn set_need_resched(&mut self, c: u32);
+    /// `raise_softirq(RCU_SOFTIRQ)` on CPU `c`: run in its interrupt.
+    fn raise_rcu_softirq(&mut self, c: u32);
+    /// CPU `c` is in softirq context from `start` (for its accounting).
+    fn softirq_from(&mut self, c: u32, start: Nanos);
+    /// An IPI (`csd`) to CPU `target`, sent at `at` from CPU `from`.
+    fn queue_csd(&mut self, target: u32, csd: crate::cpu::Csd, at: Nanos, from: u32);
+    /// `rcu_sync_func()` of percpu_rw_semaphore `sem`.
+    fn rcu_sync_func(&mut self, sem: u32);
+    /// `percpu_ref_switch_to_atomic_rcu()` of percpu_ref `r`.
+    fn percpu_ref_switched(&mut self, r: u32);
+    // The ops' needs (ops.rs).
+    /// The task's name, CPU and place in its program, for a report.
+    fn where_is(&self, t: TaskId) -> (String, u32, String);
+    /// Task `t` goes on to its next op.
+    fn advance(&mut self, t: TaskId);
+    fn preempt_disable(&mut self, t: TaskId);
+    /// `preempt_enable()` as an op of task `t` on CPU `c`.
+    fn preempt_enable_op(&mut self, c: u32, t: TaskId) -> crate::mechanism::Flow;
+}
+
+pub(crate) use callbacks::RcuCallbacks;
+pub(crate) use exp::RcuExp;
+pub(crate) use nocb::RcuNocb;
+pub(crate) use stall::RcuStall;
+pub(crate) use tree::RcuTree;
+
+/// RCU's event handler.
+pub(crate) trait RcuEvents: RcuEnv {
     /// Routes an RCU event.
-    pub(crate) fn on_rcu_event(&mut self, e: RcuEvent) -> smpsim_engine::Handled {
+    fn on_rcu_event(&mut self, e: RcuEvent) -> smpsim_engine::Handled {
         match e {
-            RcuEvent::WakeGpKthread { from } => self.wake_kthread(self.rcu.gp_kthread, from),
+            RcuEvent::WakeGpKthread { from } => self.wake_kthread(self.rcu().gp_kthread, from),
             RcuEvent::ExpStart => self.rcu_exp_start(),
             RcuEvent::Core { cpu } => self.rcu_core(cpu),
             RcuEvent::Callback { cb, .. } => self.rcu_callback(cb),
             RcuEvent::Softirq { cpu } => self.rcu_softirq_raise(cpu),
             RcuEvent::LazyFlush { cpu, gen } => {
-                if self.rcu.lazy_gen[cpu as usize] != gen {
+                if self.rcu().lazy_gen[cpu as usize] != gen {
                     return smpsim_engine::Handled::Stale;
                 }
                 self.rcu_lazy_flush(cpu);
             }
         }
-        self.rcu.check_invariants();
+        self.rcu().check_invariants();
         smpsim_engine::Handled::Done
     }
 }
+impl<K: RcuEnv + ?Sized> RcuEvents for K {}
 
 #[cfg(test)]
 mod tests {

@@ -13,6 +13,7 @@
 //! The `rcuog` hop is folded into the wakeup of `rcuop/N` here (its own
 //! cost and wakeup latency are not modelled).
 
+use super::*;
 use crate::kthread::KthreadStep;
 use crate::spec::Spec;
 use crate::task::TaskId;
@@ -33,11 +34,12 @@ fn nocb_cpus(spec: &Spec) -> Vec<u32> {
         .collect()
 }
 
-impl crate::Kernel<'_> {
+/// The `rcuop/N` kthreads, for any kernel RCU runs in.
+pub(crate) trait RcuNocb: RcuEnv {
     /// Wakes `rcuop/c`: callbacks of no-CBs CPU `c` are ready.
-    pub(super) fn rcuop_wake(&mut self, c: u32) {
-        let t = self.rcu.rcuop[c as usize];
-        let from = self.tasks[self.rcu.gp_kthread as usize].cpu;
+    fn rcuop_wake(&mut self, c: u32) {
+        let t = self.rcu().rcuop[c as usize];
+        let from = self.task(self.rcu().gp_kthread).cpu;
         self.wake_kthread(t, from);
     }
 
@@ -45,20 +47,21 @@ impl crate::Kernel<'_> {
     /// worked through is invoked, then it takes every ready callback as
     /// its next piece of work, or sleeps.
     fn rcuop_step(&mut self, t: TaskId) -> KthreadStep {
-        let c = self.tasks[t as usize].index as usize;
-        let batch = std::mem::take(&mut self.rcu.rcuop_batch[c]);
+        let c = self.task(t).index as usize;
+        let batch = std::mem::take(&mut self.rcu_mut().rcuop_batch[c]);
         for (gp, cb) in batch {
-            self.rcu_invoke(gp, cb, self.now);
+            self.rcu_invoke(gp, cb, self.now());
         }
-        if self.rcu.done[c].is_empty() {
+        if self.rcu().done[c].is_empty() {
             return KthreadStep::Sleep { timeout: None };
         }
-        let ready: Vec<_> = self.rcu.done[c].drain(..).collect();
+        let ready: Vec<_> = self.rcu_mut().done[c].drain(..).collect();
         let cost = ready.iter().map(|(_, cb)| cb.cost).sum::<u64>();
-        self.rcu.rcuop_batch[c] = ready;
+        self.rcu_mut().rcuop_batch[c] = ready;
         KthreadStep::Work(cost)
     }
 }
+impl<K: RcuEnv + ?Sized> RcuNocb for K {}
 
 /// `rcuop/N`, one per no-CBs CPU.
 pub const KTHREAD: crate::kthread::KthreadInfo = crate::kthread::KthreadInfo {
@@ -67,9 +70,9 @@ pub const KTHREAD: crate::kthread::KthreadInfo = crate::kthread::KthreadInfo {
     spawn: crate::kthread::Spawn::ForCpus { cpus: nocb_cpus },
     step: |k, _, t| k.rcuop_step(t),
     started: |k, ids| {
-        let cpus = nocb_cpus(k.spec);
+        let cpus = nocb_cpus(k.spec());
         for (cpu, id) in cpus.into_iter().zip(ids) {
-            k.rcu.rcuop[cpu as usize] = id;
+            k.rcu_mut().rcuop[cpu as usize] = id;
         }
     },
 };

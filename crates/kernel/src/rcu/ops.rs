@@ -4,19 +4,19 @@
 
 use smpsim_engine::Nanos;
 
+use super::{RcuCallbacks, RcuEnv, RcuTree};
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::RcuOp;
 use crate::task::{Resume, TaskId};
-use crate::Kernel;
 
-impl<'s> MechanismOp<crate::Kernel<'s>> for RcuOp {
+impl<K: RcuEnv> MechanismOp<K> for RcuOp {
     fn local(&self) -> bool {
         // The expedite switch is a count the task's next grace period
         // reads: set inside the batch, as it always was.
         matches!(self, RcuOp::RcuExpediteGp | RcuOp::RcuUnexpediteGp)
     }
 
-    fn run(&self, k: &mut Kernel<'s>, c: u32, t: TaskId, resume: Resume) -> Flow {
+    fn run(&self, k: &mut K, c: u32, t: TaskId, resume: Resume) -> Flow {
         match self {
             RcuOp::RcuReadLock => {
                 k.rcu_read_lock(t);
@@ -24,12 +24,13 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for RcuOp {
                 k.advance(t);
                 Flow::Next
             }
-            RcuOp::RcuReadUnlock if k.tasks[t as usize].irq.preempt_count == 0 => {
+            RcuOp::RcuReadUnlock if k.task(t).irq.preempt_count == 0 => {
                 // rcu_read_unlock() outside any read-side critical section:
                 // lockdep's rcu_lock_release() reports it first.
                 let (name, c, _) = k.where_is(t);
-                k.metrics
-                    .bad_unlock(c, k.now, &name, "rcu_read_unlock", "rcu_read_lock");
+                let now = k.now();
+                k.metrics_mut()
+                    .bad_unlock(c, now, &name, "rcu_read_unlock", "rcu_read_lock");
                 k.advance(t);
                 Flow::Next
             }
@@ -39,7 +40,7 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for RcuOp {
             }
             RcuOp::SynchronizeRcu | RcuOp::SynchronizeRcuExpedited => {
                 if resume != Resume::SynchronizeRcu {
-                    k.tasks[t as usize].resume = Resume::SynchronizeRcu;
+                    k.task_mut(t).resume = Resume::SynchronizeRcu;
                     let expedited = matches!(self, RcuOp::SynchronizeRcuExpedited);
                     k.synchronize_rcu(c, t, expedited);
                     return Flow::Stop;
@@ -48,17 +49,18 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for RcuOp {
                 Flow::Next
             }
             RcuOp::RcuExpediteGp => {
-                k.rcu.expedite_nesting += 1;
-                k.tasks[t as usize].pc += 1;
+                k.rcu_mut().expedite_nesting += 1;
+                k.task_mut(t).pc += 1;
                 Flow::Next
             }
             RcuOp::RcuUnexpediteGp => {
-                k.rcu.expedite_nesting = k.rcu.expedite_nesting.saturating_sub(1);
-                k.tasks[t as usize].pc += 1;
+                let rcu = k.rcu_mut();
+                rcu.expedite_nesting = rcu.expedite_nesting.saturating_sub(1);
+                k.task_mut(t).pc += 1;
                 Flow::Next
             }
             RcuOp::CallRcu { func, lazy } => {
-                let cost: Nanos = func.sample(&mut k.tasks[t as usize].rng);
+                let cost: Nanos = func.sample(&mut k.task_mut(t).rng);
                 k.call_rcu_op(c, cost, *lazy);
                 k.advance(t);
                 Flow::Next

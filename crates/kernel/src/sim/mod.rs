@@ -3,6 +3,7 @@
 
 mod collect;
 mod driver;
+mod rcu_env;
 pub(crate) mod streams;
 mod timeline;
 

@@ -1,0 +1,534 @@
+//! The kernel as each mechanism of `rcu/`, `smp.rs`, `stop_machine.rs`,
+//! `hotplug.rs`, `kthread.rs` and `cpumask.rs` sees it: their narrow env
+//! traits implemented for [`Kernel`], each method a thin delegation to the
+//! core or to another mechanism's verb (always by its full path, so that a
+//! renamed verb cannot turn one into a call of itself), and the
+//! mechanisms' entry points that the rest of the kernel calls on `Kernel`.
+
+use smpsim_engine::Nanos;
+
+use super::Kernel;
+use crate::cpu::{Cpu, Csd, PendingIrq};
+use crate::event::{Event, RcuCallback, RcuEvent};
+use crate::hotplug::{Hotplug, HotplugEnv};
+use crate::mechanism::Flow;
+use crate::metrics::Metrics;
+use crate::rcu::{Rcu, RcuEnv};
+use crate::smp::{Smp, SmpEnv};
+use crate::stop_machine::{StopEnv, StopMachine, Stoppers};
+use crate::task::{Resume, Task, TaskId};
+
+impl RcuEnv for Kernel<'_> {
+    #[inline]
+    fn rcu(&self) -> &Rcu {
+        &self.rcu
+    }
+    #[inline]
+    fn rcu_mut(&mut self) -> &mut Rcu {
+        &mut self.rcu
+    }
+    #[inline]
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    #[inline]
+    fn spec(&self) -> &crate::Spec {
+        self.spec
+    }
+    #[inline]
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    #[inline]
+    fn jiffy(&self) -> Nanos {
+        self.sched.tick_ns
+    }
+    #[inline]
+    fn cost(&self) -> &crate::costs::CostNs {
+        &self.cost
+    }
+    #[inline]
+    fn cpu(&self, c: u32) -> &Cpu {
+        &self.cpus[c as usize]
+    }
+    #[inline]
+    fn task(&self, t: TaskId) -> &Task {
+        &self.tasks[t as usize]
+    }
+    #[inline]
+    fn task_mut(&mut self, t: TaskId) -> &mut Task {
+        &mut self.tasks[t as usize]
+    }
+    #[inline]
+    fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+    fn task_name(&self, t: TaskId) -> String {
+        Kernel::task_name(self, t)
+    }
+    #[inline]
+    fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+    #[inline]
+    fn metrics_mut(&mut self) -> &mut Metrics {
+        &mut self.metrics
+    }
+    #[inline]
+    fn at(&mut self, t: Nanos, e: Event) {
+        Kernel::at(self, t, e)
+    }
+    fn wake_up(&mut self, t: TaskId, from: u32) {
+        Kernel::wake_up(self, t, from)
+    }
+    fn wake_kthread(&mut self, t: TaskId, from: u32) {
+        Kernel::wake_kthread(self, t, from)
+    }
+    fn block(&mut self, c: u32, t: TaskId) {
+        Kernel::block(self, c, t)
+    }
+    fn resched_cpu(&mut self, c: u32, from: u32) {
+        Kernel::resched_cpu(self, c, from)
+    }
+    fn set_need_resched(&mut self, c: u32) {
+        self.cpus[c as usize].need_resched = true;
+    }
+    fn raise_rcu_softirq(&mut self, c: u32) {
+        self.cpus[c as usize]
+            .irq_pending
+            .push(PendingIrq::RcuSoftirq);
+        Smp::interrupt(self, c)
+    }
+    fn softirq_from(&mut self, c: u32, start: Nanos) {
+        let cpu = &mut self.cpus[c as usize];
+        cpu.softirq_from = cpu.softirq_from.min(start);
+    }
+    fn queue_csd(&mut self, target: u32, csd: Csd, at: Nanos, from: u32) {
+        Smp::queue_csd(self, target, csd, at, from)
+    }
+    fn rcu_sync_func(&mut self, sem: u32) {
+        Kernel::rcu_sync_func(self, sem)
+    }
+    fn percpu_ref_switched(&mut self, r: u32) {
+        Kernel::percpu_ref_switched(self, r)
+    }
+    fn where_is(&self, t: TaskId) -> (String, u32, String) {
+        Kernel::where_is(self, t)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+    fn preempt_disable(&mut self, t: TaskId) {
+        Kernel::preempt_disable(self, t)
+    }
+    fn preempt_enable_op(&mut self, c: u32, t: TaskId) -> Flow {
+        Kernel::preempt_enable_op(self, c, t)
+    }
+}
+
+/// RCU's entry points for the rest of the kernel.
+impl Kernel<'_> {
+    pub(crate) fn on_rcu_event(&mut self, e: RcuEvent) -> smpsim_engine::Handled {
+        crate::rcu::RcuEvents::on_rcu_event(self, e)
+    }
+    pub(crate) fn rcu_note_context_switch(&mut self, c: u32) {
+        crate::rcu::RcuTree::rcu_note_context_switch(self, c)
+    }
+    pub(crate) fn rcu_qs(&mut self, c: u32) {
+        crate::rcu::RcuTree::rcu_qs(self, c)
+    }
+    pub(crate) fn rcu_urgent_qs_tick(&mut self, c: u32, in_kernel: bool) {
+        crate::rcu::RcuTree::rcu_urgent_qs_tick(self, c, in_kernel)
+    }
+    pub(crate) fn rcu_check_cpu_stall(&mut self, c: u32) {
+        crate::rcu::RcuStall::rcu_check_cpu_stall(self, c)
+    }
+    pub(crate) fn synchronize_rcu(&mut self, c: u32, t: TaskId, expedited: bool) {
+        crate::rcu::RcuTree::synchronize_rcu(self, c, t, expedited)
+    }
+    pub(crate) fn call_rcu(&mut self, c: u32, cb: RcuCallback) {
+        crate::rcu::RcuCallbacks::call_rcu(self, c, cb)
+    }
+    pub(crate) fn rcu_softirq(&mut self, c: u32, start: Nanos) -> Nanos {
+        crate::rcu::RcuCallbacks::rcu_softirq(self, c, start)
+    }
+}
+
+impl<'s> SmpEnv<'s> for Kernel<'s> {
+    #[inline]
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    #[inline]
+    fn spec(&self) -> &'s crate::Spec {
+        self.spec
+    }
+    #[inline]
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    #[inline]
+    fn cost(&self) -> &crate::costs::CostNs {
+        &self.cost
+    }
+    #[inline]
+    fn cpu(&self, c: u32) -> &Cpu {
+        &self.cpus[c as usize]
+    }
+    #[inline]
+    fn cpu_mut(&mut self, c: u32) -> &mut Cpu {
+        &mut self.cpus[c as usize]
+    }
+    #[inline]
+    fn task(&self, t: TaskId) -> &Task {
+        &self.tasks[t as usize]
+    }
+    #[inline]
+    fn task_mut(&mut self, t: TaskId) -> &mut Task {
+        &mut self.tasks[t as usize]
+    }
+    fn task_name(&self, t: TaskId) -> String {
+        Kernel::task_name(self, t)
+    }
+    #[inline]
+    fn metrics_mut(&mut self) -> &mut Metrics {
+        &mut self.metrics
+    }
+    #[inline]
+    fn handler_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng {
+        Kernel::handler_stream(self, c)
+    }
+    #[inline]
+    fn at(&mut self, t: Nanos, e: Event) {
+        Kernel::at(self, t, e)
+    }
+    #[inline]
+    fn settle(&mut self, c: u32) {
+        Kernel::settle(self, c)
+    }
+    #[inline]
+    fn kick(&mut self, c: u32) {
+        Kernel::kick(self, c)
+    }
+    #[inline]
+    fn arm_cpu(&mut self, c: u32, end: Nanos) {
+        Kernel::arm_cpu(self, c, end)
+    }
+    #[inline]
+    fn irqs_enabled(&self, c: u32) -> bool {
+        Kernel::irqs_enabled(self, c)
+    }
+    #[inline]
+    fn irq_off_begin(&mut self, c: u32) {
+        Kernel::irq_off_begin(self, c)
+    }
+    #[inline]
+    fn irq_off_end(&mut self, c: u32) {
+        Kernel::irq_off_end(self, c)
+    }
+    fn wake_up(&mut self, t: TaskId, from: u32) {
+        Kernel::wake_up(self, t, from)
+    }
+    fn schedule(&mut self, c: u32) {
+        Kernel::schedule(self, c)
+    }
+    fn preempt_disable(&mut self, t: TaskId) {
+        Kernel::preempt_disable(self, t)
+    }
+    fn preempt_enable(&mut self, t: TaskId) -> bool {
+        Kernel::preempt_enable(self, t)
+    }
+    fn cfs_period_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos {
+        Kernel::cfs_period_timer(self, c, pool, t)
+    }
+    fn cfs_slack_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos {
+        Kernel::cfs_slack_timer(self, c, pool, t)
+    }
+    fn cfsb_csd_unthrottle(&mut self, c: u32, t: Nanos) -> Nanos {
+        Kernel::cfsb_csd_unthrottle(self, c, t)
+    }
+    fn has_group_hooks(&self) -> bool {
+        Kernel::has_group_hooks(self)
+    }
+    fn run_group_hooks(
+        &mut self,
+        on: u32,
+        t: TaskId,
+        site: crate::sched::tg_load_avg::UpdateSite,
+        at: Nanos,
+    ) -> Nanos {
+        Kernel::run_group_hooks(self, on, t, site, at)
+    }
+    fn hook(&self, ev: crate::hooks::HookEvent) -> Option<&'s crate::program::Program> {
+        Kernel::hook(self, ev)
+    }
+    fn run_hook(&mut self, c: u32, hook: &crate::program::Program, t: Nanos) -> Nanos {
+        Kernel::run_hook(self, c, hook, t)
+    }
+    fn tick_hook_locks(&self) -> bool {
+        Kernel::tick_hook_locks(self)
+    }
+    fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool) {
+        Kernel::start_tick_run(self, c, t, softirq)
+    }
+    #[inline]
+    fn take_hook_debt(&mut self, c: u32) -> Nanos {
+        Kernel::take_hook_debt(self, c)
+    }
+    #[inline]
+    fn hook_run_waiting(&self, c: u32) -> bool {
+        Kernel::hook_run_waiting(self, c)
+    }
+    fn drive_hook_run(&mut self, c: u32) {
+        Kernel::drive_hook_run(self, c)
+    }
+    fn rcu_softirq(&mut self, c: u32, start: Nanos) -> Nanos {
+        crate::rcu::RcuCallbacks::rcu_softirq(self, c, start)
+    }
+    fn rcu_exp_handler(&mut self, c: u32) {
+        crate::rcu::RcuExp::rcu_exp_handler(self, c)
+    }
+    fn lockdep_usage_settled(&self, class: u32, in_hardirq: bool) -> bool {
+        self.locking
+            .lockdep
+            .as_ref()
+            .is_none_or(|ld| ld.usage_settled(class, in_hardirq))
+    }
+    fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String) {
+        Kernel::lockdep_usage(self, c, class, in_hardirq, site)
+    }
+    fn shoot_lazy_tlb(&mut self, c: u32, mm: u32) {
+        Kernel::shoot_lazy_tlb(self, c, mm)
+    }
+    fn flush_by_broadcast(&self, t: TaskId) -> bool {
+        Kernel::flush_by_broadcast(self, t)
+    }
+    fn broadcast_tlb_flush(&mut self, t: TaskId, pages: u64) -> u64 {
+        Kernel::broadcast_tlb_flush(self, t, pages)
+    }
+    fn count_tlb_flush_ipis(&mut self, n: u64) {
+        self.mm.count_tlb_flush_ipis(n)
+    }
+    fn tlb_broadcast_on(&self) -> bool {
+        Kernel::tlb_broadcast_on(self)
+    }
+    fn consider_global_asid(&mut self, t: TaskId) {
+        Kernel::consider_global_asid(self, t)
+    }
+    fn tlb_flush_targets(&mut self, t: TaskId, freed_tables: bool, out: &mut Vec<u32>) {
+        Kernel::tlb_flush_targets(self, t, freed_tables, out)
+    }
+    fn tlb_flush_mask_targets(&mut self, t: TaskId, slot: u16, out: &mut Vec<u32>) {
+        Kernel::tlb_flush_mask_targets(self, t, slot, out)
+    }
+    #[inline]
+    fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool {
+        self.mm.mms[mm as usize].mask.contains(c)
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn report_negative(&mut self, t: TaskId, what: &str, n: i64) {
+        Kernel::report_negative(self, t, what, n)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+    fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
+        Hotplug::bad_cpu(self, c, op, cpu)
+    }
+}
+
+/// The IPI layer's and hardirq entry's entry points for the rest of the
+/// kernel.
+impl Kernel<'_> {
+    pub(crate) fn on_smp_event(&mut self, e: crate::event::SmpEvent) -> smpsim_engine::Handled {
+        Smp::on_smp_event(self, e)
+    }
+    pub(crate) fn interrupt(&mut self, c: u32) {
+        Smp::interrupt(self, c)
+    }
+    pub(crate) fn enter_irq(&mut self, c: u32) {
+        Smp::enter_irq(self, c)
+    }
+    pub(crate) fn exit_irq(&mut self, c: u32) {
+        Smp::exit_irq(self, c)
+    }
+    pub(crate) fn queue_csd(&mut self, target: u32, csd: Csd, at: Nanos, from: u32) {
+        Smp::queue_csd(self, target, csd, at, from)
+    }
+    pub(crate) fn wake_idle_latency(&self, c: u32, from: u32) -> Nanos {
+        Smp::wake_idle_latency(self, c, from)
+    }
+    pub(crate) fn smp_call_done(&mut self, c: u32, t: TaskId) -> Flow {
+        Smp::smp_call_done(self, c, t)
+    }
+}
+
+impl StopEnv for Kernel<'_> {
+    #[inline]
+    fn stop(&self) -> &Stoppers {
+        &self.stop
+    }
+    #[inline]
+    fn stop_mut(&mut self) -> &mut Stoppers {
+        &mut self.stop
+    }
+    #[inline]
+    fn stop_parts(&mut self) -> (&mut Stoppers, &crate::costs::CostNs) {
+        (&mut self.stop, &self.cost)
+    }
+    #[inline]
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    #[inline]
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    #[inline]
+    fn cost(&self) -> &crate::costs::CostNs {
+        &self.cost
+    }
+    #[inline]
+    fn cpu_online(&self, c: u32) -> bool {
+        self.cpus[c as usize].online
+    }
+    #[inline]
+    fn task(&self, t: TaskId) -> &Task {
+        &self.tasks[t as usize]
+    }
+    #[inline]
+    fn task_mut(&mut self, t: TaskId) -> &mut Task {
+        &mut self.tasks[t as usize]
+    }
+    #[inline]
+    fn at(&mut self, t: Nanos, e: Event) {
+        Kernel::at(self, t, e)
+    }
+    fn irq_off_from(&mut self, c: u32, since: Nanos) {
+        let cpu = &mut self.cpus[c as usize];
+        if cpu.irq_off_since.is_none() {
+            cpu.irq_off_since = Some(since);
+        }
+    }
+    fn irq_off_end(&mut self, c: u32) {
+        Kernel::irq_off_end(self, c)
+    }
+    fn arm_cpu(&mut self, c: u32, end: Nanos) {
+        Kernel::arm_cpu(self, c, end)
+    }
+    fn preempt_disable(&mut self, t: TaskId) {
+        Kernel::preempt_disable(self, t)
+    }
+    fn preempt_enable(&mut self, t: TaskId) -> bool {
+        Kernel::preempt_enable(self, t)
+    }
+    fn schedule(&mut self, c: u32) {
+        Kernel::schedule(self, c)
+    }
+    fn sleep_until_woken(&mut self, c: u32, t: TaskId, resume: Resume) -> Flow {
+        Kernel::sleep_until_woken(self, c, t, resume)
+    }
+    fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
+        Kernel::wake_up_from(self, t, waker, softirq)
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+    fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
+        Hotplug::bad_cpu(self, c, op, cpu)
+    }
+}
+
+/// `stop_machine()`'s entry points for the rest of the kernel and its
+/// tests.
+impl Kernel<'_> {
+    /// Keeps the timeline of every `stop_machine` call from now on.
+    pub fn log_stop_machine(&mut self) {
+        StopMachine::log_stop_machine(self)
+    }
+    /// The calls logged since [`Self::log_stop_machine`].
+    pub fn stop_machine_log(&self) -> &[crate::stop_machine::StopRecord] {
+        StopMachine::stop_machine_log(self)
+    }
+    pub(crate) fn on_stop_event(&mut self, e: crate::event::StopEvent) -> smpsim_engine::Handled {
+        StopMachine::on_stop_event(self, e)
+    }
+}
+
+impl HotplugEnv for Kernel<'_> {
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    fn cpu(&self, c: u32) -> &Cpu {
+        &self.cpus[c as usize]
+    }
+    fn num_online_cpus(&self) -> usize {
+        self.cpus.iter().filter(|k| k.online).count()
+    }
+    fn mark_cpu_online(&mut self, c: u32, online: bool) {
+        self.cpus[c as usize].online = online;
+    }
+    fn task(&self, t: TaskId) -> &Task {
+        &self.tasks[t as usize]
+    }
+    fn metrics_mut(&mut self) -> &mut Metrics {
+        &mut self.metrics
+    }
+    fn migrate_tasks_off(&mut self, dying: u32, c: u32) {
+        Kernel::migrate_tasks_off(self, dying, c)
+    }
+    fn resched_cpu(&mut self, c: u32, from: u32) {
+        Kernel::resched_cpu(self, c, from)
+    }
+    fn smpcfd_dying_cpu(&mut self, c: u32) {
+        Smp::smpcfd_dying_cpu(self, c)
+    }
+    fn rcu_cpu_offline(&mut self, c: u32) {
+        crate::rcu::RcuTree::rcu_cpu_offline(self, c)
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+    fn schedule(&mut self, c: u32) {
+        Kernel::schedule(self, c)
+    }
+}
+
+impl crate::cpumask::CpumaskEnv for Kernel<'_> {
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    fn cpu(&self, c: u32) -> &Cpu {
+        &self.cpus[c as usize]
+    }
+    fn task(&self, t: TaskId) -> &Task {
+        &self.tasks[t as usize]
+    }
+    fn task_mut(&mut self, t: TaskId) -> &mut Task {
+        &mut self.tasks[t as usize]
+    }
+    fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool {
+        self.mm.mms[mm as usize].mask.contains(c)
+    }
+    fn percpu_value(&self, object: u32, c: u32) -> i64 {
+        let objects = &self.locking.objects;
+        objects.variables[(objects.first_instance(object) + c) as usize]
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+}
