@@ -3,6 +3,7 @@
 
 mod collect;
 mod driver;
+mod sched_env;
 pub(crate) mod streams;
 mod timeline;
 

@@ -1,0 +1,241 @@
+//! The scheduler's view of the kernel ([`SchedEnv`]), and the
+//! scheduler's entry points for the rest of the kernel: thin delegations,
+//! each by its full path (a bare `self.same_name()` here could recurse
+//! into itself).
+
+use smpsim_engine::{Handled, Nanos};
+
+use super::Kernel;
+use crate::cpu::Cpu;
+use crate::cpu::Csd;
+use crate::event::Event;
+use crate::hooks::{HookEvent, HookRun};
+use crate::mechanism::Flow;
+use crate::program::Program;
+use crate::sched::prelude::*;
+use crate::sched::SchedParts;
+use crate::task::{Task, TaskId, TaskState};
+
+impl<'s> SchedEnv<'s> for Kernel<'s> {
+    fn spec(&self) -> &'s crate::spec::Spec {
+        self.spec
+    }
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    fn cost(&self) -> &crate::costs::CostNs {
+        &self.cost
+    }
+    fn cpus(&self) -> &[Cpu] {
+        &self.cpus
+    }
+    fn cpus_mut(&mut self) -> &mut [Cpu] {
+        &mut self.cpus
+    }
+    fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+    fn tasks_mut(&mut self) -> &mut [Task] {
+        &mut self.tasks
+    }
+    fn sched(&self) -> &crate::sched::Sched<'s> {
+        &self.sched
+    }
+    fn sched_mut(&mut self) -> &mut crate::sched::Sched<'s> {
+        &mut self.sched
+    }
+    fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.metrics
+    }
+    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics {
+        &mut self.metrics
+    }
+    fn sched_parts(&mut self) -> SchedParts<'_, 's> {
+        SchedParts {
+            cpus: &mut self.cpus,
+            tasks: &mut self.tasks,
+            sched: &mut self.sched,
+        }
+    }
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    fn at(&mut self, t: Nanos, e: Event) {
+        Kernel::at(self, t, e)
+    }
+    fn settle(&mut self, c: u32) {
+        Kernel::settle(self, c)
+    }
+    fn kick(&mut self, c: u32) {
+        Kernel::kick(self, c)
+    }
+    fn arm_cpu(&mut self, c: u32, end: Nanos) {
+        Kernel::arm_cpu(self, c, end)
+    }
+    fn set_state(&mut self, t: TaskId, state: TaskState) {
+        Kernel::set_state(self, t, state)
+    }
+    fn task_name(&self, t: TaskId) -> String {
+        Kernel::task_name(self, t)
+    }
+    fn preempt_disable(&mut self, t: TaskId) {
+        Kernel::preempt_disable(self, t)
+    }
+    fn preempt_enable(&mut self, t: TaskId) -> bool {
+        Kernel::preempt_enable(self, t)
+    }
+    fn irq_off_begin(&mut self, c: u32) {
+        Kernel::irq_off_begin(self, c)
+    }
+    fn irq_off_end(&mut self, c: u32) {
+        Kernel::irq_off_end(self, c)
+    }
+    fn enter_irq(&mut self, c: u32) {
+        Kernel::enter_irq(self, c)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+    fn interrupt(&mut self, c: u32) {
+        Kernel::interrupt(self, c)
+    }
+    fn wake_idle_latency(&self, c: u32, from: u32) -> Nanos {
+        Kernel::wake_idle_latency(self, c, from)
+    }
+    fn queue_csd(&mut self, target: u32, csd: Csd, at: Nanos, from: u32) {
+        Kernel::queue_csd(self, target, csd, at, from)
+    }
+    fn on_cpu_event(&mut self, c: u32, gen: u32) -> Handled {
+        Kernel::on_cpu_event(self, c, gen)
+    }
+    fn on_spin_end(&mut self, t: TaskId, gen: u32) -> Handled {
+        Kernel::on_spin_end(self, t, gen)
+    }
+    fn rcu_note_context_switch(&mut self, c: u32) {
+        Kernel::rcu_note_context_switch(self, c)
+    }
+    fn rcu_qs(&mut self, c: u32) {
+        Kernel::rcu_qs(self, c)
+    }
+    fn rcu_urgent_qs_tick(&mut self, c: u32, in_kernel: bool) {
+        Kernel::rcu_urgent_qs_tick(self, c, in_kernel)
+    }
+    fn rcu_check_cpu_stall(&mut self, c: u32) {
+        Kernel::rcu_check_cpu_stall(self, c)
+    }
+    fn rcu_eqs_enter(&mut self, c: u32) {
+        self.rcu.eqs_enter(c)
+    }
+    fn sleeping_owner_leaves_cpu(&mut self, prev: TaskId) {
+        Kernel::sleeping_owner_leaves_cpu(self, prev)
+    }
+    fn mm_switch_start(&mut self, c: u32, prev: TaskId, next: TaskId) -> Nanos {
+        Kernel::mm_switch_start(self, c, prev, next)
+    }
+    fn mm_switch_finish(&mut self, c: u32, next: TaskId) -> Nanos {
+        Kernel::mm_switch_finish(self, c, next)
+    }
+    fn hook(&self, ev: HookEvent) -> Option<&'s Program> {
+        Kernel::hook(self, ev)
+    }
+    fn run_hook(&mut self, c: u32, h: &Program, at: Nanos) -> Nanos {
+        Kernel::run_hook(self, c, h, at)
+    }
+    fn switch_hook(
+        &mut self,
+        c: u32,
+        ev: HookEvent,
+        cost: Nanos,
+        run: &mut Option<Box<HookRun<'s>>>,
+    ) -> Nanos {
+        Kernel::switch_hook(self, c, ev, cost, run)
+    }
+    fn charge_hook(&mut self, c: u32, d: Nanos) {
+        Kernel::charge_hook(self, c, d)
+    }
+    fn take_hook_debt(&mut self, c: u32) -> Nanos {
+        Kernel::take_hook_debt(self, c)
+    }
+    fn start_switch_run(&mut self, c: u32, next: TaskId, cost: Nanos, run: Box<HookRun<'s>>) {
+        Kernel::start_switch_run(self, c, next, cost, run)
+    }
+    fn hook_run_waiting(&self, c: u32) -> bool {
+        Kernel::hook_run_waiting(self, c)
+    }
+    fn drive_hook_run(&mut self, c: u32) {
+        Kernel::drive_hook_run(self, c)
+    }
+}
+
+/// The scheduler's entry points for the rest of the kernel, by the names
+/// its callers have always used.
+impl<'s> Kernel<'s> {
+    pub(crate) fn wake_up(&mut self, t: TaskId, from: u32) {
+        <Self as Scheduler>::wake_up(self, t, from)
+    }
+    pub(crate) fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
+        <Self as Scheduler>::wake_up_from(self, t, waker, softirq)
+    }
+    pub(crate) fn schedule(&mut self, c: u32) {
+        <Self as Scheduler>::schedule(self, c)
+    }
+    pub(crate) fn finish_switch(&mut self, c: u32, next: TaskId) {
+        <Self as Scheduler>::finish_switch(self, c, next)
+    }
+    pub(crate) fn block(&mut self, c: u32, t: TaskId) {
+        <Self as Scheduler>::block(self, c, t)
+    }
+    pub(crate) fn sleep_until_woken(
+        &mut self,
+        c: u32,
+        t: TaskId,
+        resume: crate::task::Resume,
+    ) -> Flow {
+        <Self as Scheduler>::sleep_until_woken(self, c, t, resume)
+    }
+    pub(crate) fn resched_cpu(&mut self, c: u32, from: u32) {
+        <Self as Scheduler>::resched_cpu(self, c, from)
+    }
+    pub(crate) fn enqueue_task(&mut self, t: TaskId) {
+        <Self as Scheduler>::enqueue_task(self, t)
+    }
+    pub(crate) fn check_hung_task(&mut self, t: TaskId) {
+        <Self as Scheduler>::check_hung_task(self, t)
+    }
+    pub(crate) fn on_sched_event(&mut self, e: crate::event::SchedEvent) -> Handled {
+        <Self as Scheduler>::on_sched_event(self, e)
+    }
+    pub(crate) fn preempt_enable_op(&mut self, c: u32, t: TaskId) -> Flow {
+        crate::sched::preempt::preempt_enable_op(self, c, t)
+    }
+    pub(crate) fn scale_work(&mut self, c: u32, ns: Nanos, vt: Nanos) -> Nanos {
+        <Self as Capacity>::scale_work(self, c, ns, vt)
+    }
+    pub(crate) fn has_group_hooks(&self) -> bool {
+        <Self as TgLoadAvg>::has_group_hooks(self)
+    }
+    pub(crate) fn run_group_hooks(
+        &mut self,
+        on: u32,
+        t: TaskId,
+        site: crate::sched::tg_load_avg::UpdateSite,
+        at: Nanos,
+    ) -> Nanos {
+        <Self as TgLoadAvg>::run_group_hooks(self, on, t, site, at)
+    }
+    pub(crate) fn migrate_tasks_off(&mut self, c: u32, from: u32) {
+        <Self as Balancer>::migrate_tasks_off(self, c, from)
+    }
+    pub(crate) fn on_cfs_event(&mut self, e: crate::event::CfsEvent) -> Handled {
+        <Self as CfsBandwidth>::on_cfs_event(self, e)
+    }
+    pub(crate) fn cfs_period_timer(&mut self, c: u32, p: u32, t: Nanos) -> Nanos {
+        <Self as CfsBandwidth>::cfs_period_timer(self, c, p, t)
+    }
+    pub(crate) fn cfs_slack_timer(&mut self, c: u32, p: u32, t: Nanos) -> Nanos {
+        <Self as CfsBandwidth>::cfs_slack_timer(self, c, p, t)
+    }
+    pub(crate) fn cfsb_csd_unthrottle(&mut self, c: u32, t: Nanos) -> Nanos {
+        <Self as CfsBandwidth>::cfsb_csd_unthrottle(self, c, t)
+    }
+}
