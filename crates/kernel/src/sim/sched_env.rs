@@ -1,5 +1,6 @@
-//! The scheduler's view of the kernel ([`SchedEnv`]), and the
-//! scheduler's entry points for the rest of the kernel: thin delegations,
+//! The scheduler's, the mm's and the checks' views of the kernel
+//! ([`SchedEnv`], [`crate::mm::MmEnv`], [`crate::check::CheckEnv`]), and
+//! their entry points for the rest of the kernel: thin delegations,
 //! each by its full path (a bare `self.same_name()` here could recurse
 //! into itself).
 
@@ -11,6 +12,7 @@ use crate::cpu::Csd;
 use crate::event::Event;
 use crate::hooks::{HookEvent, HookRun};
 use crate::mechanism::Flow;
+use crate::mm::MmOps;
 use crate::program::Program;
 use crate::sched::prelude::*;
 use crate::sched::SchedParts;
@@ -130,10 +132,10 @@ impl<'s> SchedEnv<'s> for Kernel<'s> {
         Kernel::sleeping_owner_leaves_cpu(self, prev)
     }
     fn mm_switch_start(&mut self, c: u32, prev: TaskId, next: TaskId) -> Nanos {
-        Kernel::mm_switch_start(self, c, prev, next)
+        <Self as MmOps>::mm_switch_start(self, c, prev, next)
     }
     fn mm_switch_finish(&mut self, c: u32, next: TaskId) -> Nanos {
-        Kernel::mm_switch_finish(self, c, next)
+        <Self as MmOps>::mm_switch_finish(self, c, next)
     }
     fn hook(&self, ev: HookEvent) -> Option<&'s Program> {
         Kernel::hook(self, ev)
@@ -237,5 +239,90 @@ impl<'s> Kernel<'s> {
     }
     pub(crate) fn cfsb_csd_unthrottle(&mut self, c: u32, t: Nanos) -> Nanos {
         <Self as CfsBandwidth>::cfsb_csd_unthrottle(self, c, t)
+    }
+}
+
+impl crate::mm::MmEnv for Kernel<'_> {
+    fn spec(&self) -> &crate::spec::Spec {
+        self.spec
+    }
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    fn cost(&self) -> &crate::costs::CostNs {
+        &self.cost
+    }
+    fn cpus(&self) -> &[Cpu] {
+        &self.cpus
+    }
+    fn cpus_mut(&mut self) -> &mut [Cpu] {
+        &mut self.cpus
+    }
+    fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+    fn mm(&self) -> &crate::mm::MmState {
+        &self.mm
+    }
+    fn mm_mut(&mut self) -> &mut crate::mm::MmState {
+        &mut self.mm
+    }
+    fn mm_parts(&mut self) -> crate::mm::MmParts<'_> {
+        crate::mm::MmParts {
+            mm: &mut self.mm,
+            cpus: &mut self.cpus,
+            tasks: &mut self.tasks,
+            cost: &self.cost,
+        }
+    }
+    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics {
+        &mut self.metrics
+    }
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    fn at(&mut self, t: Nanos, e: Event) {
+        Kernel::at(self, t, e)
+    }
+    fn queue_csd(&mut self, target: u32, csd: Csd, at: Nanos, from: u32) {
+        Kernel::queue_csd(self, target, csd, at, from)
+    }
+    fn sched_booting(&self) -> bool {
+        self.sched.booting
+    }
+}
+
+/// The mm's entry points for the rest of the kernel, by the names its
+/// callers have always used.
+impl Kernel<'_> {
+    pub(crate) fn tlb_flush_targets(&mut self, t: TaskId, freed_tables: bool, out: &mut Vec<u32>) {
+        <Self as MmOps>::tlb_flush_targets(self, t, freed_tables, out)
+    }
+    pub(crate) fn tlb_flush_mask_targets(&mut self, t: TaskId, slot: u16, out: &mut Vec<u32>) {
+        <Self as MmOps>::tlb_flush_mask_targets(self, t, slot, out)
+    }
+    pub(crate) fn tlb_broadcast_on(&self) -> bool {
+        <Self as MmOps>::tlb_broadcast_on(self)
+    }
+    pub(crate) fn consider_global_asid(&mut self, t: TaskId) {
+        <Self as MmOps>::consider_global_asid(self, t)
+    }
+    pub(crate) fn flush_by_broadcast(&self, t: TaskId) -> bool {
+        <Self as MmOps>::flush_by_broadcast(self, t)
+    }
+    pub(crate) fn broadcast_tlb_flush(&mut self, t: TaskId, pages: u64) -> u64 {
+        <Self as MmOps>::broadcast_tlb_flush(self, t, pages)
+    }
+    pub(crate) fn mm_exit(&mut self, c: u32, t: TaskId) -> u64 {
+        <Self as MmOps>::mm_exit(self, c, t)
+    }
+    pub(crate) fn shoot_lazy_tlb(&mut self, c: u32, mm: u32) {
+        <Self as MmOps>::shoot_lazy_tlb(self, c, mm)
+    }
+    pub(crate) fn mm_check_leaks(&mut self) {
+        <Self as MmOps>::mm_check_leaks(self)
+    }
+    pub(crate) fn on_mm_event(&mut self, e: crate::event::MmEvent) -> Handled {
+        <Self as MmOps>::on_mm_event(self, e)
     }
 }
