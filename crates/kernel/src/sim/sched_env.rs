@@ -326,3 +326,55 @@ impl Kernel<'_> {
         <Self as MmOps>::on_mm_event(self, e)
     }
 }
+
+impl crate::check::CheckEnv for Kernel<'_> {
+    fn duration(&self) -> Nanos {
+        self.spec.duration
+    }
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    fn cpus(&self) -> &[Cpu] {
+        &self.cpus
+    }
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+    fn tasks_mut(&mut self) -> &mut [Task] {
+        &mut self.tasks
+    }
+    fn task_name(&self, t: TaskId) -> String {
+        Kernel::task_name(self, t)
+    }
+    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics {
+        &mut self.metrics
+    }
+    fn perturber(&mut self) -> Option<&mut crate::check::Perturber> {
+        self.sched.perturb.as_mut()
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn cond(&mut self, t: TaskId, c: &crate::program::Cond) -> bool {
+        Kernel::cond(self, t, c)
+    }
+    fn instance(&mut self, t: TaskId, r: &crate::program::ObjRef) -> u32 {
+        Kernel::instance(self, t, r)
+    }
+    fn set_variable(&mut self, i: u32, v: i64) {
+        self.locking.objects.set_variable(i, v)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+}
+
+/// The checks' entry point for the interpreter.
+impl Kernel<'_> {
+    pub(crate) fn perturb_delay(&mut self) -> Option<Nanos> {
+        crate::check::perturb_delay(self)
+    }
+}
