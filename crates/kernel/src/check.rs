@@ -18,11 +18,46 @@
 use smpsim_engine::{Nanos, Rng};
 
 use crate::mechanism::{Flow, MechanismOp};
-use crate::program::CheckOp;
+use crate::program::{CheckOp, Cond, Expr, ObjRef};
 use crate::spec::Perturb;
-use crate::task::{Resume, TaskId};
+use crate::task::{Resume, Task, TaskId};
 
-impl<'s> MechanismOp<crate::Kernel<'s>> for CheckOp {
+/// What the checks need from the rest of the kernel: the core's time,
+/// CPUs and tasks, the interpreter's expressions, the `variable` objects
+/// (locking's instance table), the accounting and the explored schedule.
+/// The one implementation, for the kernel, is in `sim/sched_env.rs`.
+pub(crate) trait CheckEnv {
+    /// The run's length (what happens past it is not checked).
+    fn duration(&self) -> Nanos;
+    /// The current event's time.
+    fn now(&self) -> Nanos;
+    /// The CPUs, by number.
+    fn cpus(&self) -> &[crate::cpu::Cpu];
+    /// How many CPUs the machine has.
+    fn nr_cpus(&self) -> u32;
+    /// Every task, by id.
+    fn tasks(&self) -> &[Task];
+    /// Every task, to mark its membarrier command and move its pc.
+    fn tasks_mut(&mut self) -> &mut [Task];
+    /// A task as reports name it.
+    fn task_name(&self, t: TaskId) -> String;
+    /// The accounting, to report findings into.
+    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
+    /// The perturbed schedule being explored, if any (the scheduler's).
+    fn perturber(&mut self) -> Option<&mut Perturber>;
+    /// Evaluates `e` for task `t` (the interpreter).
+    fn eval(&mut self, t: TaskId, e: &Expr) -> i64;
+    /// Evaluates `c` for task `t` (the interpreter).
+    fn cond(&mut self, t: TaskId, c: &Cond) -> bool;
+    /// The instance `r` names for task `t` (the interpreter).
+    fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32;
+    /// `WRITE_ONCE()` of variable instance `i` (locking's objects).
+    fn set_variable(&mut self, i: u32, v: i64);
+    /// Moves task `t` to its next op (the interpreter).
+    fn advance(&mut self, t: TaskId);
+}
+
+impl<K: CheckEnv> MechanismOp<K> for CheckOp {
     fn local(&self) -> bool {
         // The membarrier checker's marks are local: where the command
         // begins, its batch has run to; checking at its end adds no event,
@@ -34,31 +69,30 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for CheckOp {
         )
     }
 
-    fn run(&self, k: &mut crate::Kernel<'s>, c: u32, t: TaskId, _: Resume) -> Flow {
+    fn run(&self, k: &mut K, c: u32, t: TaskId, _: Resume) -> Flow {
         match self {
             CheckOp::WriteOnce { var, value } => {
                 let v = k.eval(t, value);
                 let i = k.instance(t, var);
-                k.locking.objects.set_variable(i, v);
+                k.set_variable(i, v);
                 k.advance(t);
             }
             CheckOp::Assert { cond, message } => {
                 if !k.cond(t, cond) {
-                    let (name, pc) = (k.task_name(t), k.tasks[t as usize].pc);
-                    k.metrics.assertion(c, k.now, &name, pc, message);
+                    let (name, pc, now) = (k.task_name(t), k.tasks()[t as usize].pc, k.now());
+                    k.metrics_mut().assertion(c, now, &name, pc, message);
                 }
                 k.advance(t);
             }
             CheckOp::MembarrierBegin { target } => {
-                let task = &k.tasks[t as usize];
-                let vt = k.now.saturating_add(task.batch.total());
+                let vt = k.now().saturating_add(k.tasks()[t as usize].batch.total());
                 let target = target.as_ref().map_or(-1, |e| k.eval(t, e));
-                k.tasks[t as usize].smp.membarrier = Some((vt, target));
-                k.tasks[t as usize].pc += 1;
+                k.tasks_mut()[t as usize].smp.membarrier = Some((vt, target));
+                k.tasks_mut()[t as usize].pc += 1;
             }
             CheckOp::MembarrierEnd => {
-                k.membarrier_check(c, t);
-                k.tasks[t as usize].pc += 1;
+                membarrier_check(k, c, t);
+                k.tasks_mut()[t as usize].pc += 1;
             }
         }
         Flow::Next
@@ -111,44 +145,42 @@ impl Perturber {
     }
 }
 
-impl crate::Kernel<'_> {
-    /// A delay before the shared-state op a task is about to run, if the
-    /// explored schedule takes one here.
-    pub(crate) fn perturb_delay(&mut self) -> Option<Nanos> {
-        self.sched.perturb.as_mut()?.decide()
-    }
+/// A delay before the shared-state op a task is about to run, if the
+/// explored schedule takes one here.
+pub(crate) fn perturb_delay<K: CheckEnv + ?Sized>(k: &mut K) -> Option<Nanos> {
+    k.perturber()?.decide()
+}
 
-    /// The membarrier checker at a command's return: a CPU it covers that
-    /// has run a thread of the caller's mm since before the command began,
-    /// with no full barrier since then (no IPI handler, no context switch),
-    /// may still see memory accesses the caller ordered before the call.
-    pub(crate) fn membarrier_check(&mut self, c: u32, t: TaskId) {
-        let Some((begin, target)) = self.tasks[t as usize].smp.membarrier.take() else {
-            return;
-        };
-        let mm = self.tasks[t as usize].mm;
-        let unordered = |x: u32| {
-            let cpu = &self.cpus[x as usize];
-            x != c
-                && cpu.curr != crate::task::NO_TASK
-                && self.tasks[cpu.curr as usize].mm == mm
-                && cpu.last_barrier < begin
-        };
-        let missed = if target >= 0 {
-            (target < self.nr_cpus() as i64 && unordered(target as u32)).then_some(target as u32)
-        } else {
-            (0..self.nr_cpus()).find(|&x| unordered(x))
-        };
-        // The command returns where the task's batch has run to (it is
-        // checked while planned, never before its own beginning).
-        let returned = self
-            .now
-            .saturating_add(self.tasks[t as usize].batch.total());
-        if let Some(x) = missed.filter(|_| returned <= self.spec.duration) {
-            let name = self.task_name(t);
-            let runner = self.task_name(self.cpus[x as usize].curr);
-            self.metrics
-                .membarrier_missed(c, returned, &name, x, &runner, begin);
-        }
+/// The membarrier checker at a command's return: a CPU it covers that
+/// has run a thread of the caller's mm since before the command began,
+/// with no full barrier since then (no IPI handler, no context switch),
+/// may still see memory accesses the caller ordered before the call.
+fn membarrier_check<K: CheckEnv + ?Sized>(k: &mut K, c: u32, t: TaskId) {
+    let Some((begin, target)) = k.tasks_mut()[t as usize].smp.membarrier.take() else {
+        return;
+    };
+    let (tasks, cpus) = (k.tasks(), k.cpus());
+    let mm = tasks[t as usize].mm;
+    let unordered = |x: u32| {
+        let cpu = &cpus[x as usize];
+        x != c
+            && cpu.curr != crate::task::NO_TASK
+            && tasks[cpu.curr as usize].mm == mm
+            && cpu.last_barrier < begin
+    };
+    let nr_cpus = k.nr_cpus();
+    let missed = if target >= 0 {
+        (target < nr_cpus as i64 && unordered(target as u32)).then_some(target as u32)
+    } else {
+        (0..nr_cpus).find(|&x| unordered(x))
+    };
+    // The command returns where the task's batch has run to (it is
+    // checked while planned, never before its own beginning).
+    let returned = k.now().saturating_add(tasks[t as usize].batch.total());
+    if let Some(x) = missed.filter(|_| returned <= k.duration()) {
+        let name = k.task_name(t);
+        let runner = k.task_name(k.cpus()[x as usize].curr);
+        k.metrics_mut()
+            .membarrier_missed(c, returned, &name, x, &runner, begin);
     }
 }

@@ -25,6 +25,51 @@ use crate::task::*;
 
 pub use crate::ids::NO_MM;
 
+/// What the mm needs from the rest of the kernel: the core's time, CPUs
+/// (their `active_mm`, lazy flag and TLB generation), tasks (their mm),
+/// costs and event sink, its own state, and whether the scheduler is
+/// still booting. The one implementation, for the kernel, is in
+/// `sim/sched_env.rs`.
+pub(crate) trait MmEnv {
+    /// The compiled scenario's knobs and seed.
+    fn spec(&self) -> &crate::spec::Spec;
+    /// The current event's time.
+    fn now(&self) -> smpsim_engine::Nanos;
+    /// The machine's costs.
+    fn cost(&self) -> &crate::costs::CostNs;
+    /// The CPUs, by number.
+    fn cpus(&self) -> &[crate::cpu::Cpu];
+    /// The CPUs, to change their mm fields.
+    fn cpus_mut(&mut self) -> &mut [crate::cpu::Cpu];
+    /// Every task, by id.
+    fn tasks(&self) -> &[Task];
+    /// The mm's own state.
+    fn mm(&self) -> &MmState;
+    /// The mm's own state, to change.
+    fn mm_mut(&mut self) -> &mut MmState;
+    /// The mm's state, the CPUs, the tasks and the costs at once
+    /// (disjoint borrows).
+    fn mm_parts(&mut self) -> MmParts<'_>;
+    /// The accounting, to report violations into.
+    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
+    /// How many CPUs the machine has.
+    fn nr_cpus(&self) -> u32;
+    /// Schedules an event.
+    fn at(&mut self, t: smpsim_engine::Nanos, e: Event);
+    /// Queues a cross-CPU call on `target` (`smp.rs`).
+    fn queue_csd(&mut self, target: u32, csd: Csd, at: smpsim_engine::Nanos, from: u32);
+    /// The scheduler is switching each CPU's first task in, before the run.
+    fn sched_booting(&self) -> bool;
+}
+
+/// The mm's state, the CPUs, the tasks and the costs, borrowed together.
+pub(crate) struct MmParts<'a> {
+    pub(crate) mm: &'a mut MmState,
+    pub(crate) cpus: &'a mut [crate::cpu::Cpu],
+    pub(crate) tasks: &'a mut [Task],
+    pub(crate) cost: &'a crate::costs::CostNs,
+}
+
 /// Every address space and what is counted of them.
 #[derive(Default)]
 pub(crate) struct MmState {
@@ -116,9 +161,11 @@ impl CpuMask {
     }
 }
 
-impl crate::Kernel<'_> {
+/// The mm's methods: the switch's side, TLB flush targets, exit and
+/// the lifetime checker; for every mm env.
+pub(crate) trait MmOps: MmEnv {
     fn mode(&self) -> LazyTlb {
-        self.spec.knobs.lazy_tlb
+        self.spec().knobs.lazy_tlb
     }
 
     fn cpumask_mode(&self) -> bool {
@@ -131,67 +178,80 @@ impl crate::Kernel<'_> {
     /// An atomic on the mm's `mm_users`/`mm_count` line from CPU `c`;
     /// returns how long it takes from now.
     fn mm_atomic(&mut self, mm: u32, c: u32) -> u64 {
-        let now = self.now;
-        self.mm.mms[mm as usize].line.rmw(&self.cost, c, now) - now
+        let now = self.now();
+        let MmParts {
+            mm: state, cost, ..
+        } = self.mm_parts();
+        state.mms[mm as usize].line.rmw(cost, c, now) - now
     }
 
     fn mask_set(&mut self, mm: u32, c: u32) -> u64 {
-        let m = &mut self.mm.mms[mm as usize];
+        let (booting, now) = (self.sched_booting(), self.now());
+        let MmParts {
+            mm: state, cost, ..
+        } = self.mm_parts();
+        let m = &mut state.mms[mm as usize];
         if !m.mask.insert(c) {
             return 0;
         }
         m.mask_weight += 1;
-        if self.sched.booting {
+        if booting {
             // Set before the run began: no transfer of the line in it.
             return 0;
         }
-        let now = self.now;
-        m.mask_line.rmw(&self.cost, c, now) - now
+        m.mask_line.rmw(cost, c, now) - now
     }
 
     /// Clears CPU `c` from the mask; returns (RMW latency, mask now empty).
     fn mask_clear(&mut self, mm: u32, c: u32) -> (u64, bool) {
-        let now = self.now;
-        let m = &mut self.mm.mms[mm as usize];
+        let now = self.now();
+        let MmParts {
+            mm: state, cost, ..
+        } = self.mm_parts();
+        let m = &mut state.mms[mm as usize];
         if !m.mask.remove(c) {
             return (0, m.mask_weight == 0);
         }
         m.mask_weight -= 1;
-        let done = m.mask_line.rmw(&self.cost, c, now) - now;
+        let done = m.mask_line.rmw(cost, c, now) - now;
         (done, m.mask_weight == 0)
     }
 
     /// `context_switch()` at the start of a switch on CPU `c` from `prev`
     /// to `next`: the lazy reference taken when going lazy, `switch_mm()`
     /// when the mm changes. Returns the time it adds to the switch.
-    pub(crate) fn mm_switch_start(&mut self, c: u32, prev: TaskId, next: TaskId) -> u64 {
+    fn mm_switch_start(&mut self, c: u32, prev: TaskId, next: TaskId) -> u64 {
         let mut cost = 0;
-        let active = self.cpus[c as usize].active_mm;
-        if next == NO_TASK || self.tasks[next as usize].kthread.is_some() {
+        let active = self.cpus()[c as usize].active_mm;
+        if next == NO_TASK || self.tasks()[next as usize].kthread.is_some() {
             // To the idle task or a kthread: it borrows prev's mm.
             if prev != NO_TASK
-                && self.tasks[prev as usize].state != TaskState::Exited
-                && !self.cpus[c as usize].lazy
+                && self.tasks()[prev as usize].state != TaskState::Exited
+                && !self.cpus()[c as usize].lazy
             {
-                self.cpus[c as usize].lazy = true;
+                self.cpus_mut()[c as usize].lazy = true;
                 if self.mode() == LazyTlb::Refcount && active != NO_MM {
-                    self.mm.mms[active as usize].count += 1;
-                    self.mm.stats.lazy_refcount_ops += 1;
+                    self.mm_mut().mms[active as usize].count += 1;
+                    self.mm_mut().stats.lazy_refcount_ops += 1;
                     cost += self.mm_atomic(active, c);
                 }
             }
             return cost;
         }
-        let n = self.tasks[next as usize].mm;
+        let n = self.tasks()[next as usize].mm;
         if n != active {
             cost += self.mask_set(n, c);
             if self.mode() == LazyTlb::CpumaskRefcountNaive && active != NO_MM {
                 // Naive: drop the bit before the CPU has stopped using the mm,
                 // then look at the mask and mm_users in a separate step.
                 let (t, _) = self.mask_clear(active, c);
-                let read = self.mm.mms[active as usize]
-                    .mask_line
-                    .read(&self.cost, c, self.now + t);
+                let at = self.now() + t;
+                let MmParts {
+                    mm: state,
+                    cost: costs,
+                    ..
+                } = self.mm_parts();
+                let read = state.mms[active as usize].mask_line.read(costs, c, at);
                 self.at(read, Event::Mm(MmEvent::Check { mm: active }));
                 cost += t;
             }
@@ -201,10 +261,11 @@ impl crate::Kernel<'_> {
 
     /// `finish_task_switch()`: `next` (a task) now runs on CPU `c`.
     /// Returns work the task does first (dropping a lazy reference).
-    pub(crate) fn mm_switch_finish(&mut self, c: u32, next: TaskId) -> u64 {
-        let n = self.tasks[next as usize].mm;
-        let gen = self.mm.mms[n as usize].tlb_gen;
-        let cpu = &mut self.cpus[c as usize];
+    fn mm_switch_finish(&mut self, c: u32, next: TaskId) -> u64 {
+        let n = self.tasks()[next as usize].mm;
+        let gen = self.mm().mms[n as usize].tlb_gen;
+        let flush_full = self.cost().tlb_flush_full;
+        let cpu = &mut self.cpus_mut()[c as usize];
         let (old, was_lazy) = (cpu.active_mm, cpu.lazy);
         // switch_mm_irqs_off(): back from lazy on the same mm, a TLB behind
         // the mm's generation is flushed now (the flush it was not sent);
@@ -214,8 +275,8 @@ impl crate::Kernel<'_> {
         cpu.active_mm = n;
         cpu.lazy = false;
         let deferred = if behind {
-            self.mm.stats.deferred_tlb_flushes += 1;
-            self.cost.tlb_flush_full
+            self.mm_mut().stats.deferred_tlb_flushes += 1;
+            flush_full
         } else {
             0
         };
@@ -231,12 +292,13 @@ impl crate::Kernel<'_> {
         match self.mode() {
             LazyTlb::Refcount if was_lazy => {
                 // mmdrop_lazy_tlb_sched(): drop the reference the idle task held.
-                self.mm.stats.lazy_refcount_ops += 1;
+                self.mm_mut().stats.lazy_refcount_ops += 1;
                 let t = self.mm_atomic(old, c);
-                let m = &mut self.mm.mms[old as usize];
+                let m = &mut self.mm_mut().mms[old as usize];
                 m.count -= 1;
                 if m.count == 0 {
-                    self.at(self.now + t, Event::Mm(MmEvent::Free { mm: old }));
+                    let now = self.now();
+                    self.at(now + t, Event::Mm(MmEvent::Free { mm: old }));
                 }
                 t
             }
@@ -244,8 +306,8 @@ impl crate::Kernel<'_> {
                 // Stopped using it; clearing the bit and seeing the mask empty
                 // is one atomic operation, so one CPU alone frees.
                 let (t, empty) = self.mask_clear(old, c);
-                if empty && self.mm.mms[old as usize].users == 0 {
-                    self.at(self.now + t, Event::Mm(MmEvent::Free { mm: old }));
+                if empty && self.mm().mms[old as usize].users == 0 {
+                    self.at(self.now() + t, Event::Mm(MmEvent::Free { mm: old }));
                 }
                 t
             }
@@ -255,34 +317,40 @@ impl crate::Kernel<'_> {
 
     /// The targets of a flush of task `t`'s mm from its CPU (see the module
     /// doc), in CPU order; bumps the mm's TLB generation.
-    pub(crate) fn tlb_flush_targets(&mut self, t: TaskId, freed_tables: bool, out: &mut Vec<u32>) {
-        let me = self.tasks[t as usize].cpu;
-        let mm = self.tasks[t as usize].mm;
-        let now = self.now;
-        let m = &mut self.mm.mms[mm as usize];
+    fn tlb_flush_targets(&mut self, t: TaskId, freed_tables: bool, out: &mut Vec<u32>) {
+        let (now, nr_cpus, cpumask_mode) = (self.now(), self.nr_cpus(), self.cpumask_mode());
+        let MmParts {
+            mm: state,
+            cpus,
+            tasks,
+            ..
+        } = self.mm_parts();
+        let me = tasks[t as usize].cpu;
+        let mm = tasks[t as usize].mm;
+        let m = &mut state.mms[mm as usize];
         m.tlb_gen += 1;
         let gen = m.tlb_gen;
         // The caller flushes its own TLB (flush_tlb_func() called locally).
-        self.cpus[me as usize].tlb_gen = gen;
+        cpus[me as usize].tlb_gen = gen;
         // should_trim_cpumask(): at most once a second per mm.
         let trim = now > m.next_trim;
         if trim {
             m.next_trim = now + 1_000_000_000;
         }
-        for c in 0..self.nr_cpus() {
-            let cpu = &self.cpus[c as usize];
-            if c == me || !cpu.online || !self.mm.mms[mm as usize].mask.contains(c) {
+        for c in 0..nr_cpus {
+            let cpu = &cpus[c as usize];
+            if c == me || !cpu.online || !state.mms[mm as usize].mask.contains(c) {
                 continue;
             }
             // A CPU switching to the mm counts as running it: its IRQs are
             // off until the switch is done (LOADED_MM_SWITCHING).
             let switching_in = match cpu.activity {
                 crate::cpu::Activity::Switch { next, .. } => {
-                    next != NO_TASK && self.tasks[next as usize].mm == mm
+                    next != NO_TASK && tasks[next as usize].mm == mm
                 }
                 _ => false,
             };
-            let cpu = &mut self.cpus[c as usize];
+            let cpu = &mut cpus[c as usize];
             let loaded = cpu.active_mm == mm || switching_in;
             let flush = if freed_tables {
                 true
@@ -297,10 +365,10 @@ impl crate::Kernel<'_> {
             out.push(c);
             if loaded {
                 cpu.tlb_gen = gen;
-            } else if !self.cpumask_mode() {
+            } else if !cpumask_mode {
                 // flush_tlb_func() on a CPU that switched away: it clears
                 // its bit and returns.
-                let m = &mut self.mm.mms[mm as usize];
+                let m = &mut state.mms[mm as usize];
                 m.mask.remove(c);
                 m.mask_weight -= 1;
             }
@@ -315,48 +383,54 @@ impl crate::Kernel<'_> {
     /// the mm (`mask_flush_ipis_not_running`) and the CPUs running it, not
     /// lazy, that the mask missed (`mask_flush_missed`): their TLB is left
     /// behind the mm's generation.
-    pub(crate) fn tlb_flush_mask_targets(&mut self, t: TaskId, slot: u16, out: &mut Vec<u32>) {
-        let me = self.tasks[t as usize].cpu;
-        let mm = self.tasks[t as usize].mm;
-        let m = &mut self.mm.mms[mm as usize];
+    fn tlb_flush_mask_targets(&mut self, t: TaskId, slot: u16, out: &mut Vec<u32>) {
+        let (nr_cpus, cpumask_mode) = (self.nr_cpus(), self.cpumask_mode());
+        let MmParts {
+            mm: state,
+            cpus,
+            tasks,
+            ..
+        } = self.mm_parts();
+        let me = tasks[t as usize].cpu;
+        let mm = tasks[t as usize].mm;
+        let m = &mut state.mms[mm as usize];
         m.tlb_gen += 1;
         let gen = m.tlb_gen;
-        self.cpus[me as usize].tlb_gen = gen;
-        let cpumask_mode = self.cpumask_mode();
-        let mask = std::mem::take(&mut self.tasks[t as usize].smp.masks);
+        cpus[me as usize].tlb_gen = gen;
+        let mask = std::mem::take(&mut tasks[t as usize].smp.masks);
         let chosen = mask.get(slot as usize).map_or(&[][..], |m| m.as_slice());
-        for c in 0..self.nr_cpus() {
-            let cpu = &mut self.cpus[c as usize];
+        for c in 0..nr_cpus {
+            let cpu = &mut cpus[c as usize];
             if c == me || !cpu.online {
                 continue;
             }
             let running = cpu.active_mm == mm && !cpu.lazy;
             if !crate::cpumask::test(chosen, c) {
                 if running && cpu.tlb_gen < gen {
-                    self.mm.stats.mask_flush_missed += 1;
+                    state.stats.mask_flush_missed += 1;
                 }
                 continue;
             }
             out.push(c);
-            self.mm.stats.mask_flush_ipis += 1;
+            state.stats.mask_flush_ipis += 1;
             if cpu.active_mm == mm {
                 cpu.tlb_gen = gen;
             }
             if !running {
-                self.mm.stats.mask_flush_ipis_not_running += 1;
-                let m = &mut self.mm.mms[mm as usize];
+                state.stats.mask_flush_ipis_not_running += 1;
+                let m = &mut state.mms[mm as usize];
                 if cpu.active_mm != mm && !cpumask_mode && m.mask.remove(c) {
                     m.mask_weight -= 1;
                 }
             }
         }
-        self.tasks[t as usize].smp.masks = mask;
+        tasks[t as usize].smp.masks = mask;
     }
 
     /// Broadcast TLB invalidation is in use: the machine has it and the
     /// kernel uses it (`X86_FEATURE_INVLPGB`, the `tlb_broadcast` knob).
-    pub(crate) fn tlb_broadcast_on(&self) -> bool {
-        self.spec.knobs.tlb_broadcast && self.cost.tlb_broadcast.is_some()
+    fn tlb_broadcast_on(&self) -> bool {
+        self.spec().knobs.tlb_broadcast && self.cost().tlb_broadcast.is_some()
     }
 
     /// `consider_global_asid()` after a flush by IPIs: once in 32 jiffies
@@ -364,35 +438,35 @@ impl crate::Kernel<'_> {
     /// active on more than 3 CPUs (`mm_active_cpus_exceeds(mm, 3)`: CPUs
     /// of `mm_cpumask` with the mm loaded and not lazy) gets a global ASID
     /// (`use_global_asid()`), and its later flushes are broadcast.
-    pub(crate) fn consider_global_asid(&mut self, t: TaskId) {
-        let mm = self.tasks[t as usize].mm;
-        if mm == NO_MM || self.mm.mms[mm as usize].global_asid {
+    fn consider_global_asid(&mut self, t: TaskId) {
+        let mm = self.tasks()[t as usize].mm;
+        if mm == NO_MM || self.mm().mms[mm as usize].global_asid {
             return;
         }
-        let jiffies = self.now * self.spec.knobs.hz as u64 / 1_000_000_000;
+        let jiffies = self.now() * self.spec().knobs.hz as u64 / 1_000_000_000;
         if (t as u64 & 0x1f) != (jiffies & 0x1f) {
             return;
         }
-        let m = &self.mm.mms[mm as usize];
+        let m = &self.mm().mms[mm as usize];
         if m.mask_weight <= 3 {
             return;
         }
         let active = (0..self.nr_cpus())
             .filter(|&c| {
-                let cpu = &self.cpus[c as usize];
+                let cpu = &self.cpus()[c as usize];
                 m.mask.contains(c) && cpu.active_mm == mm && !cpu.lazy
             })
             .count();
         if active > 3 {
-            self.mm.mms[mm as usize].global_asid = true;
-            self.mm.stats.global_asids += 1;
+            self.mm_mut().mms[mm as usize].global_asid = true;
+            self.mm_mut().stats.global_asids += 1;
         }
     }
 
     /// The mm of task `t` has a global ASID and the kernel broadcasts.
-    pub(crate) fn flush_by_broadcast(&self, t: TaskId) -> bool {
-        let mm = self.tasks[t as usize].mm;
-        self.tlb_broadcast_on() && mm != NO_MM && self.mm.mms[mm as usize].global_asid
+    fn flush_by_broadcast(&self, t: TaskId) -> bool {
+        let mm = self.tasks()[t as usize].mm;
+        self.tlb_broadcast_on() && mm != NO_MM && self.mm().mms[mm as usize].global_asid
     }
 
     /// `broadcast_tlb_flush()` of `pages` pages of task `t`'s mm: bumps the
@@ -405,14 +479,14 @@ impl crate::Kernel<'_> {
     /// `get_flush_tlb_info()` turns the range into `TLB_FLUSH_ALL`; then
     /// `__tlbsync()`, waiting for every CPU to have done them. No PTI (the
     /// user PCID's second `INVLPGB`: AMD CPUs with INVLPGB need no PTI).
-    pub(crate) fn broadcast_tlb_flush(&mut self, t: TaskId, pages: u64) -> u64 {
+    fn broadcast_tlb_flush(&mut self, t: TaskId, pages: u64) -> u64 {
         const TLB_SINGLE_PAGE_FLUSH_CEILING: u64 = 33;
-        let (invlpgb, tlbsync, count_max) = self.cost.tlb_broadcast.expect("broadcast machine");
-        let mm = self.tasks[t as usize].mm;
-        let m = &mut self.mm.mms[mm as usize];
+        let (invlpgb, tlbsync, count_max) = self.cost().tlb_broadcast.expect("broadcast machine");
+        let mm = self.tasks()[t as usize].mm;
+        let m = &mut self.mm_mut().mms[mm as usize];
         m.tlb_gen += 1;
         let gen = m.tlb_gen;
-        for cpu in self.cpus.iter_mut() {
+        for cpu in self.cpus_mut().iter_mut() {
             if cpu.active_mm == mm {
                 cpu.tlb_gen = gen;
             }
@@ -422,45 +496,45 @@ impl crate::Kernel<'_> {
         } else {
             pages.max(1).div_ceil(count_max)
         };
-        self.mm.stats.tlb_broadcast_flushes += 1;
-        self.mm.stats.invlpgb += n;
+        self.mm_mut().stats.tlb_broadcast_flushes += 1;
+        self.mm_mut().stats.invlpgb += n;
         n * invlpgb + tlbsync
     }
 
     /// A task of mm `mm` exits on CPU `c` (`exit_mm()`, `mmput()`): returns
     /// the time the atomics take.
-    pub(crate) fn mm_exit(&mut self, c: u32, t: TaskId) -> u64 {
-        let mm = self.tasks[t as usize].mm;
+    fn mm_exit(&mut self, c: u32, t: TaskId) -> u64 {
+        let mm = self.tasks()[t as usize].mm;
         let mut cost = self.mm_atomic(mm, c);
-        self.mm.mms[mm as usize].users -= 1;
+        self.mm_mut().mms[mm as usize].users -= 1;
         // The exiting task keeps running on the mm lazily until it switches.
-        self.cpus[c as usize].lazy = true;
+        self.cpus_mut()[c as usize].lazy = true;
         if self.mode() == LazyTlb::Refcount {
-            self.mm.mms[mm as usize].count += 1;
-            self.mm.stats.lazy_refcount_ops += 1;
+            self.mm_mut().mms[mm as usize].count += 1;
+            self.mm_mut().stats.lazy_refcount_ops += 1;
             cost += self.mm_atomic(mm, c);
         }
-        if self.mm.mms[mm as usize].users > 0 {
+        if self.mm().mms[mm as usize].users > 0 {
             return cost;
         }
         match self.mode() {
             LazyTlb::Refcount | LazyTlb::Shootdown => {
                 // mmput() -> mmdrop() of the users' reference.
                 cost += self.mm_atomic(mm, c);
-                let m = &mut self.mm.mms[mm as usize];
+                let m = &mut self.mm_mut().mms[mm as usize];
                 m.count -= 1;
                 if m.count == 0 {
                     if self.mode() == LazyTlb::Shootdown {
                         self.cleanup_lazy_tlbs(c, mm);
                     } else {
-                        self.at(self.now + cost, Event::Mm(MmEvent::Free { mm }));
+                        self.at(self.now() + cost, Event::Mm(MmEvent::Free { mm }));
                     }
                 }
             }
             LazyTlb::CpumaskRefcount | LazyTlb::CpumaskRefcountNaive => {
                 // The last user is gone: free once no CPU is in the mask.
-                if self.mm.mms[mm as usize].mask_weight == 0 {
-                    self.at(self.now + cost, Event::Mm(MmEvent::Free { mm }));
+                if self.mm().mms[mm as usize].mask_weight == 0 {
+                    self.at(self.now() + cost, Event::Mm(MmEvent::Free { mm }));
                 }
             }
         }
@@ -471,42 +545,44 @@ impl crate::Kernel<'_> {
     /// mm lazily; free it when they have all switched to `init_mm`.
     fn cleanup_lazy_tlbs(&mut self, c: u32, mm: u32) {
         // This CPU switches away itself.
-        if self.cpus[c as usize].active_mm == mm {
-            self.cpus[c as usize].active_mm = NO_MM;
-            self.cpus[c as usize].lazy = false;
+        if self.cpus()[c as usize].active_mm == mm {
+            self.cpus_mut()[c as usize].active_mm = NO_MM;
+            self.cpus_mut()[c as usize].lazy = false;
         }
         let mut pending = 0;
         for x in 0..self.nr_cpus() {
-            if x == c || !self.mm.mms[mm as usize].mask.contains(x) || !self.cpus[x as usize].online
+            if x == c
+                || !self.mm().mms[mm as usize].mask.contains(x)
+                || !self.cpus()[x as usize].online
             {
                 continue;
             }
-            if self.cpus[x as usize].active_mm != mm {
+            if self.cpus()[x as usize].active_mm != mm {
                 continue;
             }
             pending += 1;
-            self.mm.stats.shootdown_ipis += 1;
+            self.mm_mut().stats.shootdown_ipis += 1;
             self.queue_csd(
                 x,
                 Csd::ShootLazy { mm },
-                self.now + self.cost.ipi_send * pending as u64,
+                self.now() + self.cost().ipi_send * pending as u64,
                 c,
             );
         }
-        self.mm.mms[mm as usize].shoot_pending = pending;
+        self.mm_mut().mms[mm as usize].shoot_pending = pending;
         if pending == 0 {
-            self.at(self.now, Event::Mm(MmEvent::Free { mm }));
+            self.at(self.now(), Event::Mm(MmEvent::Free { mm }));
         }
     }
 
     /// `do_shoot_lazy_tlb()` on CPU `c`, in its IPI handler.
-    pub(crate) fn shoot_lazy_tlb(&mut self, c: u32, mm: u32) {
-        let cpu = &mut self.cpus[c as usize];
+    fn shoot_lazy_tlb(&mut self, c: u32, mm: u32) {
+        let cpu = &mut self.cpus_mut()[c as usize];
         if cpu.active_mm == mm && cpu.lazy {
             cpu.active_mm = NO_MM;
             cpu.lazy = false;
         }
-        let m = &mut self.mm.mms[mm as usize];
+        let m = &mut self.mm_mut().mms[mm as usize];
         m.shoot_pending -= 1;
         if m.shoot_pending == 0 {
             self.mm_free(mm);
@@ -514,76 +590,73 @@ impl crate::Kernel<'_> {
     }
 
     /// The naive protocol's second step: look, then free.
-    pub(crate) fn mm_check(&mut self, mm: u32) {
-        let m = &self.mm.mms[mm as usize];
+    fn mm_check(&mut self, mm: u32) {
+        let m = &self.mm().mms[mm as usize];
         if m.users == 0 && m.mask_weight == 0 {
             self.mm_free(mm);
         }
     }
 
     /// `__mmdrop()` frees the mm: the checker looks at who still uses it.
-    pub(crate) fn mm_free(&mut self, mm: u32) {
-        if self.mm.mms[mm as usize].freed {
-            self.mm.stats.violations += 1;
-            self.metrics.mm_violation(
+    fn mm_free(&mut self, mm: u32) {
+        let (now, seed) = (self.now(), self.spec().seed);
+        if self.mm().mms[mm as usize].freed {
+            self.mm_mut().stats.violations += 1;
+            self.metrics_mut().mm_violation(
                 crate::result::Detector::MmDoubleFree,
-                self.now,
+                now,
                 0,
-                format!(
-                    "mm {mm} freed twice at {} ns (seed {})",
-                    self.now, self.spec.seed
-                ),
+                format!("mm {mm} freed twice at {} ns (seed {})", now, seed),
             );
             return;
         }
-        self.mm.mms[mm as usize].freed = true;
-        self.mm.stats.mms_freed += 1;
+        self.mm_mut().mms[mm as usize].freed = true;
+        self.mm_mut().stats.mms_freed += 1;
         let users: Vec<u32> = (0..self.nr_cpus())
-            .filter(|&x| self.cpus[x as usize].active_mm == mm)
+            .filter(|&x| self.cpus()[x as usize].active_mm == mm)
             .collect();
         if let Some(&first) = users.first() {
-            self.mm.stats.violations += 1;
-            self.metrics.mm_violation(
+            self.mm_mut().stats.violations += 1;
+            self.metrics_mut().mm_violation(
                 crate::result::Detector::MmUseAfterFree,
-                self.now,
+                now,
                 first,
                 format!(
                     "mm {mm} freed at {} ns while CPUs {users:?} still have it as active_mm (seed {})",
-                    self.now, self.spec.seed
+                    now, seed
                 ),
             );
         }
     }
 
     /// At the end of a run: an mm with no users, not in use, never freed.
-    pub(crate) fn mm_check_leaks(&mut self) {
-        for mm in 0..self.mm.mms.len() as u32 {
-            let m = &self.mm.mms[mm as usize];
-            let in_use = (0..self.nr_cpus()).any(|x| self.cpus[x as usize].active_mm == mm);
+    fn mm_check_leaks(&mut self) {
+        let (now, seed) = (self.now(), self.spec().seed);
+        for mm in 0..self.mm().mms.len() as u32 {
+            let m = &self.mm().mms[mm as usize];
+            let in_use = (0..self.nr_cpus()).any(|x| self.cpus()[x as usize].active_mm == mm);
             if m.users == 0 && !m.freed && !in_use && m.shoot_pending == 0 {
                 let lazy_refs = if self.cpumask_mode() {
                     m.mask_weight
                 } else {
                     m.count
                 };
-                self.mm.stats.violations += 1;
-                self.metrics.mm_violation(
+                self.mm_mut().stats.violations += 1;
+                self.metrics_mut().mm_violation(
                     crate::result::Detector::MmLeak,
-                    self.now,
+                    now,
                     0,
                     format!(
                         "mm {mm} never freed: no users, no CPU uses it, {lazy_refs} references left (seed {})",
-                        self.spec.seed
+                        seed
                     ),
                 );
             }
         }
     }
-}
 
-impl crate::Kernel<'_> {
     /// Routes an mm event.
-    pub(crate) fn on_mm_event(&mut self, e: MmEvent) -> smpsim_engine::Handled {
+    fn on_mm_event(&mut self, e: MmEvent) -> smpsim_engine::Handled {
         match e {
             MmEvent::Check { mm } => self.mm_check(mm),
             MmEvent::Free { mm } => self.mm_free(mm),
@@ -591,3 +664,5 @@ impl crate::Kernel<'_> {
         smpsim_engine::Handled::Done
     }
 }
+
+impl<K: MmEnv + ?Sized> MmOps for K {}

@@ -30,6 +30,7 @@
 //! old CPU) when it next runs. Only CFS tasks are balanced; RT tasks move
 //! only when their CPU goes offline.
 
+use super::prelude::*;
 use smpsim_engine::Nanos;
 use smpsim_machine::{CpuPlace, Machine};
 
@@ -77,7 +78,7 @@ struct DomainState {
 
 /// Whether the balancing CPU is idle (`enum cpu_idle_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum IdleType {
+pub(crate) enum IdleType {
     Idle,
     NotIdle,
     NewlyIdle,
@@ -194,29 +195,30 @@ impl Balance {
     }
 }
 
-impl crate::Kernel<'_> {
+/// Task placement and load balancing; for every scheduler env.
+pub(crate) trait Balancer<'s>: SchedEnv<'s> {
     fn balancing(&self) -> bool {
-        self.spec.knobs.load_balance
+        self.spec().knobs.load_balance
     }
 
     /// Whether task `t` may run on `cpu` (`cpumask_test_cpu(cpu,
     /// p->cpus_ptr)`).
-    pub(crate) fn cpu_allowed(&self, t: TaskId, cpu: u32) -> bool {
-        let task = &self.tasks[t as usize];
+    fn cpu_allowed(&self, t: TaskId, cpu: u32) -> bool {
+        let task = &self.tasks()[t as usize];
         match task.affinity {
             PINNED => task.cpu == cpu,
-            a => self.sched.balance.masks[a as usize][cpu as usize / 64] & (1 << (cpu % 64)) != 0,
+            a => self.sched().balance.masks[a as usize][cpu as usize / 64] & (1 << (cpu % 64)) != 0,
         }
     }
 
     /// `available_idle_cpu()`.
     fn cpu_idle(&self, cpu: u32) -> bool {
-        let c = &self.cpus[cpu as usize];
+        let c = &self.cpus()[cpu as usize];
         c.online && c.curr == NO_TASK && c.nr_running == 0
     }
 
     fn shares_llc(&self, a: u32, b: u32) -> bool {
-        let llc = &self.sched.balance.llc.span_of;
+        let llc = &self.sched().balance.llc.span_of;
         llc[a as usize] == llc[b as usize]
     }
 
@@ -225,45 +227,45 @@ impl crate::Kernel<'_> {
     /// runqueue, the refill it owes, and the `set_task_cpu` hook
     /// (`migrate_task_rq_fair()`'s work, charged to `on`).
     fn set_task_cpu(&mut self, t: TaskId, dst: u32, on: u32) {
-        let src = self.tasks[t as usize].cpu;
+        let src = self.tasks()[t as usize].cpu;
         if src == dst {
             return;
         }
         if let Some(h) = self.hook(crate::hooks::HookEvent::SetTaskCpu) {
-            let d = self.run_hook(on, h, self.now) - self.now;
+            let d = self.run_hook(on, h, self.now()) - self.now();
             self.charge_hook(on, d);
         }
-        let (src_min, dst_min) = match self.tasks[t as usize].top_group {
+        let (src_min, dst_min) = match self.tasks()[t as usize].top_group {
             None => (
-                self.cpus[src as usize].cfs.min_vruntime,
-                self.cpus[dst as usize].cfs.min_vruntime,
+                self.cpus()[src as usize].cfs.min_vruntime,
+                self.cpus()[dst as usize].cfs.min_vruntime,
             ),
             Some(top) => {
                 let g = |c: u32| (top * self.nr_cpus() + c) as usize;
                 (
-                    self.sched.groups[g(src)].cfs.min_vruntime,
-                    self.sched.groups[g(dst)].cfs.min_vruntime,
+                    self.sched().groups[g(src)].cfs.min_vruntime,
+                    self.sched().groups[g(dst)].cfs.min_vruntime,
                 )
             }
         };
-        let refill =
-            self.spec.knobs.migration_footprint_lines as u64 * self.cost.line_transfer(src, dst);
+        let refill = self.spec().knobs.migration_footprint_lines as u64
+            * self.cost().line_transfer(src, dst);
         let nr_cpus = self.nr_cpus();
-        let task = &mut self.tasks[t as usize];
+        let task = &mut self.tasks_mut()[t as usize];
         task.vruntime = dst_min + task.vruntime.saturating_sub(src_min);
         task.cpu = dst;
         task.group_rq = task.top_group.map(|top| top * nr_cpus + dst);
         task.migration_refill += refill;
-        self.sched.balance.nr_migrations += 1;
+        self.sched_mut().balance.nr_migrations += 1;
     }
 
     /// Moves a runnable, queued task to `dst`'s runqueue (`move_queued_task()`)
     /// and lets it preempt there.
-    pub(crate) fn migrate_queued(&mut self, t: TaskId, dst: u32, from: u32) {
-        debug_assert_eq!(self.tasks[t as usize].state, TaskState::Runnable);
-        let src = self.tasks[t as usize].cpu;
+    fn migrate_queued(&mut self, t: TaskId, dst: u32, from: u32) {
+        debug_assert_eq!(self.tasks()[t as usize].state, TaskState::Runnable);
+        let src = self.tasks()[t as usize].cpu;
         self.dequeue_task(t);
-        self.cpus[src as usize].nr_running -= 1;
+        self.cpus_mut()[src as usize].nr_running -= 1;
         // move_queued_task() runs on the balancing (or hotplug) CPU.
         let on = if from == super::FROM_SOFTIRQ {
             dst
@@ -271,22 +273,22 @@ impl crate::Kernel<'_> {
             from
         };
         self.set_task_cpu(t, dst, on);
-        self.cpus[dst as usize].nr_running += 1;
+        self.cpus_mut()[dst as usize].nr_running += 1;
         self.enqueue_task(t);
         self.check_preempt_wakeup(dst, t, from);
     }
 
     /// `select_task_rq_fair()` for a waking task, `waker` the waking CPU.
     fn select_task_rq(&mut self, t: TaskId, waker: u32) -> u32 {
-        let prev = self.tasks[t as usize].cpu;
-        let ok = |c: u32| self.cpus[c as usize].online && self.cpu_allowed(t, c);
+        let prev = self.tasks()[t as usize].cpu;
+        let ok = |c: u32| self.cpus()[c as usize].online && self.cpu_allowed(t, c);
         // wake_affine(): wake_affine_idle(), then a load comparison.
         let mut target = prev;
         if waker != prev && ok(waker) {
             if self.cpu_idle(waker) && self.shares_llc(waker, prev) {
                 target = if self.cpu_idle(prev) { prev } else { waker };
             } else if !self.cpu_idle(prev)
-                && self.cpus[waker as usize].nr_running < self.cpus[prev as usize].nr_running
+                && self.cpus()[waker as usize].nr_running < self.cpus()[prev as usize].nr_running
             {
                 target = waker;
             }
@@ -295,7 +297,7 @@ impl crate::Kernel<'_> {
             target = if ok(prev) { prev } else { self.fallback_cpu(t) };
         }
         // select_idle_sibling().
-        if !self.cost.capacity.is_empty() && self.spec.knobs.asym_cpu_capacity {
+        if !self.cost().capacity.is_empty() && self.spec().knobs.asym_cpu_capacity {
             return self.select_idle_sibling_asym(t, target, prev);
         }
         if self.cpu_idle(target) {
@@ -305,7 +307,7 @@ impl crate::Kernel<'_> {
             return prev;
         }
         // select_idle_cpu(): the LLC, from the CPU after the target.
-        let llc = &self.sched.balance.llc;
+        let llc = &self.sched().balance.llc;
         let span = &llc.spans[llc.span_of[target as usize] as usize];
         let start = span.iter().position(|&c| c == target).unwrap_or(0);
         for i in 1..span.len() {
@@ -319,10 +321,10 @@ impl crate::Kernel<'_> {
 
     /// `select_fallback_rq()`: an online CPU the task may use, nearest its
     /// CPU first; if none, any online CPU (the kernel's "no longer affine").
-    pub(crate) fn fallback_cpu(&self, t: TaskId) -> u32 {
-        let prev = self.tasks[t as usize].cpu;
-        let topo = &self.spec.machine.topology;
-        let online = |c: &u32| self.cpus[*c as usize].online;
+    fn fallback_cpu(&self, t: TaskId) -> u32 {
+        let prev = self.tasks()[t as usize].cpu;
+        let topo = &self.spec().machine.topology;
+        let online = |c: &u32| self.cpus()[*c as usize].online;
         let nearest = |allowed_only: bool| {
             (0..self.nr_cpus())
                 .filter(online)
@@ -334,9 +336,9 @@ impl crate::Kernel<'_> {
 
     /// Placement of a waking task, before it is queued: `select_task_rq()`
     /// if it may move, a fallback CPU if its CPU went offline.
-    pub(crate) fn place_waking_task(&mut self, t: TaskId, waker: u32) {
-        let task = &self.tasks[t as usize];
-        let dst = if !self.cpus[task.cpu as usize].online {
+    fn place_waking_task(&mut self, t: TaskId, waker: u32) {
+        let task = &self.tasks()[t as usize];
+        let dst = if !self.cpus()[task.cpu as usize].online {
             self.fallback_rq(t)
         } else if self.balancing() && task.affinity != PINNED {
             self.select_task_rq(t, waker)
@@ -353,8 +355,9 @@ impl crate::Kernel<'_> {
     fn fallback_rq(&mut self, t: TaskId) -> u32 {
         let dst = self.fallback_cpu(t);
         if !self.cpu_allowed(t, dst) {
-            let (cpu, name) = (self.tasks[t as usize].cpu, self.task_name(t));
-            self.metrics.no_longer_affine(cpu, self.now, &name);
+            let (cpu, name) = (self.tasks()[t as usize].cpu, self.task_name(t));
+            let now = self.now();
+            self.metrics_mut().no_longer_affine(cpu, now, &name);
         }
         dst
     }
@@ -362,9 +365,9 @@ impl crate::Kernel<'_> {
     /// `migrate_tasks()` / `balance_push()` for an outgoing CPU: every
     /// queued task moves to a fallback CPU now; sleeping ones move when
     /// they wake; the running one when it next leaves the CPU.
-    pub(crate) fn migrate_tasks_off(&mut self, c: u32, from: u32) {
-        for t in 0..self.tasks.len() as TaskId {
-            let task = &self.tasks[t as usize];
+    fn migrate_tasks_off(&mut self, c: u32, from: u32) {
+        for t in 0..self.tasks().len() as TaskId {
+            let task = &self.tasks()[t as usize];
             if task.cpu == c && task.state == TaskState::Runnable {
                 let dst = self.fallback_rq(t);
                 self.migrate_queued(t, dst, from);
@@ -374,28 +377,28 @@ impl crate::Kernel<'_> {
 
     /// The running task of an offline CPU `c` is leaving it: queue it on a
     /// fallback CPU instead of back here.
-    pub(crate) fn push_off_offline_cpu(&mut self, t: TaskId, c: u32) {
+    fn push_off_offline_cpu(&mut self, t: TaskId, c: u32) {
         let dst = self.fallback_rq(t);
         self.set_task_cpu(t, dst, c);
-        self.cpus[c as usize].nr_running -= 1;
-        self.cpus[dst as usize].nr_running += 1;
+        self.cpus_mut()[c as usize].nr_running -= 1;
+        self.cpus_mut()[dst as usize].nr_running += 1;
         self.enqueue_task(t);
         self.check_preempt_wakeup(dst, t, c);
     }
 
     /// `task_hot()`.
     fn task_hot(&self, t: TaskId) -> bool {
-        self.now.saturating_sub(self.tasks[t as usize].last_ran)
-            < self.spec.knobs.sched_migration_cost
+        self.now().saturating_sub(self.tasks()[t as usize].last_ran)
+            < self.spec().knobs.sched_migration_cost
     }
 
     /// The queued tasks of `src` that may move to `dst`, coldest first is
     /// what `detach_tasks()` takes from the tail of `cfs_tasks`.
     fn coldest_movable(&self, src: u32, dst: u32, allow_hot: bool) -> Option<TaskId> {
-        let nr_tasks = self.tasks.len() as u32;
+        let nr_tasks = self.tasks().len() as u32;
         let mut best: Option<(Nanos, TaskId)> = None;
         let mut consider = |t: TaskId| {
-            let task = &self.tasks[t as usize];
+            let task = &self.tasks()[t as usize];
             if task.affinity == PINNED
                 || task.policy != Policy::Normal
                 || !self.cpu_allowed(t, dst)
@@ -408,11 +411,14 @@ impl crate::Kernel<'_> {
                 best = Some(key);
             }
         };
-        for (_, ent) in self.cpus[src as usize].cfs.entities() {
+        for (_, ent) in self.cpus()[src as usize].cfs.entities() {
             if ent < nr_tasks {
                 consider(ent);
             } else {
-                for (_, t) in self.sched.groups[(ent - nr_tasks) as usize].cfs.entities() {
+                for (_, t) in self.sched().groups[(ent - nr_tasks) as usize]
+                    .cfs
+                    .entities()
+                {
                     consider(t);
                 }
             }
@@ -425,15 +431,15 @@ impl crate::Kernel<'_> {
     /// the pass took (reading each CPU's runqueue, then the busiest one's
     /// lock and each moved task).
     fn balance_rq(&mut self, dst: u32, level: usize, idle: IdleType) -> (u32, Nanos) {
-        let local = self.cpus[dst as usize].nr_running;
+        let local = self.cpus()[dst as usize].nr_running;
         let mut busiest: Option<(u32, u32)> = None;
         let mut cost = 0;
-        for &c in self.sched.balance.span(dst, level) {
-            if c == dst || !self.cpus[c as usize].online {
+        for &c in self.sched().balance.span(dst, level) {
+            if c == dst || !self.cpus()[c as usize].online {
                 continue;
             }
-            cost += self.cost.line_transfer(c, dst);
-            let nr = self.cpus[c as usize].nr_running;
+            cost += self.cost().line_transfer(c, dst);
+            let nr = self.cpus()[c as usize].nr_running;
             if busiest.is_none_or(|(n, _)| nr > n) {
                 busiest = Some((nr, c));
             }
@@ -449,48 +455,59 @@ impl crate::Kernel<'_> {
         } else {
             return (0, cost);
         };
-        let failed = self.sched.balance.domain(dst, level).nr_balance_failed;
+        let failed = self
+            .sched_mut()
+            .balance
+            .domain(dst, level)
+            .nr_balance_failed;
         let allow_hot = idle == IdleType::NewlyIdle || failed > CACHE_NICE_TRIES;
         let mut moved = 0;
-        cost += 2 * self.cost.line_transfer(src, dst);
+        cost += 2 * self.cost().line_transfer(src, dst);
         while moved < imbalance {
             let Some(t) = self.coldest_movable(src, dst, allow_hot) else {
                 break;
             };
             self.migrate_queued(t, dst, dst);
-            cost += self.cost.line_transfer(src, dst);
+            cost += self.cost().line_transfer(src, dst);
             moved += 1;
         }
-        let d = self.sched.balance.domain(dst, level);
+        let d = self.sched_mut().balance.domain(dst, level);
         d.nr_balance_failed = if moved == 0 { failed + 1 } else { 0 };
         (moved, cost)
     }
 
     /// `sched_balance_newidle()`: CPU `c` found nothing to run. Returns the
     /// time spent.
-    pub(crate) fn newidle_balance(&mut self, c: u32) -> Nanos {
+    fn newidle_balance(&mut self, c: u32) -> Nanos {
         if !self.balancing()
-            || self.sched.balance.nr_movable_queued == 0
-            || !self.cpus[c as usize].online
+            || self.sched().balance.nr_movable_queued == 0
+            || !self.cpus()[c as usize].online
         {
             return 0;
         }
-        let avg_idle = self.sched.balance.avg_idle[c as usize];
-        self.sched.balance.idle_stamp[c as usize] = Some(self.now);
-        if avg_idle < self.spec.knobs.sched_migration_cost {
+        let avg_idle = self.sched().balance.avg_idle[c as usize];
+        self.sched_mut().balance.idle_stamp[c as usize] = Some(self.now());
+        if avg_idle < self.spec().knobs.sched_migration_cost {
             return 0;
         }
         let mut spent = 0;
-        for level in 0..self.sched.balance.levels.len() {
-            if avg_idle < spent + self.sched.balance.domain(c, level).max_newidle_lb_cost {
+        for level in 0..self.sched().balance.levels.len() {
+            if avg_idle
+                < spent
+                    + self
+                        .sched_mut()
+                        .balance
+                        .domain(c, level)
+                        .max_newidle_lb_cost
+            {
                 break;
             }
             let (moved, cost) = self.balance_rq(c, level, IdleType::NewlyIdle);
-            let d = self.sched.balance.domain(c, level);
+            let d = self.sched_mut().balance.domain(c, level);
             d.max_newidle_lb_cost = d.max_newidle_lb_cost.max(cost);
             spent += cost;
             if moved > 0 {
-                self.sched.balance.idle_stamp[c as usize] = None;
+                self.sched_mut().balance.idle_stamp[c as usize] = None;
                 break;
             }
         }
@@ -499,32 +516,38 @@ impl crate::Kernel<'_> {
 
     /// A task is queued on a CPU that was idle: update its `avg_idle`
     /// (`ttwu_do_activate()`).
-    pub(crate) fn idle_ends(&mut self, c: u32) {
-        if let Some(stamp) = self.sched.balance.idle_stamp[c as usize].take() {
-            let delta = self.now - stamp;
-            let avg = &mut self.sched.balance.avg_idle[c as usize];
+    fn idle_ends(&mut self, c: u32) {
+        if let Some(stamp) = self.sched_mut().balance.idle_stamp[c as usize].take() {
+            let delta = self.now() - stamp;
+            let cap = 2 * self.spec().knobs.sched_migration_cost;
+            let avg = &mut self.sched_mut().balance.avg_idle[c as usize];
             // update_avg(): avg += (sample - avg) / 8, capped at twice the
             // largest newidle scan cost (at least the migration cost).
             let a = *avg as i64;
             *avg = (a + (delta as i64 - a) / 8) as Nanos;
-            *avg = (*avg).min(2 * self.spec.knobs.sched_migration_cost);
+            *avg = (*avg).min(cap);
         }
     }
 
     /// `sched_balance_domains()` for CPU `c`.
     fn rebalance_domains(&mut self, c: u32, idle: IdleType) {
-        let jiffy = self.sched.tick_ns;
-        for level in 0..self.sched.balance.levels.len() {
+        let jiffy = self.sched().tick_ns;
+        for level in 0..self.sched().balance.levels.len() {
             if !self.should_we_balance(c, level) {
                 break;
             }
-            let d = *self.sched.balance.domain(c, level);
-            if self.now < d.next_balance {
+            let d = *self.sched_mut().balance.domain(c, level);
+            if self.now() < d.next_balance {
                 continue;
             }
             let (moved, _) = self.balance_rq(c, level, idle);
-            let weight = self.sched.balance.span(c, level).len() as u64;
-            let d = self.sched.balance.domain(c, level);
+            let weight = self.sched().balance.span(c, level).len() as u64;
+            let (hz, nr_cpus, now) = (
+                self.spec().knobs.hz as u64,
+                self.cpus().len() as u64,
+                self.now(),
+            );
+            let d = self.sched_mut().balance.domain(c, level);
             d.interval_ms = if moved > 0 {
                 weight
             } else {
@@ -537,9 +560,9 @@ impl crate::Kernel<'_> {
             } else {
                 1
             };
-            let max = (self.spec.knobs.hz as u64 * self.cpus.len() as u64 / 10).max(1);
-            let jiffies = (d.interval_ms * factor * self.spec.knobs.hz as u64 / 1000).clamp(1, max);
-            d.next_balance = self.now + jiffies * jiffy;
+            let max = (hz * nr_cpus / 10).max(1);
+            let jiffies = (d.interval_ms * factor * hz / 1000).clamp(1, max);
+            d.next_balance = now + jiffies * jiffy;
         }
     }
 
@@ -550,57 +573,60 @@ impl crate::Kernel<'_> {
         if level == 0 {
             return true;
         }
-        let group = self.sched.balance.span(c, level - 1);
+        let group = self.sched().balance.span(c, level - 1);
         let first_idle = group.iter().copied().find(|&x| self.cpu_idle(x));
         first_idle.unwrap_or(group[0]) == c
     }
 
     /// `sched_balance_trigger()` from CPU `c`'s tick: periodic balancing of
     /// its own domains, and the NOHZ kick for the idle ones.
-    pub(crate) fn trigger_load_balance(&mut self, c: u32) {
-        if !self.balancing() || self.sched.balance.nr_movable_queued == 0 {
+    fn trigger_load_balance(&mut self, c: u32) {
+        if !self.balancing() || self.sched().balance.nr_movable_queued == 0 {
             return;
         }
         self.rebalance_domains(c, IdleType::NotIdle);
         // nohz_balancer_kick(): two runnable tasks here, and an idle CPU.
-        if self.cpus[c as usize].nr_running < 2
-            || self.sched.balance.nohz_kick_pending
-            || self.now < self.sched.balance.nohz_next_kick
+        if self.cpus()[c as usize].nr_running < 2
+            || self.sched().balance.nohz_kick_pending
+            || self.now() < self.sched().balance.nohz_next_kick
         {
             return;
         }
         if let Some(ilb) = (0..self.nr_cpus()).find(|&x| self.cpu_idle(x)) {
-            self.sched.balance.nohz_kick_pending = true;
-            let at = self.now + self.wake_idle_latency(ilb, c);
+            self.sched_mut().balance.nohz_kick_pending = true;
+            let at = self.now() + self.wake_idle_latency(ilb, c);
             self.at(at, Event::Sched(SchedEvent::NohzBalance { cpu: ilb }));
         }
     }
 
     /// `_nohz_idle_balance()` on the kicked CPU: balance on behalf of every
     /// idle CPU whose interval is due, itself last.
-    pub(crate) fn nohz_idle_balance(&mut self, ilb: u32) -> smpsim_engine::Handled {
-        self.sched.balance.nohz_kick_pending = false;
-        let mut next = self.now + self.sched.tick_ns;
+    fn nohz_idle_balance(&mut self, ilb: u32) -> smpsim_engine::Handled {
+        self.sched_mut().balance.nohz_kick_pending = false;
+        let mut next = self.now() + self.sched().tick_ns;
         let order = (0..self.nr_cpus()).filter(|&c| c != ilb).chain([ilb]);
         for c in order {
-            if !self.cpu_idle(c) || self.sched.balance.nr_movable_queued == 0 {
+            if !self.cpu_idle(c) || self.sched().balance.nr_movable_queued == 0 {
                 continue;
             }
             self.rebalance_domains(c, IdleType::Idle);
-            for level in 0..self.sched.balance.levels.len() {
+            let now = self.now();
+            for level in 0..self.sched().balance.levels.len() {
                 next = next.min(
-                    self.sched
+                    self.sched_mut()
                         .balance
                         .domain(c, level)
                         .next_balance
-                        .max(self.now + 1),
+                        .max(now + 1),
                 );
             }
         }
-        self.sched.balance.nohz_next_kick = next;
+        self.sched_mut().balance.nohz_next_kick = next;
         smpsim_engine::Handled::Done
     }
 }
+
+impl<'s, K: SchedEnv<'s> + ?Sized> Balancer<'s> for K {}
 
 #[cfg(test)]
 mod tests {

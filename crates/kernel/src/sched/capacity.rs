@@ -33,46 +33,47 @@
 //! this average does neither (a task that ran on a small CPU looks bigger
 //! than it is), which is close for tasks whose behaviour is steady.
 
+use super::prelude::*;
 use smpsim_engine::Nanos;
 
 use crate::cpu::Activity;
 use crate::program::MAX_SPAN;
 
-impl crate::Kernel<'_> {
+/// Work scaled by capacity and SMT co-run, and wake-up placement by
+/// capacity; for every scheduler env.
+pub(crate) trait Capacity<'s>: SchedEnv<'s> {
     /// How long `ns` of `work` (time on the fastest CPU, running alone on
     /// its core) takes on CPU `c` now, planned to start at `vt`.
-    pub(crate) fn scale_work(&mut self, c: u32, ns: Nanos, vt: Nanos) -> Nanos {
+    fn scale_work(&mut self, c: u32, ns: Nanos, vt: Nanos) -> Nanos {
         // Counted where the work runs in the measured part of the run (a
         // task may plan work past its end).
-        let measuring = self.metrics.measuring(vt) && vt < self.spec.duration;
-        let cap = self.cost.capacity_of(c) as u128;
+        let measuring = self.metrics().measuring(vt) && vt < self.spec().duration;
+        let cap = self.cost().capacity_of(c) as u128;
         let mut x = ns as u128 * smpsim_machine::SCHED_CAPACITY_SCALE as u128 / cap;
-        if self.cost.smt_corun_1024 != 0 && self.sibling_busy(c) {
-            x = x * self.cost.smt_corun_1024 as u128 / 1024;
+        if self.cost().smt_corun_1024 != 0 && self.sibling_busy(c) {
+            x = x * self.cost().smt_corun_1024 as u128 / 1024;
             if measuring {
-                self.sched.capacity_stats.smt_corun_work += 1;
+                self.sched_mut().capacity_stats.smt_corun_work += 1;
             }
         }
         let out = x.min(MAX_SPAN as u128) as Nanos;
         if measuring {
-            self.sched.capacity_stats.stretch_ns += out.saturating_sub(ns);
+            self.sched_mut().capacity_stats.stretch_ns += out.saturating_sub(ns);
         }
         out
     }
 
     /// A hardware sibling of `c` is doing something (not idle).
     fn sibling_busy(&self, c: u32) -> bool {
-        self.cost.siblings[c as usize]
+        self.cost().siblings[c as usize]
             .iter()
-            .any(|&s| self.cpus[s as usize].activity != Activity::Idle)
+            .any(|&s| self.cpus()[s as usize].activity != Activity::Idle)
     }
-}
 
-impl crate::Kernel<'_> {
     /// `task_util_est()` stand-in: the share of its life task `t` spent
     /// running, on the 1024 scale.
     fn task_util(&self, t: crate::task::TaskId) -> u64 {
-        let tm = &self.tasks[t as usize].times;
+        let tm = &self.tasks()[t as usize].times;
         let ran = tm.user + tm.sys;
         let life = ran + tm.sleep + tm.runnable + tm.irq;
         if life == 0 {
@@ -83,20 +84,15 @@ impl crate::Kernel<'_> {
 
     /// `util_fits_cpu()` without uclamp: `fits_capacity()`.
     fn fits(&self, util: u64, c: u32) -> bool {
-        util * 1280 < self.cost.capacity_of(c) as u64 * 1024
+        util * 1280 < self.cost().capacity_of(c) as u64 * 1024
     }
 
     /// `select_idle_sibling()` under `sched_asym_cpucap_active()`.
-    pub(crate) fn select_idle_sibling_asym(
-        &mut self,
-        t: crate::task::TaskId,
-        target: u32,
-        prev: u32,
-    ) -> u32 {
+    fn select_idle_sibling_asym(&mut self, t: crate::task::TaskId, target: u32, prev: u32) -> u32 {
         let util = self.task_util(t);
-        let ok = |k: &Self, c: u32| k.cpus[c as usize].online && k.cpu_allowed(t, c);
+        let ok = |k: &Self, c: u32| k.cpus()[c as usize].online && k.cpu_allowed(t, c);
         let idle = |k: &Self, c: u32| {
-            let cpu = &k.cpus[c as usize];
+            let cpu = &k.cpus()[c as usize];
             cpu.online && cpu.curr == crate::task::NO_TASK && cpu.nr_running == 0
         };
         if idle(self, target) && self.fits(util, target) {
@@ -106,7 +102,7 @@ impl crate::Kernel<'_> {
             return prev;
         }
         // select_idle_capacity(): for_each_cpu_wrap() from the target.
-        let measuring = self.metrics.measuring(self.now);
+        let measuring = self.metrics().measuring(self.now());
         let n = self.nr_cpus();
         let mut best: Option<(u32, u32)> = None;
         for i in 0..n {
@@ -116,11 +112,11 @@ impl crate::Kernel<'_> {
             }
             if self.fits(util, c) {
                 if measuring {
-                    self.sched.capacity_stats.select_idle_capacity += 1;
+                    self.sched_mut().capacity_stats.select_idle_capacity += 1;
                 }
                 return c;
             }
-            let cap = self.cost.capacity_of(c);
+            let cap = self.cost().capacity_of(c);
             if best.is_none_or(|(_, b)| cap > b) {
                 best = Some((c, cap));
             }
@@ -128,8 +124,8 @@ impl crate::Kernel<'_> {
         match best {
             Some((c, _)) => {
                 if measuring {
-                    self.sched.capacity_stats.select_idle_capacity += 1;
-                    self.sched.capacity_stats.no_fit += 1;
+                    self.sched_mut().capacity_stats.select_idle_capacity += 1;
+                    self.sched_mut().capacity_stats.no_fit += 1;
                 }
                 c
             }
@@ -137,3 +133,5 @@ impl crate::Kernel<'_> {
         }
     }
 }
+
+impl<'s, K: SchedEnv<'s> + ?Sized> Capacity<'s> for K {}

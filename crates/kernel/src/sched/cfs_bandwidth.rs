@@ -36,6 +36,7 @@
 //!
 //! Nested cgroups with their own quota are not modelled (scenario error).
 
+use super::prelude::*;
 /// `min_cfs_rq_runtime`: what a cfs_rq keeps when it returns runtime.
 const MIN_CFS_RQ_RUNTIME: Nanos = 1_000_000;
 /// `cfs_bandwidth_slack_period`.
@@ -179,18 +180,20 @@ pub(crate) fn build(spec: &Spec, nr_cpus: u32) -> (Vec<GroupRq>, Vec<Pool>, Vec<
     (groups, pools, group_of_cgroup)
 }
 
-impl crate::Kernel<'_> {
+/// CFS bandwidth control; for every scheduler env.
+pub(crate) trait CfsBandwidth<'s>: SchedEnv<'s> {
     fn walk_cost(&self, g: u32) -> Nanos {
-        let k = &self.spec.knobs;
-        k.cfs_throttle_base_cost + k.tg_walk_cost * self.sched.groups[g as usize].subtree
+        let k = &self.spec().knobs;
+        k.cfs_throttle_base_cost + k.tg_walk_cost * self.sched().groups[g as usize].subtree
     }
 
     /// `__assign_cfs_rq_runtime()`: tops the cfs_rq up towards `target`
     /// from the pool. Returns true if it now has runtime.
     fn assign_runtime(&mut self, g: u32, target: i64) -> bool {
-        let gr = &mut self.sched.groups[g as usize];
+        let sched = self.sched_mut();
+        let gr = &mut sched.groups[g as usize];
         let Some(p) = gr.pool else { return true };
-        let pool = &mut self.sched.pools[p as usize];
+        let pool = &mut sched.pools[p as usize];
         if !pool.timer_armed_by_use {
             // start_cfs_bandwidth(): the timer is pinned where first needed.
             pool.timer_armed_by_use = true;
@@ -205,31 +208,31 @@ impl crate::Kernel<'_> {
     }
 
     /// `account_cfs_rq_runtime()`: returns true if the CPU must reschedule.
-    pub(crate) fn account_cfs_rq_runtime(&mut self, g: u32, delta: Nanos) -> bool {
-        let gr = &mut self.sched.groups[g as usize];
+    fn account_cfs_rq_runtime(&mut self, g: u32, delta: Nanos) -> bool {
+        let warm = self.now() >= self.metrics().warmup;
+        let expiry = self.spec().knobs.cfs_slice_expiry;
+        let sched = self.sched_mut();
+        let gr = &mut sched.groups[g as usize];
         let Some(p) = gr.pool else { return false };
-        if self.now >= self.metrics.warmup {
-            self.sched.pools[p as usize].usage += delta;
+        if warm {
+            sched.pools[p as usize].usage += delta;
         }
         gr.runtime_remaining -= delta as i64;
-        if self.spec.knobs.cfs_slice_expiry
-            && gr.runtime_remaining > 0
-            && gr.expires_seq != self.sched.pools[p as usize].seq
-        {
+        if expiry && gr.runtime_remaining > 0 && gr.expires_seq != sched.pools[p as usize].seq {
             // expire_cfs_rq_runtime(): the period it was taken in is over.
             gr.runtime_remaining = 0;
         }
         if gr.runtime_remaining > 0 || gr.throttled {
             return false;
         }
-        let slice = self.spec.knobs.cfs_bandwidth_slice as i64;
+        let slice = self.spec().knobs.cfs_bandwidth_slice as i64;
         !self.assign_runtime(g, slice)
     }
 
     /// `check_cfs_rq_runtime()` at put_prev: throttles the group if it has
     /// no runtime left. Returns the time spent (with IRQs off).
-    pub(crate) fn check_cfs_rq_runtime(&mut self, c: u32, g: u32) -> Nanos {
-        let gr = &self.sched.groups[g as usize];
+    fn check_cfs_rq_runtime(&mut self, c: u32, g: u32) -> Nanos {
+        let gr = &self.sched().groups[g as usize];
         let Some(p) = gr.pool else { return 0 };
         if gr.throttled || gr.runtime_remaining > 0 {
             return 0;
@@ -239,25 +242,27 @@ impl crate::Kernel<'_> {
             return 0;
         }
         let cost = self.walk_cost(g);
-        let now = self.now;
-        self.sched.groups[g as usize].throttled = true;
-        let pool = &mut self.sched.pools[p as usize];
+        let now = self.now();
+        self.sched_mut().groups[g as usize].throttled = true;
+        let measuring = self.metrics().measuring(now);
+        let pool = &mut self.sched_mut().pools[p as usize];
         pool.throttled.push(g);
-        if self.metrics.measuring(now) {
+        if measuring {
             pool.throttle_events += 1;
         }
-        let ent = self.tasks.len() as u32 + g;
-        if self.sched.pos[ent as usize] != crate::cpu::NOT_QUEUED {
-            self.cpus[c as usize].cfs.remove(&mut self.sched.pos, ent);
+        let ent = self.tasks().len() as u32 + g;
+        let parts = self.sched_parts();
+        if parts.sched.pos[ent as usize] != crate::cpu::NOT_QUEUED {
+            parts.cpus[c as usize].cfs.remove(&mut parts.sched.pos, ent);
         }
         cost
     }
 
     /// The period timer handler on `c` starting at `t`: refill, then
     /// `distribute_cfs_runtime()`. Returns when the handler is done.
-    pub(crate) fn cfs_period_timer(&mut self, c: u32, p: u32, t: Nanos) -> Nanos {
-        let measuring = self.metrics.measuring(self.now);
-        let pool = &mut self.sched.pools[p as usize];
+    fn cfs_period_timer(&mut self, c: u32, p: u32, t: Nanos) -> Nanos {
+        let measuring = self.metrics().measuring(self.now());
+        let pool = &mut self.sched_mut().pools[p as usize];
         // __refill_cfs_bandwidth_runtime(): up to quota + burst.
         pool.runtime = pool
             .runtime
@@ -280,20 +285,21 @@ impl crate::Kernel<'_> {
     /// is dry. Returns when it is done.
     fn distribute_cfs_runtime(&mut self, c: u32, p: u32, mut t: Nanos) -> Nanos {
         let mut i = 0;
-        while i < self.sched.pools[p as usize].throttled.len()
-            && self.sched.pools[p as usize].runtime > 0
+        while i < self.sched().pools[p as usize].throttled.len()
+            && self.sched().pools[p as usize].runtime > 0
         {
-            let g = self.sched.pools[p as usize].throttled[i];
+            let g = self.sched().pools[p as usize].throttled[i];
             i += 1;
-            let target = self.sched.groups[g as usize].cpu;
+            let target = self.sched().groups[g as usize].cpu;
             // rq_lock_irqsave(target rq): wait out a walk holding it.
-            t = t.max(self.cpus[target as usize].rq_busy_until)
-                + self.cost.line_transfer(c, target);
-            let gr = &mut self.sched.groups[g as usize];
+            t = t.max(self.cpus()[target as usize].rq_busy_until)
+                + self.cost().line_transfer(c, target);
+            let sched = self.sched_mut();
+            let gr = &mut sched.groups[g as usize];
             if !gr.throttled || gr.on_csd_list {
                 continue;
             }
-            let pool = &mut self.sched.pools[p as usize];
+            let pool = &mut sched.pools[p as usize];
             let runtime = ((-gr.runtime_remaining + 1).max(0) as u64).min(pool.runtime);
             pool.runtime -= runtime;
             gr.runtime_remaining += runtime as i64;
@@ -304,13 +310,13 @@ impl crate::Kernel<'_> {
                 t += self.walk_cost(g);
                 self.unthrottle(g);
                 i -= 1;
-                self.cpus[c as usize].rq_busy_until = t;
+                self.cpus_mut()[c as usize].rq_busy_until = t;
             } else {
                 gr.on_csd_list = true;
-                let list = &mut self.cpus[target as usize].cfsb_list;
+                let list = &mut self.cpus_mut()[target as usize].cfsb_list;
                 list.push(g);
                 if list.len() == 1 {
-                    t += self.cost.ipi_send;
+                    t += self.cost().ipi_send;
                     self.queue_csd(target, Csd::CfsbUnthrottle, t, c);
                 }
             }
@@ -321,11 +327,11 @@ impl crate::Kernel<'_> {
     /// `return_cfs_rq_runtime()`: group runqueue `g` has nothing queued
     /// or running on its CPU any more; with the `cfs_bandwidth_slack`
     /// knob it gives its runtime beyond `min_cfs_rq_runtime` back.
-    pub(crate) fn return_cfs_rq_runtime(&mut self, g: u32) {
-        if !self.spec.knobs.cfs_bandwidth_slack {
+    fn return_cfs_rq_runtime(&mut self, g: u32) {
+        if !self.spec().knobs.cfs_bandwidth_slack {
             return;
         }
-        let gr = &mut self.sched.groups[g as usize];
+        let gr = &mut self.sched_mut().groups[g as usize];
         let Some(p) = gr.pool else { return };
         let slack = gr.runtime_remaining - MIN_CFS_RQ_RUNTIME as i64;
         if slack <= 0 {
@@ -333,10 +339,10 @@ impl crate::Kernel<'_> {
         }
         gr.runtime_remaining -= slack;
         let cpu = gr.cpu;
-        let now = self.now;
-        let measuring = self.metrics.measuring(now);
-        let slice = self.spec.knobs.cfs_bandwidth_slice;
-        let pool = &mut self.sched.pools[p as usize];
+        let now = self.now();
+        let measuring = self.metrics().measuring(now);
+        let slice = self.spec().knobs.cfs_bandwidth_slice;
+        let pool = &mut self.sched_mut().pools[p as usize];
         pool.runtime += slack as u64;
         if measuring {
             pool.slack_returned += slack as u64;
@@ -357,10 +363,10 @@ impl crate::Kernel<'_> {
     }
 
     /// `do_sched_cfs_slack_timer()` in the hardirq of `c` from `t`.
-    pub(crate) fn cfs_slack_timer(&mut self, c: u32, p: u32, t: Nanos) -> Nanos {
-        let slice = self.spec.knobs.cfs_bandwidth_slice;
-        let measuring = self.metrics.measuring(self.now);
-        let pool = &mut self.sched.pools[p as usize];
+    fn cfs_slack_timer(&mut self, c: u32, p: u32, t: Nanos) -> Nanos {
+        let slice = self.spec().knobs.cfs_bandwidth_slice;
+        let measuring = self.metrics().measuring(self.now());
+        let pool = &mut self.sched_mut().pools[p as usize];
         pool.slack_started = false;
         if pool.runtime <= slice {
             return t;
@@ -372,72 +378,74 @@ impl crate::Kernel<'_> {
     }
 
     /// `__cfsb_csd_unthrottle()` in the IPI handler of `c`, from `t`.
-    pub(crate) fn cfsb_csd_unthrottle(&mut self, c: u32, mut t: Nanos) -> Nanos {
-        let list = std::mem::take(&mut self.cpus[c as usize].cfsb_list);
+    fn cfsb_csd_unthrottle(&mut self, c: u32, mut t: Nanos) -> Nanos {
+        let list = std::mem::take(&mut self.cpus_mut()[c as usize].cfsb_list);
         for &g in &list {
-            self.sched.groups[g as usize].on_csd_list = false;
-            if self.sched.groups[g as usize].throttled {
+            self.sched_mut().groups[g as usize].on_csd_list = false;
+            if self.sched().groups[g as usize].throttled {
                 t += self.walk_cost(g);
                 self.unthrottle(g);
             }
         }
         let mut list = list;
         list.clear();
-        self.cpus[c as usize].cfsb_list = list;
-        self.cpus[c as usize].rq_busy_until = t;
+        self.cpus_mut()[c as usize].cfsb_list = list;
+        self.cpus_mut()[c as usize].rq_busy_until = t;
         t
     }
 
     /// `unthrottle_cfs_rq()`: the group's entity is runnable again.
     fn unthrottle(&mut self, g: u32) {
-        let now = self.now;
-        let gr = &mut self.sched.groups[g as usize];
+        let warm = self.now() >= self.metrics().warmup;
+        let sched = self.sched_mut();
+        let gr = &mut sched.groups[g as usize];
         gr.throttled = false;
         let c = gr.cpu;
         if let Some(p) = gr.pool {
-            let pool = &mut self.sched.pools[p as usize];
+            let pool = &mut sched.pools[p as usize];
             if let Some(i) = pool.throttled.iter().position(|&x| x == g) {
                 pool.throttled.remove(i);
             }
-            if now >= self.metrics.warmup {
+            if warm {
                 pool.nr_unthrottled += 1;
             }
         }
         self.requeue_group(g);
-        if !self.sched.groups[g as usize].cfs.is_empty()
-            && self.cpus[c as usize].curr == crate::task::NO_TASK
+        if !self.sched().groups[g as usize].cfs.is_empty()
+            && self.cpus()[c as usize].curr == crate::task::NO_TASK
         {
-            self.cpus[c as usize].need_resched = true;
+            self.cpus_mut()[c as usize].need_resched = true;
         }
     }
-}
 
-impl crate::Kernel<'_> {
     /// Routes a bandwidth event: the period timer fires on the CPU it was
     /// armed on and refills the pool in its hardirq.
-    pub(crate) fn on_cfs_event(&mut self, e: crate::event::CfsEvent) -> smpsim_engine::Handled {
+    fn on_cfs_event(&mut self, e: crate::event::CfsEvent) -> smpsim_engine::Handled {
         let pool = match e {
             crate::event::CfsEvent::Period { pool } => pool,
             crate::event::CfsEvent::Slack { pool } => {
-                let cpu = self.sched.pools[pool as usize].slack_cpu;
-                self.cpus[cpu as usize]
+                let cpu = self.sched().pools[pool as usize].slack_cpu;
+                self.cpus_mut()[cpu as usize]
                     .irq_pending
                     .push(crate::cpu::PendingIrq::CfsSlack { pool });
                 self.interrupt(cpu);
                 return smpsim_engine::Handled::Done;
             }
         };
-        let p = &mut self.sched.pools[pool as usize];
+        let now = self.now();
+        let p = &mut self.sched_mut().pools[pool as usize];
         let (cpu, period) = (p.timer_cpu, p.period);
-        p.next_period = self.now + period;
+        p.next_period = now + period;
         self.at(
-            self.now + period,
+            now + period,
             crate::event::Event::Cfs(crate::event::CfsEvent::Period { pool }),
         );
-        self.cpus[cpu as usize]
+        self.cpus_mut()[cpu as usize]
             .irq_pending
             .push(crate::cpu::PendingIrq::CfsPeriod { pool });
         self.interrupt(cpu);
         smpsim_engine::Handled::Done
     }
 }
+
+impl<'s, K: SchedEnv<'s> + ?Sized> CfsBandwidth<'s> for K {}

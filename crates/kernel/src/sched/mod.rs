@@ -11,8 +11,22 @@
 pub mod balance;
 pub mod capacity;
 pub mod cfs_bandwidth;
+mod env;
 pub(crate) mod preempt;
 pub mod tg_load_avg;
+
+pub(crate) use env::{SchedEnv, SchedParts};
+
+/// The scheduler's traits, for its files and for the kernel's entry
+/// points (`sim/sched_env.rs`).
+pub(crate) mod prelude {
+    pub(crate) use super::balance::Balancer;
+    pub(crate) use super::capacity::Capacity;
+    pub(crate) use super::cfs_bandwidth::CfsBandwidth;
+    pub(crate) use super::env::SchedEnv;
+    pub(crate) use super::tg_load_avg::TgLoadAvg;
+    pub(crate) use super::Scheduler;
+}
 
 use smpsim_engine::Handled;
 
@@ -20,6 +34,8 @@ use crate::cpu::{Activity, NOT_QUEUED};
 use crate::event::*;
 use crate::spec::Policy;
 use crate::task::*;
+#[allow(unused_imports)]
+use prelude::*;
 
 /// `wake_up()` from a softirq (an RCU callback) on the woken task's CPU.
 pub(crate) const FROM_SOFTIRQ: u32 = u32::MAX;
@@ -51,60 +67,65 @@ pub(crate) struct Sched<'s> {
     pub(crate) hooks: crate::hooks::HookState<'s>,
 }
 
-impl crate::Kernel<'_> {
+/// The scheduler's methods (`__schedule()`, wakeups, the tick); for
+/// every scheduler env.
+pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
     fn placement_credit(&self) -> u64 {
-        self.spec.knobs.sched_slice
+        self.spec().knobs.sched_slice
     }
 
     fn group_entity(&self, g: u32) -> u32 {
-        self.tasks.len() as u32 + g
+        self.tasks().len() as u32 + g
     }
 
     /// Puts a runnable (not running) task on its CPU's runqueue.
-    pub(crate) fn enqueue_task(&mut self, t: TaskId) {
+    fn enqueue_task(&mut self, t: TaskId) {
         let credit = self.placement_credit();
-        let task = &self.tasks[t as usize];
+        let SchedParts { cpus, tasks, sched } = self.sched_parts();
+        let task = &mut tasks[t as usize];
         let c = task.cpu as usize;
         if let Policy::Fifo(prio) = task.policy {
-            self.cpus[c].rt.push_tail(prio, t);
+            cpus[c].rt.push_tail(prio, t);
             return;
         }
         match task.group_rq {
             None => {
-                let cfs = &mut self.cpus[c].cfs;
+                let cfs = &mut cpus[c].cfs;
                 let v = task.vruntime.max(cfs.min_vruntime.saturating_sub(credit));
-                self.tasks[t as usize].vruntime = v;
-                cfs.push(&mut self.sched.pos, v, t);
+                task.vruntime = v;
+                cfs.push(&mut sched.pos, v, t);
             }
             Some(g) => {
-                let gr = &mut self.sched.groups[g as usize];
+                let gr = &mut sched.groups[g as usize];
                 let v = task
                     .vruntime
                     .max(gr.cfs.min_vruntime.saturating_sub(credit));
-                self.tasks[t as usize].vruntime = v;
-                gr.cfs.push(&mut self.sched.pos, v, t);
+                task.vruntime = v;
+                gr.cfs.push(&mut sched.pos, v, t);
                 self.requeue_group(g);
             }
         }
     }
 
     /// Takes a queued (runnable, not running) task off its runqueue.
-    pub(crate) fn dequeue_task(&mut self, t: TaskId) {
-        let task = &self.tasks[t as usize];
+    fn dequeue_task(&mut self, t: TaskId) {
+        let ent_base = self.tasks().len() as u32;
+        let SchedParts { cpus, tasks, sched } = self.sched_parts();
+        let task = &tasks[t as usize];
         let c = task.cpu as usize;
         if task.is_rt() {
-            self.cpus[c].rt.remove(t);
+            cpus[c].rt.remove(t);
             return;
         }
         match task.group_rq {
-            None => self.cpus[c].cfs.remove(&mut self.sched.pos, t),
+            None => cpus[c].cfs.remove(&mut sched.pos, t),
             Some(g) => {
-                let ent = self.group_entity(g);
-                let gr = &mut self.sched.groups[g as usize];
-                gr.cfs.remove(&mut self.sched.pos, t);
-                if gr.cfs.is_empty() && self.sched.pos[ent as usize] != NOT_QUEUED {
+                let ent = ent_base + g;
+                let gr = &mut sched.groups[g as usize];
+                gr.cfs.remove(&mut sched.pos, t);
+                if gr.cfs.is_empty() && sched.pos[ent as usize] != NOT_QUEUED {
                     let cpu = gr.cpu as usize;
-                    self.cpus[cpu].cfs.remove(&mut self.sched.pos, ent);
+                    cpus[cpu].cfs.remove(&mut sched.pos, ent);
                 }
             }
         }
@@ -112,41 +133,37 @@ impl crate::Kernel<'_> {
 
     /// Queues the group entity on the root runqueue if it has runnable
     /// tasks, is not throttled and is not the running entity.
-    pub(crate) fn requeue_group(&mut self, g: u32) {
+    fn requeue_group(&mut self, g: u32) {
         let ent = self.group_entity(g);
         let credit = self.placement_credit();
-        let gr = &mut self.sched.groups[g as usize];
-        if gr.throttled
-            || gr.running
-            || gr.cfs.is_empty()
-            || self.sched.pos[ent as usize] != NOT_QUEUED
+        let SchedParts { cpus, sched, .. } = self.sched_parts();
+        let gr = &mut sched.groups[g as usize];
+        if gr.throttled || gr.running || gr.cfs.is_empty() || sched.pos[ent as usize] != NOT_QUEUED
         {
             return;
         }
-        let cfs = &mut self.cpus[gr.cpu as usize].cfs;
+        let cfs = &mut cpus[gr.cpu as usize].cfs;
         gr.vruntime = gr.vruntime.max(cfs.min_vruntime.saturating_sub(credit));
-        cfs.push(&mut self.sched.pos, gr.vruntime, ent);
+        cfs.push(&mut sched.pos, gr.vruntime, ent);
     }
 
     /// Takes the next task to run off the CPU's runqueues.
     fn pick_next(&mut self, c: u32) -> TaskId {
-        let cpu = &mut self.cpus[c as usize];
+        let SchedParts { cpus, tasks, sched } = self.sched_parts();
+        let cpu = &mut cpus[c as usize];
         if let Some(t) = cpu.rt.pop() {
             return t;
         }
-        let Some((v, ent)) = cpu.cfs.pop(&mut self.sched.pos) else {
+        let Some((v, ent)) = cpu.cfs.pop(&mut sched.pos) else {
             return NO_TASK;
         };
         cpu.cfs.min_vruntime = cpu.cfs.min_vruntime.max(v);
-        if (ent as usize) < self.tasks.len() {
+        if (ent as usize) < tasks.len() {
             return ent;
         }
-        let g = ent - self.tasks.len() as u32;
-        let gr = &mut self.sched.groups[g as usize];
-        let (tv, t) = gr
-            .cfs
-            .pop(&mut self.sched.pos)
-            .expect("queued group has tasks");
+        let g = ent - tasks.len() as u32;
+        let gr = &mut sched.groups[g as usize];
+        let (tv, t) = gr.cfs.pop(&mut sched.pos).expect("queued group has tasks");
         gr.cfs.min_vruntime = gr.cfs.min_vruntime.max(tv);
         gr.running = true;
         t
@@ -154,13 +171,13 @@ impl crate::Kernel<'_> {
 
     /// Charges the running task's CPU time to its vruntime and, for a
     /// bandwidth-limited group, to the group's runtime (`update_curr()`).
-    pub(crate) fn update_curr(&mut self, c: u32) {
-        let t = self.cpus[c as usize].curr;
+    fn update_curr(&mut self, c: u32) {
+        let t = self.cpus()[c as usize].curr;
         if t == NO_TASK {
             return;
         }
-        let now = self.now;
-        let task = &mut self.tasks[t as usize];
+        let now = self.now();
+        let task = &mut self.tasks_mut()[t as usize];
         if task.exec_start > now {
             return; // still being switched in
         }
@@ -171,9 +188,9 @@ impl crate::Kernel<'_> {
         }
         task.vruntime += delta;
         if let Some(g) = task.group_rq {
-            self.sched.groups[g as usize].vruntime += delta;
+            self.sched_mut().groups[g as usize].vruntime += delta;
             if self.account_cfs_rq_runtime(g, delta) {
-                self.cpus[c as usize].need_resched = true;
+                self.cpus_mut()[c as usize].need_resched = true;
             }
         }
     }
@@ -181,19 +198,20 @@ impl crate::Kernel<'_> {
     /// `__schedule()`: puts the current task back (or not, if it blocked),
     /// throttles its group if it ran out of runtime, picks the next task,
     /// and spends the context-switch time (IRQs off) before running it.
-    pub(crate) fn schedule(&mut self, c: u32) {
+    fn schedule(&mut self, c: u32) {
         self.settle(c);
         // smp_mb__after_spinlock() once the rq lock is taken: a full
         // barrier whatever is picked (membarrier relies on it).
-        self.cpus[c as usize].last_barrier = self.now;
+        self.cpus_mut()[c as usize].last_barrier = self.now();
         self.update_curr(c);
         self.rcu_note_context_switch(c);
-        let prev = self.cpus[c as usize].curr;
+        let prev = self.cpus()[c as usize].curr;
         let mut cost = 0;
         // The switch's hooks, once one of them may wait for a lock.
         let mut hook_run = None;
         if prev != NO_TASK {
-            let task = &self.tasks[prev as usize];
+            let task = &self.tasks()[prev as usize];
+            let (state, is_rt) = (task.state, task.is_rt());
             // __might_sleep(): a task that blocks in atomic context or with
             // IRQs disabled (both are checked: in_atomic(), irqs_disabled()).
             if task.state != TaskState::Running {
@@ -206,10 +224,11 @@ impl crate::Kernel<'_> {
                     (false, false) => None,
                 };
                 if let Some(what) = what {
-                    self.metrics.sleep_in_atomic(c, self.now, what);
+                    let now = self.now();
+                    self.metrics_mut().sleep_in_atomic(c, now, what);
                 }
             }
-            if task.state != TaskState::Running && !task.is_rt() && !self.sched.booting {
+            if state != TaskState::Running && !is_rt && !self.sched().booting {
                 // deactivate_task() -> dequeue_task_fair(), rq lock held.
                 let ev = crate::hooks::HookEvent::DequeueTaskFair;
                 cost = self.switch_hook(c, ev, cost, &mut hook_run);
@@ -218,29 +237,29 @@ impl crate::Kernel<'_> {
                     cost = self.switch_group_hooks(c, prev, site, cost, &mut hook_run);
                 }
             }
-            let task = &self.tasks[prev as usize];
+            let task = &self.tasks()[prev as usize];
             if task.state == TaskState::Running {
                 self.set_state(prev, TaskState::Runnable);
-                if self.cpus[c as usize].online {
+                if self.cpus()[c as usize].online {
                     self.put_prev_runnable(prev);
                 } else {
                     self.push_off_offline_cpu(prev, c);
                 }
             }
-            self.tasks[prev as usize].last_ran = self.now;
-            if let Some(g) = self.tasks[prev as usize].group_rq {
-                self.sched.groups[g as usize].running = false;
+            self.tasks_mut()[prev as usize].last_ran = self.now();
+            if let Some(g) = self.tasks()[prev as usize].group_rq {
+                self.sched_mut().groups[g as usize].running = false;
                 cost += self.check_cfs_rq_runtime(c, g);
-                if self.sched.groups[g as usize].cfs.is_empty() {
+                if self.sched().groups[g as usize].cfs.is_empty() {
                     // dequeue_entity() left the group empty on this CPU.
                     self.return_cfs_rq_runtime(g);
                 }
                 self.requeue_group(g);
             }
         }
-        self.cpus[c as usize].need_resched = false;
+        self.cpus_mut()[c as usize].need_resched = false;
         cost += self.take_hook_debt(c);
-        let cpu = &self.cpus[c as usize];
+        let cpu = &self.cpus()[c as usize];
         if cpu.rt.is_empty() && cpu.cfs.is_empty() {
             cost += self.newidle_balance(c);
         }
@@ -250,25 +269,25 @@ impl crate::Kernel<'_> {
             self.sleeping_owner_leaves_cpu(prev);
         }
         if next != NO_TASK {
-            let task = &self.tasks[next as usize];
+            let task = &self.tasks()[next as usize];
             crate::invariants::check(crate::invariants::switch_in(
                 next,
                 c,
                 task.cpu,
                 task.state,
-                self.cpus[c as usize].online,
+                self.cpus()[c as usize].online,
                 task.kthread.is_some(),
             ));
             self.set_state(next, TaskState::Running);
             // Its run time starts being charged when the switch completes.
-            self.tasks[next as usize].exec_start = u64::MAX;
+            self.tasks_mut()[next as usize].exec_start = u64::MAX;
         }
         if next != NO_TASK && next != prev && self.has_group_hooks() {
             // pick_next_task_fair() -> set_next_entity() -> update_load_avg().
             let site = tg_load_avg::UpdateSite::SetNext;
             cost = self.switch_group_hooks(c, next, site, cost, &mut hook_run);
         }
-        if prev == NO_TASK && next != NO_TASK && !self.sched.booting {
+        if prev == NO_TASK && next != NO_TASK && !self.sched().booting {
             // do_idle() ends (tick_nohz_idle_exit(), ...): the idle task's
             // way out, before schedule_idle().
             let ev = crate::hooks::HookEvent::IdleExit;
@@ -276,21 +295,22 @@ impl crate::Kernel<'_> {
         }
         if next != prev {
             // trace_sched_switch(), before context_switch().
-            if !self.sched.booting {
+            if !self.sched().booting {
                 let ev = crate::hooks::HookEvent::SchedSwitch;
                 cost = self.switch_hook(c, ev, cost, &mut hook_run);
             }
-            cost += self.cost.context_switch;
+            cost += self.cost().context_switch;
             cost += self.mm_switch_start(c, prev, next);
-            if self.metrics.measuring(self.now) {
-                self.cpus[c as usize].nr_switches += 1;
+            if self.metrics().measuring(self.now()) {
+                self.cpus_mut()[c as usize].nr_switches += 1;
             }
         }
-        if self.sched.booting {
+        if self.sched().booting {
             // Switched in before the run began.
             cost = 0;
         }
-        let cpu = &mut self.cpus[c as usize];
+        let now = self.now();
+        let cpu = &mut self.cpus_mut()[c as usize];
         cpu.curr = next;
         if let Some(run) = hook_run {
             // Hooks that take locks: the switch ends when they are done.
@@ -302,34 +322,33 @@ impl crate::Kernel<'_> {
             return;
         }
         cpu.activity = Activity::Switch {
-            end: self.now + cost,
+            end: now + cost,
             next,
         };
-        cpu.rq_busy_until = cpu.rq_busy_until.max(self.now + cost);
+        cpu.rq_busy_until = cpu.rq_busy_until.max(now + cost);
         self.irq_off_begin(c);
-        self.arm_cpu(c, self.now + cost);
+        self.arm_cpu(c, now + cost);
     }
 
     fn put_prev_runnable(&mut self, t: TaskId) {
-        let task = &self.tasks[t as usize];
+        let SchedParts { cpus, tasks, sched } = self.sched_parts();
+        let task = &tasks[t as usize];
         let c = task.cpu as usize;
         match (task.policy, task.group_rq) {
-            (Policy::Fifo(prio), _) => self.cpus[c].rt.push_head(prio, t),
+            (Policy::Fifo(prio), _) => cpus[c].rt.push_head(prio, t),
             (Policy::Normal, None) => {
                 let v = task.vruntime;
-                self.cpus[c].cfs.push(&mut self.sched.pos, v, t)
+                cpus[c].cfs.push(&mut sched.pos, v, t)
             }
             (Policy::Normal, Some(g)) => {
                 let v = task.vruntime;
-                self.sched.groups[g as usize]
-                    .cfs
-                    .push(&mut self.sched.pos, v, t)
+                sched.groups[g as usize].cfs.push(&mut sched.pos, v, t)
             }
         }
     }
 
     /// The switch is done: `next` (or idle) runs from now.
-    pub(crate) fn finish_switch(&mut self, c: u32, next: TaskId) {
+    fn finish_switch(&mut self, c: u32, next: TaskId) {
         if self.hook_run_waiting(c) {
             // A hook of this switch goes on first (`hooks.rs`).
             self.drive_hook_run(c);
@@ -337,34 +356,34 @@ impl crate::Kernel<'_> {
         }
         self.settle(c);
         self.irq_off_end(c);
-        let now = self.now;
-        let cpu = &mut self.cpus[c as usize];
+        let now = self.now();
+        let cpu = &mut self.cpus_mut()[c as usize];
         cpu.curr = next;
         cpu.switched_in_at = now;
         if next == NO_TASK {
             cpu.activity = Activity::Idle;
             // ct_idle_enter(): an extended quiescent state begins.
-            self.rcu.eqs_enter(c);
+            self.rcu_eqs_enter(c);
             let hook = self.hook(crate::hooks::HookEvent::IdleEnter);
-            if let Some(h) = hook.filter(|_| !self.sched.booting) {
+            if let Some(h) = hook.filter(|_| !self.sched().booting) {
                 // do_idle() begins (tick_nohz_idle_enter(), ...): the CPU is
                 // busy in the idle task until the hook ends.
                 let end = self.run_hook(c, h, now);
-                self.cpus[c as usize].idle_hook_until = end;
+                self.cpus_mut()[c as usize].idle_hook_until = end;
             }
         } else {
             cpu.activity = Activity::Task;
             // finish_task_switch(): the mm side of the switch, charged to the
             // task before it runs.
-            let user = self.tasks[next as usize].kthread.is_none();
+            let user = self.tasks()[next as usize].kthread.is_none();
             if user
-                && (self.cpus[c as usize].active_mm != self.tasks[next as usize].mm
-                    || self.cpus[c as usize].lazy)
+                && (self.cpus()[c as usize].active_mm != self.tasks()[next as usize].mm
+                    || self.cpus()[c as usize].lazy)
             {
                 let t = self.mm_switch_finish(c, next);
-                self.tasks[next as usize].batch.push(Mode::Sys, t);
+                self.tasks_mut()[next as usize].batch.push(Mode::Sys, t);
             }
-            let task = &mut self.tasks[next as usize];
+            let task = &mut self.tasks_mut()[next as usize];
             // The working set follows a migrated task (cache misses).
             let refill = std::mem::take(&mut task.migration_refill);
             task.batch.push(task.mode, refill);
@@ -372,15 +391,15 @@ impl crate::Kernel<'_> {
             task.slice_start = now;
             if let Some(h) = task.wait.overshoot_hist.take() {
                 let late = now.saturating_sub(task.wait.wake_deadline);
-                self.metrics.record(now, h, late);
+                self.metrics_mut().record(now, h, late);
             }
-            if !self.cpus[c as usize].tick_armed {
-                self.cpus[c as usize].tick_armed = true;
-                let next_tick = (now / self.sched.tick_ns + 1) * self.sched.tick_ns;
+            if !self.cpus()[c as usize].tick_armed {
+                self.cpus_mut()[c as usize].tick_armed = true;
+                let next_tick = (now / self.sched().tick_ns + 1) * self.sched().tick_ns;
                 self.at(next_tick, Event::Sched(SchedEvent::Tick { cpu: c }));
             }
         }
-        if self.sched.booting {
+        if self.sched().booting {
             // Every CPU gets its task before any runs (Kernel::boot).
             return;
         }
@@ -390,24 +409,25 @@ impl crate::Kernel<'_> {
     /// khungtaskd: a task that has slept in D state (uninterruptibly) for
     /// `hung_task_timeout_secs` is reported. Checked when it wakes and at
     /// the end of the run.
-    pub(crate) fn check_hung_task(&mut self, t: TaskId) {
-        let task = &self.tasks[t as usize];
+    fn check_hung_task(&mut self, t: TaskId) {
+        let task = &self.tasks()[t as usize];
         if task.state != TaskState::Sleeping || task.wait.interruptible {
             return;
         }
-        let blocked = self.now - task.wait.wait_start;
-        if blocked >= self.metrics.thresholds.hung_task {
+        let blocked = self.now() - task.wait.wait_start;
+        if blocked >= self.metrics().thresholds.hung_task {
             let cpu = task.cpu;
             let name = self.task_name(t);
-            self.metrics.hung_task(cpu, self.now, name, blocked);
+            let now = self.now();
+            self.metrics_mut().hung_task(cpu, now, name, blocked);
         }
     }
 
     /// `try_to_wake_up()`: makes a sleeping task runnable and decides
     /// whether it preempts its CPU's current task. `from` is the waking CPU.
-    pub(crate) fn wake_up(&mut self, t: TaskId, from: u32) {
+    fn wake_up(&mut self, t: TaskId, from: u32) {
         if from == FROM_SOFTIRQ {
-            self.wake_up_from(t, self.tasks[t as usize].cpu, true);
+            self.wake_up_from(t, self.tasks()[t as usize].cpu, true);
         } else {
             self.wake_up_from(t, from, false);
         }
@@ -416,27 +436,27 @@ impl crate::Kernel<'_> {
     /// `try_to_wake_up()` from CPU `waker`, in a task or (`softirq`) in
     /// softirq/IRQ context, where a wakeup on the same CPU preempts on the
     /// way out of the interrupt.
-    pub(crate) fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
-        debug_assert_eq!(self.tasks[t as usize].state, TaskState::Sleeping);
+    fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
+        debug_assert_eq!(self.tasks()[t as usize].state, TaskState::Sleeping);
         self.check_hung_task(t);
         self.place_waking_task(t, waker);
         self.set_state(t, TaskState::Runnable);
-        self.tasks[t as usize].gen = self.tasks[t as usize].gen.wrapping_add(1);
+        self.tasks_mut()[t as usize].gen = self.tasks()[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
-        let c = self.tasks[t as usize].cpu;
+        let c = self.tasks()[t as usize].cpu;
         // ttwu_do_activate() -> enqueue_task_fair() on the waking CPU (the
         // task's own CPU from a softirq), rq lock held.
         let on = if softirq { c } else { waker };
         if let Some(h) = self.hook(crate::hooks::HookEvent::EnqueueTaskFair) {
-            if !self.tasks[t as usize].is_rt() {
-                let d = self.run_hook(on, h, self.now) - self.now;
+            if !self.tasks()[t as usize].is_rt() {
+                let d = self.run_hook(on, h, self.now()) - self.now();
                 self.charge_hook(on, d);
             }
         }
         if self.has_group_hooks() {
             // enqueue_entity() -> update_load_avg(), update_cfs_group().
             let site = tg_load_avg::UpdateSite::Enqueue;
-            let d = self.run_group_hooks(on, t, site, self.now) - self.now;
+            let d = self.run_group_hooks(on, t, site, self.now()) - self.now();
             self.charge_hook(on, d);
         }
         let from = if softirq && c == waker {
@@ -449,7 +469,7 @@ impl crate::Kernel<'_> {
 
     /// `wakeup_preempt()` for a task just queued on `c`, and the end of
     /// `c`'s idle time if it was idle.
-    pub(crate) fn check_preempt_wakeup(&mut self, c: u32, t: TaskId, from: u32) {
+    fn check_preempt_wakeup(&mut self, c: u32, t: TaskId, from: u32) {
         self.idle_ends(c);
         if self.should_preempt(c, t) {
             self.resched_cpu(c, from);
@@ -458,11 +478,11 @@ impl crate::Kernel<'_> {
 
     /// `check_preempt_curr()`.
     fn should_preempt(&mut self, c: u32, woken: TaskId) -> bool {
-        let curr = self.cpus[c as usize].curr;
+        let curr = self.cpus()[c as usize].curr;
         if curr == NO_TASK {
             return true;
         }
-        let (w, cur) = (&self.tasks[woken as usize], &self.tasks[curr as usize]);
+        let (w, cur) = (&self.tasks()[woken as usize], &self.tasks()[curr as usize]);
         match (w.policy, cur.policy) {
             (Policy::Fifo(a), Policy::Fifo(b)) => a > b,
             (Policy::Fifo(_), Policy::Normal) => true,
@@ -473,30 +493,30 @@ impl crate::Kernel<'_> {
                 }
                 let wv = match w.group_rq {
                     None => w.vruntime,
-                    Some(g) => self.sched.groups[g as usize].vruntime,
+                    Some(g) => self.sched().groups[g as usize].vruntime,
                 };
                 let cv = match cur.group_rq {
                     None => cur.vruntime,
-                    Some(g) => self.sched.groups[g as usize].vruntime,
+                    Some(g) => self.sched().groups[g as usize].vruntime,
                 };
-                cv > wv + self.spec.knobs.wakeup_granularity
+                cv > wv + self.spec().knobs.wakeup_granularity
             }
         }
     }
 
     /// `resched_curr()`: locally sets `need_resched`; remotely sends a
     /// reschedule IPI.
-    pub(crate) fn resched_cpu(&mut self, c: u32, from: u32) {
+    fn resched_cpu(&mut self, c: u32, from: u32) {
         if from == FROM_SOFTIRQ {
             // Raised on the target CPU itself, outside any task: act now.
-            self.at(self.now, Event::Sched(SchedEvent::Resched { cpu: c }));
+            self.at(self.now(), Event::Sched(SchedEvent::Resched { cpu: c }));
             return;
         }
         if c == from {
-            self.cpus[c as usize].need_resched = true;
+            self.cpus_mut()[c as usize].need_resched = true;
             // A local spinner polls need_resched and a running task reaches a
             // preemption point on its own; an idle CPU picks the task now.
-            if self.cpus[c as usize].activity == Activity::Idle {
+            if self.cpus()[c as usize].activity == Activity::Idle {
                 self.kick(c);
             }
             return;
@@ -504,13 +524,13 @@ impl crate::Kernel<'_> {
         // resched_curr(): an IPI, or for a polling idle CPU only the flag.
         let latency = self.wake_idle_latency(c, from);
         self.at(
-            self.now + latency,
+            self.now() + latency,
             Event::Sched(SchedEvent::Resched { cpu: c }),
         );
     }
 
-    pub(crate) fn on_resched_ipi(&mut self, c: u32) -> Handled {
-        let cpu = &mut self.cpus[c as usize];
+    fn on_resched_ipi(&mut self, c: u32) -> Handled {
+        let cpu = &mut self.cpus_mut()[c as usize];
         cpu.need_resched = true;
         if matches!(cpu.activity, Activity::Idle | Activity::Task) {
             self.kick(c);
@@ -521,15 +541,15 @@ impl crate::Kernel<'_> {
     /// The scheduler tick (`scheduler_tick()`): accounts the running task,
     /// preempts a CFS task whose slice is used up when others wait. Idle
     /// CPUs stop their tick (NO_HZ).
-    pub(crate) fn tick(&mut self, c: u32) -> Handled {
-        let cpu = &self.cpus[c as usize];
+    fn tick(&mut self, c: u32) -> Handled {
+        let cpu = &self.cpus()[c as usize];
         if cpu.curr == NO_TASK && cpu.activity == Activity::Idle {
-            self.cpus[c as usize].tick_armed = false;
+            self.cpus_mut()[c as usize].tick_armed = false;
             return Handled::Done;
         }
         let t = cpu.curr;
         self.at(
-            self.now + self.sched.tick_ns,
+            self.now() + self.sched().tick_ns,
             Event::Sched(SchedEvent::Tick { cpu: c }),
         );
         if t == NO_TASK {
@@ -547,16 +567,16 @@ impl crate::Kernel<'_> {
         // `syscall`), but a lock taken in user code (a model of a
         // user-space spinlock) still disables preemption here, and a grace
         // period must not end through such a section.
-        let task = &self.tasks[t as usize];
-        let into_batch = self.now - self.cpus[c as usize].accounted_to;
+        let task = &self.tasks()[t as usize];
+        let into_batch = self.now() - self.cpus()[c as usize].accounted_to;
         let user = task.batch.mode_at(into_batch, task.mode) == Mode::User
             && task.wait.spin == Spin::None
             && task.irq.preempt_count == 0
             && !task.irq.irqs_off
             && task.irq.rcu_read_depth == 0
-            && self.cpus[c as usize].activity == Activity::Task;
+            && self.cpus()[c as usize].activity == Activity::Task;
         if user {
-            let irq = &self.tasks[t as usize].irq;
+            let irq = &self.tasks()[t as usize].irq;
             crate::invariants::check(crate::invariants::quiescent_outside_atomic(
                 c,
                 irq.preempt_count,
@@ -566,33 +586,33 @@ impl crate::Kernel<'_> {
             self.rcu_qs(c);
         }
         self.rcu_urgent_qs_tick(c, !user);
-        let task = &self.tasks[t as usize];
-        let cpu = &self.cpus[c as usize];
+        let task = &self.tasks()[t as usize];
+        let cpu = &self.cpus()[c as usize];
         let others_wait = !cpu.rt.is_empty()
             || !cpu.cfs.is_empty()
             || task
                 .group_rq
-                .is_some_and(|g| !self.sched.groups[g as usize].cfs.is_empty());
+                .is_some_and(|g| !self.sched().groups[g as usize].cfs.is_empty());
         if !task.is_rt()
             && others_wait
-            && self.now - task.slice_start >= self.spec.knobs.sched_slice
+            && self.now() - task.slice_start >= self.spec().knobs.sched_slice
         {
-            self.cpus[c as usize].need_resched = true;
+            self.cpus_mut()[c as usize].need_resched = true;
         }
         self.trigger_load_balance(c);
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks()[t as usize];
         // entity_tick() -> update_load_avg(), update_cfs_group().
         let group_tick = self.has_group_hooks() && task.group_rq.is_some() && !task.is_rt();
         if self.hook(crate::hooks::HookEvent::SchedTick).is_some() || group_tick {
             // The hook runs in the timer interrupt, once IRQs are on.
-            self.cpus[c as usize]
+            self.cpus_mut()[c as usize]
                 .irq_pending
                 .push(crate::cpu::PendingIrq::TickHook);
             self.interrupt(c);
             return Handled::Done;
         }
-        if self.cpus[c as usize].need_resched
-            && matches!(self.cpus[c as usize].activity, Activity::Task)
+        if self.cpus()[c as usize].need_resched
+            && matches!(self.cpus()[c as usize].activity, Activity::Task)
         {
             self.kick(c);
         }
@@ -600,29 +620,22 @@ impl crate::Kernel<'_> {
     }
 
     /// The task sleeps until woken, then continues its op at `resume`.
-    pub(crate) fn sleep_until_woken(
-        &mut self,
-        c: u32,
-        t: TaskId,
-        resume: Resume,
-    ) -> crate::mechanism::Flow {
-        self.tasks[t as usize].resume = resume;
+    fn sleep_until_woken(&mut self, c: u32, t: TaskId, resume: Resume) -> crate::mechanism::Flow {
+        self.tasks_mut()[t as usize].resume = resume;
         self.block(c, t);
         crate::mechanism::Flow::Stop
     }
 
     /// The task gives up the CPU because it blocks (state already set).
-    pub(crate) fn block(&mut self, c: u32, t: TaskId) {
+    fn block(&mut self, c: u32, t: TaskId) {
         self.set_state(t, TaskState::Sleeping);
-        self.tasks[t as usize].wait.wait_start = self.now;
-        self.tasks[t as usize].wait.interruptible = false;
+        self.tasks_mut()[t as usize].wait.wait_start = self.now();
+        self.tasks_mut()[t as usize].wait.interruptible = false;
         self.schedule(c);
     }
-}
 
-impl crate::Kernel<'_> {
     /// Routes a scheduler event.
-    pub(crate) fn on_sched_event(&mut self, e: SchedEvent) -> smpsim_engine::Handled {
+    fn on_sched_event(&mut self, e: SchedEvent) -> smpsim_engine::Handled {
         use smpsim_engine::Handled;
         match e {
             SchedEvent::Cpu { cpu, gen } => self.on_cpu_event(cpu, gen),
@@ -632,12 +645,12 @@ impl crate::Kernel<'_> {
             SchedEvent::SpinEnd { task, gen } => self.on_spin_end(task, gen),
             SchedEvent::Timer { task, gen } => {
                 // The hrtimer interrupt fires on the sleeper's CPU.
-                let t = &self.tasks[task as usize];
+                let t = &self.tasks()[task as usize];
                 if t.gen != gen || t.state != TaskState::Sleeping {
                     return Handled::Stale;
                 }
                 let cpu = t.cpu;
-                self.cpus[cpu as usize]
+                self.cpus_mut()[cpu as usize]
                     .irq_pending
                     .push(crate::cpu::PendingIrq::Timer { task, gen });
                 self.interrupt(cpu);
@@ -646,3 +659,5 @@ impl crate::Kernel<'_> {
         }
     }
 }
+
+impl<'s, K: SchedEnv<'s> + ?Sized> Scheduler<'s> for K {}

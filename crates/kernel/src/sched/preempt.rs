@@ -7,28 +7,29 @@
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::PreemptOp;
 use crate::task::{Resume, TaskId};
-use crate::Kernel;
 
-impl<'s> MechanismOp<crate::Kernel<'s>> for PreemptOp {
-    fn run(&self, k: &mut Kernel<'s>, c: u32, t: TaskId, _: Resume) -> Flow {
+use super::{SchedEnv, Scheduler};
+
+impl<'s, K: SchedEnv<'s>> MechanismOp<K> for PreemptOp {
+    fn run(&self, k: &mut K, c: u32, t: TaskId, _: Resume) -> Flow {
         match self {
             PreemptOp::PreemptDisable => {
                 k.preempt_disable(t);
                 k.advance(t);
                 Flow::Next
             }
-            PreemptOp::PreemptEnable => k.preempt_enable_op(c, t),
+            PreemptOp::PreemptEnable => preempt_enable_op(k, c, t),
             PreemptOp::LocalIrqDisable => {
-                k.tasks[t as usize].irq.irqs_off = true;
+                k.tasks_mut()[t as usize].irq.irqs_off = true;
                 k.irq_off_begin(c);
                 k.advance(t);
                 Flow::Next
             }
             PreemptOp::LocalIrqEnable => {
-                k.tasks[t as usize].irq.irqs_off = false;
+                k.tasks_mut()[t as usize].irq.irqs_off = false;
                 k.irq_off_end(c);
                 k.advance(t);
-                if k.cpus[c as usize].has_pending_irq() {
+                if k.cpus()[c as usize].has_pending_irq() {
                     k.enter_irq(c);
                     return Flow::Stop;
                 }
@@ -38,16 +39,18 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for PreemptOp {
     }
 }
 
-impl Kernel<'_> {
-    /// `preempt_enable()` as an op (also the end of `rcu_read_unlock()`):
-    /// the task moves on, and reschedules here if it was asked to.
-    pub(crate) fn preempt_enable_op(&mut self, c: u32, t: TaskId) -> Flow {
-        let resched = self.preempt_enable(t);
-        self.advance(t);
-        if resched {
-            self.schedule(c);
-            return Flow::Stop;
-        }
-        Flow::Next
+/// `preempt_enable()` as an op (also the end of `rcu_read_unlock()`):
+/// the task moves on, and reschedules here if it was asked to.
+pub(crate) fn preempt_enable_op<'s, K: SchedEnv<'s> + ?Sized>(
+    k: &mut K,
+    c: u32,
+    t: TaskId,
+) -> Flow {
+    let resched = k.preempt_enable(t);
+    k.advance(t);
+    if resched {
+        k.schedule(c);
+        return Flow::Stop;
     }
+    Flow::Next
 }

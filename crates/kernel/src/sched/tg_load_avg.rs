@@ -31,6 +31,7 @@
 //! per level), and `update_blocked_averages()` (the load balancer's
 //! periodic decay of idle cfs_rqs) calls no hook.
 
+use super::prelude::*;
 use smpsim_engine::Nanos;
 
 use crate::hooks::{HookEvent, HookRun};
@@ -49,10 +50,12 @@ pub(crate) enum UpdateSite {
     Tick,
 }
 
-impl<'s> crate::Kernel<'s> {
+/// The per-group hooks at the scheduler's update sites; for every
+/// scheduler env.
+pub(crate) trait TgLoadAvg<'s>: SchedEnv<'s> {
     /// Whether the scenario has a per-group hook at all.
     #[inline]
-    pub(crate) fn has_group_hooks(&self) -> bool {
+    fn has_group_hooks(&self) -> bool {
         self.hook(HookEvent::UpdateTgLoadAvg).is_some()
             || self.hook(HookEvent::UpdateCfsGroup).is_some()
     }
@@ -61,19 +64,20 @@ impl<'s> crate::Kernel<'s> {
     /// task `t` reaches at time `at`: (`update_tg_load_avg` passes its
     /// rate limit, `update_cfs_group` runs). Records the update.
     fn group_updates(&mut self, t: TaskId, site: UpdateSite, at: Nanos) -> (bool, bool) {
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks()[t as usize];
         let Some(g) = task
             .group_rq
-            .filter(|_| !task.is_rt() && !self.sched.booting)
+            .filter(|_| !task.is_rt() && !self.sched().booting)
         else {
             return (false, false);
         };
         let mut tg = false;
         if self.hook(HookEvent::UpdateTgLoadAvg).is_some() {
-            let next = &mut self.sched.hooks.tg_next_update[g as usize];
+            let ratelimit = self.spec().knobs.tg_load_avg_ratelimit;
+            let next = &mut self.sched_mut().hooks.tg_next_update[g as usize];
             if at >= *next {
                 // cfs_rq->last_update_tg_load_avg = now.
-                *next = at.saturating_add(self.spec.knobs.tg_load_avg_ratelimit);
+                *next = at.saturating_add(ratelimit);
                 tg = true;
             }
         }
@@ -84,13 +88,7 @@ impl<'s> crate::Kernel<'s> {
 
     /// The per-group hooks of task `t`'s update at `site`, run straight on
     /// CPU `on` from `at` (a wakeup, the tick); returns when they end.
-    pub(crate) fn run_group_hooks(
-        &mut self,
-        on: u32,
-        t: TaskId,
-        site: UpdateSite,
-        mut at: Nanos,
-    ) -> Nanos {
+    fn run_group_hooks(&mut self, on: u32, t: TaskId, site: UpdateSite, mut at: Nanos) -> Nanos {
         let (tg, cfs_group) = self.group_updates(t, site, at);
         for (run, ev) in [
             (tg, HookEvent::UpdateTgLoadAvg),
@@ -105,7 +103,7 @@ impl<'s> crate::Kernel<'s> {
 
     /// The same inside `__schedule()` on CPU `c`, `cost` into the switch
     /// (see [`Self::switch_hook`]); returns the switch's cost so far.
-    pub(crate) fn switch_group_hooks(
+    fn switch_group_hooks(
         &mut self,
         c: u32,
         t: TaskId,
@@ -113,7 +111,7 @@ impl<'s> crate::Kernel<'s> {
         mut cost: Nanos,
         run: &mut Option<Box<HookRun<'s>>>,
     ) -> Nanos {
-        let (tg, cfs_group) = self.group_updates(t, site, self.now + cost);
+        let (tg, cfs_group) = self.group_updates(t, site, self.now() + cost);
         if tg {
             cost = self.switch_hook(c, HookEvent::UpdateTgLoadAvg, cost, run);
         }
@@ -123,3 +121,5 @@ impl<'s> crate::Kernel<'s> {
         cost
     }
 }
+
+impl<'s, K: SchedEnv<'s> + ?Sized> TgLoadAvg<'s> for K {}

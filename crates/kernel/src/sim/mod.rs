@@ -4,6 +4,7 @@
 mod collect;
 mod driver;
 mod rcu_env;
+mod sched_env;
 pub(crate) mod streams;
 mod timeline;
 
