@@ -3,14 +3,19 @@
 //! [`Objects::first_instance`]; [`super::build`] makes the instances once,
 //! from the spec through the registries.
 //!
-//! Each lock kind owns its table, [`Objects::kind_table`] (kept here by
-//! its type, so that this file names no kind and no registry: the kinds
-//! name it, it names none of them); `percpu_rwsem` uses
+//! Each lock kind owns its table. The two on every hot path, `mutex` and
+//! `rw_semaphore`, are typed fields here ([`Objects::mutexes`],
+//! [`Objects::rwsems`]): reached directly, because a lookup by type on
+//! each of the ~35 accesses of a lock operation cost the bench ~15% of
+//! its events per second. The others are kept by their type
+//! ([`Objects::kind_table`]), naming no kind; `percpu_rwsem` uses
 //! [`Objects::sleeping`]. Spinning locks, atomics and variables have
 //! tables here, their instances made by [`super::build`].
 
 use crate::coherence::Line;
 use crate::ids::ObjId;
+use crate::locking::mutex::Mutexes;
+use crate::locking::rwsem::Rwsems;
 use crate::locking::spinning::LockInstance;
 
 /// The `Line` an atomic instance uses: its own (or another atomic's) in
@@ -39,6 +44,10 @@ pub struct Objects {
     /// Instances of sleeping-lock kinds that keep no table of their own
     /// (each kind downcasts its own).
     pub sleeping: Vec<Box<dyn std::any::Any + Send>>,
+    /// `struct mutex`'s own table, read and written only by `mutex/`.
+    pub(super) mutexes: Mutexes,
+    /// `struct rw_semaphore`'s own table, read and written only by `rwsem/`.
+    pub(super) rwsems: Rwsems,
     /// The tables a kind owns (its instances and what it keeps beside
     /// them), by the table's type: made by the kind on first use, read
     /// only by it ([`Objects::kind_table`]). Few: one per kind declared.

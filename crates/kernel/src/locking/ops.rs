@@ -73,20 +73,12 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
             }
             LockingOp::Down(r) => {
                 let s = k.instance(t, r);
-                let kind = k
-                    .locking
-                    .objects
-                    .sleeping_kind(r.object)
-                    .expect("a semaphore");
+                let kind = semaphore_kind(k, r.object);
                 k.sleeping_lock(c, t, kind, s, LockMode::Exclusive, resume)
             }
             LockingOp::Up(r) => {
                 let s = k.instance(t, r);
-                let kind = k
-                    .locking
-                    .objects
-                    .sleeping_kind(r.object)
-                    .expect("a semaphore");
+                let kind = semaphore_kind(k, r.object);
                 sleeping::kind(kind)
                     .imp
                     .unlock(k, c, t, s, LockMode::Exclusive)
@@ -158,4 +150,13 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
             }
         }
     }
+}
+
+/// The sleeping kind (its id) of `down()`/`up()`'s object: compiled only
+/// for a `semaphore` object, so always one.
+fn semaphore_kind(k: &Kernel, object: u32) -> u8 {
+    k.locking
+        .objects
+        .sleeping_kind(object)
+        .expect("down()/up() compile only for a semaphore object")
 }

@@ -130,8 +130,7 @@ impl Held {
     }
 }
 
-/// Task `t`'s [`Held`], the table grown to reach it.
-/// The kind's own table ([`Objects::kind_table`]).
+/// The kind's own table ([`Objects::mutexes`]).
 #[derive(Default)]
 pub(crate) struct Mutexes {
     /// Every `struct mutex` instance.
@@ -140,19 +139,14 @@ pub(crate) struct Mutexes {
     held: Vec<Held>,
 }
 
-static NO_MUTEXES: Mutexes = Mutexes {
-    all: Vec::new(),
-    held: Vec::new(),
-};
-
-#[inline]
+#[inline(always)]
 fn table(o: &mut Objects) -> &mut Mutexes {
-    o.kind_table::<Mutexes>()
+    &mut o.mutexes
 }
 
-#[inline]
+#[inline(always)]
 fn table_ref(o: &Objects) -> &Mutexes {
-    o.kind_table_ref::<Mutexes>().unwrap_or(&NO_MUTEXES)
+    &o.mutexes
 }
 
 /// The line of mutex `m`'s word, for an object placed on it
@@ -161,6 +155,7 @@ pub(crate) fn word_mut(o: &mut Objects, m: u32) -> &mut Line {
     &mut table(o).all[m as usize].word
 }
 
+/// Task `t`'s [`Held`], the table grown to reach it.
 #[inline]
 fn held_by(o: &mut Objects, t: TaskId) -> &mut Held {
     let t = t as usize;

@@ -184,7 +184,7 @@ pub const KIND: SleepingKindInfo = SleepingKindInfo {
 
 struct RwsemKind;
 
-/// The kind's own table ([`Objects::kind_table`]).
+/// The kind's own table ([`Objects::rwsems`]).
 #[derive(Default)]
 pub(crate) struct Rwsems {
     /// Every `struct rw_semaphore` instance.
@@ -194,19 +194,14 @@ pub(crate) struct Rwsems {
     watched: Vec<u32>,
 }
 
-static NO_RWSEMS: Rwsems = Rwsems {
-    all: Vec::new(),
-    watched: Vec::new(),
-};
-
-#[inline]
+#[inline(always)]
 fn table(o: &mut Objects) -> &mut Rwsems {
-    o.kind_table::<Rwsems>()
+    &mut o.rwsems
 }
 
-#[inline]
+#[inline(always)]
 fn table_ref(o: &Objects) -> &Rwsems {
-    o.kind_table_ref::<Rwsems>().unwrap_or(&NO_RWSEMS)
+    &o.rwsems
 }
 
 impl SleepingLock for RwsemKind {
