@@ -512,7 +512,8 @@ impl<'s> crate::Kernel<'s> {
                 let len = self.spec.layout.array_len(object);
                 let len = len.unwrap_or(self.nr_cpus());
                 let object = &self.spec.objects[object as usize].name;
-                self.metrics.bad_index(c, self.now, &name, object, index, len)
+                self.metrics
+                    .bad_index(c, self.now, &name, object, index, len)
             }
         }
         self.halt();

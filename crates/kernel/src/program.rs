@@ -297,7 +297,10 @@ pub enum Op {
     /// `work(time, units = EXPR)`: one draw of `time` times `units`,
     /// evaluated when the op runs (a hold time that grows with the
     /// structure it walks); a negative `units` is reported and taken as 0.
-    WorkUnits { time: Dist, units: Expr },
+    WorkUnits {
+        time: Dist,
+        units: Expr,
+    },
     /// Enter the kernel: charges the machine's syscall cost, then runs in sys mode.
     SyscallEnter,
     /// Return to user mode.

@@ -236,7 +236,10 @@ fn array_len(o: &RawObject, declared: usize, max: u64) -> DResult<u32> {
         )),
         _ => Ok(()),
     };
-    refuse(&o.per_cpu, "per-CPU too; declare one array, or one per-CPU object")?;
+    refuse(
+        &o.per_cpu,
+        "per-CPU too; declare one array, or one per-CPU object",
+    )?;
     if let Some(l) = o.line.as_ref().or(o.stride.as_ref()) {
         return Err(Diag::new(
             l.span(),

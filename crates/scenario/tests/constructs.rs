@@ -174,7 +174,10 @@ fn a_duration_variable_with_a_range_is_an_assumed_value() {
         .find(|v| v.key == "tasks.w.vars.per_entry")
         .unwrap_or_else(|| panic!("{values:?}"));
     assert_eq!((v.lo.as_str(), v.hi.as_str()), ("\"50ns\"", "\"400ns\""));
-    assert_eq!(scn.compile(None, &[]).unwrap(), scenario(WALK).compile(None, &[]).unwrap());
+    assert_eq!(
+        scn.compile(None, &[]).unwrap(),
+        scenario(WALK).compile(None, &[]).unwrap()
+    );
 }
 
 // ---- object arrays ---------------------------------------------------
@@ -208,10 +211,14 @@ fn an_array_is_n_objects_and_an_index_picks_one() {
     assert_eq!(spec.layout.arrays, vec![(0, 64)]);
     // A constant index is the element itself.
     let spec = common::spec(&BUCKETS.replace("b[hash(key) % 64]", "b[17]"));
-    let lock = spec.task_groups[0].program.ops.iter().find_map(|op| match op {
-        Op::Locking(smpsim_kernel::program::LockingOp::Lock { lock, .. }) => Some(lock.clone()),
-        _ => None,
-    });
+    let lock = spec.task_groups[0]
+        .program
+        .ops
+        .iter()
+        .find_map(|op| match op {
+            Op::Locking(smpsim_kernel::program::LockingOp::Lock { lock, .. }) => Some(lock.clone()),
+            _ => None,
+        });
     assert_eq!(
         lock,
         Some(ObjRef {
@@ -246,23 +253,56 @@ fn tasks_take_the_buckets_their_keys_hash_to() {
 
 #[test]
 fn an_index_outside_the_array_at_run_time_stops_the_run() {
-    let r = run(&BUCKETS.replace("b[hash(key) % 64]", "b[task_index * 10]"), None, &[]);
+    let r = run(
+        &BUCKETS.replace("b[hash(key) % 64]", "b[task_index * 10]"),
+        None,
+        &[],
+    );
     let f = r
         .findings
         .iter()
         .find(|f| f.detector == "bad_percpu_index")
         .unwrap_or_else(|| panic!("{:?}", r.findings));
-    assert!(f.message.contains("with 70, outside [0, 64)"), "{}", f.message);
+    assert!(
+        f.message.contains("with 70, outside [0, 64)"),
+        "{}",
+        f.message
+    );
 }
 
 #[test]
 fn array_mistakes_are_located_errors() {
     for (from, to, says, under) in [
-        ("count = 64", "count = 0", "must be from 1 to 1048576, not 0", "0"),
-        ("count = 64", "count = 64, per_cpu = true", "cannot be per-CPU too", "true"),
-        ("count = 64", "count = 64, line = \"x\"", "`line` and `stride` do not apply", "\"x\""),
-        ("b[hash(key) % 64]", "b", "`b` is an array of 64 objects: say which one", "b"),
-        ("b[hash(key) % 64]", "b[64]", "`b` has 64 elements, 0 to 63; there is no element 64", "64"),
+        (
+            "count = 64",
+            "count = 0",
+            "must be from 1 to 1048576, not 0",
+            "0",
+        ),
+        (
+            "count = 64",
+            "count = 64, per_cpu = true",
+            "cannot be per-CPU too",
+            "true",
+        ),
+        (
+            "count = 64",
+            "count = 64, line = \"x\"",
+            "`line` and `stride` do not apply",
+            "\"x\"",
+        ),
+        (
+            "b[hash(key) % 64]",
+            "b",
+            "`b` is an array of 64 objects: say which one",
+            "b",
+        ),
+        (
+            "b[hash(key) % 64]",
+            "b[64]",
+            "`b` has 64 elements, 0 to 63; there is no element 64",
+            "64",
+        ),
         ("hash(key)", "hash", "`hash` is a function", "hash"),
     ] {
         let text = BUCKETS.replacen(from, to, 1);
@@ -280,9 +320,15 @@ fn array_mistakes_are_located_errors() {
 fn a_hook_picks_an_array_element_by_a_constant_only() {
     let base = BUCKETS.to_string()
         + "\n[hooks]\nsched_tick = '''spin_lock(b[3]); work(10ns); spin_unlock(b[3]);'''\n";
-    scenario(&base).compile(None, &[]).unwrap_or_else(|e| panic!("{e}"));
+    scenario(&base)
+        .compile(None, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
     let e = common::err(&base.replace("b[3]", "b[this_cpu()]"));
-    assert!(e.message.contains("indexes the object array `b` by a value known only when it runs"), "{e}");
+    assert!(
+        e.message
+            .contains("indexes the object array `b` by a value known only when it runs"),
+        "{e}"
+    );
 }
 
 // ---- a variant removes a key ----------------------------------------

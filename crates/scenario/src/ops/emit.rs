@@ -343,7 +343,13 @@ impl Emitter<'_, '_> {
             }),
             Some(i) => Err(self.ctx.at_str(
                 o,
-                StrErr::new(r, format!("`{name}` has {len} elements, 0 to {}; there is no element {i}", len - 1)),
+                StrErr::new(
+                    r,
+                    format!(
+                        "`{name}` has {len} elements, 0 to {}; there is no element {i}",
+                        len - 1
+                    ),
+                ),
             )),
             None => Ok(ObjRef {
                 object: first,

@@ -3,8 +3,8 @@
 //! by `Emitter::op` from their registry entry alone.
 
 use smpsim_kernel::program::{
-    BinOp, CallFunc, CheckOp, CmpOp, Cond, CpuSet, Dist, Expr, LockingOp, ObjectId, Op, RcuOp, SmpOp,
-    StopOp,
+    BinOp, CallFunc, CheckOp, CmpOp, Cond, CpuSet, Dist, Expr, LockingOp, ObjectId, Op, RcuOp,
+    SmpOp, StopOp,
 };
 
 use super::def::{Family, OpDef};
@@ -54,9 +54,18 @@ fn scaled(d: Dist, n: u64) -> Dist {
     match d {
         Dist::Const(v) => Dist::Const(x(v)),
         Dist::Exp { mean } => Dist::Exp { mean: x(mean) },
-        Dist::Uniform { lo, hi } => Dist::Uniform { lo: x(lo), hi: x(hi) },
-        Dist::Normal { mean, sd } => Dist::Normal { mean: x(mean), sd: x(sd) },
-        Dist::LogNormal { median, sigma } => Dist::LogNormal { median: x(median), sigma },
+        Dist::Uniform { lo, hi } => Dist::Uniform {
+            lo: x(lo),
+            hi: x(hi),
+        },
+        Dist::Normal { mean, sd } => Dist::Normal {
+            mean: x(mean),
+            sd: x(sd),
+        },
+        Dist::LogNormal { median, sigma } => Dist::LogNormal {
+            median: x(median),
+            sigma,
+        },
     }
 }
 
