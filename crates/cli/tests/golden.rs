@@ -108,6 +108,14 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=20ms", "scenario.warmup=2ms"],
     ),
     (
+        "scenarios/examples/chain-walk.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
+        "scenarios/examples/futex-hash.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
         "scenarios/contention/atomic-line.toml",
         &["scenario.duration=300us", "scenario.warmup=50us"],
     ),

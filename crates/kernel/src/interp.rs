@@ -98,6 +98,28 @@ impl<'s> crate::Kernel<'s> {
                     }
                     None
                 }
+                Op::WorkUnits { units, .. } if reads_ahead && units.reads_shared() => break,
+                Op::WorkUnits { time, units } => {
+                    if task.batch.total() >= MAX_SPAN {
+                        break;
+                    }
+                    let per_unit = time.sample(&mut task.rng);
+                    let mut n = self.eval(t, units);
+                    if n < 0 {
+                        self.report_negative(t, "work units", n);
+                        n = 0;
+                    }
+                    let mut ns = per_unit.saturating_mul(n as u64).min(MAX_SPAN);
+                    if self.cost.scales_work {
+                        let vt = planned_at(now, &self.tasks[t as usize]);
+                        ns = self.scale_work(c, ns, vt);
+                    }
+                    let task = &mut self.tasks[t as usize];
+                    if !task.batch.push(task.mode, ns) {
+                        break;
+                    }
+                    None
+                }
                 Op::SyscallEnter => {
                     if !task.batch.push(Mode::Sys, self.cost.syscall) {
                         break;
@@ -365,10 +387,15 @@ impl<'s> crate::Kernel<'s> {
     }
 
     /// [`Self::instance`] of a reference with an index expression.
+    /// An element of an object array is an object of its own (the
+    /// array's first element + the index); a per-CPU object's is one of
+    /// its instances.
     fn indexed_instance(&mut self, t: TaskId, r: &ObjRef, e: &Expr) -> u32 {
         let base = self.locking.objects.first_instance(r.object);
         let i = self.eval_inline(t, e);
-        if i < 0 || i >= self.nr_cpus() as i64 {
+        let array = self.spec.layout.array_len(r.object);
+        let len = array.unwrap_or(self.nr_cpus());
+        if i < 0 || i >= len as i64 {
             let fault = Fault::BadIndex {
                 object: r.object,
                 index: i,
@@ -376,7 +403,10 @@ impl<'s> crate::Kernel<'s> {
             self.fault(t, fault);
             return base;
         }
-        base + i as u32
+        match array {
+            Some(_) => self.locking.objects.first_instance(r.object + i as u32),
+            None => base + i as u32,
+        }
     }
 
     /// [`Self::eval`] with constants and variables, most of what
@@ -416,6 +446,7 @@ impl<'s> crate::Kernel<'s> {
                 }
             }
             Expr::CurrentMm => self.tasks[t as usize].mm as i64,
+            Expr::Hash(x) => crate::program::hash_64_32(self.eval(t, x)),
             Expr::ReadOnce(r) => {
                 let i = self.instance(t, r);
                 self.locking.objects.variables[i as usize]
@@ -478,9 +509,11 @@ impl<'s> crate::Kernel<'s> {
         match fault {
             Fault::Divide { pc, a, b } => self.metrics.divide_error(c, self.now, &name, pc, a, b),
             Fault::BadIndex { object, index } => {
+                let len = self.spec.layout.array_len(object);
+                let len = len.unwrap_or(self.nr_cpus());
                 let object = &self.spec.objects[object as usize].name;
                 self.metrics
-                    .bad_index(c, self.now, &name, object, index, self.nr_cpus())
+                    .bad_index(c, self.now, &name, object, index, len)
             }
         }
         self.halt();

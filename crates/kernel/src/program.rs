@@ -53,7 +53,20 @@ pub enum Expr {
     /// `READ_ONCE()` of a shared `variable` object (one instance of it, for
     /// a per-CPU one).
     ReadOnce(Box<ObjRef>),
+    /// `hash(x)`: the kernel's `hash_64(x, 32)` (include/linux/hash.h),
+    /// `x * GOLDEN_RATIO_64 >> 32`, in `[0, 2^32)`: deterministic, for
+    /// picking an element of an object array (`bucket[hash(uaddr) % n]`).
+    Hash(Box<Expr>),
     Bin(BinOp, Box<Expr>, Box<Expr>),
+}
+
+/// `GOLDEN_RATIO_64` of include/linux/hash.h.
+pub const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+
+/// `hash_64(x, 32)` of include/linux/hash.h: the value [`Expr::Hash`]
+/// gives, the same on every host and run.
+pub fn hash_64_32(x: i64) -> i64 {
+    ((x as u64).wrapping_mul(GOLDEN_RATIO_64) >> 32) as i64
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +95,7 @@ impl Expr {
         match self {
             Expr::ReadOnce(_) => true,
             Expr::Uniform(a, b) | Expr::Bin(_, a, b) => a.reads_shared() || b.reads_shared(),
-            Expr::CpuCurrMm(e) => e.reads_shared(),
+            Expr::CpuCurrMm(e) | Expr::Hash(e) => e.reads_shared(),
             _ => false,
         }
     }
@@ -281,6 +294,13 @@ pub struct CallFunc {
 pub enum Op {
     /// Burn CPU time in the current mode (user, or sys inside a syscall).
     Work(Dist),
+    /// `work(time, units = EXPR)`: one draw of `time` times `units`,
+    /// evaluated when the op runs (a hold time that grows with the
+    /// structure it walks); a negative `units` is reported and taken as 0.
+    WorkUnits {
+        time: Dist,
+        units: Expr,
+    },
     /// Enter the kernel: charges the machine's syscall cost, then runs in sys mode.
     SyscallEnter,
     /// Return to user mode.

@@ -378,6 +378,22 @@ pub struct Layout {
     pub lines: Vec<Vec<u32>>,
     /// Per-CPU atomics packed `n` instances to a line: (object, n).
     pub packed: Vec<(u32, u32)>,
+    /// Object arrays (`count = N` in `[objects]`): (first element, N),
+    /// by first element. Element `i` is the object `first + i`, declared
+    /// in a row, each with its own instance and `lock_stat` row; an index
+    /// selects the object, not an instance of one.
+    pub arrays: Vec<(u32, u32)>,
+}
+
+impl Layout {
+    /// The length of the object array whose first element is `object`.
+    #[inline]
+    pub fn array_len(&self, object: u32) -> Option<u32> {
+        self.arrays
+            .binary_search_by_key(&object, |&(first, _)| first)
+            .ok()
+            .map(|i| self.arrays[i].1)
+    }
 }
 
 /// A perturbed schedule (`run --explore`): before a task runs a shared-

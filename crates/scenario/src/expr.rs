@@ -10,7 +10,7 @@
 //! unary := "-" unary | atom
 //! atom  := INT | VAR | "nr_cpus" | "task_index" | "group_size" | "current_mm"
 //!        | "this_cpu()" | "random_cpu()" | "uniform(" expr "," expr ")"
-//!        | "cpu_curr_mm(" expr ")"
+//!        | "cpu_curr_mm(" expr ")" | "hash(" expr ")"
 //!        | "(" expr ")"
 //! ```
 
@@ -32,6 +32,7 @@ pub(crate) const RESERVED: &[&str] = &[
     "cpu_curr_shares_mm",
     "cpu_curr_mm",
     "current_mm",
+    "hash",
     "not",
     "and",
     "or",
@@ -347,6 +348,12 @@ impl Parser<'_, '_> {
                         self.expect(")")?;
                         Ok(Expr::CpuCurrMm(Box::new(cpu)))
                     }
+                    ("hash", true) => {
+                        self.pos += 1;
+                        let x = self.expr()?;
+                        self.expect(")")?;
+                        Ok(Expr::Hash(Box::new(x)))
+                    }
                     ("this_cpu", true) | ("random_cpu", true) => {
                         self.pos += 1;
                         self.expect(")")?;
@@ -364,7 +371,7 @@ impl Parser<'_, '_> {
                         self.expect(")")?;
                         Ok(Expr::Uniform(Box::new(lo), Box::new(hi)))
                     }
-                    ("this_cpu" | "random_cpu" | "uniform" | "cpu_curr_mm", false) => Err(StrErr::new(
+                    ("this_cpu" | "random_cpu" | "uniform" | "cpu_curr_mm" | "hash", false) => Err(StrErr::new(
                         at,
                         format!("`{name}` is a function: write `{name}(...)`"),
                     )),
@@ -378,7 +385,7 @@ impl Parser<'_, '_> {
                     )),
                     (_, true) => Err(StrErr::new(
                         at,
-                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b), read_once(VAR), per_cpu(VAR, CPU), this_cpu_read(VAR)"),
+                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b), hash(x), read_once(VAR), per_cpu(VAR, CPU), this_cpu_read(VAR)"),
                     )),
                     (_, false) => (self.vars)(&name).map(Expr::Var).map_err(|known| {
                         StrErr::new(
@@ -410,6 +417,7 @@ pub(crate) fn const_value(e: &Expr, nr_cpus: Option<u32>) -> Option<i64> {
     match e {
         Expr::Const(v) => Some(*v),
         Expr::NrCpus => nr_cpus.map(i64::from),
+        Expr::Hash(x) => const_value(x, nr_cpus).map(smpsim_kernel::program::hash_64_32),
         Expr::Bin(op, a, b) => {
             let (a, b) = (const_value(a, nr_cpus)?, const_value(b, nr_cpus)?);
             match op {

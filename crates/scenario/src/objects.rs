@@ -41,6 +41,7 @@ pub(crate) fn declare(
     srcs: &Sources,
     costs: &MachineCosts,
     table: Option<&S<Entries<S<RawObject>>>>,
+    max_objects: u64,
 ) -> DResult<Objects> {
     let mut out = Objects {
         decls: Vec::new(),
@@ -54,6 +55,22 @@ pub(crate) fn declare(
         check_name(name)?;
         let entry = match declared(obj, srcs, costs)? {
             Declared::Alias(to) => ObjEntry::Alias { to },
+            Declared::Object(kind, lock_kind) if obj.get_ref().count.is_some() => {
+                let len = array_len(obj.get_ref(), out.decls.len(), max_objects)?;
+                let first = out.decls.len() as u32;
+                out.decls.extend((0..len).map(|i| ObjectDecl {
+                    name: format!("{n}[{i}]"),
+                    kind: kind.clone(),
+                    per_cpu: false,
+                }));
+                out.layout.arrays.push((first, len));
+                ObjEntry::Lock {
+                    id: first,
+                    per_cpu: false,
+                    array: Some(len),
+                    kind: lock_kind,
+                }
+            }
             Declared::Object(kind, lock_kind) => {
                 let per_cpu = obj.get_ref().per_cpu.as_ref().is_some_and(|v| *v.get_ref());
                 let id = out.decls.len() as u32;
@@ -66,6 +83,7 @@ pub(crate) fn declare(
                 ObjEntry::Lock {
                     id: (out.decls.len() - 1) as u32,
                     per_cpu,
+                    array: None,
                     kind: lock_kind,
                 }
             }
@@ -201,6 +219,56 @@ fn place(
     Ok(())
 }
 
+/// The most elements one object array may have (as a task group's most
+/// tasks): the array is declared element by element.
+const MAX_ARRAY: i64 = 1 << 20;
+
+/// An object array's `count`, checked: 1 to [`MAX_ARRAY`], within
+/// `max_objects` with the `declared` objects before it, and none of the
+/// fields an array does not take.
+fn array_len(o: &RawObject, declared: usize, max: u64) -> DResult<u32> {
+    let count = o.count.as_ref().expect("an array");
+    let type_name = o.kind.get_ref().as_str();
+    let refuse = |f: &Option<S<bool>>, what: &str| match f {
+        Some(v) if *v.get_ref() => Err(Diag::new(
+            v.span(),
+            format!("an object array (`count`) cannot be {what}"),
+        )),
+        _ => Ok(()),
+    };
+    refuse(
+        &o.per_cpu,
+        "per-CPU too; declare one array, or one per-CPU object",
+    )?;
+    if let Some(l) = o.line.as_ref().or(o.stride.as_ref()) {
+        return Err(Diag::new(
+            l.span(),
+            "an object array's elements each have a line of their own; `line` and `stride` do not apply to it (yet)",
+        ));
+    }
+    if type_name == "percpu_ref" {
+        return Err(Diag::new(
+            count.span(),
+            "a `percpu_ref` cannot be an array: it is per-CPU inside already",
+        ));
+    }
+    let n = *count.get_ref();
+    if !(1..=MAX_ARRAY).contains(&n) {
+        return Err(Diag::new(
+            count.span(),
+            format!("`count` of an object array must be from 1 to {MAX_ARRAY}, not {n}"),
+        ));
+    }
+    if declared as u64 + n as u64 > max {
+        return Err(Diag::new(
+            count.span(),
+            format!("this array brings the scenario past `max_objects` = {max} object instances"),
+        )
+        .help("if the machine has the memory, raise the bound with `[scenario] max_objects = N`"));
+    }
+    Ok(n as u32)
+}
+
 /// An object name is a plain name: no index, no brackets, no spaces
 /// around it.
 fn check_name(name: &S<String>) -> DResult<()> {
@@ -321,6 +389,7 @@ fn check_fields(o: &RawObject, ty: Option<ObjectType>) -> DResult<()> {
         not_for(&o.sleeper, "sleeper", type_name)?;
     }
     if ty.is_none() {
+        not_for(&o.count, "count", type_name)?;
         not_for(&o.line, "line", type_name)?;
         not_for(&o.stride, "stride", type_name)?;
     }

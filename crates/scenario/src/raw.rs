@@ -205,6 +205,8 @@ pub(crate) struct RawObject {
     /// A per-CPU array's layout: `"line"` (one element per line, the
     /// default) or `"packed"`.
     pub stride: Option<S<String>>,
+    /// An object array: this many objects, `name[0]` to `name[N-1]`.
+    pub count: Option<S<i64>>,
 }
 
 /// folly's `detail::Sleeper` on a `ttas` lock's waiters; every field is

@@ -66,10 +66,44 @@ pub(super) fn hooks(
                 format!("hook `{}` runs a `{}` op (through a function it calls): a hook runs in atomic context with no task of its own, where smpsim runs only `work`, `count`, atomics (`atomic_inc`, `atomic_dec`, `atomic_read`) and, in some hooks, spinlocks, indexed by constants or `this_cpu()`", name.get_ref(), format!("{op:?}").split([' ', '(', '{']).next().unwrap_or("?")),
             ));
         }
+        hook_arrays(ctx, name, body, &program)?;
         hook_locks(ctx, name, body, ev, &program)?;
         out[ev] = Some(program);
     }
     Ok(out)
+}
+
+/// A hook picks an element of an object array by a constant only: the
+/// kernel's hooks resolve an index as a per-CPU one.
+fn hook_arrays(
+    ctx: &Ctx<'_>,
+    name: &S<String>,
+    body: &S<Vec<S<crate::raw::RawOp>>>,
+    program: &smpsim_kernel::Program,
+) -> DResult<()> {
+    use smpsim_kernel::program::{LockingOp, Op};
+    for op in &program.ops {
+        let r = match op {
+            Op::Locking(LockingOp::Lock { lock: r, .. })
+            | Op::Locking(LockingOp::Unlock { lock: r, .. })
+            | Op::Locking(LockingOp::AtomicRmw(r))
+            | Op::Locking(LockingOp::AtomicRead(r)) => r,
+            _ => continue,
+        };
+        let array = ctx.objects.iter().find_map(|(n, e)| match e {
+            ObjEntry::Lock {
+                id, array: Some(_), ..
+            } if *id == r.object && r.index.is_some() => Some(n),
+            _ => None,
+        });
+        if let Some(array) = array {
+            return Err(Diag::new(
+                body.span(),
+                format!("hook `{}` indexes the object array `{array}` by a value known only when it runs; a hook picks an array's element by a constant (`{array}[3]`)", name.get_ref()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The spinlocks of hook `name` (event `ev`): only at events where the
@@ -87,7 +121,10 @@ fn hook_locks(
     let hook = name.get_ref();
     let object = |id: u32| -> (&str, Option<ObjectType>) {
         let entry = ctx.objects.iter().find_map(|(n, e)| match e {
-            ObjEntry::Lock { id: i, kind, .. } if *i == id => Some((n.as_str(), *kind)),
+            // An array's element is the object `first + i`.
+            ObjEntry::Lock {
+                id: i, array, kind, ..
+            } if (*i..*i + array.unwrap_or(1)).contains(&id) => Some((n.as_str(), *kind)),
             _ => None,
         });
         entry.map_or(("?", None), |(n, k)| (n, Some(k)))

@@ -218,7 +218,11 @@ fn check_object_total(
         total = total.saturating_add(if d.per_cpu { nr as u64 } else { 1 });
         if total > max.value {
             let span = table
-                .and_then(|t| t.get_ref().0.iter().find(|(n, _)| *n.get_ref() == d.name))
+                .and_then(|t| {
+                    // An array's element `name[i]` is written as `name`.
+                    let written = d.name.split('[').next().unwrap_or(&d.name);
+                    t.get_ref().0.iter().find(|(n, _)| n.get_ref() == written)
+                })
                 .map_or(0..0, |(n, _)| n.span());
             return Err(Diag::new(
                 span,
@@ -284,7 +288,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         }
     }
     check_window_tables(&raw, run.duration - run.warmup, knobs.latency_window, nr)?;
-    let mut objects = objects::declare(srcs, &costs, raw.objects.as_ref())?;
+    let mut objects = objects::declare(srcs, &costs, raw.objects.as_ref(), run.max_objects.value)?;
     check_object_total(&objects.decls, raw.objects.as_ref(), nr, &run.max_objects)?;
     let layout = std::mem::take(&mut objects.layout);
     let cgroups = cgroups(&dur, raw.cgroup.as_deref().unwrap_or_default())?;

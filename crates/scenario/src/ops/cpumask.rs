@@ -114,6 +114,7 @@ impl Emitter<'_, '_> {
                 id,
                 per_cpu: true,
                 kind: crate::object_type::ObjectType::Variable,
+                ..
             }) => Ok(MaskExpr::Flag(id)),
             _ => Err(self
                 .ctx

@@ -68,6 +68,7 @@ pub(super) fn shared_resolver(
         Some(&ObjEntry::Lock {
             id,
             per_cpu,
+            array: None,
             kind: ObjectType::Variable,
         }) => Ok((id, per_cpu)),
         _ => {
@@ -185,6 +186,18 @@ impl Emitter<'_, '_> {
         }
     }
 
+    /// A task variable's initial value (`vars`): an expression, or a
+    /// duration (`"15ns"`, `"cost.NAME"`), which the variable holds in
+    /// nanoseconds (for `work(VAR)`).
+    pub(super) fn var_init(&self, v: &S<RawExpr>) -> DResult<Expr> {
+        if let RawExpr::Text(t) = v.get_ref() {
+            if let Ok(ns) = crate::duration::parse_duration(t, &self.ctx.costs) {
+                return Ok(Expr::Const(ns.min(i64::MAX as u64) as i64));
+            }
+        }
+        self.expr(v)
+    }
+
     /// A `cpu` field: an expression that, when constant, is one of the
     /// machine's CPUs.
     pub(super) fn cpu_expr(&self, v: &S<RawExpr>) -> DResult<Expr> {
@@ -263,7 +276,12 @@ impl Emitter<'_, '_> {
                     owner = to;
                     name_r = n;
                 }
-                Some(&ObjEntry::Lock { id, per_cpu, kind }) => {
+                Some(&ObjEntry::Lock {
+                    id,
+                    per_cpu,
+                    array,
+                    kind,
+                }) => {
                     if kind != want {
                         let msg = wrong_kind(&lock.get_ref()[written.clone()], name, kind, def);
                         return Err(ctx.at_str(lock, StrErr::new(written, msg)).help(format!(
@@ -271,6 +289,9 @@ impl Emitter<'_, '_> {
                             kind.name(),
                             kind.ops()
                         )));
+                    }
+                    if let Some(len) = array {
+                        return self.element(name, id, len, lock, index);
                     }
                     let index = match (index, per_cpu) {
                         (None, false) => None,
@@ -297,6 +318,46 @@ impl Emitter<'_, '_> {
         Err(Diag::new(lock.span(), "alias cycle"))
     }
 
+    /// Element `index` of the object array `name` (first element `first`,
+    /// `len` of them): a constant index is that element's object, any
+    /// other is looked up when the op runs.
+    fn element(
+        &self,
+        name: &str,
+        first: ObjectId,
+        len: u32,
+        lock: &S<String>,
+        index: Option<(&S<String>, Range<usize>)>,
+    ) -> DResult<ObjRef> {
+        let Some((o, r)) = index else {
+            return Err(Diag::new(
+                lock.span(),
+                format!("`{name}` is an array of {len} objects: say which one, e.g. `{name}[hash(key) % {len}]`"),
+            ));
+        };
+        let e = self.sub_expr(o, r.clone())?;
+        match const_value(&e, Some(self.ctx.nr_cpus)) {
+            Some(i) if (0..len as i64).contains(&i) => Ok(ObjRef {
+                object: first + i as u32,
+                index: None,
+            }),
+            Some(i) => Err(self.ctx.at_str(
+                o,
+                StrErr::new(
+                    r,
+                    format!(
+                        "`{name}` has {len} elements, 0 to {}; there is no element {i}",
+                        len - 1
+                    ),
+                ),
+            )),
+            None => Ok(ObjRef {
+                object: first,
+                index: Some(e),
+            }),
+        }
+    }
+
     /// The shared variable an op writes: `VAR` or `VAR[CPU]` through
     /// `lock()`'s resolution, or (`this_cpu`) a per-CPU `VAR` at this CPU.
     pub(super) fn variable(&self, obj: &S<String>, this_cpu: bool) -> DResult<ObjRef> {
@@ -317,6 +378,7 @@ impl Emitter<'_, '_> {
                 id,
                 per_cpu: true,
                 kind: ObjectType::Variable,
+                ..
             }) => Ok(ObjRef {
                 object: id,
                 index: Some(Expr::ThisCpu),
@@ -359,7 +421,7 @@ impl Emitter<'_, '_> {
         let objects = &self.ctx.objects;
         let spinlock = |id: ObjectId| {
             objects.values().any(|e| {
-                matches!(e, ObjEntry::Lock { id: i, per_cpu: false, kind: ObjectType::Spinlock } if *i == id)
+                matches!(e, ObjEntry::Lock { id: i, per_cpu: false, array: None, kind: ObjectType::Spinlock } if *i == id)
             })
         };
         let allowed = program.ops.iter().all(|op| match op {

@@ -3,8 +3,8 @@
 //! by `Emitter::op` from their registry entry alone.
 
 use smpsim_kernel::program::{
-    CallFunc, CheckOp, CmpOp, Cond, CpuSet, Dist, Expr, LockingOp, ObjectId, Op, RcuOp, SmpOp,
-    StopOp,
+    BinOp, CallFunc, CheckOp, CmpOp, Cond, CpuSet, Dist, Expr, LockingOp, ObjectId, Op, RcuOp,
+    SmpOp, StopOp,
 };
 
 use super::def::{Family, OpDef};
@@ -14,9 +14,59 @@ use crate::object_type::ObjectType;
 use crate::raw::{RawExpr, RawOp, S};
 
 pub(super) fn work(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
-    let d = e.dist(need(&op.get_ref().time, op, "time")?)?;
-    e.push(Op::Work(d));
+    let time = need(&op.get_ref().time, op, "time")?;
+    // `work(VAR)`: a variable holding nanoseconds (a duration in `vars`).
+    if let Some(&slot) = e.slots.get(time.get_ref().trim()) {
+        let units = match &op.get_ref().units {
+            Some(u) => Expr::Bin(
+                BinOp::Mul,
+                Box::new(Expr::Var(slot)),
+                Box::new(e.count_expr(u, "`units`")?),
+            ),
+            None => Expr::Var(slot),
+        };
+        e.push(Op::WorkUnits {
+            time: Dist::Const(1),
+            units,
+        });
+        return Ok(());
+    }
+    let d = e.dist(time)?;
+    let Some(units) = &op.get_ref().units else {
+        e.push(Op::Work(d));
+        return Ok(());
+    };
+    let units = e.count_expr(units, "`units`")?;
+    // A constant count scales the distribution here: the plain `work`
+    // the kernel runs fastest.
+    match crate::expr::const_value(&units, Some(e.ctx.nr_cpus)) {
+        Some(n) => e.push(Op::Work(scaled(d, n as u64))),
+        None => e.push(Op::WorkUnits { time: d, units }),
+    };
     Ok(())
+}
+
+/// `d` times `n` (one draw of `d`, `n` times as long), at most
+/// [`smpsim_kernel::program::MAX_SPAN`] per end.
+fn scaled(d: Dist, n: u64) -> Dist {
+    use smpsim_kernel::program::MAX_SPAN;
+    let x = |v: u64| v.saturating_mul(n).min(MAX_SPAN);
+    match d {
+        Dist::Const(v) => Dist::Const(x(v)),
+        Dist::Exp { mean } => Dist::Exp { mean: x(mean) },
+        Dist::Uniform { lo, hi } => Dist::Uniform {
+            lo: x(lo),
+            hi: x(hi),
+        },
+        Dist::Normal { mean, sd } => Dist::Normal {
+            mean: x(mean),
+            sd: x(sd),
+        },
+        Dist::LogNormal { median, sigma } => Dist::LogNormal {
+            median: x(median),
+            sigma,
+        },
+    }
 }
 
 pub(super) fn syscall(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {

@@ -65,6 +65,9 @@ pub(crate) enum ObjEntry {
     Lock {
         id: ObjectId,
         per_cpu: bool,
+        /// An object array's length (`count = N`); `id` is its first
+        /// element.
+        array: Option<u32>,
         kind: ObjectType,
     },
     Alias {
@@ -247,7 +250,7 @@ pub(crate) fn compile(
     e.declare_all(vars, code)?;
     let mut init = Vec::new();
     for (name, value) in vars {
-        init.push((e.slots[name.get_ref()], e.expr(value)?));
+        init.push((e.slots[name.get_ref()], e.var_init(value)?));
     }
     e.block(code.get_ref())?;
     // A lock released by a task that cannot hold it: no take of the object

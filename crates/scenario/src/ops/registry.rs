@@ -23,7 +23,7 @@ use LockAction::{Guard, Lock, Unlock};
 
 /// Every op, in the order errors list them.
 pub(super) static OPS: &[OpDef] = &[
-    custom("work", &["time"], &[], lower::work),
+    custom("work", &["time"], &["units"], lower::work),
     custom("syscall", &["name", "body"], &[], lower::syscall),
     fixed("preempt_disable", Op::Preempt(PreemptOp::PreemptDisable)),
     fixed("preempt_enable", Op::Preempt(PreemptOp::PreemptEnable)),
