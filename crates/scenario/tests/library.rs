@@ -152,9 +152,9 @@ fn every_library_file_compiles_with_the_others() {
     }
     let both = scenario(&[COARSE, DETAILED[0]], &group);
     let path = std::env::temp_dir().join("smpsim-library-both.toml");
-    let err = parse(&path, both)
-        .err()
-        .expect("mm.toml with fault.toml is refused");
+    let Err(err) = parse(&path, both) else {
+        panic!("mm.toml with fault.toml is not refused");
+    };
     assert!(
         err.to_string()
             .contains("`mmap_lock` is defined here and in the included"),
