@@ -121,6 +121,10 @@ pub struct SweepArgs {
     /// KEY=V1,V2,...: a scenario value and the values it takes (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUES")]
     pub sets: Vec<String>,
+    /// The machine preset every point runs on (`smpsim machine` lists
+    /// them); the same as `--set machine.preset=NAME`.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
     /// Seeds per point (scenario seed, seed+1, ...).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub seeds: u64,
@@ -218,6 +222,11 @@ pub struct PlotArgs {
     /// line (each curve's first point, scaled linearly with x).
     #[arg(long)]
     pub no_ideal: bool,
+    /// With `--kind scaling` and `--x cpus`: each y divided by the CPU
+    /// count, will-it-scale's per-task plot (its tasks are one per CPU);
+    /// the ideal line is then flat at the first point's rate.
+    #[arg(long)]
+    pub per_task: bool,
     /// The file to write: the plot as SVG, as PNG (`--format png`, or a
     /// name ending in `.png`), or (`--format csv`) its data, one row per
     /// series and x: mean, min and max over seeds. `-` is stdout, where

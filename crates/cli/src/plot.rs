@@ -20,6 +20,7 @@ pub fn main(args: PlotArgs) -> i32 {
         at: args.at,
         format: args.format,
         ideal: !args.no_ideal,
+        per_task: args.per_task,
     };
     match render(&req).and_then(|out| write(&out, &args)) {
         Ok(()) => 0,

@@ -25,6 +25,7 @@ pub fn main(args: SweepArgs) -> i32 {
         cpus: args.cpus,
         variants: args.variants,
         sets: args.sets,
+        preset: args.preset,
         seeds: args.seeds,
         format: args.format,
         quiet: args.quiet,

@@ -602,6 +602,7 @@ pub fn sweep(
                     y: &spec,
                     caption: "mean over seeds, bars from the lowest to the highest seed",
                     ideal: true,
+                    per_task: false,
                     bands: &bands,
                 },
             ));

@@ -22,6 +22,8 @@ pub struct Sweep {
     pub variants: Vec<String>,
     /// `--set KEY=V1,V2`, as given.
     pub sets: Vec<String>,
+    /// `--preset NAME`: the machine every point runs on (`machine.preset`).
+    pub preset: Option<String>,
     pub seeds: u64,
     pub format: Option<SweepFormat>,
     pub quiet: bool,
@@ -70,13 +72,18 @@ pub struct Plan {
 /// Every point of the sweep, in order, after checking that what it asks
 /// (CPU counts, seeds, `--set` values, variants, its size) can run.
 pub fn plan(scenario: &Scenario, req: &Sweep) -> Result<Plan, String> {
-    let base = scenario.compile(None, &[]).map_err(|e| e.to_string())?;
+    let mut sets = parse_sets(&req.sets)?;
+    let preset = preset_set(req, &sets)?;
+    let base = scenario
+        .compile(None, preset.as_slice())
+        .map_err(|e| e.to_string())?;
     let cpus = cpu_counts(req, &base)?;
     if req.seeds == 0 {
         return Err("error: --seeds 0: a sweep needs at least one seed".into());
     }
     check_seeds(req.seeds)?;
-    let sets = parse_sets(&req.sets)?;
+    // The preset is a setting of every point, first, as `--set` would give it.
+    sets.splice(0..0, preset);
     check_set_values(scenario, &sets)?;
     let asked = asked_variants(scenario, req)?;
     let variants = variants_to_run(scenario, &asked);
@@ -124,6 +131,30 @@ pub fn plan(scenario: &Scenario, req: &Sweep) -> Result<Plan, String> {
         }
     }
     Ok(Plan { points, base })
+}
+
+/// `--preset NAME` as the `machine.preset` setting; a name no preset
+/// has, or a second machine given by `--set machine.preset`, is refused
+/// before anything runs or is written.
+fn preset_set(req: &Sweep, sets: &[(String, String)]) -> Result<Option<(String, String)>, String> {
+    let Some(name) = &req.preset else {
+        return Ok(None);
+    };
+    if sets.iter().any(|(k, _)| k == "machine.preset") {
+        return Err(format!(
+            "error: --preset {name} and --set machine.preset both name the machine; give one"
+        ));
+    }
+    if smpsim_machine::preset_source(name).is_none() {
+        let known: Vec<String> = smpsim_machine::preset_names()
+            .map(|n| format!("`{n}`"))
+            .collect();
+        return Err(format!(
+            "error: --preset {name}: unknown machine preset `{name}`\n  = help: known presets: {}",
+            known.join(", ")
+        ));
+    }
+    Ok(Some(("machine.preset".to_string(), name.clone())))
 }
 
 /// `--cpus`' counts (none: one point per the scenario's own CPUs), each at

@@ -42,6 +42,7 @@ pub const FILES: &[(&str, &str)] = &[
         "membarrier.toml",
         include_str!("../../../scenarios/lib/membarrier.toml"),
     ),
+    ("mm.toml", include_str!("../../../scenarios/lib/mm.toml")),
     (
         "munmap.toml",
         include_str!("../../../scenarios/lib/munmap.toml"),

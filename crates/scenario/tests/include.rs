@@ -89,7 +89,7 @@ fn include_errors_point_at_the_right_file() {
     }
 }
 
-/// scenarios/examples/mprotect-faults.toml through scenarios/examples/lib/mm.toml:
+/// scenarios/examples/mprotect-faults.toml through the shipped scenarios/lib/mm.toml:
 /// fault throughput falls as mprotect() comes more often under mmap_lock,
 /// and the per-VMA lock path keeps most of it (docs/locks.md).
 #[test]

@@ -128,15 +128,38 @@ fn every_library_function_runs_in_a_small_scenario() {
     }
 }
 
+/// mm.toml writes fault.toml's and munmap.toml's paths coarsely, with the
+/// same objects (`mmap_lock`, `vma_lock`): a scenario includes one or the
+/// others, and including both is refused as a name defined twice.
+const COARSE: &str = "mm.toml";
+const DETAILED: &[&str] = &["fault.toml", "munmap.toml"];
+
 #[test]
 fn every_library_file_compiles_with_the_others() {
-    // One scenario including all of them: no name is defined twice.
-    let files: Vec<&str> = shipped::FILES.iter().map(|(n, _)| *n).collect();
+    // One scenario including all of them but one of the alternatives: no
+    // name is defined twice.
     let group = format!(
         "[[tasks]]\nname = \"t\"\nper_cpu = 1\nvars = {VARS}\ncode = '''syscall(x) {{ sys_getppid(); }} count(done);'''\n"
     );
-    let r = run(&scenario(&files, &group));
-    assert_eq!(r.counter("done").map(|c| c.count), Some(4));
+    for leave_out in [&[COARSE][..], DETAILED] {
+        let files: Vec<&str> = shipped::FILES
+            .iter()
+            .map(|(n, _)| *n)
+            .filter(|n| !leave_out.contains(n))
+            .collect();
+        let r = run(&scenario(&files, &group));
+        assert_eq!(r.counter("done").map(|c| c.count), Some(4), "{files:?}");
+    }
+    let both = scenario(&[COARSE, DETAILED[0]], &group);
+    let path = std::env::temp_dir().join("smpsim-library-both.toml");
+    let Err(err) = parse(&path, both) else {
+        panic!("mm.toml with fault.toml is not refused");
+    };
+    assert!(
+        err.to_string()
+            .contains("`mmap_lock` is defined here and in the included"),
+        "{err}"
+    );
 }
 
 #[test]

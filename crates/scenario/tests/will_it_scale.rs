@@ -9,7 +9,14 @@ use std::path::Path;
 use smpsim_scenario::load;
 
 /// Tests whose threads share a lock or an IPI per iteration.
-const SHARED_IN_THREADS: &[&str] = &["signal1", "mmap1", "tlb_flush1", "tlb_flush2"];
+const SHARED_IN_THREADS: &[&str] = &[
+    "signal1",
+    "mmap1",
+    "mmap2",
+    "tlb_flush1",
+    "tlb_flush2",
+    "tlb_flush3",
+];
 
 fn rate(name: &str, variant: &str, cpus: &str) -> f64 {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/will-it-scale");

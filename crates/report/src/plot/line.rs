@@ -34,9 +34,11 @@ fn read(req: &Request) -> Result<(Data, Bands, String), String> {
     for p in points(req)? {
         scenario = p.scenario.clone();
         let (x, series) = x_and_series(&p, &req.x, &req.by)?;
-        let y = y_value(p.result_json(), &req.y)?;
-        if let Some(band) = p.band_of(&req.y) {
-            add_band(&mut bands, &series, x, band);
+        // Per task: will-it-scale's tasks are one per CPU, so x is their count.
+        let per = if req.per_task { x.max(1.0) } else { 1.0 };
+        let y = y_value(p.result_json(), &req.y)? / per;
+        if let Some((lo, hi)) = p.band_of(&req.y) {
+            add_band(&mut bands, &series, x, (lo / per, hi / per));
         }
         data.entry(series)
             .or_default()
@@ -56,10 +58,14 @@ fn read(req: &Request) -> Result<(Data, Bands, String), String> {
 
 /// The SVG for the data of `plot`.
 fn svg(data: &Data, bands: &Bands, req: &Request, scenario: &str) -> String {
+    let mut named = title(scenario, &req.y, &req.x);
+    if req.per_task {
+        named = named.replacen(" vs ", " per task vs ", 1);
+    }
     line_svg(
         data,
         &LinePlot {
-            title: &title(scenario, &req.y, &req.x),
+            title: &named,
             x: &req.x,
             y: &req.y,
             caption: &format!(
@@ -67,6 +73,7 @@ fn svg(data: &Data, bands: &Bands, req: &Request, scenario: &str) -> String {
                 swept(req, scenario)
             ),
             ideal: req.ideal,
+            per_task: req.per_task,
             bands,
         },
     )
@@ -83,18 +90,22 @@ pub struct LinePlot<'a> {
     pub caption: &'a str,
     /// Draw the ideal-scaling line of a rate (`--no-ideal`: not).
     pub ideal: bool,
+    /// The y values are per task (`--per-task`): the ideal is flat.
+    pub per_task: bool,
     /// Each series' band across x, shaded; none drawn when empty.
     pub bands: &'a Bands,
 }
 
 /// The ideal-scaling line of one series, as will-it-scale's plots draw
 /// it: linear from its first (lowest x) point, `y0 * x / x0` at each of
-/// its x values. None for a series of one point or one starting at 0.
-fn ideal_line(xs: &BTreeMap<u64, (f64, Vec<f64>)>) -> Option<Vec<(f64, f64)>> {
+/// its x values; per task, flat at `y0`. None for a series of one point
+/// or one starting at 0.
+fn ideal_line(xs: &BTreeMap<u64, (f64, Vec<f64>)>, per_task: bool) -> Option<Vec<(f64, f64)>> {
     let mut points: Vec<(f64, f64)> = xs.values().map(|(x, ys)| (*x, mean(ys))).collect();
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
     let &(x0, y0) = points.first()?;
-    (points.len() >= 2 && x0 > 0.0).then(|| points.iter().map(|(x, _)| (*x, y0 * x / x0)).collect())
+    let at = |x: f64| if per_task { y0 } else { y0 * x / x0 };
+    (points.len() >= 2 && x0 > 0.0).then(|| points.iter().map(|(x, _)| (*x, at(*x))).collect())
 }
 
 fn mean(ys: &[f64]) -> f64 {
@@ -109,7 +120,7 @@ pub fn line_svg(data: &Data, plot: &LinePlot) -> String {
     let quantity = quantity(plot.y);
     let ideal: BTreeMap<&String, Vec<(f64, f64)>> = if plot.ideal && quantity == Quantity::Rate {
         data.iter()
-            .filter_map(|(name, xs)| Some((name, ideal_line(xs)?)))
+            .filter_map(|(name, xs)| Some((name, ideal_line(xs, plot.per_task)?)))
             .collect()
     } else {
         BTreeMap::new()
@@ -215,12 +226,14 @@ pub fn line_svg(data: &Data, plot: &LinePlot) -> String {
         LEFT + PLOT_W + 38.0,
         ly + 4.0,
     );
+    let ideal_is = if plot.per_task {
+        "flat: every task at the first point's per-task rate, y(x0)".to_string()
+    } else {
+        format!("from each curve's first point, y(x0) * {} / x0", plot.x)
+    };
     close(
         s,
-        &format!(
-            "{caption}; dashed: ideal (linear) scaling from each curve's first point, y(x0) * {} / x0",
-            plot.x
-        ),
+        &format!("{caption}; dashed: ideal (linear) scaling, {ideal_is}"),
     )
 }
 

@@ -52,6 +52,10 @@ pub struct Request {
     /// `--kind scaling` of a rate: draw each curve's ideal (linear)
     /// scaling.
     pub ideal: bool,
+    /// `--per-task`: each y divided by its x (the task count, one task per
+    /// CPU as will-it-scale runs them): will-it-scale's per-task plot,
+    /// whose ideal is flat at the first point's rate.
+    pub per_task: bool,
 }
 
 /// The plot asked for: its SVG (a PNG is drawn from it by [`png`]) or,
@@ -65,6 +69,12 @@ pub fn render(req: &Request) -> Result<String, String> {
     }
     if req.at.is_some() {
         return Err("error: --at goes with --kind percentiles, cputime or heatmap".to_string());
+    }
+    if req.per_task && req.x != "cpus" {
+        return Err(format!(
+            "error: --per-task divides by the task count: it needs --x cpus (got --x {})",
+            req.x
+        ));
     }
     line::plot(req)
 }
