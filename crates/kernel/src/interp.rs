@@ -509,11 +509,20 @@ impl<'s> crate::Kernel<'s> {
         match fault {
             Fault::Divide { pc, a, b } => self.metrics.divide_error(c, self.now, &name, pc, a, b),
             Fault::BadIndex { object, index } => {
-                let len = self.spec.layout.array_len(object);
-                let len = len.unwrap_or(self.nr_cpus());
+                use crate::metrics::IndexBound;
+                let bound = match self.spec.layout.array_len(object) {
+                    Some(len) => IndexBound::ArrayLen(len),
+                    None => IndexBound::NrCpuIds(self.nr_cpus()),
+                };
+                // An array is declared as its elements in a row, named
+                // `name[i]`; the finding names the array.
                 let object = &self.spec.objects[object as usize].name;
+                let object = match bound {
+                    IndexBound::ArrayLen(_) => object.strip_suffix("[0]").unwrap_or(object),
+                    IndexBound::NrCpuIds(_) => object,
+                };
                 self.metrics
-                    .bad_index(c, self.now, &name, object, index, len)
+                    .bad_index(c, self.now, &name, object, index, bound)
             }
         }
         self.halt();

@@ -457,16 +457,17 @@ impl Metrics {
         task: &str,
         object: &str,
         index: i64,
-        nr: u32,
+        bound: IndexBound,
     ) {
-        self.finding(
-            Detector::BadPerCpuIndex,
-            now,
-            cpu,
-            format!(
+        let message = match bound {
+            IndexBound::NrCpuIds(nr) => format!(
                 "BUG: {task} indexed per-CPU `{object}` with {index}, outside [0, {nr}) (nr_cpu_ids); the run stops here"
             ),
-        );
+            IndexBound::ArrayLen(len) => format!(
+                "BUG: {task} indexed array `{object}[{len}]` with {index}, outside [0, {len}); the run stops here"
+            ),
+        };
+        self.finding(Detector::BadPerCpuIndex, now, cpu, message);
     }
 
     /// lockdep's "bad unlock balance": a release of a lock the task does
@@ -539,6 +540,14 @@ pub fn nearest_rank(values: &[Nanos], p: f64) -> Nanos {
     sorted.sort_unstable();
     let rank = (p * sorted.len() as f64).ceil().max(1.0) as usize;
     sorted[rank.min(sorted.len()) - 1]
+}
+
+/// What an index was checked against: the CPUs (a per-CPU object) or an
+/// object array's length.
+#[derive(Clone, Copy, Debug)]
+pub enum IndexBound {
+    NrCpuIds(u32),
+    ArrayLen(u32),
 }
 
 #[cfg(test)]
