@@ -119,8 +119,11 @@ fn expected_tokens_are_named() {
     assert!(help.contains("//"), "{help}");
     let (_, _, _, msg, _) = located(&with("    }\n"));
     assert_eq!(msg, "unexpected `}`: no block is open here");
-    let (_, _, _, msg, _) = located(&with("    work(1us, 2us);\n"));
-    assert_eq!(msg, "`work` takes at most 1 positional argument (time)");
+    // `work`'s second argument is its `units`, an expression, where a
+    // duration is no value.
+    let (_, _, under, msg, _) = located(&with("    work(1us, 2us);\n"));
+    assert_eq!(under, "us");
+    assert_eq!(msg, "unexpected `us` after the end of the expression");
     // A field the op needs, missing: the op registry's own check, at the op.
     let (line, col, under, msg, _) = located(&with("    mutex_lock();\n"));
     assert_eq!((line, col), (16, 5));

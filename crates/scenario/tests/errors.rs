@@ -57,7 +57,7 @@ fn field_not_allowed_for_op() {
     ));
     assert_eq!(
         e.message,
-        "`lock` is not a field of op `work`; expected one of: time"
+        "`lock` is not a field of op `work`; expected one of: time, units"
     );
     assert_eq!(at(&e).2, "\"m\"");
 }

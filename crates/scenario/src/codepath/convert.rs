@@ -25,11 +25,20 @@ fn code_values<'r>(t: &'r DeTable<'_>, out: &mut Vec<&'r Value<'r>>) {
     if let Some(f) = t.get("hooks").and_then(|f| f.get_ref().as_table()) {
         out.extend(f.values());
     }
-    if let Some(tasks) = t.get("tasks").and_then(|t| t.get_ref().as_array()) {
-        for task in tasks.iter() {
-            if let Some(code) = task.get_ref().as_table().and_then(|t| t.get("code")) {
-                out.push(code);
-            }
+    // `[[tasks]]` in the document; `tasks.NAME.code = ...` in a variant,
+    // which replaces one task group's code by name.
+    let tasks = t.get("tasks").map(|t| t.get_ref());
+    let tasks: Vec<&'r Value<'r>> = match (
+        tasks.and_then(|v| v.as_array()),
+        tasks.and_then(|v| v.as_table()),
+    ) {
+        (Some(array), _) => array.iter().collect(),
+        (_, Some(by_name)) => by_name.values().collect(),
+        _ => Vec::new(),
+    };
+    for task in tasks {
+        if let Some(code) = task.get_ref().as_table().and_then(|t| t.get("code")) {
+            out.push(code);
         }
     }
 }
