@@ -58,7 +58,7 @@ fn machine_cost(trimmed: &str, start: usize, costs: &MachineCosts) -> Result<Nan
 /// Costs a machine may leave out, which then count as 0.
 const OPTIONAL_COSTS: [&str; 2] = ["idle_exit", "atomic"];
 
-const UNITS: &[(&str, u64)] = &[
+pub(crate) const UNITS: &[(&str, u64)] = &[
     ("ns", 1),
     ("us", 1_000),
     ("ms", 1_000_000),

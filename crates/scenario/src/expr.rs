@@ -483,6 +483,18 @@ fn parse_with<T>(
         }
     }
     if p.pos < p.toks.len() {
+        // `2us` where a count is expected lexes as `2` then `us`: name the
+        // mistake (a duration given to a number) rather than the stray unit.
+        let unit_after_number = p.pos > 0
+            && matches!(p.toks[p.pos - 1].0, Tok::Int(_))
+            && matches!(p.peek(), Some(Tok::Ident(u)) if crate::duration::UNITS.iter().any(|(n, _)| n == u));
+        if unit_after_number {
+            let whole = p.toks[p.pos - 1].1.start..p.here().end;
+            return Err(StrErr::new(
+                whole.clone(),
+                format!("`{}` is a duration where a number is expected", &s[whole]),
+            ));
+        }
         return Err(StrErr::new(
             p.here(),
             format!(

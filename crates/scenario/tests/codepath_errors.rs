@@ -122,8 +122,8 @@ fn expected_tokens_are_named() {
     // `work`'s second argument is its `units`, an expression, where a
     // duration is no value.
     let (_, _, under, msg, _) = located(&with("    work(1us, 2us);\n"));
-    assert_eq!(under, "us");
-    assert_eq!(msg, "unexpected `us` after the end of the expression");
+    assert_eq!(under, "2us");
+    assert_eq!(msg, "`2us` is a duration where a number is expected");
     // A field the op needs, missing: the op registry's own check, at the op.
     let (line, col, under, msg, _) = located(&with("    mutex_lock();\n"));
     assert_eq!((line, col), (16, 5));
