@@ -40,6 +40,10 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../presets/xeon-d2191-36.toml"),
     ),
     (
+        "xeon-gold6130-64",
+        include_str!("../presets/xeon-gold6130-64.toml"),
+    ),
+    (
         "core-i7-6700hq-4",
         include_str!("../presets/core-i7-6700hq-4.toml"),
     ),

@@ -197,6 +197,14 @@ pub const NOT_RUN: &[(&str, &str)] = &[
         "no idle transfer of a POWER5+ was found",
     ),
     (
+        "gold6130-2s",
+        "pinned thread i on CPU i, but how the 64 CPUs are numbered is not stated: whether N = 2 and N = 16 ran on one socket or two (a 48 or a 141 ns transfer) is unknown, and its idle transfers are a proxy's (docs/contention.md: run once with an assumed numbering)",
+    ),
+    (
+        "neoverse-n1-16c-unidentified",
+        "the machine is not identified (16 Neoverse-N1 cores, no clock, no instance type): no idle transfer can be given it, nor is it known whether its outline-atomics helper ran LSE",
+    ),
+    (
         "platinum8176-8s",
         "no preset yet: the 8-socket topology (which socket pairs are one UPI hop apart) and the unpinned threads' placement are not in the data",
     ),
