@@ -411,7 +411,9 @@ pub enum RcuOp {
     /// `kfree_rcu()` / `kvfree_rcu()` of an object of `bytes` bytes: onto
     /// this CPU's `krcp`, freed by a kworker after a grace period
     /// (`rcu/kfree.rs`).
-    KfreeRcu { bytes: Expr },
+    KfreeRcu {
+        bytes: Expr,
+    },
 }
 
 /// The ops on locks and atomics, run by `locking/ops.rs`.

@@ -89,8 +89,9 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.kfree_rcu_batches += b.kfree_rcu_batches;
             a.kfree_rcu_freed += b.kfree_rcu_freed;
             a.kfree_rcu_drained_ready += b.kfree_rcu_drained_ready;
-            a.kfree_rcu_bytes_waiting_peak =
-                a.kfree_rcu_bytes_waiting_peak.max(b.kfree_rcu_bytes_waiting_peak);
+            a.kfree_rcu_bytes_waiting_peak = a
+                .kfree_rcu_bytes_waiting_peak
+                .max(b.kfree_rcu_bytes_waiting_peak);
             // Replicas measure windows of the same length: the mean of
             // means, weighted by how many each side pools.
             let before = u128::from(out.replicas - r.replicas);

@@ -187,7 +187,11 @@ pub(super) fn rcu_callback_knobs(
 
 /// The `kfree_rcu()` knobs: `KFREE_DRAIN_JIFFIES` and the costs
 /// (`rcu/kfree.rs`).
-pub(super) fn kfree_rcu_knobs(knobs: &mut Knobs, k: &RawKernel, dur: &Durations<'_>) -> DResult<()> {
+pub(super) fn kfree_rcu_knobs(
+    knobs: &mut Knobs,
+    k: &RawKernel,
+    dur: &Durations<'_>,
+) -> DResult<()> {
     if let Some(v) = &k.kfree_drain_jiffies {
         match u64::try_from(*v.get_ref()) {
             Ok(j) if (1..=1 << 32).contains(&j) => knobs.kfree_drain_jiffies = Some(j),
