@@ -70,6 +70,9 @@ pub enum RcuEvent {
     /// The lazy-callback flush timer of no-CBs `cpu` (`jiffies_lazy_flush`);
     /// stale unless `gen` is its current generation.
     LazyFlush { cpu: u32, gen: u32 },
+    /// `kfree_rcu_monitor()`'s delayed work on `cpu` is due; stale unless
+    /// `gen` is its current generation (`rcu/kfree.rs`).
+    KfreeMonitor { cpu: u32, gen: u32 },
 }
 
 /// Work queued to run after a grace period.
@@ -84,6 +87,9 @@ pub enum RcuCallback {
     /// `percpu_ref_switch_to_atomic_rcu()` of a killed percpu_ref
     /// (instance `r`).
     PercpuRefSwitch { r: u32 },
+    /// `rcu_work_rcufn()` of `queue_rcu_work()`: batch `slot` of `cpu`'s
+    /// `kfree_rcu()` objects has waited its grace period.
+    KfreeRcuWork { cpu: u32, slot: u32 },
 }
 
 /// Address spaces and lazy TLB.

@@ -55,7 +55,9 @@ impl<'s> crate::Kernel<'s> {
             .ops[..];
         // Whether any op can read a shared variable at all (the objects
         // are fixed for the run).
-        let has_variables = !self.locking.objects.variables.is_empty();
+        // (Or RCU's grace-period sequence, which a polled grace period
+        // reads.)
+        let has_variables = !self.locking.objects.variables.is_empty() || self.rcu.in_use();
         let now = self.now;
         let mut steps = 0u32;
         let mut timeless = false;
@@ -447,6 +449,7 @@ impl<'s> crate::Kernel<'s> {
             }
             Expr::CurrentMm => self.tasks[t as usize].mm as i64,
             Expr::Hash(x) => crate::program::hash_64_32(self.eval(t, x)),
+            Expr::RcuGetState => self.rcu.get_state_synchronize_rcu(),
             Expr::ReadOnce(r) => {
                 let i = self.instance(t, r);
                 self.locking.objects.variables[i as usize]
@@ -566,6 +569,10 @@ impl<'s> crate::Kernel<'s> {
                     CmpOp::Gt => a > b,
                     CmpOp::Ge => a >= b,
                 }
+            }
+            Cond::RcuPollState(e) => {
+                let oldstate = self.eval_inline(t, e);
+                self.rcu.poll_state_synchronize_rcu(oldstate)
             }
             Cond::Not(inner) => !self.cond(t, inner),
         }

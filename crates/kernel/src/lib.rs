@@ -87,6 +87,7 @@ pub static KTHREADS: &[kthread::KthreadInfo] = &[
     rcu::gp_kthread::KTHREAD,
     stop_machine::KTHREAD,
     rcu::nocb::KTHREAD,
+    rcu::kfree::KTHREAD,
 ];
 
 pub use program::*;

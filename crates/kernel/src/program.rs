@@ -57,6 +57,10 @@ pub enum Expr {
     /// `x * GOLDEN_RATIO_64 >> 32`, in `[0, 2^32)`: deterministic, for
     /// picking an element of an object array (`bucket[hash(uaddr) % n]`).
     Hash(Box<Expr>),
+    /// `get_state_synchronize_rcu()` (kernel/rcu/tree.c): `rcu_seq_snap()`
+    /// of the normal grace-period sequence, the end of the first grace
+    /// period to start after now (`rcu/poll.rs`).
+    RcuGetState,
     Bin(BinOp, Box<Expr>, Box<Expr>),
 }
 
@@ -93,7 +97,9 @@ impl Expr {
     /// evaluated at the time its op runs, not ahead in a batch).
     pub fn reads_shared(&self) -> bool {
         match self {
-            Expr::ReadOnce(_) => true,
+            // RCU's grace-period sequence moves as the run goes, as a
+            // shared variable does.
+            Expr::ReadOnce(_) | Expr::RcuGetState => true,
             Expr::Uniform(a, b) | Expr::Bin(_, a, b) => a.reads_shared() || b.reads_shared(),
             Expr::CpuCurrMm(e) | Expr::Hash(e) => e.reads_shared(),
             _ => false,
@@ -106,6 +112,7 @@ impl Cond {
     pub fn reads_shared(&self) -> bool {
         match self {
             Cond::CpuOnline(e) => e.reads_shared(),
+            Cond::RcuPollState(_) => true,
             Cond::Cmp(_, a, b) => a.reads_shared() || b.reads_shared(),
             Cond::Not(c) => c.reads_shared(),
         }
@@ -117,6 +124,10 @@ impl Cond {
 pub enum Cond {
     /// `cpu_online(cpu)`.
     CpuOnline(Expr),
+    /// `poll_state_synchronize_rcu(oldstate)` (kernel/rcu/tree.c): a full
+    /// grace period has passed since the `get_state_synchronize_rcu()`
+    /// that returned `oldstate` (`rcu/poll.rs`).
+    RcuPollState(Expr),
     Cmp(CmpOp, Expr, Expr),
     Not(Box<Cond>),
 }
@@ -394,6 +405,15 @@ pub enum RcuOp {
         func: Dist,
         lazy: bool,
     },
+    /// `cond_synchronize_rcu(oldstate)`: `synchronize_rcu()` unless a full
+    /// grace period has passed since `oldstate` was taken.
+    CondSynchronizeRcu(Expr),
+    /// `kfree_rcu()` / `kvfree_rcu()` of an object of `bytes` bytes: onto
+    /// this CPU's `krcp`, freed by a kworker after a grace period
+    /// (`rcu/kfree.rs`).
+    KfreeRcu {
+        bytes: Expr,
+    },
 }
 
 /// The ops on locks and atomics, run by `locking/ops.rs`.
@@ -557,6 +577,8 @@ impl Op {
         matches!(
             self,
             Op::Rcu(RcuOp::SynchronizeRcu)
+                | Op::Rcu(RcuOp::CondSynchronizeRcu(_))
+                | Op::Rcu(RcuOp::KfreeRcu { .. })
                 | Op::Rcu(RcuOp::CallRcu { .. })
                 | Op::Rcu(RcuOp::SynchronizeRcuExpedited)
                 | Op::Rcu(RcuOp::RcuExpediteGp)

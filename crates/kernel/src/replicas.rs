@@ -85,6 +85,20 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.fqs_scans += b.fqs_scans;
             a.fqs_resched_ipis += b.fqs_resched_ipis;
             a.expedited_grace_periods += b.expedited_grace_periods;
+            a.kfree_rcu_objects += b.kfree_rcu_objects;
+            a.kfree_rcu_batches += b.kfree_rcu_batches;
+            a.kfree_rcu_freed += b.kfree_rcu_freed;
+            a.kfree_rcu_drained_ready += b.kfree_rcu_drained_ready;
+            a.kfree_rcu_bytes_waiting_peak = a
+                .kfree_rcu_bytes_waiting_peak
+                .max(b.kfree_rcu_bytes_waiting_peak);
+            // Replicas measure windows of the same length: the mean of
+            // means, weighted by how many each side pools.
+            let before = u128::from(out.replicas - r.replicas);
+            let mean = (u128::from(a.kfree_rcu_bytes_waiting_mean) * before
+                + u128::from(b.kfree_rcu_bytes_waiting_mean) * u128::from(r.replicas))
+                / u128::from(out.replicas.max(1));
+            a.kfree_rcu_bytes_waiting_mean = mean as u64;
         }
         for (a, b) in out.task_groups.iter_mut().zip(&r.task_groups) {
             a.total_saturated |= a.total.add_saturating(&b.total) || b.total_saturated;

@@ -126,6 +126,28 @@ pub struct RcuStats {
     /// (`rcu_normal_wake_from_gp`).
     #[serde(skip_serializing_if = "is_zero")]
     pub wakeups_from_gp: u64,
+    /// Objects queued by `kfree_rcu()` (`kvfree_call_rcu()`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kfree_rcu_objects: u64,
+    /// Batches queued behind a grace period by `kfree_rcu_monitor()`
+    /// (`queue_rcu_work()` calls).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kfree_rcu_batches: u64,
+    /// Objects freed (by `kfree_rcu_work()`, or by the monitor's
+    /// `kvfree_rcu_drain_ready()`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kfree_rcu_freed: u64,
+    /// Of the objects the monitor looked at, those it freed at once: a
+    /// full grace period had already passed since they were queued.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kfree_rcu_drained_ready: u64,
+    /// Bytes queued by `kfree_rcu()` and not yet freed (the memory waiting
+    /// for a grace period): the most at any time.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kfree_rcu_bytes_waiting_peak: u64,
+    /// The same, averaged over time.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kfree_rcu_bytes_waiting_mean: u64,
 }
 
 /// Like a cgroup's `cpu.stat`, over the measured part of the run.

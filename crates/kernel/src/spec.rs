@@ -114,6 +114,16 @@ pub struct Knobs {
     /// woken by the GP kthread at the grace period's cleanup, not by a
     /// callback.
     pub rcu_normal_wake_from_gp: bool,
+    /// `KFREE_DRAIN_JIFFIES` (mm/slab_common.c): how long after its first
+    /// object a CPU's `kfree_rcu()` batch waits for more before it is
+    /// queued behind a grace period; `None`: the kernel's `5 * HZ`.
+    pub kfree_drain_jiffies: Option<u64>,
+    /// What a `kfree_rcu()` costs its caller: `krc_this_cpu_lock()`,
+    /// `add_ptr_to_bulk_krc_lock()`, the state snapshot and
+    /// `schedule_delayed_monitor_work()`'s check.
+    pub kfree_rcu_cost: Nanos,
+    /// What freeing one object costs the kworker (`kfree_bulk()`).
+    pub kfree_rcu_free_cost: Nanos,
 }
 
 impl Default for Knobs {
@@ -166,6 +176,15 @@ impl Default for Knobs {
             // for machines of 16 CPUs or fewer); off here so that results
             // recorded before it stay the same.
             rcu_normal_wake_from_gp: false,
+            kfree_drain_jiffies: None,
+            // assumed: local_irq_save() and an uncontended per-CPU raw
+            // spinlock, a store into the page, smp_mb() and two reads of
+            // get_state_synchronize_rcu_full(), an atomic_inc() and the
+            // delayed_work_pending() check: 60 ns (range 30 - 150 ns).
+            kfree_rcu_cost: 60,
+            // assumed: kfree_bulk() -> kmem_cache_free_bulk() per object,
+            // about 30 ns (range 10 - 100 ns).
+            kfree_rcu_free_cost: 30,
         }
     }
 }

@@ -510,6 +510,28 @@ fn rcu(out: &mut String, runs: &[VariantRun]) {
             "rcu [{}]: {} grace periods, {} FQS scans ({per_gp:.2} per grace period), {} expedited",
             r.variant, s.grace_periods, s.fqs_scans, s.expedited_grace_periods
         );
+        if s.kfree_rcu_objects > 0 {
+            let _ = writeln!(
+                out,
+                "kfree_rcu [{}]: {} objects queued, {} batches behind a grace period, {} freed ({} without waiting for another); waiting for a grace period: peak {}, mean {}",
+                r.variant,
+                s.kfree_rcu_objects,
+                s.kfree_rcu_batches,
+                s.kfree_rcu_freed,
+                s.kfree_rcu_drained_ready,
+                fmt_bytes(s.kfree_rcu_bytes_waiting_peak),
+                fmt_bytes(s.kfree_rcu_bytes_waiting_mean)
+            );
+        }
+    }
+}
+
+/// Bytes in KiB or MiB past 1 KiB.
+fn fmt_bytes(b: u64) -> String {
+    match b {
+        0..1024 => format!("{b} B"),
+        1024..1_048_576 => format!("{:.1} KiB", b as f64 / 1024.0),
+        _ => format!("{:.1} MiB", b as f64 / 1_048_576.0),
     }
 }
 

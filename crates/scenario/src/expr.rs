@@ -3,6 +3,7 @@
 //! ```text
 //! cond  := "not" cond | "!" cond | "(" cond ")"
 //!        | "cpu_online(" expr ")" | "cpu_curr_shares_mm(" expr ")"
+//!        | "poll_state_synchronize_rcu(" expr ")"
 //!        | expr ("==" | "!=" | "<" | "<=" | ">" | ">=") expr
 //! (`cpu_curr_shares_mm(c)` is shorthand for `cpu_curr_mm(c) == current_mm`.)
 //! expr  := term (("+" | "-") term)*
@@ -11,6 +12,7 @@
 //! atom  := INT | VAR | "nr_cpus" | "task_index" | "group_size" | "current_mm"
 //!        | "this_cpu()" | "random_cpu()" | "uniform(" expr "," expr ")"
 //!        | "cpu_curr_mm(" expr ")" | "hash(" expr ")"
+//!        | "get_state_synchronize_rcu()" | "get_completed_synchronize_rcu()"
 //!        | "(" expr ")"
 //! ```
 
@@ -33,6 +35,9 @@ pub(crate) const RESERVED: &[&str] = &[
     "cpu_curr_mm",
     "current_mm",
     "hash",
+    "get_state_synchronize_rcu",
+    "get_completed_synchronize_rcu",
+    "poll_state_synchronize_rcu",
     "not",
     "and",
     "or",
@@ -230,6 +235,13 @@ impl Parser<'_, '_> {
                     Cond::Cmp(CmpOp::Eq, Expr::CpuCurrMm(Box::new(e)), Expr::CurrentMm)
                 });
             }
+            Some(Tok::Ident(n)) if n == "poll_state_synchronize_rcu" => {
+                self.pos += 1;
+                self.expect("(")?;
+                let oldstate = self.expr()?;
+                self.expect(")")?;
+                return Ok(Cond::RcuPollState(oldstate));
+            }
             Some(Tok::Sym("(")) => {
                 // Either a parenthesised condition or an expression that
                 // starts with a parenthesis: try the condition first.
@@ -354,6 +366,15 @@ impl Parser<'_, '_> {
                         self.expect(")")?;
                         Ok(Expr::Hash(Box::new(x)))
                     }
+                    ("get_state_synchronize_rcu" | "get_completed_synchronize_rcu", true) => {
+                        self.pos += 1;
+                        self.expect(")")?;
+                        Ok(if name == "get_state_synchronize_rcu" {
+                            Expr::RcuGetState
+                        } else {
+                            Expr::Const(smpsim_kernel::rcu::RCU_GET_STATE_COMPLETED)
+                        })
+                    }
                     ("this_cpu", true) | ("random_cpu", true) => {
                         self.pos += 1;
                         self.expect(")")?;
@@ -371,7 +392,8 @@ impl Parser<'_, '_> {
                         self.expect(")")?;
                         Ok(Expr::Uniform(Box::new(lo), Box::new(hi)))
                     }
-                    ("this_cpu" | "random_cpu" | "uniform" | "cpu_curr_mm" | "hash", false) => Err(StrErr::new(
+                    ("this_cpu" | "random_cpu" | "uniform" | "cpu_curr_mm" | "hash"
+                    | "get_state_synchronize_rcu" | "get_completed_synchronize_rcu", false) => Err(StrErr::new(
                         at,
                         format!("`{name}` is a function: write `{name}(...)`"),
                     )),
@@ -379,13 +401,13 @@ impl Parser<'_, '_> {
                         at,
                         format!("`{name}` is not a function: write it without parentheses"),
                     )),
-                    ("cpu_online" | "cpu_curr_shares_mm", _) => Err(StrErr::new(
+                    ("cpu_online" | "cpu_curr_shares_mm" | "poll_state_synchronize_rcu", _) => Err(StrErr::new(
                         at,
                         format!("`{name}(...)` is a condition, not a number"),
                     )),
                     (_, true) => Err(StrErr::new(
                         at,
-                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b), hash(x), read_once(VAR), per_cpu(VAR, CPU), this_cpu_read(VAR)"),
+                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b), hash(x), read_once(VAR), per_cpu(VAR, CPU), this_cpu_read(VAR), get_state_synchronize_rcu(), get_completed_synchronize_rcu()"),
                     )),
                     (_, false) => (self.vars)(&name).map(Expr::Var).map_err(|known| {
                         StrErr::new(

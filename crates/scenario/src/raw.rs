@@ -178,6 +178,9 @@ pub(crate) struct RawKernel {
     pub rcu_lazy: Option<S<bool>>,
     pub rcu_lazy_flush: Option<S<String>>,
     pub rcu_normal_wake_from_gp: Option<S<bool>>,
+    pub kfree_drain_jiffies: Option<S<i64>>,
+    pub kfree_rcu_cost: Option<S<String>>,
+    pub kfree_rcu_free_cost: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

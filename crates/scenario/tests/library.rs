@@ -33,7 +33,7 @@ const VARS: &str = r#"{ proc = "task_index", node = 0, vma_locked = 0, pages = 4
     wakee_cpu = "(task_index + 1) % nr_cpus", futex_bucket = "task_index",
     pipe = "task_index", ep = "task_index", nfds = 4, semset = 0, semnum = "task_index",
     file = "task_index", efd = "task_index", usock = "task_index",
-    target = "(task_index + 1) % nr_cpus", cpu = 1, t = 0, t_op = 0 }"#;
+    target = "(task_index + 1) % nr_cpus", cpu = 1, t = 0, t_op = 0, obj_bytes = 192 }"#;
 
 /// A scenario of `tasks` task groups' worth of `code`, including `files`.
 fn scenario(files: &[&str], group: &str) -> String {

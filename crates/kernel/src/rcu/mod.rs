@@ -9,6 +9,9 @@
 //! - `nocb`: callbacks of `rcu_nocbs` CPUs invoked by `rcuop/N` kthreads
 //!   (tree_nocb.h);
 //! - `exp`: expedited grace periods (tree_exp.h);
+//! - `kfree`: `kfree_rcu()` batching (mm/slab_common.c);
+//! - `poll`: polled grace periods, `get_state_synchronize_rcu()` and
+//!   `poll_state_synchronize_rcu()` (tree.c);
 //! - `stall`: CPU stall detection (tree_stall.h).
 //!
 //! This file holds the state they share, each field with what stays true
@@ -17,8 +20,10 @@
 pub(crate) mod callbacks;
 mod exp;
 pub(crate) mod gp_kthread;
+pub(crate) mod kfree;
 pub(crate) mod nocb;
 pub(crate) mod ops;
+mod poll;
 mod stall;
 mod tree;
 
@@ -27,6 +32,7 @@ use smpsim_engine::Nanos;
 pub use crate::event::RcuCallback;
 use crate::event::*;
 use crate::task::*;
+pub use poll::RCU_GET_STATE_COMPLETED;
 pub use tree::default_fqs_jiffies;
 
 /// The histogram every normal grace period's length goes to.
@@ -215,12 +221,24 @@ pub struct Rcu {
     readers_seen: bool,
     /// Counted in the measured part of the run only.
     stats: crate::result::RcuStats,
+    /// `kfree_rcu()`'s per-CPU batches (kfree.rs).
+    kfree: kfree::Kfree,
 }
 
 impl Rcu {
+    /// Whether the scenario uses RCU: its grace periods move, so a read of
+    /// their sequence must happen at its own time.
+    pub(crate) fn in_use(&self) -> bool {
+        self.gp_kthread != NO_TASK
+    }
+
     /// RCU's counts for the result, if the scenario uses RCU.
     pub(crate) fn stats(&self) -> Option<crate::result::RcuStats> {
-        (self.gp_kthread != NO_TASK).then_some(self.stats)
+        (self.gp_kthread != NO_TASK).then(|| {
+            let mut s = self.stats;
+            self.kfree.finish(&mut s);
+            s
+        })
     }
 
     /// `ct_idle_enter()`: CPU `c` enters an extended quiescent state (the
@@ -310,6 +328,7 @@ impl Rcu {
             exp_remaining: 0,
             exp_waiters: Vec::new(),
             stats: Default::default(),
+            kfree: Default::default(),
             stall_reported: 0,
             readers_seen: false,
         }
@@ -364,6 +383,8 @@ pub(crate) trait RcuEnv {
     fn where_is(&self, t: TaskId) -> (String, u32, String);
     /// Task `t` goes on to its next op.
     fn advance(&mut self, t: TaskId);
+    /// The value of an op's expression for task `t`.
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64;
     fn preempt_disable(&mut self, t: TaskId);
     /// `preempt_enable()` as an op of task `t` on CPU `c`.
     fn preempt_enable_op(&mut self, c: u32, t: TaskId) -> crate::mechanism::Flow;
@@ -371,6 +392,7 @@ pub(crate) trait RcuEnv {
 
 pub(crate) use callbacks::RcuCallbacks;
 pub(crate) use exp::RcuExp;
+pub(crate) use kfree::RcuKfree;
 pub(crate) use nocb::RcuNocb;
 pub(crate) use stall::RcuStall;
 pub(crate) use tree::RcuTree;
@@ -390,6 +412,13 @@ pub(crate) trait RcuEvents: RcuEnv {
                     return smpsim_engine::Handled::Stale;
                 }
                 self.rcu_lazy_flush(cpu);
+            }
+            RcuEvent::KfreeMonitor { cpu, gen } => {
+                let krc_gen = self.rcu().kfree_monitor_gen(cpu);
+                if krc_gen != gen {
+                    return smpsim_engine::Handled::Stale;
+                }
+                self.kfree_monitor_timer(cpu);
             }
         }
         self.rcu().check_invariants();

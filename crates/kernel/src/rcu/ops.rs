@@ -1,10 +1,10 @@
-//! RCU's ops: read-side critical sections, `synchronize_rcu()`, the
-//! expedite switch and `call_rcu()`. Without `CONFIG_PREEMPT_RCU` a
+//! RCU's ops: read-side critical sections, `synchronize_rcu()` and
+//! `cond_synchronize_rcu()`, the expedite switch and `call_rcu()`. Without `CONFIG_PREEMPT_RCU` a
 //! read-side critical section is a preempt-disabled region.
 
 use smpsim_engine::Nanos;
 
-use super::{RcuCallbacks, RcuEnv, RcuTree};
+use super::{RcuCallbacks, RcuEnv, RcuKfree, RcuTree};
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::RcuOp;
 use crate::task::{Resume, TaskId};
@@ -45,6 +45,36 @@ impl<K: RcuEnv> MechanismOp<K> for RcuOp {
                     k.synchronize_rcu(c, t, expedited);
                     return Flow::Stop;
                 }
+                k.advance(t);
+                Flow::Next
+            }
+            RcuOp::CondSynchronizeRcu(oldstate) => {
+                // cond_synchronize_rcu(): synchronize_rcu() unless
+                // poll_state_synchronize_rcu(oldstate) (rcu/poll.rs).
+                if resume != Resume::SynchronizeRcu {
+                    let oldstate = k.eval(t, oldstate);
+                    if !k.rcu().poll_state_synchronize_rcu(oldstate) {
+                        k.task_mut(t).resume = Resume::SynchronizeRcu;
+                        k.synchronize_rcu(c, t, false);
+                        return Flow::Stop;
+                    }
+                }
+                k.advance(t);
+                Flow::Next
+            }
+            RcuOp::KfreeRcu { bytes } => {
+                let mut n = k.eval(t, bytes);
+                if n < 0 {
+                    let (name, c, at) = k.where_is(t);
+                    let now = k.now();
+                    k.metrics_mut()
+                        .negative_count(c, now, &name, "kfree_rcu bytes", n, &at);
+                    n = 0;
+                }
+                let cost = k.kvfree_call_rcu(c, n as u64);
+                let task = k.task_mut(t);
+                let mode = task.mode;
+                task.batch.push(mode, cost);
                 k.advance(t);
                 Flow::Next
             }

@@ -389,6 +389,7 @@ pub(crate) trait RcuTree: RcuEnv {
             }
             RcuCallback::RcuSync { sem } => self.rcu_sync_func(sem),
             RcuCallback::PercpuRefSwitch { r } => self.percpu_ref_switched(r),
+            RcuCallback::KfreeRcuWork { cpu, slot } => self.kfree_rcu_work_ready(cpu, slot),
             RcuCallback::Func => {}
         }
     }

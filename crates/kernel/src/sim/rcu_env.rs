@@ -118,6 +118,9 @@ impl RcuEnv for Kernel<'_> {
     fn advance(&mut self, t: TaskId) {
         Kernel::advance(self, t)
     }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
     fn preempt_disable(&mut self, t: TaskId) {
         Kernel::preempt_disable(self, t)
     }

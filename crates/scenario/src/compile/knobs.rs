@@ -185,6 +185,29 @@ pub(super) fn rcu_callback_knobs(
     Ok(())
 }
 
+/// The `kfree_rcu()` knobs: `KFREE_DRAIN_JIFFIES` and the costs
+/// (`rcu/kfree.rs`).
+pub(super) fn kfree_rcu_knobs(
+    knobs: &mut Knobs,
+    k: &RawKernel,
+    dur: &Durations<'_>,
+) -> DResult<()> {
+    if let Some(v) = &k.kfree_drain_jiffies {
+        match u64::try_from(*v.get_ref()) {
+            Ok(j) if (1..=1 << 32).contains(&j) => knobs.kfree_drain_jiffies = Some(j),
+            _ => {
+                return Err(Diag::new(
+                    v.span(),
+                    "`kfree_drain_jiffies` must be a number of jiffies, 1 or more (KFREE_DRAIN_JIFFIES)",
+                ))
+            }
+        }
+    }
+    knobs.kfree_rcu_cost = dur.opt(&k.kfree_rcu_cost, knobs.kfree_rcu_cost)?;
+    knobs.kfree_rcu_free_cost = dur.opt(&k.kfree_rcu_free_cost, knobs.kfree_rcu_free_cost)?;
+    Ok(())
+}
+
 /// `CONFIG_RCU_FANOUT_LEAF`: 2 to 64.
 pub(super) fn rcu_fanout_leaf(v: &Option<S<i64>>, default: u32) -> DResult<u32> {
     let Some(v) = v else { return Ok(default) };

@@ -30,7 +30,7 @@ use crate::Scenario;
 use cgroups::{bursts, cgroups};
 use durations::Durations;
 use hooks::hooks;
-use knobs::{check_window_tables, knobs, rcu_callback_knobs};
+use knobs::{check_window_tables, kfree_rcu_knobs, knobs, rcu_callback_knobs};
 use run::run;
 use tasks::{functions, task_groups};
 
@@ -253,6 +253,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
     let nr = machine.nr_cpus();
     if let Some(k) = raw.kernel.as_ref() {
         rcu_callback_knobs(&mut knobs, k.get_ref(), &dur, srcs, nr)?;
+        kfree_rcu_knobs(&mut knobs, k.get_ref(), &dur)?;
     }
     if let (Some(cpu), Some(v)) = (
         knobs.rcu_gp_kthread_cpu,

@@ -196,6 +196,35 @@ pub(super) fn call_rcu_hurry(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) 
     Ok(())
 }
 
+/// `cond_synchronize_rcu(oldstate)` (kernel/rcu/tree.c): waits for a grace
+/// period only if none has fully passed since `oldstate` was taken.
+pub(super) fn cond_synchronize_rcu(
+    e: &mut Emitter<'_, '_>,
+    op: &S<RawOp>,
+    _: &OpDef,
+) -> DResult<()> {
+    let oldstate = e.expr(need(&op.get_ref().value, op, "value")?)?;
+    e.push(Op::Rcu(RcuOp::CondSynchronizeRcu(oldstate)));
+    Ok(())
+}
+
+/// `kfree_rcu(ptr, rhf)` / `kvfree_rcu()` of an object of `value` bytes
+/// (mm/slab_common.c `kvfree_call_rcu()`).
+pub(super) fn kfree_rcu(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
+    let v = need(&op.get_ref().value, op, "value")?;
+    let bytes = e.expr(v)?;
+    if let Expr::Const(n) = bytes {
+        if n < 0 {
+            return Err(Diag::new(
+                v.span(),
+                format!("`kfree_rcu` frees an object of `value` bytes, 0 or more (got {n})"),
+            ));
+        }
+    }
+    e.push(Op::Rcu(RcuOp::KfreeRcu { bytes }));
+    Ok(())
+}
+
 /// A cross-CPU call's `wait`: synchronous unless told otherwise, as most
 /// callers in the kernel are.
 fn wait(r: &RawOp) -> bool {

@@ -92,6 +92,14 @@ pub(super) static OPS: &[OpDef] = &[
     ),
     custom("call_rcu", &["func"], &[], lower::call_rcu),
     custom("call_rcu_hurry", &["func"], &[], lower::call_rcu_hurry),
+    custom(
+        "cond_synchronize_rcu",
+        &["value"],
+        &[],
+        lower::cond_synchronize_rcu,
+    ),
+    custom("kfree_rcu", &["value"], &[], lower::kfree_rcu),
+    custom("kvfree_rcu", &["value"], &[], lower::kfree_rcu),
     custom("cpumask", &["var", "mask"], &[], super::cpumask::cpumask),
     custom(
         "for_each_cpu",
