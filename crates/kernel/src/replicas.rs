@@ -81,24 +81,11 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.add(&b);
         }
         if let (Some(a), Some(b)) = (out.rcu.as_mut(), r.rcu) {
-            a.grace_periods += b.grace_periods;
-            a.fqs_scans += b.fqs_scans;
-            a.fqs_resched_ipis += b.fqs_resched_ipis;
-            a.expedited_grace_periods += b.expedited_grace_periods;
-            a.kfree_rcu_objects += b.kfree_rcu_objects;
-            a.kfree_rcu_batches += b.kfree_rcu_batches;
-            a.kfree_rcu_freed += b.kfree_rcu_freed;
-            a.kfree_rcu_drained_ready += b.kfree_rcu_drained_ready;
-            a.kfree_rcu_bytes_waiting_peak = a
-                .kfree_rcu_bytes_waiting_peak
-                .max(b.kfree_rcu_bytes_waiting_peak);
-            // Replicas measure windows of the same length: the mean of
-            // means, weighted by how many each side pools.
-            let before = u128::from(out.replicas - r.replicas);
-            let mean = (u128::from(a.kfree_rcu_bytes_waiting_mean) * before
-                + u128::from(b.kfree_rcu_bytes_waiting_mean) * u128::from(r.replicas))
-                / u128::from(out.replicas.max(1));
-            a.kfree_rcu_bytes_waiting_mean = mean as u64;
+            a.add(
+                &b,
+                u64::from(out.replicas - r.replicas),
+                u64::from(r.replicas),
+            );
         }
         for (a, b) in out.task_groups.iter_mut().zip(&r.task_groups) {
             a.total_saturated |= a.total.add_saturating(&b.total) || b.total_saturated;
@@ -111,6 +98,12 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             }
             a.exited = exited;
             a.wall_max_ns = a.wall_max_ns.max(b.wall_max_ns);
+            // A task's times pooled like its group's total (which they sum
+            // to); its wall time, the longest of its replicas.
+            for (ta, tb) in a.per_task.iter_mut().zip(&b.per_task) {
+                a.total_saturated |= ta.times.add_saturating(&tb.times);
+                ta.wall_ns = ta.wall_ns.max(tb.wall_ns);
+            }
         }
         for (a, b) in out.locks.iter_mut().zip(&r.locks) {
             a.acquisitions += b.acquisitions;
@@ -156,10 +149,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             }
         }
         out.context_switches += r.context_switches;
-        out.mm.lazy_refcount_ops += r.mm.lazy_refcount_ops;
-        out.mm.shootdown_ipis += r.mm.shootdown_ipis;
-        out.mm.mms_freed += r.mm.mms_freed;
-        out.mm.violations += r.mm.violations;
+        out.mm.add(&r.mm);
         out.stats.events += r.stats.events;
         out.stats.stale_events += r.stats.stale_events;
         out.stats.by_kind.add(&r.stats.by_kind);
@@ -206,5 +196,22 @@ mod tests {
         assert!(three.counters[0].count > 2 * one.counters[0].count);
         let rate_ratio = three.counters[0].rate / one.counters[0].rate;
         assert!((0.8..1.25).contains(&rate_ratio), "{rate_ratio}");
+    }
+
+    #[test]
+    fn replicas_pool_each_tasks_times_like_their_group() {
+        let mut s = global_mutex_bench(4, 1_000, 20_000, 4_000_000);
+        s.replicas = 2;
+        let two = simulate(&s);
+        for g in &two.task_groups {
+            if g.per_task.is_empty() {
+                continue;
+            }
+            let mut sum = crate::task::TaskTimes::default();
+            for t in &g.per_task {
+                sum.add_saturating(&t.times);
+            }
+            assert_eq!(sum, g.total, "group {}", g.name);
+        }
     }
 }

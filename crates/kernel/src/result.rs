@@ -150,6 +150,93 @@ pub struct RcuStats {
     pub kfree_rcu_bytes_waiting_mean: u64,
 }
 
+impl MmStats {
+    /// Pools another replica's counts into these (all are counts). The
+    /// destructuring is exhaustive, so a new field does not compile until
+    /// it is pooled here (replicas once dropped eight of them).
+    pub fn add(&mut self, other: &MmStats) {
+        let MmStats {
+            lazy_refcount_ops,
+            shootdown_ipis,
+            mms_freed,
+            violations,
+            deferred_tlb_flushes,
+            tlb_broadcast_flushes,
+            invlpgb,
+            tlb_flush_ipis,
+            global_asids,
+            mask_flush_ipis,
+            mask_flush_ipis_not_running,
+            mask_flush_missed,
+        } = *other;
+        self.lazy_refcount_ops += lazy_refcount_ops;
+        self.shootdown_ipis += shootdown_ipis;
+        self.mms_freed += mms_freed;
+        self.violations += violations;
+        self.deferred_tlb_flushes += deferred_tlb_flushes;
+        self.tlb_broadcast_flushes += tlb_broadcast_flushes;
+        self.invlpgb += invlpgb;
+        self.tlb_flush_ipis += tlb_flush_ipis;
+        self.global_asids += global_asids;
+        self.mask_flush_ipis += mask_flush_ipis;
+        self.mask_flush_ipis_not_running += mask_flush_ipis_not_running;
+        self.mask_flush_missed += mask_flush_missed;
+    }
+}
+
+impl RcuStats {
+    /// Pools another replica's counts into these: `pooled` replicas are
+    /// in `self` already, `other` stands for `added` more. The destructuring
+    /// is exhaustive, so a new field does not compile until it is pooled
+    /// here (replicas once dropped the callback and softirq counts).
+    pub fn add(&mut self, other: &RcuStats, pooled: u64, added: u64) {
+        let RcuStats {
+            grace_periods,
+            fqs_scans,
+            expedited_grace_periods,
+            fqs_resched_ipis,
+            callbacks_queued,
+            callbacks_invoked,
+            callbacks_invoked_offloaded,
+            softirq_batches,
+            softirq_deferred,
+            lazy_flushes,
+            wakeups_from_gp,
+            kfree_rcu_objects,
+            kfree_rcu_batches,
+            kfree_rcu_freed,
+            kfree_rcu_drained_ready,
+            kfree_rcu_bytes_waiting_peak,
+            kfree_rcu_bytes_waiting_mean,
+        } = *other;
+        self.grace_periods += grace_periods;
+        self.fqs_scans += fqs_scans;
+        self.expedited_grace_periods += expedited_grace_periods;
+        self.fqs_resched_ipis += fqs_resched_ipis;
+        self.callbacks_queued += callbacks_queued;
+        self.callbacks_invoked += callbacks_invoked;
+        self.callbacks_invoked_offloaded += callbacks_invoked_offloaded;
+        self.softirq_batches += softirq_batches;
+        self.softirq_deferred += softirq_deferred;
+        self.lazy_flushes += lazy_flushes;
+        self.wakeups_from_gp += wakeups_from_gp;
+        self.kfree_rcu_objects += kfree_rcu_objects;
+        self.kfree_rcu_batches += kfree_rcu_batches;
+        self.kfree_rcu_freed += kfree_rcu_freed;
+        self.kfree_rcu_drained_ready += kfree_rcu_drained_ready;
+        self.kfree_rcu_bytes_waiting_peak = self
+            .kfree_rcu_bytes_waiting_peak
+            .max(kfree_rcu_bytes_waiting_peak);
+        // Replicas measure windows of the same length: the mean of means,
+        // weighted by how many replicas each side pools.
+        let total = u128::from((pooled + added).max(1));
+        let mean = (u128::from(self.kfree_rcu_bytes_waiting_mean) * u128::from(pooled)
+            + u128::from(kfree_rcu_bytes_waiting_mean) * u128::from(added))
+            / total;
+        self.kfree_rcu_bytes_waiting_mean = mean as u64;
+    }
+}
+
 /// Like a cgroup's `cpu.stat`, over the measured part of the run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct BandwidthStat {
@@ -622,5 +709,88 @@ impl ExactSamples {
     pub fn merge(&mut self, o: &ExactSamples) {
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rcu_all(v: u64) -> RcuStats {
+        RcuStats {
+            grace_periods: v,
+            fqs_scans: v,
+            expedited_grace_periods: v,
+            fqs_resched_ipis: v,
+            callbacks_queued: v,
+            callbacks_invoked: v,
+            callbacks_invoked_offloaded: v,
+            softirq_batches: v,
+            softirq_deferred: v,
+            lazy_flushes: v,
+            wakeups_from_gp: v,
+            kfree_rcu_objects: v,
+            kfree_rcu_batches: v,
+            kfree_rcu_freed: v,
+            kfree_rcu_drained_ready: v,
+            kfree_rcu_bytes_waiting_peak: v,
+            kfree_rcu_bytes_waiting_mean: v,
+        }
+    }
+
+    #[test]
+    fn pooled_rcu_stats_sum_every_count() {
+        let mut a = rcu_all(3);
+        a.add(&rcu_all(3), 1, 1);
+        // Counts add; the peak is the larger, the mean the weighted mean.
+        let want = RcuStats {
+            kfree_rcu_bytes_waiting_peak: 3,
+            kfree_rcu_bytes_waiting_mean: 3,
+            ..rcu_all(6)
+        };
+        assert_eq!(a, want);
+        let mut b = rcu_all(0);
+        b.kfree_rcu_bytes_waiting_mean = 10;
+        let mut c = rcu_all(0);
+        c.kfree_rcu_bytes_waiting_mean = 40;
+        b.add(&c, 2, 1);
+        assert_eq!(b.kfree_rcu_bytes_waiting_mean, 20);
+    }
+
+    #[test]
+    fn pooled_mm_stats_sum_every_count() {
+        let one = MmStats {
+            lazy_refcount_ops: 1,
+            shootdown_ipis: 2,
+            mms_freed: 3,
+            violations: 4,
+            deferred_tlb_flushes: 5,
+            tlb_broadcast_flushes: 6,
+            invlpgb: 7,
+            tlb_flush_ipis: 8,
+            global_asids: 9,
+            mask_flush_ipis: 10,
+            mask_flush_ipis_not_running: 11,
+            mask_flush_missed: 12,
+        };
+        let mut a = one;
+        a.add(&one);
+        assert_eq!(
+            a,
+            MmStats {
+                lazy_refcount_ops: 2,
+                shootdown_ipis: 4,
+                mms_freed: 6,
+                violations: 8,
+                deferred_tlb_flushes: 10,
+                tlb_broadcast_flushes: 12,
+                invlpgb: 14,
+                tlb_flush_ipis: 16,
+                global_asids: 18,
+                mask_flush_ipis: 20,
+                mask_flush_ipis_not_running: 22,
+                mask_flush_missed: 24,
+            }
+        );
     }
 }
