@@ -132,31 +132,53 @@ fn spawn(
     (tasks.len() - 1) as TaskId
 }
 
-impl crate::Kernel<'_> {
+/// What running a kernel thread needs from the kernel: time, its task,
+/// its mechanism's step function, and the core's and scheduler's verbs
+/// that let it work or sleep. Implemented for the kernel in
+/// `sim/rcu_env.rs`.
+pub(crate) trait KthreadEnv {
+    fn now(&self) -> Nanos;
+    fn task(&self, t: TaskId) -> &Task;
+    fn task_mut(&mut self, t: TaskId) -> &mut Task;
+    /// One step of kthread `t` of kind `which` ([`KthreadInfo::step`]),
+    /// current on CPU `c`.
+    fn kthread_step(&mut self, which: Kthread, c: u32, t: TaskId) -> KthreadStep;
+    /// Lets the task's unfinished batch run on first; false if none.
+    fn resume_batch(&mut self, c: u32, t: TaskId) -> bool;
+    fn arm_cpu(&mut self, c: u32, end: Nanos);
+    /// Schedules an event.
+    fn at(&mut self, t: Nanos, e: Event);
+    fn block(&mut self, c: u32, t: TaskId);
+    fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool);
+}
+
+/// Running and waking kernel threads, for any kernel.
+pub(crate) trait Kthreads: KthreadEnv {
     /// Runs kthread `t`, current on CPU `c`, until it works or sleeps.
-    pub(crate) fn run_kthread(&mut self, c: u32, t: TaskId) {
+    fn run_kthread(&mut self, c: u32, t: TaskId) {
         // A piece of work interrupted earlier finishes first.
         if self.resume_batch(c, t) {
             return;
         }
-        let which = self.tasks[t as usize].kthread.expect("a kthread");
-        let step = (self.kthread_info(which).step)(self, c, t);
+        let which = self.task(t).kthread.expect("a kthread");
+        let step = self.kthread_step(which, c, t);
         match step {
             KthreadStep::Work(ns) => {
-                let task = &mut self.tasks[t as usize];
+                let now = self.now();
+                let task = self.task_mut(t);
                 task.batch.push(Mode::Sys, ns.max(1));
-                let end = self.now.saturating_add(task.batch.total());
+                let end = now.saturating_add(task.batch.total());
                 self.arm_cpu(c, end);
             }
             KthreadStep::Sleep { timeout } => {
-                let task = &mut self.tasks[t as usize];
+                let task = self.task_mut(t);
                 let gen = task.gen.wrapping_add(1);
                 task.gen = gen;
                 if let Some(at) = timeout {
                     self.at(at, Event::Sched(SchedEvent::Timer { task: t, gen }));
                 }
                 self.block(c, t);
-                self.tasks[t as usize].wait.interruptible = true;
+                self.task_mut(t).wait.interruptible = true;
             }
             KthreadStep::Spin => {}
         }
@@ -164,9 +186,10 @@ impl crate::Kernel<'_> {
 
     /// `wake_up_process()` of a kthread from CPU `from`'s softirq or IRQ
     /// context (a no-op if it is not sleeping).
-    pub(crate) fn wake_kthread(&mut self, t: TaskId, from: u32) {
-        if self.tasks[t as usize].state == TaskState::Sleeping {
+    fn wake_kthread(&mut self, t: TaskId, from: u32) {
+        if self.task(t).state == TaskState::Sleeping {
             self.wake_up_from(t, from, true);
         }
     }
 }
+impl<K: KthreadEnv + ?Sized> Kthreads for K {}

@@ -82,7 +82,7 @@ impl RcuEnv for Kernel<'_> {
         Kernel::wake_up(self, t, from)
     }
     fn wake_kthread(&mut self, t: TaskId, from: u32) {
-        Kernel::wake_kthread(self, t, from)
+        crate::kthread::Kthreads::wake_kthread(self, t, from)
     }
     fn block(&mut self, c: u32, t: TaskId) {
         Kernel::block(self, c, t)
@@ -530,5 +530,47 @@ impl crate::cpumask::CpumaskEnv for Kernel<'_> {
     }
     fn advance(&mut self, t: TaskId) {
         Kernel::advance(self, t)
+    }
+}
+
+impl crate::kthread::KthreadEnv for Kernel<'_> {
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    fn task(&self, t: TaskId) -> &Task {
+        &self.tasks[t as usize]
+    }
+    fn task_mut(&mut self, t: TaskId) -> &mut Task {
+        &mut self.tasks[t as usize]
+    }
+    fn kthread_step(
+        &mut self,
+        which: crate::kthread::Kthread,
+        c: u32,
+        t: TaskId,
+    ) -> crate::kthread::KthreadStep {
+        (Kernel::kthread_info(self, which).step)(self, c, t)
+    }
+    fn resume_batch(&mut self, c: u32, t: TaskId) -> bool {
+        Kernel::resume_batch(self, c, t)
+    }
+    fn arm_cpu(&mut self, c: u32, end: Nanos) {
+        Kernel::arm_cpu(self, c, end)
+    }
+    fn at(&mut self, t: Nanos, e: Event) {
+        Kernel::at(self, t, e)
+    }
+    fn block(&mut self, c: u32, t: TaskId) {
+        Kernel::block(self, c, t)
+    }
+    fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
+        Kernel::wake_up_from(self, t, waker, softirq)
+    }
+}
+
+/// Kernel threads' entry point for the core.
+impl Kernel<'_> {
+    pub(crate) fn run_kthread(&mut self, c: u32, t: TaskId) {
+        crate::kthread::Kthreads::run_kthread(self, c, t)
     }
 }
