@@ -20,10 +20,10 @@
 
 use smpsim_engine::Nanos;
 
+use crate::env::{CoreEnv, SchedVerbs};
 use crate::event::{Event, SchedEvent};
 use crate::spec::{Affinity, Policy, Spec};
 use crate::task::*;
-use crate::Kernel;
 
 pub use crate::task::Kthread;
 
@@ -35,10 +35,25 @@ pub struct KthreadInfo {
     pub used_by: fn(&Spec) -> bool,
     pub spawn: Spawn,
     /// One step of the thread, current on CPU `c` as task `t`.
-    pub(crate) step: fn(&mut Kernel, u32, TaskId) -> KthreadStep,
+    pub(crate) step: for<'a, 's> fn(&'a mut HostKernel<'s>, u32, TaskId) -> KthreadStep,
     /// Hands the mechanism its threads' ids (by CPU for a per-CPU thread).
-    pub(crate) started: fn(&mut Kernel, Vec<TaskId>),
+    pub(crate) started: for<'a, 's> fn(&'a mut HostKernel<'s>, Vec<TaskId>),
 }
+
+/// The kernel the table's functions run on, named by the core (`sim/`)
+/// rather than here: the table is a static of plain function pointers
+/// (no generic parameter), and this module stays beneath the core. A
+/// mechanism's row calls its own trait's methods on it, which the kernel
+/// has through the mechanism's env.
+pub(crate) trait KthreadHost {
+    type Kernel<'s>;
+}
+
+/// The one [`KthreadHost`]: its `Kernel` is the simulated kernel.
+pub(crate) struct TheKernel;
+
+/// The kernel a kthread's step runs on (see [`KthreadHost`]).
+pub(crate) type HostKernel<'s> = <TheKernel as KthreadHost>::Kernel<'s>;
 
 /// How a kernel thread is created.
 pub enum Spawn {
@@ -136,20 +151,12 @@ fn spawn(
 /// its mechanism's step function, and the core's and scheduler's verbs
 /// that let it work or sleep. Implemented for the kernel in
 /// `sim/rcu_env.rs`.
-pub(crate) trait KthreadEnv {
-    fn now(&self) -> Nanos;
-    fn task(&self, t: TaskId) -> &Task;
-    fn task_mut(&mut self, t: TaskId) -> &mut Task;
+pub(crate) trait KthreadEnv: CoreEnv + SchedVerbs {
     /// One step of kthread `t` of kind `which` ([`KthreadInfo::step`]),
     /// current on CPU `c`.
     fn kthread_step(&mut self, which: Kthread, c: u32, t: TaskId) -> KthreadStep;
     /// Lets the task's unfinished batch run on first; false if none.
     fn resume_batch(&mut self, c: u32, t: TaskId) -> bool;
-    fn arm_cpu(&mut self, c: u32, end: Nanos);
-    /// Schedules an event.
-    fn at(&mut self, t: Nanos, e: Event);
-    fn block(&mut self, c: u32, t: TaskId);
-    fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool);
 }
 
 /// Running and waking kernel threads, for any kernel.

@@ -19,6 +19,7 @@
 
 use crate::coherence::Line;
 use crate::cpu::Csd;
+use crate::env::CoreEnv;
 use crate::event::*;
 use crate::spec::LazyTlb;
 use crate::task::*;
@@ -30,19 +31,9 @@ pub use crate::ids::NO_MM;
 /// costs and event sink, its own state, and whether the scheduler is
 /// still booting. The one implementation, for the kernel, is in
 /// `sim/sched_env.rs`.
-pub(crate) trait MmEnv {
+pub(crate) trait MmEnv: CoreEnv {
     /// The compiled scenario's knobs and seed.
     fn spec(&self) -> &crate::spec::Spec;
-    /// The current event's time.
-    fn now(&self) -> smpsim_engine::Nanos;
-    /// The machine's costs.
-    fn cost(&self) -> &crate::costs::CostNs;
-    /// The CPUs, by number.
-    fn cpus(&self) -> &[crate::cpu::Cpu];
-    /// The CPUs, to change their mm fields.
-    fn cpus_mut(&mut self) -> &mut [crate::cpu::Cpu];
-    /// Every task, by id.
-    fn tasks(&self) -> &[Task];
     /// The mm's own state.
     fn mm(&self) -> &MmState;
     /// The mm's own state, to change.
@@ -50,12 +41,6 @@ pub(crate) trait MmEnv {
     /// The mm's state, the CPUs, the tasks and the costs at once
     /// (disjoint borrows).
     fn mm_parts(&mut self) -> MmParts<'_>;
-    /// The accounting, to report violations into.
-    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
-    /// How many CPUs the machine has.
-    fn nr_cpus(&self) -> u32;
-    /// Schedules an event.
-    fn at(&mut self, t: smpsim_engine::Nanos, e: Event);
     /// Queues a cross-CPU call on `target` (`smp.rs`).
     fn queue_csd(&mut self, target: u32, csd: Csd, at: smpsim_engine::Nanos, from: u32);
     /// The scheduler is switching each CPU's first task in, before the run.

@@ -343,6 +343,9 @@ const KERNEL_LAYERS: &[&[&str]] = &[
         "trace",
         "invariants",
         "mechanism",
+        // What every mechanism's env shares: the core's accessors and
+        // verbs (`env.rs`).
+        "env",
     ],
     // The mechanisms, each its module.
     &[

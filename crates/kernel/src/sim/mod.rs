@@ -801,3 +801,97 @@ fn spun_on(objects: &Objects, spin: Spin) -> Option<(u32, u32)> {
         Spin::CsdWait | Spin::StopMachine | Spin::None => None,
     }
 }
+
+/// The core as every mechanism's env sees it ([`crate::env::CoreEnv`]):
+/// the core's fields and its and the interpreter's verbs, each delegated
+/// by its full path.
+impl crate::env::CoreEnv for Kernel<'_> {
+    #[inline]
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    #[inline]
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    #[inline]
+    fn cost(&self) -> &crate::costs::CostNs {
+        &self.cost
+    }
+    #[inline]
+    fn cpus(&self) -> &[Cpu] {
+        &self.cpus
+    }
+    #[inline]
+    fn cpus_mut(&mut self) -> &mut [Cpu] {
+        &mut self.cpus
+    }
+    #[inline]
+    fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+    #[inline]
+    fn tasks_mut(&mut self) -> &mut [Task] {
+        &mut self.tasks
+    }
+    fn task_name(&self, t: TaskId) -> String {
+        Kernel::task_name(self, t)
+    }
+    #[inline]
+    fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+    #[inline]
+    fn metrics_mut(&mut self) -> &mut Metrics {
+        &mut self.metrics
+    }
+    #[inline]
+    fn at(&mut self, t: Nanos, e: Event) {
+        Kernel::at(self, t, e)
+    }
+    #[inline]
+    fn settle(&mut self, c: u32) {
+        Kernel::settle(self, c)
+    }
+    #[inline]
+    fn kick(&mut self, c: u32) {
+        Kernel::kick(self, c)
+    }
+    #[inline]
+    fn arm_cpu(&mut self, c: u32, end: Nanos) {
+        Kernel::arm_cpu(self, c, end)
+    }
+    fn set_state(&mut self, t: TaskId, state: TaskState) {
+        Kernel::set_state(self, t, state)
+    }
+    #[inline]
+    fn irqs_enabled(&self, c: u32) -> bool {
+        Kernel::irqs_enabled(self, c)
+    }
+    #[inline]
+    fn irq_off_begin(&mut self, c: u32) {
+        Kernel::irq_off_begin(self, c)
+    }
+    #[inline]
+    fn irq_off_end(&mut self, c: u32) {
+        Kernel::irq_off_end(self, c)
+    }
+    fn preempt_disable(&mut self, t: TaskId) {
+        Kernel::preempt_disable(self, t)
+    }
+    fn preempt_enable(&mut self, t: TaskId) -> bool {
+        Kernel::preempt_enable(self, t)
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+}
+
+/// Kernel threads' steps run on the simulated kernel (see
+/// [`crate::kthread::KthreadHost`]).
+impl crate::kthread::KthreadHost for crate::kthread::TheKernel {
+    type Kernel<'s> = Kernel<'s>;
+}
