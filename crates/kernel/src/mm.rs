@@ -60,11 +60,32 @@ pub(crate) struct MmParts<'a> {
 pub(crate) struct MmState {
     /// Address spaces, by mm id (one per task group unless shared), with
     /// their users, `mm_count` and `mm_cpumask`.
-    pub(crate) mms: Vec<Mm>,
-    pub(crate) stats: crate::result::MmStats,
+    // invariant: each mm's `mask_weight` is the number of CPUs in its
+    // `mask`; a freed mm has no users.
+    mms: Vec<Mm>,
+    stats: crate::result::MmStats,
 }
 
 impl MmState {
+    /// The address spaces `mms`, by mm id, none of them used yet.
+    pub(crate) fn new(mms: Vec<Mm>) -> Self {
+        MmState {
+            mms,
+            stats: Default::default(),
+        }
+    }
+
+    /// Address space `mm`.
+    #[inline]
+    pub(crate) fn mm(&self, mm: u32) -> &Mm {
+        &self.mms[mm as usize]
+    }
+
+    /// The counts of the run so far.
+    pub(crate) fn stats(&self) -> crate::result::MmStats {
+        self.stats
+    }
+
     /// `n` TLB-flush IPIs sent by a cross-CPU call that flushes
     /// (`flush_tlb_mm_range()` through `smp_call_function_many()`).
     pub(crate) fn count_tlb_flush_ipis(&mut self, n: u64) {

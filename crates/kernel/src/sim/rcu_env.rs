@@ -32,7 +32,7 @@ impl RcuEnv for Kernel<'_> {
     }
     #[inline]
     fn jiffy(&self) -> Nanos {
-        self.sched.tick_ns
+        self.sched.tick_ns()
     }
     fn wake_kthread(&mut self, t: TaskId, from: u32) {
         crate::kthread::Kthreads::wake_kthread(self, t, from)
@@ -189,7 +189,7 @@ impl<'s> SmpEnv<'s> for Kernel<'s> {
     }
     #[inline]
     fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool {
-        self.mm.mms[mm as usize].mask.contains(c)
+        self.mm.mm(mm).mask.contains(c)
     }
     fn report_negative(&mut self, t: TaskId, what: &str, n: i64) {
         Kernel::report_negative(self, t, what, n)
@@ -289,7 +289,7 @@ impl HotplugEnv for Kernel<'_> {
 
 impl crate::cpumask::CpumaskEnv for Kernel<'_> {
     fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool {
-        self.mm.mms[mm as usize].mask.contains(c)
+        self.mm.mm(mm).mask.contains(c)
     }
     fn percpu_value(&self, object: u32, c: u32) -> i64 {
         let objects = &self.locking.objects;

@@ -219,7 +219,7 @@ impl crate::mm::MmEnv for Kernel<'_> {
         Kernel::queue_csd(self, target, csd, at, from)
     }
     fn sched_booting(&self) -> bool {
-        self.sched.booting
+        self.sched.booting()
     }
 }
 
