@@ -17,44 +17,27 @@
 
 use smpsim_engine::{Nanos, Rng};
 
+use crate::env::CoreEnv;
 use crate::mechanism::{Flow, MechanismOp};
-use crate::program::{CheckOp, Cond, Expr, ObjRef};
+use crate::program::{CheckOp, Cond, ObjRef};
 use crate::spec::Perturb;
-use crate::task::{Resume, Task, TaskId};
+use crate::task::{Resume, TaskId};
 
 /// What the checks need from the rest of the kernel: the core's time,
 /// CPUs and tasks, the interpreter's expressions, the `variable` objects
 /// (locking's instance table), the accounting and the explored schedule.
 /// The one implementation, for the kernel, is in `sim/sched_env.rs`.
-pub(crate) trait CheckEnv {
+pub(crate) trait CheckEnv: CoreEnv {
     /// The run's length (what happens past it is not checked).
     fn duration(&self) -> Nanos;
-    /// The current event's time.
-    fn now(&self) -> Nanos;
-    /// The CPUs, by number.
-    fn cpus(&self) -> &[crate::cpu::Cpu];
-    /// How many CPUs the machine has.
-    fn nr_cpus(&self) -> u32;
-    /// Every task, by id.
-    fn tasks(&self) -> &[Task];
-    /// Every task, to mark its membarrier command and move its pc.
-    fn tasks_mut(&mut self) -> &mut [Task];
-    /// A task as reports name it.
-    fn task_name(&self, t: TaskId) -> String;
-    /// The accounting, to report findings into.
-    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
     /// The perturbed schedule being explored, if any (the scheduler's).
     fn perturber(&mut self) -> Option<&mut Perturber>;
-    /// Evaluates `e` for task `t` (the interpreter).
-    fn eval(&mut self, t: TaskId, e: &Expr) -> i64;
     /// Evaluates `c` for task `t` (the interpreter).
     fn cond(&mut self, t: TaskId, c: &Cond) -> bool;
     /// The instance `r` names for task `t` (the interpreter).
     fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32;
     /// `WRITE_ONCE()` of variable instance `i` (locking's objects).
     fn set_variable(&mut self, i: u32, v: i64);
-    /// Moves task `t` to its next op (the interpreter).
-    fn advance(&mut self, t: TaskId);
 }
 
 impl<K: CheckEnv> MechanismOp<K> for CheckOp {

@@ -22,6 +22,7 @@
 //!
 //! A mask is a bitmap of `nr_cpu_ids` bits (`Vec<u64>`, 64 CPUs a word).
 
+use crate::env::CoreEnv;
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::{CpumaskOp, MaskExpr, MaskSlot};
 use crate::task::{Resume, Task, TaskId, NO_TASK};
@@ -30,17 +31,11 @@ use crate::task::{Resume, Task, TaskId, NO_TASK};
 /// mask lives in its task), the CPUs' state a mask is built from, an
 /// mm's cpumask, a per-CPU flag's values, and the interpreter's
 /// expressions. Implemented for the kernel in `sim/rcu_env.rs`.
-pub(crate) trait CpumaskEnv {
-    fn nr_cpus(&self) -> u32;
-    fn cpu(&self, c: u32) -> &crate::cpu::Cpu;
-    fn task(&self, t: TaskId) -> &Task;
-    fn task_mut(&mut self, t: TaskId) -> &mut Task;
+pub(crate) trait CpumaskEnv: CoreEnv {
     /// CPU `c` is in address space `mm`'s cpumask.
     fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool;
     /// CPU `c`'s value of per-CPU variable `object`.
     fn percpu_value(&self, object: u32, c: u32) -> i64;
-    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64;
-    fn advance(&mut self, t: TaskId);
 }
 
 impl<K: CpumaskEnv> MechanismOp<K> for CpumaskOp {

@@ -3,8 +3,7 @@
 //! written in the scenario; this is the step where `cpu_online_mask`
 //! changes and every mechanism stops or starts counting the CPU.
 
-use smpsim_engine::Nanos;
-
+use crate::env::{CoreEnv, SchedVerbs};
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::HotplugOp;
 use crate::task::{Resume, TaskId, NO_TASK};
@@ -13,29 +12,20 @@ use crate::task::{Resume, TaskId, NO_TASK};
 /// kernel: the CPUs (read), the one write of `cpu_online_mask`, the
 /// accounting, and the verbs each mechanism runs for a dying CPU.
 /// Implemented for the kernel in `sim/rcu_env.rs`.
-pub(crate) trait HotplugEnv {
-    fn now(&self) -> Nanos;
-    fn nr_cpus(&self) -> u32;
-    fn cpu(&self, c: u32) -> &crate::cpu::Cpu;
+pub(crate) trait HotplugEnv: CoreEnv + SchedVerbs {
     /// `num_online_cpus()`.
     fn num_online_cpus(&self) -> usize;
     /// `set_cpu_online(c, online)`: the one place a CPU's `online` changes.
     fn mark_cpu_online(&mut self, c: u32, online: bool);
-    fn task(&self, t: TaskId) -> &crate::task::Task;
-    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
     // What each mechanism does for a dying CPU.
     /// `balance_push()`: the scheduler moves CPU `dying`'s queued tasks
     /// away (from CPU `c`).
     fn migrate_tasks_off(&mut self, dying: u32, c: u32);
-    fn resched_cpu(&mut self, c: u32, from: u32);
     /// `smpcfd_dying_cpu()`: the IPI layer runs what is queued for it.
     fn smpcfd_dying_cpu(&mut self, c: u32);
     /// `rcutree_report_cpu_dead()`.
     fn rcu_cpu_offline(&mut self, c: u32);
     // The ops' needs.
-    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64;
-    fn advance(&mut self, t: TaskId);
-    fn schedule(&mut self, c: u32);
 }
 
 impl<K: HotplugEnv> MechanismOp<K> for HotplugOp {

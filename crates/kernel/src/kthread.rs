@@ -20,10 +20,10 @@
 
 use smpsim_engine::Nanos;
 
+use crate::env::{CoreEnv, SchedVerbs};
 use crate::event::{Event, SchedEvent};
 use crate::spec::{Affinity, Policy, Spec};
 use crate::task::*;
-use crate::Kernel;
 
 pub use crate::task::Kthread;
 
@@ -35,10 +35,25 @@ pub struct KthreadInfo {
     pub used_by: fn(&Spec) -> bool,
     pub spawn: Spawn,
     /// One step of the thread, current on CPU `c` as task `t`.
-    pub(crate) step: fn(&mut Kernel, u32, TaskId) -> KthreadStep,
+    pub(crate) step: for<'a, 's> fn(&'a mut HostKernel<'s>, u32, TaskId) -> KthreadStep,
     /// Hands the mechanism its threads' ids (by CPU for a per-CPU thread).
-    pub(crate) started: fn(&mut Kernel, Vec<TaskId>),
+    pub(crate) started: for<'a, 's> fn(&'a mut HostKernel<'s>, Vec<TaskId>),
 }
+
+/// The kernel the table's functions run on, named by the core (`sim/`)
+/// rather than here: the table is a static of plain function pointers
+/// (no generic parameter), and this module stays beneath the core. A
+/// mechanism's row calls its own trait's methods on it, which the kernel
+/// has through the mechanism's env.
+pub(crate) trait KthreadHost {
+    type Kernel<'s>;
+}
+
+/// The one [`KthreadHost`]: its `Kernel` is the simulated kernel.
+pub(crate) struct TheKernel;
+
+/// The kernel a kthread's step runs on (see [`KthreadHost`]).
+pub(crate) type HostKernel<'s> = <TheKernel as KthreadHost>::Kernel<'s>;
 
 /// How a kernel thread is created.
 pub enum Spawn {
@@ -132,31 +147,45 @@ fn spawn(
     (tasks.len() - 1) as TaskId
 }
 
-impl crate::Kernel<'_> {
+/// What running a kernel thread needs from the kernel: time, its task,
+/// its mechanism's step function, and the core's and scheduler's verbs
+/// that let it work or sleep. Implemented for the kernel in
+/// `sim/rcu_env.rs`.
+pub(crate) trait KthreadEnv: CoreEnv + SchedVerbs {
+    /// One step of kthread `t` of kind `which` ([`KthreadInfo::step`]),
+    /// current on CPU `c`.
+    fn kthread_step(&mut self, which: Kthread, c: u32, t: TaskId) -> KthreadStep;
+    /// Lets the task's unfinished batch run on first; false if none.
+    fn resume_batch(&mut self, c: u32, t: TaskId) -> bool;
+}
+
+/// Running and waking kernel threads, for any kernel.
+pub(crate) trait Kthreads: KthreadEnv {
     /// Runs kthread `t`, current on CPU `c`, until it works or sleeps.
-    pub(crate) fn run_kthread(&mut self, c: u32, t: TaskId) {
+    fn run_kthread(&mut self, c: u32, t: TaskId) {
         // A piece of work interrupted earlier finishes first.
         if self.resume_batch(c, t) {
             return;
         }
-        let which = self.tasks[t as usize].kthread.expect("a kthread");
-        let step = (self.kthread_info(which).step)(self, c, t);
+        let which = self.task(t).kthread.expect("a kthread");
+        let step = self.kthread_step(which, c, t);
         match step {
             KthreadStep::Work(ns) => {
-                let task = &mut self.tasks[t as usize];
+                let now = self.now();
+                let task = self.task_mut(t);
                 task.batch.push(Mode::Sys, ns.max(1));
-                let end = self.now.saturating_add(task.batch.total());
+                let end = now.saturating_add(task.batch.total());
                 self.arm_cpu(c, end);
             }
             KthreadStep::Sleep { timeout } => {
-                let task = &mut self.tasks[t as usize];
+                let task = self.task_mut(t);
                 let gen = task.gen.wrapping_add(1);
                 task.gen = gen;
                 if let Some(at) = timeout {
                     self.at(at, Event::Sched(SchedEvent::Timer { task: t, gen }));
                 }
                 self.block(c, t);
-                self.tasks[t as usize].wait.interruptible = true;
+                self.task_mut(t).wait.interruptible = true;
             }
             KthreadStep::Spin => {}
         }
@@ -164,9 +193,10 @@ impl crate::Kernel<'_> {
 
     /// `wake_up_process()` of a kthread from CPU `from`'s softirq or IRQ
     /// context (a no-op if it is not sleeping).
-    pub(crate) fn wake_kthread(&mut self, t: TaskId, from: u32) {
-        if self.tasks[t as usize].state == TaskState::Sleeping {
+    fn wake_kthread(&mut self, t: TaskId, from: u32) {
+        if self.task(t).state == TaskState::Sleeping {
             self.wake_up_from(t, from, true);
         }
     }
 }
+impl<K: KthreadEnv + ?Sized> Kthreads for K {}

@@ -56,6 +56,7 @@ pub mod coherence;
 pub mod costs;
 pub mod cpu;
 pub mod cpumask;
+pub(crate) mod env;
 pub mod event;
 pub mod hooks;
 pub mod hotplug;

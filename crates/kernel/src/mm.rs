@@ -19,6 +19,7 @@
 
 use crate::coherence::Line;
 use crate::cpu::Csd;
+use crate::env::CoreEnv;
 use crate::event::*;
 use crate::spec::LazyTlb;
 use crate::task::*;
@@ -30,19 +31,9 @@ pub use crate::ids::NO_MM;
 /// costs and event sink, its own state, and whether the scheduler is
 /// still booting. The one implementation, for the kernel, is in
 /// `sim/sched_env.rs`.
-pub(crate) trait MmEnv {
+pub(crate) trait MmEnv: CoreEnv {
     /// The compiled scenario's knobs and seed.
     fn spec(&self) -> &crate::spec::Spec;
-    /// The current event's time.
-    fn now(&self) -> smpsim_engine::Nanos;
-    /// The machine's costs.
-    fn cost(&self) -> &crate::costs::CostNs;
-    /// The CPUs, by number.
-    fn cpus(&self) -> &[crate::cpu::Cpu];
-    /// The CPUs, to change their mm fields.
-    fn cpus_mut(&mut self) -> &mut [crate::cpu::Cpu];
-    /// Every task, by id.
-    fn tasks(&self) -> &[Task];
     /// The mm's own state.
     fn mm(&self) -> &MmState;
     /// The mm's own state, to change.
@@ -50,12 +41,6 @@ pub(crate) trait MmEnv {
     /// The mm's state, the CPUs, the tasks and the costs at once
     /// (disjoint borrows).
     fn mm_parts(&mut self) -> MmParts<'_>;
-    /// The accounting, to report violations into.
-    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
-    /// How many CPUs the machine has.
-    fn nr_cpus(&self) -> u32;
-    /// Schedules an event.
-    fn at(&mut self, t: smpsim_engine::Nanos, e: Event);
     /// Queues a cross-CPU call on `target` (`smp.rs`).
     fn queue_csd(&mut self, target: u32, csd: Csd, at: smpsim_engine::Nanos, from: u32);
     /// The scheduler is switching each CPU's first task in, before the run.
@@ -75,11 +60,32 @@ pub(crate) struct MmParts<'a> {
 pub(crate) struct MmState {
     /// Address spaces, by mm id (one per task group unless shared), with
     /// their users, `mm_count` and `mm_cpumask`.
-    pub(crate) mms: Vec<Mm>,
-    pub(crate) stats: crate::result::MmStats,
+    // invariant: each mm's `mask_weight` is the number of CPUs in its
+    // `mask`; a freed mm has no users.
+    mms: Vec<Mm>,
+    stats: crate::result::MmStats,
 }
 
 impl MmState {
+    /// The address spaces `mms`, by mm id, none of them used yet.
+    pub(crate) fn new(mms: Vec<Mm>) -> Self {
+        MmState {
+            mms,
+            stats: Default::default(),
+        }
+    }
+
+    /// Address space `mm`.
+    #[inline]
+    pub(crate) fn mm(&self, mm: u32) -> &Mm {
+        &self.mms[mm as usize]
+    }
+
+    /// The counts of the run so far.
+    pub(crate) fn stats(&self) -> crate::result::MmStats {
+        self.stats
+    }
+
     /// `n` TLB-flush IPIs sent by a cross-CPU call that flushes
     /// (`flush_tlb_mm_range()` through `smp_call_function_many()`).
     pub(crate) fn count_tlb_flush_ipis(&mut self, n: u64) {

@@ -10,6 +10,7 @@
 //! asynchronous ones (such as the CFS bandwidth unthrottle CSD).
 
 use crate::cpu::{Activity, Csd, PendingIrq};
+use crate::env::{CoreEnv, SchedVerbs};
 use crate::event::*;
 use crate::mechanism::Flow;
 use crate::program::{CallFunc, CpuSet, LockingOp, Op, SmpOp, END_OF_TIME, MAX_SPAN};
@@ -40,33 +41,11 @@ impl<'s, K: SmpEnv<'s>> crate::mechanism::MechanismOp<K> for SmpOp {
 /// interpreter's expressions). `'s` is the spec's lifetime: a handler's
 /// or hook's program is read from it while the kernel changes.
 /// Implemented for the kernel in `sim/rcu_env.rs`.
-pub(crate) trait SmpEnv<'s> {
-    fn now(&self) -> Nanos;
+pub(crate) trait SmpEnv<'s>: CoreEnv + SchedVerbs {
     fn spec(&self) -> &'s crate::Spec;
-    fn nr_cpus(&self) -> u32;
-    fn cost(&self) -> &crate::costs::CostNs;
-    fn cpu(&self, c: u32) -> &crate::cpu::Cpu;
-    fn cpu_mut(&mut self, c: u32) -> &mut crate::cpu::Cpu;
-    fn task(&self, t: TaskId) -> &Task;
-    fn task_mut(&mut self, t: TaskId) -> &mut Task;
-    fn task_name(&self, t: TaskId) -> String;
-    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
     fn handler_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng;
-    /// Schedules an event.
-    fn at(&mut self, t: Nanos, e: Event);
     // The core's CPU accounting and decisions (sim/).
-    fn settle(&mut self, c: u32);
-    fn kick(&mut self, c: u32);
-    fn arm_cpu(&mut self, c: u32, end: Nanos);
-    fn irqs_enabled(&self, c: u32) -> bool;
-    fn irq_off_begin(&mut self, c: u32);
-    fn irq_off_end(&mut self, c: u32);
     // The scheduler's.
-    fn wake_up(&mut self, t: TaskId, from: u32);
-    fn schedule(&mut self, c: u32);
-    fn preempt_disable(&mut self, t: TaskId);
-    /// `preempt_enable()`: whether a reschedule is due.
-    fn preempt_enable(&mut self, t: TaskId) -> bool;
     fn cfs_period_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos;
     fn cfs_slack_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos;
     fn cfsb_csd_unthrottle(&mut self, c: u32, t: Nanos) -> Nanos;
@@ -106,9 +85,7 @@ pub(crate) trait SmpEnv<'s> {
     /// CPU `c` is in address space `mm`'s cpumask.
     fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool;
     // The interpreter's and the cpumask ops'.
-    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64;
     fn report_negative(&mut self, t: TaskId, what: &str, n: i64);
-    fn advance(&mut self, t: TaskId);
     fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64);
 }
 

@@ -60,6 +60,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use smpsim_engine::{Handled, Nanos};
 
 use crate::coherence::Line;
+use crate::env::{CoreEnv, SchedVerbs};
 use crate::event::{Event, SchedEvent, StopEvent};
 use crate::kthread::KthreadStep;
 use crate::mechanism::Flow;
@@ -71,33 +72,16 @@ use crate::task::*;
 /// which CPUs are online, the tasks, the event sink, and the scheduler's
 /// and interpreter's verbs. Implemented for the kernel in
 /// `sim/rcu_env.rs`.
-pub(crate) trait StopEnv {
+pub(crate) trait StopEnv: CoreEnv + SchedVerbs {
     fn stop(&self) -> &Stoppers;
     fn stop_mut(&mut self) -> &mut Stoppers;
     /// The stoppers and the machine's costs at once.
     fn stop_parts(&mut self) -> (&mut Stoppers, &crate::costs::CostNs);
-    fn now(&self) -> Nanos;
-    fn nr_cpus(&self) -> u32;
-    fn cost(&self) -> &crate::costs::CostNs;
     fn cpu_online(&self, c: u32) -> bool;
-    fn task(&self, t: TaskId) -> &Task;
-    fn task_mut(&mut self, t: TaskId) -> &mut Task;
-    /// Schedules an event.
-    fn at(&mut self, t: Nanos, e: Event);
     /// CPU `c` has interrupts off from `since`, unless they already were.
     fn irq_off_from(&mut self, c: u32, since: Nanos);
-    fn irq_off_end(&mut self, c: u32);
-    fn arm_cpu(&mut self, c: u32, end: Nanos);
     // The scheduler's.
-    fn preempt_disable(&mut self, t: TaskId);
-    /// `preempt_enable()`: whether a reschedule is due.
-    fn preempt_enable(&mut self, t: TaskId) -> bool;
-    fn schedule(&mut self, c: u32);
-    fn sleep_until_woken(&mut self, c: u32, t: TaskId, resume: Resume) -> Flow;
-    fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool);
     // The interpreter's.
-    fn eval(&mut self, t: TaskId, e: &Expr) -> i64;
-    fn advance(&mut self, t: TaskId);
     fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64);
 }
 

@@ -343,6 +343,9 @@ const KERNEL_LAYERS: &[&[&str]] = &[
         "trace",
         "invariants",
         "mechanism",
+        // What every mechanism's env shares: the core's accessors and
+        // verbs (`env.rs`).
+        "env",
     ],
     // The mechanisms, each its module.
     &[
@@ -416,8 +419,10 @@ fn kernel_back_arrows() -> Vec<String> {
 /// them (`mechanism.rs`): all 12 are a mechanism naming `Kernel`. 6 once
 /// RCU, smp, stop_machine, hotplug and cpumask went through their env
 /// traits (`sim/rcu_env.rs`); 3 once the scheduler, mm and checks did
-/// too (`sim/sched_env.rs`): hooks, kthread and locking still name it.
-const KERNEL_BACK_ARROWS_AT_MOST: usize = 3;
+/// too (`sim/sched_env.rs`): hooks, kthread and locking still name it. 2
+/// once kthread.rs went through its env and its table's functions run on
+/// a type the core names (`kthread::KthreadHost`): hooks and locking.
+const KERNEL_BACK_ARROWS_AT_MOST: usize = 2;
 
 #[test]
 fn kernel_imports_running_back_up_the_layers_do_not_grow() {
@@ -488,8 +493,9 @@ fn impl_kernel_files() -> Vec<String> {
 /// How many files extend `Kernel`; the figure may only go down (issue 40
 /// aims at 8). Measured: 37 when this test was written; 28 once RCU, smp,
 /// stop_machine, hotplug and cpumask went through their env traits; 21
-/// once sched/, mm and check did (13 of the 21 are locking/).
-const IMPL_KERNEL_FILES_AT_MOST: usize = 21;
+/// once sched/, mm and check did (13 of the 21 are locking/); 20 once
+/// kthread.rs did.
+const IMPL_KERNEL_FILES_AT_MOST: usize = 20;
 
 #[test]
 fn files_extending_the_kernel_do_not_grow() {

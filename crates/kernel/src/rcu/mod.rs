@@ -29,6 +29,7 @@ mod tree;
 
 use smpsim_engine::Nanos;
 
+use crate::env::{CoreEnv, SchedVerbs};
 pub use crate::event::RcuCallback;
 use crate::event::*;
 use crate::task::*;
@@ -335,37 +336,19 @@ impl Rcu {
     }
 }
 
-/// What RCU needs from the rest of the kernel: its own state, time and
-/// the machine's knobs and costs, a read of the CPUs and tasks, the
-/// accounting, the event sink, and the verbs of the scheduler, the IPI
-/// layer and the locks whose callbacks it runs. Implemented for the
-/// kernel in `sim/rcu_env.rs`.
-pub(crate) trait RcuEnv {
+/// What RCU needs from the rest of the kernel beyond the core
+/// ([`CoreEnv`]: time, costs, CPUs, tasks, accounting, the event sink) and
+/// the scheduler's verbs ([`SchedVerbs`]): its own state, the machine's
+/// knobs, and the verbs of the IPI layer and the locks whose callbacks it
+/// runs. Implemented for the kernel in `sim/rcu_env.rs`.
+pub(crate) trait RcuEnv: CoreEnv + SchedVerbs {
     fn rcu(&self) -> &Rcu;
     fn rcu_mut(&mut self) -> &mut Rcu;
-    fn now(&self) -> Nanos;
     fn spec(&self) -> &crate::Spec;
-    fn nr_cpus(&self) -> u32;
     /// A jiffy: the scheduler tick's period.
     fn jiffy(&self) -> Nanos;
-    fn cost(&self) -> &crate::costs::CostNs;
-    fn cpu(&self, c: u32) -> &crate::cpu::Cpu;
-    fn task(&self, t: TaskId) -> &Task;
-    fn task_mut(&mut self, t: TaskId) -> &mut Task;
-    fn tasks(&self) -> &[Task];
-    fn task_name(&self, t: TaskId) -> String;
-    fn metrics(&self) -> &crate::metrics::Metrics;
-    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
-    /// Schedules an event.
-    fn at(&mut self, t: Nanos, e: Event);
-    /// `wake_up_process()` of task `t` from CPU `from`.
-    fn wake_up(&mut self, t: TaskId, from: u32);
     /// Wakes kthread `t` from CPU `from`'s softirq or IRQ context.
     fn wake_kthread(&mut self, t: TaskId, from: u32);
-    /// Task `t`, current on CPU `c`, sleeps.
-    fn block(&mut self, c: u32, t: TaskId);
-    /// `resched_cpu(c)` from CPU `from`.
-    fn resched_cpu(&mut self, c: u32, from: u32);
     /// Sets CPU `c`'s need_resched (from its own IPI handler).
     fn set_need_resched(&mut self, c: u32);
     /// `raise_softirq(RCU_SOFTIRQ)` on CPU `c`: run in its interrupt.
@@ -381,11 +364,6 @@ pub(crate) trait RcuEnv {
     // The ops' needs (ops.rs).
     /// The task's name, CPU and place in its program, for a report.
     fn where_is(&self, t: TaskId) -> (String, u32, String);
-    /// Task `t` goes on to its next op.
-    fn advance(&mut self, t: TaskId);
-    /// The value of an op's expression for task `t`.
-    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64;
-    fn preempt_disable(&mut self, t: TaskId);
     /// `preempt_enable()` as an op of task `t` on CPU `c`.
     fn preempt_enable_op(&mut self, c: u32, t: TaskId) -> crate::mechanism::Flow;
 }

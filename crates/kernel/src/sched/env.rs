@@ -1,6 +1,7 @@
 //! What the scheduler needs from the rest of the kernel ([`SchedEnv`]):
-//! the core's time, CPUs (with their run queues), tasks, costs and event
-//! sink, its own state ([`super::Sched`]), and the verbs of the mechanisms
+//! the core ([`crate::env::CoreEnv`]: time, CPUs with their run queues,
+//! tasks, costs, the event sink), its own state ([`super::Sched`]), and
+//! the verbs of the mechanisms
 //! a context switch, a wakeup or the tick reach (RCU's quiescent states,
 //! the hooks, the mm switch, the lock owners leaving the CPU). The
 //! scheduler's methods are traits over it (`Scheduler`, `Capacity`,
@@ -10,65 +11,25 @@
 use smpsim_engine::Nanos;
 
 use crate::cpu::Cpu;
-use crate::event::Event;
+use crate::env::CoreEnv;
 use crate::hooks::{HookEvent, HookRun};
 use crate::program::Program;
-use crate::task::{Task, TaskId, TaskState};
+use crate::task::{Task, TaskId};
 
 /// The scheduler's view of the kernel.
-pub(crate) trait SchedEnv<'s> {
+pub(crate) trait SchedEnv<'s>: CoreEnv {
     /// The compiled scenario.
     fn spec(&self) -> &'s crate::spec::Spec;
-    /// The current event's time.
-    fn now(&self) -> Nanos;
-    /// The machine's costs.
-    fn cost(&self) -> &crate::costs::CostNs;
-    /// The CPUs, by number.
-    fn cpus(&self) -> &[Cpu];
-    /// The CPUs, to change their run queues and flags.
-    fn cpus_mut(&mut self) -> &mut [Cpu];
-    /// Every task, by id.
-    fn tasks(&self) -> &[Task];
-    /// Every task, to change its scheduling fields.
-    fn tasks_mut(&mut self) -> &mut [Task];
     /// The scheduler's own state.
     fn sched(&self) -> &super::Sched<'s>;
     /// The scheduler's own state, to change.
     fn sched_mut(&mut self) -> &mut super::Sched<'s>;
-    /// The accounting (counts only inside the measured window).
-    fn metrics(&self) -> &crate::metrics::Metrics;
-    /// The accounting, to record into.
-    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics;
     /// The CPUs, the tasks and the scheduler's state at once (disjoint
     /// borrows for run-queue surgery).
     fn sched_parts(&mut self) -> SchedParts<'_, 's>;
 
-    /// How many CPUs the machine has.
-    fn nr_cpus(&self) -> u32;
-    /// Schedules an event.
-    fn at(&mut self, t: Nanos, e: Event);
-    /// Charges CPU `c`'s time up to now (`Kernel::settle`).
-    fn settle(&mut self, c: u32);
-    /// CPU `c` decides what it does next (`Kernel::kick`).
-    fn kick(&mut self, c: u32);
-    /// Arms CPU `c`'s activity end.
-    fn arm_cpu(&mut self, c: u32, end: Nanos);
-    /// Moves a task to a new state, accounting the old one.
-    fn set_state(&mut self, t: TaskId, state: TaskState);
-    /// A task as reports name it.
-    fn task_name(&self, t: TaskId) -> String;
-    /// `preempt_disable()` of task `t`.
-    fn preempt_disable(&mut self, t: TaskId);
-    /// `preempt_enable()` of task `t`: whether it should reschedule now.
-    fn preempt_enable(&mut self, t: TaskId) -> bool;
-    /// CPU `c` starts an IRQs-off stretch.
-    fn irq_off_begin(&mut self, c: u32);
-    /// CPU `c` ends an IRQs-off stretch.
-    fn irq_off_end(&mut self, c: u32);
     /// Takes the interrupt pending on CPU `c` (`smp.rs`).
     fn enter_irq(&mut self, c: u32);
-    /// Moves task `t` to its next op (the interpreter).
-    fn advance(&mut self, t: TaskId);
 
     /// Takes the interrupt path on CPU `c` for what is pending (`smp.rs`).
     fn interrupt(&mut self, c: u32);

@@ -41,30 +41,109 @@ use prelude::*;
 pub(crate) const FROM_SOFTIRQ: u32 = u32::MAX;
 
 /// The scheduler's state beside the per-CPU run queues (those are in
-/// each [`crate::cpu::Cpu`]).
+/// each [`crate::cpu::Cpu`]). Its fields are the scheduler's own (private
+/// to `sched/`); the rest of the kernel builds it with [`Sched::new`] and
+/// reads it through its methods.
 pub(crate) struct Sched<'s> {
     /// Heap position of every scheduling entity: tasks, then group
     /// entities.
-    pub(crate) pos: Vec<u32>,
+    // invariant: `pos[e]` is `NOT_QUEUED` unless entity `e` is on a CFS
+    // heap (its CPU's or its group's), and then its index there.
+    pos: Vec<u32>,
     /// Each cgroup's per-CPU run queue (CFS group scheduling and
     /// bandwidth), by group and CPU.
-    pub(crate) groups: Vec<cfs_bandwidth::GroupRq>,
+    groups: Vec<cfs_bandwidth::GroupRq>,
     /// Each bandwidth-limited cgroup's global runtime pool
     /// (`cfs_bandwidth`).
-    pub(crate) pools: Vec<cfs_bandwidth::Pool>,
+    pools: Vec<cfs_bandwidth::Pool>,
     /// Sched domains, affinity masks and the load balancer's state.
-    pub(crate) balance: balance::Balance,
+    // invariant: its count of queued movable tasks is the number of
+    // runnable, not running, tasks that are not pinned (`Kernel::set_state`
+    // keeps it).
+    balance: balance::Balance,
     /// Wake-up placements by CPU capacity (`capacity.rs`).
-    pub(crate) capacity_stats: crate::result::CapacityStats,
+    capacity_stats: crate::result::CapacityStats,
     /// A jiffy: `1e9 / HZ`.
-    pub(crate) tick_ns: smpsim_engine::Nanos,
+    // invariant: at least 1 (HZ is clamped to at most 1e9).
+    tick_ns: smpsim_engine::Nanos,
     /// The run is starting: each CPU's first task is already current, as
     /// on a system that booted before the run (see `Kernel::boot`).
-    pub(crate) booting: bool,
+    // invariant: true only inside `Kernel::boot`, before any event.
+    booting: bool,
     /// The perturbed schedule being explored, if any.
     pub(crate) perturb: Option<crate::check::Perturber>,
     /// `[hooks]` runs waiting for locks, and the per-group rate limit.
     pub(crate) hooks: crate::hooks::HookState<'s>,
+}
+
+impl<'s> Sched<'s> {
+    /// The scheduler's state for a run of `spec` with `nr_tasks` tasks (the
+    /// scenario's and the kernel threads), the cgroups' run queues and
+    /// runtime pools (`cfs_bandwidth::build`) and the balancer holding the
+    /// tasks' affinity masks.
+    pub(crate) fn new(
+        spec: &'s crate::spec::Spec,
+        nr_cpus: u32,
+        nr_tasks: usize,
+        groups: Vec<cfs_bandwidth::GroupRq>,
+        pools: Vec<cfs_bandwidth::Pool>,
+        balance: balance::Balance,
+    ) -> Self {
+        let nr_group_rqs = groups.len();
+        Sched {
+            pos: vec![NOT_QUEUED; nr_tasks + nr_group_rqs],
+            groups,
+            pools,
+            balance,
+            capacity_stats: Default::default(),
+            tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as smpsim_engine::Nanos,
+            booting: false,
+            perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
+            hooks: crate::hooks::HookState::new(spec, nr_cpus, nr_group_rqs),
+        }
+    }
+
+    /// A jiffy: the scheduler tick's period, `1e9 / HZ`.
+    #[inline]
+    pub(crate) fn tick_ns(&self) -> smpsim_engine::Nanos {
+        self.tick_ns
+    }
+
+    /// Whether the run is starting (each CPU's first switch is free).
+    #[inline]
+    pub(crate) fn booting(&self) -> bool {
+        self.booting
+    }
+
+    /// The run starts (`true`) or has started (`false`): `Kernel::boot`.
+    pub(crate) fn set_booting(&mut self, booting: bool) {
+        self.booting = booting;
+    }
+
+    /// Wake-up placements by CPU capacity so far.
+    pub(crate) fn capacity_stats(&self) -> crate::result::CapacityStats {
+        self.capacity_stats
+    }
+
+    /// A task that is not pinned joins (`true`) or leaves the tasks queued
+    /// and movable, for the load balancer.
+    #[inline]
+    pub(crate) fn movable_queued(&mut self, queued: bool) {
+        self.balance.movable_queued(queued)
+    }
+
+    /// Each bandwidth-limited cgroup's runtime pool, with its counts.
+    pub(crate) fn pools(&self) -> &[cfs_bandwidth::Pool] {
+        &self.pools
+    }
+
+    /// Each bandwidth pool with the time its first period ends.
+    pub(crate) fn first_periods(&self) -> impl Iterator<Item = (u32, smpsim_engine::Nanos)> + '_ {
+        self.pools
+            .iter()
+            .enumerate()
+            .map(|(p, pool)| (p as u32, pool.period))
+    }
 }
 
 /// The scheduler's methods (`__schedule()`, wakeups, the tick); for

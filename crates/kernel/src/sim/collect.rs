@@ -33,8 +33,8 @@ impl Kernel<'_> {
             cpus: self.cpu_results(),
             task_groups: self.task_group_results(),
             context_switches: self.cpus.iter().map(|c| c.nr_switches).sum(),
-            mm: self.mm.stats,
-            capacity: self.cost.scales_work.then_some(self.sched.capacity_stats),
+            mm: self.mm.stats(),
+            capacity: self.cost.scales_work.then_some(self.sched.capacity_stats()),
             rcu: self.rcu.stats(),
             perturbations: self
                 .sched
@@ -45,7 +45,7 @@ impl Kernel<'_> {
             locks: self.lock_results(),
             cfs_bandwidth: self
                 .sched
-                .pools
+                .pools()
                 .iter()
                 .map(|p| BandwidthStat {
                     cgroup: spec.cgroups[p.cgroup].name.clone(),

@@ -24,8 +24,7 @@ impl RunState {
         // Booting scheduled an event or two per CPU at once (48 MB kept
         // for the whole run at 1,048,576 CPUs); a handler schedules a few.
         k.run.out.shrink_to(64);
-        for pool in 0..k.sched.pools.len() as u32 {
-            let first = k.sched.pools[pool as usize].period;
+        for (pool, first) in k.sched.first_periods() {
             engine.schedule(first, Event::Cfs(CfsEvent::Period { pool }));
         }
         if k.spec.warmup > 0 {

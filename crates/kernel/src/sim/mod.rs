@@ -14,7 +14,7 @@ pub use driver::Simulation;
 
 use smpsim_engine::{Engine, Handled, Model, Nanos, Stop};
 
-use crate::cpu::{Activity, Cpu, NOT_QUEUED};
+use crate::cpu::{Activity, Cpu};
 use crate::event::*;
 use crate::locking::objects::Objects;
 use crate::metrics::Metrics;
@@ -155,8 +155,7 @@ impl<'s> Kernel<'s> {
             }
         }
         let kthreads = spawned.iter().map(|(k, _)| *k).collect();
-        let pos = vec![NOT_QUEUED; tasks.len() + groups.len()];
-        let nr_group_rqs = groups.len();
+        let nr_tasks = tasks.len();
         let mut kernel = Kernel {
             spec,
             now: 0,
@@ -181,17 +180,7 @@ impl<'s> Kernel<'s> {
                 kthreads,
             },
             cost: crate::costs::CostNs::new(&spec.machine),
-            sched: crate::sched::Sched {
-                pos,
-                groups,
-                pools,
-                balance,
-                capacity_stats: Default::default(),
-                tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
-                booting: false,
-                perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
-                hooks: crate::hooks::HookState::new(spec, nr_cpus, nr_group_rqs),
-            },
+            sched: crate::sched::Sched::new(spec, nr_cpus, nr_tasks, groups, pools, balance),
             locking: crate::locking::Locking {
                 objects,
                 lock_grants: Vec::with_capacity(8),
@@ -220,12 +209,14 @@ impl<'s> Kernel<'s> {
         kernel.run.live_tasks = nr_user_tasks;
         let user_tasks = &kernel.tasks[..nr_user_tasks];
         let nr_mms = user_tasks.iter().map(|t| t.mm + 1).max().unwrap_or(0);
-        kernel.mm.mms = (0..nr_mms)
-            .map(|mm| {
-                let users = user_tasks.iter().filter(|t| t.mm == mm).count() as u32;
-                crate::mm::Mm::new(users, nr_cpus as usize)
-            })
-            .collect();
+        kernel.mm = crate::mm::MmState::new(
+            (0..nr_mms)
+                .map(|mm| {
+                    let users = user_tasks.iter().filter(|t| t.mm == mm).count() as u32;
+                    crate::mm::Mm::new(users, nr_cpus as usize)
+                })
+                .collect(),
+        );
         // Initial variable values, then every task on its runqueue.
         for t in 0..nr_user_tasks as u32 {
             let tg = &spec.task_groups[kernel.tasks[t as usize].group as usize];
@@ -237,7 +228,7 @@ impl<'s> Kernel<'s> {
             let task = &kernel.tasks[t as usize];
             kernel.cpus[task.cpu as usize].nr_running += 1;
             if task.affinity != PINNED {
-                kernel.sched.balance.movable_queued(true);
+                kernel.sched.movable_queued(true);
             }
         }
         kernel
@@ -252,12 +243,12 @@ impl<'s> Kernel<'s> {
     fn boot(&mut self) {
         // Every CPU's task is current (and in its mm's cpumask) before the
         // first one runs, as on a running system.
-        self.sched.booting = true;
+        self.sched.set_booting(true);
         for c in 0..self.nr_cpus() {
             self.cpus[c as usize].need_resched = true;
             self.kick(c);
         }
-        self.sched.booting = false;
+        self.sched.set_booting(false);
         for c in 0..self.nr_cpus() {
             self.kick(c);
         }
@@ -475,10 +466,9 @@ impl<'s> Kernel<'s> {
             _ => {}
         }
         if task.affinity != PINNED {
-            let b = &mut self.sched.balance;
             match (old == TaskState::Runnable, state == TaskState::Runnable) {
-                (false, true) => b.movable_queued(true),
-                (true, false) => b.movable_queued(false),
+                (false, true) => self.sched.movable_queued(true),
+                (true, false) => self.sched.movable_queued(false),
                 _ => {}
             }
         }
@@ -800,4 +790,98 @@ fn spun_on(objects: &Objects, spin: Spin) -> Option<(u32, u32)> {
         )),
         Spin::CsdWait | Spin::StopMachine | Spin::None => None,
     }
+}
+
+/// The core as every mechanism's env sees it ([`crate::env::CoreEnv`]):
+/// the core's fields and its and the interpreter's verbs, each delegated
+/// by its full path.
+impl crate::env::CoreEnv for Kernel<'_> {
+    #[inline]
+    fn now(&self) -> Nanos {
+        self.now
+    }
+    #[inline]
+    fn nr_cpus(&self) -> u32 {
+        Kernel::nr_cpus(self)
+    }
+    #[inline]
+    fn cost(&self) -> &crate::costs::CostNs {
+        &self.cost
+    }
+    #[inline]
+    fn cpus(&self) -> &[Cpu] {
+        &self.cpus
+    }
+    #[inline]
+    fn cpus_mut(&mut self) -> &mut [Cpu] {
+        &mut self.cpus
+    }
+    #[inline]
+    fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+    #[inline]
+    fn tasks_mut(&mut self) -> &mut [Task] {
+        &mut self.tasks
+    }
+    fn task_name(&self, t: TaskId) -> String {
+        Kernel::task_name(self, t)
+    }
+    #[inline]
+    fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+    #[inline]
+    fn metrics_mut(&mut self) -> &mut Metrics {
+        &mut self.metrics
+    }
+    #[inline]
+    fn at(&mut self, t: Nanos, e: Event) {
+        Kernel::at(self, t, e)
+    }
+    #[inline]
+    fn settle(&mut self, c: u32) {
+        Kernel::settle(self, c)
+    }
+    #[inline]
+    fn kick(&mut self, c: u32) {
+        Kernel::kick(self, c)
+    }
+    #[inline]
+    fn arm_cpu(&mut self, c: u32, end: Nanos) {
+        Kernel::arm_cpu(self, c, end)
+    }
+    fn set_state(&mut self, t: TaskId, state: TaskState) {
+        Kernel::set_state(self, t, state)
+    }
+    #[inline]
+    fn irqs_enabled(&self, c: u32) -> bool {
+        Kernel::irqs_enabled(self, c)
+    }
+    #[inline]
+    fn irq_off_begin(&mut self, c: u32) {
+        Kernel::irq_off_begin(self, c)
+    }
+    #[inline]
+    fn irq_off_end(&mut self, c: u32) {
+        Kernel::irq_off_end(self, c)
+    }
+    fn preempt_disable(&mut self, t: TaskId) {
+        Kernel::preempt_disable(self, t)
+    }
+    fn preempt_enable(&mut self, t: TaskId) -> bool {
+        Kernel::preempt_enable(self, t)
+    }
+    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
+        Kernel::eval(self, t, e)
+    }
+    fn advance(&mut self, t: TaskId) {
+        Kernel::advance(self, t)
+    }
+}
+
+/// Kernel threads' steps run on the simulated kernel (see
+/// [`crate::kthread::KthreadHost`]).
+impl crate::kthread::KthreadHost for crate::kthread::TheKernel {
+    type Kernel<'s> = Kernel<'s>;
 }

@@ -8,15 +8,14 @@
 use smpsim_engine::Nanos;
 
 use super::Kernel;
-use crate::cpu::{Cpu, Csd, PendingIrq};
-use crate::event::{Event, RcuCallback, RcuEvent};
+use crate::cpu::{Csd, PendingIrq};
+use crate::event::{RcuCallback, RcuEvent};
 use crate::hotplug::{Hotplug, HotplugEnv};
 use crate::mechanism::Flow;
-use crate::metrics::Metrics;
 use crate::rcu::{Rcu, RcuEnv};
 use crate::smp::{Smp, SmpEnv};
 use crate::stop_machine::{StopEnv, StopMachine, Stoppers};
-use crate::task::{Resume, Task, TaskId};
+use crate::task::TaskId;
 
 impl RcuEnv for Kernel<'_> {
     #[inline]
@@ -28,67 +27,15 @@ impl RcuEnv for Kernel<'_> {
         &mut self.rcu
     }
     #[inline]
-    fn now(&self) -> Nanos {
-        self.now
-    }
-    #[inline]
     fn spec(&self) -> &crate::Spec {
         self.spec
     }
     #[inline]
-    fn nr_cpus(&self) -> u32 {
-        Kernel::nr_cpus(self)
-    }
-    #[inline]
     fn jiffy(&self) -> Nanos {
-        self.sched.tick_ns
-    }
-    #[inline]
-    fn cost(&self) -> &crate::costs::CostNs {
-        &self.cost
-    }
-    #[inline]
-    fn cpu(&self, c: u32) -> &Cpu {
-        &self.cpus[c as usize]
-    }
-    #[inline]
-    fn task(&self, t: TaskId) -> &Task {
-        &self.tasks[t as usize]
-    }
-    #[inline]
-    fn task_mut(&mut self, t: TaskId) -> &mut Task {
-        &mut self.tasks[t as usize]
-    }
-    #[inline]
-    fn tasks(&self) -> &[Task] {
-        &self.tasks
-    }
-    fn task_name(&self, t: TaskId) -> String {
-        Kernel::task_name(self, t)
-    }
-    #[inline]
-    fn metrics(&self) -> &Metrics {
-        &self.metrics
-    }
-    #[inline]
-    fn metrics_mut(&mut self) -> &mut Metrics {
-        &mut self.metrics
-    }
-    #[inline]
-    fn at(&mut self, t: Nanos, e: Event) {
-        Kernel::at(self, t, e)
-    }
-    fn wake_up(&mut self, t: TaskId, from: u32) {
-        Kernel::wake_up(self, t, from)
+        self.sched.tick_ns()
     }
     fn wake_kthread(&mut self, t: TaskId, from: u32) {
-        Kernel::wake_kthread(self, t, from)
-    }
-    fn block(&mut self, c: u32, t: TaskId) {
-        Kernel::block(self, c, t)
-    }
-    fn resched_cpu(&mut self, c: u32, from: u32) {
-        Kernel::resched_cpu(self, c, from)
+        crate::kthread::Kthreads::wake_kthread(self, t, from)
     }
     fn set_need_resched(&mut self, c: u32) {
         self.cpus[c as usize].need_resched = true;
@@ -114,15 +61,6 @@ impl RcuEnv for Kernel<'_> {
     }
     fn where_is(&self, t: TaskId) -> (String, u32, String) {
         Kernel::where_is(self, t)
-    }
-    fn advance(&mut self, t: TaskId) {
-        Kernel::advance(self, t)
-    }
-    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
-        Kernel::eval(self, t, e)
-    }
-    fn preempt_disable(&mut self, t: TaskId) {
-        Kernel::preempt_disable(self, t)
     }
     fn preempt_enable_op(&mut self, c: u32, t: TaskId) -> Flow {
         Kernel::preempt_enable_op(self, c, t)
@@ -159,87 +97,12 @@ impl Kernel<'_> {
 
 impl<'s> SmpEnv<'s> for Kernel<'s> {
     #[inline]
-    fn now(&self) -> Nanos {
-        self.now
-    }
-    #[inline]
     fn spec(&self) -> &'s crate::Spec {
         self.spec
     }
     #[inline]
-    fn nr_cpus(&self) -> u32 {
-        Kernel::nr_cpus(self)
-    }
-    #[inline]
-    fn cost(&self) -> &crate::costs::CostNs {
-        &self.cost
-    }
-    #[inline]
-    fn cpu(&self, c: u32) -> &Cpu {
-        &self.cpus[c as usize]
-    }
-    #[inline]
-    fn cpu_mut(&mut self, c: u32) -> &mut Cpu {
-        &mut self.cpus[c as usize]
-    }
-    #[inline]
-    fn task(&self, t: TaskId) -> &Task {
-        &self.tasks[t as usize]
-    }
-    #[inline]
-    fn task_mut(&mut self, t: TaskId) -> &mut Task {
-        &mut self.tasks[t as usize]
-    }
-    fn task_name(&self, t: TaskId) -> String {
-        Kernel::task_name(self, t)
-    }
-    #[inline]
-    fn metrics_mut(&mut self) -> &mut Metrics {
-        &mut self.metrics
-    }
-    #[inline]
     fn handler_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng {
         Kernel::handler_stream(self, c)
-    }
-    #[inline]
-    fn at(&mut self, t: Nanos, e: Event) {
-        Kernel::at(self, t, e)
-    }
-    #[inline]
-    fn settle(&mut self, c: u32) {
-        Kernel::settle(self, c)
-    }
-    #[inline]
-    fn kick(&mut self, c: u32) {
-        Kernel::kick(self, c)
-    }
-    #[inline]
-    fn arm_cpu(&mut self, c: u32, end: Nanos) {
-        Kernel::arm_cpu(self, c, end)
-    }
-    #[inline]
-    fn irqs_enabled(&self, c: u32) -> bool {
-        Kernel::irqs_enabled(self, c)
-    }
-    #[inline]
-    fn irq_off_begin(&mut self, c: u32) {
-        Kernel::irq_off_begin(self, c)
-    }
-    #[inline]
-    fn irq_off_end(&mut self, c: u32) {
-        Kernel::irq_off_end(self, c)
-    }
-    fn wake_up(&mut self, t: TaskId, from: u32) {
-        Kernel::wake_up(self, t, from)
-    }
-    fn schedule(&mut self, c: u32) {
-        Kernel::schedule(self, c)
-    }
-    fn preempt_disable(&mut self, t: TaskId) {
-        Kernel::preempt_disable(self, t)
-    }
-    fn preempt_enable(&mut self, t: TaskId) -> bool {
-        Kernel::preempt_enable(self, t)
     }
     fn cfs_period_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos {
         Kernel::cfs_period_timer(self, c, pool, t)
@@ -326,16 +189,10 @@ impl<'s> SmpEnv<'s> for Kernel<'s> {
     }
     #[inline]
     fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool {
-        self.mm.mms[mm as usize].mask.contains(c)
-    }
-    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
-        Kernel::eval(self, t, e)
+        self.mm.mm(mm).mask.contains(c)
     }
     fn report_negative(&mut self, t: TaskId, what: &str, n: i64) {
         Kernel::report_negative(self, t, what, n)
-    }
-    fn advance(&mut self, t: TaskId) {
-        Kernel::advance(self, t)
     }
     fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
         Hotplug::bad_cpu(self, c, op, cpu)
@@ -382,65 +239,14 @@ impl StopEnv for Kernel<'_> {
         (&mut self.stop, &self.cost)
     }
     #[inline]
-    fn now(&self) -> Nanos {
-        self.now
-    }
-    #[inline]
-    fn nr_cpus(&self) -> u32 {
-        Kernel::nr_cpus(self)
-    }
-    #[inline]
-    fn cost(&self) -> &crate::costs::CostNs {
-        &self.cost
-    }
-    #[inline]
     fn cpu_online(&self, c: u32) -> bool {
         self.cpus[c as usize].online
-    }
-    #[inline]
-    fn task(&self, t: TaskId) -> &Task {
-        &self.tasks[t as usize]
-    }
-    #[inline]
-    fn task_mut(&mut self, t: TaskId) -> &mut Task {
-        &mut self.tasks[t as usize]
-    }
-    #[inline]
-    fn at(&mut self, t: Nanos, e: Event) {
-        Kernel::at(self, t, e)
     }
     fn irq_off_from(&mut self, c: u32, since: Nanos) {
         let cpu = &mut self.cpus[c as usize];
         if cpu.irq_off_since.is_none() {
             cpu.irq_off_since = Some(since);
         }
-    }
-    fn irq_off_end(&mut self, c: u32) {
-        Kernel::irq_off_end(self, c)
-    }
-    fn arm_cpu(&mut self, c: u32, end: Nanos) {
-        Kernel::arm_cpu(self, c, end)
-    }
-    fn preempt_disable(&mut self, t: TaskId) {
-        Kernel::preempt_disable(self, t)
-    }
-    fn preempt_enable(&mut self, t: TaskId) -> bool {
-        Kernel::preempt_enable(self, t)
-    }
-    fn schedule(&mut self, c: u32) {
-        Kernel::schedule(self, c)
-    }
-    fn sleep_until_woken(&mut self, c: u32, t: TaskId, resume: Resume) -> Flow {
-        Kernel::sleep_until_woken(self, c, t, resume)
-    }
-    fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
-        Kernel::wake_up_from(self, t, waker, softirq)
-    }
-    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
-        Kernel::eval(self, t, e)
-    }
-    fn advance(&mut self, t: TaskId) {
-        Kernel::advance(self, t)
     }
     fn bad_cpu(&mut self, c: u32, op: &str, cpu: i64) {
         Hotplug::bad_cpu(self, c, op, cpu)
@@ -464,32 +270,14 @@ impl Kernel<'_> {
 }
 
 impl HotplugEnv for Kernel<'_> {
-    fn now(&self) -> Nanos {
-        self.now
-    }
-    fn nr_cpus(&self) -> u32 {
-        Kernel::nr_cpus(self)
-    }
-    fn cpu(&self, c: u32) -> &Cpu {
-        &self.cpus[c as usize]
-    }
     fn num_online_cpus(&self) -> usize {
         self.cpus.iter().filter(|k| k.online).count()
     }
     fn mark_cpu_online(&mut self, c: u32, online: bool) {
         self.cpus[c as usize].online = online;
     }
-    fn task(&self, t: TaskId) -> &Task {
-        &self.tasks[t as usize]
-    }
-    fn metrics_mut(&mut self) -> &mut Metrics {
-        &mut self.metrics
-    }
     fn migrate_tasks_off(&mut self, dying: u32, c: u32) {
         Kernel::migrate_tasks_off(self, dying, c)
-    }
-    fn resched_cpu(&mut self, c: u32, from: u32) {
-        Kernel::resched_cpu(self, c, from)
     }
     fn smpcfd_dying_cpu(&mut self, c: u32) {
         Smp::smpcfd_dying_cpu(self, c)
@@ -497,41 +285,35 @@ impl HotplugEnv for Kernel<'_> {
     fn rcu_cpu_offline(&mut self, c: u32) {
         crate::rcu::RcuTree::rcu_cpu_offline(self, c)
     }
-    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
-        Kernel::eval(self, t, e)
-    }
-    fn advance(&mut self, t: TaskId) {
-        Kernel::advance(self, t)
-    }
-    fn schedule(&mut self, c: u32) {
-        Kernel::schedule(self, c)
-    }
 }
 
 impl crate::cpumask::CpumaskEnv for Kernel<'_> {
-    fn nr_cpus(&self) -> u32 {
-        Kernel::nr_cpus(self)
-    }
-    fn cpu(&self, c: u32) -> &Cpu {
-        &self.cpus[c as usize]
-    }
-    fn task(&self, t: TaskId) -> &Task {
-        &self.tasks[t as usize]
-    }
-    fn task_mut(&mut self, t: TaskId) -> &mut Task {
-        &mut self.tasks[t as usize]
-    }
     fn mm_cpumask_has(&self, mm: u32, c: u32) -> bool {
-        self.mm.mms[mm as usize].mask.contains(c)
+        self.mm.mm(mm).mask.contains(c)
     }
     fn percpu_value(&self, object: u32, c: u32) -> i64 {
         let objects = &self.locking.objects;
         objects.variables[(objects.first_instance(object) + c) as usize]
     }
-    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
-        Kernel::eval(self, t, e)
+}
+
+impl crate::kthread::KthreadEnv for Kernel<'_> {
+    fn kthread_step(
+        &mut self,
+        which: crate::kthread::Kthread,
+        c: u32,
+        t: TaskId,
+    ) -> crate::kthread::KthreadStep {
+        (Kernel::kthread_info(self, which).step)(self, c, t)
     }
-    fn advance(&mut self, t: TaskId) {
-        Kernel::advance(self, t)
+    fn resume_batch(&mut self, c: u32, t: TaskId) -> bool {
+        Kernel::resume_batch(self, c, t)
+    }
+}
+
+/// Kernel threads' entry point for the core.
+impl Kernel<'_> {
+    pub(crate) fn run_kthread(&mut self, c: u32, t: TaskId) {
+        crate::kthread::Kthreads::run_kthread(self, c, t)
     }
 }

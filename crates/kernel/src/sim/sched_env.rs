@@ -7,50 +7,24 @@
 use smpsim_engine::{Handled, Nanos};
 
 use super::Kernel;
-use crate::cpu::Cpu;
 use crate::cpu::Csd;
-use crate::event::Event;
 use crate::hooks::{HookEvent, HookRun};
 use crate::mechanism::Flow;
 use crate::mm::MmOps;
 use crate::program::Program;
 use crate::sched::prelude::*;
 use crate::sched::SchedParts;
-use crate::task::{Task, TaskId, TaskState};
+use crate::task::TaskId;
 
 impl<'s> SchedEnv<'s> for Kernel<'s> {
     fn spec(&self) -> &'s crate::spec::Spec {
         self.spec
-    }
-    fn now(&self) -> Nanos {
-        self.now
-    }
-    fn cost(&self) -> &crate::costs::CostNs {
-        &self.cost
-    }
-    fn cpus(&self) -> &[Cpu] {
-        &self.cpus
-    }
-    fn cpus_mut(&mut self) -> &mut [Cpu] {
-        &mut self.cpus
-    }
-    fn tasks(&self) -> &[Task] {
-        &self.tasks
-    }
-    fn tasks_mut(&mut self) -> &mut [Task] {
-        &mut self.tasks
     }
     fn sched(&self) -> &crate::sched::Sched<'s> {
         &self.sched
     }
     fn sched_mut(&mut self) -> &mut crate::sched::Sched<'s> {
         &mut self.sched
-    }
-    fn metrics(&self) -> &crate::metrics::Metrics {
-        &self.metrics
-    }
-    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics {
-        &mut self.metrics
     }
     fn sched_parts(&mut self) -> SchedParts<'_, 's> {
         SchedParts {
@@ -59,44 +33,8 @@ impl<'s> SchedEnv<'s> for Kernel<'s> {
             sched: &mut self.sched,
         }
     }
-    fn nr_cpus(&self) -> u32 {
-        Kernel::nr_cpus(self)
-    }
-    fn at(&mut self, t: Nanos, e: Event) {
-        Kernel::at(self, t, e)
-    }
-    fn settle(&mut self, c: u32) {
-        Kernel::settle(self, c)
-    }
-    fn kick(&mut self, c: u32) {
-        Kernel::kick(self, c)
-    }
-    fn arm_cpu(&mut self, c: u32, end: Nanos) {
-        Kernel::arm_cpu(self, c, end)
-    }
-    fn set_state(&mut self, t: TaskId, state: TaskState) {
-        Kernel::set_state(self, t, state)
-    }
-    fn task_name(&self, t: TaskId) -> String {
-        Kernel::task_name(self, t)
-    }
-    fn preempt_disable(&mut self, t: TaskId) {
-        Kernel::preempt_disable(self, t)
-    }
-    fn preempt_enable(&mut self, t: TaskId) -> bool {
-        Kernel::preempt_enable(self, t)
-    }
-    fn irq_off_begin(&mut self, c: u32) {
-        Kernel::irq_off_begin(self, c)
-    }
-    fn irq_off_end(&mut self, c: u32) {
-        Kernel::irq_off_end(self, c)
-    }
     fn enter_irq(&mut self, c: u32) {
         Kernel::enter_irq(self, c)
-    }
-    fn advance(&mut self, t: TaskId) {
-        Kernel::advance(self, t)
     }
     fn interrupt(&mut self, c: u32) {
         Kernel::interrupt(self, c)
@@ -169,14 +107,34 @@ impl<'s> SchedEnv<'s> for Kernel<'s> {
     }
 }
 
+/// The scheduler's verbs as the other mechanisms' envs see them
+/// ([`crate::env::SchedVerbs`]).
+impl crate::env::SchedVerbs for Kernel<'_> {
+    fn wake_up(&mut self, t: TaskId, from: u32) {
+        <Self as Scheduler>::wake_up(self, t, from)
+    }
+    fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
+        <Self as Scheduler>::wake_up_from(self, t, waker, softirq)
+    }
+    fn block(&mut self, c: u32, t: TaskId) {
+        <Self as Scheduler>::block(self, c, t)
+    }
+    fn schedule(&mut self, c: u32) {
+        <Self as Scheduler>::schedule(self, c)
+    }
+    fn resched_cpu(&mut self, c: u32, from: u32) {
+        <Self as Scheduler>::resched_cpu(self, c, from)
+    }
+    fn sleep_until_woken(&mut self, c: u32, t: TaskId, resume: crate::task::Resume) -> Flow {
+        <Self as Scheduler>::sleep_until_woken(self, c, t, resume)
+    }
+}
+
 /// The scheduler's entry points for the rest of the kernel, by the names
 /// its callers have always used.
 impl<'s> Kernel<'s> {
     pub(crate) fn wake_up(&mut self, t: TaskId, from: u32) {
         <Self as Scheduler>::wake_up(self, t, from)
-    }
-    pub(crate) fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
-        <Self as Scheduler>::wake_up_from(self, t, waker, softirq)
     }
     pub(crate) fn schedule(&mut self, c: u32) {
         <Self as Scheduler>::schedule(self, c)
@@ -194,9 +152,6 @@ impl<'s> Kernel<'s> {
         resume: crate::task::Resume,
     ) -> Flow {
         <Self as Scheduler>::sleep_until_woken(self, c, t, resume)
-    }
-    pub(crate) fn resched_cpu(&mut self, c: u32, from: u32) {
-        <Self as Scheduler>::resched_cpu(self, c, from)
     }
     pub(crate) fn enqueue_task(&mut self, t: TaskId) {
         <Self as Scheduler>::enqueue_task(self, t)
@@ -246,21 +201,6 @@ impl crate::mm::MmEnv for Kernel<'_> {
     fn spec(&self) -> &crate::spec::Spec {
         self.spec
     }
-    fn now(&self) -> Nanos {
-        self.now
-    }
-    fn cost(&self) -> &crate::costs::CostNs {
-        &self.cost
-    }
-    fn cpus(&self) -> &[Cpu] {
-        &self.cpus
-    }
-    fn cpus_mut(&mut self) -> &mut [Cpu] {
-        &mut self.cpus
-    }
-    fn tasks(&self) -> &[Task] {
-        &self.tasks
-    }
     fn mm(&self) -> &crate::mm::MmState {
         &self.mm
     }
@@ -275,20 +215,11 @@ impl crate::mm::MmEnv for Kernel<'_> {
             cost: &self.cost,
         }
     }
-    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics {
-        &mut self.metrics
-    }
-    fn nr_cpus(&self) -> u32 {
-        Kernel::nr_cpus(self)
-    }
-    fn at(&mut self, t: Nanos, e: Event) {
-        Kernel::at(self, t, e)
-    }
     fn queue_csd(&mut self, target: u32, csd: Csd, at: Nanos, from: u32) {
         Kernel::queue_csd(self, target, csd, at, from)
     }
     fn sched_booting(&self) -> bool {
-        self.sched.booting
+        self.sched.booting()
     }
 }
 
@@ -331,32 +262,8 @@ impl crate::check::CheckEnv for Kernel<'_> {
     fn duration(&self) -> Nanos {
         self.spec.duration
     }
-    fn now(&self) -> Nanos {
-        self.now
-    }
-    fn cpus(&self) -> &[Cpu] {
-        &self.cpus
-    }
-    fn nr_cpus(&self) -> u32 {
-        Kernel::nr_cpus(self)
-    }
-    fn tasks(&self) -> &[Task] {
-        &self.tasks
-    }
-    fn tasks_mut(&mut self) -> &mut [Task] {
-        &mut self.tasks
-    }
-    fn task_name(&self, t: TaskId) -> String {
-        Kernel::task_name(self, t)
-    }
-    fn metrics_mut(&mut self) -> &mut crate::metrics::Metrics {
-        &mut self.metrics
-    }
     fn perturber(&mut self) -> Option<&mut crate::check::Perturber> {
         self.sched.perturb.as_mut()
-    }
-    fn eval(&mut self, t: TaskId, e: &crate::program::Expr) -> i64 {
-        Kernel::eval(self, t, e)
     }
     fn cond(&mut self, t: TaskId, c: &crate::program::Cond) -> bool {
         Kernel::cond(self, t, c)
@@ -366,9 +273,6 @@ impl crate::check::CheckEnv for Kernel<'_> {
     }
     fn set_variable(&mut self, i: u32, v: i64) {
         self.locking.objects.set_variable(i, v)
-    }
-    fn advance(&mut self, t: TaskId) {
-        Kernel::advance(self, t)
     }
 }
 
