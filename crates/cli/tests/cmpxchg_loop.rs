@@ -111,7 +111,7 @@ fn retry_loop_mistakes_are_located_errors_without_a_result() {
     let d = dir("cmpxchg-loop");
     let task = |code: &str| {
         format!(
-            "[objects]\nx = {{ type = \"atomic\" }}\nm = {{ type = \"mutex\" }}\n[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''for (;;) {{ {code} }}'''\n"
+            "[objects]\nx = {{ type = \"atomic\" }}\ny = {{ type = \"atomic\" }}\nm = {{ type = \"mutex\" }}\n[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''for (;;) {{ {code} }}'''\n"
         )
     };
     for (what, rest, bad, says) in [
@@ -147,11 +147,8 @@ fn retry_loop_mistakes_are_located_errors_without_a_result() {
         ),
         (
             "old read from another word",
-            format!(
-                "[objects]\ny = {{ type = \"atomic\" }}\n{}",
-                task("atomic_read(y, old); atomic_try_cmpxchg(x, old);")
-            ),
-            "old);",
+            task("atomic_read(y, old); atomic_try_cmpxchg(x, old);"),
+            "old); }",
             "`old` was never read from `x`",
         ),
         (
