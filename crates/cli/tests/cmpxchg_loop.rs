@@ -73,7 +73,11 @@ fn more_cpus_on_one_lockref_fail_more_attempts_per_get() {
             "{cpus} CPUs: cpu_relax/no_relax gets {ratio:.3}"
         );
     }
-    assert!(last[0] > 1.0, "8 CPUs: {:.3} failed attempts per get", last[0]);
+    assert!(
+        last[0] > 1.0,
+        "8 CPUs: {:.3} failed attempts per get",
+        last[0]
+    );
 }
 
 /// The failures show in the text report under the lock_stat table.
@@ -82,7 +86,12 @@ fn the_text_report_lists_the_failed_attempts() {
     let out = smpsim()
         .arg("run")
         .arg(common::repo("scenarios/examples/lockref-loop.toml"))
-        .args(["--set", "scenario.duration=500us", "--set", "scenario.warmup=100us"])
+        .args([
+            "--set",
+            "scenario.duration=500us",
+            "--set",
+            "scenario.warmup=100us",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
