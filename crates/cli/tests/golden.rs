@@ -116,6 +116,10 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),
     (
+        "scenarios/examples/lockref-loop.toml",
+        &["scenario.duration=4ms", "scenario.warmup=1ms"],
+    ),
+    (
         "scenarios/contention/atomic-line.toml",
         &["scenario.duration=300us", "scenario.warmup=50us"],
     ),

@@ -322,6 +322,43 @@ impl Line {
         (self.rmw(cost, cpu, failed), true)
     }
 
+    /// One `atomic_try_cmpxchg()` by `cpu` at `now` that expects the line
+    /// to have seen `expected` writes (what the read that set `old` found):
+    /// unlike [`Line::cmpxchg`], a failure is not retried here; the caller's
+    /// loop retries, after whatever it runs in between (`cpu_relax()`).
+    /// Returns when it is done and whether it succeeded.
+    ///
+    /// A failure writes nothing (the value is unchanged), but costs what
+    /// the atomics make it cost:
+    /// - locked (`lock cmpxchg`): a read-for-ownership that leaves the line
+    ///   Modified in this CPU's cache with the value it found (Intel SDM
+    ///   vol. 2, CMPXCHG: the destination gets a write cycle either way), so
+    ///   an immediate retry hits unless another CPU's request took it;
+    /// - LL/SC: the load-reserve found another value and the loop leaves
+    ///   without its store-conditional: a read;
+    /// - far atomics: a `CAS` done at the home.
+    pub fn try_cmpxchg(
+        &mut self,
+        cost: &CostNs,
+        cpu: u32,
+        now: Nanos,
+        expected: u64,
+    ) -> (Nanos, bool) {
+        if self.writes == expected {
+            return (self.rmw(cost, cpu, now), true);
+        }
+        self.cmpxchg_fails += 1;
+        if cost.ll_sc {
+            return (self.read(cost, cpu, now), false);
+        }
+        let before = self.writes;
+        let done = self.rmw(cost, cpu, now);
+        debug_assert_eq!(self.writes, before + 1, "an RMW is one write");
+        // Nothing changed: a read that follows still matches.
+        self.writes = before;
+        (done, false)
+    }
+
     /// Writes that changed the line's value so far.
     pub fn writes(&self) -> u64 {
         self.writes

@@ -81,6 +81,9 @@ pub struct Metrics {
     pub(crate) hist_names: Vec<String>,
     /// Line transfers of each object's lines when the warm-up ended.
     pub(crate) bounce_base: Vec<u64>,
+    /// Each object's failed compare-and-exchanges at the end of the
+    /// warm-up, as `bounce_base`.
+    pub(crate) cmpxchg_fails_base: Vec<u64>,
     /// Each CPU's and each task's times when the warm-up ended: results
     /// report the measured part only, as lock_stat and counters do.
     pub(crate) cpu_times_base: Vec<crate::cpu::CpuTimes>,
@@ -124,6 +127,7 @@ impl Metrics {
             thresholds: Thresholds::default(),
             hist_names: Vec::new(),
             bounce_base: Vec::new(),
+            cmpxchg_fails_base: Vec::new(),
             cpu_times_base: Vec::new(),
             task_times_base: Vec::new(),
         }

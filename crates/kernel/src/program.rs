@@ -486,6 +486,23 @@ pub enum LockingOp {
     AtomicCmpxchgLoop(ObjRef),
     /// `atomic_read()`: a cache-line read.
     AtomicRead(ObjRef),
+    /// `old = atomic_read()`: the read, and what it saw kept in `slot` for
+    /// an [`LockingOp::AtomicTryCmpxchg`] (the model keeps the word's
+    /// version, its count of writes, not a value).
+    AtomicReadOld {
+        obj: ObjRef,
+        slot: Slot,
+    },
+    /// One `atomic_try_cmpxchg(obj, &old, new)`, `old` in `slot`: it
+    /// succeeds if no other CPU wrote the word since `old` was read, and
+    /// the task goes on at `done`; else `old` gets what it found and the
+    /// task goes on to the next op (the retry loop's body, which jumps
+    /// back here).
+    AtomicTryCmpxchg {
+        obj: ObjRef,
+        slot: Slot,
+        done: Pc,
+    },
 }
 
 /// The cross-CPU call ops, run by `smp.rs`.

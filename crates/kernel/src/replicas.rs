@@ -129,6 +129,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.con_bounces += b.con_bounces;
             a.acq_bounces += b.acq_bounces;
             a.bounces += b.bounces;
+            a.cmpxchg_fails += b.cmpxchg_fails;
             if let (Some(ar), Some(br)) = (&mut a.read, &b.read) {
                 ar.merge(br);
             }

@@ -450,6 +450,11 @@ pub struct LockStat {
     /// CPUs, every miss including spinners' re-fetches (which lockdep's
     /// two bounce counts, one per event, do not see).
     pub bounces: u64,
+    /// The model's own count too: compare-and-exchange attempts on an
+    /// atomic's line that failed because another CPU wrote the word since
+    /// it was read (`atomic_try_cmpxchg()` in a scenario's retry loop).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cmpxchg_fails: u64,
     /// A sleeping reader-writer lock's read side, which `/proc/lock_stat`
     /// shows as a class of its own (`NAME-R`; the fields above are then
     /// `NAME-W`).

@@ -168,6 +168,28 @@ pub struct Costs {
     /// CAS ping-pong).
     #[serde(default)]
     pub atomic: Option<Cost>,
+    /// `cpu_relax()`: the spin-wait hint a retry loop runs between attempts
+    /// (x86 `PAUSE`, arm64 `YIELD`). Absent: [`default_cpu_relax`].
+    #[serde(default)]
+    pub cpu_relax: Option<Cost>,
+}
+
+/// `cpu_relax()` where the machine states none: the x86 `PAUSE`, which
+/// differs by an order of magnitude between generations; the range covers
+/// arm64's `YIELD` (a hint of about a cycle) up to Skylake's `PAUSE`.
+pub fn default_cpu_relax() -> Cost {
+    Cost {
+        ns: 40.0,
+        range: Some([1.0, 60.0]),
+        source: "assumed: x86 PAUSE, about 140 cycles (~40 ns at 3.5 GHz) on Skylake and later, about 10 cycles before (Intel 64 and IA-32 Architectures Optimization Reference Manual, 'Pause Latency in Skylake Microarchitecture'); arm64 cpu_relax() is YIELD, about a cycle".into(),
+    }
+}
+
+impl Costs {
+    /// `cpu_relax()`'s cost: the machine's, else [`default_cpu_relax`].
+    pub fn cpu_relax(&self) -> Cost {
+        self.cpu_relax.clone().unwrap_or_else(default_cpu_relax)
+    }
 }
 
 /// How an idle CPU waits for work.
@@ -501,6 +523,7 @@ impl Machine {
         .into_iter()
         .chain(c.idle_exit.as_ref().map(|x| ("idle_exit", x)))
         .chain(c.atomic.as_ref().map(|x| ("atomic", x)))
+        .chain(c.cpu_relax.as_ref().map(|x| ("cpu_relax", x)))
         .chain(
             self.tlb
                 .iter()

@@ -160,6 +160,24 @@ pub fn lock_stat_rows(runs: &[VariantRun]) -> Vec<Vec<String>> {
 pub const UNTRACKED_NOTE: &str =
     "(-: an object lockdep does not track, such as an atomic or a semaphore: only its cache line's bounces)";
 
+/// The failed compare-and-exchange attempts of each object that had any
+/// (a retry loop's `atomic_try_cmpxchg()`), per variant: `cmpxchg
+/// failures: hits [no_relax] 1234, hits [cpu_relax] 567`; `None` if no
+/// attempt failed anywhere.
+pub fn cmpxchg_fails_line(runs: &[VariantRun]) -> Option<String> {
+    let parts: Vec<String> = runs
+        .iter()
+        .flat_map(|r| {
+            r.result
+                .locks
+                .iter()
+                .filter(|l| l.cmpxchg_fails > 0)
+                .map(|l| format!("{} [{}] {}", l.name, r.variant, l.cmpxchg_fails))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("cmpxchg failures: {}", parts.join(", ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

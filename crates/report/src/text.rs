@@ -473,6 +473,10 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
         out.push_str(crate::lock_stat::UNTRACKED_NOTE);
         out.push('\n');
     }
+    if let Some(line) = crate::lock_stat::cmpxchg_fails_line(runs) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out.push('\n');
 }
 

@@ -30,7 +30,16 @@ impl MachineCosts {
                 costs.push((name, 0));
             }
         }
+        // `cpu_relax()` has a stated default where the machine gives none.
+        if !costs.iter().any(|(n, _)| *n == CPU_RELAX) {
+            costs.push((CPU_RELAX, machine.costs.cpu_relax().nanos()));
+        }
         MachineCosts(costs)
+    }
+
+    /// What `cpu_relax()` costs on this machine.
+    pub fn cpu_relax(&self) -> Nanos {
+        self.get(CPU_RELAX).unwrap_or(0)
     }
 
     fn get(&self, name: &str) -> Option<Nanos> {
@@ -54,6 +63,9 @@ fn machine_cost(trimmed: &str, start: usize, costs: &MachineCosts) -> Result<Nan
         .help(format!("known costs: {}", list(costs.names())))
     })
 }
+
+/// The machine cost `cpu_relax()` takes (`cost.cpu_relax` in a duration).
+const CPU_RELAX: &str = "cpu_relax";
 
 /// Costs a machine may leave out, which then count as 0.
 const OPTIONAL_COSTS: [&str; 2] = ["idle_exit", "atomic"];

@@ -13,6 +13,7 @@
 //! Adding an implementation is one new file with a [`LockKindInfo`] and one
 //! line in [`LOCK_KINDS`].
 
+pub(crate) mod atomic;
 pub mod build;
 pub mod cna;
 pub mod distributed_mutex;

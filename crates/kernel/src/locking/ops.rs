@@ -3,7 +3,7 @@
 //! object's kind and hands the op to it; the atomics work on their
 //! object's cache line.
 
-use super::{percpu_rwsem, sleeping};
+use super::{atomic, percpu_rwsem, sleeping};
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::{LockMode, LockingOp};
 use crate::task::{Mode, Resume, TaskId};
@@ -116,6 +116,19 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
                 };
                 k.tasks[t as usize].batch.push(Mode::Sys, done - now);
                 k.advance(t);
+                Flow::Next
+            }
+            LockingOp::AtomicReadOld { obj, slot } => {
+                let (l, now) = (k.instance(t, obj), k.now);
+                let line = k.locking.objects.atomic_line(l);
+                atomic::read_old(line, &k.cost, c, now, &mut k.tasks[t as usize], *slot);
+                Flow::Next
+            }
+            LockingOp::AtomicTryCmpxchg { obj, slot, done } => {
+                let (l, now) = (k.instance(t, obj), k.now);
+                let line = k.locking.objects.atomic_line(l);
+                let task = &mut k.tasks[t as usize];
+                atomic::try_cmpxchg(line, &k.cost, c, now, task, *slot, *done);
                 Flow::Next
             }
             LockingOp::AtomicCmpxchgLoop(r) => {

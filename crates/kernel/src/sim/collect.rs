@@ -204,9 +204,12 @@ impl Kernel<'_> {
     /// The `lock_stat` rows, with the line bounces of the measured part.
     fn lock_results(&mut self) -> Vec<crate::result::LockStat> {
         let now = self.lock_line_transfers();
+        let fails = self.cmpxchg_fails();
         let mut locks = std::mem::take(&mut self.metrics.locks);
         for (i, l) in locks.iter_mut().enumerate() {
             l.bounces = now[i] - self.metrics.bounce_base.get(i).copied().unwrap_or(0);
+            l.cmpxchg_fails =
+                fails[i] - self.metrics.cmpxchg_fails_base.get(i).copied().unwrap_or(0);
         }
         locks
     }

@@ -597,6 +597,11 @@ impl<'s> Kernel<'s> {
         crate::locking::build::line_transfers(&self.locking.objects, self.spec, self.nr_cpus())
     }
 
+    /// Failed compare-and-exchanges so far on each object's atomic lines.
+    fn cmpxchg_fails(&self) -> Vec<u64> {
+        crate::locking::atomic::cmpxchg_fails(&self.locking.objects, self.spec, self.nr_cpus())
+    }
+
     /// Starts the CPU's next activity end event.
     pub(crate) fn arm_cpu(&mut self, c: u32, end: Nanos) {
         let cpu = &mut self.cpus[c as usize];
@@ -687,6 +692,7 @@ impl Kernel<'_> {
             Event::Run(RunEvent::AllExited) => Handled::Done,
             Event::Run(RunEvent::WarmupEnd) => {
                 self.metrics.bounce_base = self.lock_line_transfers();
+                self.metrics.cmpxchg_fails_base = self.cmpxchg_fails();
                 self.warmup_end_times();
                 Handled::Done
             }

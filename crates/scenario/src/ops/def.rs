@@ -40,6 +40,9 @@ pub(super) enum Lower {
     /// Emits the op for an object of this kind, named by the op's one
     /// object field (`obj` or `lock`).
     Object(ObjectType, fn(ObjRef) -> Op),
+    /// An op on an object of this kind that has fields of its own besides
+    /// the object, lowered by its function.
+    ObjectWith(ObjectType, LowerFn),
     /// A mutex, spinlock or rwlock op (see `Emitter::emit_lock`).
     Lock(LockOp),
     /// Lowered by a function of its own.
@@ -50,7 +53,7 @@ impl Lower {
     /// The kind of object the op takes, if it takes one.
     pub(super) fn object_kind(&self) -> Option<ObjectType> {
         match self {
-            Lower::Object(kind, _) => Some(*kind),
+            Lower::Object(kind, _) | Lower::ObjectWith(kind, _) => Some(*kind),
             Lower::Lock(l) => Some(l.family.kind()),
             Lower::Fixed(_) | Lower::Cpu(_) | Lower::Custom(_) => None,
         }
@@ -174,6 +177,18 @@ pub(super) const fn object(
     ir: fn(ObjRef) -> Op,
 ) -> OpDef {
     op(name, field, &[], Lower::Object(kind, ir))
+}
+
+/// An op on an object of kind `kind` (its `obj` field) with fields of its
+/// own, lowered by `f`.
+pub(super) const fn object_with(
+    name: &'static str,
+    required: &'static [&'static str],
+    optional: &'static [&'static str],
+    kind: ObjectType,
+    f: LowerFn,
+) -> OpDef {
+    op(name, required, optional, Lower::ObjectWith(kind, f))
 }
 
 /// A lock op: `lock`, and for a guard `body` (and `irqsave` on a

@@ -134,6 +134,7 @@ impl Emitter<'_, '_> {
                     | "mark"
                     | "down_read_trylock"
                     | "down_write_trylock"
+                    | "atomic_read"
                     | "for_each_cpu"
                     | "cpumask"
             ) {
@@ -474,7 +475,7 @@ impl Emitter<'_, '_> {
                 self.push(ir(l));
             }
             Lower::Lock(l) => self.emit_lock(op, def, *l)?,
-            Lower::Custom(lower) => lower(self, op, def)?,
+            Lower::Custom(lower) | Lower::ObjectWith(_, lower) => lower(self, op, def)?,
         }
         // After lowering, so that an op's own errors (a wrong object, a
         // missing field) come first.

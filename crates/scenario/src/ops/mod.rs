@@ -20,6 +20,7 @@ use crate::expr::const_value;
 use crate::object_type::ObjectType;
 use crate::raw::{Entries, RawExpr, RawOp, S};
 
+mod atomic;
 mod cpumask;
 mod cycles;
 mod def;

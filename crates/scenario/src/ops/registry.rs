@@ -10,7 +10,7 @@
 
 use smpsim_kernel::program::{CheckOp, HotplugOp, LockingOp, Op, PercpuRefOp, PreemptOp, RcuOp};
 
-use super::def::{custom, fixed, lock, object, on_cpu, LockAction, Lower, OpDef};
+use super::def::{custom, fixed, lock, object, object_with, on_cpu, LockAction, Lower, OpDef};
 use super::lower;
 use crate::error::{list, DResult, Diag};
 use crate::object_type::ObjectType;
@@ -133,9 +133,21 @@ pub(super) static OPS: &[OpDef] = &[
     object("atomic_dec", &["obj"], ObjectType::Atomic, |x| {
         Op::Locking(LockingOp::AtomicRmw(x))
     }),
-    object("atomic_read", &["obj"], ObjectType::Atomic, |x| {
-        Op::Locking(LockingOp::AtomicRead(x))
-    }),
+    object_with(
+        "atomic_read",
+        &["obj"],
+        &["var"],
+        ObjectType::Atomic,
+        super::atomic::atomic_read,
+    ),
+    object_with(
+        "atomic_try_cmpxchg",
+        &["obj", "var"],
+        &["body"],
+        ObjectType::Atomic,
+        super::atomic::atomic_try_cmpxchg,
+    ),
+    custom("cpu_relax", &[], &[], super::atomic::cpu_relax),
     object("down", &["lock"], ObjectType::Semaphore, |x| {
         Op::Locking(LockingOp::Down(x))
     })
