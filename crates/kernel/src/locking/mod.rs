@@ -14,6 +14,7 @@
 //! line in [`LOCK_KINDS`].
 
 pub mod build;
+pub(crate) mod env;
 pub mod cna;
 pub mod distributed_mutex;
 pub mod lockdep;
@@ -67,6 +68,7 @@ pub static SLEEPING_KINDS: &[sleeping::SleepingKindInfo] = &[
     percpu_rwsem::KIND,
 ];
 
+pub(crate) use env::{LockingEnv, LockingParts};
 pub use sleeping::{find_sleeping_kind, sleeping_kind_names, SleepingKindInfo};
 
 /// Locking's state: every lock kind's instances (each kind's own table in

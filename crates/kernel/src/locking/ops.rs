@@ -3,6 +3,7 @@
 //! object's kind and hands the op to it; the atomics work on their
 //! object's cache line.
 
+use super::seqcount::SeqcountOps;
 use super::{percpu_rwsem, sleeping};
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::{LockMode, LockingOp};

@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 
 use crate::coherence::Line;
 use crate::locking::objects::Objects;
+use crate::locking::LockingEnv;
 use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
 use crate::mechanism::Flow;
 use crate::program::LockMode;
@@ -105,19 +106,20 @@ pub struct Semaphore {
     pub line: Line,
 }
 
-impl crate::Kernel<'_> {
+pub(crate) trait SemaphoreOps: LockingEnv {
     /// `down()`; `woken`: back with a token handed over by `up()`.
-    pub(crate) fn down(&mut self, c: u32, t: TaskId, s: u32, woken: bool) -> Flow {
+    fn down(&mut self, c: u32, t: TaskId, s: u32, woken: bool) -> Flow {
         if woken {
             self.advance(t);
             return Flow::Next;
         }
-        let now = self.now;
-        let sem = &mut table(&mut self.locking.objects)[s as usize];
-        let cost = sem.line.rmw(&self.cost, c, now) - now;
+        let now = self.now();
+        let p = self.locking_parts();
+        let sem = &mut table(&mut p.locking.objects)[s as usize];
+        let cost = sem.line.rmw(p.cost, c, now) - now;
         if sem.count > 0 {
             sem.count -= 1;
-            self.tasks[t as usize].batch.push(Mode::Sys, cost);
+            p.tasks[t as usize].batch.push(Mode::Sys, cost);
             self.advance(t);
             return Flow::Next;
         }
@@ -126,18 +128,21 @@ impl crate::Kernel<'_> {
     }
 
     /// `up()`.
-    pub(crate) fn up(&mut self, c: u32, t: TaskId, s: u32) {
-        let now = self.now;
-        let sem = &mut table(&mut self.locking.objects)[s as usize];
-        let mut cost = sem.line.rmw(&self.cost, c, now) - now;
+    fn up(&mut self, c: u32, t: TaskId, s: u32) {
+        let now = self.now();
+        let p = self.locking_parts();
+        let sem = &mut table(&mut p.locking.objects)[s as usize];
+        let mut cost = sem.line.rmw(p.cost, c, now) - now;
         match sem.waiters.pop_front() {
             Some(w) => {
                 self.wake_up(w, c);
-                cost += self.cost.wakeup;
+                cost += self.cost().wakeup;
             }
             None => sem.count += 1,
         }
-        self.tasks[t as usize].batch.push(Mode::Sys, cost);
+        self.tasks_mut()[t as usize].batch.push(Mode::Sys, cost);
         self.advance(t);
     }
 }
+
+impl<K: LockingEnv> SemaphoreOps for K {}

@@ -6,6 +6,7 @@ mod driver;
 mod rcu_env;
 mod sched_env;
 pub(crate) mod streams;
+mod locking_env;
 mod timeline;
 
 pub use collect::{summarize, summarize_exact};
