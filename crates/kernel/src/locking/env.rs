@@ -21,15 +21,13 @@ use crate::program::ObjRef;
 use crate::task::{Resume, Task, TaskId};
 
 /// Locking's view of the kernel.
-pub(crate) trait LockingEnv {
+pub(crate) trait LockingEnv: Sized {
     /// The compiled scenario.
     fn spec(&self) -> &crate::spec::Spec;
     /// The current event's time.
     fn now(&self) -> Nanos;
     /// The machine's costs.
     fn cost(&self) -> &CostNs;
-    /// How many CPUs the machine has.
-    fn nr_cpus(&self) -> u32;
     /// CPU `c`.
     fn cpu(&self, c: u32) -> &Cpu;
     /// Every task, by id.
@@ -93,6 +91,7 @@ pub(crate) trait LockingEnv {
 /// Locking's state with the core's tasks, costs and accounting, borrowed
 /// at once ([`LockingEnv::locking_parts`]).
 pub(crate) struct LockingParts<'a> {
+    pub(crate) now: Nanos,
     pub(crate) locking: &'a mut super::Locking,
     pub(crate) tasks: &'a mut [Task],
     pub(crate) cost: &'a CostNs,

@@ -7,13 +7,12 @@ use std::collections::VecDeque;
 
 use crate::coherence::Line;
 use crate::locking::objects::Objects;
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock, SleepingLockOps};
 use crate::locking::LockingEnv;
-use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
 use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
-use crate::Kernel;
 
 /// The `semaphore` object type in the sleeping-lock registry: `down()` is
 /// its lock, `up()` its unlock.
@@ -30,7 +29,7 @@ pub const KIND: SleepingKindInfo = SleepingKindInfo {
 /// `down()`'s [`Resume::Lock`] step: woken with a token.
 const WOKEN: u8 = 0;
 
-struct SemaphoreKind;
+pub(crate) struct SemaphoreKind;
 
 /// The kind's own table ([`Objects::kind_table`]).
 #[derive(Default)]
@@ -73,27 +72,21 @@ impl SleepingLock for SemaphoreKind {
             .map(|s| s.line.transfers)
             .sum()
     }
+}
 
-    fn lock(
-        &self,
-        k: &mut Kernel,
-        c: u32,
-        t: TaskId,
-        l: u32,
-        _: LockMode,
-        step: Option<u8>,
-    ) -> Flow {
+impl<K: LockingEnv> SleepingLockOps<K> for SemaphoreKind {
+    fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode, step: Option<u8>) -> Flow {
         k.down(c, t, l, step == Some(WOKEN))
     }
 
-    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
+    fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
         k.up(c, t, l);
         Flow::Next
     }
 
     /// A semaphore's waiters only sleep, so no spin of one ever ends;
     /// were one to, the task would go on where it is.
-    fn spin_finished(&self, _: &mut Kernel, _: u32, _: TaskId, _: u32) -> bool {
+    fn spin_finished(&self, _: &mut K, _: u32, _: TaskId, _: u32) -> bool {
         true
     }
 }

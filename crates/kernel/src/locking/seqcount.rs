@@ -21,12 +21,11 @@ use crate::coherence::{Line, LineHome};
 use crate::event::*;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock, SleepingLockOps};
 use crate::locking::LockingEnv;
-use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
 use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
-use crate::Kernel;
 
 pub struct Seqcount {
     /// The object this instance belongs to.
@@ -65,7 +64,7 @@ pub const KIND: SleepingKindInfo = SleepingKindInfo {
     imp: &SeqcountKind,
 };
 
-struct SeqcountKind;
+pub(crate) struct SeqcountKind;
 
 /// The kind's own table ([`Objects::kind_table`]).
 #[derive(Default)]
@@ -100,23 +99,25 @@ impl SleepingLock for SeqcountKind {
             .map(|s| s.line.transfers)
             .sum()
     }
+}
 
+impl<K: LockingEnv> SleepingLockOps<K> for SeqcountKind {
     /// A seqcount's "lock" is its writer's side, `write_seqcount_begin()`
     /// (as `write_seqlock()` is, after its spinlock): the scenario compiler
     /// gives a seqcount only its own ops, but a spec built by hand gets a
     /// defined answer, not a panic.
-    fn lock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode, _: Option<u8>) -> Flow {
+    fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode, _: Option<u8>) -> Flow {
         k.write_seqcount(c, t, l, true);
         Flow::Next
     }
 
     /// `write_seqcount_end()`, as [`Self::lock`] says.
-    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
+    fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
         k.write_seqcount(c, t, l, false);
         Flow::Next
     }
 
-    fn spin_finished(&self, k: &mut Kernel, _: u32, t: TaskId, _: u32) -> bool {
+    fn spin_finished(&self, k: &mut K, _: u32, t: TaskId, _: u32) -> bool {
         k.seqcount_spin_finished(t);
         true
     }
@@ -157,7 +158,10 @@ pub(crate) trait SeqcountOps: LockingEnv {
             p.metrics.lock_released(now, object, held);
             // The readers spinning on an odd sequence see it even once
             // their re-fetch lands.
-            for i in 0..table(&mut self.locking_mut().objects)[s as usize].spinners.len() {
+            for i in 0..table(&mut self.locking_mut().objects)[s as usize]
+                .spinners
+                .len()
+            {
                 let r = table(&mut self.locking_mut().objects)[s as usize].spinners[i];
                 let rc = self.tasks_mut()[r as usize].cpu;
                 let sc = &mut table(&mut self.locking_mut().objects)[s as usize];
@@ -169,7 +173,9 @@ pub(crate) trait SeqcountOps: LockingEnv {
                 .spinners
                 .clear();
         }
-        self.tasks_mut()[t as usize].batch.push(Mode::Sys, done - now);
+        self.tasks_mut()[t as usize]
+            .batch
+            .push(Mode::Sys, done - now);
         self.advance(t);
     }
 
@@ -215,14 +221,7 @@ pub(crate) trait SeqcountOps: LockingEnv {
 
     /// `read_seqcount_retry()`: go back to `retry` (the section's
     /// `read_seqcount_begin()`) if the sequence moved since `slot`.
-    fn read_seqcount_retry(
-        &mut self,
-        c: u32,
-        t: TaskId,
-        s: u32,
-        slot: u16,
-        retry: u32,
-    ) -> Flow {
+    fn read_seqcount_retry(&mut self, c: u32, t: TaskId, s: u32, slot: u16, retry: u32) -> Flow {
         let now = self.now();
         let p = self.locking_parts();
         let sc = &mut table(&mut p.locking.objects)[s as usize];

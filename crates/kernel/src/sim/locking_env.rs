@@ -8,10 +8,12 @@ use super::Kernel;
 use crate::costs::CostNs;
 use crate::cpu::Cpu;
 use crate::event::{Event, RcuCallback};
-use crate::locking::{Locking, LockingEnv, LockingParts};
+use crate::locking::sleeping::SleepingLocks;
+use crate::locking::spinning::{HookSpinlocks, SpinningLocks};
+use crate::locking::{LockdepOps, Locking, LockingEnv, LockingParts};
 use crate::mechanism::Flow;
 use crate::metrics::Metrics;
-use crate::program::ObjRef;
+use crate::program::{LockMode, ObjRef};
 use crate::task::{Resume, Task, TaskId};
 
 impl LockingEnv for Kernel<'_> {
@@ -26,10 +28,6 @@ impl LockingEnv for Kernel<'_> {
     #[inline]
     fn cost(&self) -> &CostNs {
         &self.cost
-    }
-    #[inline]
-    fn nr_cpus(&self) -> u32 {
-        Kernel::nr_cpus(self)
     }
     #[inline]
     fn cpu(&self, c: u32) -> &Cpu {
@@ -58,6 +56,7 @@ impl LockingEnv for Kernel<'_> {
     #[inline]
     fn locking_parts(&mut self) -> LockingParts<'_> {
         LockingParts {
+            now: self.now,
             locking: &mut self.locking,
             tasks: &mut self.tasks,
             cost: &self.cost,
@@ -122,5 +121,43 @@ impl LockingEnv for Kernel<'_> {
     }
     fn hook_lock_granted(&mut self, c: u32, at: Nanos) {
         Kernel::hook_lock_granted(self, c, at)
+    }
+}
+
+/// Locking's entry points for the rest of the kernel, by the names their
+/// callers have always used.
+impl Kernel<'_> {
+    pub(crate) fn rcu_sync_func(&mut self, sem: u32) {
+        <Self as crate::locking::percpu_rwsem::PercpuRwsemOps>::rcu_sync_func(self, sem)
+    }
+    pub(crate) fn percpu_ref_switched(&mut self, r: u32) {
+        <Self as crate::locking::percpu_ref::PercpuRefOps>::percpu_ref_switched(self, r)
+    }
+    pub(crate) fn on_lock_event(&mut self, e: crate::event::LockEvent) -> smpsim_engine::Handled {
+        <Self as SpinningLocks>::on_lock_event(self, e)
+    }
+    pub(crate) fn book_spinning_waits(&mut self) {
+        <Self as crate::locking::spinning::SpinningWaits>::book_spinning_waits(self)
+    }
+    pub(crate) fn hook_spin_lock(&mut self, c: u32, l: u32, mode: LockMode) -> Option<Nanos> {
+        <Self as HookSpinlocks>::hook_spin_lock(self, c, l, mode)
+    }
+    pub(crate) fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos {
+        <Self as HookSpinlocks>::hook_spin_unlock(self, c, l, mode)
+    }
+    pub(crate) fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String) {
+        <Self as LockdepOps>::lockdep_usage(self, c, class, in_hardirq, site)
+    }
+    pub(crate) fn lockdep_sys_exit(&mut self, c: u32, t: TaskId, at: Nanos) {
+        <Self as LockdepOps>::lockdep_sys_exit(self, c, t, at)
+    }
+    pub(crate) fn sleeping_owner_leaves_cpu(&mut self, prev: TaskId) {
+        <Self as SleepingLocks>::sleeping_owner_leaves_cpu(self, prev)
+    }
+    pub(crate) fn sleeping_spin_need_resched(&mut self, c: u32, t: TaskId, kind: u8, l: u32) {
+        <Self as SleepingLocks>::sleeping_spin_need_resched(self, c, t, kind, l)
+    }
+    pub(crate) fn sleeping_spin_finished(&mut self, c: u32, t: TaskId, kind: u8, l: u32) -> bool {
+        <Self as SleepingLocks>::sleeping_spin_finished(self, c, t, kind, l)
     }
 }

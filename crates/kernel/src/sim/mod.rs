@@ -3,10 +3,10 @@
 
 mod collect;
 mod driver;
+mod locking_env;
 mod rcu_env;
 mod sched_env;
 pub(crate) mod streams;
-mod locking_env;
 mod timeline;
 
 pub use collect::{summarize, summarize_exact};
