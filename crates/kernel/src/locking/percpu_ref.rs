@@ -200,6 +200,7 @@ fn put<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, l: u32) -> smpsim_engine::Na
     done
 }
 
+/// `percpu_ref`'s step RCU calls back into (over any [`LockingEnv`]).
 pub(crate) trait PercpuRefOps: LockingEnv {
     /// `percpu_ref_switch_to_atomic_rcu()` of instance `l`, a grace period
     /// after its kill: the per-CPU counts are in the atomic count now, and

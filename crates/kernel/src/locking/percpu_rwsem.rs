@@ -422,6 +422,8 @@ fn up_write<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, l: u32) {
     k.advance(t);
 }
 
+/// `percpu_rw_semaphore`'s `rcu_sync` step RCU calls back into (over any
+/// [`LockingEnv`]).
 pub(crate) trait PercpuRwsemOps: LockingEnv {
     /// `rcu_sync_func()` of instance `l`, a grace period after
     /// `rcu_sync_exit()`.

@@ -99,6 +99,7 @@ pub struct Semaphore {
     pub line: Line,
 }
 
+/// `down()` and `up()` (over any [`LockingEnv`]).
 pub(crate) trait SemaphoreOps: LockingEnv {
     /// `down()`; `woken`: back with a token handed over by `up()`.
     fn down(&mut self, c: u32, t: TaskId, s: u32, woken: bool) -> Flow {

@@ -123,6 +123,7 @@ impl<K: LockingEnv> SleepingLockOps<K> for SeqcountKind {
     }
 }
 
+/// The write and read sides of a `seqcount_t` (over any [`LockingEnv`]).
 pub(crate) trait SeqcountOps: LockingEnv {
     /// `write_seqcount_begin()` (`begin`) or `write_seqcount_end()`.
     fn write_seqcount(&mut self, c: u32, t: TaskId, s: u32, begin: bool) {

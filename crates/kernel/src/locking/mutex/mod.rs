@@ -245,6 +245,8 @@ impl<K: LockingEnv> SleepingLockOps<K> for MutexKind {
     }
 }
 
+/// `mutex_lock()`, `mutex_unlock()` and the ownership they move (over any
+/// [`LockingEnv`]).
 pub(crate) trait MutexOps: LockingEnv {
     fn owner_on_cpu(&self, owner: TaskId) -> bool {
         owner != NO_TASK && self.tasks()[owner as usize].state == TaskState::Running

@@ -11,6 +11,8 @@ use crate::locking::LockingEnv;
 use crate::task::*;
 use smpsim_engine::Nanos;
 
+/// A mutex's optimistic spinning: the OSQ, its head watching the owner,
+/// and what ends a spin (over any [`LockingEnv`]).
 pub(crate) trait MutexSpin: LockingEnv {
     /// `mutex_can_spin_on_owner()` plus the knobs that turn spinning off.
     fn can_spin(&self, c: u32, m: u32) -> bool {

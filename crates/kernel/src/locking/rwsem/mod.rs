@@ -275,6 +275,8 @@ fn rspin_threshold(readers: usize) -> Nanos {
     (20 + readers.min(30) as u64) * 1000 / 2
 }
 
+/// `down_*()`, `up_*()`, `downgrade_write()` and the trylocks of an rwsem
+/// (over any [`LockingEnv`]).
 pub(crate) trait RwsemOps: LockingEnv {
     /// `down_read()` / `down_write()` of instance `s`, from the start or
     /// continued at `step`.
@@ -650,6 +652,7 @@ pub(crate) trait RwsemOps: LockingEnv {
 
 impl<K: LockingEnv> RwsemOps for K {}
 
+/// An rwsem's name, for the reports.
 pub(crate) trait RwsemNames: LockingEnv {
     /// The declared name of instance `s`'s object.
     fn object_name(&self, s: u32) -> String {

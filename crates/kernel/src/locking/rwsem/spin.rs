@@ -10,6 +10,7 @@ use crate::program::LockMode;
 use crate::task::*;
 use smpsim_engine::Nanos;
 
+/// An rwsem's optimistic spinning (over any [`LockingEnv`]).
 pub(crate) trait RwsemSpin: LockingEnv {
     /// `rwsem_optimistic_spin()` begins: `osq_lock()` at `at`.
     fn rwsem_optimistic_spin(&mut self, t: TaskId, s: u32, at: Nanos) {

@@ -7,6 +7,7 @@ use crate::program::LockMode;
 use crate::task::*;
 use smpsim_engine::Nanos;
 
+/// `rwsem_wake()` and `rwsem_mark_wake()` (over any [`LockingEnv`]).
 pub(crate) trait RwsemWake: LockingEnv {
     /// `wait_lock`, `rwsem_mark_wake()`, unlock, `wake_up_q()`, from CPU `c`
     /// starting at `at`; returns when it is done.
