@@ -17,6 +17,7 @@ pub(crate) mod atomic;
 pub mod build;
 pub mod cna;
 pub mod distributed_mutex;
+pub(crate) mod env;
 pub mod lockdep;
 pub mod mcs;
 pub mod mutex;
@@ -67,6 +68,24 @@ pub static SLEEPING_KINDS: &[sleeping::SleepingKindInfo] = &[
     rt_mutex::KIND,
     percpu_rwsem::KIND,
 ];
+
+pub(crate) use env::{LockingEnv, LockingParts};
+/// Each sleeping kind's operations over env `K`, by its id (its place in
+/// [`SLEEPING_KINDS`]; `sleeping_ops_follow_the_registry` checks the two
+/// agree). A kind's ops are generic over the env, so the registry's
+/// `&dyn` entry cannot carry them: a new kind adds its line here too.
+#[inline]
+pub(crate) fn sleeping_ops<'a, K: LockingEnv + 'a>(id: u8) -> &'a dyn sleeping::SleepingLockOps<K> {
+    match id {
+        0 => &mutex::MutexKind,
+        1 => &rwsem::RwsemKind,
+        2 => &semaphore::SemaphoreKind,
+        3 => &seqcount::SeqcountKind,
+        4 => &rt_mutex::RtMutexKind,
+        5 => &percpu_rwsem::PercpuRwsemKind,
+        _ => panic!("no sleeping-lock kind {id} in SLEEPING_KINDS"),
+    }
+}
 
 pub use sleeping::{find_sleeping_kind, sleeping_kind_names, SleepingKindInfo};
 
@@ -305,14 +324,16 @@ pub trait SpinningLock: Send {
     }
 }
 
-impl crate::Kernel<'_> {
+/// lockdep's hooks on every lock op (`lock_acquire()`, `lock_release()`,
+/// `mark_lock()`) and its reports, and the locks a task holds.
+pub(crate) trait LockdepOps: LockingEnv {
     /// lockdep's class of `cpu_hotplug_lock`: after the declared objects.
     fn hotplug_lock_class(&self) -> u32 {
-        self.spec.objects.len() as u32
+        self.spec().objects.len() as u32
     }
 
     fn lock_class_name(&self, class: u32) -> &str {
-        self.spec
+        self.spec()
             .objects
             .get(class as usize)
             .map_or("cpu_hotplug_lock", |o| o.name.as_str())
@@ -322,18 +343,19 @@ impl crate::Kernel<'_> {
     /// lock of `class` at its current op (`irqsave`: an `_irqsave` form,
     /// which disables hardirqs first).
     fn lockdep_acquire(&mut self, c: u32, t: TaskId, class: u32, read: bool, irqsave: bool) {
-        let Some(ld) = self.locking.lockdep.as_mut() else {
+        let p = self.locking_parts();
+        let Some(ld) = p.locking.lockdep.as_mut() else {
             return;
         };
-        let pc = self.tasks[t as usize].pc;
+        let pc = p.tasks[t as usize].pc;
         if let Some(cycle) = ld.acquire(t, class, read, pc) {
             self.report_circular_locking(c, t, cycle);
             return;
         }
         // The IRQ-safety half: taken here with hardirqs on.
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks()[t as usize];
         let settled = self
-            .locking
+            .locking()
             .lockdep
             .as_ref()
             .is_none_or(|ld| ld.usage_settled(class, false));
@@ -350,7 +372,8 @@ impl crate::Kernel<'_> {
     #[inline(never)]
     fn report_circular_locking(&mut self, c: u32, t: TaskId, cycle: lockdep::Cycle) {
         let report = self.circular_dependency_report(t, &cycle);
-        self.metrics.circular_locking(c, self.now, report);
+        let now = self.now();
+        self.metrics_mut().circular_locking(c, now, report);
     }
 
     /// `mark_lock()` of `class` taken by `t` at op `pc` with hardirqs on:
@@ -364,8 +387,8 @@ impl crate::Kernel<'_> {
 
     /// `mark_lock()` for `class` on CPU `c`, in hardirq context or with
     /// hardirqs on; reports an inconsistent use.
-    pub(crate) fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String) {
-        let Some(ld) = self.locking.lockdep.as_mut() else {
+    fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String) {
+        let Some(ld) = self.locking_mut().lockdep.as_mut() else {
             return;
         };
         let Some(bad) = ld.mark_usage(class, in_hardirq, site.clone()) else {
@@ -376,13 +399,14 @@ impl crate::Kernel<'_> {
             "WARNING: inconsistent lock state\ninconsistent {{{}}} -> {{{}}} usage.\n{site} takes:\n ({name})\n{{{}}} state was registered at:\n  {}\n Possible unsafe locking scenario:\n       CPU0\n       ----\n  lock({name});\n  <Interrupt>\n    lock({name});\n *** DEADLOCK ***",
             bad.was, bad.now, bad.was, bad.was_at
         );
-        self.metrics.inconsistent_lock_state(c, self.now, report);
+        let now = self.now();
+        self.metrics_mut().inconsistent_lock_state(c, now, report);
     }
 
     /// A lock of `object` taken by task `t`: held past its syscall's end
     /// if it took it in kernel mode ([`Self::lockdep_sys_exit`]).
     fn hold(&mut self, t: TaskId, object: u32) {
-        let task = &mut self.tasks[t as usize];
+        let task = &mut self.tasks_mut()[t as usize];
         if task.mode == crate::task::Mode::Sys {
             task.held.push(object);
         }
@@ -390,7 +414,7 @@ impl crate::Kernel<'_> {
 
     /// A lock of `object` released by `t`: the innermost one it holds.
     fn unhold(&mut self, t: TaskId, object: u32) {
-        let held = &mut self.tasks[t as usize].held;
+        let held = &mut self.tasks_mut()[t as usize].held;
         if let Some(i) = held.iter().rposition(|&o| o == object) {
             held.remove(i);
         }
@@ -402,15 +426,15 @@ impl crate::Kernel<'_> {
     /// stay held, as they would.
     #[cold]
     #[inline(never)]
-    pub(crate) fn lockdep_sys_exit(&mut self, c: u32, t: TaskId, at: Nanos) {
-        if at > self.spec.duration {
+    fn lockdep_sys_exit(&mut self, c: u32, t: TaskId, at: Nanos) {
+        if at > self.spec().duration {
             return;
         }
         let name = self.task_name(t);
-        let held = &self.tasks[t as usize].held;
+        let held = &self.tasks()[t as usize].held;
         let mut locks = String::new();
         for (i, &o) in held.iter().enumerate() {
-            let lock = &self.spec.objects[o as usize].name;
+            let lock = &self.spec().objects[o as usize].name;
             locks.push_str(&format!(" #{i}: ({lock})"));
         }
         let n = held.len();
@@ -418,20 +442,21 @@ impl crate::Kernel<'_> {
             "WARNING: lock held when returning to user space! {name} is leaving the kernel with locks still held! {n} lock{} held by {name}:{locks}",
             if n == 1 { "" } else { "s" }
         );
-        self.metrics.lock_held_returning_to_user(c, at, report);
+        self.metrics_mut()
+            .lock_held_returning_to_user(c, at, report);
     }
 
     fn lockdep_release(&mut self, t: TaskId, class: u32) {
-        if let Some(ld) = self.locking.lockdep.as_mut() {
+        if let Some(ld) = self.locking_mut().lockdep.as_mut() {
             ld.release(t, class);
         }
     }
 
     /// The op at `pc` of task `t`'s program, as lockdep's "at:" shows it.
     fn lock_site(&self, t: TaskId, pc: u32) -> String {
-        let g = self.tasks[t as usize].group as usize;
+        let g = self.tasks()[t as usize].group as usize;
         let op = self
-            .spec
+            .spec()
             .task_groups
             .get(g)
             .and_then(|g| g.program.ops.get(pc as usize));
@@ -442,7 +467,7 @@ impl crate::Kernel<'_> {
                 irqsave,
                 ..
             })) => {
-                let f = match self.locking.objects.sleeping_kind(lock.object) {
+                let f = match self.locking().objects.sleeping_kind(lock.object) {
                     Some(k) => sleeping::kind(k).imp.lock_fn(*mode),
                     None => format!("{}_lock", mode.op_prefix()),
                 };
@@ -509,6 +534,8 @@ impl crate::Kernel<'_> {
     }
 }
 
+impl<K: LockingEnv> LockdepOps for K {}
+
 /// The lists of kinds and kernel threads that docs keep by hand, checked
 /// against the registries: a kind or a thread added without its mention
 /// fails here, naming it.
@@ -533,6 +560,19 @@ mod doc_lists {
         for (i, k) in LOCK_KINDS.iter().enumerate() {
             assert_eq!(k.id as usize, i, "{}", k.name);
             assert_eq!(k.handle().info().name, k.name);
+        }
+    }
+
+    /// [`super::sleeping_ops`] gives each registered kind its own ops.
+    #[test]
+    fn sleeping_ops_follow_the_registry() {
+        use crate::program::LockMode;
+        for k in SLEEPING_KINDS {
+            let ops = super::sleeping_ops::<crate::Kernel>(k.id);
+            for mode in [LockMode::Exclusive, LockMode::Read, LockMode::Write] {
+                assert_eq!(ops.lock_fn(mode), k.imp.lock_fn(mode), "{}", k.name);
+            }
+            assert_eq!(ops.has_read_side(), k.imp.has_read_side(), "{}", k.name);
         }
     }
 

@@ -3,14 +3,17 @@
 //! object's kind and hands the op to it; the atomics work on their
 //! object's cache line.
 
-use super::{atomic, percpu_rwsem, sleeping};
+use super::rwsem::RwsemOps;
+use super::seqcount::SeqcountOps;
+use super::sleeping::SleepingLocks;
+use super::spinning::SpinningLocks;
+use super::{atomic, percpu_rwsem, sleeping_ops, LockdepOps, LockingEnv};
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::{LockMode, LockingOp};
 use crate::task::{Mode, Resume, TaskId};
-use crate::Kernel;
 
-impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
-    fn run(&self, k: &mut Kernel<'s>, c: u32, t: TaskId, resume: Resume) -> Flow {
+impl<K: LockingEnv> MechanismOp<K> for LockingOp {
+    fn run(&self, k: &mut K, c: u32, t: TaskId, resume: Resume) -> Flow {
         match self {
             LockingOp::Lock {
                 lock,
@@ -22,7 +25,7 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
                     k.hold(t, lock.object);
                 }
                 let l = k.instance(t, lock);
-                match k.locking.objects.sleeping_kind(lock.object) {
+                match k.locking().objects.sleeping_kind(lock.object) {
                     Some(kind) => k.sleeping_lock(c, t, kind, l, *mode, resume),
                     None => k.spin_lock(c, t, l, *mode, *irqsave),
                 }
@@ -35,8 +38,8 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
                 k.lockdep_release(t, lock.object);
                 k.unhold(t, lock.object);
                 let l = k.instance(t, lock);
-                match k.locking.objects.sleeping_kind(lock.object) {
-                    Some(kind) => sleeping::kind(kind).imp.unlock(k, c, t, l, *mode),
+                match k.locking().objects.sleeping_kind(lock.object) {
+                    Some(kind) => sleeping_ops::<K>(kind).unlock(k, c, t, l, *mode),
                     None => k.spin_unlock(c, t, l, *mode, *irqrestore),
                 }
             }
@@ -48,7 +51,7 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
                     k.hold(t, lock.object);
                 }
                 if let Some(slot) = slot {
-                    k.tasks[t as usize].vars[*slot as usize] = got as i64;
+                    k.tasks_mut()[t as usize].vars[*slot as usize] = got as i64;
                 }
                 k.advance(t);
                 Flow::Next
@@ -79,9 +82,7 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
             LockingOp::Up(r) => {
                 let s = k.instance(t, r);
                 let kind = semaphore_kind(k, r.object);
-                sleeping::kind(kind)
-                    .imp
-                    .unlock(k, c, t, s, LockMode::Exclusive)
+                sleeping_ops::<K>(kind).unlock(k, c, t, s, LockMode::Exclusive)
             }
             LockingOp::CpusReadLock | LockingOp::CpusWriteLock => {
                 let read = matches!(self, LockingOp::CpusReadLock);
@@ -93,8 +94,8 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
                 if step.is_none() {
                     k.lockdep_acquire(c, t, k.hotplug_lock_class(), read, false);
                 }
-                let l = k.locking.hotplug_lock;
-                percpu_rwsem::KIND.imp.lock(k, c, t, l, mode, step)
+                let l = k.locking().hotplug_lock;
+                sleeping_ops::<K>(percpu_rwsem::KIND.id).lock(k, c, t, l, mode, step)
             }
             LockingOp::CpusReadUnlock | LockingOp::CpusWriteUnlock => {
                 let mode = match self {
@@ -102,61 +103,65 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
                     _ => LockMode::Write,
                 };
                 k.lockdep_release(t, k.hotplug_lock_class());
-                let l = k.locking.hotplug_lock;
-                percpu_rwsem::KIND.imp.unlock(k, c, t, l, mode)
+                let l = k.locking().hotplug_lock;
+                sleeping_ops::<K>(percpu_rwsem::KIND.id).unlock(k, c, t, l, mode)
             }
             LockingOp::AtomicRmw(r) | LockingOp::AtomicRead(r) => {
                 let l = k.instance(t, r);
-                let now = k.now;
-                let line = k.locking.objects.atomic_line(l);
+                let now = k.now();
+                let p = k.locking_parts();
+                let line = p.locking.objects.atomic_line(l);
                 let done = if matches!(self, LockingOp::AtomicRmw(_)) {
-                    line.rmw_void(&k.cost, c, now)
+                    line.rmw_void(p.cost, c, now)
                 } else {
-                    line.read(&k.cost, c, now)
+                    line.read(p.cost, c, now)
                 };
-                k.tasks[t as usize].batch.push(Mode::Sys, done - now);
+                p.tasks[t as usize].batch.push(Mode::Sys, done - now);
                 k.advance(t);
                 Flow::Next
             }
             LockingOp::AtomicReadOld { obj, slot } => {
-                let (l, now) = (k.instance(t, obj), k.now);
-                let line = k.locking.objects.atomic_line(l);
-                atomic::read_old(line, &k.cost, c, now, &mut k.tasks[t as usize], *slot);
+                let l = k.instance(t, obj);
+                let p = k.locking_parts();
+                let line = p.locking.objects.atomic_line(l);
+                atomic::read_old(line, p.cost, c, p.now, &mut p.tasks[t as usize], *slot);
                 Flow::Next
             }
             LockingOp::AtomicTryCmpxchg { obj, slot, done } => {
-                let (l, now) = (k.instance(t, obj), k.now);
-                let line = k.locking.objects.atomic_line(l);
-                let task = &mut k.tasks[t as usize];
-                atomic::try_cmpxchg(line, &k.cost, c, now, task, *slot, *done);
+                let l = k.instance(t, obj);
+                let p = k.locking_parts();
+                let line = p.locking.objects.atomic_line(l);
+                let task = &mut p.tasks[t as usize];
+                atomic::try_cmpxchg(line, p.cost, c, p.now, task, *slot, *done);
                 Flow::Next
             }
             LockingOp::AtomicCmpxchgLoop(r) => {
                 let l = k.instance(t, r);
-                let now = k.now;
-                let line = k.locking.objects.atomic_line(l);
+                let now = k.now();
+                let p = k.locking_parts();
+                let line = p.locking.objects.atomic_line(l);
                 let done = match resume {
                     // The first attempt expects what a read finds.
                     Resume::Cmpxchg(expected) => {
-                        let (done, ok) = line.cmpxchg(&k.cost, c, now, expected);
+                        let (done, ok) = line.cmpxchg(p.cost, c, now, expected);
                         if ok {
                             k.advance(t);
                         } else {
                             // A failed cmpxchg returns the value it found:
                             // the next attempt expects it.
-                            k.tasks[t as usize].resume = Resume::Cmpxchg(line.writes());
+                            p.tasks[t as usize].resume = Resume::Cmpxchg(line.writes());
                         }
                         done
                     }
                     _ => {
                         let expected = line.writes();
-                        let seen = line.read(&k.cost, c, now);
-                        k.tasks[t as usize].resume = Resume::Cmpxchg(expected);
+                        let seen = line.read(p.cost, c, now);
+                        p.tasks[t as usize].resume = Resume::Cmpxchg(expected);
                         seen
                     }
                 };
                 // The next attempt (or op) at `done`.
-                k.tasks[t as usize]
+                k.tasks_mut()[t as usize]
                     .batch
                     .push(Mode::Sys, done.max(now + 1) - now);
                 Flow::Next
@@ -167,8 +172,8 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for LockingOp {
 
 /// The sleeping kind (its id) of `down()`/`up()`'s object: compiled only
 /// for a `semaphore` object, so always one.
-fn semaphore_kind(k: &Kernel, object: u32) -> u8 {
-    k.locking
+fn semaphore_kind<K: LockingEnv>(k: &K, object: u32) -> u8 {
+    k.locking()
         .objects
         .sleeping_kind(object)
         .expect("down()/up() compile only for a semaphore object")

@@ -30,10 +30,10 @@
 use crate::coherence::Line;
 use crate::event::RcuCallback;
 use crate::locking::objects::Objects;
+use crate::locking::LockingEnv;
 use crate::mechanism::{Flow, MechanismOp};
 use crate::program::PercpuRefOp;
 use crate::task::{Mode, Resume, TaskId};
-use crate::Kernel;
 
 /// One `struct percpu_ref`.
 pub struct PercpuRef {
@@ -125,14 +125,15 @@ impl Objects {
     }
 }
 
-impl<'s> MechanismOp<crate::Kernel<'s>> for PercpuRefOp {
-    fn run(&self, k: &mut Kernel<'s>, c: u32, t: TaskId, _: Resume) -> Flow {
-        let now = k.now;
+impl<K: LockingEnv> MechanismOp<K> for PercpuRefOp {
+    fn run(&self, k: &mut K, c: u32, t: TaskId, _: Resume) -> Flow {
+        let now = k.now();
         let done = match self {
             PercpuRefOp::Get(r) => {
                 let l = k.instance(t, r);
-                let cost = &k.cost;
-                let p = instance(&mut k.locking.objects, l);
+                let parts = k.locking_parts();
+                let cost = parts.cost;
+                let p = instance(&mut parts.locking.objects, l);
                 p.count += 1;
                 if p.atomic_mode {
                     p.atomic.rmw_void(cost, c, now)
@@ -146,12 +147,13 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for PercpuRefOp {
             }
             PercpuRefOp::Kill(r) => {
                 let l = k.instance(t, r);
-                let p = instance(&mut k.locking.objects, l);
+                let parts = k.locking_parts();
+                let p = instance(&mut parts.locking.objects, l);
                 if p.dead {
                     // percpu_ref_kill_and_confirm(): "called more than once".
                     let object = p.object as usize;
-                    let (name, lock) = (k.task_name(t), k.spec.objects[object].name.clone());
-                    k.metrics
+                    let (name, lock) = (k.task_name(t), k.spec().objects[object].name.clone());
+                    k.metrics_mut()
                         .bad_unlock(c, now, &name, "percpu_ref_kill", &lock);
                     now
                 } else {
@@ -159,13 +161,13 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for PercpuRefOp {
                     p.atomic_mode = true;
                     // percpu_ref_switch_lock and the flags: one RMW of the
                     // shared word.
-                    let done = p.atomic.rmw(&k.cost, c, now);
+                    let done = p.atomic.rmw(parts.cost, c, now);
                     k.call_rcu(c, RcuCallback::PercpuRefSwitch { r: l });
                     done
                 }
             }
         };
-        k.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        k.tasks_mut()[t as usize].batch.push(Mode::Sys, done - now);
         k.advance(t);
         Flow::Next
     }
@@ -173,15 +175,17 @@ impl<'s> MechanismOp<crate::Kernel<'s>> for PercpuRefOp {
 
 /// `percpu_ref_put()` of instance `l` by `t` on CPU `c`; returns when its
 /// store or RMW is done.
-fn put(k: &mut Kernel<'_>, c: u32, t: TaskId, l: u32) -> smpsim_engine::Nanos {
-    let now = k.now;
-    let cost = &k.cost;
-    let p = instance(&mut k.locking.objects, l);
+fn put<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, l: u32) -> smpsim_engine::Nanos {
+    let now = k.now();
+    let parts = k.locking_parts();
+    let cost = parts.cost;
+    let p = instance(&mut parts.locking.objects, l);
     if p.count <= 0 {
         // A put without a reference: the count would go negative.
         let object = p.object as usize;
-        let (name, lock) = (k.task_name(t), k.spec.objects[object].name.clone());
-        k.metrics.bad_unlock(c, now, &name, "percpu_ref_put", &lock);
+        let (name, lock) = (k.task_name(t), k.spec().objects[object].name.clone());
+        k.metrics_mut()
+            .bad_unlock(c, now, &name, "percpu_ref_put", &lock);
         return now;
     }
     p.count -= 1;
@@ -196,12 +200,13 @@ fn put(k: &mut Kernel<'_>, c: u32, t: TaskId, l: u32) -> smpsim_engine::Nanos {
     done
 }
 
-impl Kernel<'_> {
+/// `percpu_ref`'s step RCU calls back into (over any [`LockingEnv`]).
+pub(crate) trait PercpuRefOps: LockingEnv {
     /// `percpu_ref_switch_to_atomic_rcu()` of instance `l`, a grace period
     /// after its kill: the per-CPU counts are in the atomic count now, and
     /// the reference the kill left (the initial one) is dropped.
-    pub(crate) fn percpu_ref_switched(&mut self, l: u32) {
-        let p = instance(&mut self.locking.objects, l);
+    fn percpu_ref_switched(&mut self, l: u32) {
+        let p = instance(&mut self.locking_mut().objects, l);
         p.switched = true;
         // percpu_ref_call_confirm_rcu() -> percpu_ref_put(): the initial
         // reference, unless a put already gave it back.
@@ -213,6 +218,8 @@ impl Kernel<'_> {
         }
     }
 }
+
+impl<K: LockingEnv> PercpuRefOps for K {}
 
 #[cfg(test)]
 mod tests {

@@ -32,11 +32,11 @@ use std::collections::VecDeque;
 use crate::event::RcuCallback;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
-use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock, SleepingLockOps};
+use crate::locking::LockingEnv;
 use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
-use crate::Kernel;
 use smpsim_engine::Nanos;
 
 /// `percpu_rwsem` in the sleeping-lock registry.
@@ -133,7 +133,7 @@ pub(crate) fn declared_in(spec: &crate::Spec) -> bool {
         .any(|o| super::sleeping::kind_of(&o.kind).is_some_and(|k| k.id == KIND.id))
 }
 
-struct PercpuRwsemKind;
+pub(crate) struct PercpuRwsemKind;
 
 fn sem(o: &mut Objects, l: u32) -> &mut PercpuRwsem {
     o.sleeping[l as usize]
@@ -175,23 +175,17 @@ impl SleepingLock for PercpuRwsemKind {
         }
         .to_string()
     }
+}
 
-    fn lock(
-        &self,
-        k: &mut Kernel,
-        c: u32,
-        t: TaskId,
-        l: u32,
-        mode: LockMode,
-        step: Option<u8>,
-    ) -> Flow {
+impl<K: LockingEnv> SleepingLockOps<K> for PercpuRwsemKind {
+    fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, mode: LockMode, step: Option<u8>) -> Flow {
         match mode {
             LockMode::Read => down_read(k, c, t, l, step.is_some()),
             _ => down_write(k, c, t, l, step),
         }
     }
 
-    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow {
+    fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow {
         match mode {
             LockMode::Read => up_read(k, c, t, l),
             _ => up_write(k, c, t, l),
@@ -199,20 +193,20 @@ impl SleepingLock for PercpuRwsemKind {
         Flow::Next
     }
 
-    fn spin_finished(&self, _: &mut Kernel, _: u32, _: TaskId, _: u32) -> bool {
+    fn spin_finished(&self, _: &mut K, _: u32, _: TaskId, _: u32) -> bool {
         // Nobody spins on a percpu_rw_semaphore: waiters sleep.
         true
     }
 }
 
-fn sleep_at(k: &mut Kernel, c: u32, t: TaskId, step: u8) -> Flow {
+fn sleep_at<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, step: u8) -> Flow {
     k.sleep_until_woken(c, t, Resume::Lock(step))
 }
 
 /// `percpu_down_read()`; `woken`: again after sleeping behind a writer.
-fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32, woken: bool) -> Flow {
-    let now = k.now;
-    let s = sem(&mut k.locking.objects, l);
+fn down_read<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, l: u32, woken: bool) -> Flow {
+    let now = k.now();
+    let s = sem(&mut k.locking_mut().objects, l);
     // Fast path while the rcu_sync is idle; slow path checks `block`.
     if s.gp_state == GpState::Idle || !s.block {
         s.readers += 1;
@@ -221,9 +215,15 @@ fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32, woken: bool) -> Flow {
             s.holders.push((t, now));
             // A wait only for a reader that slept (and was counted as a
             // contention then).
-            let waited = woken.then(|| now.saturating_sub(k.tasks[t as usize].wait.wait_start));
-            k.metrics
-                .lock_acquired_mode(now, object, LockCpu::new(l, c), LockMode::Read, waited);
+            let waited =
+                woken.then(|| now.saturating_sub(k.tasks_mut()[t as usize].wait.wait_start));
+            k.metrics_mut().lock_acquired_mode(
+                now,
+                object,
+                LockCpu::new(l, c),
+                LockMode::Read,
+                waited,
+            );
         }
         k.advance(t);
         return Flow::Next;
@@ -232,30 +232,34 @@ fn down_read(k: &mut Kernel, c: u32, t: TaskId, l: u32, woken: bool) -> Flow {
     s.read_waiters.push(t);
     if s.declared() {
         let object = s.object;
-        k.tasks[t as usize].wait.wait_start = now;
-        k.metrics
+        k.tasks_mut()[t as usize].wait.wait_start = now;
+        k.metrics_mut()
             .lock_contended_mode(now, object, LockCpu::new(l, c), LockMode::Read);
     }
     sleep_at(k, c, t, step::READ_AGAIN)
 }
 
 /// `percpu_up_read()`.
-fn up_read(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
-    let now = k.now;
-    let s = sem(&mut k.locking.objects, l);
+fn up_read<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, l: u32) {
+    let now = k.now();
+    let s = sem(&mut k.locking_mut().objects, l);
     if s.declared() {
         let object = s.object;
         let Some(i) = s.holders.iter().position(|h| h.0 == t) else {
-            let (name, lock) = (k.task_name(t), k.spec.objects[object as usize].name.clone());
-            k.metrics.bad_unlock(c, now, &name, "percpu_up_read", &lock);
+            let (name, lock) = (
+                k.task_name(t),
+                k.spec().objects[object as usize].name.clone(),
+            );
+            k.metrics_mut()
+                .bad_unlock(c, now, &name, "percpu_up_read", &lock);
             k.advance(t);
             return;
         };
         let (_, since) = s.holders.swap_remove(i);
-        k.metrics
+        k.metrics_mut()
             .lock_released_mode(now, object, LockMode::Read, now - since);
     }
-    let s = sem(&mut k.locking.objects, l);
+    let s = sem(&mut k.locking_mut().objects, l);
     s.readers = s.readers.saturating_sub(1);
     if s.readers == 0 && s.drain_waiter != NO_TASK {
         let w = std::mem::replace(&mut s.drain_waiter, NO_TASK);
@@ -269,47 +273,48 @@ fn up_read(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
 /// counts the contention, and the wait is timed from there (when it called
 /// `percpu_down_write()`: it waits at once or not at all) across every
 /// sleep until it holds the lock.
-fn writer_waits(
-    k: &mut Kernel,
+fn writer_waits<K: LockingEnv>(
+    k: &mut K,
     c: u32,
     t: TaskId,
     l: u32,
     first: bool,
-    wait: impl FnOnce(&mut Kernel) -> Flow,
+    wait: impl FnOnce(&mut K) -> Flow,
 ) -> Flow {
-    let s = sem(&mut k.locking.objects, l);
+    let s = sem(&mut k.locking_mut().objects, l);
     if !s.declared() {
         return wait(k);
     }
     let object = s.object;
     if first {
-        k.metrics
-            .lock_contended_mode(k.now, object, LockCpu::new(l, c), LockMode::Write);
+        let now = k.now();
+        k.metrics_mut()
+            .lock_contended_mode(now, object, LockCpu::new(l, c), LockMode::Write);
     }
-    let wait_start = k.tasks[t as usize].wait.wait_start;
+    let wait_start = k.tasks_mut()[t as usize].wait.wait_start;
     let flow = wait(k);
     // Keep the lock-wait start, not the sleep start, for lock_stat.
-    k.tasks[t as usize].wait.wait_start = wait_start;
+    k.tasks_mut()[t as usize].wait.wait_start = wait_start;
     flow
 }
 
 /// `percpu_down_write()`, from the start (`step` none) or continued.
-fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Flow {
-    let now = k.now;
+fn down_write<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Flow {
+    let now = k.now();
     // Not the first call: the writer waited (see `writer_waits()`).
     let first = step.is_none();
     let mut step = step;
     if step.is_none() {
-        if sem(&mut k.locking.objects, l).declared() {
-            k.tasks[t as usize].wait.wait_start = now;
+        if sem(&mut k.locking_mut().objects, l).declared() {
+            k.tasks_mut()[t as usize].wait.wait_start = now;
         }
         // rcu_sync_enter()
-        let s = sem(&mut k.locking.objects, l);
+        let s = sem(&mut k.locking_mut().objects, l);
         let state = s.gp_state;
         s.gp_count += 1;
         if state == GpState::Idle {
             s.gp_state = GpState::Enter;
-            k.tasks[t as usize].resume = Resume::Lock(step::AFTER_GP);
+            k.tasks_mut()[t as usize].resume = Resume::Lock(step::AFTER_GP);
             return writer_waits(k, c, t, l, first, |k| {
                 k.synchronize_rcu(c, t, false);
                 Flow::Stop
@@ -323,7 +328,7 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
     }
     if step == Some(step::AFTER_GP) {
         // The synchronous rcu_sync_func(): GP_ENTER -> GP_PASSED.
-        let s = sem(&mut k.locking.objects, l);
+        let s = sem(&mut k.locking_mut().objects, l);
         if s.gp_state == GpState::Enter {
             s.gp_state = GpState::Passed;
         }
@@ -334,7 +339,7 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
         step = Some(step::TAKE);
     }
     if step == Some(step::TAKE) {
-        let s = sem(&mut k.locking.objects, l);
+        let s = sem(&mut k.locking_mut().objects, l);
         if s.block {
             s.write_waiters.push_back(t);
             return writer_waits(k, c, t, l, first, |k| sleep_at(k, c, t, step::TAKE));
@@ -346,38 +351,46 @@ fn down_write(k: &mut Kernel, c: u32, t: TaskId, l: u32, step: Option<u8>) -> Fl
             return writer_waits(k, c, t, l, first, |k| sleep_at(k, c, t, step::DRAINED));
         }
     }
-    let s = sem(&mut k.locking.objects, l);
+    let s = sem(&mut k.locking_mut().objects, l);
     s.acquired_at = now;
     if s.declared() {
         let object = s.object;
         // A writer that waited at all (a grace period, another writer, the
         // readers' drain) was contended at its first wait.
-        let waited = (!first).then(|| now - k.tasks[t as usize].wait.wait_start);
-        k.metrics
-            .lock_acquired_mode(now, object, LockCpu::new(l, c), LockMode::Write, waited);
+        let waited = (!first).then(|| now - k.tasks_mut()[t as usize].wait.wait_start);
+        k.metrics_mut().lock_acquired_mode(
+            now,
+            object,
+            LockCpu::new(l, c),
+            LockMode::Write,
+            waited,
+        );
     }
     k.advance(t);
     Flow::Next
 }
 
 /// `percpu_up_write()`.
-fn up_write(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
-    let now = k.now;
-    let s = sem(&mut k.locking.objects, l);
+fn up_write<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, l: u32) {
+    let now = k.now();
+    let s = sem(&mut k.locking_mut().objects, l);
     if s.declared() {
         let object = s.object;
         if !s.block || s.writer != t {
-            let (name, lock) = (k.task_name(t), k.spec.objects[object as usize].name.clone());
-            k.metrics
+            let (name, lock) = (
+                k.task_name(t),
+                k.spec().objects[object as usize].name.clone(),
+            );
+            k.metrics_mut()
                 .bad_unlock(c, now, &name, "percpu_up_write", &lock);
             k.advance(t);
             return;
         }
         let held = now - s.acquired_at;
-        k.metrics
+        k.metrics_mut()
             .lock_released_mode(now, object, LockMode::Write, held);
     }
-    let s = sem(&mut k.locking.objects, l);
+    let s = sem(&mut k.locking_mut().objects, l);
     s.block = false;
     s.writer = NO_TASK;
     let readers = std::mem::take(&mut s.read_waiters);
@@ -396,7 +409,7 @@ fn up_write(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
         }
     }
     for r in readers {
-        if k.tasks[r as usize].state == TaskState::Sleeping {
+        if k.tasks_mut()[r as usize].state == TaskState::Sleeping {
             k.wake_up(r, c);
         }
     }
@@ -409,11 +422,13 @@ fn up_write(k: &mut Kernel, c: u32, t: TaskId, l: u32) {
     k.advance(t);
 }
 
-impl Kernel<'_> {
+/// `percpu_rw_semaphore`'s `rcu_sync` step RCU calls back into (over any
+/// [`LockingEnv`]).
+pub(crate) trait PercpuRwsemOps: LockingEnv {
     /// `rcu_sync_func()` of instance `l`, a grace period after
     /// `rcu_sync_exit()`.
-    pub(crate) fn rcu_sync_func(&mut self, l: u32) {
-        let s = sem(&mut self.locking.objects, l);
+    fn rcu_sync_func(&mut self, l: u32) {
+        let s = sem(&mut self.locking_mut().objects, l);
         if s.gp_count > 0 {
             s.gp_state = GpState::Passed;
             let waiters = std::mem::take(&mut s.enter_waiters);
@@ -428,3 +443,5 @@ impl Kernel<'_> {
         }
     }
 }
+
+impl<K: LockingEnv> PercpuRwsemOps for K {}

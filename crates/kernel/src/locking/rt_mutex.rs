@@ -26,12 +26,12 @@ use crate::coherence::Line;
 use crate::event::*;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
-use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock, SleepingLockOps};
+use crate::locking::LockingEnv;
 use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
-use crate::Kernel;
 use smpsim_engine::Nanos;
 
 /// `rt_mutex` in the sleeping-lock registry.
@@ -62,7 +62,7 @@ pub struct RtMutex {
     acquired_at: Nanos,
 }
 
-struct RtMutexKind;
+pub(crate) struct RtMutexKind;
 
 /// The kind's own table ([`Objects::kind_table`]).
 #[derive(Default)]
@@ -135,54 +135,52 @@ impl SleepingLock for RtMutexKind {
             .map(|l| rt_ref(o, l as u32).line.transfers)
             .sum()
     }
+}
 
-    fn lock(
-        &self,
-        k: &mut Kernel,
-        c: u32,
-        t: TaskId,
-        l: u32,
-        _: LockMode,
-        step: Option<u8>,
-    ) -> Flow {
-        let now = k.now;
+impl<K: LockingEnv> SleepingLockOps<K> for RtMutexKind {
+    fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode, step: Option<u8>) -> Flow {
+        let now = k.now();
         if step.is_some() {
             // Back on the CPU after a sleep: the unlock handed it over.
-            if rt(&mut k.locking.objects, l).owner == t {
+            if rt(&mut k.locking_mut().objects, l).owner == t {
                 k.advance(t);
                 return Flow::Next;
             }
             return sleep(k, c, t, l);
         }
-        let m = rt(&mut k.locking.objects, l);
+        let m = rt(&mut k.locking_mut().objects, l);
         let object = m.object;
         if m.owner == t {
-            let (name, lock) = (k.task_name(t), k.spec.objects[object as usize].name.clone());
-            k.metrics
+            let (name, lock) = (
+                k.task_name(t),
+                k.spec().objects[object as usize].name.clone(),
+            );
+            k.metrics_mut()
                 .recursive_locking(c, now, &name, "rt_mutex_lock", &lock);
         }
-        k.tasks[t as usize].wait.wait_start = now;
-        let m = rt(&mut k.locking.objects, l);
-        let done = m.line.rmw(&k.cost, c, now);
+        k.tasks_mut()[t as usize].wait.wait_start = now;
+        let p = k.locking_parts();
+        let m = rt(&mut p.locking.objects, l);
+        let done = m.line.rmw(p.cost, c, now);
         if m.owner == NO_TASK {
             m.owner = t;
             m.acquired_at = done;
-            k.metrics
+            p.metrics
                 .lock_acquired(now, object, LockCpu::new(l, c), None);
-            k.tasks[t as usize].batch.push(Mode::Sys, done - now);
+            p.tasks[t as usize].batch.push(Mode::Sys, done - now);
             k.advance(t);
             return Flow::Next;
         }
-        k.metrics.lock_contended(now, object, LockCpu::new(l, c));
+        p.metrics.lock_contended(now, object, LockCpu::new(l, c));
         // rt_mutex_enqueue() under wait_lock: behind every waiter of the
         // same or a higher priority.
-        let prio = k.tasks[t as usize].rt_prio();
-        let m = rt(&mut k.locking.objects, l);
+        let prio = p.tasks[t as usize].rt_prio();
+        let m = rt(&mut p.locking.objects, l);
         let at = m.waiters.iter().take_while(|w| w.1 >= prio).count();
         m.waiters.insert(at, (t, prio));
-        let queued = m.line.rmw(&k.cost, c, done);
-        let queued = m.line.store(&k.cost, c, queued);
-        k.tasks[t as usize].batch.push(Mode::Sys, queued - now);
+        let queued = m.line.rmw(p.cost, c, done);
+        let queued = m.line.store(p.cost, c, queued);
+        p.tasks[t as usize].batch.push(Mode::Sys, queued - now);
         let owner = m.owner;
         let top = m.waiters[0].0 == t;
         let (may_spin, displaced) = (m.spin && top, m.spinner);
@@ -191,17 +189,19 @@ impl SleepingLock for RtMutexKind {
             abort_spin(k, displaced, 0);
         }
         if may_spin
-            && !k.cpus[c as usize].need_resched
-            && k.tasks[owner as usize].state == TaskState::Running
+            && !k.cpu(c).need_resched
+            && k.tasks()[owner as usize].state == TaskState::Running
         {
             // rtmutex_spin_on_owner(): poll the owner word and owner->on_cpu.
-            let m = rt(&mut k.locking.objects, l);
+            let p = k.locking_parts();
+            let m = rt(&mut p.locking.objects, l);
             m.spinner = t;
-            let ready = m.line.poll(&k.cost, c, queued);
-            set_spun_on(&mut k.locking.objects, l, true);
+            let ready = m.line.poll(p.cost, c, queued);
+            set_spun_on(&mut p.locking.objects, l, true);
             k.preempt_disable(t);
-            let oc = k.tasks[owner as usize].cpu;
-            let task = &mut k.tasks[t as usize];
+            let oc = k.tasks()[owner as usize].cpu;
+            let transfer = k.cost().line_transfer(oc, c);
+            let task = &mut k.tasks_mut()[t as usize];
             task.gen = task.gen.wrapping_add(1);
             task.wait.spin = Spin::Sleeping {
                 kind: KIND.id,
@@ -210,107 +210,112 @@ impl SleepingLock for RtMutexKind {
             };
             task.wait.spin_done = false;
             task.wait.spin_abort = false;
-            task.wait.spin_ready = ready + k.cost.line_transfer(oc, c);
+            task.wait.spin_ready = ready + transfer;
             return Flow::Stop;
         }
         sleep(k, c, t, l)
     }
 
-    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
-        let now = k.now;
-        let m = rt(&mut k.locking.objects, l);
+    fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
+        let now = k.now();
+        let p = k.locking_parts();
+        let m = rt(&mut p.locking.objects, l);
         if m.owner != t {
             let object = m.object as usize;
-            let (name, lock) = (k.task_name(t), k.spec.objects[object].name.clone());
-            k.metrics
+            let (name, lock) = (k.task_name(t), k.spec().objects[object].name.clone());
+            k.metrics_mut()
                 .bad_unlock(c, now, &name, "rt_mutex_unlock", &lock);
             k.advance(t);
             return Flow::Next;
         }
         let (object, held) = (m.object, now.saturating_sub(m.acquired_at));
-        let released = m.line.rmw(&k.cost, c, now);
+        let released = m.line.rmw(p.cost, c, now);
         m.owner = NO_TASK;
         let mut cost = released - now;
         if !m.waiters.is_empty() {
             // mark_wakeup_next_waiter(): the top waiter gets it.
             let (w, _) = m.waiters.remove(0);
             m.owner = w;
-            let wc = k.tasks[w as usize].cpu;
+            let wc = p.tasks[w as usize].cpu;
             if m.spinner == w {
                 m.spinner = NO_TASK;
-                set_spun_on(&mut k.locking.objects, l, false);
-                let m = rt(&mut k.locking.objects, l);
+                set_spun_on(&mut p.locking.objects, l, false);
+                let m = rt(&mut p.locking.objects, l);
                 let seen = m
                     .line
                     .take_poll(wc)
                     .unwrap_or(now)
-                    .max(k.tasks[w as usize].wait.spin_ready);
-                let got = m.line.rmw(&k.cost, wc, seen.max(now));
+                    .max(p.tasks[w as usize].wait.spin_ready);
+                let got = m.line.rmw(p.cost, wc, seen.max(now));
                 m.acquired_at = got;
-                let waited = got - k.tasks[w as usize].wait.wait_start;
-                k.metrics
+                let waited = got - p.tasks[w as usize].wait.wait_start;
+                p.metrics
                     .lock_acquired(now, object, LockCpu::new(l, wc), Some(waited));
-                let gen = k.tasks[w as usize].gen;
+                let gen = p.tasks[w as usize].gen;
                 k.at(got, Event::Sched(SchedEvent::SpinEnd { task: w, gen }));
             } else {
                 m.acquired_at = now;
-                let waited = now - k.tasks[w as usize].wait.wait_start;
+                let waited = now - p.tasks[w as usize].wait.wait_start;
                 // Booked at the handoff, on the CPU the waiter last ran on.
-                k.metrics
+                p.metrics
                     .lock_acquired(now, object, LockCpu::new(l, wc), Some(waited));
-                k.metrics.lock_handoff(now, object);
+                p.metrics.lock_handoff(now, object);
                 let spinner = m.spinner;
-                if k.tasks[w as usize].state == TaskState::Sleeping {
+                if k.tasks_mut()[w as usize].state == TaskState::Sleeping {
                     k.wake_up(w, c);
-                    cost += k.cost.wakeup;
+                    cost += k.cost().wakeup;
                 }
                 if spinner != NO_TASK {
                     // The new owner is not on a CPU: the spinner gives up.
-                    let delay = k.cost.line_transfer(c, k.tasks[spinner as usize].cpu);
+                    let delay = k.cost().line_transfer(c, k.tasks()[spinner as usize].cpu);
                     abort_spin(k, spinner, delay);
                 }
             }
         }
-        k.metrics.lock_released(now, object, held);
-        k.tasks[t as usize].batch.push(Mode::Sys, cost);
+        k.metrics_mut().lock_released(now, object, held);
+        k.tasks_mut()[t as usize].batch.push(Mode::Sys, cost);
         k.advance(t);
         Flow::Next
     }
 
-    fn owner_leaves_cpu(&self, k: &mut Kernel, owner: TaskId) {
+    fn owner_leaves_cpu(&self, k: &mut K, owner: TaskId) {
         // Only an instance spun on can be this owner's with a spinner; in
         // index order, as a scan of every instance would find them.
-        let Some(spun_on) = k.locking.objects.kind_table_ref::<RtMutexes>() else {
+        let Some(spun_on) = k.locking().objects.kind_table_ref::<RtMutexes>() else {
             return;
         };
         for l in spun_on.spun_on.clone() {
-            let m = rt(&mut k.locking.objects, l);
+            let m = rt(&mut k.locking_mut().objects, l);
             if m.owner != owner || m.spinner == NO_TASK {
                 continue;
             }
             let s = m.spinner;
-            let (oc, sc) = (k.tasks[owner as usize].cpu, k.tasks[s as usize].cpu);
-            abort_spin(k, s, k.cost.line_transfer(oc, sc));
+            let (oc, sc) = (
+                k.tasks_mut()[owner as usize].cpu,
+                k.tasks_mut()[s as usize].cpu,
+            );
+            let delay = k.cost().line_transfer(oc, sc);
+            abort_spin(k, s, delay);
         }
     }
 
-    fn spin_need_resched(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) {
+    fn spin_need_resched(&self, k: &mut K, c: u32, t: TaskId, l: u32) {
         k.settle(c);
-        if rt(&mut k.locking.objects, l).owner == t {
+        if rt(&mut k.locking_mut().objects, l).owner == t {
             // Granted already; the spin ends with the cmpxchg.
             return;
         }
         stop_spinning(k, t, l);
-        let task = &mut k.tasks[t as usize];
+        let task = &mut k.tasks_mut()[t as usize];
         task.wait.spin = Spin::None;
         task.gen = task.gen.wrapping_add(1);
         k.preempt_enable(t);
         sleep(k, c, t, l);
     }
 
-    fn spin_finished(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) -> bool {
-        k.tasks[t as usize].wait.spin_abort = false;
-        if rt(&mut k.locking.objects, l).owner == t {
+    fn spin_finished(&self, k: &mut K, c: u32, t: TaskId, l: u32) -> bool {
+        k.tasks_mut()[t as usize].wait.spin_abort = false;
+        if rt(&mut k.locking_mut().objects, l).owner == t {
             k.advance(t);
             if k.preempt_enable(t) {
                 k.schedule(c);
@@ -327,40 +332,40 @@ impl SleepingLock for RtMutexKind {
 }
 
 /// The spin of `s` ends without the lock, `delay` from now.
-fn abort_spin(k: &mut Kernel, s: TaskId, delay: Nanos) {
-    let task = &mut k.tasks[s as usize];
+fn abort_spin<K: LockingEnv>(k: &mut K, s: TaskId, delay: Nanos) {
+    let task = &mut k.tasks_mut()[s as usize];
     if task.wait.spin_done || task.wait.spin_abort {
         return;
     }
     task.wait.spin_abort = true;
     let gen = task.gen;
     k.at(
-        k.now + delay,
+        k.now() + delay,
         Event::Sched(SchedEvent::SpinEnd { task: s, gen }),
     );
 }
 
 /// The top waiter `t` stops spinning (it stays on the wait list).
-fn stop_spinning(k: &mut Kernel, t: TaskId, l: u32) {
-    let c = k.tasks[t as usize].cpu;
-    let m = rt(&mut k.locking.objects, l);
+fn stop_spinning<K: LockingEnv>(k: &mut K, t: TaskId, l: u32) {
+    let c = k.tasks_mut()[t as usize].cpu;
+    let m = rt(&mut k.locking_mut().objects, l);
     m.line.unpoll(c);
     if m.spinner == t {
         m.spinner = NO_TASK;
-        set_spun_on(&mut k.locking.objects, l, false);
+        set_spun_on(&mut k.locking_mut().objects, l, false);
     }
 }
 
 /// `t`, on the wait list, sleeps until the unlock that hands it the lock.
-fn sleep(k: &mut Kernel, c: u32, t: TaskId, l: u32) -> Flow {
-    debug_assert!(rt(&mut k.locking.objects, l)
+fn sleep<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, l: u32) -> Flow {
+    debug_assert!(rt(&mut k.locking_mut().objects, l)
         .waiters
         .iter()
         .any(|w| w.0 == t));
-    let wait_start = k.tasks[t as usize].wait.wait_start;
+    let wait_start = k.tasks_mut()[t as usize].wait.wait_start;
     let flow = k.sleep_until_woken(c, t, Resume::Lock(WAITING));
     // Keep the lock-wait start, not the sleep start, for lock_stat.
-    k.tasks[t as usize].wait.wait_start = wait_start;
+    k.tasks_mut()[t as usize].wait.wait_start = wait_start;
     flow
 }
 

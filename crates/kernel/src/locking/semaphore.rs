@@ -7,12 +7,12 @@ use std::collections::VecDeque;
 
 use crate::coherence::Line;
 use crate::locking::objects::Objects;
-use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock, SleepingLockOps};
+use crate::locking::LockingEnv;
 use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
-use crate::Kernel;
 
 /// The `semaphore` object type in the sleeping-lock registry: `down()` is
 /// its lock, `up()` its unlock.
@@ -29,7 +29,7 @@ pub const KIND: SleepingKindInfo = SleepingKindInfo {
 /// `down()`'s [`Resume::Lock`] step: woken with a token.
 const WOKEN: u8 = 0;
 
-struct SemaphoreKind;
+pub(crate) struct SemaphoreKind;
 
 /// The kind's own table ([`Objects::kind_table`]).
 #[derive(Default)]
@@ -72,27 +72,21 @@ impl SleepingLock for SemaphoreKind {
             .map(|s| s.line.transfers)
             .sum()
     }
+}
 
-    fn lock(
-        &self,
-        k: &mut Kernel,
-        c: u32,
-        t: TaskId,
-        l: u32,
-        _: LockMode,
-        step: Option<u8>,
-    ) -> Flow {
+impl<K: LockingEnv> SleepingLockOps<K> for SemaphoreKind {
+    fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode, step: Option<u8>) -> Flow {
         k.down(c, t, l, step == Some(WOKEN))
     }
 
-    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
+    fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
         k.up(c, t, l);
         Flow::Next
     }
 
     /// A semaphore's waiters only sleep, so no spin of one ever ends;
     /// were one to, the task would go on where it is.
-    fn spin_finished(&self, _: &mut Kernel, _: u32, _: TaskId, _: u32) -> bool {
+    fn spin_finished(&self, _: &mut K, _: u32, _: TaskId, _: u32) -> bool {
         true
     }
 }
@@ -105,19 +99,21 @@ pub struct Semaphore {
     pub line: Line,
 }
 
-impl crate::Kernel<'_> {
+/// `down()` and `up()` (over any [`LockingEnv`]).
+pub(crate) trait SemaphoreOps: LockingEnv {
     /// `down()`; `woken`: back with a token handed over by `up()`.
-    pub(crate) fn down(&mut self, c: u32, t: TaskId, s: u32, woken: bool) -> Flow {
+    fn down(&mut self, c: u32, t: TaskId, s: u32, woken: bool) -> Flow {
         if woken {
             self.advance(t);
             return Flow::Next;
         }
-        let now = self.now;
-        let sem = &mut table(&mut self.locking.objects)[s as usize];
-        let cost = sem.line.rmw(&self.cost, c, now) - now;
+        let now = self.now();
+        let p = self.locking_parts();
+        let sem = &mut table(&mut p.locking.objects)[s as usize];
+        let cost = sem.line.rmw(p.cost, c, now) - now;
         if sem.count > 0 {
             sem.count -= 1;
-            self.tasks[t as usize].batch.push(Mode::Sys, cost);
+            p.tasks[t as usize].batch.push(Mode::Sys, cost);
             self.advance(t);
             return Flow::Next;
         }
@@ -126,18 +122,21 @@ impl crate::Kernel<'_> {
     }
 
     /// `up()`.
-    pub(crate) fn up(&mut self, c: u32, t: TaskId, s: u32) {
-        let now = self.now;
-        let sem = &mut table(&mut self.locking.objects)[s as usize];
-        let mut cost = sem.line.rmw(&self.cost, c, now) - now;
+    fn up(&mut self, c: u32, t: TaskId, s: u32) {
+        let now = self.now();
+        let p = self.locking_parts();
+        let sem = &mut table(&mut p.locking.objects)[s as usize];
+        let mut cost = sem.line.rmw(p.cost, c, now) - now;
         match sem.waiters.pop_front() {
             Some(w) => {
                 self.wake_up(w, c);
-                cost += self.cost.wakeup;
+                cost += self.cost().wakeup;
             }
             None => sem.count += 1,
         }
-        self.tasks[t as usize].batch.push(Mode::Sys, cost);
+        self.tasks_mut()[t as usize].batch.push(Mode::Sys, cost);
         self.advance(t);
     }
 }
+
+impl<K: LockingEnv> SemaphoreOps for K {}

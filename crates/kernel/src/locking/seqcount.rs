@@ -21,11 +21,11 @@ use crate::coherence::{Line, LineHome};
 use crate::event::*;
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
-use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock, SleepingLockOps};
+use crate::locking::LockingEnv;
 use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::task::*;
-use crate::Kernel;
 
 pub struct Seqcount {
     /// The object this instance belongs to.
@@ -64,7 +64,7 @@ pub const KIND: SleepingKindInfo = SleepingKindInfo {
     imp: &SeqcountKind,
 };
 
-struct SeqcountKind;
+pub(crate) struct SeqcountKind;
 
 /// The kind's own table ([`Objects::kind_table`]).
 #[derive(Default)]
@@ -99,100 +99,110 @@ impl SleepingLock for SeqcountKind {
             .map(|s| s.line.transfers)
             .sum()
     }
+}
 
+impl<K: LockingEnv> SleepingLockOps<K> for SeqcountKind {
     /// A seqcount's "lock" is its writer's side, `write_seqcount_begin()`
     /// (as `write_seqlock()` is, after its spinlock): the scenario compiler
     /// gives a seqcount only its own ops, but a spec built by hand gets a
     /// defined answer, not a panic.
-    fn lock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode, _: Option<u8>) -> Flow {
+    fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode, _: Option<u8>) -> Flow {
         k.write_seqcount(c, t, l, true);
         Flow::Next
     }
 
     /// `write_seqcount_end()`, as [`Self::lock`] says.
-    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
+    fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
         k.write_seqcount(c, t, l, false);
         Flow::Next
     }
 
-    fn spin_finished(&self, k: &mut Kernel, _: u32, t: TaskId, _: u32) -> bool {
+    fn spin_finished(&self, k: &mut K, _: u32, t: TaskId, _: u32) -> bool {
         k.seqcount_spin_finished(t);
         true
     }
 }
 
-impl crate::Kernel<'_> {
+/// The write and read sides of a `seqcount_t` (over any [`LockingEnv`]).
+pub(crate) trait SeqcountOps: LockingEnv {
     /// `write_seqcount_begin()` (`begin`) or `write_seqcount_end()`.
-    pub(crate) fn write_seqcount(&mut self, c: u32, t: TaskId, s: u32, begin: bool) {
-        let now = self.now;
-        let odd = table(&mut self.locking.objects)[s as usize].sequence & 1 == 1;
+    fn write_seqcount(&mut self, c: u32, t: TaskId, s: u32, begin: bool) {
+        let now = self.now();
+        let odd = table(&mut self.locking_mut().objects)[s as usize].sequence & 1 == 1;
         if odd == begin {
             // A second writer inside, or an end without a begin: the
             // scenario's own lock does not serialize its writers.
-            let object = table(&mut self.locking.objects)[s as usize].object;
+            let object = table(&mut self.locking_mut().objects)[s as usize].object;
             let name = self.task_name(t);
-            let lock = self.spec.objects[object as usize].name.clone();
+            let lock = self.spec().objects[object as usize].name.clone();
             if begin {
                 // Two write sections at once: lockdep's seqcount_acquire()
                 // sees the class taken again.
-                self.metrics
+                self.metrics_mut()
                     .recursive_locking(c, now, &name, "write_seqcount_begin", &lock);
             } else {
-                self.metrics
+                self.metrics_mut()
                     .bad_unlock(c, now, &name, "write_seqcount_end", &lock);
             }
         }
-        let sc = &mut table(&mut self.locking.objects)[s as usize];
+        let p = self.locking_parts();
+        let sc = &mut table(&mut p.locking.objects)[s as usize];
         sc.sequence = sc.sequence.wrapping_add(1);
-        let done = sc.line.store(&self.cost, c, now);
+        let done = sc.line.store(p.cost, c, now);
         let object = sc.object;
         if begin {
             sc.write_start = now;
-            self.metrics
+            p.metrics
                 .lock_acquired(now, object, LockCpu::new(s, c), None);
         } else {
             let held = now.saturating_sub(sc.write_start);
-            self.metrics.lock_released(now, object, held);
+            p.metrics.lock_released(now, object, held);
             // The readers spinning on an odd sequence see it even once
             // their re-fetch lands.
-            for i in 0..table(&mut self.locking.objects)[s as usize].spinners.len() {
-                let r = table(&mut self.locking.objects)[s as usize].spinners[i];
-                let rc = self.tasks[r as usize].cpu;
-                let sc = &mut table(&mut self.locking.objects)[s as usize];
+            for i in 0..table(&mut self.locking_mut().objects)[s as usize]
+                .spinners
+                .len()
+            {
+                let r = table(&mut self.locking_mut().objects)[s as usize].spinners[i];
+                let rc = self.tasks_mut()[r as usize].cpu;
+                let sc = &mut table(&mut self.locking_mut().objects)[s as usize];
                 let seen = sc.line.take_poll(rc).unwrap_or(done);
-                let gen = self.tasks[r as usize].gen;
+                let gen = self.tasks_mut()[r as usize].gen;
                 self.at(seen, Event::Sched(SchedEvent::SpinEnd { task: r, gen }));
             }
-            table(&mut self.locking.objects)[s as usize]
+            table(&mut self.locking_mut().objects)[s as usize]
                 .spinners
                 .clear();
         }
-        self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        self.tasks_mut()[t as usize]
+            .batch
+            .push(Mode::Sys, done - now);
         self.advance(t);
     }
 
     /// `read_seqcount_begin()`: the sequence into `slot`, after spinning
     /// while it is odd.
-    pub(crate) fn read_seqcount_begin(&mut self, c: u32, t: TaskId, s: u32, slot: u16) -> Flow {
-        let now = self.now;
-        let sc = &mut table(&mut self.locking.objects)[s as usize];
+    fn read_seqcount_begin(&mut self, c: u32, t: TaskId, s: u32, slot: u16) -> Flow {
+        let now = self.now();
+        let p = self.locking_parts();
+        let sc = &mut table(&mut p.locking.objects)[s as usize];
         let object = sc.object;
         if sc.sequence & 1 == 0 {
-            let done = sc.line.read(&self.cost, c, now);
+            let done = sc.line.read(p.cost, c, now);
             let seq = sc.sequence;
-            self.metrics
+            p.metrics
                 .lock_acquired_mode(now, object, LockCpu::new(s, c), LockMode::Read, None);
-            self.tasks[t as usize].vars[slot as usize] = seq;
-            self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+            p.tasks[t as usize].vars[slot as usize] = seq;
+            p.tasks[t as usize].batch.push(Mode::Sys, done - now);
             self.advance(t);
             return Flow::Next;
         }
         // A writer is inside: spin on the line until it ends.
-        sc.line.poll(&self.cost, c, now);
+        sc.line.poll(p.cost, c, now);
         sc.spinners.push(t);
-        self.metrics
+        p.metrics
             .lock_contended_mode(now, object, LockCpu::new(s, c), LockMode::Read);
-        let task = &mut self.tasks[t as usize];
+        let task = &mut p.tasks[t as usize];
         task.wait.wait_start = now;
         task.wait.spin = Spin::Sleeping {
             kind: KIND.id,
@@ -206,30 +216,24 @@ impl crate::Kernel<'_> {
 
     /// The spin of a reader that waited for an even sequence ended: read
     /// it again from the start of the op.
-    pub(crate) fn seqcount_spin_finished(&mut self, t: TaskId) {
-        self.tasks[t as usize].resume = Resume::Op;
+    fn seqcount_spin_finished(&mut self, t: TaskId) {
+        self.tasks_mut()[t as usize].resume = Resume::Op;
     }
 
     /// `read_seqcount_retry()`: go back to `retry` (the section's
     /// `read_seqcount_begin()`) if the sequence moved since `slot`.
-    pub(crate) fn read_seqcount_retry(
-        &mut self,
-        c: u32,
-        t: TaskId,
-        s: u32,
-        slot: u16,
-        retry: u32,
-    ) -> Flow {
-        let now = self.now;
-        let sc = &mut table(&mut self.locking.objects)[s as usize];
-        let done = sc.line.read(&self.cost, c, now);
-        let moved = sc.sequence != self.tasks[t as usize].vars[slot as usize];
+    fn read_seqcount_retry(&mut self, c: u32, t: TaskId, s: u32, slot: u16, retry: u32) -> Flow {
+        let now = self.now();
+        let p = self.locking_parts();
+        let sc = &mut table(&mut p.locking.objects)[s as usize];
+        let done = sc.line.read(p.cost, c, now);
+        let moved = sc.sequence != p.tasks[t as usize].vars[slot as usize];
         let object = sc.object;
-        self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        p.tasks[t as usize].batch.push(Mode::Sys, done - now);
         if moved {
-            self.metrics
+            p.metrics
                 .lock_contended_mode(now, object, LockCpu::new(s, c), LockMode::Read);
-            let task = &mut self.tasks[t as usize];
+            let task = &mut p.tasks[t as usize];
             task.pc = retry;
             task.resume = Resume::Op;
         } else {
@@ -238,3 +242,5 @@ impl crate::Kernel<'_> {
         Flow::Next
     }
 }
+
+impl<K: LockingEnv> SeqcountOps for K {}

@@ -28,11 +28,11 @@
 
 use crate::coherence::LineHome;
 use crate::locking::objects::Objects;
+use crate::locking::LockingEnv;
 use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
-use crate::Kernel;
 
 /// A sleeping-lock kind, as a scenario names it.
 pub struct SleepingKindInfo {
@@ -82,26 +82,24 @@ pub(crate) trait SleepingLock: Sync {
     }
     /// The kernel function that takes it in `mode` (for lockdep's reports).
     fn lock_fn(&self, mode: LockMode) -> String;
+}
+
+/// What a sleeping-lock kind does to a task, over any env ([`LockingEnv`]):
+/// take, release, and the three points of its spinners. Monomorphised per
+/// env; the registry reaches a kind's through [`super::sleeping_ops`].
+pub(crate) trait SleepingLockOps<K: LockingEnv>: SleepingLock {
     /// `t` takes instance `l` in `mode`: from the start (`step` none) or
     /// continued at the step it recorded in [`Resume::Lock`].
-    fn lock(
-        &self,
-        k: &mut Kernel,
-        c: u32,
-        t: TaskId,
-        l: u32,
-        mode: LockMode,
-        step: Option<u8>,
-    ) -> Flow;
+    fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, mode: LockMode, step: Option<u8>) -> Flow;
     /// `t` releases instance `l` held in `mode`.
-    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow;
+    fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow;
     /// Task `owner` leaves its CPU: spinners on what it owns give up.
-    fn owner_leaves_cpu(&self, _k: &mut Kernel, _owner: TaskId) {}
+    fn owner_leaves_cpu(&self, _k: &mut K, _owner: TaskId) {}
     /// `need_resched()` is set while `t` spins on instance `l`.
-    fn spin_need_resched(&self, _k: &mut Kernel, _c: u32, _t: TaskId, _l: u32) {}
+    fn spin_need_resched(&self, _k: &mut K, _c: u32, _t: TaskId, _l: u32) {}
     /// The spin of `t` on instance `l` ended (its `SpinEnd`; [`Spin`] is
     /// already cleared). True if `t` goes on with its program.
-    fn spin_finished(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) -> bool;
+    fn spin_finished(&self, k: &mut K, c: u32, t: TaskId, l: u32) -> bool;
 }
 
 /// The kind registered as `id`.
@@ -145,9 +143,11 @@ pub fn sleeping_kind_names(object_type: &str) -> impl Iterator<Item = &'static s
         .map(|k| k.name)
 }
 
-impl Kernel<'_> {
+/// The core's only way to reach a sleeping lock: each call goes to the
+/// kind of the instance.
+pub(crate) trait SleepingLocks: LockingEnv {
     /// A sleeping lock's `lock` for the op's object reference.
-    pub(crate) fn sleeping_lock(
+    fn sleeping_lock(
         &mut self,
         c: u32,
         t: TaskId,
@@ -160,34 +160,30 @@ impl Kernel<'_> {
             Resume::Lock(s) => Some(s),
             _ => None,
         };
-        kind(kind_id).imp.lock(self, c, t, l, mode, step)
+        super::sleeping_ops::<Self>(kind_id).lock(self, c, t, l, mode, step)
     }
 
     /// `owner_leaves_cpu` of every kind the scenario declares, for `prev`,
     /// which leaves its CPU.
-    pub(crate) fn sleeping_owner_leaves_cpu(&mut self, prev: TaskId) {
-        for i in 0..self.locking.objects.used_kinds().len() {
-            let k = self.locking.objects.used_kinds()[i];
-            kind(k).imp.owner_leaves_cpu(self, prev);
+    fn sleeping_owner_leaves_cpu(&mut self, prev: TaskId) {
+        for i in 0..self.locking().objects.used_kinds().len() {
+            let k = self.locking().objects.used_kinds()[i];
+            super::sleeping_ops::<Self>(k).owner_leaves_cpu(self, prev);
         }
     }
 
     /// `t` spins in a sleeping lock on CPU `c`, which has `need_resched()`.
-    pub(crate) fn sleeping_spin_need_resched(&mut self, c: u32, t: TaskId, kind_id: u8, l: u32) {
-        kind(kind_id).imp.spin_need_resched(self, c, t, l);
+    fn sleeping_spin_need_resched(&mut self, c: u32, t: TaskId, kind_id: u8, l: u32) {
+        super::sleeping_ops::<Self>(kind_id).spin_need_resched(self, c, t, l);
     }
 
     /// The spin of `t` in a sleeping lock ended; true if it goes on.
-    pub(crate) fn sleeping_spin_finished(
-        &mut self,
-        c: u32,
-        t: TaskId,
-        kind_id: u8,
-        l: u32,
-    ) -> bool {
-        kind(kind_id).imp.spin_finished(self, c, t, l)
+    fn sleeping_spin_finished(&mut self, c: u32, t: TaskId, kind_id: u8, l: u32) -> bool {
+        super::sleeping_ops::<Self>(kind_id).spin_finished(self, c, t, l)
     }
 }
+
+impl<K: LockingEnv> SleepingLocks for K {}
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,7 @@
 
 use smpsim_engine::Nanos;
 
-use super::{Env, SpinningLock, Taker};
+use super::{Env, LockingEnv, SpinningLock, Taker};
 use crate::event::*;
 use crate::lock_stat::LockCpu;
 use crate::mechanism::Flow;
@@ -49,7 +49,9 @@ impl LockInstance {
     }
 }
 
-impl crate::Kernel<'_> {
+/// A task's `spin_lock()` and `spin_unlock()` of every kind, and the
+/// grants and timers a kind reports.
+pub(crate) trait SpinningLocks: LockingEnv {
     /// `t` now holds lock `l`, from `at`; `contended`: it waited for it
     /// (the trylock failed and lock_contended() was counted).
     ///
@@ -60,29 +62,27 @@ impl crate::Kernel<'_> {
     fn lock_granted(&mut self, t: TaskId, l: u32, mode: LockMode, at: Nanos, contended: bool) {
         let waited = contended.then(|| at - self.lock_wait_start(t));
         let on = LockCpu::new(l, self.lock_holder_cpu(t));
-        let lock = &mut self.locking.objects.spinlocks[l as usize];
+        let lock = &mut self.locking_mut().objects.spinlocks[l as usize];
         lock.holders.push((t, mode, at));
         debug_assert!(lock.ownership_sound(), "lock ownership unsound");
-        self.metrics.lock_acquired(at, lock.object, on, waited);
+        let object = lock.object;
+        self.metrics_mut().lock_acquired(at, object, on, waited);
     }
 
     /// Runs `f` on lock `l`'s implementation with an [`Env`] at the current
     /// time; returns its answer, then acts on what it produced: waiters
     /// granted the lock see it at their time; a timer the lock asked for.
-    pub(crate) fn with_lock<R>(
-        &mut self,
-        l: u32,
-        f: impl FnOnce(&mut dyn SpinningLock, &mut Env) -> R,
-    ) -> R {
-        let mut grants = std::mem::take(&mut self.locking.lock_grants);
+    fn with_lock<R>(&mut self, l: u32, f: impl FnOnce(&mut dyn SpinningLock, &mut Env) -> R) -> R {
+        let mut grants = std::mem::take(&mut self.locking_mut().lock_grants);
+        let p = self.locking_parts();
         let mut env = Env {
-            now: self.now,
-            cost: &self.cost,
+            now: p.now,
+            cost: p.cost,
             grants: &mut grants,
             timer: None,
         };
         let r = f(
-            self.locking.objects.spinlocks[l as usize].imp.as_mut(),
+            p.locking.objects.spinlocks[l as usize].imp.as_mut(),
             &mut env,
         );
         let timer = env.timer;
@@ -93,36 +93,32 @@ impl crate::Kernel<'_> {
                 self.hook_lock_granted(c, at);
                 continue;
             }
-            let gen = self.tasks[w as usize].gen;
+            let gen = self.tasks_mut()[w as usize].gen;
             self.at(at, Event::Sched(SchedEvent::SpinEnd { task: w, gen }));
         }
         grants.clear();
-        self.locking.lock_grants = grants;
+        self.locking_mut().lock_grants = grants;
         if let Some(at) = timer {
-            self.at(at.max(self.now), Event::Lock(LockEvent::Timer { lock: l }));
+            self.at(
+                at.max(self.now()),
+                Event::Lock(LockEvent::Timer { lock: l }),
+            );
         }
         r
     }
 
     /// A timer a lock asked for fired.
-    pub(crate) fn on_lock_event(&mut self, e: LockEvent) -> smpsim_engine::Handled {
+    fn on_lock_event(&mut self, e: LockEvent) -> smpsim_engine::Handled {
         let LockEvent::Timer { lock } = e;
         self.with_lock(lock, |imp, env| imp.timer(env));
         smpsim_engine::Handled::Done
     }
 
     /// `spin_lock()`, `read_lock()`, `write_lock()` and their `_irqsave` forms.
-    pub(crate) fn spin_lock(
-        &mut self,
-        c: u32,
-        t: TaskId,
-        l: u32,
-        mode: LockMode,
-        irqsave: bool,
-    ) -> Flow {
+    fn spin_lock(&mut self, c: u32, t: TaskId, l: u32, mode: LockMode, irqsave: bool) -> Flow {
         if irqsave {
             // local_irq_save(): remember whether IRQs were already off.
-            let task = &mut self.tasks[t as usize];
+            let task = &mut self.tasks_mut()[t as usize];
             // Past 32 levels (an irqsave never restored) the saved state is
             // not kept; IRQs were off there anyway.
             let bit = 1u32.checked_shl(task.irq.irq_depth.into()).unwrap_or(0);
@@ -136,23 +132,23 @@ impl crate::Kernel<'_> {
             self.irq_off_begin(c);
         }
         self.preempt_disable(t);
-        self.tasks[t as usize].wait.wait_start = self.now;
+        self.tasks_mut()[t as usize].wait.wait_start = self.now();
         let (granted, recursive) = self.spin_lock_attempt(t, c, l, mode);
         match granted {
             Some(done) => {
-                let cost = done - self.now;
-                self.tasks[t as usize].batch.push(Mode::Sys, cost);
+                let cost = done - self.now();
+                self.tasks_mut()[t as usize].batch.push(Mode::Sys, cost);
                 self.advance(t);
                 Flow::Next
             }
             None => {
-                let task = &mut self.tasks[t as usize];
+                let task = &mut self.tasks_mut()[t as usize];
                 task.gen = task.gen.wrapping_add(1);
                 task.wait.spin = Spin::Lock { lock: l };
                 task.wait.spin_done = false;
                 debug_assert!(
                     recursive
-                        || !self.locking.objects.spinlocks[l as usize]
+                        || !self.locking_mut().objects.spinlocks[l as usize]
                             .holders
                             .iter()
                             .any(|h| h.0 == t),
@@ -165,29 +161,22 @@ impl crate::Kernel<'_> {
 
     /// `spin_unlock()`, `read_unlock()`, `write_unlock()` and their
     /// `_irqrestore` forms.
-    pub(crate) fn spin_unlock(
-        &mut self,
-        c: u32,
-        t: TaskId,
-        l: u32,
-        mode: LockMode,
-        irqrestore: bool,
-    ) -> Flow {
-        let now = self.now;
-        let held = self.locking.objects.spinlocks[l as usize]
+    fn spin_unlock(&mut self, c: u32, t: TaskId, l: u32, mode: LockMode, irqrestore: bool) -> Flow {
+        let now = self.now();
+        let held = self.locking_mut().objects.spinlocks[l as usize]
             .imp
             .holds(t, mode);
-        let at = self.locking.objects.spinlocks[l as usize]
+        let at = self.locking_mut().objects.spinlocks[l as usize]
             .holders
             .iter()
             .position(|h| h.0 == t && h.1 == mode);
         match (held, at) {
             (true, Some(i)) => {
-                let (_, _, since) = self.locking.objects.spinlocks[l as usize]
+                let (_, _, since) = self.locking_mut().objects.spinlocks[l as usize]
                     .holders
                     .swap_remove(i);
-                let object = self.locking.objects.spinlocks[l as usize].object;
-                self.metrics
+                let object = self.locking_mut().objects.spinlocks[l as usize].object;
+                self.metrics_mut()
                     .lock_released(now, object, now.saturating_sub(since));
                 let taker = Taker {
                     task: t,
@@ -195,20 +184,22 @@ impl crate::Kernel<'_> {
                     mode,
                 };
                 let released = self.with_lock(l, |imp, env| imp.unlock(env, taker));
-                self.tasks[t as usize].batch.push(Mode::Sys, released - now);
+                self.tasks_mut()[t as usize]
+                    .batch
+                    .push(Mode::Sys, released - now);
             }
             _ => {
                 // Not ours to release: report it as lockdep would and leave
                 // the lock (and the task's IRQ/preempt state) alone.
                 let name = self.task_name(t);
-                let object = self.locking.objects.spinlocks[l as usize].object as usize;
-                let lock = self.spec.objects[object].name.clone();
+                let object = self.locking_mut().objects.spinlocks[l as usize].object as usize;
+                let lock = self.spec().objects[object].name.clone();
                 let op = format!(
                     "{}_unlock{}",
                     mode.op_prefix(),
                     if irqrestore { "_irqrestore" } else { "" }
                 );
-                self.metrics.bad_unlock(c, now, &name, &op, &lock);
+                self.metrics_mut().bad_unlock(c, now, &name, &op, &lock);
                 self.advance(t);
                 return Flow::Next;
             }
@@ -216,7 +207,7 @@ impl crate::Kernel<'_> {
         self.advance(t);
         if irqrestore {
             // local_irq_restore(): back to the state saved at lock time.
-            let task = &mut self.tasks[t as usize];
+            let task = &mut self.tasks_mut()[t as usize];
             task.irq.irq_depth = task.irq.irq_depth.saturating_sub(1);
             task.irq.irqs_off = match 1u32.checked_shl(task.irq.irq_depth.into()) {
                 Some(bit) => task.irq.irq_saved & bit != 0,
@@ -227,9 +218,7 @@ impl crate::Kernel<'_> {
             }
         }
         let resched = self.preempt_enable(t);
-        if irqrestore
-            && !self.tasks[t as usize].irq.irqs_off
-            && self.cpus[c as usize].has_pending_irq()
+        if irqrestore && !self.tasks_mut()[t as usize].irq.irqs_off && self.cpu(c).has_pending_irq()
         {
             self.enter_irq(c);
             return Flow::Stop;
@@ -242,20 +231,23 @@ impl crate::Kernel<'_> {
     }
 }
 
-impl crate::Kernel<'_> {
+impl<K: LockingEnv> SpinningLocks for K {}
+
+/// The end of the run's book of spinning waits.
+pub(crate) trait SpinningWaits: LockingEnv {
     /// At the end of the run, every task still spinning for a spinning
     /// lock books its wait so far in lock_stat
     /// ([`crate::metrics::Metrics::lock_wait_in_progress`]): a waiter that
     /// never got the lock (a `ttas` or `tas` lock serves the CPUs nearest
     /// the releaser first) waited as long as it spun.
-    pub(crate) fn book_spinning_waits(&mut self) {
-        let now = self.now;
-        for t in 0..self.tasks.len() {
-            let task = &self.tasks[t];
+    fn book_spinning_waits(&mut self) {
+        let now = self.now();
+        for t in 0..self.tasks_mut().len() {
+            let task = &self.tasks()[t];
             let Spin::Lock { lock } = task.wait.spin else {
                 continue;
             };
-            let instance = &self.locking.objects.spinlocks[lock as usize];
+            let instance = &self.locking().objects.spinlocks[lock as usize];
             // Granted for this wait already (its SpinEnd not yet seen):
             // booked then. A hold from before the wait began is a
             // recursive acquisition, which spins for good.
@@ -268,7 +260,7 @@ impl crate::Kernel<'_> {
                 continue;
             }
             let op = self
-                .spec
+                .spec()
                 .task_groups
                 .get(task.group as usize)
                 .and_then(|g| g.program.ops.get(task.pc as usize));
@@ -279,27 +271,30 @@ impl crate::Kernel<'_> {
                 _ => LockMode::Exclusive,
             };
             let waited = now.saturating_sub(task.wait.wait_start);
-            self.metrics
-                .lock_wait_in_progress(now, instance.object, mode, waited);
+            let object = instance.object;
+            self.metrics_mut()
+                .lock_wait_in_progress(now, object, mode, waited);
         }
     }
 }
+
+impl<K: LockingEnv> SpinningWaits for K {}
 
 /// A `[hooks]` run's spinlocks (`hooks.rs`): the same implementation,
 /// `lock_stat` rows and bad-unlock report as a task's, taken by the CPU
 /// itself (its [`crate::ids::hook_holder`] id) where IRQs and preemption
 /// are already off, so neither changes.
-impl crate::Kernel<'_> {
+pub(crate) trait HookSpinlocks: LockingEnv {
     /// The CPU lock holder or waiter `t` (a task or a hook) is on.
     fn lock_holder_cpu(&self, t: TaskId) -> u32 {
-        crate::ids::hook_holder_cpu(t).unwrap_or_else(|| self.tasks[t as usize].cpu)
+        crate::ids::hook_holder_cpu(t).unwrap_or_else(|| self.tasks()[t as usize].cpu)
     }
 
     /// When lock waiter `t` (a task or a hook) began to wait.
     fn lock_wait_start(&self, t: TaskId) -> Nanos {
         match crate::ids::hook_holder_cpu(t) {
             Some(c) => self.hook_spin_since(c),
-            None => self.tasks[t as usize].wait.wait_start,
+            None => self.tasks()[t as usize].wait.wait_start,
         }
     }
 
@@ -307,7 +302,7 @@ impl crate::Kernel<'_> {
     /// hook on CPU `c`, now: `Some(t)` if it holds the lock at `t`, `None`
     /// if it spins until a release grants it ([`Self::with_lock`] then
     /// calls `hook_lock_granted()`).
-    pub(crate) fn hook_spin_lock(&mut self, c: u32, l: u32, mode: LockMode) -> Option<Nanos> {
+    fn hook_spin_lock(&mut self, c: u32, l: u32, mode: LockMode) -> Option<Nanos> {
         self.spin_lock_attempt(crate::ids::hook_holder(c), c, l, mode)
             .0
     }
@@ -324,7 +319,7 @@ impl crate::Kernel<'_> {
         l: u32,
         mode: LockMode,
     ) -> (Option<Nanos>, bool) {
-        let recursive = self.locking.objects.spinlocks[l as usize]
+        let recursive = self.locking_mut().objects.spinlocks[l as usize]
             .holders
             .iter()
             .any(|h| h.0 == holder && (h.1 != LockMode::Read || mode != LockMode::Read));
@@ -333,11 +328,12 @@ impl crate::Kernel<'_> {
                 Some(c) => format!("CPU{c} hook"),
                 None => self.task_name(holder),
             };
-            let object = self.locking.objects.spinlocks[l as usize].object as usize;
-            let lock = self.spec.objects[object].name.clone();
+            let object = self.locking_mut().objects.spinlocks[l as usize].object as usize;
+            let lock = self.spec().objects[object].name.clone();
             let op = format!("{}_lock", mode.op_prefix());
-            self.metrics
-                .recursive_locking(c, self.now, &name, &op, &lock);
+            let now = self.now();
+            self.metrics_mut()
+                .recursive_locking(c, now, &name, &op, &lock);
         }
         let taker = Taker {
             task: holder,
@@ -348,9 +344,10 @@ impl crate::Kernel<'_> {
         match granted {
             Some(done) => self.lock_granted(holder, l, mode, done, false),
             None => {
-                let object = self.locking.objects.spinlocks[l as usize].object;
-                self.metrics
-                    .lock_contended(self.now, object, LockCpu::new(l, c));
+                let object = self.locking_mut().objects.spinlocks[l as usize].object;
+                let now = self.now();
+                self.metrics_mut()
+                    .lock_contended(now, object, LockCpu::new(l, c));
             }
         }
         (granted, recursive)
@@ -358,21 +355,21 @@ impl crate::Kernel<'_> {
 
     /// `spin_unlock()` of instance `l` by the hook on CPU `c`, now; returns
     /// when the releasing store is done.
-    pub(crate) fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos {
-        let now = self.now;
+    fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos {
+        let now = self.now();
         let holder = crate::ids::hook_holder(c);
-        let lock = &self.locking.objects.spinlocks[l as usize];
+        let lock = &self.locking().objects.spinlocks[l as usize];
         let at = lock
             .holders
             .iter()
             .position(|h| h.0 == holder && h.1 == mode);
         match at.filter(|_| lock.imp.holds(holder, mode)) {
             Some(i) => {
-                let (_, _, since) = self.locking.objects.spinlocks[l as usize]
+                let (_, _, since) = self.locking_mut().objects.spinlocks[l as usize]
                     .holders
                     .swap_remove(i);
-                let object = self.locking.objects.spinlocks[l as usize].object;
-                self.metrics
+                let object = self.locking_mut().objects.spinlocks[l as usize].object;
+                self.metrics_mut()
                     .lock_released(now, object, now.saturating_sub(since));
                 let taker = Taker {
                     task: holder,
@@ -384,13 +381,15 @@ impl crate::Kernel<'_> {
             None => {
                 // Scenario loading pairs every hook unlock with its lock;
                 // kept as the kernel's report all the same.
-                let object = self.locking.objects.spinlocks[l as usize].object as usize;
-                let lock = self.spec.objects[object].name.clone();
+                let object = self.locking_mut().objects.spinlocks[l as usize].object as usize;
+                let lock = self.spec().objects[object].name.clone();
                 let op = format!("{}_unlock", mode.op_prefix());
-                self.metrics
+                self.metrics_mut()
                     .bad_unlock(c, now, &format!("CPU{c} hook"), &op, &lock);
                 now
             }
         }
     }
 }
+
+impl<K: LockingEnv> HookSpinlocks for K {}

@@ -3,6 +3,7 @@
 
 mod collect;
 mod driver;
+mod locking_env;
 mod rcu_env;
 mod sched_env;
 pub(crate) mod streams;

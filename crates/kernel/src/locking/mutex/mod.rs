@@ -39,12 +39,13 @@ use crate::coherence::{Line, LineHome};
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::osq::Osq;
-use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock, SleepingLockOps};
+use crate::locking::LockingEnv;
 use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
-use crate::Kernel;
+use optimistic_spin::MutexSpin;
 use smpsim_engine::Nanos;
 use std::collections::VecDeque;
 
@@ -184,7 +185,7 @@ pub const KIND: SleepingKindInfo = SleepingKindInfo {
     imp: &MutexKind,
 };
 
-struct MutexKind;
+pub(crate) struct MutexKind;
 
 impl SleepingLock for MutexKind {
     fn build(&self, o: &mut Objects, b: &Build) -> usize {
@@ -211,16 +212,10 @@ impl SleepingLock for MutexKind {
             .map(|m| m.word.transfers)
             .sum()
     }
+}
 
-    fn lock(
-        &self,
-        k: &mut Kernel,
-        c: u32,
-        t: TaskId,
-        l: u32,
-        _: LockMode,
-        step: Option<u8>,
-    ) -> Flow {
+impl<K: LockingEnv> SleepingLockOps<K> for MutexKind {
+    fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode, step: Option<u8>) -> Flow {
         let step = step.map(|s| {
             if s == MutexStep::AfterYield as u8 {
                 MutexStep::AfterYield
@@ -231,50 +226,53 @@ impl SleepingLock for MutexKind {
         k.mutex_lock(c, t, l, step)
     }
 
-    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
+    fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, _: LockMode) -> Flow {
         k.mutex_unlock(c, t, l);
         k.advance(t);
         Flow::Next
     }
 
-    fn owner_leaves_cpu(&self, k: &mut Kernel, owner: TaskId) {
+    fn owner_leaves_cpu(&self, k: &mut K, owner: TaskId) {
         k.owner_leaves_cpu(owner);
     }
 
-    fn spin_need_resched(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) {
+    fn spin_need_resched(&self, k: &mut K, c: u32, t: TaskId, l: u32) {
         k.mutex_spin_need_resched(c, t, l);
     }
 
-    fn spin_finished(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) -> bool {
+    fn spin_finished(&self, k: &mut K, c: u32, t: TaskId, l: u32) -> bool {
         k.mutex_spin_finished(c, t, l)
     }
 }
 
-impl crate::Kernel<'_> {
+/// `mutex_lock()`, `mutex_unlock()` and the ownership they move (over any
+/// [`LockingEnv`]).
+pub(crate) trait MutexOps: LockingEnv {
     fn owner_on_cpu(&self, owner: TaskId) -> bool {
-        owner != NO_TASK && self.tasks[owner as usize].state == TaskState::Running
+        owner != NO_TASK && self.tasks()[owner as usize].state == TaskState::Running
     }
 
     /// Makes `t`, which waited for it (lock_contended() counted), the
     /// owner (a cmpxchg of the lock word from CPU `c`); returns how long
     /// the RMW takes from now.
     fn take_ownership(&mut self, c: u32, t: TaskId, m: u32) -> u64 {
-        self.take_ownership_at(c, t, m, self.now, true)
+        self.take_ownership_at(c, t, m, self.now(), true)
     }
 
     /// The same, the cmpxchg issued at `at` (when the taker saw the
     /// release); `contended: false` for the fast path, whose atomic is no
     /// wait in lock_stat.
     fn take_ownership_at(&mut self, c: u32, t: TaskId, m: u32, at: Nanos, contended: bool) -> u64 {
-        let now = self.now;
-        let lock = &mut table(&mut self.locking.objects).all[m as usize];
-        let cost = lock.word.rmw(&self.cost, c, at.max(now)) - now;
+        let now = self.now();
+        let p = self.locking_parts();
+        let lock = &mut table(&mut p.locking.objects).all[m as usize];
+        let cost = lock.word.rmw(p.cost, c, at.max(now)) - now;
         lock.owner = t;
         lock.acquired_at = now + cost;
-        let waited = contended.then(|| now + cost - self.tasks[t as usize].wait.wait_start);
-        self.metrics
+        let waited = contended.then(|| now + cost - p.tasks[t as usize].wait.wait_start);
+        p.metrics
             .lock_acquired(now, lock.object, LockCpu::new(m, c), waited);
-        held_by(&mut self.locking.objects, t).push(m);
+        held_by(&mut p.locking.objects, t).push(m);
         cost
     }
 
@@ -286,45 +284,43 @@ impl crate::Kernel<'_> {
     #[inline(never)]
     fn report_mutex_misuse(&mut self, c: u32, t: TaskId, m: u32, unlock: bool) {
         let name = self.task_name(t);
-        let object = table(&mut self.locking.objects).all[m as usize].object as usize;
-        let lock = self.spec.objects[object].name.clone();
+        let object = table(&mut self.locking_mut().objects).all[m as usize].object as usize;
+        let lock = self.spec().objects[object].name.clone();
         if unlock {
-            self.metrics
-                .bad_unlock(c, self.now, &name, "mutex_unlock", &lock);
+            let now = self.now();
+            self.metrics_mut()
+                .bad_unlock(c, now, &name, "mutex_unlock", &lock);
         } else {
-            self.metrics
-                .recursive_locking(c, self.now, &name, "mutex_lock", &lock);
+            let now = self.now();
+            self.metrics_mut()
+                .recursive_locking(c, now, &name, "mutex_lock", &lock);
         }
     }
 
     /// `mutex_lock()`, first attempt (`step` none) or continued.
-    pub(crate) fn mutex_lock(
-        &mut self,
-        c: u32,
-        t: TaskId,
-        m: u32,
-        step: Option<MutexStep>,
-    ) -> Flow {
-        if step.is_none() && table(&mut self.locking.objects).all[m as usize].owner == t {
+    fn mutex_lock(&mut self, c: u32, t: TaskId, m: u32, step: Option<MutexStep>) -> Flow {
+        if step.is_none() && table(&mut self.locking_mut().objects).all[m as usize].owner == t {
             self.report_mutex_misuse(c, t, m, false);
         }
-        let lock = &table(&mut self.locking.objects).all[m as usize];
+        let lock = &table_ref(&self.locking().objects).all[m as usize];
+        let (owner, handoff, object) = (lock.owner, lock.handoff, lock.object);
         if step.is_none() {
-            self.tasks[t as usize].wait.wait_start = self.now;
-            if lock.owner == NO_TASK && !lock.handoff {
+            let now = self.now();
+            self.tasks_mut()[t as usize].wait.wait_start = now;
+            if owner == NO_TASK && !handoff {
                 // __mutex_trylock_fast() succeeded: uncontended.
-                let cost = self.take_ownership_at(c, t, m, self.now, false);
-                self.tasks[t as usize].batch.push(Mode::Sys, cost);
+                let cost = self.take_ownership_at(c, t, m, self.now(), false);
+                self.tasks_mut()[t as usize].batch.push(Mode::Sys, cost);
                 self.advance(t);
                 return Flow::Next;
             }
-            self.metrics
-                .lock_contended(self.now, lock.object, LockCpu::new(m, c));
+            self.metrics_mut()
+                .lock_contended(now, object, LockCpu::new(m, c));
             // The failed __mutex_trylock_fast() cmpxchg.
-            let now = self.now;
-            table(&mut self.locking.objects).all[m as usize]
+            let p = self.locking_parts();
+            table(&mut p.locking.objects).all[m as usize]
                 .word
-                .rmw(&self.cost, c, now);
+                .rmw(p.cost, c, now);
             if self.can_spin(c, m) {
                 self.start_osq_spin(t, m);
                 return Flow::Stop;
@@ -333,41 +329,42 @@ impl crate::Kernel<'_> {
             return Flow::Stop;
         }
         // Resumed in the slow path.
-        if lock.owner == t {
+        if owner == t {
             // Handed off to us while we slept.
-            self.tasks[t as usize].batch.push(Mode::Sys, 0);
+            self.tasks_mut()[t as usize].batch.push(Mode::Sys, 0);
             self.advance(t);
             return Flow::Next;
         }
-        if lock.owner == NO_TASK && !lock.handoff {
+        if owner == NO_TASK && !handoff {
             let mut cost = self.take_ownership(c, t, m);
             if step == Some(MutexStep::WokenWaiter)
-                && table(&mut self.locking.objects).all[m as usize]
+                && table(&mut self.locking_mut().objects).all[m as usize]
                     .waiters
                     .contains(&t)
             {
                 // __mutex_remove_waiter() under wait_lock.
                 self.remove_waiter(m, t);
-                let word = &mut table(&mut self.locking.objects).all[m as usize].word;
-                let at = word.rmw(&self.cost, c, self.now + cost);
-                cost = word.store(&self.cost, c, at) - self.now;
+                let p = self.locking_parts();
+                let word = &mut table(&mut p.locking.objects).all[m as usize].word;
+                let at = word.rmw(p.cost, c, p.now + cost);
+                cost = word.store(p.cost, c, at) - p.now;
             }
-            self.tasks[t as usize].batch.push(Mode::Sys, cost);
+            self.tasks_mut()[t as usize].batch.push(Mode::Sys, cost);
             self.advance(t);
             return Flow::Next;
         }
         if step == Some(MutexStep::WokenWaiter)
-            && table(&mut self.locking.objects).all[m as usize]
+            && table(&mut self.locking_mut().objects).all[m as usize]
                 .waiters
                 .front()
                 == Some(&t)
         {
             // `__mutex_trylock_or_handoff(lock, first)`.
-            table(&mut self.locking.objects).all[m as usize].handoff = true;
+            table(&mut self.locking_mut().objects).all[m as usize].handoff = true;
             if self.can_spin(c, m)
-                && table(&mut self.locking.objects).all[m as usize].waiter_spinner == NO_TASK
+                && table(&mut self.locking_mut().objects).all[m as usize].waiter_spinner == NO_TASK
             {
-                table(&mut self.locking.objects).all[m as usize].waiter_spinner = t;
+                table(&mut self.locking_mut().objects).all[m as usize].waiter_spinner = t;
                 self.begin_spin(
                     t,
                     Spin::Sleeping {
@@ -376,7 +373,7 @@ impl crate::Kernel<'_> {
                         how: SpinHow::OnOwner,
                     },
                 );
-                self.watch_owner(t, m, self.now);
+                self.watch_owner(t, m, self.now());
                 return Flow::Stop;
             }
         }
@@ -386,75 +383,77 @@ impl crate::Kernel<'_> {
 
     /// Adds the task to the wait list (if not on it) and sleeps.
     fn sleep_on_mutex(&mut self, c: u32, t: TaskId, m: u32) {
-        let now = self.now;
-        let lock = &mut table(&mut self.locking.objects).all[m as usize];
+        let now = self.now();
+        let p = self.locking_parts();
+        let lock = &mut table(&mut p.locking.objects).all[m as usize];
         if !lock.waiters.contains(&t) {
             lock.waiters.push_back(t);
             // wait_lock, __mutex_add_waiter() with the WAITERS flag, unlock.
-            let at = lock.word.rmw(&self.cost, c, now);
-            let at = lock.word.rmw(&self.cost, c, at);
-            lock.word.store(&self.cost, c, at);
+            let at = lock.word.rmw(p.cost, c, now);
+            let at = lock.word.rmw(p.cost, c, at);
+            lock.word.store(p.cost, c, at);
         }
-        self.tasks[t as usize].resume = Resume::Lock(MutexStep::WokenWaiter as u8);
-        let wait_start = self.tasks[t as usize].wait.wait_start;
+        self.tasks_mut()[t as usize].resume = Resume::Lock(MutexStep::WokenWaiter as u8);
+        let wait_start = self.tasks_mut()[t as usize].wait.wait_start;
         self.block(c, t);
         // Keep the lock-wait start, not the sleep start, for lock_stat.
-        self.tasks[t as usize].wait.wait_start = wait_start;
+        self.tasks_mut()[t as usize].wait.wait_start = wait_start;
     }
 
     fn remove_waiter(&mut self, m: u32, t: TaskId) {
-        let lock = &mut table(&mut self.locking.objects).all[m as usize];
+        let lock = &mut table(&mut self.locking_mut().objects).all[m as usize];
         if let Some(i) = lock.waiters.iter().position(|&w| w == t) {
             lock.waiters.remove(i);
         }
     }
 
     /// `mutex_unlock()`.
-    pub(crate) fn mutex_unlock(&mut self, c: u32, t: TaskId, m: u32) {
-        let now = self.now;
-        if table(&mut self.locking.objects).all[m as usize].owner != t {
+    fn mutex_unlock(&mut self, c: u32, t: TaskId, m: u32) {
+        let now = self.now();
+        if table(&mut self.locking_mut().objects).all[m as usize].owner != t {
             // Not ours: lockdep's bad unlock balance; leave the lock alone.
             self.report_mutex_misuse(c, t, m, true);
             return;
         }
-        held_by(&mut self.locking.objects, t).remove(m);
-        let lock = &mut table(&mut self.locking.objects).all[m as usize];
+        held_by(&mut self.locking_mut().objects, t).remove(m);
+        let p = self.locking_parts();
+        let lock = &mut table(&mut p.locking.objects).all[m as usize];
         let held = now.saturating_sub(lock.acquired_at);
-        self.metrics.lock_released(now, lock.object, held);
+        p.metrics.lock_released(now, lock.object, held);
         // The release (cmpxchg, or the handoff store) writes the lock word;
         // with waiters, __mutex_unlock_slowpath() also takes and releases
         // wait_lock to pick the one to wake.
-        let mut released = lock.word.rmw(&self.cost, c, now);
+        let mut released = lock.word.rmw(p.cost, c, now);
         if !lock.waiters.is_empty() {
-            released = lock.word.rmw(&self.cost, c, released);
-            released = lock.word.store(&self.cost, c, released);
+            released = lock.word.rmw(p.cost, c, released);
+            released = lock.word.store(p.cost, c, released);
         }
-        self.tasks[t as usize].batch.push(Mode::Sys, released - now);
+        p.tasks[t as usize].batch.push(Mode::Sys, released - now);
         let mut woke = false;
         if lock.handoff && !lock.waiters.is_empty() {
             // `__mutex_handoff()` to the top waiter.
             let w = lock.waiters.pop_front().expect("waiter");
             lock.handoff = false;
             lock.owner = w;
-            self.metrics.lock_handoff(now, lock.object);
+            p.metrics.lock_handoff(now, lock.object);
             if lock.waiter_spinner == w {
                 lock.waiter_spinner = NO_TASK;
                 self.grant_to_spinner(w, m);
             } else {
                 self.grant_ownership_to_sleeper(w, m);
-                if self.tasks[w as usize].state == TaskState::Sleeping {
+                if self.tasks_mut()[w as usize].state == TaskState::Sleeping {
                     self.wake_up(w, c);
                     woke = true;
                 }
                 // The new owner is not on a CPU: spinners stop (!owner_on_cpu).
-                if self.tasks[w as usize].state != TaskState::Running {
-                    let wc = self.tasks[w as usize].cpu;
+                if self.tasks_mut()[w as usize].state != TaskState::Running {
+                    let wc = self.tasks_mut()[w as usize].cpu;
                     self.abort_spinners(m, wc);
                 }
             }
         } else if let Some(head) = lock.osq.head().filter(|&h| {
             matches!(
-                self.tasks[h as usize].wait.spin,
+                p.tasks[h as usize].wait.spin,
                 Spin::Sleeping {
                     how: SpinHow::OnOwner,
                     ..
@@ -468,9 +467,9 @@ impl crate::Kernel<'_> {
             lock.owner = head;
             let got = self.grant_to_spinner(head, m);
             if let Some(next) = next {
-                let hc = self.tasks[head as usize].cpu;
-                let nc = self.tasks[next as usize].cpu;
-                self.watch_owner(next, m, got + self.cost.line_transfer(hc, nc));
+                let hc = self.tasks_mut()[head as usize].cpu;
+                let nc = self.tasks_mut()[next as usize].cpu;
+                self.watch_owner(next, m, got + self.cost().line_transfer(hc, nc));
             }
             woke = self.wake_first_waiter(c, m);
         } else if lock.waiter_spinner != NO_TASK {
@@ -478,24 +477,24 @@ impl crate::Kernel<'_> {
             lock.waiter_spinner = NO_TASK;
             lock.owner = w;
             self.remove_waiter(m, w);
-            table(&mut self.locking.objects).all[m as usize].handoff = false;
+            table(&mut self.locking_mut().objects).all[m as usize].handoff = false;
             self.grant_to_spinner(w, m);
         } else {
             lock.owner = NO_TASK;
             woke = self.wake_first_waiter(c, m);
         }
         if woke {
-            let cost = self.cost.wakeup;
-            self.tasks[t as usize].batch.push(Mode::Sys, cost);
+            let cost = self.cost().wakeup;
+            self.tasks_mut()[t as usize].batch.push(Mode::Sys, cost);
         }
     }
 
     fn wake_first_waiter(&mut self, c: u32, m: u32) -> bool {
-        if let Some(&w) = table(&mut self.locking.objects).all[m as usize]
+        if let Some(&w) = table(&mut self.locking_mut().objects).all[m as usize]
             .waiters
             .front()
         {
-            if self.tasks[w as usize].state == TaskState::Sleeping {
+            if self.tasks_mut()[w as usize].state == TaskState::Sleeping {
                 self.wake_up(w, c);
                 return true;
             }
@@ -504,10 +503,12 @@ impl crate::Kernel<'_> {
     }
 
     fn grant_ownership_to_sleeper(&mut self, w: TaskId, m: u32) {
-        let wc = self.tasks[w as usize].cpu;
+        let wc = self.tasks_mut()[w as usize].cpu;
         self.take_ownership(wc, w, m);
     }
 }
+
+impl<K: LockingEnv> MutexOps for K {}
 
 #[cfg(test)]
 mod tests {

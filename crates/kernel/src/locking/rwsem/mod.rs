@@ -57,13 +57,15 @@ use crate::coherence::{Line, LineHome};
 use crate::lock_stat::LockCpu;
 use crate::locking::objects::Objects;
 use crate::locking::osq::Osq;
-use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock, SleepingLockOps};
+use crate::locking::LockingEnv;
 use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::*;
-use crate::Kernel;
 use smpsim_engine::Nanos;
+use spin::RwsemSpin;
+use wake::RwsemWake;
 
 mod spin;
 mod wake;
@@ -182,7 +184,7 @@ pub const KIND: SleepingKindInfo = SleepingKindInfo {
     imp: &RwsemKind,
 };
 
-struct RwsemKind;
+pub(crate) struct RwsemKind;
 
 /// The kind's own table ([`Objects::rwsems`]).
 #[derive(Default)]
@@ -229,16 +231,10 @@ impl SleepingLock for RwsemKind {
             .map(|r| r.line.transfers)
             .sum()
     }
+}
 
-    fn lock(
-        &self,
-        k: &mut Kernel,
-        c: u32,
-        t: TaskId,
-        l: u32,
-        mode: LockMode,
-        step: Option<u8>,
-    ) -> Flow {
+impl<K: LockingEnv> SleepingLockOps<K> for RwsemKind {
+    fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, mode: LockMode, step: Option<u8>) -> Flow {
         let step = step.map(|s| {
             if s == RwsemStep::Queue as u8 {
                 RwsemStep::Queue
@@ -249,20 +245,20 @@ impl SleepingLock for RwsemKind {
         k.rwsem_down(c, t, l, mode, step)
     }
 
-    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow {
+    fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow {
         k.rwsem_up(c, t, l, mode);
         Flow::Next
     }
 
-    fn owner_leaves_cpu(&self, k: &mut Kernel, owner: TaskId) {
+    fn owner_leaves_cpu(&self, k: &mut K, owner: TaskId) {
         k.rwsem_owner_leaves_cpu(owner);
     }
 
-    fn spin_need_resched(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) {
+    fn spin_need_resched(&self, k: &mut K, c: u32, t: TaskId, l: u32) {
         k.rwsem_spin_need_resched(c, t, l);
     }
 
-    fn spin_finished(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) -> bool {
+    fn spin_finished(&self, k: &mut K, c: u32, t: TaskId, l: u32) -> bool {
         k.rwsem_spin_finished(c, t, l)
     }
 }
@@ -279,10 +275,12 @@ fn rspin_threshold(readers: usize) -> Nanos {
     (20 + readers.min(30) as u64) * 1000 / 2
 }
 
-impl crate::Kernel<'_> {
+/// `down_*()`, `up_*()`, `downgrade_write()` and the trylocks of an rwsem
+/// (over any [`LockingEnv`]).
+pub(crate) trait RwsemOps: LockingEnv {
     /// `down_read()` / `down_write()` of instance `s`, from the start or
     /// continued at `step`.
-    pub(crate) fn rwsem_down(
+    fn rwsem_down(
         &mut self,
         c: u32,
         t: TaskId,
@@ -293,24 +291,26 @@ impl crate::Kernel<'_> {
         match step {
             None => {}
             Some(RwsemStep::Woken) => return self.rwsem_woken(c, t, s, mode),
-            Some(RwsemStep::Queue) => return self.rwsem_queue(c, t, s, mode, self.now),
+            Some(RwsemStep::Queue) => return self.rwsem_queue(c, t, s, mode, self.now()),
         }
-        let now = self.now;
-        if table(&mut self.locking.objects).all[s as usize].holds(t, LockMode::Write) {
+        let now = self.now();
+        if table(&mut self.locking_mut().objects).all[s as usize].holds(t, LockMode::Write) {
             let (name, lock) = (self.task_name(t), self.object_name(s));
             let op = rwsem_op_name(mode, true);
-            self.metrics.recursive_locking(c, now, &name, op, &lock);
+            self.metrics_mut()
+                .recursive_locking(c, now, &name, op, &lock);
         }
-        self.tasks[t as usize].wait.wait_start = now;
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
+        self.tasks_mut()[t as usize].wait.wait_start = now;
+        let p = self.locking_parts();
+        let sem = &mut table(&mut p.locking.objects).all[s as usize];
         // The fast path's atomic (add of RWSEM_READER_BIAS, or cmpxchg).
-        let at = sem.line.rmw(&self.cost, c, now);
+        let at = sem.line.rmw(p.cost, c, now);
         if sem.waiters.is_empty() && sem.free_for(mode) {
             self.rwsem_granted(t, s, mode, at, false);
             return self.rwsem_done(t, at);
         }
         let object = sem.object;
-        self.metrics
+        self.metrics_mut()
             .lock_contended_mode(now, object, LockCpu::new(s, c), mode);
         if mode == LockMode::Read {
             self.rwsem_down_read_slowpath(c, t, s, at)
@@ -324,15 +324,15 @@ impl crate::Kernel<'_> {
 
     /// The op is done at `at`: charge the time and go on.
     fn rwsem_done(&mut self, t: TaskId, at: Nanos) -> Flow {
-        let cost = at.saturating_sub(self.now);
-        self.tasks[t as usize].batch.push(Mode::Sys, cost);
+        let cost = at.saturating_sub(self.now());
+        self.tasks_mut()[t as usize].batch.push(Mode::Sys, cost);
         self.advance(t);
         Flow::Next
     }
 
     /// `rwsem_down_read_slowpath()`: steal, spin (before 5.11), or queue.
     fn rwsem_down_read_slowpath(&mut self, c: u32, t: TaskId, s: u32, at: Nanos) -> Flow {
-        let sem = &table(&mut self.locking.objects).all[s as usize];
+        let sem = &table_ref(&self.locking().objects).all[s as usize];
         let others_read = sem.reader_owned && !sem.readers.is_empty();
         // Reader lock stealing came with the removal of reader spinning
         // (5.11): a kernel that spins readers does not steal.
@@ -340,7 +340,7 @@ impl crate::Kernel<'_> {
             // Reader optimistic lock stealing.
             self.rwsem_granted(t, s, LockMode::Read, at, true);
             let mut done = at;
-            if !table(&mut self.locking.objects).all[s as usize]
+            if !table(&mut self.locking_mut().objects).all[s as usize]
                 .waiters
                 .is_empty()
             {
@@ -349,7 +349,7 @@ impl crate::Kernel<'_> {
             }
             return self.rwsem_done(t, done);
         }
-        if table(&mut self.locking.objects).all[s as usize].reader_spin
+        if table(&mut self.locking_mut().objects).all[s as usize].reader_spin
             && self.rwsem_can_spin_on_owner(c, s, LockMode::Read)
         {
             self.rwsem_optimistic_spin(t, s, at);
@@ -361,24 +361,25 @@ impl crate::Kernel<'_> {
     /// `rwsem_can_spin_on_owner()`, with the object's knobs: a spinner of
     /// `mode` checks its own nonspinnable bit.
     fn rwsem_can_spin_on_owner(&self, c: u32, s: u32, mode: LockMode) -> bool {
-        let sem = &table_ref(&self.locking.objects).all[s as usize];
+        let sem = &table_ref(&self.locking().objects).all[s as usize];
         sem.spin
             && !sem.nonspinnable_for(mode)
-            && !self.cpus[c as usize].need_resched
+            && !self.cpu(c).need_resched
             && (sem.writer == NO_TASK
-                || self.tasks[sem.writer as usize].state == TaskState::Running)
+                || self.tasks()[sem.writer as usize].state == TaskState::Running)
     }
 
     /// Queues `t` at the tail of the wait list under `wait_lock` (from
     /// `at`), then takes the lock if it can or sleeps.
     fn rwsem_queue(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode, at: Nanos) -> Flow {
-        let timeout = self.now + wait_timeout(self.spec.knobs.hz);
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
+        let timeout = self.now() + wait_timeout(self.spec().knobs.hz);
+        let p = self.locking_parts();
+        let sem = &mut table(&mut p.locking.objects).all[s as usize];
         // raw_spin_lock_irq(&sem->wait_lock)
-        let mut done = sem.line.rmw(&self.cost, c, at);
+        let mut done = sem.line.rmw(p.cost, c, at);
         if mode == LockMode::Read && sem.waiters.is_empty() && sem.writer == NO_TASK {
             // The bias is already in `count` and nobody waits: it is ours.
-            done = sem.line.store(&self.cost, c, done);
+            done = sem.line.store(p.cost, c, done);
             self.rwsem_granted(t, s, mode, done, true);
             return self.rwsem_done(t, done);
         }
@@ -389,12 +390,13 @@ impl crate::Kernel<'_> {
         });
         let first = sem.waiters.len() == 1;
         // The count adjustment (WAITERS flag, the reader's bias back out).
-        done = sem.line.rmw(&self.cost, c, done);
+        done = sem.line.rmw(p.cost, c, done);
         if mode == LockMode::Write {
             if self.rwsem_try_write_lock(t, s, done) {
-                let done = table(&mut self.locking.objects).all[s as usize]
+                let p = self.locking_parts();
+                let done = table(&mut p.locking.objects).all[s as usize]
                     .line
-                    .store(&self.cost, c, done);
+                    .store(p.cost, c, done);
                 return self.rwsem_done(t, done);
             }
             if !first {
@@ -402,37 +404,37 @@ impl crate::Kernel<'_> {
             }
         } else {
             self.rwsem_cond_wake_waiter(c, s);
-            if table(&mut self.locking.objects).all[s as usize].holds(t, LockMode::Read) {
+            if table(&mut self.locking_mut().objects).all[s as usize].holds(t, LockMode::Read) {
                 // Granted to itself among the queued readers.
-                let done = table(&mut self.locking.objects).all[s as usize]
+                let p = self.locking_parts();
+                let done = table(&mut p.locking.objects).all[s as usize]
                     .line
-                    .store(&self.cost, c, done);
+                    .store(p.cost, c, done);
                 return self.rwsem_done(t, done);
             }
         }
-        let done = table(&mut self.locking.objects).all[s as usize]
+        let p = self.locking_parts();
+        let done = table(&mut p.locking.objects).all[s as usize]
             .line
-            .store(&self.cost, c, done);
-        self.tasks[t as usize]
-            .batch
-            .push(Mode::Sys, done - self.now);
+            .store(p.cost, c, done);
+        p.tasks[t as usize].batch.push(Mode::Sys, done - p.now);
         self.rwsem_sleep(c, t)
     }
 
     fn rwsem_sleep(&mut self, c: u32, t: TaskId) -> Flow {
-        let wait_start = self.tasks[t as usize].wait.wait_start;
-        self.tasks[t as usize].resume = Resume::Lock(RwsemStep::Woken as u8);
+        let wait_start = self.tasks_mut()[t as usize].wait.wait_start;
+        self.tasks_mut()[t as usize].resume = Resume::Lock(RwsemStep::Woken as u8);
         self.block(c, t);
         // Keep the lock-wait start, not the sleep start, for lock_stat.
-        self.tasks[t as usize].wait.wait_start = wait_start;
+        self.tasks_mut()[t as usize].wait.wait_start = wait_start;
         Flow::Stop
     }
 
     /// Back from the wait list: a reader was granted the lock before it
     /// was woken; a writer retries under `wait_lock`.
     fn rwsem_woken(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) -> Flow {
-        let now = self.now;
-        if table(&mut self.locking.objects).all[s as usize].holds(t, mode) {
+        let now = self.now();
+        if table(&mut self.locking_mut().objects).all[s as usize].holds(t, mode) {
             return self.rwsem_done(t, now);
         }
         if mode == LockMode::Read {
@@ -440,16 +442,20 @@ impl crate::Kernel<'_> {
             // spurious wakeup must not lose the waiter): sleep again.
             return self.rwsem_sleep(c, t);
         }
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
-        let at = sem.line.rmw(&self.cost, c, now);
+        let p = self.locking_parts();
+        let sem = &mut table(&mut p.locking.objects).all[s as usize];
+        let at = sem.line.rmw(p.cost, c, now);
         let got = self.rwsem_try_write_lock(t, s, at);
-        let done = table(&mut self.locking.objects).all[s as usize]
+        let p = self.locking_parts();
+        let done = table(&mut p.locking.objects).all[s as usize]
             .line
-            .store(&self.cost, c, at);
+            .store(p.cost, c, at);
         if got {
             return self.rwsem_done(t, done);
         }
-        self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        self.tasks_mut()[t as usize]
+            .batch
+            .push(Mode::Sys, done - now);
         self.rwsem_sleep(c, t)
     }
 
@@ -457,8 +463,8 @@ impl crate::Kernel<'_> {
     /// `wait_lock`: takes the lock if it is free and no one else has the
     /// handoff; otherwise sets the handoff bit once `t` waited long enough.
     fn rwsem_try_write_lock(&mut self, t: TaskId, s: u32, at: Nanos) -> bool {
-        let now = self.now;
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
+        let now = self.now();
+        let sem = &mut table(&mut self.locking_mut().objects).all[s as usize];
         let Some(i) = sem.waiters.iter().position(|w| w.task == t) else {
             return false;
         };
@@ -470,7 +476,7 @@ impl crate::Kernel<'_> {
             if !sem.handoff && now >= sem.waiters[i].timeout {
                 sem.handoff = true;
                 let object = sem.object;
-                self.metrics.lock_handoff(now, object);
+                self.metrics_mut().lock_handoff(now, object);
             }
             return false;
         }
@@ -483,7 +489,7 @@ impl crate::Kernel<'_> {
     /// The lock is `t`'s in `mode` from `at`; `contended` if the acquire
     /// found it unavailable (lock_stat counted a contention).
     fn rwsem_granted(&mut self, t: TaskId, s: u32, mode: LockMode, at: Nanos, contended: bool) {
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
+        let sem = &mut table(&mut self.locking_mut().objects).all[s as usize];
         if mode == LockMode::Read {
             sem.readers.push((t, at));
             // __rwsem_set_reader_owned() keeps RWSEM_NONSPINNABLE.
@@ -505,18 +511,20 @@ impl crate::Kernel<'_> {
         // lock_stat records wait time only for an acquisition it counted
         // as contended (lock_contended() set its waittime stamp): the
         // uncontended fast path's atomic is not a wait.
-        let waited = contended.then(|| at.saturating_sub(self.tasks[t as usize].wait.wait_start));
+        let waited =
+            contended.then(|| at.saturating_sub(self.tasks_mut()[t as usize].wait.wait_start));
         // A reader granted by its waker is counted on the CPU it last ran
         // on (the kernel counts it when it runs again).
-        let on = LockCpu::new(s, self.tasks[t as usize].cpu);
-        self.metrics
-            .lock_acquired_mode(self.now, object, on, mode, waited);
+        let on = LockCpu::new(s, self.tasks_mut()[t as usize].cpu);
+        let now = self.now();
+        self.metrics_mut()
+            .lock_acquired_mode(now, object, on, mode, waited);
     }
 
     /// `up_read()` / `up_write()` of instance `s`.
-    pub(crate) fn rwsem_up(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) {
-        let now = self.now;
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
+    fn rwsem_up(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) {
+        let now = self.now();
+        let sem = &mut table(&mut self.locking_mut().objects).all[s as usize];
         let held = match mode {
             LockMode::Read => sem
                 .readers
@@ -533,11 +541,13 @@ impl crate::Kernel<'_> {
             self.advance(t);
             return;
         };
-        let mut done = sem.line.rmw(&self.cost, c, now);
+        let p = self.locking_parts();
+        let sem = &mut table(&mut p.locking.objects).all[s as usize];
+        let mut done = sem.line.rmw(p.cost, c, now);
         let object = sem.object;
-        self.metrics
+        p.metrics
             .lock_released_mode(now, object, mode, now.saturating_sub(since));
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
+        let sem = &mut table(&mut self.locking_mut().objects).all[s as usize];
         if sem.unlocked() {
             // clear_nonspinnable() on the last reader's way out.
             sem.nonspinnable = false;
@@ -546,26 +556,29 @@ impl crate::Kernel<'_> {
                 done = self.rwsem_wake(c, s, WakeType::Any, done);
             }
         }
-        self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        self.tasks_mut()[t as usize]
+            .batch
+            .push(Mode::Sys, done - now);
         self.rwsem_spinner_check(s);
         self.advance(t);
     }
 
     /// `downgrade_write()`: the writer becomes a reader and wakes the
     /// queued readers.
-    pub(crate) fn rwsem_downgrade_write(&mut self, c: u32, t: TaskId, s: u32) {
-        let now = self.now;
-        if table(&mut self.locking.objects).all[s as usize].writer != t {
+    fn rwsem_downgrade_write(&mut self, c: u32, t: TaskId, s: u32) {
+        let now = self.now();
+        if table(&mut self.locking_mut().objects).all[s as usize].writer != t {
             self.rwsem_bad_release(c, t, s, LockMode::Exclusive);
             self.advance(t);
             return;
         }
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
-        let mut done = sem.line.rmw(&self.cost, c, now);
+        let p = self.locking_parts();
+        let sem = &mut table(&mut p.locking.objects).all[s as usize];
+        let mut done = sem.line.rmw(p.cost, c, now);
         let (object, since) = (sem.object, sem.acquired_at);
-        self.metrics
+        p.metrics
             .lock_released_mode(now, object, LockMode::Write, now.saturating_sub(since));
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
+        let sem = &mut table(&mut self.locking_mut().objects).all[s as usize];
         sem.writer = NO_TASK;
         sem.readers.push((t, now));
         sem.reader_owned = true;
@@ -573,25 +586,28 @@ impl crate::Kernel<'_> {
             // rwsem_downgrade_wake()
             done = self.rwsem_wake(c, s, WakeType::ReadOwned, done);
         }
-        self.tasks[t as usize].batch.push(Mode::Sys, done - now);
+        self.tasks_mut()[t as usize]
+            .batch
+            .push(Mode::Sys, done - now);
         self.rwsem_spinner_check(s);
         self.advance(t);
     }
 
     /// `down_read_trylock()` / `down_write_trylock()`: one cmpxchg; true
     /// if the lock was taken.
-    pub(crate) fn rwsem_trylock(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) -> bool {
-        let now = self.now;
-        self.tasks[t as usize].wait.wait_start = now;
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
-        let at = sem.line.rmw(&self.cost, c, now);
+    fn rwsem_trylock(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) -> bool {
+        let now = self.now();
+        self.tasks_mut()[t as usize].wait.wait_start = now;
+        let p = self.locking_parts();
+        let sem = &mut table(&mut p.locking.objects).all[s as usize];
+        let at = sem.line.rmw(p.cost, c, now);
         // __down_read_trylock(): no bit of RWSEM_READ_FAILED_MASK;
         // __down_write_trylock(): `count` is 0.
         let got = sem.waiters.is_empty() && sem.free_for(mode);
         if got {
             self.rwsem_granted(t, s, mode, at, false);
         }
-        self.tasks[t as usize].batch.push(Mode::Sys, at - now);
+        self.tasks_mut()[t as usize].batch.push(Mode::Sys, at - now);
         got
     }
 
@@ -600,7 +616,7 @@ impl crate::Kernel<'_> {
     /// lockdep's bad unlock balance where only lockdep would notice.
     fn rwsem_bad_release(&mut self, c: u32, t: TaskId, s: u32, mode: LockMode) {
         let (name, lock) = (self.task_name(t), self.object_name(s));
-        let sem = &table(&mut self.locking.objects).all[s as usize];
+        let sem = &table_ref(&self.locking().objects).all[s as usize];
         let check = match mode {
             LockMode::Read if sem.readers.is_empty() => Some("!is_rwsem_reader_owned(sem)"),
             LockMode::Read => None,
@@ -622,21 +638,30 @@ impl crate::Kernel<'_> {
                     NO_TASK => "none".to_string(),
                     w => self.task_name(w),
                 };
-                self.metrics
-                    .rwsem_warn(c, self.now, &name, op, &lock, check, &owner);
+                let now = self.now();
+                self.metrics_mut()
+                    .rwsem_warn(c, now, &name, op, &lock, check, &owner);
             }
-            None => self.metrics.bad_unlock(c, self.now, &name, op, &lock),
+            None => {
+                let now = self.now();
+                self.metrics_mut().bad_unlock(c, now, &name, op, &lock)
+            }
         }
     }
 }
 
-impl crate::Kernel<'_> {
+impl<K: LockingEnv> RwsemOps for K {}
+
+/// An rwsem's name, for the reports.
+pub(crate) trait RwsemNames: LockingEnv {
     /// The declared name of instance `s`'s object.
     fn object_name(&self, s: u32) -> String {
-        let object = table_ref(&self.locking.objects).all[s as usize].object as usize;
-        self.spec.objects[object].name.clone()
+        let object = table_ref(&self.locking().objects).all[s as usize].object as usize;
+        self.spec().objects[object].name.clone()
     }
 }
+
+impl<K: LockingEnv> RwsemNames for K {}
 
 /// `enum rwsem_wake_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,29 +1,33 @@
 //! Waking an rwsem's waiters: `rwsem_wake()` and `rwsem_mark_wake()`
 //! (kernel/locking/rwsem.c), under `wait_lock`, on the rwsem's line.
 
-use super::{table, WakeType, MAX_READERS_WAKEUP};
+use super::{table, RwsemOps, WakeType, MAX_READERS_WAKEUP};
+use crate::locking::LockingEnv;
 use crate::program::LockMode;
 use crate::task::*;
 use smpsim_engine::Nanos;
 
-impl crate::Kernel<'_> {
+/// `rwsem_wake()` and `rwsem_mark_wake()` (over any [`LockingEnv`]).
+pub(crate) trait RwsemWake: LockingEnv {
     /// `wait_lock`, `rwsem_mark_wake()`, unlock, `wake_up_q()`, from CPU `c`
     /// starting at `at`; returns when it is done.
-    pub(super) fn rwsem_wake(&mut self, c: u32, s: u32, wake: WakeType, at: Nanos) -> Nanos {
-        let locked = table(&mut self.locking.objects).all[s as usize]
+    fn rwsem_wake(&mut self, c: u32, s: u32, wake: WakeType, at: Nanos) -> Nanos {
+        let p = self.locking_parts();
+        let locked = table(&mut p.locking.objects).all[s as usize]
             .line
-            .rmw(&self.cost, c, at);
+            .rmw(p.cost, c, at);
         let woken = self.rwsem_mark_wake(c, s, wake);
-        let unlocked = table(&mut self.locking.objects).all[s as usize]
+        let p = self.locking_parts();
+        let unlocked = table(&mut p.locking.objects).all[s as usize]
             .line
-            .store(&self.cost, c, locked);
-        unlocked + woken as u64 * self.cost.wakeup
+            .store(p.cost, c, locked);
+        unlocked + woken as u64 * self.cost().wakeup
     }
 
     /// `rwsem_cond_wake_waiter()`: after queueing, wake whom the current
     /// `count` allows.
-    pub(super) fn rwsem_cond_wake_waiter(&mut self, c: u32, s: u32) {
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
+    fn rwsem_cond_wake_waiter(&mut self, c: u32, s: u32) {
+        let sem = &mut table(&mut self.locking_mut().objects).all[s as usize];
         if sem.writer != NO_TASK {
             return;
         }
@@ -40,14 +44,15 @@ impl crate::Kernel<'_> {
     /// `RWSEM_WAKE_ANY`), or grant the queued readers (up to
     /// `MAX_READERS_WAKEUP`, skipping writers) and wake them. Returns how
     /// many were woken.
-    pub(super) fn rwsem_mark_wake(&mut self, c: u32, s: u32, wake: WakeType) -> usize {
-        let now = self.now;
-        let sem = &mut table(&mut self.locking.objects).all[s as usize];
+    fn rwsem_mark_wake(&mut self, c: u32, s: u32, wake: WakeType) -> usize {
+        let now = self.now();
+        let sem = &mut table(&mut self.locking_mut().objects).all[s as usize];
         let Some(&head) = sem.waiters.front() else {
             return 0;
         };
         if head.mode != LockMode::Read {
-            if wake == WakeType::Any && self.tasks[head.task as usize].state == TaskState::Sleeping
+            if wake == WakeType::Any
+                && self.tasks_mut()[head.task as usize].state == TaskState::Sleeping
             {
                 self.wake_up(head.task, c);
                 return 1;
@@ -60,34 +65,36 @@ impl crate::Kernel<'_> {
             if now >= head.timeout && !sem.handoff {
                 sem.handoff = true;
                 let object = sem.object;
-                self.metrics.lock_handoff(now, object);
+                self.metrics_mut().lock_handoff(now, object);
             }
             return 0;
         }
         let mut woken = 0;
         let mut i = 0;
-        while i < table(&mut self.locking.objects).all[s as usize]
+        while i < table(&mut self.locking_mut().objects).all[s as usize]
             .waiters
             .len()
             && woken < MAX_READERS_WAKEUP
         {
-            let w = table(&mut self.locking.objects).all[s as usize].waiters[i];
+            let w = table(&mut self.locking_mut().objects).all[s as usize].waiters[i];
             if w.mode != LockMode::Read {
                 i += 1;
                 continue;
             }
-            table(&mut self.locking.objects).all[s as usize]
+            table(&mut self.locking_mut().objects).all[s as usize]
                 .waiters
                 .remove(i);
             self.rwsem_granted(w.task, s, LockMode::Read, now, true);
-            if self.tasks[w.task as usize].state == TaskState::Sleeping {
+            if self.tasks_mut()[w.task as usize].state == TaskState::Sleeping {
                 self.wake_up(w.task, c);
             }
             woken += 1;
         }
         if woken > 0 {
-            table(&mut self.locking.objects).all[s as usize].handoff = false;
+            table(&mut self.locking_mut().objects).all[s as usize].handoff = false;
         }
         woken
     }
 }
+
+impl<K: LockingEnv> RwsemWake for K {}
