@@ -25,7 +25,7 @@ impl RunState {
         // for the whole run at 1,048,576 CPUs); a handler schedules a few.
         k.run.out.shrink_to(64);
         for pool in 0..k.sched.pools.len() as u32 {
-            let first = k.sched.pools[pool as usize].period;
+            let first = crate::sched::cfs_bandwidth::first_period(&k.sched.pools[pool as usize]);
             engine.schedule(first, Event::Cfs(CfsEvent::Period { pool }));
         }
         if k.spec.warmup > 0 {
