@@ -341,6 +341,8 @@ pub(crate) trait RcuEnv {
     fn at(&mut self, t: Nanos, e: Event);
     /// `wake_up_process()` of task `t` from CPU `from`.
     fn wake_up(&mut self, t: TaskId, from: u32);
+    /// `try_to_wake_up()`s that have woken a task so far (any context).
+    fn wakeups_issued(&self) -> u64;
     /// Wakes kthread `t` from CPU `from`'s softirq or IRQ context.
     fn wake_kthread(&mut self, t: TaskId, from: u32);
     /// Task `t`, current on CPU `c`, sleeps.

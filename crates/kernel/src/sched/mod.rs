@@ -56,6 +56,10 @@ pub(crate) struct Sched<'s> {
     pub(crate) balance: balance::Balance,
     /// Wake-up placements by CPU capacity (`capacity.rs`).
     pub(crate) capacity_stats: crate::result::CapacityStats,
+    /// `try_to_wake_up()`s that woke a task, over the run: a context
+    /// that is not a task's op (an RCU callback, the GP kthread's cleanup)
+    /// charges `cost.wakeup` for each it issued, as a task's op does.
+    pub(crate) wakeups_issued: u64,
     /// A jiffy: `1e9 / HZ`.
     pub(crate) tick_ns: smpsim_engine::Nanos,
     /// The run is starting: each CPU's first task is already current, as
@@ -438,6 +442,7 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
     /// way out of the interrupt.
     fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
         debug_assert_eq!(self.tasks()[t as usize].state, TaskState::Sleeping);
+        self.sched_mut().wakeups_issued += 1;
         self.check_hung_task(t);
         self.place_waking_task(t, waker);
         self.set_state(t, TaskState::Runnable);

@@ -187,6 +187,7 @@ impl<'s> Kernel<'s> {
                 pools,
                 balance,
                 capacity_stats: Default::default(),
+                wakeups_issued: 0,
                 tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as Nanos,
                 booting: false,
                 perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),

@@ -81,6 +81,9 @@ impl RcuEnv for Kernel<'_> {
     fn wake_up(&mut self, t: TaskId, from: u32) {
         Kernel::wake_up(self, t, from)
     }
+    fn wakeups_issued(&self) -> u64 {
+        self.sched.wakeups_issued
+    }
     fn wake_kthread(&mut self, t: TaskId, from: u32) {
         Kernel::wake_kthread(self, t, from)
     }
