@@ -88,6 +88,10 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=100ms", "scenario.warmup=10ms"],
     ),
     (
+        "scenarios/examples/cfs-period-phase.toml",
+        &["scenario.duration=100ms", "scenario.warmup=10ms"],
+    ),
+    (
         "scenarios/examples/sched-hooks.toml",
         &["scenario.duration=20ms", "scenario.warmup=5ms"],
     ),

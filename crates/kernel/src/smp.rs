@@ -141,7 +141,10 @@ pub(crate) trait Smp<'s>: SmpEnv<'s> {
                 PendingIrq::Timer { task, gen } => {
                     let tk = self.task(task);
                     if tk.gen == gen && tk.state == TaskState::Sleeping {
+                        // hrtimer_wakeup() -> try_to_wake_up() in the
+                        // hardirq: its cost, as a task's wakeup costs it.
                         self.wake_up(task, c);
+                        t += self.cost().wakeup;
                     }
                 }
                 PendingIrq::CfsPeriod { pool } => t = self.cfs_period_timer(c, pool, t),

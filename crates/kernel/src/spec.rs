@@ -296,6 +296,12 @@ pub enum LazyTlb {
 pub struct Bandwidth {
     pub quota: Nanos,
     pub period: Nanos,
+    /// When the period timer first fires, in `[0, period)`; it then fires
+    /// every `period`. 0 = at `period`, as every cgroup's did before. The
+    /// kernel's timer keeps the phase of its first expiry:
+    /// `start_cfs_bandwidth()` and `sched_cfs_period_timer()` move it on
+    /// with `hrtimer_forward_now()`, by whole periods.
+    pub phase: Nanos,
 }
 
 /// A cgroup with the cpu controller.

@@ -35,6 +35,7 @@ fn cfs_bandwidth_limits_usage_to_quota() {
         bandwidth: Some(Bandwidth {
             quota: 1_000_000,
             period: 5_000_000,
+            phase: 0,
         }),
         generated_descendants: 100,
     });

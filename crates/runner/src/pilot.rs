@@ -141,6 +141,7 @@ mod tests {
             bandwidth: Some(smpsim_kernel::Bandwidth {
                 quota: 1_000_000,
                 period: 5_000_000,
+                phase: 0,
             }),
             generated_descendants: 0,
         });

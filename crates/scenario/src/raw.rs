@@ -238,6 +238,8 @@ pub(crate) struct RawCpuMax {
     pub period: S<String>,
     /// `cpu.max.burst`.
     pub burst: Option<S<String>>,
+    /// When the period timer first fires (its expiry modulo the period).
+    pub phase: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -205,17 +205,6 @@ pub(crate) trait RcuCallbacks: RcuEnv {
         let c = cb.cpu;
         let cu = c as usize;
         self.rcu_check_callback(gp, &cb);
-        if cb.cb != RcuCallback::Func && self.rcu().done[cu].is_empty() && !self.rcu_nocb_cpu(c) {
-            // A kernel-internal callback with nothing ahead of it: it is
-            // invoked at the CPU's next tick, at no cost.
-            self.rcu_mut().n_cbs[cu] = self.rcu().n_cbs[cu].saturating_sub(1);
-            let next_tick = (self.now() / self.jiffy() + 1) * self.jiffy();
-            self.at(
-                next_tick,
-                Event::Rcu(RcuEvent::Callback { cpu: c, cb: cb.cb }),
-            );
-            return;
-        }
         self.rcu_mut().done[cu].push_back((gp, cb));
         if self.rcu_nocb_cpu(c) {
             self.rcuop_wake(c);
@@ -233,10 +222,15 @@ pub(crate) trait RcuCallbacks: RcuEnv {
     /// of the tick's interrupt, once the CPU has IRQs on.
     fn rcu_softirq_raise(&mut self, c: u32) {
         let cu = c as usize;
-        let free = self.rcu().done[cu].iter().all(|(_, cb)| cb.cost == 0);
+        // Kernel-internal callbacks wake tasks: they run in the softirq,
+        // which is charged their wakeups.
+        let free = self.rcu().done[cu]
+            .iter()
+            .all(|(_, cb)| cb.cost == 0 && cb.cb == RcuCallback::Func);
         if free {
             self.rcu_mut().softirq_raised[cu] = false;
             while let Some((gp, cb)) = self.rcu_mut().done[cu].pop_front() {
+                // A user's callback of no cost: it wakes no one.
                 self.rcu_invoke(gp, cb, self.now());
             }
             return;
@@ -291,7 +285,8 @@ pub(crate) trait RcuCallbacks: RcuEnv {
         while let Some((gp, cb)) = self.rcu_mut().done[cu].pop_front() {
             t = t.saturating_add(cb.cost);
             count += 1;
-            self.rcu_invoke(gp, cb, t);
+            let woke = self.rcu_invoke(gp, cb, t);
+            t = t.saturating_add(woke);
             if softirq && count >= bl && busy {
                 break;
             }
@@ -313,7 +308,10 @@ pub(crate) trait RcuCallbacks: RcuEnv {
     /// Invokes one ready callback (`f(rhp)`), which waited for grace
     /// period `gp`; it is done at `end` (counted if that is in the
     /// measured part of the run). Its effect (a wakeup) happens now.
-    fn rcu_invoke(&mut self, gp: u64, cb: Cb, end: Nanos) {
+    /// Returns what the wakeups it issued cost its context (the softirq,
+    /// or `rcuop`): `cost.wakeup` each, `try_to_wake_up()`'s cost to a
+    /// waker, as for a task's wakeup.
+    fn rcu_invoke(&mut self, gp: u64, cb: Cb, end: Nanos) -> Nanos {
         self.rcu_check_callback(gp, &cb);
         let cu = cb.cpu as usize;
         self.rcu_mut().n_cbs[cu] = self.rcu().n_cbs[cu].saturating_sub(1);
@@ -326,7 +324,9 @@ pub(crate) trait RcuCallbacks: RcuEnv {
                 self.rcu_mut().stats.callbacks_invoked_offloaded += 1;
             }
         }
+        let before = self.wakeups_issued();
         self.rcu_callback(cb.cb);
+        (self.wakeups_issued() - before) * self.cost().wakeup
     }
 }
 impl<K: RcuEnv + ?Sized> RcuCallbacks for K {}

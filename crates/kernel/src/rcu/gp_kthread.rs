@@ -79,8 +79,17 @@ pub(crate) trait RcuGpKthread: RcuEnv {
                     self.rcu_mut().kthread = State::FqsWait;
                 }
                 State::Cleanup => {
+                    let before = self.wakeups_issued();
                     self.rcu_gp_end();
                     self.rcu_mut().kthread = State::WaitRequest;
+                    // What rcu_gp_cleanup() woke (synchronize_rcu()
+                    // callers with rcu_normal_wake_from_gp, rcuop
+                    // kthreads): try_to_wake_up() each, in this kthread's
+                    // time, as a task's wakeup costs it.
+                    let woke = self.wakeups_issued() - before;
+                    if woke > 0 {
+                        return KthreadStep::Work(woke * self.cost().wakeup);
+                    }
                 }
             }
         }

@@ -347,6 +347,8 @@ pub(crate) trait RcuEnv: CoreEnv + SchedVerbs {
     fn spec(&self) -> &crate::Spec;
     /// A jiffy: the scheduler tick's period.
     fn jiffy(&self) -> Nanos;
+    /// `try_to_wake_up()`s that have woken a task so far (any context).
+    fn wakeups_issued(&self) -> u64;
     /// Wakes kthread `t` from CPU `from`'s softirq or IRQ context.
     fn wake_kthread(&mut self, t: TaskId, from: u32);
     /// Sets CPU `c`'s need_resched (from its own IPI handler).

@@ -49,8 +49,13 @@ pub(crate) trait RcuNocb: RcuEnv {
     fn rcuop_step(&mut self, t: TaskId) -> KthreadStep {
         let c = self.task(t).index as usize;
         let batch = std::mem::take(&mut self.rcu_mut().rcuop_batch[c]);
+        let mut woke = 0;
         for (gp, cb) in batch {
-            self.rcu_invoke(gp, cb, self.now());
+            woke += self.rcu_invoke(gp, cb, self.now());
+        }
+        if woke > 0 {
+            // The wakeups the callbacks issued, in rcuop's time.
+            return KthreadStep::Work(woke);
         }
         if self.rcu().done[c].is_empty() {
             return KthreadStep::Sleep { timeout: None };

@@ -70,6 +70,8 @@ pub struct GroupRq {
 pub struct Pool {
     pub quota: Nanos,
     pub period: Nanos,
+    /// When the period timer first fires (0: at `period`).
+    pub phase: Nanos,
     pub runtime: Nanos,
     /// CPU whose hrtimer fires the period timer (`HRTIMER_MODE_ABS_PINNED`).
     pub timer_cpu: u32,
@@ -98,6 +100,18 @@ pub struct Pool {
     pub slack_distributions: u64,
     /// Periods begun (`expires_seq`).
     pub seq: u64,
+}
+
+/// When pool `p`'s period timer first fires: at its phase, or at one
+/// period with none. Its expiry stays at `phase` modulo `period` from then
+/// on, as `hrtimer_forward_now()` moves an hrtimer by whole periods
+/// (kernel/sched/fair.c: `start_cfs_bandwidth()`, `sched_cfs_period_timer()`).
+pub(crate) fn first_period(pool: &Pool) -> Nanos {
+    if pool.phase > 0 {
+        pool.phase
+    } else {
+        pool.period
+    }
 }
 
 /// Builds group runqueues (top-level cgroup x CPU) and pools. Returns them
@@ -141,6 +155,7 @@ pub(crate) fn build(spec: &Spec, nr_cpus: u32) -> (Vec<GroupRq>, Vec<Pool>, Vec<
             pools.push(Pool {
                 quota: bw.quota,
                 period: bw.period,
+                phase: bw.phase,
                 runtime: bw.quota,
                 timer_cpu: 0,
                 timer_armed_by_use: false,
@@ -152,7 +167,8 @@ pub(crate) fn build(spec: &Spec, nr_cpus: u32) -> (Vec<GroupRq>, Vec<Pool>, Vec<
                 usage: 0,
                 cgroup: tl,
                 burst: spec.cfs_burst.get(tl).copied().unwrap_or(0),
-                next_period: 0,
+                // The first expiry with a phase; 0 without (as before).
+                next_period: bw.phase,
                 slack_started: false,
                 slack_cpu: 0,
                 slack_returned: 0,

@@ -63,6 +63,10 @@ pub(crate) struct Sched<'s> {
     balance: balance::Balance,
     /// Wake-up placements by CPU capacity (`capacity.rs`).
     capacity_stats: crate::result::CapacityStats,
+    /// `try_to_wake_up()`s that woke a task, over the run: a context
+    /// that is not a task's op (an RCU callback, the GP kthread's cleanup)
+    /// charges `cost.wakeup` for each it issued, as a task's op does.
+    pub(crate) wakeups_issued: u64,
     /// A jiffy: `1e9 / HZ`.
     // invariant: at least 1 (HZ is clamped to at most 1e9).
     tick_ns: smpsim_engine::Nanos,
@@ -96,6 +100,7 @@ impl<'s> Sched<'s> {
             pools,
             balance,
             capacity_stats: Default::default(),
+            wakeups_issued: 0,
             tick_ns: 1_000_000_000 / spec.knobs.hz.max(1) as smpsim_engine::Nanos,
             booting: false,
             perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
@@ -142,7 +147,7 @@ impl<'s> Sched<'s> {
         self.pools
             .iter()
             .enumerate()
-            .map(|(p, pool)| (p as u32, pool.period))
+            .map(|(p, pool)| (p as u32, cfs_bandwidth::first_period(pool)))
     }
 }
 
@@ -517,6 +522,7 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
     /// way out of the interrupt.
     fn wake_up_from(&mut self, t: TaskId, waker: u32, softirq: bool) {
         debug_assert_eq!(self.tasks()[t as usize].state, TaskState::Sleeping);
+        self.sched_mut().wakeups_issued += 1;
         self.check_hung_task(t);
         self.place_waking_task(t, waker);
         self.set_state(t, TaskState::Runnable);

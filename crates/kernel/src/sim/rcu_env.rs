@@ -34,6 +34,9 @@ impl RcuEnv for Kernel<'_> {
     fn jiffy(&self) -> Nanos {
         self.sched.tick_ns()
     }
+    fn wakeups_issued(&self) -> u64 {
+        self.sched.wakeups_issued
+    }
     fn wake_kthread(&mut self, t: TaskId, from: u32) {
         crate::kthread::Kthreads::wake_kthread(self, t, from)
     }

@@ -109,7 +109,26 @@ pub(super) fn bandwidth(dur: &Durations<'_>, m: &RawCpuMax) -> DResult<Bandwidth
             "`period` must be greater than zero",
         ));
     }
-    Ok(Bandwidth { quota, period })
+    let phase = match &m.phase {
+        None => 0,
+        Some(p) => {
+            let phase = dur.get(p)?;
+            if phase >= period {
+                return Err(
+                    Diag::new(p.span(), "`phase` must be less than `period`").help(
+                        "the period timer fires at `phase`, then every `period`: \
+                     write the phase modulo the period",
+                    ),
+                );
+            }
+            phase
+        }
+    };
+    Ok(Bandwidth {
+        quota,
+        period,
+        phase,
+    })
 }
 
 /// How many descendants a cgroup's `generate` makes.

@@ -1,0 +1,141 @@
+//! Issue 41: a wakeup costs the context that issues it the same
+//! `try_to_wake_up()` time (`cost.wakeup`) whether a task's op issues it
+//! (`up()` of a semaphore), an RCU callback in the softirq or in an
+//! `rcuop` kthread (`wakeme_after_rcu()`), or the GP kthread's cleanup
+//! (`rcu_sr_normal_gp_cleanup()`).
+
+use smpsim_kernel::program::*;
+use smpsim_kernel::testkit::*;
+use smpsim_kernel::*;
+
+const DURATION: u64 = 200_000_000;
+/// The task's wakeups.
+const WAKES: u64 = 500;
+
+fn base(wakeup_ns: f64) -> Spec {
+    let mut s = spec(flat_machine(2), DURATION);
+    s.machine.costs.wakeup.ns = wakeup_ns;
+    // No tree pass costs: the GP kthread's only CPU time is its wakeups.
+    s.knobs.rcu_node_cost = 0;
+    s
+}
+
+/// One task on CPU 0 calling `synchronize_rcu()` in a loop; CPU 1 busy.
+fn syncer(s: &mut Spec) {
+    let syncs = counter(s, "syncs");
+    forever(
+        s,
+        "syncer",
+        vec![0],
+        Policy::Normal,
+        vec![Op::Rcu(RcuOp::SynchronizeRcu), Op::Count(syncs)],
+    );
+    forever(
+        s,
+        "busy",
+        vec![1],
+        Policy::Normal,
+        vec![Op::Work(Dist::Const(100_000))],
+    );
+}
+
+fn sys_of(r: &RunResult, prefix: &str) -> u64 {
+    r.task_groups
+        .iter()
+        .filter(|g| g.name.contains(prefix))
+        .map(|g| g.total.sys)
+        .sum()
+}
+
+/// (CPU time the waking context was charged, wakeups it issued).
+fn from_a_task(wakeup_ns: f64) -> (u64, u64) {
+    let mut s = base(wakeup_ns);
+    s.objects.push(ObjectDecl {
+        name: "sem".into(),
+        kind: ObjectKind::Semaphore { initial: 0 },
+        per_cpu: false,
+    });
+    let sem = ObjRef {
+        object: s.objects.len() as u32 - 1,
+        index: None,
+    };
+    let woken = counter(&mut s, "woken");
+    forever(
+        &mut s,
+        "waiter",
+        vec![1],
+        Policy::Normal,
+        vec![Op::Locking(LockingOp::Down(sem.clone())), Op::Count(woken)],
+    );
+    // WAKES up()s 200 us apart, the first once the waiter sleeps, then
+    // exit: the same number of wakeups whatever a wakeup costs.
+    let mut ops = Vec::new();
+    for _ in 0..WAKES {
+        ops.push(Op::Work(Dist::Const(200_000)));
+        ops.push(Op::Locking(LockingOp::Up(sem.clone())));
+    }
+    ops.push(Op::Exit);
+    task_group(&mut s, "waker", vec![0], Policy::Normal, 99, ops);
+    let r = simulate(&s);
+    (sys_of(&r, "waker"), r.counter("woken").unwrap().count)
+}
+
+fn from_the_softirq(wakeup_ns: f64) -> (u64, u64) {
+    let mut s = base(wakeup_ns);
+    syncer(&mut s);
+    let r = simulate(&s);
+    let softirq = r.cpus.iter().map(|c| c.times.softirq).sum();
+    (softirq, r.counter("syncs").unwrap().count)
+}
+
+fn from_rcuop(wakeup_ns: f64) -> (u64, u64) {
+    let mut s = base(wakeup_ns);
+    s.knobs.rcu_nocbs = vec![0];
+    syncer(&mut s);
+    let r = simulate(&s);
+    (sys_of(&r, "rcuop"), r.counter("syncs").unwrap().count)
+}
+
+fn from_gp_cleanup(wakeup_ns: f64) -> (u64, u64) {
+    let mut s = base(wakeup_ns);
+    s.knobs.rcu_normal_wake_from_gp = true;
+    syncer(&mut s);
+    let r = simulate(&s);
+    (sys_of(&r, "rcu_sched"), r.rcu.unwrap().wakeups_from_gp)
+}
+
+/// What a context is charged per wakeup beyond what it is charged
+/// anyway, from runs with two wakeup costs: the same number of wakeups
+/// in both runs, and the charge grows by exactly the cost's difference
+/// for each of them.
+fn charge_per_wakeup(context: fn(f64) -> (u64, u64)) -> (u64, u64) {
+    let (low, n_low) = context(300.0);
+    let (high, n_high) = context(1300.0);
+    assert_eq!(n_low, n_high, "the same wakeups at either cost");
+    assert!(n_low > 10, "{n_low} wakeups");
+    assert_eq!((high - low) % n_low, 0, "{high} - {low} over {n_low}");
+    ((high - low) / n_low, n_low)
+}
+
+#[test]
+fn a_wakeup_costs_its_context_the_same_from_a_task_a_callback_and_gp_cleanup() {
+    let (task, n) = charge_per_wakeup(from_a_task);
+    assert_eq!(n, WAKES, "every up() woke the waiter");
+    assert_eq!(task, 1000, "a task's up() is charged cost.wakeup");
+    let (softirq, _) = charge_per_wakeup(from_the_softirq);
+    let (rcuop, _) = charge_per_wakeup(from_rcuop);
+    let (gp, _) = charge_per_wakeup(from_gp_cleanup);
+    assert_eq!(
+        [softirq, rcuop, gp],
+        [task; 3],
+        "softirq callback, rcuop callback, GP cleanup vs a task"
+    );
+}
+
+/// In the softirq nothing else runs here: its whole time is the wakeups.
+#[test]
+fn the_softirq_time_is_the_callbacks_wakeups() {
+    let (softirq, n) = from_the_softirq(300.0);
+    assert!(n > 10);
+    assert_eq!(softirq, n * 300);
+}
