@@ -100,6 +100,10 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=10ms", "scenario.warmup=2ms"],
     ),
     (
+        "scenarios/examples/wakeup-hook-lock.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
         "scenarios/examples/false-sharing.toml",
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),

@@ -91,10 +91,10 @@ fn bad_hooks_are_located_and_exit_2_without_output() {
     };
     let cases = cases.into_iter().chain([
         (
-            "spinlock-in-enqueue",
-            with_spinlock("enqueue_task_fair = '''spin_lock(s); spin_unlock(s);'''"),
+            "spinlock-in-idle-enter",
+            with_spinlock("idle_enter = '''spin_lock(s); spin_unlock(s);'''"),
             17,
-            "is not allowed in a `enqueue_task_fair` hook yet",
+            "is not allowed in a `idle_enter` hook yet",
         ),
         (
             "spinlock-in-tg-hook",
@@ -543,4 +543,118 @@ update_cfs_group = '''count(shares); atomic_read(tg_load_avg);'''
     let root = first_variant(&dir, "root", &text("").replace("cgroup = \"g\"\n", ""));
     assert_eq!(count(&root, "tg_updates"), 0);
     assert_eq!(count(&root, "shares"), 0);
+}
+
+/// Item 1 of issue 41: `try_to_wake_up` is an event, and a wakeup's hooks
+/// may take spinlocks; its mistakes are located (line and column), exit
+/// 2, no result file.
+#[test]
+fn wakeup_hook_mistakes_are_located_with_their_column() {
+    let with_spinlock = |hooks: &str| {
+        GOOD.replace(
+            "m = { type = \"mutex\" }",
+            "m = { type = \"mutex\" }\ns = { type = \"spinlock\" }",
+        )
+        .replace("sched_switch = '''atomic_inc(a);'''", hooks)
+    };
+    let cases = [
+        (
+            "misspelt",
+            with_spinlock("try_to_wakeup = '''spin_lock(s); spin_unlock(s);'''"),
+            17,
+            1,
+            "try_to_wake_up",
+        ),
+        (
+            "sleeps",
+            with_spinlock("try_to_wake_up = '''spin_lock(s); mutex_lock(m);'''"),
+            17,
+            35,
+            "scheduling while atomic",
+        ),
+        (
+            "keeps-the-lock",
+            with_spinlock("set_task_cpu = '''spin_lock(s); work(1us);'''"),
+            17,
+            16,
+            "does not release it",
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("smpsim-hooks-ttwu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text, line, col, says) in cases {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, &text).unwrap();
+        let out_file = dir.join(format!("{name}.json"));
+        let out = run_json(&path, &out_file);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(!out_file.exists(), "{name}: no result file on bad input");
+        let loc = format!("{}:{line}:{col}", path.display());
+        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
+        assert!(err.contains(says), "{name}: expected {says:?} in:\n{err}");
+    }
+}
+
+/// A `try_to_wake_up` hook that spins on a lock a task holds holds up
+/// the waking task: the producer's rate falls, the lock's contentions
+/// rise, and every CPU's time still adds up.
+#[test]
+fn a_try_to_wake_up_spinlock_holds_up_the_waker() {
+    let dir = std::env::temp_dir().join(format!("smpsim-hooks-ttwu-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = |hook: &str| {
+        format!(
+            r#"[scenario]
+name = "t"
+duration = "20ms"
+warmup = "2ms"
+[machine]
+preset = "generic-x86"
+[kernel]
+load_balance = false
+[objects]
+items = {{ type = "semaphore" }}
+s = {{ type = "spinlock" }}
+[[tasks]]
+name = "producer"
+per_cpu = 1
+cpus = [0]
+code = '''for (;;) {{ up(items); count(ups); work(5us); }}'''
+[[tasks]]
+name = "consumer"
+per_cpu = 1
+cpus = [1]
+code = '''for (;;) {{ down(items); }}'''
+[[tasks]]
+name = "holder"
+per_cpu = 1
+cpus = [2]
+code = '''for (;;) {{ syscall(x) {{ spin_lock_irqsave(s); work(20us); spin_unlock_irqrestore(s); }} work(1us); }}'''
+[hooks]
+try_to_wake_up = '''{hook}'''
+"#
+        )
+    };
+    let with = first_variant(&dir, "with", &text("spin_lock(s); spin_unlock(s);"));
+    let without = first_variant(&dir, "without", &text("work(10ns);"));
+    let count = |v: &serde_json::Value| -> u64 {
+        v["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "ups")
+            .unwrap()["count"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(
+        count(&with) * 2 < count(&without),
+        "{} vs {}",
+        count(&with),
+        count(&without)
+    );
+    let contentions = |v: &serde_json::Value| v["locks"][1]["contentions"].as_u64().unwrap();
+    assert_eq!(contentions(&without), 0);
+    assert!(contentions(&with) > 500, "{}", with["locks"]);
 }

@@ -20,12 +20,17 @@
 //! - `dequeue_task_fair`: the blocking task leaves the runqueue in
 //!   `__schedule()` (`deactivate_task()`), rq lock held, IRQs off; part of
 //!   the switch too. Spinlocks allowed.
+//! - `try_to_wake_up`: every wakeup, on the waking CPU, in
+//!   `try_to_wake_up()` (kernel/sched/core.c) once `select_task_rq()` has
+//!   placed the task and before `ttwu_queue()`, `p->pi_lock` held, IRQs
+//!   off; charged like `enqueue_task_fair`. Spinlocks allowed.
 //! - `enqueue_task_fair`: a CFS task woken (`try_to_wake_up()` ->
 //!   `ttwu_do_activate()`) is enqueued on the waking CPU with the rq lock
 //!   held and IRQs off: a task that wakes another pays the hook as sys
 //!   before its next op; a wakeup in an interrupt handler (an hrtimer)
 //!   lengthens the handler; elsewhere (a spinning CPU, a softirq callback)
-//!   the time is added to the CPU's next interrupt or switch.
+//!   the time is added to the CPU's next interrupt or switch. Spinlocks
+//!   allowed: see [`Kernel::wake_hook`](crate::Kernel::wake_hook).
 //! - `sched_tick`: `sched_tick()` in the timer interrupt on every CPU that
 //!   runs a task (idle CPUs stop their tick, NO_HZ); the hook runs as a
 //!   hardirq (charged as irq, with the interrupt's entry and exit), taken
@@ -36,7 +41,7 @@
 //!   `migrate_task_rq_fair()`), on the CPU doing the move: the waking CPU
 //!   for a wake-up placed elsewhere (`try_to_wake_up()`), the balancing CPU
 //!   for a load-balancer pull, the outgoing CPU for a hotplug push; charged
-//!   like `enqueue_task_fair`.
+//!   like `enqueue_task_fair`. Spinlocks allowed.
 //! - `idle_enter`: a CPU switches to its idle task (`do_idle()` begins:
 //!   `tick_nohz_idle_enter()`, `nohz_balance_enter_idle()`); it is busy
 //!   until the hook ends, so a wakeup or interrupt arriving meanwhile waits
@@ -47,10 +52,11 @@
 //! - `update_tg_load_avg`, `update_cfs_group`: per task group (cgroup),
 //!   see `sched/tg_load_avg.rs`.
 //!
-//! Spinlocks are not (yet) allowed where the hook's time goes to a task's
-//! next op or to an idle CPU (`enqueue_task_fair`, `set_task_cpu`,
-//! `idle_enter`, the per-group events): holding up those would need the
-//! task's op to be resumable too. Scenario loading says so.
+//! A wakeup's hooks with spinlocks hold up what woke: a waking task stops
+//! after the op that woke and its CPU is held ([`HookCtx::Held`]) until
+//! they are done; a handler or switch runs them at its end. Spinlocks are
+//! not (yet) allowed in `idle_enter` and the per-group events. Scenario
+//! loading says so.
 
 use smpsim_engine::Nanos;
 
@@ -82,6 +88,9 @@ pub fn locks_allowed(ev: usize) -> bool {
         HookEvent::SchedTick,
         HookEvent::DequeueTaskFair,
         HookEvent::IdleExit,
+        HookEvent::TryToWakeUp,
+        HookEvent::EnqueueTaskFair,
+        HookEvent::SetTaskCpu,
     ]
     .iter()
     .any(|e| *e as usize == ev)
@@ -172,6 +181,16 @@ enum HookCtx {
     Switch { next: crate::task::TaskId },
     /// A hardirq handler.
     Irq,
+    /// A wakeup's hooks ([`crate::Kernel::wake_hook`]) not yet under way:
+    /// they go on in the context the CPU is in when they are driven (the
+    /// handler or the switch it is busy in), or hold up its task or idle
+    /// loop ([`crate::Kernel::start_held_run`]).
+    Pending,
+    /// A wakeup's hooks holding up what the CPU ran (its current task, or
+    /// idle): `try_to_wake_up()` holds `p->pi_lock` with IRQs off, so the
+    /// CPU is busy in the kernel (sys, IRQs off) until they are done, and
+    /// the task's next op waits.
+    Held,
 }
 
 impl<'s> crate::Kernel<'s> {
@@ -335,8 +354,89 @@ impl<'s> crate::Kernel<'s> {
         run.ctx = HookCtx::Switch { next };
         self.cpus[c as usize].activity = crate::cpu::Activity::Switch { end: run.t, next };
         self.irq_off_begin(c);
-        self.sched.hooks.runs[c as usize] = Some(run);
+        self.install_run(c, run);
         self.drive_hook_run(c);
+    }
+
+    /// A wakeup's hook at `ev` (`try_to_wake_up`, `enqueue_task_fair`,
+    /// `set_task_cpu`) on CPU `on`, now. Without locks it runs at once and
+    /// its time goes to what `on` is doing ([`Self::charge_hook`]). With
+    /// locks it is queued on `on` to run at its true time: at once on a CPU
+    /// running a task or idle (the CPU's event is set to now: the waking
+    /// task stops after the op that woke and goes on when the hook is
+    /// done), after the handler or switch the CPU is busy in otherwise.
+    pub(crate) fn wake_hook(&mut self, on: u32, ev: HookEvent) {
+        let Some(program) = self.hook(ev) else {
+            return;
+        };
+        if !self.sched.hooks.locking[ev as usize] {
+            let d = self.run_hook(on, program, self.now) - self.now;
+            self.charge_hook(on, d);
+            return;
+        }
+        let step = Step::Hook { ev, program, pc: 0 };
+        let now = self.now;
+        match &mut self.sched.hooks.runs[on as usize] {
+            Some(run) => run.steps.push_back(step),
+            slot @ None => {
+                *slot = Some(Box::new(HookRun {
+                    steps: [step].into(),
+                    t: now,
+                    spanned: 0,
+                    spin: None,
+                    ctx: HookCtx::Pending,
+                }))
+            }
+        }
+        let activity = self.cpus[on as usize].activity;
+        if matches!(
+            activity,
+            crate::cpu::Activity::Task | crate::cpu::Activity::Idle
+        ) {
+            // Taken at the CPU's next event, now (`Self::kick`).
+            self.arm_cpu(on, now);
+        }
+    }
+
+    /// CPU `c`, running a task or idle, has a wakeup's hooks queued
+    /// ([`Self::wake_hook`]): they hold it up from now, IRQs off, charged
+    /// as sys (`try_to_wake_up()` under `p->pi_lock`); the task goes on
+    /// where it was when they are done. Called by [`Self::kick`].
+    pub(crate) fn start_held_run(&mut self, c: u32) {
+        self.settle(c);
+        let run = self.sched.hooks.runs[c as usize]
+            .as_mut()
+            .expect("a queued wakeup hook");
+        debug_assert!(matches!(run.ctx, HookCtx::Pending));
+        run.ctx = HookCtx::Held;
+        run.t = run.t.max(self.now);
+        let cpu = &mut self.cpus[c as usize];
+        cpu.activity = crate::cpu::Activity::Switch {
+            end: self.now,
+            next: cpu.curr,
+        };
+        self.irq_off_begin(c);
+        self.drive_hook_run(c);
+    }
+
+    /// Makes `run` CPU `c`'s: a wakeup's hooks queued there before it
+    /// (the wakeup came first) run ahead of its steps.
+    fn install_run(&mut self, c: u32, mut run: Box<HookRun<'s>>) {
+        if let Some(queued) = self.sched.hooks.runs[c as usize].take() {
+            for step in queued.steps.into_iter().rev() {
+                run.steps.push_front(step);
+            }
+        }
+        self.sched.hooks.runs[c as usize] = Some(run);
+    }
+
+    /// Puts CPU `c`'s run back while it waits: a wakeup's hooks queued
+    /// while it was being driven run after its steps.
+    fn put_back_run(&mut self, c: u32, mut run: Box<HookRun<'s>>) {
+        if let Some(queued) = self.sched.hooks.runs[c as usize].take() {
+            run.steps.extend(queued.steps);
+        }
+        self.sched.hooks.runs[c as usize] = Some(run);
     }
 
     /// The tick's `sched_tick` hook takes locks: it runs from `t`, after
@@ -354,13 +454,14 @@ impl<'s> crate::Kernel<'s> {
             steps.push_back(Step::Softirq);
         }
         self.cpus[c as usize].activity = crate::cpu::Activity::Irq { end: t };
-        self.sched.hooks.runs[c as usize] = Some(Box::new(HookRun {
+        let run = Box::new(HookRun {
             steps,
             t,
             spanned: 0,
             spin: None,
             ctx: HookCtx::Irq,
-        }));
+        });
+        self.install_run(c, run);
         self.drive_hook_run(c);
     }
 
@@ -390,6 +491,38 @@ impl<'s> crate::Kernel<'s> {
             .take()
             .expect("a hook run");
         debug_assert!(run.spin.is_none(), "a spinning hook run driven");
+        // A wakeup's hooks queued behind a handler or a switch run from
+        // where it has got to, in its context.
+        run.t = run.t.max(self.now);
+        if let HookCtx::Pending = run.ctx {
+            run.ctx = match self.cpus[c as usize].activity {
+                crate::cpu::Activity::Switch { next, .. } => HookCtx::Switch { next },
+                _ => HookCtx::Irq,
+            };
+        }
+        loop {
+            // None: parked or spinning, back in its slot.
+            let Some(mut done) = self.drive_steps(c, run) else {
+                return;
+            };
+            // A wakeup in the run (its softirq) queued hooks: they go on.
+            match self.sched.hooks.runs[c as usize].take() {
+                Some(queued) => {
+                    done.steps.extend(queued.steps);
+                    run = done;
+                }
+                None => {
+                    self.end_hook_run(c, done);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Runs `run`'s steps on CPU `c` up to a lock op ahead in time or a
+    /// lock held elsewhere (the run is then put back in its slot: None),
+    /// or to its end.
+    fn drive_steps(&mut self, c: u32, mut run: Box<HookRun<'s>>) -> Option<Box<HookRun<'s>>> {
         while let Some(step) = run.steps.front_mut() {
             let (ev, program, pc) = match step {
                 Step::Span(d) => {
@@ -422,15 +555,16 @@ impl<'s> crate::Kernel<'s> {
                 *pc -= 1;
                 let at = run.t;
                 self.park_hook_run(c, run, at);
-                return;
+                return None;
             }
             let l = self.hook_instance(c, lock);
             if !take {
                 run.t = self.hook_spin_unlock(c, l, mode);
                 continue;
             }
-            if ev == HookEvent::SchedTick {
-                self.hook_lockdep_hardirq(c, lock.object);
+            if matches!(run.ctx, HookCtx::Irq) {
+                // The tick's hook, or a wakeup's in a hardirq handler.
+                self.hook_lockdep_hardirq(c, ev, lock.object);
             }
             match self.hook_spin_lock(c, l, mode) {
                 Some(done) => run.t = done,
@@ -439,12 +573,17 @@ impl<'s> crate::Kernel<'s> {
                     run.spin = Some((l, self.now));
                     let cpu = &mut self.cpus[c as usize];
                     cpu.gen = cpu.gen.wrapping_add(1);
-                    self.sched.hooks.runs[c as usize] = Some(run);
-                    return;
+                    self.put_back_run(c, run);
+                    return None;
                 }
             }
         }
-        // Done: the switch or the handler ends where the run got to.
+        Some(run)
+    }
+
+    /// `run` is done: the switch or the handler ends where it got to; a
+    /// held-up task or idle loop goes on once its time has passed.
+    fn end_hook_run(&mut self, c: u32, run: Box<HookRun<'s>>) {
         let end = run.t;
         let cpu = &mut self.cpus[c as usize];
         match run.ctx {
@@ -452,7 +591,27 @@ impl<'s> crate::Kernel<'s> {
                 cpu.activity = crate::cpu::Activity::Switch { end, next };
                 cpu.rq_busy_until = cpu.rq_busy_until.max(end);
             }
-            HookCtx::Irq => cpu.activity = crate::cpu::Activity::Irq { end },
+            HookCtx::Irq | HookCtx::Pending => cpu.activity = crate::cpu::Activity::Irq { end },
+            HookCtx::Held if end > self.now => {
+                // Its last work: the CPU stays held until then.
+                self.park_hook_run(c, run, end);
+                return;
+            }
+            HookCtx::Held => {
+                let curr = cpu.curr;
+                cpu.activity = if curr == crate::task::NO_TASK {
+                    crate::cpu::Activity::Idle
+                } else {
+                    crate::cpu::Activity::Task
+                };
+                let irqs_off =
+                    curr != crate::task::NO_TASK && self.tasks[curr as usize].irq.irqs_off;
+                if !irqs_off {
+                    self.irq_off_end(c);
+                }
+                self.kick(c);
+                return;
+            }
         }
         self.arm_cpu(c, end);
     }
@@ -465,9 +624,13 @@ impl<'s> crate::Kernel<'s> {
                 cpu.rq_busy_until = cpu.rq_busy_until.max(at);
                 crate::cpu::Activity::Switch { end: at, next }
             }
-            HookCtx::Irq => crate::cpu::Activity::Irq { end: at },
+            HookCtx::Irq | HookCtx::Pending => crate::cpu::Activity::Irq { end: at },
+            HookCtx::Held => crate::cpu::Activity::Switch {
+                end: at,
+                next: cpu.curr,
+            },
         };
-        self.sched.hooks.runs[c as usize] = Some(run);
+        self.put_back_run(c, run);
         self.arm_cpu(c, at);
     }
 
@@ -497,14 +660,14 @@ impl<'s> crate::Kernel<'s> {
 
     /// lockdep's `mark_lock()` for a lock class taken in the tick's hook:
     /// hardirq context.
-    fn hook_lockdep_hardirq(&mut self, c: u32, class: u32) {
+    fn hook_lockdep_hardirq(&mut self, c: u32, ev: HookEvent, class: u32) {
         let settled = self
             .locking
             .lockdep
             .as_ref()
             .is_none_or(|ld| ld.usage_settled(class, true));
         if !settled {
-            let site = format!("CPU{c} in the sched_tick hook (hardirq)");
+            let site = format!("CPU{c} in the {} hook (hardirq)", HOOK_NAMES[ev as usize]);
             self.lockdep_usage(c, class, true, site);
         }
     }
@@ -562,13 +725,71 @@ mod tests {
         s
     }
 
+    /// [`one_lock_everywhere`], and every wakeup's hooks take `g` too:
+    /// wakeups from the timer interrupt (the sleeps), from tasks (a
+    /// producer's `up()` of a semaphore two consumers `down()`), and the
+    /// migrations of wake-up placement.
+    fn wakeups_take_it_too(kind: &str) -> Spec {
+        let mut s = one_lock_everywhere(kind);
+        // The tasks' holds keep IRQs off (`spin_lock_irqsave()`): a timer
+        // interrupt's wakeup hook taking `g` on a CPU whose task holds it
+        // would deadlock, in the kernel too.
+        for op in &mut s.task_groups[0].program.ops {
+            match op {
+                Op::Locking(LockingOp::Lock { irqsave, .. }) => *irqsave = true,
+                Op::Locking(LockingOp::Unlock { irqrestore, .. }) => *irqrestore = true,
+                _ => {}
+            }
+        }
+        let g = ObjRef {
+            object: 0,
+            index: None,
+        };
+        s.objects.push(ObjectDecl {
+            name: "sem".into(),
+            kind: ObjectKind::Semaphore { initial: 0 },
+            per_cpu: false,
+        });
+        let sem = ObjRef {
+            object: 1,
+            index: None,
+        };
+        forever(
+            &mut s,
+            "producer",
+            vec![0],
+            Policy::Normal,
+            vec![
+                Op::Locking(LockingOp::Up(sem.clone())),
+                Op::Work(Dist::Exp { mean: 4 * US }),
+            ],
+        );
+        forever(
+            &mut s,
+            "consumer",
+            vec![1, 2],
+            Policy::Normal,
+            vec![Op::Locking(LockingOp::Down(sem))],
+        );
+        for (ev, hold) in [
+            (HookEvent::TryToWakeUp, 100),
+            (HookEvent::EnqueueTaskFair, 150),
+            (HookEvent::SetTaskCpu, 50),
+        ] {
+            s.hooks[ev as usize] = hook(critical_section(&g, hold));
+        }
+        s
+    }
+
     /// Sampled through the run: every lock has at most one exclusive
     /// holder, and a hook holds a lock only while its run is under way
     /// (it releases every lock before the switch or handler goes on).
     #[test]
     fn hook_locks_are_held_alone_and_released_before_the_hook_ends() {
-        for kind in ["qspinlock", "ticket", "tas"] {
-            let s = one_lock_everywhere(kind);
+        let specs = ["qspinlock", "ticket", "tas"]
+            .into_iter()
+            .flat_map(|k| [(k, one_lock_everywhere(k)), (k, wakeups_take_it_too(k))]);
+        for (kind, s) in specs {
             let mut sim = crate::Simulation::new(&s);
             let (mut samples, mut hook_held) = (0, 0);
             let mut horizon = 0;

@@ -229,6 +229,9 @@ impl<'s> crate::Kernel<'s> {
                     self.tasks[t as usize].pc += 1;
                     continue;
                 }
+                // A wakeup's hooks that take locks hold the task up
+                // after the op that woke (`hooks.rs`).
+                Some(Flow::Next) if self.hook_run_waiting(c) => break,
                 Some(Flow::Next) => continue,
                 Some(Flow::Stop) => {
                     self.tasks[t as usize].timeless_steps = 0;
@@ -243,9 +246,12 @@ impl<'s> crate::Kernel<'s> {
         } else {
             self.tasks[t as usize].timeless_steps = 0;
         }
-        let end = self
-            .now
-            .saturating_add(self.tasks[t as usize].batch.total());
+        let end = if self.hook_run_waiting(c) {
+            self.now
+        } else {
+            self.now
+                .saturating_add(self.tasks[t as usize].batch.total())
+        };
         self.arm_cpu(c, end);
     }
 

@@ -447,10 +447,11 @@ pub enum HookEvent {
     IdleExit = 6,
     UpdateTgLoadAvg = 7,
     UpdateCfsGroup = 8,
+    TryToWakeUp = 9,
 }
 
 /// How many [`HookEvent`]s there are.
-pub const HOOK_EVENTS: usize = 9;
+pub const HOOK_EVENTS: usize = 10;
 
 /// Every event by its `[hooks]` name, in index order.
 pub const HOOK_NAMES: [&str; HOOK_EVENTS] = [
@@ -463,6 +464,7 @@ pub const HOOK_NAMES: [&str; HOOK_EVENTS] = [
     "idle_exit",
     "update_tg_load_avg",
     "update_cfs_group",
+    "try_to_wake_up",
 ];
 
 /// The event a `[hooks]` key names.

@@ -231,10 +231,7 @@ pub(crate) trait Balancer<'s>: SchedEnv<'s> {
         if src == dst {
             return;
         }
-        if let Some(h) = self.hook(crate::hooks::HookEvent::SetTaskCpu) {
-            let d = self.run_hook(on, h, self.now()) - self.now();
-            self.charge_hook(on, d);
-        }
+        self.wake_hook(on, crate::hooks::HookEvent::SetTaskCpu);
         let (src_min, dst_min) = match self.tasks()[t as usize].top_group {
             None => (
                 self.cpus()[src as usize].cfs.min_vruntime,

@@ -73,6 +73,8 @@ pub(crate) trait SchedEnv<'s>: CoreEnv {
         cost: Nanos,
         run: &mut Option<Box<HookRun<'s>>>,
     ) -> Nanos;
+    /// A wakeup's hook at `ev` on CPU `on`, now (`hooks.rs`).
+    fn wake_hook(&mut self, on: u32, ev: HookEvent);
     /// Charges `d` of hook time to CPU `c`'s current context.
     fn charge_hook(&mut self, c: u32, d: Nanos);
     /// The hook time CPU `c` owes its next switch.

@@ -525,18 +525,18 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
         self.sched_mut().wakeups_issued += 1;
         self.check_hung_task(t);
         self.place_waking_task(t, waker);
+        let c = self.tasks()[t as usize].cpu;
+        // The waking CPU (the task's own CPU from a softirq).
+        let on = if softirq { c } else { waker };
+        // try_to_wake_up(), once select_task_rq() has placed the task,
+        // before ttwu_queue() (kernel/sched/core.c).
+        self.wake_hook(on, crate::hooks::HookEvent::TryToWakeUp);
         self.set_state(t, TaskState::Runnable);
         self.tasks_mut()[t as usize].gen = self.tasks()[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
-        let c = self.tasks()[t as usize].cpu;
-        // ttwu_do_activate() -> enqueue_task_fair() on the waking CPU (the
-        // task's own CPU from a softirq), rq lock held.
-        let on = if softirq { c } else { waker };
-        if let Some(h) = self.hook(crate::hooks::HookEvent::EnqueueTaskFair) {
-            if !self.tasks()[t as usize].is_rt() {
-                let d = self.run_hook(on, h, self.now()) - self.now();
-                self.charge_hook(on, d);
-            }
+        // ttwu_do_activate() -> enqueue_task_fair(), rq lock held.
+        if !self.tasks()[t as usize].is_rt() {
+            self.wake_hook(on, crate::hooks::HookEvent::EnqueueTaskFair);
         }
         if self.has_group_hooks() {
             // enqueue_entity() -> update_load_avg(), update_cfs_group().

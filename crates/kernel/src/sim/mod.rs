@@ -543,6 +543,11 @@ impl<'s> Kernel<'s> {
             self.cpus[c as usize].activity,
             Activity::Idle | Activity::Task
         ));
+        if self.hook_run_waiting(c) {
+            // A wakeup's hooks that take locks hold the CPU up first.
+            self.start_held_run(c);
+            return;
+        }
         self.settle(c);
         let cpu = &self.cpus[c as usize];
         let t = cpu.curr;

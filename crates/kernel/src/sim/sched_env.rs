@@ -90,6 +90,9 @@ impl<'s> SchedEnv<'s> for Kernel<'s> {
     ) -> Nanos {
         Kernel::switch_hook(self, c, ev, cost, run)
     }
+    fn wake_hook(&mut self, on: u32, ev: HookEvent) {
+        Kernel::wake_hook(self, on, ev)
+    }
     fn charge_hook(&mut self, c: u32, d: Nanos) {
         Kernel::charge_hook(self, c, d)
     }

@@ -155,7 +155,7 @@ fn hook_locks(
                 .collect();
             return Err(Diag::new(
                 body.span(),
-                format!("`{what}({obj})` is not allowed in a `{hook}` hook yet: smpsim cannot hold up what the kernel does there (a task's next op, an idle CPU) while the hook waits for the lock"),
+                format!("`{what}({obj})` is not allowed in a `{hook}` hook yet: smpsim cannot hold up what the kernel does there (an idle CPU's entry, a task group's load update) while the hook waits for the lock"),
             )
             .help(format!("spinlocks may be taken in {} hooks", list(allowed))));
         }
