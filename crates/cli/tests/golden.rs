@@ -100,6 +100,10 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),
     (
+        "scenarios/examples/rwsem-layout.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
         "scenarios/examples/cpumask-snapshot.toml",
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),

@@ -169,12 +169,26 @@ fn place(
     };
     let lock = match kind {
         ObjectKind::Atomic => false,
-        ObjectKind::Spinlock { .. } | ObjectKind::Mutex { .. } => true,
+        ObjectKind::Spinlock { .. }
+        | ObjectKind::Mutex { .. }
+        | ObjectKind::Rwsem { .. }
+        | ObjectKind::Semaphore { .. }
+        | ObjectKind::Seqcount => true,
+        ObjectKind::Sleeping { kind, .. } if kind.info().id != locking::percpu_rwsem::KIND.id => true,
+        ObjectKind::Sleeping { .. } => {
+            return Err(Diag::new(
+                line.span(),
+                format!(
+                    "a `{type_name}` has no lock word on a shared line in the model: its readers count per CPU and its writer waits for a grace period"
+                ),
+            )
+            .help("put its neighbours (atomics) on a line of their own, or model the word the patch moves as an `atomic` on `line`"))
+        }
         _ => {
             return Err(Diag::new(
                 line.span(),
                 format!(
-                    "a `{type_name}` cannot be placed on a shared line; spinlocks, rwlocks, mutexes (the default kind) and atomics can"
+                    "a `{type_name}` cannot be placed on a shared line; locks (spinlock, rwlock, mutex, rt_mutex, rwsem, semaphore, seqcount) and atomics can"
                 ),
             ))
         }
