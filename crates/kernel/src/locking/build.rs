@@ -140,9 +140,9 @@ fn place(o: &mut Objects, spec: &Spec, nr_cpus: u32) {
 /// places atomics beside). `percpu_rw_semaphore` has none: its readers'
 /// counts are per-CPU and its writer's `block` is not modelled.
 pub(crate) fn sleeping_line(kind: u8) -> Option<fn(&mut Objects, u32) -> &mut Line> {
-    use crate::locking::{rt_mutex, rwsem, semaphore, seqcount};
+    use crate::locking::{osq_numa, rt_mutex, rwsem, semaphore, seqcount};
     let word: fn(&mut Objects, u32) -> &mut Line = match kind {
-        k if k == mutex::KIND.id => mutex::word_mut,
+        k if k == mutex::KIND.id || k == osq_numa::KIND.id => mutex::word_mut,
         k if k == rwsem::KIND.id => rwsem::line_mut,
         k if k == semaphore::KIND.id => semaphore::line_mut,
         k if k == seqcount::KIND.id => seqcount::line_mut,

@@ -22,6 +22,7 @@ pub mod mutex;
 pub mod objects;
 pub mod ops;
 pub mod osq;
+pub mod osq_numa;
 pub mod percpu_ref;
 pub mod percpu_rwsem;
 pub mod qrwlock;
@@ -65,6 +66,7 @@ pub static SLEEPING_KINDS: &[sleeping::SleepingKindInfo] = &[
     seqcount::KIND,
     rt_mutex::KIND,
     percpu_rwsem::KIND,
+    osq_numa::KIND,
 ];
 
 pub use sleeping::{find_sleeping_kind, sleeping_kind_names, SleepingKindInfo};

@@ -67,7 +67,10 @@ impl crate::Kernel<'_> {
         let queued = table(&mut self.locking.objects).all[m as usize]
             .word
             .rmw(&self.cost, c, now);
-        let head = table(&mut self.locking.objects).all[m as usize].osq.lock(t);
+        let node = self.cost.node(c);
+        let head = table(&mut self.locking.objects).all[m as usize]
+            .osq
+            .lock_from(t, node, now);
         self.begin_spin(
             t,
             Spin::Sleeping {
