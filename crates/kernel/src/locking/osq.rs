@@ -35,7 +35,7 @@ impl Osq {
     /// The NUMA-aware variant ([`super::osq_numa`]).
     pub fn numa() -> Self {
         Osq {
-            numa: Some(NumaOrder::default()),
+            numa: Some(NumaOrder),
             ..Osq::default()
         }
     }
