@@ -108,6 +108,18 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),
     (
+        "scenarios/examples/rwsem-layout.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
+        "scenarios/examples/numa-osq.toml",
+        &["scenario.duration=12ms", "scenario.warmup=1ms"],
+    ),
+    (
+        "scenarios/examples/csd-line.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
         "scenarios/examples/cpumask-snapshot.toml",
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),

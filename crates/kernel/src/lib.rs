@@ -39,7 +39,8 @@
 //! lock kind, the spinning ones of [`locking::LOCK_KINDS`]: `qspinlock`,
 //! `ticket`, `tas`, `ttas`, `mcs`, `cna`, `distributed_mutex`, `qrwlock`;
 //! the sleeping ones of [`locking::SLEEPING_KINDS`]: `mutex` with its
-//! `osq`, `rwsem`, `semaphore`, `seqcount`, `rt_mutex`, `percpu_rwsem`;
+//! `osq`, `rwsem`, `semaphore`, `seqcount`, `rt_mutex`, `percpu_rwsem`,
+//! `numa_osq` (a mutex with the model's NUMA-aware OSQ);
 //! and `percpu_ref`, the atomics and shared variables; a test keeps this
 //! list whole), [`rcu`] (normal grace periods
 //! driven by the GP kthread, expedited ones, callbacks), [`smp`]

@@ -44,6 +44,10 @@ impl<'s, K: SmpEnv<'s>> crate::mechanism::MechanismOp<K> for SmpOp {
 pub(crate) trait SmpEnv<'s>: CoreEnv + SchedVerbs {
     fn spec(&self) -> &'s crate::Spec;
     fn handler_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng;
+    /// With the scenario's `line = "csd_data"`, a read (or a store) by CPU
+    /// `by` of CPU `owner`'s csd line starting at `at`; when it is done.
+    /// `None`: the csd keeps a line of its own, priced as fixed transfers.
+    fn csd_line(&mut self, owner: u32, by: u32, store: bool, at: Nanos) -> Option<Nanos>;
     // The core's CPU accounting and decisions (sim/).
     // The scheduler's.
     fn cfs_period_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos;
@@ -200,18 +204,26 @@ pub(crate) trait Smp<'s>: SmpEnv<'s> {
                     handler,
                 } => {
                     // The handler reads the caller's csd (func, info).
-                    t = (t + self.cost().line_transfer(from_cpu, c) + cost).min(END_OF_TIME);
+                    let read = self.csd_line(from_cpu, c, false, t);
+                    let read = read.unwrap_or(t + self.cost().line_transfer(from_cpu, c));
+                    t = (read + cost).min(END_OF_TIME);
                     if handler != crate::cpu::NO_HANDLER {
                         t = self.run_handler(c, handler, t);
                     }
                     // The handler runs between smp_mb()s (the IPI itself
                     // orders, and membarrier's ipi_mb() is one).
                     self.cpu_mut(c).last_barrier = t;
+                    // csd_unlock(): a store to the csd's line, if placed.
+                    let unlocked = self.csd_line(from_cpu, c, true, t);
                     if !wait {
                         continue;
                     }
-                    // csd_unlock(): the caller sees the flag one transfer later.
-                    let seen = t + self.cost().line_transfer(c, from_cpu);
+                    // The caller sees the flag one transfer later (its
+                    // csd_lock_wait() read of the line, if placed).
+                    let seen = match unlocked {
+                        Some(at) => self.csd_line(from_cpu, from_cpu, false, at).unwrap_or(at),
+                        None => t + self.cost().line_transfer(c, from_cpu),
+                    };
                     self.at(
                         seen,
                         Event::Sched(SchedEvent::SpinEnd { task: caller, gen }),
@@ -498,6 +510,12 @@ pub(crate) trait Smp<'s>: SmpEnv<'s> {
     /// for), then waits for them all, or, without `wait`, returns.
     fn queue_calls(&mut self, c: u32, t: TaskId, func: &CallFunc, wait: bool) -> Flow {
         let gen = self.task(t).gen.wrapping_add(1);
+        // csd_lock(): the caller's store to its csd, if its line is placed.
+        let now = self.now();
+        let locked = self.csd_line(c, c, true, now).unwrap_or(now);
+        if locked > now {
+            self.task_mut(t).batch.push(Mode::Sys, locked - now);
+        }
         let targets = std::mem::take(&mut self.task_mut(t).smp.call_targets);
         for &target in &targets {
             let cost = self.func_cost(t, func);
@@ -509,7 +527,7 @@ pub(crate) trait Smp<'s>: SmpEnv<'s> {
                 wait,
                 handler: func.handler.unwrap_or(crate::cpu::NO_HANDLER),
             };
-            self.queue_csd(target, csd, self.now(), c);
+            self.queue_csd(target, csd, locked, c);
         }
         let n = targets.len() as u32;
         self.task_mut(t).smp.call_targets = targets;

@@ -408,6 +408,11 @@ pub struct Layout {
     /// in a row, each with its own instance and `lock_stat` row; an index
     /// selects the object, not an instance of one.
     pub arrays: Vec<(u32, u32)>,
+    /// A per-CPU atomic whose instance i is on CPU i's `csd_data` line
+    /// (`line = "csd_data"`): the IPI model's CSD traffic is then
+    /// transactions on that line; without it, fixed transfers between the
+    /// caller and the target as before.
+    pub csd_line: Option<u32>,
 }
 
 impl Layout {

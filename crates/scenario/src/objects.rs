@@ -93,6 +93,12 @@ pub(crate) fn declare(
     }
     check_aliases(srcs, &out.entries, &out.names)?;
     for (line, objs) in lines {
+        if line.get_ref() == CSD_LINE {
+            out.layout.csd_line = Some(csd_line(&line, &objs, &out)?);
+            if objs.len() < 2 {
+                continue;
+            }
+        }
         if objs.len() < 2 {
             return Err(Diag::new(
                 line.span(),
@@ -113,6 +119,39 @@ pub(crate) fn declare(
         out.layout.lines.push(ids);
     }
     Ok(out)
+}
+
+/// The line name that places objects beside each CPU's `csd_data`
+/// (kernel/smp.c: `DEFINE_PER_CPU_SHARED_ALIGNED(call_single_data_t,
+/// csd_data)`), the CSD `smp_call_function_single()` sends.
+const CSD_LINE: &str = "csd_data";
+
+/// The per-CPU atomic whose instance i is on CPU i's `csd_data` line (the
+/// IPI model then makes its CSD traffic transactions on that line): the
+/// line's objects must be per-CPU, and one an atomic.
+fn csd_line(line: &S<String>, objs: &[(u32, bool)], out: &Objects) -> DResult<u32> {
+    if let Some(&(g, _)) = objs
+        .iter()
+        .find(|&&(id, _)| !out.decls[id as usize].per_cpu)
+    {
+        return Err(Diag::new(
+            line.span(),
+            format!(
+                "`{}` is not per-CPU; `csd_data` is per-CPU data: only per-CPU objects share its line (CPU i's instance with CPU i's csd)",
+                out.decls[g as usize].name
+            ),
+        ));
+    }
+    objs.iter()
+        .map(|&(id, _)| id)
+        .find(|&id| out.decls[id as usize].kind == ObjectKind::Atomic)
+        .ok_or_else(|| {
+            Diag::new(
+                line.span(),
+                "line `csd_data` needs a per-CPU `atomic` on it: the model reaches the csd's line through one",
+            )
+            .help("add the neighbouring field as `{ type = \"atomic\", per_cpu = true, line = \"csd_data\" }`")
+        })
 }
 
 /// Each named line: its name where first used, and its objects (id,
@@ -169,12 +208,26 @@ fn place(
     };
     let lock = match kind {
         ObjectKind::Atomic => false,
-        ObjectKind::Spinlock { .. } | ObjectKind::Mutex { .. } => true,
+        ObjectKind::Spinlock { .. }
+        | ObjectKind::Mutex { .. }
+        | ObjectKind::Rwsem { .. }
+        | ObjectKind::Semaphore { .. }
+        | ObjectKind::Seqcount => true,
+        ObjectKind::Sleeping { kind, .. } if kind.info().id != locking::percpu_rwsem::KIND.id => true,
+        ObjectKind::Sleeping { .. } => {
+            return Err(Diag::new(
+                line.span(),
+                format!(
+                    "a `{type_name}` has no lock word on a shared line in the model: its readers count per CPU and its writer waits for a grace period"
+                ),
+            )
+            .help("put its neighbours (atomics) on a line of their own, or model the word the patch moves as an `atomic` on `line`"))
+        }
         _ => {
             return Err(Diag::new(
                 line.span(),
                 format!(
-                    "a `{type_name}` cannot be placed on a shared line; spinlocks, rwlocks, mutexes (the default kind) and atomics can"
+                    "a `{type_name}` cannot be placed on a shared line; locks (spinlock, rwlock, mutex, rt_mutex, rwsem, semaphore, seqcount) and atomics can"
                 ),
             ))
         }

@@ -107,11 +107,15 @@ fn place(o: &mut Objects, spec: &Spec, nr_cpus: u32) {
             continue;
         };
         let hbase = o.first_instance(host);
-        let at = |i: u32| match (&spec.objects[host as usize].kind, o.sleeping_kind(host)) {
+        let word = o.sleeping_kind(host).map(|k| {
+            sleeping_line(k)
+                .unwrap_or_else(|| panic!("a {} cannot host a shared line", sleeping::kind(k).name))
+        });
+        let at = |i: u32| match (&spec.objects[host as usize].kind, word) {
             (ObjectKind::Atomic, _) => LineAt::Atomic(hbase + i),
             (ObjectKind::Spinlock { .. }, _) => LineAt::Spinlock(hbase + i),
-            (ObjectKind::Mutex { .. }, Some(_)) => LineAt::Word(mutex::word_mut, hbase + i),
-            (k, _) => panic!("an object of kind {k:?} cannot host a shared line"),
+            (_, Some(word)) => LineAt::Word(word, hbase + i),
+            (k, None) => panic!("an object of kind {k:?} cannot host a shared line"),
         };
         let mut moves = Vec::new();
         for &obj in rest {
@@ -129,6 +133,23 @@ fn place(o: &mut Objects, spec: &Spec, nr_cpus: u32) {
             o.place_atomic(inst, to);
         }
     }
+}
+
+/// The function that reaches an instance's line, for a sleeping-lock kind
+/// that keeps its state on one modelled line (the line a `line = "NAME"`
+/// places atomics beside). `percpu_rw_semaphore` has none: its readers'
+/// counts are per-CPU and its writer's `block` is not modelled.
+pub(crate) fn sleeping_line(kind: u8) -> Option<fn(&mut Objects, u32) -> &mut Line> {
+    use crate::locking::{osq_numa, rt_mutex, rwsem, semaphore, seqcount};
+    let word: fn(&mut Objects, u32) -> &mut Line = match kind {
+        k if k == mutex::KIND.id || k == osq_numa::KIND.id => mutex::word_mut,
+        k if k == rwsem::KIND.id => rwsem::line_mut,
+        k if k == semaphore::KIND.id => semaphore::line_mut,
+        k if k == seqcount::KIND.id => seqcount::line_mut,
+        k if k == rt_mutex::KIND.id => rt_mutex::line_mut,
+        _ => return None,
+    };
+    Some(word)
 }
 
 /// Line transfers so far on each object's cache lines, all instances.
@@ -252,6 +273,53 @@ mod tests {
         o.atomic_line(o.first_instance(a)).rmw(&cost, 3, 0);
         let word = o.spinlocks[o.first_instance(lock) as usize].imp.word();
         assert_eq!(word.rmws, 0);
+    }
+
+    /// An atomic placed beside any sleeping lock that keeps one line
+    /// (rwsem, semaphore, seqcount, rt_mutex, mutex) writes that lock's
+    /// line: its RMW takes the line to the atomic's CPU.
+    #[test]
+    fn an_atomic_beside_each_sleeping_kind_writes_its_line() {
+        use crate::locking::{rt_mutex, rwsem, semaphore, seqcount};
+        let kinds = [
+            ObjectKind::Rwsem {
+                spin: true,
+                reader_spin: false,
+            },
+            ObjectKind::Semaphore { initial: 1 },
+            ObjectKind::Seqcount,
+            ObjectKind::Sleeping {
+                kind: rt_mutex::KIND.handle(),
+                spin: true,
+            },
+            ObjectKind::Mutex { spin: true },
+        ];
+        let words: [fn(&mut Objects, u32) -> &mut Line; 5] = [
+            rwsem::line_mut,
+            semaphore::line_mut,
+            seqcount::line_mut,
+            rt_mutex::line_mut,
+            mutex::word_mut,
+        ];
+        for (kind, word) in kinds.into_iter().zip(words) {
+            let m = preset_machine("generic-x86");
+            let nr = m.nr_cpus() as u32;
+            let cost = crate::costs::CostNs::new(&m);
+            let mut s = spec(m, 1);
+            s.objects.push(crate::spec::ObjectDecl {
+                name: "lock".into(),
+                kind: kind.clone(),
+                per_cpu: false,
+            });
+            let a = atomic(&mut s, "a", false);
+            s.layout.lines = vec![vec![0, a]];
+            let (mut o, _) = objects(&s, nr);
+            o.atomic_line(o.first_instance(a)).rmw(&cost, 3, 0);
+            let lock = o.first_instance(0);
+            let line = word(&mut o, lock);
+            assert_eq!((line.owner(), line.rmws), (3, 1), "{kind:?}");
+        }
+        assert!(sleeping_line(crate::locking::percpu_rwsem::KIND.id).is_none());
     }
 
     /// A packed per-CPU array: 16 atomics to a line, instance i on the

@@ -24,6 +24,7 @@ pub mod mutex;
 pub mod objects;
 pub mod ops;
 pub mod osq;
+pub mod osq_numa;
 pub mod percpu_ref;
 pub mod percpu_rwsem;
 pub mod qrwlock;
@@ -67,6 +68,7 @@ pub static SLEEPING_KINDS: &[sleeping::SleepingKindInfo] = &[
     seqcount::KIND,
     rt_mutex::KIND,
     percpu_rwsem::KIND,
+    osq_numa::KIND,
 ];
 
 pub(crate) use env::{LockingEnv, LockingParts};

@@ -84,6 +84,12 @@ fn rt(o: &mut Objects, l: u32) -> &mut RtMutex {
     &mut table(o).all[l as usize]
 }
 
+/// The line of rt_mutex `l` (owner, `wait_lock`, the waiter tree's root),
+/// for an object placed on it (`line = "NAME"`).
+pub(crate) fn line_mut(o: &mut Objects, l: u32) -> &mut Line {
+    &mut rt(o, l).line
+}
+
 fn rt_ref(o: &Objects, l: u32) -> &RtMutex {
     let table = o.kind_table_ref::<RtMutexes>();
     &table.expect("rt_mutex instances are built before use").all[l as usize]

@@ -43,6 +43,12 @@ fn table_ref(o: &Objects) -> &[Semaphore] {
     o.kind_table_ref::<Semaphores>().map_or(&[], |t| &t.0)
 }
 
+/// The line of semaphore `s` (`lock`, `count`, `wait_list`), for an
+/// object placed on it (`line = "NAME"`).
+pub(crate) fn line_mut(o: &mut Objects, s: u32) -> &mut Line {
+    &mut table(o)[s as usize].line
+}
+
 impl SleepingLock for SemaphoreKind {
     fn build(&self, o: &mut Objects, b: &Build) -> usize {
         let ObjectKind::Semaphore { initial } = *b.kind else {

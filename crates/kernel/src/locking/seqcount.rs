@@ -78,6 +78,12 @@ fn table_ref(o: &Objects) -> &[Seqcount] {
     o.kind_table_ref::<Seqcounts>().map_or(&[], |t| &t.0)
 }
 
+/// The line of seqcount `s` (`sequence`), for an object placed on it
+/// (`line = "NAME"`).
+pub(crate) fn line_mut(o: &mut Objects, s: u32) -> &mut Line {
+    &mut table(o)[s as usize].line
+}
+
 impl SleepingLock for SeqcountKind {
     fn build(&self, o: &mut Objects, b: &Build) -> usize {
         let base = table(o).len();

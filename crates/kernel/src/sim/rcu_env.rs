@@ -107,6 +107,16 @@ impl<'s> SmpEnv<'s> for Kernel<'s> {
     fn handler_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng {
         Kernel::handler_stream(self, c)
     }
+    fn csd_line(&mut self, owner: u32, by: u32, store: bool, at: Nanos) -> Option<Nanos> {
+        let object = self.spec.layout.csd_line?;
+        let objects = &mut self.locking.objects;
+        let line = objects.atomic_line(objects.first_instance(object) + owner);
+        Some(if store {
+            line.store(&self.cost, by, at)
+        } else {
+            line.read(&self.cost, by, at)
+        })
+    }
     fn cfs_period_timer(&mut self, c: u32, pool: u32, t: Nanos) -> Nanos {
         Kernel::cfs_period_timer(self, c, pool, t)
     }

@@ -156,6 +156,24 @@ pub(crate) fn word_mut(o: &mut Objects, m: u32) -> &mut Line {
     &mut table(o).all[m as usize].word
 }
 
+/// Builds `b.n` mutexes whose OSQ `osq` makes (a variant's kind, such as
+/// [`crate::locking::osq_numa`]'s, builds through here); returns the
+/// first one's index.
+pub(crate) fn build_with(o: &mut Objects, b: &Build, spin: bool, osq: fn() -> Osq) -> usize {
+    let all = &mut table(o).all;
+    let base = all.len();
+    all.extend((0..b.n).map(|i| Mutex {
+        osq: osq(),
+        ..Mutex::new(b.object, spin, (b.home)(i))
+    }));
+    base
+}
+
+/// Mutex `m`'s OSQ (for its counts).
+pub(crate) fn osq(o: &Objects, m: u32) -> &Osq {
+    &table_ref(o).all[m as usize].osq
+}
+
 /// Task `t`'s [`Held`], the table grown to reach it.
 #[inline]
 fn held_by(o: &mut Objects, t: TaskId) -> &mut Held {
@@ -463,7 +481,7 @@ pub(crate) trait MutexOps: LockingEnv {
             // The OSQ head sees the release when its re-fetch of the line
             // lands, takes the lock with a cmpxchg, and osq_unlock() hands
             // the head role to the next node.
-            let next = lock.osq.pop_head();
+            let next = lock.osq.pop_head_at(now);
             lock.owner = head;
             let got = self.grant_to_spinner(head, m);
             if let Some(next) = next {

@@ -74,9 +74,10 @@ pub(crate) trait MutexSpin: LockingEnv {
         let queued = table(&mut p.locking.objects).all[m as usize]
             .word
             .rmw(p.cost, c, now);
-        let head = table(&mut self.locking_mut().objects).all[m as usize]
+        let node = p.cost.node(c);
+        let head = table(&mut p.locking.objects).all[m as usize]
             .osq
-            .lock(t);
+            .lock_from(t, node, now);
         self.begin_spin(
             t,
             Spin::Sleeping {

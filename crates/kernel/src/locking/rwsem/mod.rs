@@ -206,6 +206,12 @@ fn table_ref(o: &Objects) -> &Rwsems {
     &o.rwsems
 }
 
+/// The line of rwsem `s` (`count` to `wait_list`), for an object placed
+/// on it (`line = "NAME"`).
+pub(crate) fn line_mut(o: &mut Objects, s: u32) -> &mut Line {
+    &mut table(o).all[s as usize].line
+}
+
 impl SleepingLock for RwsemKind {
     fn build(&self, o: &mut Objects, b: &Build) -> usize {
         let ObjectKind::Rwsem { spin, reader_spin } = *b.kind else {
