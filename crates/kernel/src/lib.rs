@@ -10,7 +10,8 @@
 //!    threads the scenario's mechanisms need ([`kthread`], [`KTHREADS`]:
 //!    the RCU GP kthread `rcu_sched` when it uses RCU, a `migration/N`
 //!    stopper per CPU when it calls `stop_machine`, an `rcuop/N` per
-//!    `rcu_nocbs` CPU), each object's instances with their cache
+//!    `rcu_nocbs` CPU, a `kworker` per CPU for `kfree_rcu()`'s batches),
+//!    each object's instances with their cache
 //!    lines, cgroup bandwidth pools. [`Kernel::run`] hands it to the
 //!    deterministic engine (`smpsim-engine`) until the scenario's duration.
 //! 3. **Events.** Each CPU is always doing exactly one thing (an

@@ -85,6 +85,7 @@ pub(crate) fn sleeping_ops<'a, K: LockingEnv + 'a>(id: u8) -> &'a dyn sleeping::
         3 => &seqcount::SeqcountKind,
         4 => &rt_mutex::RtMutexKind,
         5 => &percpu_rwsem::PercpuRwsemKind,
+        6 => &osq_numa::NumaOsqMutex,
         _ => panic!("no sleeping-lock kind {id} in SLEEPING_KINDS"),
     }
 }

@@ -32,12 +32,12 @@ use smpsim_engine::Nanos;
 use crate::locking::mutex;
 use crate::locking::objects::Objects;
 use crate::locking::osq::Osq;
-use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock};
+use crate::locking::sleeping::{Build, SleepingKindInfo, SleepingLock, SleepingLockOps};
+use crate::locking::LockingEnv;
 use crate::mechanism::Flow;
 use crate::program::LockMode;
 use crate::spec::ObjectKind;
 use crate::task::TaskId;
-use crate::Kernel;
 
 /// assumed: CNA's `numa_spinlock_threshold`, the v13 default, 10 ms
 /// ("[PATCH v13 4/6] locking/qspinlock: Introduce starvation avoidance
@@ -96,7 +96,7 @@ pub const KIND: SleepingKindInfo = SleepingKindInfo {
     imp: &NumaOsqMutex,
 };
 
-struct NumaOsqMutex;
+pub(crate) struct NumaOsqMutex;
 
 /// The mutex kind everything is delegated to.
 fn plain() -> &'static dyn SleepingLock {
@@ -122,37 +122,31 @@ impl SleepingLock for NumaOsqMutex {
     fn lock_fn(&self, mode: LockMode) -> String {
         plain().lock_fn(mode)
     }
+}
 
-    fn lock(
-        &self,
-        k: &mut Kernel,
-        c: u32,
-        t: TaskId,
-        l: u32,
-        mode: LockMode,
-        step: Option<u8>,
-    ) -> Flow {
-        plain().lock(k, c, t, l, mode, step)
+impl<K: LockingEnv> SleepingLockOps<K> for NumaOsqMutex {
+    fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, mode: LockMode, step: Option<u8>) -> Flow {
+        <mutex::MutexKind as SleepingLockOps<K>>::lock(&mutex::MutexKind, k, c, t, l, mode, step)
     }
 
-    fn unlock(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow {
-        plain().unlock(k, c, t, l, mode)
+    fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow {
+        <mutex::MutexKind as SleepingLockOps<K>>::unlock(&mutex::MutexKind, k, c, t, l, mode)
     }
 
     /// The mutex table is shared: when plain mutexes are declared too,
     /// their kind already walks the owner's mutexes.
-    fn owner_leaves_cpu(&self, k: &mut Kernel, owner: TaskId) {
-        if !k.locking.objects.used_kinds().contains(&mutex::KIND.id) {
-            plain().owner_leaves_cpu(k, owner);
+    fn owner_leaves_cpu(&self, k: &mut K, owner: TaskId) {
+        if !k.locking().objects.used_kinds().contains(&mutex::KIND.id) {
+            <mutex::MutexKind as SleepingLockOps<K>>::owner_leaves_cpu(&mutex::MutexKind, k, owner);
         }
     }
 
-    fn spin_need_resched(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) {
-        plain().spin_need_resched(k, c, t, l)
+    fn spin_need_resched(&self, k: &mut K, c: u32, t: TaskId, l: u32) {
+        <mutex::MutexKind as SleepingLockOps<K>>::spin_need_resched(&mutex::MutexKind, k, c, t, l)
     }
 
-    fn spin_finished(&self, k: &mut Kernel, c: u32, t: TaskId, l: u32) -> bool {
-        plain().spin_finished(k, c, t, l)
+    fn spin_finished(&self, k: &mut K, c: u32, t: TaskId, l: u32) -> bool {
+        <mutex::MutexKind as SleepingLockOps<K>>::spin_finished(&mutex::MutexKind, k, c, t, l)
     }
 }
 
@@ -259,7 +253,7 @@ mod tests {
                     Op::Jump(0),
                 ],
             );
-            let mut k = Kernel::new(&s);
+            let mut k = crate::Kernel::new(&s);
             k.run();
             let p = passes(&k.locking.objects, 0, 1);
             let transfers = crate::locking::build::line_transfers(&k.locking.objects, &s, 16)[0];
