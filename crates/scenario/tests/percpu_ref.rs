@@ -93,7 +93,7 @@ fn extending_md_lists_the_percpu_ref_files() {
         let path = rest.split('`').next().unwrap();
         listed.push(format!("{base}{path}"));
     }
-    assert_eq!(listed.len(), 12, "{listed:?}");
+    assert_eq!(listed.len(), 13, "{listed:?}");
     for path in &listed {
         let text = std::fs::read_to_string(root.join(path))
             .unwrap_or_else(|e| panic!("{path} is listed but cannot be read: {e}"));
