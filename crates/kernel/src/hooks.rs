@@ -60,15 +60,18 @@
 
 use smpsim_engine::Nanos;
 
-use crate::program::{BinOp, Expr, LockingOp, ObjRef, Op, Program};
+use crate::program::{BinOp, CmpOp, Cond, Expr, LockingOp, ObjRef, Op, Program};
 
 pub use crate::spec::{hook_event, HookEvent, HOOK_EVENTS, HOOK_NAMES};
 
-/// Whether `op` may run in a hook (atomic context, no task of its own).
+/// Whether `op`, at `pc` of a hook's program, may run in a hook (atomic
+/// context, no task of its own): an `if` (a jump forward) but no loop.
 /// Where a lock op may run is [`locks_allowed`]'s to say.
-pub fn allowed_in_hook(op: &Op) -> bool {
+pub fn allowed_in_hook(pc: usize, op: &Op) -> bool {
     match op {
         Op::Work(_) | Op::Count(_) | Op::Exit => true,
+        Op::Jump(to) => *to as usize > pc,
+        Op::JumpUnless(cond, to) => *to as usize > pc && hook_cond(cond),
         Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
             r.index.as_ref().is_none_or(hook_expr)
         }
@@ -109,9 +112,61 @@ pub fn takes_locks(program: &Program) -> bool {
 /// Whether an index expression can be evaluated without a task.
 fn hook_expr(e: &Expr) -> bool {
     match e {
-        Expr::Const(_) | Expr::ThisCpu | Expr::NrCpus | Expr::RandomCpu => true,
+        Expr::Const(_)
+        | Expr::ThisCpu
+        | Expr::NrCpus
+        | Expr::RandomCpu
+        | Expr::TaskCpu
+        | Expr::PrevMm
+        | Expr::NextMm => true,
         Expr::Bin(_, a, b) => hook_expr(a) && hook_expr(b),
+        Expr::Hash(x) => hook_expr(x),
         _ => false,
+    }
+}
+
+/// Whether an `if`'s condition can be evaluated without a task.
+fn hook_cond(c: &Cond) -> bool {
+    match c {
+        Cond::Cmp(_, a, b) => hook_expr(a) && hook_expr(b),
+        Cond::CpuOnline(e) => hook_expr(e),
+        Cond::Not(c) => hook_cond(c),
+        Cond::RcuPollState(_) => false,
+    }
+}
+
+/// What a hook's event is about, fixed when the event happens: what
+/// `task_cpu()`, `prev_mm()` and `next_mm()` give in its code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HookSubject {
+    /// `task_cpu(p)` of the wakee or the task moved.
+    task_cpu: Option<u32>,
+    /// The switch's `prev->mm`, `next->mm` (-1: none, a kernel thread or
+    /// the idle task).
+    prev_mm: i64,
+    next_mm: i64,
+}
+
+impl HookSubject {
+    /// An event about no task but the CPU's own (the tick, idle).
+    pub(crate) const NONE: HookSubject = HookSubject {
+        task_cpu: None,
+        prev_mm: -1,
+        next_mm: -1,
+    };
+
+    /// A switch from `prev` to `next`, whose `mm`s these are (`NO_MM`
+    /// for none).
+    pub(crate) fn switch(prev_mm: Option<u32>, next_mm: Option<u32>) -> Self {
+        let mm = |m: Option<u32>| match m {
+            Some(m) if m != crate::ids::NO_MM => m as i64,
+            _ => -1,
+        };
+        HookSubject {
+            prev_mm: mm(prev_mm),
+            next_mm: mm(next_mm),
+            ..Self::NONE
+        }
     }
 }
 
@@ -165,11 +220,12 @@ pub(crate) struct HookRun<'s> {
 enum Step<'s> {
     /// The kernel's own work, of this length.
     Span(Nanos),
-    /// A hook, from op `pc`.
+    /// A hook, from op `pc`, about `subject`.
     Hook {
         ev: HookEvent,
         program: &'s Program,
         pc: usize,
+        subject: HookSubject,
     },
     /// `irq_exit()`'s softirqs.
     Softirq,
@@ -203,15 +259,70 @@ impl<'s> crate::Kernel<'s> {
 
     /// Runs `hook` on CPU `c` from time `t`, without waiting for anything;
     /// returns when it ends.
-    pub(crate) fn run_hook(&mut self, c: u32, hook: &Program, mut t: Nanos) -> Nanos {
-        for op in &hook.ops {
-            t = self.hook_op(c, op, t);
+    pub(crate) fn run_hook(&mut self, c: u32, hook: &Program, t: Nanos) -> Nanos {
+        self.run_hook_about(c, hook, t, HookSubject::NONE)
+    }
+
+    /// [`Self::run_hook`] of a hook whose event is about `subject`.
+    fn run_hook_about(
+        &mut self,
+        c: u32,
+        hook: &Program,
+        mut t: Nanos,
+        subject: HookSubject,
+    ) -> Nanos {
+        let mut pc = 0;
+        while let Some(op) = hook.ops.get(pc) {
+            pc = match self.hook_jump(c, pc, op, subject) {
+                Some(to) => to,
+                None => {
+                    t = self.hook_op(c, op, t, subject);
+                    pc + 1
+                }
+            };
         }
         t
     }
 
+    /// Where a hook's `if` at `pc` goes on (None: `op` is no jump). Jumps
+    /// in a hook only go forward (scenario loading).
+    fn hook_jump(&mut self, c: u32, pc: usize, op: &Op, subject: HookSubject) -> Option<usize> {
+        match op {
+            Op::Jump(to) => Some(*to as usize),
+            Op::JumpUnless(cond, _) if self.hook_cond_holds(c, cond, subject) => Some(pc + 1),
+            Op::JumpUnless(_, to) => Some(*to as usize),
+            _ => None,
+        }
+    }
+
+    /// An `if`'s condition in a hook on CPU `c`.
+    fn hook_cond_holds(&mut self, c: u32, cond: &Cond, subject: HookSubject) -> bool {
+        match cond {
+            Cond::Cmp(op, a, b) => {
+                let (a, b) = (self.hook_eval(c, a, subject), self.hook_eval(c, b, subject));
+                match op {
+                    CmpOp::Eq => a == b,
+                    CmpOp::Ne => a != b,
+                    CmpOp::Lt => a < b,
+                    CmpOp::Le => a <= b,
+                    CmpOp::Gt => a > b,
+                    CmpOp::Ge => a >= b,
+                }
+            }
+            Cond::CpuOnline(e) => {
+                let cpu = self.hook_eval(c, e, subject);
+                usize::try_from(cpu)
+                    .ok()
+                    .and_then(|i| self.cpus.get(i))
+                    .is_some_and(|cpu| cpu.online)
+            }
+            Cond::Not(c2) => !self.hook_cond_holds(c, c2, subject),
+            Cond::RcuPollState(_) => false,
+        }
+    }
+
     /// One op of a hook that needs no other CPU's state: at `t`.
-    fn hook_op(&mut self, c: u32, op: &Op, mut t: Nanos) -> Nanos {
+    fn hook_op(&mut self, c: u32, op: &Op, mut t: Nanos, subject: HookSubject) -> Nanos {
         match op {
             Op::Work(d) => {
                 let mut ns = d.sample(self.hook_stream(c));
@@ -225,7 +336,7 @@ impl<'s> crate::Kernel<'s> {
             Op::Count(counter) if self.metrics.in_run(t) => self.metrics.count(t, *counter),
             Op::Count(_) => {}
             Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
-                let l = self.hook_instance(c, r);
+                let l = self.hook_instance(c, r, subject);
                 let line = self.locking.objects.atomic_line(l);
                 t = if matches!(op, Op::Locking(LockingOp::AtomicRmw(_))) {
                     line.rmw_void(&self.cost, c, t)
@@ -244,14 +355,24 @@ impl<'s> crate::Kernel<'s> {
         t
     }
 
-    /// The instance of `r` a hook on CPU `c` names.
-    fn hook_instance(&mut self, c: u32, r: &ObjRef) -> u32 {
-        let mut l = self.locking.objects.first_instance(r.object);
-        if let Some(e) = &r.index {
-            let i = self.hook_eval(c, e);
-            l += i.clamp(0, self.nr_cpus() as i64 - 1) as u32;
+    /// The instance of `r` a hook on CPU `c` names: of a per-CPU object,
+    /// or an element of an object array (an object of its own). An index
+    /// out of range is taken as the nearest end.
+    fn hook_instance(&mut self, c: u32, r: &ObjRef, subject: HookSubject) -> u32 {
+        let Some(e) = &r.index else {
+            return self.locking.objects.first_instance(r.object);
+        };
+        let i = self.hook_eval(c, e, subject);
+        match self.spec.layout.array_len(r.object) {
+            Some(len) => {
+                let i = i.clamp(0, len as i64 - 1) as u32;
+                self.locking.objects.first_instance(r.object + i)
+            }
+            None => {
+                let i = i.clamp(0, self.nr_cpus() as i64 - 1) as u32;
+                self.locking.objects.first_instance(r.object) + i
+            }
         }
-        l
     }
 
     /// Charges `d` of hook time to what CPU `c` is doing now.
@@ -281,17 +402,22 @@ impl<'s> crate::Kernel<'s> {
         std::mem::take(&mut cpu.hook_debt) + idle_left
     }
 
-    fn hook_eval(&mut self, c: u32, e: &Expr) -> i64 {
+    fn hook_eval(&mut self, c: u32, e: &Expr, subject: HookSubject) -> i64 {
         match e {
             Expr::Const(v) => *v,
             Expr::ThisCpu => c as i64,
+            // Scenario loading allows it only where the event has a task.
+            Expr::TaskCpu => subject.task_cpu.unwrap_or(c) as i64,
+            Expr::PrevMm => subject.prev_mm,
+            Expr::NextMm => subject.next_mm,
+            Expr::Hash(x) => crate::program::hash_64_32(self.hook_eval(c, x, subject)),
             Expr::NrCpus => self.nr_cpus() as i64,
             Expr::RandomCpu => {
                 let n = self.cpus.len() as u64;
                 self.hook_stream(c).below(n) as i64
             }
             Expr::Bin(op, a, b) => {
-                let (a, b) = (self.hook_eval(c, a), self.hook_eval(c, b));
+                let (a, b) = (self.hook_eval(c, a, subject), self.hook_eval(c, b, subject));
                 match op {
                     BinOp::Add => a.wrapping_add(b),
                     BinOp::Sub => a.wrapping_sub(b),
@@ -313,6 +439,7 @@ impl<'s> crate::Kernel<'s> {
         &mut self,
         c: u32,
         ev: HookEvent,
+        subject: HookSubject,
         cost: Nanos,
         run: &mut Option<Box<HookRun<'s>>>,
     ) -> Nanos {
@@ -320,7 +447,7 @@ impl<'s> crate::Kernel<'s> {
             return cost;
         };
         if run.is_none() && !self.sched.hooks.locking[ev as usize] {
-            return self.run_hook(c, program, self.now + cost) - self.now;
+            return self.run_hook_about(c, program, self.now + cost, subject) - self.now;
         }
         let r = run.get_or_insert_with(|| {
             Box::new(HookRun {
@@ -335,7 +462,12 @@ impl<'s> crate::Kernel<'s> {
             r.steps.push_back(Step::Span(cost - r.spanned));
             r.spanned = cost;
         }
-        r.steps.push_back(Step::Hook { ev, program, pc: 0 });
+        r.steps.push_back(Step::Hook {
+            ev,
+            program,
+            pc: 0,
+            subject,
+        });
         cost
     }
 
@@ -359,22 +491,32 @@ impl<'s> crate::Kernel<'s> {
     }
 
     /// A wakeup's hook at `ev` (`try_to_wake_up`, `enqueue_task_fair`,
-    /// `set_task_cpu`) on CPU `on`, now. Without locks it runs at once and
+    /// `set_task_cpu`) about task `p` on CPU `on`, now: `task_cpu()` in it
+    /// is `p`'s CPU as it is now (`p->pi_lock` is held: it stays). Without locks it runs at once and
     /// its time goes to what `on` is doing ([`Self::charge_hook`]). With
     /// locks it is queued on `on` to run at its true time: at once on a CPU
     /// running a task or idle (the CPU's event is set to now: the waking
     /// task stops after the op that woke and goes on when the hook is
     /// done), after the handler or switch the CPU is busy in otherwise.
-    pub(crate) fn wake_hook(&mut self, on: u32, ev: HookEvent) {
+    pub(crate) fn wake_hook(&mut self, on: u32, ev: HookEvent, p: crate::task::TaskId) {
         let Some(program) = self.hook(ev) else {
             return;
         };
+        let subject = HookSubject {
+            task_cpu: Some(self.tasks[p as usize].cpu),
+            ..HookSubject::NONE
+        };
         if !self.sched.hooks.locking[ev as usize] {
-            let d = self.run_hook(on, program, self.now) - self.now;
+            let d = self.run_hook_about(on, program, self.now, subject) - self.now;
             self.charge_hook(on, d);
             return;
         }
-        let step = Step::Hook { ev, program, pc: 0 };
+        let step = Step::Hook {
+            ev,
+            program,
+            pc: 0,
+            subject,
+        };
         let now = self.now;
         match &mut self.sched.hooks.runs[on as usize] {
             Some(run) => run.steps.push_back(step),
@@ -449,6 +591,7 @@ impl<'s> crate::Kernel<'s> {
             ev: HookEvent::SchedTick,
             program,
             pc: 0,
+            subject: HookSubject::NONE,
         });
         if softirq {
             steps.push_back(Step::Softirq);
@@ -524,7 +667,7 @@ impl<'s> crate::Kernel<'s> {
     /// or to its end.
     fn drive_steps(&mut self, c: u32, mut run: Box<HookRun<'s>>) -> Option<Box<HookRun<'s>>> {
         while let Some(step) = run.steps.front_mut() {
-            let (ev, program, pc) = match step {
+            let (ev, program, pc, subject) = match step {
                 Step::Span(d) => {
                     run.t += *d;
                     run.steps.pop_front();
@@ -535,18 +678,27 @@ impl<'s> crate::Kernel<'s> {
                     run.t = self.rcu_softirq(c, run.t);
                     continue;
                 }
-                Step::Hook { ev, program, pc } => (*ev, *program, pc),
+                Step::Hook {
+                    ev,
+                    program,
+                    pc,
+                    subject,
+                } => (*ev, *program, pc, *subject),
             };
             let Some(op) = program.ops.get(*pc) else {
                 run.steps.pop_front();
                 continue;
             };
+            if let Some(to) = self.hook_jump(c, *pc, op, subject) {
+                *pc = to;
+                continue;
+            }
             *pc += 1;
             let (lock, mode, take) = match op {
                 Op::Locking(LockingOp::Lock { lock, mode, .. }) => (lock, *mode, true),
                 Op::Locking(LockingOp::Unlock { lock, mode, .. }) => (lock, *mode, false),
                 _ => {
-                    run.t = self.hook_op(c, op, run.t);
+                    run.t = self.hook_op(c, op, run.t, subject);
                     continue;
                 }
             };
@@ -557,7 +709,7 @@ impl<'s> crate::Kernel<'s> {
                 self.park_hook_run(c, run, at);
                 return None;
             }
-            let l = self.hook_instance(c, lock);
+            let l = self.hook_instance(c, lock, subject);
             if !take {
                 run.t = self.hook_spin_unlock(c, l, mode);
                 continue;

@@ -50,6 +50,15 @@ pub enum Expr {
     CpuCurrMm(Box<Expr>),
     /// This task's address space (`current->mm`).
     CurrentMm,
+    /// In a hook: `task_cpu(p)` of the task its event is about (the wakee
+    /// of `try_to_wake_up`/`enqueue_task_fair`, the task `set_task_cpu`
+    /// moves), as the kernel sees it there (`hooks.rs`).
+    TaskCpu,
+    /// In a switch's hook: `prev->mm`, -1 for the idle task or a kernel
+    /// thread (`hooks.rs`).
+    PrevMm,
+    /// In a switch's hook: `next->mm`, -1 for a kernel thread.
+    NextMm,
     /// `READ_ONCE()` of a shared `variable` object (one instance of it, for
     /// a per-CPU one).
     ReadOnce(Box<ObjRef>),

@@ -85,13 +85,14 @@ impl<'s> SchedEnv<'s> for Kernel<'s> {
         &mut self,
         c: u32,
         ev: HookEvent,
+        subject: crate::hooks::HookSubject,
         cost: Nanos,
         run: &mut Option<Box<HookRun<'s>>>,
     ) -> Nanos {
-        Kernel::switch_hook(self, c, ev, cost, run)
+        Kernel::switch_hook(self, c, ev, subject, cost, run)
     }
-    fn wake_hook(&mut self, on: u32, ev: HookEvent) {
-        Kernel::wake_hook(self, on, ev)
+    fn wake_hook(&mut self, on: u32, ev: HookEvent, p: TaskId) {
+        Kernel::wake_hook(self, on, ev, p)
     }
     fn charge_hook(&mut self, c: u32, d: Nanos) {
         Kernel::charge_hook(self, c, d)
