@@ -118,7 +118,8 @@ fn hook_expr(e: &Expr) -> bool {
         | Expr::RandomCpu
         | Expr::TaskCpu
         | Expr::PrevMm
-        | Expr::NextMm => true,
+        | Expr::NextMm
+        | Expr::PrevActiveMm => true,
         Expr::Bin(_, a, b) => hook_expr(a) && hook_expr(b),
         Expr::Hash(x) => hook_expr(x),
         _ => false,
@@ -145,6 +146,8 @@ pub(crate) struct HookSubject {
     /// the idle task).
     prev_mm: i64,
     next_mm: i64,
+    /// The switch's `prev->active_mm` (-1: `init_mm`).
+    prev_active_mm: i64,
 }
 
 impl HookSubject {
@@ -153,11 +156,12 @@ impl HookSubject {
         task_cpu: None,
         prev_mm: -1,
         next_mm: -1,
+        prev_active_mm: -1,
     };
 
-    /// A switch from `prev` to `next`, whose `mm`s these are (`NO_MM`
-    /// for none).
-    pub(crate) fn switch(prev_mm: Option<u32>, next_mm: Option<u32>) -> Self {
+    /// A switch from `prev` to `next`, whose `mm`s these are (None or
+    /// `NO_MM` for none), on a CPU using `active_mm`.
+    pub(crate) fn switch(prev_mm: Option<u32>, next_mm: Option<u32>, active_mm: u32) -> Self {
         let mm = |m: Option<u32>| match m {
             Some(m) if m != crate::ids::NO_MM => m as i64,
             _ => -1,
@@ -165,6 +169,7 @@ impl HookSubject {
         HookSubject {
             prev_mm: mm(prev_mm),
             next_mm: mm(next_mm),
+            prev_active_mm: mm(Some(active_mm)),
             ..Self::NONE
         }
     }
@@ -410,6 +415,7 @@ impl<'s> crate::Kernel<'s> {
             Expr::TaskCpu => subject.task_cpu.unwrap_or(c) as i64,
             Expr::PrevMm => subject.prev_mm,
             Expr::NextMm => subject.next_mm,
+            Expr::PrevActiveMm => subject.prev_active_mm,
             Expr::Hash(x) => crate::program::hash_64_32(self.hook_eval(c, x, subject)),
             Expr::NrCpus => self.nr_cpus() as i64,
             Expr::RandomCpu => {

@@ -457,7 +457,7 @@ impl<'s> crate::Kernel<'s> {
             // A hook's view of its event (`hooks.rs`); scenario loading
             // refuses them in a task's code.
             Expr::TaskCpu => self.tasks[t as usize].cpu as i64,
-            Expr::PrevMm | Expr::NextMm => -1,
+            Expr::PrevMm | Expr::NextMm | Expr::PrevActiveMm => -1,
             Expr::Hash(x) => crate::program::hash_64_32(self.eval(t, x)),
             Expr::RcuGetState => self.rcu.get_state_synchronize_rcu(),
             Expr::ReadOnce(r) => {

@@ -59,6 +59,10 @@ pub enum Expr {
     PrevMm,
     /// In a switch's hook: `next->mm`, -1 for a kernel thread.
     NextMm,
+    /// In a switch's hook: `prev->active_mm`, the mm the CPU is using
+    /// (the one the idle task or a kernel thread borrowed), -1 for
+    /// `init_mm`: what `switch_mm_irqs_off()` switches from.
+    PrevActiveMm,
     /// `READ_ONCE()` of a shared `variable` object (one instance of it, for
     /// a per-CPU one).
     ReadOnce(Box<ObjRef>),

@@ -13,7 +13,8 @@
 //!        | "this_cpu()" | "random_cpu()" | "uniform(" expr "," expr ")"
 //!        | "cpu_curr_mm(" expr ")" | "hash(" expr ")"
 //!        | "get_state_synchronize_rcu()" | "get_completed_synchronize_rcu()"
-//!        | "task_cpu()" | "prev_mm()" | "next_mm()"     (in hooks: [`HookView`])
+//!        | "task_cpu()" | "prev_mm()" | "next_mm()" | "prev_active_mm()"
+//!                                                  (in hooks: [`HookView`])
 //!        | "(" expr ")"
 //! ```
 
@@ -42,6 +43,7 @@ pub(crate) const RESERVED: &[&str] = &[
     "task_cpu",
     "prev_mm",
     "next_mm",
+    "prev_active_mm",
     "not",
     "and",
     "or",
@@ -157,6 +159,7 @@ impl Parser<'_, '_> {
         let (seen, expr) = match name {
             "task_cpu" => (self.view.is_some_and(|v| v.task), Expr::TaskCpu),
             "prev_mm" => (self.view.is_some_and(|v| v.switch), Expr::PrevMm),
+            "prev_active_mm" => (self.view.is_some_and(|v| v.switch), Expr::PrevActiveMm),
             _ => (self.view.is_some_and(|v| v.switch), Expr::NextMm),
         };
         if seen {
@@ -167,8 +170,8 @@ impl Parser<'_, '_> {
         let msg = match (name, self.view) {
             ("task_cpu", None) => "`task_cpu()` is a hook's view of the task its event is about (the wakee's or the moved task's CPU, in hooks ".to_string() + TASK_EVENTS + "); a task's own CPU is `this_cpu()`",
             ("task_cpu", Some(v)) => format!("hook `{}` is about no task but the CPU's own: `task_cpu()` is the wakee's or the moved task's CPU, in hooks {TASK_EVENTS}; this CPU is `this_cpu()`", v.event),
-            (_, None) => format!("`{name}()` is a switch's hook view (`prev->mm`, `next->mm`, in hooks {SWITCH_EVENTS}); a task's own address space is `current_mm`"),
-            (_, Some(v)) => format!("hook `{}` runs at no switch: `prev_mm()` and `next_mm()` are `prev->mm` and `next->mm` in hooks {SWITCH_EVENTS}", v.event),
+            (_, None) => format!("`{name}()` is a switch's hook view (`prev->mm`, `next->mm`, `prev->active_mm`, in hooks {SWITCH_EVENTS}); a task's own address space is `current_mm`"),
+            (_, Some(v)) => format!("hook `{}` runs at no switch: `prev_mm()`, `next_mm()` and `prev_active_mm()` are `prev->mm`, `next->mm` and `prev->active_mm` in hooks {SWITCH_EVENTS}", v.event),
         };
         Err(StrErr::new(at, msg))
     }
@@ -437,7 +440,7 @@ impl Parser<'_, '_> {
                         self.expect(")")?;
                         Ok(if name == "this_cpu" { Expr::ThisCpu } else { Expr::RandomCpu })
                     }
-                    ("task_cpu" | "prev_mm" | "next_mm", true) => {
+                    ("task_cpu" | "prev_mm" | "next_mm" | "prev_active_mm", true) => {
                         self.pos += 1;
                         self.hook_view(&name, at)
                     }
@@ -455,7 +458,7 @@ impl Parser<'_, '_> {
                     }
                     ("this_cpu" | "random_cpu" | "uniform" | "cpu_curr_mm" | "hash"
                     | "get_state_synchronize_rcu" | "get_completed_synchronize_rcu"
-                    | "task_cpu" | "prev_mm" | "next_mm", false) => Err(StrErr::new(
+                    | "task_cpu" | "prev_mm" | "next_mm" | "prev_active_mm", false) => Err(StrErr::new(
                         at,
                         format!("`{name}` is a function: write `{name}(...)`"),
                     )),
@@ -469,7 +472,7 @@ impl Parser<'_, '_> {
                     )),
                     (_, true) => Err(StrErr::new(
                         at,
-                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b), hash(x), read_once(VAR), per_cpu(VAR, CPU), this_cpu_read(VAR), get_state_synchronize_rcu(), get_completed_synchronize_rcu()"),
+                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b), hash(x), read_once(VAR), per_cpu(VAR, CPU), this_cpu_read(VAR), get_state_synchronize_rcu(), get_completed_synchronize_rcu(), and in hooks task_cpu(), prev_mm(), next_mm(), prev_active_mm()"),
                     )),
                     (_, false) => (self.vars)(&name).map(Expr::Var).map_err(|known| {
                         StrErr::new(

@@ -376,14 +376,14 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
             // do_idle() ends (tick_nohz_idle_exit(), ...): the idle task's
             // way out, before schedule_idle().
             let ev = crate::hooks::HookEvent::IdleExit;
-            let subject = self.switch_subject(prev, next);
+            let subject = self.switch_subject(c, prev, next);
             cost = self.switch_hook(c, ev, subject, cost, &mut hook_run);
         }
         if next != prev {
             // trace_sched_switch(), before context_switch().
             if !self.sched().booting {
                 let ev = crate::hooks::HookEvent::SchedSwitch;
-                let subject = self.switch_subject(prev, next);
+                let subject = self.switch_subject(c, prev, next);
                 cost = self.switch_hook(c, ev, subject, cost, &mut hook_run);
             }
             cost += self.cost().context_switch;
@@ -510,14 +510,16 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
         }
     }
 
-    /// What a switch's hooks see of it: `prev->mm` and `next->mm` (none
-    /// for the idle task or a kernel thread, which borrow `active_mm`).
-    fn switch_subject(&self, prev: TaskId, next: TaskId) -> crate::hooks::HookSubject {
+    /// What the hooks of CPU `c`'s switch from `prev` to `next` see of
+    /// it: `prev->mm` and `next->mm` (none for the idle task or a kernel
+    /// thread, which borrow `active_mm`), and the CPU's `active_mm`.
+    fn switch_subject(&self, c: u32, prev: TaskId, next: TaskId) -> crate::hooks::HookSubject {
         let mm = |t: TaskId| {
             let task = self.tasks().get(t as usize)?;
             task.kthread.is_none().then_some(task.mm)
         };
-        crate::hooks::HookSubject::switch(mm(prev), mm(next))
+        let active = self.cpus()[c as usize].active_mm;
+        crate::hooks::HookSubject::switch(mm(prev), mm(next), active)
     }
 
     /// `try_to_wake_up()`: makes a sleeping task runnable and decides
