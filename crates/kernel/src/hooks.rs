@@ -72,9 +72,9 @@ pub fn allowed_in_hook(pc: usize, op: &Op) -> bool {
         Op::Work(_) | Op::Count(_) | Op::Exit => true,
         Op::Jump(to) => *to as usize > pc,
         Op::JumpUnless(cond, to) => *to as usize > pc && hook_cond(cond),
-        Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
-            r.index.as_ref().is_none_or(hook_expr)
-        }
+        Op::Locking(LockingOp::AtomicRmw(r))
+        | Op::Locking(LockingOp::AtomicRead(r))
+        | Op::Locking(LockingOp::Up(r)) => r.index.as_ref().is_none_or(hook_expr),
         Op::Locking(LockingOp::Lock { lock, .. }) | Op::Locking(LockingOp::Unlock { lock, .. }) => {
             lock.index.as_ref().is_none_or(hook_expr)
         }
@@ -97,6 +97,14 @@ pub fn locks_allowed(ev: usize) -> bool {
     ]
     .iter()
     .any(|e| *e as usize == ev)
+}
+
+/// Whether a hook on event `ev` may wake a task (`up()`): the tick's, a
+/// hardirq as an hrtimer's `hrtimer_wakeup()` is. The others run with a
+/// runqueue's lock or `p->pi_lock` held, where the kernel cannot call
+/// `try_to_wake_up()` (it would take them again), or in the idle entry.
+pub fn wakes_allowed(ev: usize) -> bool {
+    ev == HookEvent::SchedTick as usize
 }
 
 /// Whether `program` takes or releases a lock.
@@ -340,6 +348,19 @@ impl<'s> crate::Kernel<'s> {
             // reaches after the run's end did not happen in the run.
             Op::Count(counter) if self.metrics.in_run(t) => self.metrics.count(t, *counter),
             Op::Count(_) => {}
+            Op::Locking(LockingOp::Up(r)) => {
+                let s = self.hook_instance(c, r, subject);
+                let objects = &mut self.locking.objects;
+                let (done, woken) =
+                    crate::locking::semaphore::up_in_irq(objects, &self.cost, c, s, t);
+                t = done;
+                if let Some(w) = woken {
+                    // try_to_wake_up() in the hardirq, as hrtimer_wakeup()'s
+                    // (smp.rs): it costs the handler what a task's costs it.
+                    self.wake_up(w, c);
+                    t += self.cost.wakeup;
+                }
+            }
             Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
                 let l = self.hook_instance(c, r, subject);
                 let line = self.locking.objects.atomic_line(l);

@@ -75,10 +75,42 @@ pub(super) fn hooks(
                 format!("hook `{}` runs a `{}` op (through a function it calls): a hook runs in atomic context with no task of its own, where smpsim runs only `work`, `count`, `if` (no loop), atomics (`atomic_inc`, `atomic_dec`, `atomic_read`) and, in some hooks, spinlocks, indexed by constants, `this_cpu()`, `task_cpu()`", name.get_ref(), format!("{op:?}").split([' ', '(', '{']).next().unwrap_or("?")),
             ));
         }
+        hook_wakes(name, body, ev, &program)?;
         hook_locks(ctx, name, body, ev, &program)?;
         out[ev] = Some(program);
     }
     Ok(out)
+}
+
+/// A hook wakes a task (`up()`) only where the kernel can call
+/// `try_to_wake_up()`: the tick's hardirq. The op is located in the hook's
+/// code when the hook writes it there.
+fn hook_wakes(
+    name: &S<String>,
+    body: &S<Vec<S<crate::raw::RawOp>>>,
+    ev: usize,
+    program: &smpsim_kernel::Program,
+) -> DResult<()> {
+    use smpsim_kernel::hooks::{wakes_allowed, HOOK_NAMES};
+    use smpsim_kernel::program::{LockingOp, Op};
+    let wakes = |op: &Op| matches!(op, Op::Locking(LockingOp::Up(_)));
+    if wakes_allowed(ev) || !program.ops.iter().any(wakes) {
+        return Ok(());
+    }
+    let span = body
+        .get_ref()
+        .iter()
+        .find(|op| op.get_ref().op.get_ref() == "up")
+        .map_or(body.span(), |op| op.get_ref().op.span());
+    let allowed: Vec<&str> = (0..HOOK_NAMES.len())
+        .filter(|e| wakes_allowed(*e))
+        .map(|e| HOOK_NAMES[e])
+        .collect();
+    Err(Diag::new(
+        span,
+        format!("hook `{}` wakes a task (`up()`), but it runs with a runqueue's lock or `p->pi_lock` held (or in the idle entry), where the kernel cannot call `try_to_wake_up()`", name.get_ref()),
+    )
+    .help(format!("a hook may wake in {}, a hardirq, as an hrtimer wakes", list(allowed))))
 }
 
 /// The spinlocks of hook `name` (event `ev`): only at events where the
