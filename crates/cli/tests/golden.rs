@@ -112,6 +112,10 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),
     (
+        "scenarios/examples/tick-hook-wakeup.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
         "scenarios/examples/false-sharing.toml",
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),

@@ -1,10 +1,14 @@
 //! `[hooks]`: scenario code the kernel runs on its own at an event, on the
 //! CPU where the event happens and in the context the kernel has there.
 //!
-//! A hook is a straight run of `work`, `count`, `atomic_*` ops and, at the
-//! events that allow it, spinlocks (no sleeping, no loops), priced like a
-//! task's: each atomic is a coherence transaction on its line at the time
-//! the hook reaches it, so hooks on several CPUs contend for a shared line.
+//! A hook is a run of `work`, `count`, `atomic_*` ops, `if`s (jumps
+//! forward only) and, at the events that allow it, spinlocks and (the
+//! tick's) `up()` wakeups (no sleeping, no loops), priced like a task's.
+//! It sees what its event is about ([`HookSubject`]: `task_cpu()`,
+//! `prev_mm()`, `next_mm()`, `prev_active_mm()`), so it can take the
+//! wakee's runqueue lock or work only when the mm changes. Each atomic
+//! is a coherence transaction on its line at the time the hook reaches
+//! it, so hooks on several CPUs contend for a shared line.
 //! A hook without spinlocks costs no event: its end time is folded into
 //! the interval the kernel was already spending there. One with spinlocks
 //! is a resumable run ([`HookRun`], below): it takes and releases each
