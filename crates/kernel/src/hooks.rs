@@ -354,9 +354,7 @@ impl<'s> crate::Kernel<'s> {
             Op::Count(_) => {}
             Op::Locking(LockingOp::Up(r)) => {
                 let s = self.hook_instance(c, r, subject);
-                let objects = &mut self.locking.objects;
-                let (done, woken) =
-                    crate::locking::semaphore::up_in_irq(objects, &self.cost, c, s, t);
+                let (done, woken) = self.hook_semaphore_up(c, s, t);
                 t = done;
                 if let Some(w) = woken {
                     // try_to_wake_up() in the hardirq, as hrtimer_wakeup()'s

@@ -142,6 +142,14 @@ impl Kernel<'_> {
     pub(crate) fn hook_spin_lock(&mut self, c: u32, l: u32, mode: LockMode) -> Option<Nanos> {
         <Self as HookSpinlocks>::hook_spin_lock(self, c, l, mode)
     }
+    pub(crate) fn hook_semaphore_up(
+        &mut self,
+        c: u32,
+        s: u32,
+        t: Nanos,
+    ) -> (Nanos, Option<TaskId>) {
+        crate::locking::semaphore::up_in_irq(&mut self.locking.objects, &self.cost, c, s, t)
+    }
     pub(crate) fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos {
         <Self as HookSpinlocks>::hook_spin_unlock(self, c, l, mode)
     }
