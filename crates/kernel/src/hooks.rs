@@ -34,7 +34,7 @@
 //!   before its next op; a wakeup in an interrupt handler (an hrtimer)
 //!   lengthens the handler; elsewhere (a spinning CPU, a softirq callback)
 //!   the time is added to the CPU's next interrupt or switch. Spinlocks
-//!   allowed: see [`Kernel::wake_hook`](crate::Kernel::wake_hook).
+//!   allowed: see [`Hooks::wake_hook`].
 //! - `sched_tick`: `sched_tick()` in the timer interrupt on every CPU that
 //!   runs a task (idle CPUs stop their tick, NO_HZ); the hook runs as a
 //!   hardirq (charged as irq, with the interrupt's entry and exit), taken
@@ -64,7 +64,9 @@
 
 use smpsim_engine::Nanos;
 
-use crate::program::{BinOp, CmpOp, Cond, Expr, LockingOp, ObjRef, Op, Program};
+use crate::env::SchedVerbs;
+use crate::program::{BinOp, CmpOp, Cond, Expr, LockMode, LockingOp, ObjRef, Op, Program};
+use crate::task::TaskId;
 
 pub use crate::spec::{hook_event, HookEvent, HOOK_EVENTS, HOOK_NAMES};
 
@@ -251,13 +253,13 @@ enum Step<'s> {
 #[derive(Clone, Copy)]
 enum HookCtx {
     /// `__schedule()`, switching to `next`.
-    Switch { next: crate::task::TaskId },
+    Switch { next: TaskId },
     /// A hardirq handler.
     Irq,
-    /// A wakeup's hooks ([`crate::Kernel::wake_hook`]) not yet under way:
+    /// A wakeup's hooks ([`Hooks::wake_hook`]) not yet under way:
     /// they go on in the context the CPU is in when they are driven (the
     /// handler or the switch it is busy in), or hold up its task or idle
-    /// loop ([`crate::Kernel::start_held_run`]).
+    /// loop ([`Hooks::start_held_run`]).
     Pending,
     /// A wakeup's hooks holding up what the CPU ran (its current task, or
     /// idle): `try_to_wake_up()` holds `p->pi_lock` with IRQs off, so the
@@ -266,17 +268,57 @@ enum HookCtx {
     Held,
 }
 
-impl<'s> crate::Kernel<'s> {
+/// What the hooks need of the kernel beyond its core and the scheduler's
+/// verbs: the scenario, their own run-time state, the CPU's random
+/// stream and work scaling, and the locking verbs a hook's ops are
+/// (`sim/hooks_env.rs` implements it for the kernel).
+pub(crate) trait HooksEnv<'s>: SchedVerbs {
+    /// The compiled scenario (its hooks, its objects' layout).
+    fn spec(&self) -> &'s crate::Spec;
+    /// The hooks' run-time state.
+    fn hooks(&self) -> &HookState<'s>;
+    /// The hooks' run-time state, to change.
+    fn hooks_mut(&mut self) -> &mut HookState<'s>;
+    /// CPU `c`'s random stream for hooks.
+    fn hook_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng;
+    /// `ns` of work on CPU `c` from `t`, scaled by its capacity.
+    fn scale_work(&mut self, c: u32, ns: Nanos, t: Nanos) -> Nanos;
+    /// The first instance of `object` (an array's element is an object).
+    fn first_instance(&self, object: u32) -> u32;
+    /// An atomic RMW (or, not `rmw`, a read) of atomic instance `l` by
+    /// CPU `c` at `t`: when it is done.
+    fn hook_atomic(&mut self, c: u32, l: u32, rmw: bool, t: Nanos) -> Nanos;
+    /// `up()` of semaphore instance `s` in CPU `c`'s handler at `t`: when
+    /// its RMW is done, and the sleeper to wake.
+    fn hook_semaphore_up(&mut self, c: u32, s: u32, t: Nanos) -> (Nanos, Option<TaskId>);
+    /// A hook on CPU `c` takes spinlock instance `l`: when it has it, or
+    /// None if it spins ([`Hooks::hook_lock_granted`] follows).
+    fn hook_spin_lock(&mut self, c: u32, l: u32, mode: LockMode) -> Option<Nanos>;
+    /// A hook on CPU `c` releases spinlock instance `l`: when done.
+    fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos;
+    /// The object spinlock instance `l` belongs to.
+    fn spinlock_object(&self, l: u32) -> u32;
+    /// Whether lockdep is off, or already knows lock class `class` is
+    /// taken in hardirq context.
+    fn lockdep_hardirq_settled(&self, class: u32) -> bool;
+    /// lockdep's `mark_lock()` of `class` in a context, at `site`.
+    fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String);
+    /// `irq_exit()`'s softirqs on CPU `c` from `t`: when they end.
+    fn rcu_softirq(&mut self, c: u32, t: Nanos) -> Nanos;
+}
+
+/// The hooks' verbs over any [`HooksEnv`]: running a hook straight, and
+/// the resumable runs of hooks that take locks.
+pub(crate) trait Hooks<'s>: HooksEnv<'s> {
     /// The hook on `ev`, if the scenario has one.
     #[inline]
-    pub(crate) fn hook(&self, ev: HookEvent) -> Option<&'s Program> {
-        let spec = self.spec;
-        spec.hooks[ev as usize].as_ref()
+    fn hook(&self, ev: HookEvent) -> Option<&'s Program> {
+        self.spec().hooks[ev as usize].as_ref()
     }
 
     /// Runs `hook` on CPU `c` from time `t`, without waiting for anything;
     /// returns when it ends.
-    pub(crate) fn run_hook(&mut self, c: u32, hook: &Program, t: Nanos) -> Nanos {
+    fn run_hook(&mut self, c: u32, hook: &Program, t: Nanos) -> Nanos {
         self.run_hook_about(c, hook, t, HookSubject::NONE)
     }
 
@@ -330,7 +372,7 @@ impl<'s> crate::Kernel<'s> {
                 let cpu = self.hook_eval(c, e, subject);
                 usize::try_from(cpu)
                     .ok()
-                    .and_then(|i| self.cpus.get(i))
+                    .and_then(|i| self.cpus().get(i))
                     .is_some_and(|cpu| cpu.online)
             }
             Cond::Not(c2) => !self.hook_cond_holds(c, c2, subject),
@@ -343,14 +385,14 @@ impl<'s> crate::Kernel<'s> {
         match op {
             Op::Work(d) => {
                 let mut ns = d.sample(self.hook_stream(c));
-                if self.cost.scales_work {
+                if self.cost().scales_work {
                     ns = self.scale_work(c, ns, t);
                 }
                 t = t.saturating_add(ns);
             }
             // A hook's timeline is computed ahead of its events: a count it
             // reaches after the run's end did not happen in the run.
-            Op::Count(counter) if self.metrics.in_run(t) => self.metrics.count(t, *counter),
+            Op::Count(counter) if self.metrics().in_run(t) => self.metrics_mut().count(t, *counter),
             Op::Count(_) => {}
             Op::Locking(LockingOp::Up(r)) => {
                 let s = self.hook_instance(c, r, subject);
@@ -360,17 +402,13 @@ impl<'s> crate::Kernel<'s> {
                     // try_to_wake_up() in the hardirq, as hrtimer_wakeup()'s
                     // (smp.rs): it costs the handler what a task's costs it.
                     self.wake_up(w, c);
-                    t += self.cost.wakeup;
+                    t += self.cost().wakeup;
                 }
             }
             Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
                 let l = self.hook_instance(c, r, subject);
-                let line = self.locking.objects.atomic_line(l);
-                t = if matches!(op, Op::Locking(LockingOp::AtomicRmw(_))) {
-                    line.rmw_void(&self.cost, c, t)
-                } else {
-                    line.read(&self.cost, c, t)
-                };
+                let rmw = matches!(op, Op::Locking(LockingOp::AtomicRmw(_)));
+                t = self.hook_atomic(c, l, rmw, t);
             }
             _ => debug_assert!(
                 !matches!(
@@ -388,45 +426,40 @@ impl<'s> crate::Kernel<'s> {
     /// out of range is taken as the nearest end.
     fn hook_instance(&mut self, c: u32, r: &ObjRef, subject: HookSubject) -> u32 {
         let Some(e) = &r.index else {
-            return self.locking.objects.first_instance(r.object);
+            return self.first_instance(r.object);
         };
         let i = self.hook_eval(c, e, subject);
-        match self.spec.layout.array_len(r.object) {
+        match self.spec().layout.array_len(r.object) {
             Some(len) => {
                 let i = i.clamp(0, len as i64 - 1) as u32;
-                self.locking.objects.first_instance(r.object + i)
+                self.first_instance(r.object + i)
             }
             None => {
                 let i = i.clamp(0, self.nr_cpus() as i64 - 1) as u32;
-                self.locking.objects.first_instance(r.object) + i
+                self.first_instance(r.object) + i
             }
         }
     }
 
     /// Charges `d` of hook time to what CPU `c` is doing now.
-    pub(crate) fn charge_hook(&mut self, c: u32, d: Nanos) {
-        let cpu = &self.cpus[c as usize];
+    fn charge_hook(&mut self, c: u32, d: Nanos) {
+        let cpu = self.cpu(c);
         let curr = cpu.curr;
         let task_ctx = cpu.activity == crate::cpu::Activity::Task
             && curr != crate::task::NO_TASK
-            && self.tasks[curr as usize].wait.spin == crate::task::Spin::None;
-        if task_ctx
-            && self.tasks[curr as usize]
-                .batch
-                .push(crate::task::Mode::Sys, d)
-        {
+            && self.task(curr).wait.spin == crate::task::Spin::None;
+        if task_ctx && self.task_mut(curr).batch.push(crate::task::Mode::Sys, d) {
             return;
         }
-        {
-            self.cpus[c as usize].hook_debt += d;
-        }
+        self.cpu_mut(c).hook_debt += d;
     }
 
     /// The hook time CPU `c` owes its next interrupt or switch: its debt,
     /// and what is left of an `idle_enter` hook. Cleared.
-    pub(crate) fn take_hook_debt(&mut self, c: u32) -> Nanos {
-        let cpu = &mut self.cpus[c as usize];
-        let idle_left = std::mem::take(&mut cpu.idle_hook_until).saturating_sub(self.now);
+    fn take_hook_debt(&mut self, c: u32) -> Nanos {
+        let now = self.now();
+        let cpu = self.cpu_mut(c);
+        let idle_left = std::mem::take(&mut cpu.idle_hook_until).saturating_sub(now);
         std::mem::take(&mut cpu.hook_debt) + idle_left
     }
 
@@ -442,7 +475,7 @@ impl<'s> crate::Kernel<'s> {
             Expr::Hash(x) => crate::program::hash_64_32(self.hook_eval(c, x, subject)),
             Expr::NrCpus => self.nr_cpus() as i64,
             Expr::RandomCpu => {
-                let n = self.cpus.len() as u64;
+                let n = self.cpus().len() as u64;
                 self.hook_stream(c).below(n) as i64
             }
             Expr::Bin(op, a, b) => {
@@ -464,7 +497,7 @@ impl<'s> crate::Kernel<'s> {
     /// queued in `run` behind the switch's work so far, to run at its true
     /// time. Returns the switch's cost so far (with the hook's time when it
     /// ran at once).
-    pub(crate) fn switch_hook(
+    fn switch_hook(
         &mut self,
         c: u32,
         ev: HookEvent,
@@ -475,13 +508,13 @@ impl<'s> crate::Kernel<'s> {
         let Some(program) = self.hook(ev) else {
             return cost;
         };
-        if run.is_none() && !self.sched.hooks.locking[ev as usize] {
-            return self.run_hook_about(c, program, self.now + cost, subject) - self.now;
+        if run.is_none() && !self.hooks().locking[ev as usize] {
+            return self.run_hook_about(c, program, self.now() + cost, subject) - self.now();
         }
         let r = run.get_or_insert_with(|| {
             Box::new(HookRun {
                 steps: Default::default(),
-                t: self.now + cost,
+                t: self.now() + cost,
                 spanned: cost,
                 spin: None,
                 ctx: HookCtx::Irq,
@@ -502,18 +535,12 @@ impl<'s> crate::Kernel<'s> {
 
     /// `__schedule()` on CPU `c` ends in a hook run: the switch to `next`,
     /// `cost` long without the hooks, ends when the run is done.
-    pub(crate) fn start_switch_run(
-        &mut self,
-        c: u32,
-        next: crate::task::TaskId,
-        cost: Nanos,
-        mut run: Box<HookRun<'s>>,
-    ) {
+    fn start_switch_run(&mut self, c: u32, next: TaskId, cost: Nanos, mut run: Box<HookRun<'s>>) {
         if cost > run.spanned {
             run.steps.push_back(Step::Span(cost - run.spanned));
         }
         run.ctx = HookCtx::Switch { next };
-        self.cpus[c as usize].activity = crate::cpu::Activity::Switch { end: run.t, next };
+        self.cpu_mut(c).activity = crate::cpu::Activity::Switch { end: run.t, next };
         self.irq_off_begin(c);
         self.install_run(c, run);
         self.drive_hook_run(c);
@@ -527,16 +554,16 @@ impl<'s> crate::Kernel<'s> {
     /// running a task or idle (the CPU's event is set to now: the waking
     /// task stops after the op that woke and goes on when the hook is
     /// done), after the handler or switch the CPU is busy in otherwise.
-    pub(crate) fn wake_hook(&mut self, on: u32, ev: HookEvent, p: crate::task::TaskId) {
+    fn wake_hook(&mut self, on: u32, ev: HookEvent, p: TaskId) {
         let Some(program) = self.hook(ev) else {
             return;
         };
         let subject = HookSubject {
-            task_cpu: Some(self.tasks[p as usize].cpu),
+            task_cpu: Some(self.task(p).cpu),
             ..HookSubject::NONE
         };
-        if !self.sched.hooks.locking[ev as usize] {
-            let d = self.run_hook_about(on, program, self.now, subject) - self.now;
+        if !self.hooks().locking[ev as usize] {
+            let d = self.run_hook_about(on, program, self.now(), subject) - self.now();
             self.charge_hook(on, d);
             return;
         }
@@ -546,8 +573,8 @@ impl<'s> crate::Kernel<'s> {
             pc: 0,
             subject,
         };
-        let now = self.now;
-        match &mut self.sched.hooks.runs[on as usize] {
+        let now = self.now();
+        match &mut self.hooks_mut().runs[on as usize] {
             Some(run) => run.steps.push_back(step),
             slot @ None => {
                 *slot = Some(Box::new(HookRun {
@@ -559,7 +586,7 @@ impl<'s> crate::Kernel<'s> {
                 }))
             }
         }
-        let activity = self.cpus[on as usize].activity;
+        let activity = self.cpu(on).activity;
         if matches!(
             activity,
             crate::cpu::Activity::Task | crate::cpu::Activity::Idle
@@ -573,17 +600,18 @@ impl<'s> crate::Kernel<'s> {
     /// ([`Self::wake_hook`]): they hold it up from now, IRQs off, charged
     /// as sys (`try_to_wake_up()` under `p->pi_lock`); the task goes on
     /// where it was when they are done. Called by [`Self::kick`].
-    pub(crate) fn start_held_run(&mut self, c: u32) {
+    fn start_held_run(&mut self, c: u32) {
         self.settle(c);
-        let run = self.sched.hooks.runs[c as usize]
+        let now = self.now();
+        let run = self.hooks_mut().runs[c as usize]
             .as_mut()
             .expect("a queued wakeup hook");
         debug_assert!(matches!(run.ctx, HookCtx::Pending));
         run.ctx = HookCtx::Held;
-        run.t = run.t.max(self.now);
-        let cpu = &mut self.cpus[c as usize];
+        run.t = run.t.max(now);
+        let cpu = self.cpu_mut(c);
         cpu.activity = crate::cpu::Activity::Switch {
-            end: self.now,
+            end: now,
             next: cpu.curr,
         };
         self.irq_off_begin(c);
@@ -593,27 +621,27 @@ impl<'s> crate::Kernel<'s> {
     /// Makes `run` CPU `c`'s: a wakeup's hooks queued there before it
     /// (the wakeup came first) run ahead of its steps.
     fn install_run(&mut self, c: u32, mut run: Box<HookRun<'s>>) {
-        if let Some(queued) = self.sched.hooks.runs[c as usize].take() {
+        if let Some(queued) = self.hooks_mut().runs[c as usize].take() {
             for step in queued.steps.into_iter().rev() {
                 run.steps.push_front(step);
             }
         }
-        self.sched.hooks.runs[c as usize] = Some(run);
+        self.hooks_mut().runs[c as usize] = Some(run);
     }
 
     /// Puts CPU `c`'s run back while it waits: a wakeup's hooks queued
     /// while it was being driven run after its steps.
     fn put_back_run(&mut self, c: u32, mut run: Box<HookRun<'s>>) {
-        if let Some(queued) = self.sched.hooks.runs[c as usize].take() {
+        if let Some(queued) = self.hooks_mut().runs[c as usize].take() {
             run.steps.extend(queued.steps);
         }
-        self.sched.hooks.runs[c as usize] = Some(run);
+        self.hooks_mut().runs[c as usize] = Some(run);
     }
 
     /// The tick's `sched_tick` hook takes locks: it runs from `t`, after
     /// the handler's other hardirq work; the handler (and its softirqs, if
     /// `softirq`) ends when it is done.
-    pub(crate) fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool) {
+    fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool) {
         let program = self.hook(HookEvent::SchedTick).expect("a sched_tick hook");
         let mut steps = std::collections::VecDeque::new();
         steps.push_back(Step::Hook {
@@ -625,7 +653,7 @@ impl<'s> crate::Kernel<'s> {
         if softirq {
             steps.push_back(Step::Softirq);
         }
-        self.cpus[c as usize].activity = crate::cpu::Activity::Irq { end: t };
+        self.cpu_mut(c).activity = crate::cpu::Activity::Irq { end: t };
         let run = Box::new(HookRun {
             steps,
             t,
@@ -638,16 +666,15 @@ impl<'s> crate::Kernel<'s> {
     }
 
     /// Whether the tick's `sched_tick` hook takes locks.
-    pub(crate) fn tick_hook_locks(&self) -> bool {
-        self.sched.hooks.locking[HookEvent::SchedTick as usize]
+    fn tick_hook_locks(&self) -> bool {
+        self.hooks().locking[HookEvent::SchedTick as usize]
     }
 
     /// Whether CPU `c`'s current activity ends in a hook run's next step
     /// rather than where it was headed.
     #[inline]
-    pub(crate) fn hook_run_waiting(&self, c: u32) -> bool {
-        self.sched
-            .hooks
+    fn hook_run_waiting(&self, c: u32) -> bool {
+        self.hooks()
             .runs
             .get(c as usize)
             .is_some_and(|r| r.is_some())
@@ -657,17 +684,17 @@ impl<'s> crate::Kernel<'s> {
     /// steps up to a lock op that is still ahead (the CPU's event is set
     /// there) or a lock held elsewhere (the CPU spins), or to its end (the
     /// activity it is part of ends there).
-    pub(crate) fn drive_hook_run(&mut self, c: u32) {
+    fn drive_hook_run(&mut self, c: u32) {
         self.settle(c);
-        let mut run = self.sched.hooks.runs[c as usize]
+        let mut run = self.hooks_mut().runs[c as usize]
             .take()
             .expect("a hook run");
         debug_assert!(run.spin.is_none(), "a spinning hook run driven");
         // A wakeup's hooks queued behind a handler or a switch run from
         // where it has got to, in its context.
-        run.t = run.t.max(self.now);
+        run.t = run.t.max(self.now());
         if let HookCtx::Pending = run.ctx {
-            run.ctx = match self.cpus[c as usize].activity {
+            run.ctx = match self.cpu(c).activity {
                 crate::cpu::Activity::Switch { next, .. } => HookCtx::Switch { next },
                 _ => HookCtx::Irq,
             };
@@ -678,7 +705,7 @@ impl<'s> crate::Kernel<'s> {
                 return;
             };
             // A wakeup in the run (its softirq) queued hooks: they go on.
-            match self.sched.hooks.runs[c as usize].take() {
+            match self.hooks_mut().runs[c as usize].take() {
                 Some(queued) => {
                     done.steps.extend(queued.steps);
                     run = done;
@@ -731,7 +758,7 @@ impl<'s> crate::Kernel<'s> {
                     continue;
                 }
             };
-            if run.t > self.now {
+            if run.t > self.now() {
                 // Lock ops happen at their time: come back then.
                 *pc -= 1;
                 let at = run.t;
@@ -751,8 +778,8 @@ impl<'s> crate::Kernel<'s> {
                 Some(done) => run.t = done,
                 None => {
                     // Spins, IRQs off, until a release grants it the lock.
-                    run.spin = Some((l, self.now));
-                    let cpu = &mut self.cpus[c as usize];
+                    run.spin = Some((l, self.now()));
+                    let cpu = self.cpu_mut(c);
                     cpu.gen = cpu.gen.wrapping_add(1);
                     self.put_back_run(c, run);
                     return None;
@@ -766,14 +793,15 @@ impl<'s> crate::Kernel<'s> {
     /// held-up task or idle loop goes on once its time has passed.
     fn end_hook_run(&mut self, c: u32, run: Box<HookRun<'s>>) {
         let end = run.t;
-        let cpu = &mut self.cpus[c as usize];
+        let now = self.now();
+        let cpu = self.cpu_mut(c);
         match run.ctx {
             HookCtx::Switch { next } => {
                 cpu.activity = crate::cpu::Activity::Switch { end, next };
                 cpu.rq_busy_until = cpu.rq_busy_until.max(end);
             }
             HookCtx::Irq | HookCtx::Pending => cpu.activity = crate::cpu::Activity::Irq { end },
-            HookCtx::Held if end > self.now => {
+            HookCtx::Held if end > now => {
                 // Its last work: the CPU stays held until then.
                 self.park_hook_run(c, run, end);
                 return;
@@ -785,8 +813,7 @@ impl<'s> crate::Kernel<'s> {
                 } else {
                     crate::cpu::Activity::Task
                 };
-                let irqs_off =
-                    curr != crate::task::NO_TASK && self.tasks[curr as usize].irq.irqs_off;
+                let irqs_off = curr != crate::task::NO_TASK && self.task(curr).irq.irqs_off;
                 if !irqs_off {
                     self.irq_off_end(c);
                 }
@@ -799,7 +826,7 @@ impl<'s> crate::Kernel<'s> {
 
     /// The run goes on at `at`: the CPU's current activity lasts until then.
     fn park_hook_run(&mut self, c: u32, run: Box<HookRun<'s>>, at: Nanos) {
-        let cpu = &mut self.cpus[c as usize];
+        let cpu = self.cpu_mut(c);
         cpu.activity = match run.ctx {
             HookCtx::Switch { next } => {
                 cpu.rq_busy_until = cpu.rq_busy_until.max(at);
@@ -817,45 +844,43 @@ impl<'s> crate::Kernel<'s> {
 
     /// The lock CPU `c`'s hook spins on is its from `at` (called by the
     /// lock's release, [`Self::with_lock`]): the run goes on from then.
-    pub(crate) fn hook_lock_granted(&mut self, c: u32, at: Nanos) {
-        let run = self.sched.hooks.runs[c as usize]
+    fn hook_lock_granted(&mut self, c: u32, at: Nanos) {
+        let run = self.hooks_mut().runs[c as usize]
             .as_mut()
             .expect("a hook run waits for the lock");
         let (l, since) = run.spin.take().expect("the hook spins");
         run.t = at;
-        let object = self.locking.objects.spinlocks[l as usize].object;
-        self.metrics.lock_spin(at, object, at - since);
-        let run = self.sched.hooks.runs[c as usize]
+        let object = self.spinlock_object(l);
+        self.metrics_mut().lock_spin(at, object, at - since);
+        let run = self.hooks_mut().runs[c as usize]
             .take()
             .expect("a hook run");
         self.park_hook_run(c, run, at);
     }
 
     /// When the hook on CPU `c` began to spin for its lock.
-    pub(crate) fn hook_spin_since(&self, c: u32) -> Nanos {
-        self.sched.hooks.runs[c as usize]
+    fn hook_spin_since(&self, c: u32) -> Nanos {
+        self.hooks().runs[c as usize]
             .as_ref()
             .and_then(|r| r.spin)
-            .map_or(self.now, |s| s.1)
+            .map_or(self.now(), |s| s.1)
     }
 
     /// lockdep's `mark_lock()` for a lock class taken in the tick's hook:
     /// hardirq context.
     fn hook_lockdep_hardirq(&mut self, c: u32, ev: HookEvent, class: u32) {
-        let settled = self
-            .locking
-            .lockdep
-            .as_ref()
-            .is_none_or(|ld| ld.usage_settled(class, true));
-        if !settled {
+        if !self.lockdep_hardirq_settled(class) {
             let site = format!("CPU{c} in the {} hook (hardirq)", HOOK_NAMES[ev as usize]);
             self.lockdep_usage(c, class, true, site);
         }
     }
 }
 
+impl<'s, K: HooksEnv<'s> + ?Sized> Hooks<'s> for K {}
+
 #[cfg(test)]
 mod tests {
+    use super::Hooks;
     use crate::program::*;
     use crate::spec::*;
     use crate::testkit::*;

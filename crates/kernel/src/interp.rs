@@ -231,7 +231,7 @@ impl<'s> crate::Kernel<'s> {
                 }
                 // A wakeup's hooks that take locks hold the task up
                 // after the op that woke (`hooks.rs`).
-                Some(Flow::Next) if self.hook_run_waiting(c) => break,
+                Some(Flow::Next) if crate::hooks::Hooks::hook_run_waiting(self, c) => break,
                 Some(Flow::Next) => continue,
                 Some(Flow::Stop) => {
                     self.tasks[t as usize].timeless_steps = 0;
@@ -246,7 +246,7 @@ impl<'s> crate::Kernel<'s> {
         } else {
             self.tasks[t as usize].timeless_steps = 0;
         }
-        let end = if self.hook_run_waiting(c) {
+        let end = if crate::hooks::Hooks::hook_run_waiting(self, c) {
             self.now
         } else {
             self.now

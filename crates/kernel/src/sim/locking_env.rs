@@ -117,10 +117,10 @@ impl LockingEnv for Kernel<'_> {
         Kernel::synchronize_rcu(self, c, t, expedited)
     }
     fn hook_spin_since(&self, c: u32) -> Nanos {
-        Kernel::hook_spin_since(self, c)
+        crate::hooks::Hooks::hook_spin_since(self, c)
     }
     fn hook_lock_granted(&mut self, c: u32, at: Nanos) {
-        Kernel::hook_lock_granted(self, c, at)
+        crate::hooks::Hooks::hook_lock_granted(self, c, at)
     }
 }
 
