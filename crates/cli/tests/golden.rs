@@ -104,6 +104,18 @@ const RUNS: &[(&str, &[&str])] = &[
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),
     (
+        "scenarios/examples/ttwu-rq-lock.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
+        "scenarios/examples/switch-mm-hook.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
+        "scenarios/examples/tick-hook-wakeup.toml",
+        &["scenario.duration=5ms", "scenario.warmup=1ms"],
+    ),
+    (
         "scenarios/examples/false-sharing.toml",
         &["scenario.duration=5ms", "scenario.warmup=1ms"],
     ),

@@ -1,10 +1,14 @@
 //! `[hooks]`: scenario code the kernel runs on its own at an event, on the
 //! CPU where the event happens and in the context the kernel has there.
 //!
-//! A hook is a straight run of `work`, `count`, `atomic_*` ops and, at the
-//! events that allow it, spinlocks (no sleeping, no loops), priced like a
-//! task's: each atomic is a coherence transaction on its line at the time
-//! the hook reaches it, so hooks on several CPUs contend for a shared line.
+//! A hook is a run of `work`, `count`, `atomic_*` ops, `if`s (jumps
+//! forward only) and, at the events that allow it, spinlocks and (the
+//! tick's) `up()` wakeups (no sleeping, no loops), priced like a task's.
+//! It sees what its event is about ([`HookSubject`]: `task_cpu()`,
+//! `prev_mm()`, `next_mm()`, `prev_active_mm()`), so it can take the
+//! wakee's runqueue lock or work only when the mm changes. Each atomic
+//! is a coherence transaction on its line at the time the hook reaches
+//! it, so hooks on several CPUs contend for a shared line.
 //! A hook without spinlocks costs no event: its end time is folded into
 //! the interval the kernel was already spending there. One with spinlocks
 //! is a resumable run ([`HookRun`], below): it takes and releases each
@@ -30,7 +34,7 @@
 //!   before its next op; a wakeup in an interrupt handler (an hrtimer)
 //!   lengthens the handler; elsewhere (a spinning CPU, a softirq callback)
 //!   the time is added to the CPU's next interrupt or switch. Spinlocks
-//!   allowed: see [`Kernel::wake_hook`](crate::Kernel::wake_hook).
+//!   allowed: see [`Hooks::wake_hook`].
 //! - `sched_tick`: `sched_tick()` in the timer interrupt on every CPU that
 //!   runs a task (idle CPUs stop their tick, NO_HZ); the hook runs as a
 //!   hardirq (charged as irq, with the interrupt's entry and exit), taken
@@ -60,18 +64,23 @@
 
 use smpsim_engine::Nanos;
 
-use crate::program::{BinOp, Expr, LockingOp, ObjRef, Op, Program};
+use crate::env::SchedVerbs;
+use crate::program::{BinOp, CmpOp, Cond, Expr, LockMode, LockingOp, ObjRef, Op, Program};
+use crate::task::TaskId;
 
 pub use crate::spec::{hook_event, HookEvent, HOOK_EVENTS, HOOK_NAMES};
 
-/// Whether `op` may run in a hook (atomic context, no task of its own).
+/// Whether `op`, at `pc` of a hook's program, may run in a hook (atomic
+/// context, no task of its own): an `if` (a jump forward) but no loop.
 /// Where a lock op may run is [`locks_allowed`]'s to say.
-pub fn allowed_in_hook(op: &Op) -> bool {
+pub fn allowed_in_hook(pc: usize, op: &Op) -> bool {
     match op {
         Op::Work(_) | Op::Count(_) | Op::Exit => true,
-        Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
-            r.index.as_ref().is_none_or(hook_expr)
-        }
+        Op::Jump(to) => *to as usize > pc,
+        Op::JumpUnless(cond, to) => *to as usize > pc && hook_cond(cond),
+        Op::Locking(LockingOp::AtomicRmw(r))
+        | Op::Locking(LockingOp::AtomicRead(r))
+        | Op::Locking(LockingOp::Up(r)) => r.index.as_ref().is_none_or(hook_expr),
         Op::Locking(LockingOp::Lock { lock, .. }) | Op::Locking(LockingOp::Unlock { lock, .. }) => {
             lock.index.as_ref().is_none_or(hook_expr)
         }
@@ -96,6 +105,14 @@ pub fn locks_allowed(ev: usize) -> bool {
     .any(|e| *e as usize == ev)
 }
 
+/// Whether a hook on event `ev` may wake a task (`up()`): the tick's, a
+/// hardirq as an hrtimer's `hrtimer_wakeup()` is. The others run with a
+/// runqueue's lock or `p->pi_lock` held, where the kernel cannot call
+/// `try_to_wake_up()` (it would take them again), or in the idle entry.
+pub fn wakes_allowed(ev: usize) -> bool {
+    ev == HookEvent::SchedTick as usize
+}
+
 /// Whether `program` takes or releases a lock.
 pub fn takes_locks(program: &Program) -> bool {
     program.ops.iter().any(|op| {
@@ -109,9 +126,66 @@ pub fn takes_locks(program: &Program) -> bool {
 /// Whether an index expression can be evaluated without a task.
 fn hook_expr(e: &Expr) -> bool {
     match e {
-        Expr::Const(_) | Expr::ThisCpu | Expr::NrCpus | Expr::RandomCpu => true,
+        Expr::Const(_)
+        | Expr::ThisCpu
+        | Expr::NrCpus
+        | Expr::RandomCpu
+        | Expr::TaskCpu
+        | Expr::PrevMm
+        | Expr::NextMm
+        | Expr::PrevActiveMm => true,
         Expr::Bin(_, a, b) => hook_expr(a) && hook_expr(b),
+        Expr::Hash(x) => hook_expr(x),
         _ => false,
+    }
+}
+
+/// Whether an `if`'s condition can be evaluated without a task.
+fn hook_cond(c: &Cond) -> bool {
+    match c {
+        Cond::Cmp(_, a, b) => hook_expr(a) && hook_expr(b),
+        Cond::CpuOnline(e) => hook_expr(e),
+        Cond::Not(c) => hook_cond(c),
+        Cond::RcuPollState(_) => false,
+    }
+}
+
+/// What a hook's event is about, fixed when the event happens: what
+/// `task_cpu()`, `prev_mm()` and `next_mm()` give in its code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HookSubject {
+    /// `task_cpu(p)` of the wakee or the task moved.
+    task_cpu: Option<u32>,
+    /// The switch's `prev->mm`, `next->mm` (-1: none, a kernel thread or
+    /// the idle task).
+    prev_mm: i64,
+    next_mm: i64,
+    /// The switch's `prev->active_mm` (-1: `init_mm`).
+    prev_active_mm: i64,
+}
+
+impl HookSubject {
+    /// An event about no task but the CPU's own (the tick, idle).
+    pub(crate) const NONE: HookSubject = HookSubject {
+        task_cpu: None,
+        prev_mm: -1,
+        next_mm: -1,
+        prev_active_mm: -1,
+    };
+
+    /// A switch from `prev` to `next`, whose `mm`s these are (None or
+    /// `NO_MM` for none), on a CPU using `active_mm`.
+    pub(crate) fn switch(prev_mm: Option<u32>, next_mm: Option<u32>, active_mm: u32) -> Self {
+        let mm = |m: Option<u32>| match m {
+            Some(m) if m != crate::ids::NO_MM => m as i64,
+            _ => -1,
+        };
+        HookSubject {
+            prev_mm: mm(prev_mm),
+            next_mm: mm(next_mm),
+            prev_active_mm: mm(Some(active_mm)),
+            ..Self::NONE
+        }
     }
 }
 
@@ -165,11 +239,12 @@ pub(crate) struct HookRun<'s> {
 enum Step<'s> {
     /// The kernel's own work, of this length.
     Span(Nanos),
-    /// A hook, from op `pc`.
+    /// A hook, from op `pc`, about `subject`.
     Hook {
         ev: HookEvent,
         program: &'s Program,
         pc: usize,
+        subject: HookSubject,
     },
     /// `irq_exit()`'s softirqs.
     Softirq,
@@ -178,13 +253,13 @@ enum Step<'s> {
 #[derive(Clone, Copy)]
 enum HookCtx {
     /// `__schedule()`, switching to `next`.
-    Switch { next: crate::task::TaskId },
+    Switch { next: TaskId },
     /// A hardirq handler.
     Irq,
-    /// A wakeup's hooks ([`crate::Kernel::wake_hook`]) not yet under way:
+    /// A wakeup's hooks ([`Hooks::wake_hook`]) not yet under way:
     /// they go on in the context the CPU is in when they are driven (the
     /// handler or the switch it is busy in), or hold up its task or idle
-    /// loop ([`crate::Kernel::start_held_run`]).
+    /// loop ([`Hooks::start_held_run`]).
     Pending,
     /// A wakeup's hooks holding up what the CPU ran (its current task, or
     /// idle): `try_to_wake_up()` holds `p->pi_lock` with IRQs off, so the
@@ -193,45 +268,147 @@ enum HookCtx {
     Held,
 }
 
-impl<'s> crate::Kernel<'s> {
+/// What the hooks need of the kernel beyond its core and the scheduler's
+/// verbs: the scenario, their own run-time state, the CPU's random
+/// stream and work scaling, and the locking verbs a hook's ops are
+/// (`sim/hooks_env.rs` implements it for the kernel).
+pub(crate) trait HooksEnv<'s>: SchedVerbs {
+    /// The compiled scenario (its hooks, its objects' layout).
+    fn spec(&self) -> &'s crate::Spec;
+    /// The hooks' run-time state.
+    fn hooks(&self) -> &HookState<'s>;
+    /// The hooks' run-time state, to change.
+    fn hooks_mut(&mut self) -> &mut HookState<'s>;
+    /// CPU `c`'s random stream for hooks.
+    fn hook_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng;
+    /// `ns` of work on CPU `c` from `t`, scaled by its capacity.
+    fn scale_work(&mut self, c: u32, ns: Nanos, t: Nanos) -> Nanos;
+    /// The first instance of `object` (an array's element is an object).
+    fn first_instance(&self, object: u32) -> u32;
+    /// An atomic RMW (or, not `rmw`, a read) of atomic instance `l` by
+    /// CPU `c` at `t`: when it is done.
+    fn hook_atomic(&mut self, c: u32, l: u32, rmw: bool, t: Nanos) -> Nanos;
+    /// `up()` of semaphore instance `s` in CPU `c`'s handler at `t`: when
+    /// its RMW is done, and the sleeper to wake.
+    fn hook_semaphore_up(&mut self, c: u32, s: u32, t: Nanos) -> (Nanos, Option<TaskId>);
+    /// A hook on CPU `c` takes spinlock instance `l`: when it has it, or
+    /// None if it spins ([`Hooks::hook_lock_granted`] follows).
+    fn hook_spin_lock(&mut self, c: u32, l: u32, mode: LockMode) -> Option<Nanos>;
+    /// A hook on CPU `c` releases spinlock instance `l`: when done.
+    fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos;
+    /// The object spinlock instance `l` belongs to.
+    fn spinlock_object(&self, l: u32) -> u32;
+    /// Whether lockdep is off, or already knows lock class `class` is
+    /// taken in hardirq context.
+    fn lockdep_hardirq_settled(&self, class: u32) -> bool;
+    /// lockdep's `mark_lock()` of `class` in a context, at `site`.
+    fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String);
+    /// `irq_exit()`'s softirqs on CPU `c` from `t`: when they end.
+    fn rcu_softirq(&mut self, c: u32, t: Nanos) -> Nanos;
+}
+
+/// The hooks' verbs over any [`HooksEnv`]: running a hook straight, and
+/// the resumable runs of hooks that take locks.
+pub(crate) trait Hooks<'s>: HooksEnv<'s> {
     /// The hook on `ev`, if the scenario has one.
     #[inline]
-    pub(crate) fn hook(&self, ev: HookEvent) -> Option<&'s Program> {
-        let spec = self.spec;
-        spec.hooks[ev as usize].as_ref()
+    fn hook(&self, ev: HookEvent) -> Option<&'s Program> {
+        self.spec().hooks[ev as usize].as_ref()
     }
 
     /// Runs `hook` on CPU `c` from time `t`, without waiting for anything;
     /// returns when it ends.
-    pub(crate) fn run_hook(&mut self, c: u32, hook: &Program, mut t: Nanos) -> Nanos {
-        for op in &hook.ops {
-            t = self.hook_op(c, op, t);
+    fn run_hook(&mut self, c: u32, hook: &Program, t: Nanos) -> Nanos {
+        self.run_hook_about(c, hook, t, HookSubject::NONE)
+    }
+
+    /// [`Self::run_hook`] of a hook whose event is about `subject`.
+    fn run_hook_about(
+        &mut self,
+        c: u32,
+        hook: &Program,
+        mut t: Nanos,
+        subject: HookSubject,
+    ) -> Nanos {
+        let mut pc = 0;
+        while let Some(op) = hook.ops.get(pc) {
+            pc = match self.hook_jump(c, pc, op, subject) {
+                Some(to) => to,
+                None => {
+                    t = self.hook_op(c, op, t, subject);
+                    pc + 1
+                }
+            };
         }
         t
     }
 
+    /// Where a hook's `if` at `pc` goes on (None: `op` is no jump). Jumps
+    /// in a hook only go forward (scenario loading).
+    fn hook_jump(&mut self, c: u32, pc: usize, op: &Op, subject: HookSubject) -> Option<usize> {
+        match op {
+            Op::Jump(to) => Some(*to as usize),
+            Op::JumpUnless(cond, _) if self.hook_cond_holds(c, cond, subject) => Some(pc + 1),
+            Op::JumpUnless(_, to) => Some(*to as usize),
+            _ => None,
+        }
+    }
+
+    /// An `if`'s condition in a hook on CPU `c`.
+    fn hook_cond_holds(&mut self, c: u32, cond: &Cond, subject: HookSubject) -> bool {
+        match cond {
+            Cond::Cmp(op, a, b) => {
+                let (a, b) = (self.hook_eval(c, a, subject), self.hook_eval(c, b, subject));
+                match op {
+                    CmpOp::Eq => a == b,
+                    CmpOp::Ne => a != b,
+                    CmpOp::Lt => a < b,
+                    CmpOp::Le => a <= b,
+                    CmpOp::Gt => a > b,
+                    CmpOp::Ge => a >= b,
+                }
+            }
+            Cond::CpuOnline(e) => {
+                let cpu = self.hook_eval(c, e, subject);
+                usize::try_from(cpu)
+                    .ok()
+                    .and_then(|i| self.cpus().get(i))
+                    .is_some_and(|cpu| cpu.online)
+            }
+            Cond::Not(c2) => !self.hook_cond_holds(c, c2, subject),
+            Cond::RcuPollState(_) => false,
+        }
+    }
+
     /// One op of a hook that needs no other CPU's state: at `t`.
-    fn hook_op(&mut self, c: u32, op: &Op, mut t: Nanos) -> Nanos {
+    fn hook_op(&mut self, c: u32, op: &Op, mut t: Nanos, subject: HookSubject) -> Nanos {
         match op {
             Op::Work(d) => {
                 let mut ns = d.sample(self.hook_stream(c));
-                if self.cost.scales_work {
+                if self.cost().scales_work {
                     ns = self.scale_work(c, ns, t);
                 }
                 t = t.saturating_add(ns);
             }
             // A hook's timeline is computed ahead of its events: a count it
             // reaches after the run's end did not happen in the run.
-            Op::Count(counter) if self.metrics.in_run(t) => self.metrics.count(t, *counter),
+            Op::Count(counter) if self.metrics().in_run(t) => self.metrics_mut().count(t, *counter),
             Op::Count(_) => {}
+            Op::Locking(LockingOp::Up(r)) => {
+                let s = self.hook_instance(c, r, subject);
+                let (done, woken) = self.hook_semaphore_up(c, s, t);
+                t = done;
+                if let Some(w) = woken {
+                    // try_to_wake_up() in the hardirq, as hrtimer_wakeup()'s
+                    // (smp.rs): it costs the handler what a task's costs it.
+                    self.wake_up(w, c);
+                    t += self.cost().wakeup;
+                }
+            }
             Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
-                let l = self.hook_instance(c, r);
-                let line = self.locking.objects.atomic_line(l);
-                t = if matches!(op, Op::Locking(LockingOp::AtomicRmw(_))) {
-                    line.rmw_void(&self.cost, c, t)
-                } else {
-                    line.read(&self.cost, c, t)
-                };
+                let l = self.hook_instance(c, r, subject);
+                let rmw = matches!(op, Op::Locking(LockingOp::AtomicRmw(_)));
+                t = self.hook_atomic(c, l, rmw, t);
             }
             _ => debug_assert!(
                 !matches!(
@@ -244,54 +421,65 @@ impl<'s> crate::Kernel<'s> {
         t
     }
 
-    /// The instance of `r` a hook on CPU `c` names.
-    fn hook_instance(&mut self, c: u32, r: &ObjRef) -> u32 {
-        let mut l = self.locking.objects.first_instance(r.object);
-        if let Some(e) = &r.index {
-            let i = self.hook_eval(c, e);
-            l += i.clamp(0, self.nr_cpus() as i64 - 1) as u32;
+    /// The instance of `r` a hook on CPU `c` names: of a per-CPU object,
+    /// or an element of an object array (an object of its own). An index
+    /// out of range is taken as the nearest end.
+    fn hook_instance(&mut self, c: u32, r: &ObjRef, subject: HookSubject) -> u32 {
+        let Some(e) = &r.index else {
+            return self.first_instance(r.object);
+        };
+        let i = self.hook_eval(c, e, subject);
+        match self.spec().layout.array_len(r.object) {
+            Some(len) => {
+                let i = i.clamp(0, len as i64 - 1) as u32;
+                self.first_instance(r.object + i)
+            }
+            None => {
+                let i = i.clamp(0, self.nr_cpus() as i64 - 1) as u32;
+                self.first_instance(r.object) + i
+            }
         }
-        l
     }
 
     /// Charges `d` of hook time to what CPU `c` is doing now.
-    pub(crate) fn charge_hook(&mut self, c: u32, d: Nanos) {
-        let cpu = &self.cpus[c as usize];
+    fn charge_hook(&mut self, c: u32, d: Nanos) {
+        let cpu = self.cpu(c);
         let curr = cpu.curr;
         let task_ctx = cpu.activity == crate::cpu::Activity::Task
             && curr != crate::task::NO_TASK
-            && self.tasks[curr as usize].wait.spin == crate::task::Spin::None;
-        if task_ctx
-            && self.tasks[curr as usize]
-                .batch
-                .push(crate::task::Mode::Sys, d)
-        {
+            && self.task(curr).wait.spin == crate::task::Spin::None;
+        if task_ctx && self.task_mut(curr).batch.push(crate::task::Mode::Sys, d) {
             return;
         }
-        {
-            self.cpus[c as usize].hook_debt += d;
-        }
+        self.cpu_mut(c).hook_debt += d;
     }
 
     /// The hook time CPU `c` owes its next interrupt or switch: its debt,
     /// and what is left of an `idle_enter` hook. Cleared.
-    pub(crate) fn take_hook_debt(&mut self, c: u32) -> Nanos {
-        let cpu = &mut self.cpus[c as usize];
-        let idle_left = std::mem::take(&mut cpu.idle_hook_until).saturating_sub(self.now);
+    fn take_hook_debt(&mut self, c: u32) -> Nanos {
+        let now = self.now();
+        let cpu = self.cpu_mut(c);
+        let idle_left = std::mem::take(&mut cpu.idle_hook_until).saturating_sub(now);
         std::mem::take(&mut cpu.hook_debt) + idle_left
     }
 
-    fn hook_eval(&mut self, c: u32, e: &Expr) -> i64 {
+    fn hook_eval(&mut self, c: u32, e: &Expr, subject: HookSubject) -> i64 {
         match e {
             Expr::Const(v) => *v,
             Expr::ThisCpu => c as i64,
+            // Scenario loading allows it only where the event has a task.
+            Expr::TaskCpu => subject.task_cpu.unwrap_or(c) as i64,
+            Expr::PrevMm => subject.prev_mm,
+            Expr::NextMm => subject.next_mm,
+            Expr::PrevActiveMm => subject.prev_active_mm,
+            Expr::Hash(x) => crate::program::hash_64_32(self.hook_eval(c, x, subject)),
             Expr::NrCpus => self.nr_cpus() as i64,
             Expr::RandomCpu => {
-                let n = self.cpus.len() as u64;
+                let n = self.cpus().len() as u64;
                 self.hook_stream(c).below(n) as i64
             }
             Expr::Bin(op, a, b) => {
-                let (a, b) = (self.hook_eval(c, a), self.hook_eval(c, b));
+                let (a, b) = (self.hook_eval(c, a, subject), self.hook_eval(c, b, subject));
                 match op {
                     BinOp::Add => a.wrapping_add(b),
                     BinOp::Sub => a.wrapping_sub(b),
@@ -309,23 +497,24 @@ impl<'s> crate::Kernel<'s> {
     /// queued in `run` behind the switch's work so far, to run at its true
     /// time. Returns the switch's cost so far (with the hook's time when it
     /// ran at once).
-    pub(crate) fn switch_hook(
+    fn switch_hook(
         &mut self,
         c: u32,
         ev: HookEvent,
+        subject: HookSubject,
         cost: Nanos,
         run: &mut Option<Box<HookRun<'s>>>,
     ) -> Nanos {
         let Some(program) = self.hook(ev) else {
             return cost;
         };
-        if run.is_none() && !self.sched.hooks.locking[ev as usize] {
-            return self.run_hook(c, program, self.now + cost) - self.now;
+        if run.is_none() && !self.hooks().locking[ev as usize] {
+            return self.run_hook_about(c, program, self.now() + cost, subject) - self.now();
         }
         let r = run.get_or_insert_with(|| {
             Box::new(HookRun {
                 steps: Default::default(),
-                t: self.now + cost,
+                t: self.now() + cost,
                 spanned: cost,
                 spin: None,
                 ctx: HookCtx::Irq,
@@ -335,48 +524,57 @@ impl<'s> crate::Kernel<'s> {
             r.steps.push_back(Step::Span(cost - r.spanned));
             r.spanned = cost;
         }
-        r.steps.push_back(Step::Hook { ev, program, pc: 0 });
+        r.steps.push_back(Step::Hook {
+            ev,
+            program,
+            pc: 0,
+            subject,
+        });
         cost
     }
 
     /// `__schedule()` on CPU `c` ends in a hook run: the switch to `next`,
     /// `cost` long without the hooks, ends when the run is done.
-    pub(crate) fn start_switch_run(
-        &mut self,
-        c: u32,
-        next: crate::task::TaskId,
-        cost: Nanos,
-        mut run: Box<HookRun<'s>>,
-    ) {
+    fn start_switch_run(&mut self, c: u32, next: TaskId, cost: Nanos, mut run: Box<HookRun<'s>>) {
         if cost > run.spanned {
             run.steps.push_back(Step::Span(cost - run.spanned));
         }
         run.ctx = HookCtx::Switch { next };
-        self.cpus[c as usize].activity = crate::cpu::Activity::Switch { end: run.t, next };
+        self.cpu_mut(c).activity = crate::cpu::Activity::Switch { end: run.t, next };
         self.irq_off_begin(c);
         self.install_run(c, run);
         self.drive_hook_run(c);
     }
 
     /// A wakeup's hook at `ev` (`try_to_wake_up`, `enqueue_task_fair`,
-    /// `set_task_cpu`) on CPU `on`, now. Without locks it runs at once and
+    /// `set_task_cpu`) about task `p` on CPU `on`, now: `task_cpu()` in it
+    /// is `p`'s CPU as it is now (`p->pi_lock` is held: it stays). Without locks it runs at once and
     /// its time goes to what `on` is doing ([`Self::charge_hook`]). With
     /// locks it is queued on `on` to run at its true time: at once on a CPU
     /// running a task or idle (the CPU's event is set to now: the waking
     /// task stops after the op that woke and goes on when the hook is
     /// done), after the handler or switch the CPU is busy in otherwise.
-    pub(crate) fn wake_hook(&mut self, on: u32, ev: HookEvent) {
+    fn wake_hook(&mut self, on: u32, ev: HookEvent, p: TaskId) {
         let Some(program) = self.hook(ev) else {
             return;
         };
-        if !self.sched.hooks.locking[ev as usize] {
-            let d = self.run_hook(on, program, self.now) - self.now;
+        let subject = HookSubject {
+            task_cpu: Some(self.task(p).cpu),
+            ..HookSubject::NONE
+        };
+        if !self.hooks().locking[ev as usize] {
+            let d = self.run_hook_about(on, program, self.now(), subject) - self.now();
             self.charge_hook(on, d);
             return;
         }
-        let step = Step::Hook { ev, program, pc: 0 };
-        let now = self.now;
-        match &mut self.sched.hooks.runs[on as usize] {
+        let step = Step::Hook {
+            ev,
+            program,
+            pc: 0,
+            subject,
+        };
+        let now = self.now();
+        match &mut self.hooks_mut().runs[on as usize] {
             Some(run) => run.steps.push_back(step),
             slot @ None => {
                 *slot = Some(Box::new(HookRun {
@@ -388,7 +586,7 @@ impl<'s> crate::Kernel<'s> {
                 }))
             }
         }
-        let activity = self.cpus[on as usize].activity;
+        let activity = self.cpu(on).activity;
         if matches!(
             activity,
             crate::cpu::Activity::Task | crate::cpu::Activity::Idle
@@ -402,17 +600,18 @@ impl<'s> crate::Kernel<'s> {
     /// ([`Self::wake_hook`]): they hold it up from now, IRQs off, charged
     /// as sys (`try_to_wake_up()` under `p->pi_lock`); the task goes on
     /// where it was when they are done. Called by [`Self::kick`].
-    pub(crate) fn start_held_run(&mut self, c: u32) {
+    fn start_held_run(&mut self, c: u32) {
         self.settle(c);
-        let run = self.sched.hooks.runs[c as usize]
+        let now = self.now();
+        let run = self.hooks_mut().runs[c as usize]
             .as_mut()
             .expect("a queued wakeup hook");
         debug_assert!(matches!(run.ctx, HookCtx::Pending));
         run.ctx = HookCtx::Held;
-        run.t = run.t.max(self.now);
-        let cpu = &mut self.cpus[c as usize];
+        run.t = run.t.max(now);
+        let cpu = self.cpu_mut(c);
         cpu.activity = crate::cpu::Activity::Switch {
-            end: self.now,
+            end: now,
             next: cpu.curr,
         };
         self.irq_off_begin(c);
@@ -422,38 +621,39 @@ impl<'s> crate::Kernel<'s> {
     /// Makes `run` CPU `c`'s: a wakeup's hooks queued there before it
     /// (the wakeup came first) run ahead of its steps.
     fn install_run(&mut self, c: u32, mut run: Box<HookRun<'s>>) {
-        if let Some(queued) = self.sched.hooks.runs[c as usize].take() {
+        if let Some(queued) = self.hooks_mut().runs[c as usize].take() {
             for step in queued.steps.into_iter().rev() {
                 run.steps.push_front(step);
             }
         }
-        self.sched.hooks.runs[c as usize] = Some(run);
+        self.hooks_mut().runs[c as usize] = Some(run);
     }
 
     /// Puts CPU `c`'s run back while it waits: a wakeup's hooks queued
     /// while it was being driven run after its steps.
     fn put_back_run(&mut self, c: u32, mut run: Box<HookRun<'s>>) {
-        if let Some(queued) = self.sched.hooks.runs[c as usize].take() {
+        if let Some(queued) = self.hooks_mut().runs[c as usize].take() {
             run.steps.extend(queued.steps);
         }
-        self.sched.hooks.runs[c as usize] = Some(run);
+        self.hooks_mut().runs[c as usize] = Some(run);
     }
 
     /// The tick's `sched_tick` hook takes locks: it runs from `t`, after
     /// the handler's other hardirq work; the handler (and its softirqs, if
     /// `softirq`) ends when it is done.
-    pub(crate) fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool) {
+    fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool) {
         let program = self.hook(HookEvent::SchedTick).expect("a sched_tick hook");
         let mut steps = std::collections::VecDeque::new();
         steps.push_back(Step::Hook {
             ev: HookEvent::SchedTick,
             program,
             pc: 0,
+            subject: HookSubject::NONE,
         });
         if softirq {
             steps.push_back(Step::Softirq);
         }
-        self.cpus[c as usize].activity = crate::cpu::Activity::Irq { end: t };
+        self.cpu_mut(c).activity = crate::cpu::Activity::Irq { end: t };
         let run = Box::new(HookRun {
             steps,
             t,
@@ -466,16 +666,15 @@ impl<'s> crate::Kernel<'s> {
     }
 
     /// Whether the tick's `sched_tick` hook takes locks.
-    pub(crate) fn tick_hook_locks(&self) -> bool {
-        self.sched.hooks.locking[HookEvent::SchedTick as usize]
+    fn tick_hook_locks(&self) -> bool {
+        self.hooks().locking[HookEvent::SchedTick as usize]
     }
 
     /// Whether CPU `c`'s current activity ends in a hook run's next step
     /// rather than where it was headed.
     #[inline]
-    pub(crate) fn hook_run_waiting(&self, c: u32) -> bool {
-        self.sched
-            .hooks
+    fn hook_run_waiting(&self, c: u32) -> bool {
+        self.hooks()
             .runs
             .get(c as usize)
             .is_some_and(|r| r.is_some())
@@ -485,17 +684,17 @@ impl<'s> crate::Kernel<'s> {
     /// steps up to a lock op that is still ahead (the CPU's event is set
     /// there) or a lock held elsewhere (the CPU spins), or to its end (the
     /// activity it is part of ends there).
-    pub(crate) fn drive_hook_run(&mut self, c: u32) {
+    fn drive_hook_run(&mut self, c: u32) {
         self.settle(c);
-        let mut run = self.sched.hooks.runs[c as usize]
+        let mut run = self.hooks_mut().runs[c as usize]
             .take()
             .expect("a hook run");
         debug_assert!(run.spin.is_none(), "a spinning hook run driven");
         // A wakeup's hooks queued behind a handler or a switch run from
         // where it has got to, in its context.
-        run.t = run.t.max(self.now);
+        run.t = run.t.max(self.now());
         if let HookCtx::Pending = run.ctx {
-            run.ctx = match self.cpus[c as usize].activity {
+            run.ctx = match self.cpu(c).activity {
                 crate::cpu::Activity::Switch { next, .. } => HookCtx::Switch { next },
                 _ => HookCtx::Irq,
             };
@@ -506,7 +705,7 @@ impl<'s> crate::Kernel<'s> {
                 return;
             };
             // A wakeup in the run (its softirq) queued hooks: they go on.
-            match self.sched.hooks.runs[c as usize].take() {
+            match self.hooks_mut().runs[c as usize].take() {
                 Some(queued) => {
                     done.steps.extend(queued.steps);
                     run = done;
@@ -524,7 +723,7 @@ impl<'s> crate::Kernel<'s> {
     /// or to its end.
     fn drive_steps(&mut self, c: u32, mut run: Box<HookRun<'s>>) -> Option<Box<HookRun<'s>>> {
         while let Some(step) = run.steps.front_mut() {
-            let (ev, program, pc) = match step {
+            let (ev, program, pc, subject) = match step {
                 Step::Span(d) => {
                     run.t += *d;
                     run.steps.pop_front();
@@ -535,29 +734,38 @@ impl<'s> crate::Kernel<'s> {
                     run.t = self.rcu_softirq(c, run.t);
                     continue;
                 }
-                Step::Hook { ev, program, pc } => (*ev, *program, pc),
+                Step::Hook {
+                    ev,
+                    program,
+                    pc,
+                    subject,
+                } => (*ev, *program, pc, *subject),
             };
             let Some(op) = program.ops.get(*pc) else {
                 run.steps.pop_front();
                 continue;
             };
+            if let Some(to) = self.hook_jump(c, *pc, op, subject) {
+                *pc = to;
+                continue;
+            }
             *pc += 1;
             let (lock, mode, take) = match op {
                 Op::Locking(LockingOp::Lock { lock, mode, .. }) => (lock, *mode, true),
                 Op::Locking(LockingOp::Unlock { lock, mode, .. }) => (lock, *mode, false),
                 _ => {
-                    run.t = self.hook_op(c, op, run.t);
+                    run.t = self.hook_op(c, op, run.t, subject);
                     continue;
                 }
             };
-            if run.t > self.now {
+            if run.t > self.now() {
                 // Lock ops happen at their time: come back then.
                 *pc -= 1;
                 let at = run.t;
                 self.park_hook_run(c, run, at);
                 return None;
             }
-            let l = self.hook_instance(c, lock);
+            let l = self.hook_instance(c, lock, subject);
             if !take {
                 run.t = self.hook_spin_unlock(c, l, mode);
                 continue;
@@ -570,8 +778,8 @@ impl<'s> crate::Kernel<'s> {
                 Some(done) => run.t = done,
                 None => {
                     // Spins, IRQs off, until a release grants it the lock.
-                    run.spin = Some((l, self.now));
-                    let cpu = &mut self.cpus[c as usize];
+                    run.spin = Some((l, self.now()));
+                    let cpu = self.cpu_mut(c);
                     cpu.gen = cpu.gen.wrapping_add(1);
                     self.put_back_run(c, run);
                     return None;
@@ -585,14 +793,15 @@ impl<'s> crate::Kernel<'s> {
     /// held-up task or idle loop goes on once its time has passed.
     fn end_hook_run(&mut self, c: u32, run: Box<HookRun<'s>>) {
         let end = run.t;
-        let cpu = &mut self.cpus[c as usize];
+        let now = self.now();
+        let cpu = self.cpu_mut(c);
         match run.ctx {
             HookCtx::Switch { next } => {
                 cpu.activity = crate::cpu::Activity::Switch { end, next };
                 cpu.rq_busy_until = cpu.rq_busy_until.max(end);
             }
             HookCtx::Irq | HookCtx::Pending => cpu.activity = crate::cpu::Activity::Irq { end },
-            HookCtx::Held if end > self.now => {
+            HookCtx::Held if end > now => {
                 // Its last work: the CPU stays held until then.
                 self.park_hook_run(c, run, end);
                 return;
@@ -604,8 +813,7 @@ impl<'s> crate::Kernel<'s> {
                 } else {
                     crate::cpu::Activity::Task
                 };
-                let irqs_off =
-                    curr != crate::task::NO_TASK && self.tasks[curr as usize].irq.irqs_off;
+                let irqs_off = curr != crate::task::NO_TASK && self.task(curr).irq.irqs_off;
                 if !irqs_off {
                     self.irq_off_end(c);
                 }
@@ -618,7 +826,7 @@ impl<'s> crate::Kernel<'s> {
 
     /// The run goes on at `at`: the CPU's current activity lasts until then.
     fn park_hook_run(&mut self, c: u32, run: Box<HookRun<'s>>, at: Nanos) {
-        let cpu = &mut self.cpus[c as usize];
+        let cpu = self.cpu_mut(c);
         cpu.activity = match run.ctx {
             HookCtx::Switch { next } => {
                 cpu.rq_busy_until = cpu.rq_busy_until.max(at);
@@ -636,45 +844,43 @@ impl<'s> crate::Kernel<'s> {
 
     /// The lock CPU `c`'s hook spins on is its from `at` (called by the
     /// lock's release, [`Self::with_lock`]): the run goes on from then.
-    pub(crate) fn hook_lock_granted(&mut self, c: u32, at: Nanos) {
-        let run = self.sched.hooks.runs[c as usize]
+    fn hook_lock_granted(&mut self, c: u32, at: Nanos) {
+        let run = self.hooks_mut().runs[c as usize]
             .as_mut()
             .expect("a hook run waits for the lock");
         let (l, since) = run.spin.take().expect("the hook spins");
         run.t = at;
-        let object = self.locking.objects.spinlocks[l as usize].object;
-        self.metrics.lock_spin(at, object, at - since);
-        let run = self.sched.hooks.runs[c as usize]
+        let object = self.spinlock_object(l);
+        self.metrics_mut().lock_spin(at, object, at - since);
+        let run = self.hooks_mut().runs[c as usize]
             .take()
             .expect("a hook run");
         self.park_hook_run(c, run, at);
     }
 
     /// When the hook on CPU `c` began to spin for its lock.
-    pub(crate) fn hook_spin_since(&self, c: u32) -> Nanos {
-        self.sched.hooks.runs[c as usize]
+    fn hook_spin_since(&self, c: u32) -> Nanos {
+        self.hooks().runs[c as usize]
             .as_ref()
             .and_then(|r| r.spin)
-            .map_or(self.now, |s| s.1)
+            .map_or(self.now(), |s| s.1)
     }
 
     /// lockdep's `mark_lock()` for a lock class taken in the tick's hook:
     /// hardirq context.
     fn hook_lockdep_hardirq(&mut self, c: u32, ev: HookEvent, class: u32) {
-        let settled = self
-            .locking
-            .lockdep
-            .as_ref()
-            .is_none_or(|ld| ld.usage_settled(class, true));
-        if !settled {
+        if !self.lockdep_hardirq_settled(class) {
             let site = format!("CPU{c} in the {} hook (hardirq)", HOOK_NAMES[ev as usize]);
             self.lockdep_usage(c, class, true, site);
         }
     }
 }
 
+impl<'s, K: HooksEnv<'s> + ?Sized> Hooks<'s> for K {}
+
 #[cfg(test)]
 mod tests {
+    use super::Hooks;
     use crate::program::*;
     use crate::spec::*;
     use crate::testkit::*;

@@ -231,7 +231,7 @@ impl<'s> crate::Kernel<'s> {
                 }
                 // A wakeup's hooks that take locks hold the task up
                 // after the op that woke (`hooks.rs`).
-                Some(Flow::Next) if self.hook_run_waiting(c) => break,
+                Some(Flow::Next) if crate::hooks::Hooks::hook_run_waiting(self, c) => break,
                 Some(Flow::Next) => continue,
                 Some(Flow::Stop) => {
                     self.tasks[t as usize].timeless_steps = 0;
@@ -246,7 +246,7 @@ impl<'s> crate::Kernel<'s> {
         } else {
             self.tasks[t as usize].timeless_steps = 0;
         }
-        let end = if self.hook_run_waiting(c) {
+        let end = if crate::hooks::Hooks::hook_run_waiting(self, c) {
             self.now
         } else {
             self.now
@@ -454,6 +454,10 @@ impl<'s> crate::Kernel<'s> {
                 }
             }
             Expr::CurrentMm => self.tasks[t as usize].mm as i64,
+            // A hook's view of its event (`hooks.rs`); scenario loading
+            // refuses them in a task's code.
+            Expr::TaskCpu => self.tasks[t as usize].cpu as i64,
+            Expr::PrevMm | Expr::NextMm | Expr::PrevActiveMm => -1,
             Expr::Hash(x) => crate::program::hash_64_32(self.eval(t, x)),
             Expr::RcuGetState => self.rcu.get_state_synchronize_rcu(),
             Expr::ReadOnce(r) => {

@@ -50,6 +50,19 @@ pub enum Expr {
     CpuCurrMm(Box<Expr>),
     /// This task's address space (`current->mm`).
     CurrentMm,
+    /// In a hook: `task_cpu(p)` of the task its event is about (the wakee
+    /// of `try_to_wake_up`/`enqueue_task_fair`, the task `set_task_cpu`
+    /// moves), as the kernel sees it there (`hooks.rs`).
+    TaskCpu,
+    /// In a switch's hook: `prev->mm`, -1 for the idle task or a kernel
+    /// thread (`hooks.rs`).
+    PrevMm,
+    /// In a switch's hook: `next->mm`, -1 for a kernel thread.
+    NextMm,
+    /// In a switch's hook: `prev->active_mm`, the mm the CPU is using
+    /// (the one the idle task or a kernel thread borrowed), -1 for
+    /// `init_mm`: what `switch_mm_irqs_off()` switches from.
+    PrevActiveMm,
     /// `READ_ONCE()` of a shared `variable` object (one instance of it, for
     /// a per-CPU one).
     ReadOnce(Box<ObjRef>),

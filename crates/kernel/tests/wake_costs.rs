@@ -1,8 +1,9 @@
 //! Issue 41: a wakeup costs the context that issues it the same
 //! `try_to_wake_up()` time (`cost.wakeup`) whether a task's op issues it
 //! (`up()` of a semaphore), an RCU callback in the softirq or in an
-//! `rcuop` kthread (`wakeme_after_rcu()`), or the GP kthread's cleanup
-//! (`rcu_sr_normal_gp_cleanup()`).
+//! `rcuop` kthread (`wakeme_after_rcu()`), the GP kthread's cleanup
+//! (`rcu_sr_normal_gp_cleanup()`), or a `sched_tick` hook's `up()` (a
+//! hardirq, as an hrtimer's wakeup).
 
 use smpsim_kernel::program::*;
 use smpsim_kernel::testkit::*;
@@ -80,6 +81,44 @@ fn from_a_task(wakeup_ns: f64) -> (u64, u64) {
     (sys_of(&r, "waker"), r.counter("woken").unwrap().count)
 }
 
+/// A `sched_tick` hook `up()`s the semaphore a task on CPU 1 sleeps on,
+/// at every tick of CPU 0 (busy, so its tick runs): (CPU 0's irq time,
+/// wakeups).
+fn from_a_hook(wakeup_ns: f64) -> (u64, u64) {
+    let mut s = base(wakeup_ns);
+    s.objects.push(ObjectDecl {
+        name: "sem".into(),
+        kind: ObjectKind::Semaphore { initial: 0 },
+        per_cpu: false,
+    });
+    let sem = ObjRef {
+        object: s.objects.len() as u32 - 1,
+        index: None,
+    };
+    let woken = counter(&mut s, "woken");
+    forever(
+        &mut s,
+        "waiter",
+        vec![1],
+        Policy::Normal,
+        vec![Op::Locking(LockingOp::Down(sem.clone())), Op::Count(woken)],
+    );
+    forever(
+        &mut s,
+        "busy",
+        vec![0],
+        Policy::Normal,
+        vec![Op::Work(Dist::Const(100_000))],
+    );
+    s.hooks[HookEvent::SchedTick as usize] = Some(Program {
+        ops: vec![Op::Locking(LockingOp::Up(sem))],
+        slots: 0,
+        init: Vec::new(),
+    });
+    let r = simulate(&s);
+    (r.cpus[0].times.irq, r.counter("woken").unwrap().count)
+}
+
 fn from_the_softirq(wakeup_ns: f64) -> (u64, u64) {
     let mut s = base(wakeup_ns);
     syncer(&mut s);
@@ -118,17 +157,23 @@ fn charge_per_wakeup(context: fn(f64) -> (u64, u64)) -> (u64, u64) {
 }
 
 #[test]
-fn a_wakeup_costs_its_context_the_same_from_a_task_a_callback_and_gp_cleanup() {
+fn a_wakeup_costs_its_context_the_same_from_a_task_a_callback_gp_cleanup_and_a_hook() {
     let (task, n) = charge_per_wakeup(from_a_task);
     assert_eq!(n, WAKES, "every up() woke the waiter");
     assert_eq!(task, 1000, "a task's up() is charged cost.wakeup");
     let (softirq, _) = charge_per_wakeup(from_the_softirq);
     let (rcuop, _) = charge_per_wakeup(from_rcuop);
     let (gp, _) = charge_per_wakeup(from_gp_cleanup);
+    let (hook, hook_wakes) = charge_per_wakeup(from_a_hook);
+    // CPU 0 ticks at HZ through the 200 ms: a wakeup at nearly every tick.
+    assert!(
+        hook_wakes > 150,
+        "{hook_wakes} wakeups from the tick's hook"
+    );
     assert_eq!(
-        [softirq, rcuop, gp],
-        [task; 3],
-        "softirq callback, rcuop callback, GP cleanup vs a task"
+        [softirq, rcuop, gp, hook],
+        [task; 4],
+        "softirq callback, rcuop callback, GP cleanup, sched_tick hook vs a task"
     );
 }
 

@@ -13,6 +13,8 @@
 //!        | "this_cpu()" | "random_cpu()" | "uniform(" expr "," expr ")"
 //!        | "cpu_curr_mm(" expr ")" | "hash(" expr ")"
 //!        | "get_state_synchronize_rcu()" | "get_completed_synchronize_rcu()"
+//!        | "task_cpu()" | "prev_mm()" | "next_mm()" | "prev_active_mm()"
+//!                                                  (in hooks: [`HookView`])
 //!        | "(" expr ")"
 //! ```
 
@@ -38,6 +40,10 @@ pub(crate) const RESERVED: &[&str] = &[
     "get_state_synchronize_rcu",
     "get_completed_synchronize_rcu",
     "poll_state_synchronize_rcu",
+    "task_cpu",
+    "prev_mm",
+    "next_mm",
+    "prev_active_mm",
     "not",
     "and",
     "or",
@@ -45,6 +51,34 @@ pub(crate) const RESERVED: &[&str] = &[
 ];
 
 const MAX_DEPTH: usize = 64;
+
+/// What a hook's code may see of its event: `task_cpu()` (the wakee's or
+/// the moved task's CPU, `task_cpu(p)`) at the events about another
+/// task, `prev_mm()`/`next_mm()` (`prev->mm`, `next->mm`) at a switch.
+/// None outside `[hooks]`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HookView {
+    /// The hook's event, as the scenario names it.
+    pub event: &'static str,
+    /// The event is about a task other than the CPU's current one.
+    pub task: bool,
+    /// The event is a switch, with a `prev` and a `next`.
+    pub switch: bool,
+}
+
+impl HookView {
+    /// The view of the hook at `event` ([`smpsim_kernel::hooks::HOOK_NAMES`]).
+    pub(crate) fn of(event: &'static str) -> Self {
+        HookView {
+            event,
+            task: matches!(
+                event,
+                "try_to_wake_up" | "enqueue_task_fair" | "set_task_cpu"
+            ),
+            switch: matches!(event, "sched_switch" | "idle_exit"),
+        }
+    }
+}
 
 /// Looks up a variable's slot; `Err` holds the names that are declared.
 pub(crate) type Resolver<'r> = dyn Fn(&str) -> Result<Slot, Vec<String>> + 'r;
@@ -113,9 +147,35 @@ struct Parser<'a, 'r> {
     depth: usize,
     vars: &'a Resolver<'r>,
     shared: &'a SharedResolver<'r>,
+    view: Option<HookView>,
 }
 
 impl Parser<'_, '_> {
+    /// After `task_cpu(`, `prev_mm(` or `next_mm(`: the `)`, and whether
+    /// the hook being compiled (if any) sees it.
+    fn hook_view(&mut self, name: &str, at: Range<usize>) -> Result<Expr, StrErr> {
+        self.expect(")")?;
+        let at = at.start..self.toks[self.pos - 1].1.end;
+        let (seen, expr) = match name {
+            "task_cpu" => (self.view.is_some_and(|v| v.task), Expr::TaskCpu),
+            "prev_mm" => (self.view.is_some_and(|v| v.switch), Expr::PrevMm),
+            "prev_active_mm" => (self.view.is_some_and(|v| v.switch), Expr::PrevActiveMm),
+            _ => (self.view.is_some_and(|v| v.switch), Expr::NextMm),
+        };
+        if seen {
+            return Ok(expr);
+        }
+        const TASK_EVENTS: &str = "`try_to_wake_up`, `enqueue_task_fair` and `set_task_cpu`";
+        const SWITCH_EVENTS: &str = "`sched_switch` and `idle_exit`";
+        let msg = match (name, self.view) {
+            ("task_cpu", None) => "`task_cpu()` is a hook's view of the task its event is about (the wakee's or the moved task's CPU, in hooks ".to_string() + TASK_EVENTS + "); a task's own CPU is `this_cpu()`",
+            ("task_cpu", Some(v)) => format!("hook `{}` is about no task but the CPU's own: `task_cpu()` is the wakee's or the moved task's CPU, in hooks {TASK_EVENTS}; this CPU is `this_cpu()`", v.event),
+            (_, None) => format!("`{name}()` is a switch's hook view (`prev->mm`, `next->mm`, `prev->active_mm`, in hooks {SWITCH_EVENTS}); a task's own address space is `current_mm`"),
+            (_, Some(v)) => format!("hook `{}` runs at no switch: `prev_mm()`, `next_mm()` and `prev_active_mm()` are `prev->mm`, `next->mm` and `prev->active_mm` in hooks {SWITCH_EVENTS}", v.event),
+        };
+        Err(StrErr::new(at, msg))
+    }
+
     /// After `read_once(`, `per_cpu(` or `this_cpu_read(`: the variable,
     /// the CPU for `per_cpu`, and the `)`.
     fn shared_read(&mut self, f: &str, at: Range<usize>) -> Result<Expr, StrErr> {
@@ -380,6 +440,10 @@ impl Parser<'_, '_> {
                         self.expect(")")?;
                         Ok(if name == "this_cpu" { Expr::ThisCpu } else { Expr::RandomCpu })
                     }
+                    ("task_cpu" | "prev_mm" | "next_mm" | "prev_active_mm", true) => {
+                        self.pos += 1;
+                        self.hook_view(&name, at)
+                    }
                     ("read_once" | "this_cpu_read" | "per_cpu", true) => {
                         self.pos += 1;
                         self.shared_read(&name, at)
@@ -393,7 +457,8 @@ impl Parser<'_, '_> {
                         Ok(Expr::Uniform(Box::new(lo), Box::new(hi)))
                     }
                     ("this_cpu" | "random_cpu" | "uniform" | "cpu_curr_mm" | "hash"
-                    | "get_state_synchronize_rcu" | "get_completed_synchronize_rcu", false) => Err(StrErr::new(
+                    | "get_state_synchronize_rcu" | "get_completed_synchronize_rcu"
+                    | "task_cpu" | "prev_mm" | "next_mm" | "prev_active_mm", false) => Err(StrErr::new(
                         at,
                         format!("`{name}` is a function: write `{name}(...)`"),
                     )),
@@ -407,7 +472,7 @@ impl Parser<'_, '_> {
                     )),
                     (_, true) => Err(StrErr::new(
                         at,
-                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b), hash(x), read_once(VAR), per_cpu(VAR, CPU), this_cpu_read(VAR), get_state_synchronize_rcu(), get_completed_synchronize_rcu()"),
+                        format!("unknown function `{name}`; expected one of this_cpu(), random_cpu(), uniform(a, b), hash(x), read_once(VAR), per_cpu(VAR, CPU), this_cpu_read(VAR), get_state_synchronize_rcu(), get_completed_synchronize_rcu(), and in hooks task_cpu(), prev_mm(), next_mm(), prev_active_mm()"),
                     )),
                     (_, false) => (self.vars)(&name).map(Expr::Var).map_err(|known| {
                         StrErr::new(
@@ -481,6 +546,7 @@ fn parse_with<T>(
     s: &str,
     vars: &Resolver<'_>,
     shared: &SharedResolver<'_>,
+    view: Option<HookView>,
     f: impl FnOnce(&mut Parser<'_, '_>) -> Result<T, StrErr>,
 ) -> Result<T, StrErr> {
     let toks = lex(s)?;
@@ -494,6 +560,7 @@ fn parse_with<T>(
         depth: 0,
         vars,
         shared,
+        view,
     };
     let v = f(&mut p)?;
     if let Some(Tok::Ident(w)) = p.peek() {
@@ -528,22 +595,24 @@ fn parse_with<T>(
     Ok(v)
 }
 
-/// Parses an integer expression.
+/// Parses an integer expression (in a hook with `view`).
 pub(crate) fn parse_expr(
     s: &str,
     vars: &Resolver<'_>,
     shared: &SharedResolver<'_>,
+    view: Option<HookView>,
 ) -> Result<Expr, StrErr> {
-    parse_with(s, vars, shared, |p| p.expr())
+    parse_with(s, vars, shared, view, |p| p.expr())
 }
 
-/// Parses a condition.
+/// Parses a condition (in a hook with `view`).
 pub(crate) fn parse_cond(
     s: &str,
     vars: &Resolver<'_>,
     shared: &SharedResolver<'_>,
+    view: Option<HookView>,
 ) -> Result<Cond, StrErr> {
-    parse_with(s, vars, shared, |p| p.cond())
+    parse_with(s, vars, shared, view, |p| p.cond())
 }
 
 /// Whether `s` can name a variable.
@@ -570,7 +639,7 @@ mod tests {
     }
 
     fn e(s: &str) -> Result<Expr, StrErr> {
-        parse_expr(s, &vars, &no_shared)
+        parse_expr(s, &vars, &no_shared, None)
     }
 
     fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
@@ -618,7 +687,7 @@ mod tests {
 
     #[test]
     fn conditions() {
-        let c = |s: &str| parse_cond(s, &vars, &no_shared);
+        let c = |s: &str| parse_cond(s, &vars, &no_shared, None);
         assert_eq!(c("cpu_online(x)").unwrap(), Cond::CpuOnline(Expr::Var(0)));
         assert_eq!(
             c("not cpu_curr_shares_mm(x)").unwrap(),
@@ -675,7 +744,7 @@ mod tests {
     #[test]
     fn logical_operators_get_a_hint() {
         for text in ["x == 0 && x == 1", "x == 0 || x == 1"] {
-            let err = parse_cond(text, &vars, &no_shared).unwrap_err();
+            let err = parse_cond(text, &vars, &no_shared, None).unwrap_err();
             assert_eq!(err.range, 7..8, "{text}");
             let help = err.help.unwrap_or_default();
             assert!(help.contains("nest `if` ops"), "{text}: {help}");

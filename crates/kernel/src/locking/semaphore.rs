@@ -146,3 +146,23 @@ pub(crate) trait SemaphoreOps: LockingEnv {
 }
 
 impl<K: LockingEnv> SemaphoreOps for K {}
+
+/// `up()` of semaphore `s` in an interrupt handler on CPU `c` at `t` (a
+/// `sched_tick` hook; up() "may be called from interrupt context",
+/// kernel/locking/semaphore.c): the RMW on its line, done when returned,
+/// and the first sleeper, whom the caller wakes, or the token kept.
+pub(crate) fn up_in_irq(
+    o: &mut Objects,
+    cost: &crate::costs::CostNs,
+    c: u32,
+    s: u32,
+    t: smpsim_engine::Nanos,
+) -> (smpsim_engine::Nanos, Option<TaskId>) {
+    let sem = &mut table(o)[s as usize];
+    let done = sem.line.rmw(cost, c, t);
+    let woken = sem.waiters.pop_front();
+    if woken.is_none() {
+        sem.count += 1;
+    }
+    (done, woken)
+}

@@ -231,7 +231,9 @@ pub(crate) trait Balancer<'s>: SchedEnv<'s> {
         if src == dst {
             return;
         }
-        self.wake_hook(on, crate::hooks::HookEvent::SetTaskCpu);
+        // migrate_task_rq_fair() runs before __set_task_cpu(): task_cpu(p)
+        // is still src.
+        self.wake_hook(on, crate::hooks::HookEvent::SetTaskCpu, t);
         let (src_min, dst_min) = match self.tasks()[t as usize].top_group {
             None => (
                 self.cpus()[src as usize].cfs.min_vruntime,

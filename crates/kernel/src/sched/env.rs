@@ -12,7 +12,7 @@ use smpsim_engine::Nanos;
 
 use crate::cpu::Cpu;
 use crate::env::CoreEnv;
-use crate::hooks::{HookEvent, HookRun};
+use crate::hooks::{HookEvent, HookRun, HookSubject};
 use crate::program::Program;
 use crate::task::{Task, TaskId};
 
@@ -70,11 +70,12 @@ pub(crate) trait SchedEnv<'s>: CoreEnv {
         &mut self,
         c: u32,
         ev: HookEvent,
+        subject: HookSubject,
         cost: Nanos,
         run: &mut Option<Box<HookRun<'s>>>,
     ) -> Nanos;
-    /// A wakeup's hook at `ev` on CPU `on`, now (`hooks.rs`).
-    fn wake_hook(&mut self, on: u32, ev: HookEvent);
+    /// A wakeup's hook at `ev` about task `p` on CPU `on`, now (`hooks.rs`).
+    fn wake_hook(&mut self, on: u32, ev: HookEvent, p: TaskId);
     /// Charges `d` of hook time to CPU `c`'s current context.
     fn charge_hook(&mut self, c: u32, d: Nanos);
     /// The hook time CPU `c` owes its next switch.

@@ -315,7 +315,8 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
             if state != TaskState::Running && !is_rt && !self.sched().booting {
                 // deactivate_task() -> dequeue_task_fair(), rq lock held.
                 let ev = crate::hooks::HookEvent::DequeueTaskFair;
-                cost = self.switch_hook(c, ev, cost, &mut hook_run);
+                let none = crate::hooks::HookSubject::NONE;
+                cost = self.switch_hook(c, ev, none, cost, &mut hook_run);
                 if self.has_group_hooks() {
                     let site = tg_load_avg::UpdateSite::Dequeue;
                     cost = self.switch_group_hooks(c, prev, site, cost, &mut hook_run);
@@ -375,13 +376,15 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
             // do_idle() ends (tick_nohz_idle_exit(), ...): the idle task's
             // way out, before schedule_idle().
             let ev = crate::hooks::HookEvent::IdleExit;
-            cost = self.switch_hook(c, ev, cost, &mut hook_run);
+            let subject = self.switch_subject(c, prev, next);
+            cost = self.switch_hook(c, ev, subject, cost, &mut hook_run);
         }
         if next != prev {
             // trace_sched_switch(), before context_switch().
             if !self.sched().booting {
                 let ev = crate::hooks::HookEvent::SchedSwitch;
-                cost = self.switch_hook(c, ev, cost, &mut hook_run);
+                let subject = self.switch_subject(c, prev, next);
+                cost = self.switch_hook(c, ev, subject, cost, &mut hook_run);
             }
             cost += self.cost().context_switch;
             cost += self.mm_switch_start(c, prev, next);
@@ -507,6 +510,18 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
         }
     }
 
+    /// What the hooks of CPU `c`'s switch from `prev` to `next` see of
+    /// it: `prev->mm` and `next->mm` (none for the idle task or a kernel
+    /// thread, which borrow `active_mm`), and the CPU's `active_mm`.
+    fn switch_subject(&self, c: u32, prev: TaskId, next: TaskId) -> crate::hooks::HookSubject {
+        let mm = |t: TaskId| {
+            let task = self.tasks().get(t as usize)?;
+            task.kthread.is_none().then_some(task.mm)
+        };
+        let active = self.cpus()[c as usize].active_mm;
+        crate::hooks::HookSubject::switch(mm(prev), mm(next), active)
+    }
+
     /// `try_to_wake_up()`: makes a sleeping task runnable and decides
     /// whether it preempts its CPU's current task. `from` is the waking CPU.
     fn wake_up(&mut self, t: TaskId, from: u32) {
@@ -530,13 +545,13 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
         let on = if softirq { c } else { waker };
         // try_to_wake_up(), once select_task_rq() has placed the task,
         // before ttwu_queue() (kernel/sched/core.c).
-        self.wake_hook(on, crate::hooks::HookEvent::TryToWakeUp);
+        self.wake_hook(on, crate::hooks::HookEvent::TryToWakeUp, t);
         self.set_state(t, TaskState::Runnable);
         self.tasks_mut()[t as usize].gen = self.tasks()[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
         // ttwu_do_activate() -> enqueue_task_fair(), rq lock held.
         if !self.tasks()[t as usize].is_rt() {
-            self.wake_hook(on, crate::hooks::HookEvent::EnqueueTaskFair);
+            self.wake_hook(on, crate::hooks::HookEvent::EnqueueTaskFair, t);
         }
         if self.has_group_hooks() {
             // enqueue_entity() -> update_load_avg(), update_cfs_group().

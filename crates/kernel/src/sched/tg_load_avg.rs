@@ -113,10 +113,12 @@ pub(crate) trait TgLoadAvg<'s>: SchedEnv<'s> {
     ) -> Nanos {
         let (tg, cfs_group) = self.group_updates(t, site, self.now() + cost);
         if tg {
-            cost = self.switch_hook(c, HookEvent::UpdateTgLoadAvg, cost, run);
+            let none = crate::hooks::HookSubject::NONE;
+            cost = self.switch_hook(c, HookEvent::UpdateTgLoadAvg, none, cost, run);
         }
         if cfs_group {
-            cost = self.switch_hook(c, HookEvent::UpdateCfsGroup, cost, run);
+            let none = crate::hooks::HookSubject::NONE;
+            cost = self.switch_hook(c, HookEvent::UpdateCfsGroup, none, cost, run);
         }
         cost
     }

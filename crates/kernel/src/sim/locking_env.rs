@@ -117,10 +117,10 @@ impl LockingEnv for Kernel<'_> {
         Kernel::synchronize_rcu(self, c, t, expedited)
     }
     fn hook_spin_since(&self, c: u32) -> Nanos {
-        Kernel::hook_spin_since(self, c)
+        crate::hooks::Hooks::hook_spin_since(self, c)
     }
     fn hook_lock_granted(&mut self, c: u32, at: Nanos) {
-        Kernel::hook_lock_granted(self, c, at)
+        crate::hooks::Hooks::hook_lock_granted(self, c, at)
     }
 }
 
@@ -141,6 +141,14 @@ impl Kernel<'_> {
     }
     pub(crate) fn hook_spin_lock(&mut self, c: u32, l: u32, mode: LockMode) -> Option<Nanos> {
         <Self as HookSpinlocks>::hook_spin_lock(self, c, l, mode)
+    }
+    pub(crate) fn hook_semaphore_up(
+        &mut self,
+        c: u32,
+        s: u32,
+        t: Nanos,
+    ) -> (Nanos, Option<TaskId>) {
+        crate::locking::semaphore::up_in_irq(&mut self.locking.objects, &self.cost, c, s, t)
     }
     pub(crate) fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos {
         <Self as HookSpinlocks>::hook_spin_unlock(self, c, l, mode)

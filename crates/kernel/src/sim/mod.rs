@@ -3,6 +3,7 @@
 
 mod collect;
 mod driver;
+mod hooks_env;
 mod locking_env;
 mod rcu_env;
 mod sched_env;
@@ -543,9 +544,9 @@ impl<'s> Kernel<'s> {
             self.cpus[c as usize].activity,
             Activity::Idle | Activity::Task
         ));
-        if self.hook_run_waiting(c) {
+        if crate::hooks::Hooks::hook_run_waiting(self, c) {
             // A wakeup's hooks that take locks hold the CPU up first.
-            self.start_held_run(c);
+            crate::hooks::Hooks::start_held_run(self, c);
             return;
         }
         self.settle(c);

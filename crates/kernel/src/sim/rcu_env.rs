@@ -139,27 +139,27 @@ impl<'s> SmpEnv<'s> for Kernel<'s> {
         Kernel::run_group_hooks(self, on, t, site, at)
     }
     fn hook(&self, ev: crate::hooks::HookEvent) -> Option<&'s crate::program::Program> {
-        Kernel::hook(self, ev)
+        crate::hooks::Hooks::hook(self, ev)
     }
     fn run_hook(&mut self, c: u32, hook: &crate::program::Program, t: Nanos) -> Nanos {
-        Kernel::run_hook(self, c, hook, t)
+        crate::hooks::Hooks::run_hook(self, c, hook, t)
     }
     fn tick_hook_locks(&self) -> bool {
-        Kernel::tick_hook_locks(self)
+        crate::hooks::Hooks::tick_hook_locks(self)
     }
     fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool) {
-        Kernel::start_tick_run(self, c, t, softirq)
+        crate::hooks::Hooks::start_tick_run(self, c, t, softirq)
     }
     #[inline]
     fn take_hook_debt(&mut self, c: u32) -> Nanos {
-        Kernel::take_hook_debt(self, c)
+        crate::hooks::Hooks::take_hook_debt(self, c)
     }
     #[inline]
     fn hook_run_waiting(&self, c: u32) -> bool {
-        Kernel::hook_run_waiting(self, c)
+        crate::hooks::Hooks::hook_run_waiting(self, c)
     }
     fn drive_hook_run(&mut self, c: u32) {
-        Kernel::drive_hook_run(self, c)
+        crate::hooks::Hooks::drive_hook_run(self, c)
     }
     fn rcu_softirq(&mut self, c: u32, start: Nanos) -> Nanos {
         crate::rcu::RcuCallbacks::rcu_softirq(self, c, start)

@@ -76,37 +76,38 @@ impl<'s> SchedEnv<'s> for Kernel<'s> {
         <Self as MmOps>::mm_switch_finish(self, c, next)
     }
     fn hook(&self, ev: HookEvent) -> Option<&'s Program> {
-        Kernel::hook(self, ev)
+        crate::hooks::Hooks::hook(self, ev)
     }
     fn run_hook(&mut self, c: u32, h: &Program, at: Nanos) -> Nanos {
-        Kernel::run_hook(self, c, h, at)
+        crate::hooks::Hooks::run_hook(self, c, h, at)
     }
     fn switch_hook(
         &mut self,
         c: u32,
         ev: HookEvent,
+        subject: crate::hooks::HookSubject,
         cost: Nanos,
         run: &mut Option<Box<HookRun<'s>>>,
     ) -> Nanos {
-        Kernel::switch_hook(self, c, ev, cost, run)
+        crate::hooks::Hooks::switch_hook(self, c, ev, subject, cost, run)
     }
-    fn wake_hook(&mut self, on: u32, ev: HookEvent) {
-        Kernel::wake_hook(self, on, ev)
+    fn wake_hook(&mut self, on: u32, ev: HookEvent, p: TaskId) {
+        crate::hooks::Hooks::wake_hook(self, on, ev, p)
     }
     fn charge_hook(&mut self, c: u32, d: Nanos) {
-        Kernel::charge_hook(self, c, d)
+        crate::hooks::Hooks::charge_hook(self, c, d)
     }
     fn take_hook_debt(&mut self, c: u32) -> Nanos {
-        Kernel::take_hook_debt(self, c)
+        crate::hooks::Hooks::take_hook_debt(self, c)
     }
     fn start_switch_run(&mut self, c: u32, next: TaskId, cost: Nanos, run: Box<HookRun<'s>>) {
-        Kernel::start_switch_run(self, c, next, cost, run)
+        crate::hooks::Hooks::start_switch_run(self, c, next, cost, run)
     }
     fn hook_run_waiting(&self, c: u32) -> bool {
-        Kernel::hook_run_waiting(self, c)
+        crate::hooks::Hooks::hook_run_waiting(self, c)
     }
     fn drive_hook_run(&mut self, c: u32) {
-        Kernel::drive_hook_run(self, c)
+        crate::hooks::Hooks::drive_hook_run(self, c)
     }
 }
 

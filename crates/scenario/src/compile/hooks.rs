@@ -30,7 +30,8 @@ pub(super) const SLEEPING_OPS: &[&str] = &[
 ];
 
 /// `[hooks]`: each event's code, compiled and checked for what a hook
-/// may run (no sleep, no loops, no task state).
+/// may run (no sleep, no loops, no task state) and may see of its event
+/// ([`crate::expr::HookView`]).
 pub(super) fn hooks(
     ctx: &mut Ctx<'_>,
     raw: Option<&S<crate::raw::RawHooks>>,
@@ -59,51 +60,57 @@ pub(super) fn hooks(
                 .help("a hook may only `work`, `count` and use atomics (`atomic_inc`, `atomic_dec`, `atomic_read`)"));
             }
         }
-        let program = ops::compile(ctx, None, body, false)?;
-        if let Some(op) = program.ops.iter().find(|op| !allowed_in_hook(op)) {
+        ctx.hook_view = Some(crate::expr::HookView::of(HOOK_NAMES[ev]));
+        let program = ops::compile(ctx, None, body, false);
+        ctx.hook_view = None;
+        let program = program?;
+        let bad = program
+            .ops
+            .iter()
+            .enumerate()
+            .find(|(pc, op)| !allowed_in_hook(*pc, op));
+        if let Some((_, op)) = bad {
             return Err(Diag::new(
                 body.span(),
-                format!("hook `{}` runs a `{}` op (through a function it calls): a hook runs in atomic context with no task of its own, where smpsim runs only `work`, `count`, atomics (`atomic_inc`, `atomic_dec`, `atomic_read`) and, in some hooks, spinlocks, indexed by constants or `this_cpu()`", name.get_ref(), format!("{op:?}").split([' ', '(', '{']).next().unwrap_or("?")),
+                format!("hook `{}` runs a `{}` op (through a function it calls): a hook runs in atomic context with no task of its own, where smpsim runs only `work`, `count`, `if` (no loop), atomics (`atomic_inc`, `atomic_dec`, `atomic_read`) and, in some hooks, spinlocks, indexed by constants, `this_cpu()`, `task_cpu()`", name.get_ref(), format!("{op:?}").split([' ', '(', '{']).next().unwrap_or("?")),
             ));
         }
-        hook_arrays(ctx, name, body, &program)?;
+        hook_wakes(name, body, ev, &program)?;
         hook_locks(ctx, name, body, ev, &program)?;
         out[ev] = Some(program);
     }
     Ok(out)
 }
 
-/// A hook picks an element of an object array by a constant only: the
-/// kernel's hooks resolve an index as a per-CPU one.
-fn hook_arrays(
-    ctx: &Ctx<'_>,
+/// A hook wakes a task (`up()`) only where the kernel can call
+/// `try_to_wake_up()`: the tick's hardirq. The op is located in the hook's
+/// code when the hook writes it there.
+fn hook_wakes(
     name: &S<String>,
     body: &S<Vec<S<crate::raw::RawOp>>>,
+    ev: usize,
     program: &smpsim_kernel::Program,
 ) -> DResult<()> {
+    use smpsim_kernel::hooks::{wakes_allowed, HOOK_NAMES};
     use smpsim_kernel::program::{LockingOp, Op};
-    for op in &program.ops {
-        let r = match op {
-            Op::Locking(LockingOp::Lock { lock: r, .. })
-            | Op::Locking(LockingOp::Unlock { lock: r, .. })
-            | Op::Locking(LockingOp::AtomicRmw(r))
-            | Op::Locking(LockingOp::AtomicRead(r)) => r,
-            _ => continue,
-        };
-        let array = ctx.objects.iter().find_map(|(n, e)| match e {
-            ObjEntry::Lock {
-                id, array: Some(_), ..
-            } if *id == r.object && r.index.is_some() => Some(n),
-            _ => None,
-        });
-        if let Some(array) = array {
-            return Err(Diag::new(
-                body.span(),
-                format!("hook `{}` indexes the object array `{array}` by a value known only when it runs; a hook picks an array's element by a constant (`{array}[3]`)", name.get_ref()),
-            ));
-        }
+    let wakes = |op: &Op| matches!(op, Op::Locking(LockingOp::Up(_)));
+    if wakes_allowed(ev) || !program.ops.iter().any(wakes) {
+        return Ok(());
     }
-    Ok(())
+    let span = body
+        .get_ref()
+        .iter()
+        .find(|op| op.get_ref().op.get_ref() == "up")
+        .map_or(body.span(), |op| op.get_ref().op.span());
+    let allowed: Vec<&str> = (0..HOOK_NAMES.len())
+        .filter(|e| wakes_allowed(*e))
+        .map(|e| HOOK_NAMES[e])
+        .collect();
+    Err(Diag::new(
+        span,
+        format!("hook `{}` wakes a task (`up()`), but it runs with a runqueue's lock or `p->pi_lock` held (or in the idle entry), where the kernel cannot call `try_to_wake_up()`", name.get_ref()),
+    )
+    .help(format!("a hook may wake in {}, a hardirq, as an hrtimer wakes", list(allowed))))
 }
 
 /// The spinlocks of hook `name` (event `ev`): only at events where the
@@ -134,7 +141,10 @@ fn hook_locks(
         format!("{}_{verb}", mode.op_prefix())
     };
     let mut held: Vec<&smpsim_kernel::program::ObjRef> = Vec::new();
+    // What is held before each op, for the `if`s.
+    let mut held_at = Vec::with_capacity(program.ops.len() + 1);
     for op in &program.ops {
+        held_at.push(held.clone());
         let (lock, mode, take) = match op {
             Op::Locking(LockingOp::Lock { lock, mode, .. }) => (lock, *mode, true),
             Op::Locking(LockingOp::Unlock { lock, mode, .. }) => (lock, *mode, false),
@@ -170,6 +180,19 @@ fn hook_locks(
             ));
         };
         held.remove(i);
+    }
+    held_at.push(held.clone());
+    // An `if` skips ops: what they take they release, or a lock would be
+    // held (or released) on one side only.
+    for (pc, op) in program.ops.iter().enumerate() {
+        if let Op::Jump(to) | Op::JumpUnless(_, to) = op {
+            if held_at[pc + 1] != held_at[*to as usize] {
+                return Err(Diag::new(
+                    body.span(),
+                    format!("hook `{hook}` takes or releases a lock on one side of an `if` only: a lock taken inside an `if`'s branch is released in that branch (`spin_guard(l) {{ ... }}` inside it)"),
+                ));
+            }
+        }
     }
     if let Some(lock) = held.first() {
         let (obj, _) = object(lock.object);

@@ -305,6 +305,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         histograms: Vec::new(),
         handlers: Vec::new(),
         in_handler: None,
+        hook_view: None,
         costs,
         nr_cpus: nr as u32,
     };

@@ -179,7 +179,7 @@ impl Emitter<'_, '_> {
             RawExpr::Text(t) => {
                 let r = resolver(&self.slots);
                 let sh = shared_resolver(&self.ctx.objects);
-                parse_expr(t, &r, &sh).map_err(|e| {
+                parse_expr(t, &r, &sh, self.ctx.hook_view).map_err(|e| {
                     let e = self.mask_as_number(t, e);
                     self.ctx.at_str(&S::new(v.span(), t.clone()), e)
                 })
@@ -223,7 +223,7 @@ impl Emitter<'_, '_> {
     pub(super) fn cond(&self, v: &S<String>) -> DResult<Cond> {
         let r = resolver(&self.slots);
         let sh = shared_resolver(&self.ctx.objects);
-        parse_cond(v.get_ref(), &r, &sh).map_err(|e| self.ctx.at_str(v, e))
+        parse_cond(v.get_ref(), &r, &sh, self.ctx.hook_view).map_err(|e| self.ctx.at_str(v, e))
     }
 
     pub(super) fn slot_of(&self, v: &S<String>) -> DResult<Slot> {
@@ -237,7 +237,7 @@ impl Emitter<'_, '_> {
     pub(super) fn sub_expr(&self, v: &S<String>, r: Range<usize>) -> DResult<Expr> {
         let res = resolver(&self.slots);
         let sh = shared_resolver(&self.ctx.objects);
-        parse_expr(&v.get_ref()[r.clone()], &res, &sh).map_err(|e| {
+        parse_expr(&v.get_ref()[r.clone()], &res, &sh, self.ctx.hook_view).map_err(|e| {
             let mut e = self.mask_as_number(&v.get_ref()[r.clone()], e);
             e.range = e.range.start + r.start..e.range.end + r.start;
             self.ctx.at_str(v, e)

@@ -89,6 +89,8 @@ pub(crate) struct Ctx<'d> {
     pub handlers: Vec<(String, Program)>,
     /// The handler being compiled: a handler cannot name another one.
     pub in_handler: Option<String>,
+    /// The hook being compiled: what its code sees of its event.
+    pub hook_view: Option<crate::expr::HookView>,
     /// For `cost.NAME` in distributions.
     pub costs: MachineCosts,
     /// The machine's CPUs: a constant CPU outside them is an error.

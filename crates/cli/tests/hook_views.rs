@@ -1,0 +1,237 @@
+//! Issue 41 item 2, the scheduler's side: what a hook sees of its event
+//! (`task_cpu()`, `prev_mm()`, `next_mm()`, `prev_active_mm()`), `if` in
+//! hooks, and a `sched_tick` hook's wakeup (`up()`). Bad input is a
+//! located error (file:line:col, exit 2, no result file); the two
+//! examples show the behaviour their docs entry quotes.
+
+mod common;
+
+use common::{dir, refused, run_example, scenario, smpsim, stderr};
+use serde_json::Value;
+
+const OBJECTS: &str =
+    "[objects]\nrq_lock = { type = \"spinlock\", per_cpu = true }\ns = { type = \"semaphore\" }\n";
+
+/// A task group whose code is `code`.
+fn task(code: &str) -> String {
+    format!("[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''for (;;) {{ {code} }}'''\n")
+}
+
+/// A hook at `event` running `code`, and a task that sleeps.
+fn hook(event: &str, code: &str) -> String {
+    format!(
+        "{OBJECTS}[hooks]\n{event} = '''{code}'''\n{}",
+        task("work(1us); sleep(1us);")
+    )
+}
+
+#[test]
+fn hook_view_mistakes_are_located_errors_without_a_result() {
+    let d = dir("hook-views");
+    for (what, rest, bad, says) in [
+        (
+            "task_cpu() in a task",
+            format!("{OBJECTS}{}", task("spin_guard(rq_lock[task_cpu()]) { work(1us); }")),
+            "task_cpu()",
+            "`task_cpu()` is a hook's view of the task its event is about",
+        ),
+        (
+            "task_cpu() in a hook about no other task",
+            hook("sched_tick", "spin_guard(rq_lock[task_cpu()]) { work(10ns); }"),
+            "task_cpu()",
+            "hook `sched_tick` is about no task but the CPU's own",
+        ),
+        (
+            "next_mm() in a task",
+            format!("{OBJECTS}{}", task("if (next_mm() == 1) { work(1us); } work(1us);")),
+            "next_mm()",
+            "`next_mm()` is a switch's hook view",
+        ),
+        (
+            "prev_mm() in a wakeup's hook",
+            hook("try_to_wake_up", "if (prev_mm() != 0) { work(10ns); }"),
+            "prev_mm()",
+            "hook `try_to_wake_up` runs at no switch",
+        ),
+        (
+            "prev_active_mm() in the tick's hook",
+            hook("sched_tick", "if (prev_active_mm() != 0) { work(10ns); }"),
+            "prev_active_mm()",
+            "hook `sched_tick` runs at no switch",
+        ),
+        (
+            "up() in a switch's hook",
+            hook("sched_switch", "work(10ns); up(s);"),
+            "up(s)",
+            "hook `sched_switch` wakes a task (`up()`)",
+        ),
+        (
+            "a lock on one side of an if",
+            hook(
+                "sched_switch",
+                "if (next_mm() != -1) { spin_lock(rq_lock[this_cpu()]); } spin_unlock(rq_lock[this_cpu()]);",
+            ),
+            "'''if", // the hook's code as a whole
+            "takes or releases a lock on one side of an `if` only",
+        ),
+    ] {
+        let p = scenario(&d, "s.toml", &rest);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let (line, col) = text
+            .lines()
+            .enumerate()
+            .find_map(|(i, l)| l.find(bad).map(|c| (i + 1, l[..c].chars().count() + 1)))
+            .unwrap();
+        let out = d.join("out.json");
+        let o = smpsim()
+            .arg("run")
+            .arg(&p)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        refused(&o, says);
+        assert!(
+            stderr(&o).contains(&format!("s.toml:{line}:{col}: error")),
+            "{what}: expected s.toml:{line}:{col} in\n{}",
+            stderr(&o)
+        );
+        assert!(!out.exists(), "{what}: a result file was written");
+    }
+}
+
+fn variant<'v>(v: &'v Value, name: &str) -> &'v Value {
+    v["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["variant"] == name)
+        .unwrap_or_else(|| panic!("no variant {name}"))
+}
+
+fn counter(v: &Value, name: &str) -> u64 {
+    v["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .map_or(0, |c| c["count"].as_u64().unwrap())
+}
+
+/// (acquisitions, contentions) of the lock whose name starts with `name`.
+fn lock(v: &Value, name: &str) -> (u64, u64) {
+    let l = v["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"].as_str().unwrap().starts_with(name))
+        .unwrap_or_else(|| panic!("no lock {name}"));
+    (
+        l["acquisitions"].as_u64().unwrap(),
+        l["contentions"].as_u64().unwrap(),
+    )
+}
+
+/// `task_cpu()` is the wakee's CPU: wakers on one socket taking
+/// `rq_lock[task_cpu()]` contend with each other and with the wakees'
+/// CPUs' own switches; the wake list takes no remote lock, and neither
+/// does the same hook written with `this_cpu()` (the wakers' own
+/// runqueues, which nobody else takes).
+#[test]
+fn a_remote_wakeup_locks_the_wakees_runqueue() {
+    let v = run_example("scenarios/examples/ttwu-rq-lock.toml", "6ms", "1ms");
+    let remote = variant(&v, "remote_rq_lock");
+    let wakelist = variant(&v, "wakelist");
+    let (remote_acq, remote_con) = lock(remote, "rq_lock");
+    let (list_acq, list_con) = lock(wakelist, "rq_lock");
+    assert!(remote_con > 500, "remote rq->lock contentions {remote_con}");
+    assert_eq!(list_con, 0, "the wake list takes no remote rq->lock");
+    // Every remote wakeup took a lock the wake list does not.
+    let items = counter(remote, "items_made");
+    assert!(
+        remote_acq > list_acq + items / 2,
+        "{remote_acq} vs {list_acq}, {items} items"
+    );
+    assert!(counter(wakelist, "items_made") > items);
+
+    let d = dir("ttwu-this-cpu");
+    let text = std::fs::read_to_string(common::repo("scenarios/examples/ttwu-rq-lock.toml"))
+        .unwrap()
+        .replace(
+            "spin_guard(rq_lock[task_cpu()])",
+            "spin_guard(rq_lock[this_cpu()])",
+        );
+    let p = d.join("own.toml");
+    std::fs::write(&p, text).unwrap();
+    let o = smpsim()
+        .args(["run", "--format", "json", "--variant", "remote_rq_lock"])
+        .args([
+            "--set",
+            "scenario.duration=6ms",
+            "--set",
+            "scenario.warmup=1ms",
+        ])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let own: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (_, own_con) = lock(&own["variants"][0], "rq_lock");
+    assert_eq!(own_con, 0, "the wakers' own runqueues: no contention");
+}
+
+/// `next_mm() != prev_active_mm()` holds at a part of the switches
+/// between two programs, at none between threads of one.
+#[test]
+fn a_switch_hook_sees_whether_the_mm_changes() {
+    let v = run_example("scenarios/examples/switch-mm-hook.toml", "6ms", "1ms");
+    let changes = variant(&v, "mm_changes");
+    let every = variant(&v, "every_switch");
+    let threads = variant(&v, "threads");
+    let (c, e) = (
+        counter(changes, "mm_switches"),
+        counter(every, "mm_switches"),
+    );
+    assert!(counter(changes, "switches") > 1000);
+    assert!(
+        c > 0 && c < e * 9 / 10,
+        "mm changes {c}, switches to an mm {e}"
+    );
+    assert!(e <= counter(every, "switches"));
+    assert!(counter(threads, "switches") > 1000);
+    assert_eq!(counter(threads, "mm_switches"), 0, "one process: no change");
+}
+
+/// The tick's hook wakes each CPU's worker at every tick.
+#[test]
+fn the_ticks_hook_wakes_a_worker_at_every_tick() {
+    let v = run_example("scenarios/examples/tick-hook-wakeup.toml", "6ms", "1ms");
+    let hook = counter(variant(&v, "tick_hook"), "worker_runs");
+    // 4 CPUs, a tick a millisecond, 5 ms measured.
+    assert!(
+        (18..=20).contains(&hook),
+        "{hook} runs woken by the tick's hook"
+    );
+    // Without the hook's up() nobody wakes them: the worker's own timer
+    // is the other variant's.
+    let silent = std::fs::read_to_string(common::repo("scenarios/examples/tick-hook-wakeup.toml"))
+        .unwrap()
+        .replace("    up(kick[this_cpu()]);", "    work(0ns);");
+    let d = dir("tick-hook-silent");
+    let p = d.join("silent.toml");
+    std::fs::write(&p, silent).unwrap();
+    let o = smpsim()
+        .args(["run", "--format", "json", "--variant", "tick_hook"])
+        .args([
+            "--set",
+            "scenario.duration=6ms",
+            "--set",
+            "scenario.warmup=1ms",
+        ])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(counter(&v["variants"][0], "worker_runs"), 0);
+}
