@@ -319,7 +319,7 @@ impl<'s> crate::Kernel<'s> {
         let Some(program) = self.hook(ev) else {
             return cost;
         };
-        if run.is_none() && !self.sched.hooks.locking[ev as usize] {
+        if run.is_none() && !self.sched.hooks().locking[ev as usize] {
             return self.run_hook(c, program, self.now + cost) - self.now;
         }
         let r = run.get_or_insert_with(|| {
@@ -369,25 +369,23 @@ impl<'s> crate::Kernel<'s> {
         let Some(program) = self.hook(ev) else {
             return;
         };
-        if !self.sched.hooks.locking[ev as usize] {
+        if !self.sched.hooks().locking[ev as usize] {
             let d = self.run_hook(on, program, self.now) - self.now;
             self.charge_hook(on, d);
             return;
         }
         let step = Step::Hook { ev, program, pc: 0 };
         let now = self.now;
-        match &mut self.sched.hooks.runs[on as usize] {
-            Some(run) => run.steps.push_back(step),
-            slot @ None => {
-                *slot = Some(Box::new(HookRun {
-                    steps: [step].into(),
-                    t: now,
-                    spanned: 0,
-                    spin: None,
-                    ctx: HookCtx::Pending,
-                }))
-            }
-        }
+        let run = self.sched.hooks_mut().runs[on as usize].get_or_insert_with(|| {
+            Box::new(HookRun {
+                steps: Default::default(),
+                t: now,
+                spanned: 0,
+                spin: None,
+                ctx: HookCtx::Pending,
+            })
+        });
+        run.steps.push_back(step);
         let activity = self.cpus[on as usize].activity;
         if matches!(
             activity,
@@ -404,7 +402,7 @@ impl<'s> crate::Kernel<'s> {
     /// where it was when they are done. Called by [`Self::kick`].
     pub(crate) fn start_held_run(&mut self, c: u32) {
         self.settle(c);
-        let run = self.sched.hooks.runs[c as usize]
+        let run = self.sched.hooks_mut().runs[c as usize]
             .as_mut()
             .expect("a queued wakeup hook");
         debug_assert!(matches!(run.ctx, HookCtx::Pending));
@@ -422,21 +420,21 @@ impl<'s> crate::Kernel<'s> {
     /// Makes `run` CPU `c`'s: a wakeup's hooks queued there before it
     /// (the wakeup came first) run ahead of its steps.
     fn install_run(&mut self, c: u32, mut run: Box<HookRun<'s>>) {
-        if let Some(queued) = self.sched.hooks.runs[c as usize].take() {
+        if let Some(queued) = self.sched.hooks_mut().runs[c as usize].take() {
             for step in queued.steps.into_iter().rev() {
                 run.steps.push_front(step);
             }
         }
-        self.sched.hooks.runs[c as usize] = Some(run);
+        self.sched.hooks_mut().runs[c as usize] = Some(run);
     }
 
     /// Puts CPU `c`'s run back while it waits: a wakeup's hooks queued
     /// while it was being driven run after its steps.
     fn put_back_run(&mut self, c: u32, mut run: Box<HookRun<'s>>) {
-        if let Some(queued) = self.sched.hooks.runs[c as usize].take() {
+        if let Some(queued) = self.sched.hooks_mut().runs[c as usize].take() {
             run.steps.extend(queued.steps);
         }
-        self.sched.hooks.runs[c as usize] = Some(run);
+        self.sched.hooks_mut().runs[c as usize] = Some(run);
     }
 
     /// The tick's `sched_tick` hook takes locks: it runs from `t`, after
@@ -467,7 +465,7 @@ impl<'s> crate::Kernel<'s> {
 
     /// Whether the tick's `sched_tick` hook takes locks.
     pub(crate) fn tick_hook_locks(&self) -> bool {
-        self.sched.hooks.locking[HookEvent::SchedTick as usize]
+        self.sched.hooks().locking[HookEvent::SchedTick as usize]
     }
 
     /// Whether CPU `c`'s current activity ends in a hook run's next step
@@ -475,7 +473,7 @@ impl<'s> crate::Kernel<'s> {
     #[inline]
     pub(crate) fn hook_run_waiting(&self, c: u32) -> bool {
         self.sched
-            .hooks
+            .hooks()
             .runs
             .get(c as usize)
             .is_some_and(|r| r.is_some())
@@ -487,7 +485,7 @@ impl<'s> crate::Kernel<'s> {
     /// activity it is part of ends there).
     pub(crate) fn drive_hook_run(&mut self, c: u32) {
         self.settle(c);
-        let mut run = self.sched.hooks.runs[c as usize]
+        let mut run = self.sched.hooks_mut().runs[c as usize]
             .take()
             .expect("a hook run");
         debug_assert!(run.spin.is_none(), "a spinning hook run driven");
@@ -506,7 +504,7 @@ impl<'s> crate::Kernel<'s> {
                 return;
             };
             // A wakeup in the run (its softirq) queued hooks: they go on.
-            match self.sched.hooks.runs[c as usize].take() {
+            match self.sched.hooks_mut().runs[c as usize].take() {
                 Some(queued) => {
                     done.steps.extend(queued.steps);
                     run = done;
@@ -637,14 +635,14 @@ impl<'s> crate::Kernel<'s> {
     /// The lock CPU `c`'s hook spins on is its from `at` (called by the
     /// lock's release, [`Self::with_lock`]): the run goes on from then.
     pub(crate) fn hook_lock_granted(&mut self, c: u32, at: Nanos) {
-        let run = self.sched.hooks.runs[c as usize]
+        let run = self.sched.hooks_mut().runs[c as usize]
             .as_mut()
             .expect("a hook run waits for the lock");
         let (l, since) = run.spin.take().expect("the hook spins");
         run.t = at;
         let object = self.locking.objects.spinlocks[l as usize].object;
         self.metrics.lock_spin(at, object, at - since);
-        let run = self.sched.hooks.runs[c as usize]
+        let run = self.sched.hooks_mut().runs[c as usize]
             .take()
             .expect("a hook run");
         self.park_hook_run(c, run, at);
@@ -652,7 +650,7 @@ impl<'s> crate::Kernel<'s> {
 
     /// When the hook on CPU `c` began to spin for its lock.
     pub(crate) fn hook_spin_since(&self, c: u32) -> Nanos {
-        self.sched.hooks.runs[c as usize]
+        self.sched.hooks().runs[c as usize]
             .as_ref()
             .and_then(|r| r.spin)
             .map_or(self.now, |s| s.1)

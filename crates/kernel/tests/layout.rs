@@ -600,9 +600,9 @@ const MECHANISM_FIELDS: &[(&str, &str)] = &[
 ];
 
 /// The writes to a mechanism's state from outside its module that are
-/// left: the hooks' run table is kept in `Sched` (for the count of
-/// fields) but is the hooks' own.
-const FOREIGN_WRITES_LEFT: &[&str] = &["hooks -> sched.hooks"];
+/// left: none (the hooks' run table, kept in `Sched` for the count of
+/// fields, is reached through `Sched::hooks_mut`).
+const FOREIGN_WRITES_LEFT: &[&str] = &[];
 
 /// Where `line` writes a mechanism field's state (`k.FIELD.x = ..`,
 /// `+=`, `-=`, a mutating call, `&mut k.FIELD.x`): the fields written.
