@@ -226,7 +226,7 @@ impl<'s> crate::Kernel<'s> {
             Op::Count(_) => {}
             Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
                 let l = self.hook_instance(c, r);
-                let line = self.locking.objects.atomic_line(l);
+                let line = self.locking.objects_mut().atomic_line(l);
                 t = if matches!(op, Op::Locking(LockingOp::AtomicRmw(_))) {
                     line.rmw_void(&self.cost, c, t)
                 } else {
@@ -246,7 +246,7 @@ impl<'s> crate::Kernel<'s> {
 
     /// The instance of `r` a hook on CPU `c` names.
     fn hook_instance(&mut self, c: u32, r: &ObjRef) -> u32 {
-        let mut l = self.locking.objects.first_instance(r.object);
+        let mut l = self.locking.objects().first_instance(r.object);
         if let Some(e) = &r.index {
             let i = self.hook_eval(c, e);
             l += i.clamp(0, self.nr_cpus() as i64 - 1) as u32;
@@ -640,7 +640,7 @@ impl<'s> crate::Kernel<'s> {
             .expect("a hook run waits for the lock");
         let (l, since) = run.spin.take().expect("the hook spins");
         run.t = at;
-        let object = self.locking.objects.spinlocks[l as usize].object;
+        let object = self.locking.objects().spinlocks()[l as usize].object;
         self.metrics.lock_spin(at, object, at - since);
         let run = self.sched.hooks_mut().runs[c as usize]
             .take()
@@ -659,11 +659,7 @@ impl<'s> crate::Kernel<'s> {
     /// lockdep's `mark_lock()` for a lock class taken in the tick's hook:
     /// hardirq context.
     fn hook_lockdep_hardirq(&mut self, c: u32, ev: HookEvent, class: u32) {
-        let settled = self
-            .locking
-            .lockdep
-            .as_ref()
-            .is_none_or(|ld| ld.usage_settled(class, true));
+        let settled = self.locking.lockdep_usage_settled(class, true);
         if !settled {
             let site = format!("CPU{c} in the {} hook (hardirq)", HOOK_NAMES[ev as usize]);
             self.lockdep_usage(c, class, true, site);
@@ -793,7 +789,7 @@ mod tests {
             let mut horizon = 0;
             while !sim.advance(horizon) {
                 let k = sim.kernel();
-                for lock in &k.locking.objects.spinlocks {
+                for lock in k.locking.objects().spinlocks() {
                     assert!(lock.ownership_sound(), "{kind}: {:?}", lock.holders());
                     for h in lock.holders() {
                         if let Some(c) = crate::ids::hook_holder_cpu(h.0) {

@@ -264,7 +264,7 @@ impl crate::check::CheckEnv for Kernel<'_> {
         Kernel::instance(self, t, r)
     }
     fn set_variable(&mut self, i: u32, v: i64) {
-        self.locking.objects.set_variable(i, v)
+        self.locking.objects_mut().set_variable(i, v)
     }
 }
 
