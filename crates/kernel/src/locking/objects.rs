@@ -209,3 +209,29 @@ impl Objects {
         self.kinds[object as usize]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declared_objects_hold_the_tables_invariants() {
+        let mut o = Objects::default();
+        o.declare(0, Some(1));
+        o.declare(0, None);
+        o.declare(1, Some(0));
+        o.declare(2, Some(1));
+        assert_eq!(o.used_kinds(), [0, 1]);
+        o.check_invariants();
+    }
+
+    #[test]
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    #[should_panic(expected = "sleeping kinds used [1, 3], declared [1]")]
+    fn a_kind_used_but_never_declared_is_caught() {
+        let mut o = Objects::default();
+        o.declare(0, Some(1));
+        o.used_kinds.push(3);
+        o.check_invariants();
+    }
+}
