@@ -57,7 +57,7 @@ impl<'s> crate::Kernel<'s> {
         // are fixed for the run).
         // (Or RCU's grace-period sequence, which a polled grace period
         // reads.)
-        let has_variables = !self.locking.objects.variables.is_empty() || self.rcu.in_use();
+        let has_variables = self.locking.objects().has_variables() || self.rcu.in_use();
         let now = self.now;
         let mut steps = 0u32;
         let mut timeless = false;
@@ -389,7 +389,7 @@ impl<'s> crate::Kernel<'s> {
     #[inline]
     pub(crate) fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32 {
         match &r.index {
-            None => self.locking.objects.first_instance(r.object),
+            None => self.locking.objects().first_instance(r.object),
             Some(e) => self.indexed_instance(t, r, e),
         }
     }
@@ -399,7 +399,7 @@ impl<'s> crate::Kernel<'s> {
     /// array's first element + the index); a per-CPU object's is one of
     /// its instances.
     fn indexed_instance(&mut self, t: TaskId, r: &ObjRef, e: &Expr) -> u32 {
-        let base = self.locking.objects.first_instance(r.object);
+        let base = self.locking.objects().first_instance(r.object);
         let i = self.eval_inline(t, e);
         let array = self.spec.layout.array_len(r.object);
         let len = array.unwrap_or(self.nr_cpus());
@@ -412,7 +412,7 @@ impl<'s> crate::Kernel<'s> {
             return base;
         }
         match array {
-            Some(_) => self.locking.objects.first_instance(r.object + i as u32),
+            Some(_) => self.locking.objects().first_instance(r.object + i as u32),
             None => base + i as u32,
         }
     }
@@ -462,7 +462,7 @@ impl<'s> crate::Kernel<'s> {
             Expr::RcuGetState => self.rcu.get_state_synchronize_rcu(),
             Expr::ReadOnce(r) => {
                 let i = self.instance(t, r);
-                self.locking.objects.variables[i as usize]
+                self.locking.objects().variable(i)
             }
             Expr::Uniform(lo, hi) => {
                 let (lo, hi) = (self.eval(t, lo), self.eval(t, hi));

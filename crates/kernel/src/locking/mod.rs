@@ -93,20 +93,83 @@ pub(crate) fn sleeping_ops<'a, K: LockingEnv + 'a>(id: u8) -> &'a dyn sleeping::
 pub use sleeping::{find_sleeping_kind, sleeping_kind_names, SleepingKindInfo};
 
 /// Locking's state: every lock kind's instances (each kind's own table in
-/// [`objects::Objects`]) and lockdep.
+/// [`objects::Objects`]) and lockdep. Its fields are locking's own: the
+/// rest of the kernel reads the instances through [`Locking::objects`] and
+/// changes them through locking's verbs.
 pub(crate) struct Locking {
     /// Every instance of every declared object, by kind.
-    pub(crate) objects: objects::Objects,
-    /// Scratch for the waiters a lock operation grants the lock to.
-    pub(crate) lock_grants: Vec<(
+    // invariant: holds `cpu_hotplug_lock` at `hotplug_lock` (see below).
+    objects: objects::Objects,
+    /// Scratch for the waiters a lock operation grants the lock to, kept
+    /// for its capacity.
+    // invariant: empty outside a spinning lock's operation
+    // (`spinning.rs`'s `with_lock` takes it, fills it, and hands it back
+    // cleared; checked there in debug builds).
+    lock_grants: Vec<(
         crate::task::TaskId,
         crate::program::LockMode,
         smpsim_engine::Nanos,
     )>,
     /// `cpu_hotplug_lock`'s instance in [`objects::Objects::sleeping`].
-    pub(crate) hotplug_lock: u32,
+    // invariant: a `percpu_rwsem` instance of `objects` (checked in
+    // debug builds by `Locking::new`); never changes.
+    hotplug_lock: u32,
     /// lockdep, when the scenario turns it on.
-    pub(crate) lockdep: Option<Box<lockdep::Lockdep>>,
+    // invariant: set at most once, at boot before any event
+    // (`Locking::enable_lockdep`); `None` for good after a circular
+    // dependency report turns lockdep off.
+    lockdep: Option<Box<lockdep::Lockdep>>,
+}
+
+impl Locking {
+    /// Locking's state over the instances `objects`, `cpu_hotplug_lock`
+    /// being its sleeping instance `hotplug_lock`; lockdep off.
+    pub(crate) fn new(objects: objects::Objects, hotplug_lock: u32) -> Self {
+        debug_assert!(
+            objects
+                .sleeping
+                .get(hotplug_lock as usize)
+                .is_some_and(|l| l.is::<percpu_rwsem::PercpuRwsem>()),
+            "cpu_hotplug_lock is a percpu_rwsem instance"
+        );
+        objects.check_invariants();
+        Locking {
+            objects,
+            lock_grants: Vec::with_capacity(8),
+            hotplug_lock,
+            lockdep: None,
+        }
+    }
+
+    /// Turns lockdep on (at boot, when the scenario asks for it).
+    pub(crate) fn enable_lockdep(&mut self, ld: lockdep::Lockdep) {
+        debug_assert!(self.lockdep.is_none(), "lockdep is turned on once");
+        self.lockdep = Some(Box::new(ld));
+    }
+
+    /// Every instance of every declared object, to read.
+    #[inline]
+    pub(crate) fn objects(&self) -> &objects::Objects {
+        &self.objects
+    }
+
+    /// Every instance, to change: for the core's verbs that operate on an
+    /// instance's line or value (an atomic's cache line, a variable's
+    /// `WRITE_ONCE()`), which [`objects::Objects`] keeps consistent.
+    #[inline]
+    pub(crate) fn objects_mut(&mut self) -> &mut objects::Objects {
+        &mut self.objects
+    }
+
+    /// Whether lockdep already knows lock class `class` is taken in this
+    /// context (hardirq if `in_hardirq`), so `mark_lock()` has nothing to
+    /// add; true when lockdep is off.
+    #[inline]
+    pub(crate) fn lockdep_usage_settled(&self, class: u32, in_hardirq: bool) -> bool {
+        self.lockdep
+            .as_ref()
+            .is_none_or(|ld| ld.usage_settled(class, in_hardirq))
+    }
 }
 
 /// A spinning-lock implementation, as a scenario names it.

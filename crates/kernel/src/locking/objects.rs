@@ -28,22 +28,25 @@ pub(crate) enum LineAt {
     Word(fn(&mut Objects, u32) -> &mut Line, u32),
 }
 
+/// Its fields are locking's own (`pub(super)` at most): the rest of the
+/// kernel reads an instance through the methods below.
 #[derive(Default)]
 pub struct Objects {
     /// Spinning locks of every implementation (`spinlock_t`, `rwlock_t`).
-    pub spinlocks: Vec<LockInstance>,
+    pub(super) spinlocks: Vec<LockInstance>,
     /// `atomic_t`s, each on its own line unless [`Objects::atomic_at`]
     /// places it on another's.
-    pub atomics: Vec<Line>,
+    pub(super) atomics: Vec<Line>,
     /// Where each atomic instance's line is when a layout places atomics
     /// on shared lines (`line = "NAME"`, `stride = "packed"`); empty
     /// otherwise, and then every atomic uses its own entry of `atomics`.
+    // invariant: empty, or one entry per atomic (`check_invariants`).
     atomic_at: Vec<LineAt>,
     /// Shared variables' values.
-    pub variables: Vec<i64>,
+    pub(super) variables: Vec<i64>,
     /// Instances of sleeping-lock kinds that keep no table of their own
     /// (each kind downcasts its own).
-    pub sleeping: Vec<Box<dyn std::any::Any + Send>>,
+    pub(super) sleeping: Vec<Box<dyn std::any::Any + Send>>,
     /// `struct mutex`'s own table, read and written only by `mutex/`.
     pub(super) mutexes: Mutexes,
     /// `struct rw_semaphore`'s own table, read and written only by `rwsem/`.
@@ -51,12 +54,18 @@ pub struct Objects {
     /// The tables a kind owns (its instances and what it keeps beside
     /// them), by the table's type: made by the kind on first use, read
     /// only by it ([`Objects::kind_table`]). Few: one per kind declared.
+    // invariant: at most one table per type (`kind_table` looks the type
+    // up before it adds one; `check_invariants`).
     kind_tables: Vec<(std::any::TypeId, Box<dyn std::any::Any + Send>)>,
     /// First instance of each declared object in its kind's table.
+    // invariant: one entry per declared object, as `kinds`
+    // (`check_invariants`).
     base: Vec<ObjId>,
     /// Each declared object's sleeping-lock kind (its id), if it is one.
     kinds: Vec<Option<u8>>,
     /// The sleeping-lock kinds declared at all, in registry order.
+    // invariant: sorted, without repeats, and exactly the kinds in
+    // `kinds` (`declare` keeps it; `check_invariants`).
     used_kinds: Vec<u8>,
 }
 
@@ -71,6 +80,65 @@ impl Objects {
                 self.used_kinds.insert(at, k);
             }
         }
+    }
+
+    /// What stays true of the table once built and through the run,
+    /// checked in debug builds when locking's state is made
+    /// ([`super::Locking::new`]): the table only grows before then.
+    pub(crate) fn check_invariants(&self) {
+        if !cfg!(any(debug_assertions, feature = "invariants")) {
+            return;
+        }
+        let mut declared: Vec<u8> = self.kinds.iter().flatten().copied().collect();
+        declared.sort_unstable();
+        declared.dedup();
+        let repeated_table = (1..self.kind_tables.len()).find(|&i| {
+            self.kind_tables[..i]
+                .iter()
+                .any(|(t, _)| *t == self.kind_tables[i].0)
+        });
+        crate::invariants::check(if self.base.len() != self.kinds.len() {
+            Err(format!(
+                "objects: {} first instances for {} declared objects",
+                self.base.len(),
+                self.kinds.len()
+            ))
+        } else if declared != self.used_kinds {
+            Err(format!(
+                "objects: sleeping kinds used {:?}, declared {declared:?}",
+                self.used_kinds
+            ))
+        } else if !self.atomic_at.is_empty() && self.atomic_at.len() != self.atomics.len() {
+            Err(format!(
+                "objects: {} atomic placements for {} atomics",
+                self.atomic_at.len(),
+                self.atomics.len()
+            ))
+        } else if let Some(i) = repeated_table {
+            Err(format!(
+                "objects: kind table {i} repeats an earlier one's type"
+            ))
+        } else {
+            Ok(())
+        });
+    }
+
+    /// Every spinning-lock instance, to read.
+    #[inline]
+    pub(crate) fn spinlocks(&self) -> &[LockInstance] {
+        &self.spinlocks
+    }
+
+    /// Whether the scenario has shared variables at all.
+    #[inline]
+    pub(crate) fn has_variables(&self) -> bool {
+        !self.variables.is_empty()
+    }
+
+    /// `READ_ONCE()` of shared variable instance `i`.
+    #[inline]
+    pub(crate) fn variable(&self, i: ObjId) -> i64 {
+        self.variables[i as usize]
     }
 
     /// `WRITE_ONCE()` of shared variable instance `i`.
@@ -139,5 +207,31 @@ impl Objects {
     #[inline]
     pub fn sleeping_kind(&self, object: u32) -> Option<u8> {
         self.kinds[object as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declared_objects_hold_the_tables_invariants() {
+        let mut o = Objects::default();
+        o.declare(0, Some(1));
+        o.declare(0, None);
+        o.declare(1, Some(0));
+        o.declare(2, Some(1));
+        assert_eq!(o.used_kinds(), [0, 1]);
+        o.check_invariants();
+    }
+
+    #[test]
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    #[should_panic(expected = "sleeping kinds used [1, 3], declared [1]")]
+    fn a_kind_used_but_never_declared_is_caught() {
+        let mut o = Objects::default();
+        o.declare(0, Some(1));
+        o.used_kinds.push(3);
+        o.check_invariants();
     }
 }

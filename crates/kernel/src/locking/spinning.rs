@@ -31,7 +31,8 @@ impl LockInstance {
         }
     }
 
-    /// Who holds it, how, and since when.
+    /// Who holds it, how, and since when (for the unit tests' checks).
+    #[cfg(test)]
     pub fn holders(&self) -> &[(TaskId, LockMode, Nanos)] {
         &self.holders
     }
@@ -74,6 +75,10 @@ pub(crate) trait SpinningLocks: LockingEnv {
     /// granted the lock see it at their time; a timer the lock asked for.
     fn with_lock<R>(&mut self, l: u32, f: impl FnOnce(&mut dyn SpinningLock, &mut Env) -> R) -> R {
         let mut grants = std::mem::take(&mut self.locking_mut().lock_grants);
+        debug_assert!(
+            grants.is_empty(),
+            "no grants left from an earlier lock operation"
+        );
         let p = self.locking_parts();
         let mut env = Env {
             now: p.now,

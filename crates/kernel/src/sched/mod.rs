@@ -76,8 +76,10 @@ pub(crate) struct Sched<'s> {
     booting: bool,
     /// The perturbed schedule being explored, if any.
     pub(crate) perturb: Option<crate::check::Perturber>,
-    /// `[hooks]` runs waiting for locks, and the per-group rate limit.
-    pub(crate) hooks: crate::hooks::HookState<'s>,
+    /// `[hooks]` runs waiting for locks, and the per-group rate limit:
+    /// the hooks' own state, kept here (not in `Kernel`, which keeps to
+    /// its core) and changed only by `hooks.rs` through [`Sched::hooks_mut`].
+    hooks: crate::hooks::HookState<'s>,
 }
 
 impl<'s> Sched<'s> {
@@ -106,6 +108,18 @@ impl<'s> Sched<'s> {
             perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
             hooks: crate::hooks::HookState::new(spec, nr_cpus, nr_group_rqs),
         }
+    }
+
+    /// The hooks' state (`hooks.rs`), to read.
+    #[inline]
+    pub(crate) fn hooks(&self) -> &crate::hooks::HookState<'s> {
+        &self.hooks
+    }
+
+    /// The hooks' state, for `hooks.rs` to change.
+    #[inline]
+    pub(crate) fn hooks_mut(&mut self) -> &mut crate::hooks::HookState<'s> {
+        &mut self.hooks
     }
 
     /// A jiffy: the scheduler tick's period, `1e9 / HZ`.

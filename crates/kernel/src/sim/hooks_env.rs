@@ -14,10 +14,10 @@ impl<'s> HooksEnv<'s> for Kernel<'s> {
         self.spec
     }
     fn hooks(&self) -> &HookState<'s> {
-        &self.sched.hooks
+        self.sched.hooks()
     }
     fn hooks_mut(&mut self) -> &mut HookState<'s> {
-        &mut self.sched.hooks
+        self.sched.hooks_mut()
     }
     fn hook_stream(&mut self, c: u32) -> &mut smpsim_engine::Rng {
         Kernel::hook_stream(self, c)
@@ -26,10 +26,10 @@ impl<'s> HooksEnv<'s> for Kernel<'s> {
         Kernel::scale_work(self, c, ns, t)
     }
     fn first_instance(&self, object: u32) -> u32 {
-        self.locking.objects.first_instance(object)
+        self.locking.objects().first_instance(object)
     }
     fn hook_atomic(&mut self, c: u32, l: u32, rmw: bool, t: Nanos) -> Nanos {
-        let line = self.locking.objects.atomic_line(l);
+        let line = self.locking.objects_mut().atomic_line(l);
         if rmw {
             line.rmw_void(&self.cost, c, t)
         } else {
@@ -46,13 +46,10 @@ impl<'s> HooksEnv<'s> for Kernel<'s> {
         Kernel::hook_spin_unlock(self, c, l, mode)
     }
     fn spinlock_object(&self, l: u32) -> u32 {
-        self.locking.objects.spinlocks[l as usize].object
+        self.locking.objects().spinlocks()[l as usize].object
     }
     fn lockdep_hardirq_settled(&self, class: u32) -> bool {
-        self.locking
-            .lockdep
-            .as_ref()
-            .is_none_or(|ld| ld.usage_settled(class, true))
+        self.locking.lockdep_usage_settled(class, true)
     }
     fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String) {
         Kernel::lockdep_usage(self, c, class, in_hardirq, site)

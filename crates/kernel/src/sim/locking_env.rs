@@ -5,45 +5,17 @@
 use smpsim_engine::Nanos;
 
 use super::Kernel;
-use crate::costs::CostNs;
-use crate::cpu::Cpu;
-use crate::event::{Event, RcuCallback};
+use crate::event::RcuCallback;
 use crate::locking::sleeping::SleepingLocks;
 use crate::locking::spinning::{HookSpinlocks, SpinningLocks};
 use crate::locking::{LockdepOps, Locking, LockingEnv, LockingParts};
-use crate::mechanism::Flow;
-use crate::metrics::Metrics;
 use crate::program::{LockMode, ObjRef};
-use crate::task::{Resume, Task, TaskId};
+use crate::task::TaskId;
 
 impl LockingEnv for Kernel<'_> {
     #[inline]
     fn spec(&self) -> &crate::spec::Spec {
         self.spec
-    }
-    #[inline]
-    fn now(&self) -> Nanos {
-        self.now
-    }
-    #[inline]
-    fn cost(&self) -> &CostNs {
-        &self.cost
-    }
-    #[inline]
-    fn cpu(&self, c: u32) -> &Cpu {
-        &self.cpus[c as usize]
-    }
-    #[inline]
-    fn tasks(&self) -> &[Task] {
-        &self.tasks
-    }
-    #[inline]
-    fn tasks_mut(&mut self) -> &mut [Task] {
-        &mut self.tasks
-    }
-    #[inline]
-    fn metrics_mut(&mut self) -> &mut Metrics {
-        &mut self.metrics
     }
     #[inline]
     fn locking(&self) -> &Locking {
@@ -63,52 +35,12 @@ impl LockingEnv for Kernel<'_> {
             metrics: &mut self.metrics,
         }
     }
-    fn task_name(&self, t: TaskId) -> String {
-        Kernel::task_name(self, t)
-    }
-    #[inline]
-    fn at(&mut self, t: Nanos, e: Event) {
-        Kernel::at(self, t, e)
-    }
-    fn settle(&mut self, c: u32) {
-        Kernel::settle(self, c)
-    }
-    #[inline]
-    fn advance(&mut self, t: TaskId) {
-        Kernel::advance(self, t)
-    }
     #[inline]
     fn instance(&mut self, t: TaskId, r: &ObjRef) -> u32 {
         Kernel::instance(self, t, r)
     }
-    #[inline]
-    fn preempt_disable(&mut self, t: TaskId) {
-        Kernel::preempt_disable(self, t)
-    }
-    #[inline]
-    fn preempt_enable(&mut self, t: TaskId) -> bool {
-        Kernel::preempt_enable(self, t)
-    }
-    fn irq_off_begin(&mut self, c: u32) {
-        Kernel::irq_off_begin(self, c)
-    }
-    fn irq_off_end(&mut self, c: u32) {
-        Kernel::irq_off_end(self, c)
-    }
     fn enter_irq(&mut self, c: u32) {
         Kernel::enter_irq(self, c)
-    }
-    fn wake_up(&mut self, t: TaskId, from: u32) {
-        Kernel::wake_up(self, t, from)
-    }
-    fn schedule(&mut self, c: u32) {
-        Kernel::schedule(self, c)
-    }
-    fn block(&mut self, c: u32, t: TaskId) {
-        Kernel::block(self, c, t)
-    }
-    fn sleep_until_woken(&mut self, c: u32, t: TaskId, resume: Resume) -> Flow {
-        Kernel::sleep_until_woken(self, c, t, resume)
     }
     fn call_rcu(&mut self, c: u32, cb: RcuCallback) {
         Kernel::call_rcu(self, c, cb)
@@ -148,7 +80,7 @@ impl Kernel<'_> {
         s: u32,
         t: Nanos,
     ) -> (Nanos, Option<TaskId>) {
-        crate::locking::semaphore::up_in_irq(&mut self.locking.objects, &self.cost, c, s, t)
+        crate::locking::semaphore::up_in_irq(self.locking.objects_mut(), &self.cost, c, s, t)
     }
     pub(crate) fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos {
         <Self as HookSpinlocks>::hook_spin_unlock(self, c, l, mode)

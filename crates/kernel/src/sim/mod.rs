@@ -183,12 +183,7 @@ impl<'s> Kernel<'s> {
             },
             cost: crate::costs::CostNs::new(&spec.machine),
             sched: crate::sched::Sched::new(spec, nr_cpus, nr_tasks, groups, pools, balance),
-            locking: crate::locking::Locking {
-                objects,
-                lock_grants: Vec::with_capacity(8),
-                hotplug_lock,
-                lockdep: None,
-            },
+            locking: crate::locking::Locking::new(objects, hotplug_lock),
             rcu: crate::rcu::Rcu::new(nr_cpus as usize),
             stop: crate::stop_machine::Stoppers::new(nr_cpus, Vec::new()),
             mm: Default::default(),
@@ -200,7 +195,7 @@ impl<'s> Kernel<'s> {
         if spec.knobs.lockdep {
             let classes = spec.objects.len() + 1;
             let ld = crate::locking::lockdep::Lockdep::new(kernel.tasks.len(), classes);
-            kernel.locking.lockdep = Some(Box::new(ld));
+            kernel.locking.enable_lockdep(ld);
         }
         if uses_rcu {
             kernel
@@ -387,7 +382,7 @@ impl<'s> Kernel<'s> {
                     cpu.times.spin += dt;
                     task.times.spin += dt;
                     task.times.sys += dt;
-                    if let Some((obj, _)) = spun_on(&self.locking.objects, task.wait.spin) {
+                    if let Some((obj, _)) = spun_on(self.locking.objects(), task.wait.spin) {
                         self.metrics.lock_spin(now, obj, dt);
                     }
                 } else {
@@ -601,12 +596,12 @@ impl<'s> Kernel<'s> {
 
     /// Line transfers so far on each object's cache lines, all instances.
     fn lock_line_transfers(&self) -> Vec<u64> {
-        crate::locking::build::line_transfers(&self.locking.objects, self.spec, self.nr_cpus())
+        crate::locking::build::line_transfers(self.locking.objects(), self.spec, self.nr_cpus())
     }
 
     /// Failed compare-and-exchanges so far on each object's atomic lines.
     fn cmpxchg_fails(&self) -> Vec<u64> {
-        crate::locking::atomic::cmpxchg_fails(&self.locking.objects, self.spec, self.nr_cpus())
+        crate::locking::atomic::cmpxchg_fails(self.locking.objects(), self.spec, self.nr_cpus())
     }
 
     /// Starts the CPU's next activity end event.
@@ -794,7 +789,7 @@ fn default_folds() -> u8 {
 /// not on a lock (`csd_lock_wait()`, `multi_cpu_stop()`).
 fn spun_on(objects: &Objects, spin: Spin) -> Option<(u32, u32)> {
     match spin {
-        Spin::Lock { lock } => Some((objects.spinlocks[lock as usize].object, lock)),
+        Spin::Lock { lock } => Some((objects.spinlocks()[lock as usize].object, lock)),
         Spin::Sleeping { kind, lock, .. } => Some((
             crate::locking::sleeping::kind(kind)
                 .imp

@@ -109,7 +109,7 @@ impl<'s> SmpEnv<'s> for Kernel<'s> {
     }
     fn csd_line(&mut self, owner: u32, by: u32, store: bool, at: Nanos) -> Option<Nanos> {
         let object = self.spec.layout.csd_line?;
-        let objects = &mut self.locking.objects;
+        let objects = self.locking.objects_mut();
         let line = objects.atomic_line(objects.first_instance(object) + owner);
         Some(if store {
             line.store(&self.cost, by, at)
@@ -168,10 +168,7 @@ impl<'s> SmpEnv<'s> for Kernel<'s> {
         crate::rcu::RcuExp::rcu_exp_handler(self, c)
     }
     fn lockdep_usage_settled(&self, class: u32, in_hardirq: bool) -> bool {
-        self.locking
-            .lockdep
-            .as_ref()
-            .is_none_or(|ld| ld.usage_settled(class, in_hardirq))
+        self.locking.lockdep_usage_settled(class, in_hardirq)
     }
     fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String) {
         Kernel::lockdep_usage(self, c, class, in_hardirq, site)
@@ -305,8 +302,8 @@ impl crate::cpumask::CpumaskEnv for Kernel<'_> {
         self.mm.mm(mm).mask.contains(c)
     }
     fn percpu_value(&self, object: u32, c: u32) -> i64 {
-        let objects = &self.locking.objects;
-        objects.variables[(objects.first_instance(object) + c) as usize]
+        let objects = self.locking.objects();
+        objects.variable(objects.first_instance(object) + c)
     }
 }
 

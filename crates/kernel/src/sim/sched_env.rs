@@ -137,9 +137,6 @@ impl crate::env::SchedVerbs for Kernel<'_> {
 /// The scheduler's entry points for the rest of the kernel, by the names
 /// its callers have always used.
 impl<'s> Kernel<'s> {
-    pub(crate) fn wake_up(&mut self, t: TaskId, from: u32) {
-        <Self as Scheduler>::wake_up(self, t, from)
-    }
     pub(crate) fn schedule(&mut self, c: u32) {
         <Self as Scheduler>::schedule(self, c)
     }
@@ -148,14 +145,6 @@ impl<'s> Kernel<'s> {
     }
     pub(crate) fn block(&mut self, c: u32, t: TaskId) {
         <Self as Scheduler>::block(self, c, t)
-    }
-    pub(crate) fn sleep_until_woken(
-        &mut self,
-        c: u32,
-        t: TaskId,
-        resume: crate::task::Resume,
-    ) -> Flow {
-        <Self as Scheduler>::sleep_until_woken(self, c, t, resume)
     }
     pub(crate) fn enqueue_task(&mut self, t: TaskId) {
         <Self as Scheduler>::enqueue_task(self, t)
@@ -276,7 +265,7 @@ impl crate::check::CheckEnv for Kernel<'_> {
         Kernel::instance(self, t, r)
     }
     fn set_variable(&mut self, i: u32, v: i64) {
-        self.locking.objects.set_variable(i, v)
+        self.locking.objects_mut().set_variable(i, v)
     }
 }
 

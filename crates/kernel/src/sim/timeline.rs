@@ -24,7 +24,7 @@ impl Kernel<'_> {
             Activity::Task => {
                 let t = &self.tasks[cpu.curr as usize];
                 if t.wait.spin != Spin::None {
-                    let on = spin_on(&self.locking.objects, t.wait.spin);
+                    let on = spin_on(self.locking.objects(), t.wait.spin);
                     rec.push(c, from, now, SegKind::Spin(on), cpu.curr);
                 } else {
                     record_batch(rec, c, cpu.curr, t, from, now);
