@@ -84,6 +84,9 @@ pub struct Metrics {
     /// Each object's failed compare-and-exchanges at the end of the
     /// warm-up, as `bounce_base`.
     pub(crate) cmpxchg_fails_base: Vec<u64>,
+    /// Each object's OSQ head-role passes (within a node, across nodes)
+    /// at the end of the warm-up.
+    pub(crate) osq_passes_base: Vec<(u64, u64)>,
     /// Each CPU's and each task's times when the warm-up ended: results
     /// report the measured part only, as lock_stat and counters do.
     pub(crate) cpu_times_base: Vec<crate::cpu::CpuTimes>,
@@ -128,6 +131,7 @@ impl Metrics {
             hist_names: Vec::new(),
             bounce_base: Vec::new(),
             cmpxchg_fails_base: Vec::new(),
+            osq_passes_base: Vec::new(),
             cpu_times_base: Vec::new(),
             task_times_base: Vec::new(),
         }

@@ -130,6 +130,8 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             a.acq_bounces += b.acq_bounces;
             a.bounces += b.bounces;
             a.cmpxchg_fails += b.cmpxchg_fails;
+            a.osq_within_node += b.osq_within_node;
+            a.osq_across_nodes += b.osq_across_nodes;
             if let (Some(ar), Some(br)) = (&mut a.read, &b.read) {
                 ar.merge(br);
             }

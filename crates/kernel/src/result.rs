@@ -455,6 +455,14 @@ pub struct LockStat {
     /// it was read (`atomic_try_cmpxchg()` in a scenario's retry loop).
     #[serde(skip_serializing_if = "is_zero")]
     pub cmpxchg_fails: u64,
+    /// The model's own counts for a `mutex` (either OSQ: `mutex` or
+    /// `numa_osq`): passes of the optimistic-spin queue's head role
+    /// (`osq_unlock()` to the next spinner) to a spinner on the leaving
+    /// head's NUMA node, and to one on another node.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub osq_within_node: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub osq_across_nodes: u64,
     /// A sleeping reader-writer lock's read side, which `/proc/lock_stat`
     /// shows as a class of its own (`NAME-R`; the fields above are then
     /// `NAME-W`).

@@ -3,7 +3,9 @@
 //! (`up()` of a semaphore), an RCU callback in the softirq or in an
 //! `rcuop` kthread (`wakeme_after_rcu()`), the GP kthread's cleanup
 //! (`rcu_sr_normal_gp_cleanup()`), or a `sched_tick` hook's `up()` (a
-//! hardirq, as an hrtimer's wakeup).
+//! hardirq, as an hrtimer's wakeup); and the same for the GP kthread's own
+//! wake (`rcu_gp_kthread_wake()`, from a task or `rcu_core()`) and the
+//! expedited grace period's waiters (`rcu_exp_wait_wake()`).
 
 use smpsim_kernel::program::*;
 use smpsim_kernel::testkit::*;
@@ -183,4 +185,79 @@ fn the_softirq_time_is_the_callbacks_wakeups() {
     let (softirq, n) = from_the_softirq(300.0);
     assert!(n > 10);
     assert_eq!(softirq, n * 300);
+}
+
+/// `syncs` calls of `op` by a task on CPU 0, 200 us apart, then exit;
+/// CPU 1 busy in user mode.
+fn fixed_syncer(s: &mut Spec, op: RcuOp, syncs: u64) {
+    let done = counter(s, "syncs");
+    let mut ops = Vec::new();
+    for _ in 0..syncs {
+        ops.push(Op::Work(Dist::Const(200_000)));
+        ops.push(Op::Rcu(op.clone()));
+        ops.push(Op::Count(done));
+    }
+    ops.push(Op::Exit);
+    task_group(s, "syncer", vec![0], Policy::Normal, 99, ops);
+    forever(
+        s,
+        "busy",
+        vec![1],
+        Policy::Normal,
+        vec![Op::Work(Dist::Const(100_000))],
+    );
+}
+
+/// The expedited grace period's end (`rcu_exp_wait_wake()`) wakes the
+/// caller; CPU 1's IPI handler reports the last quiescent state (CPU 0 is
+/// idle while its caller waits) and is charged the wakeup.
+fn from_the_expedited_end(wakeup_ns: f64) -> (u64, u64) {
+    let mut s = base(wakeup_ns);
+    fixed_syncer(&mut s, RcuOp::SynchronizeRcuExpedited, 50);
+    let r = simulate(&s);
+    let gps = r.rcu.as_ref().unwrap().expedited_grace_periods;
+    assert_eq!(gps, r.counter("syncs").unwrap().count, "one GP a call");
+    (r.cpus[1].times.irq, gps)
+}
+
+/// `synchronize_rcu()` with `rcu_normal_wake_from_gp`: the caller's
+/// `start_poll_synchronize_rcu()` wakes the sleeping GP kthread, in the
+/// caller's time.
+fn from_the_requesting_task(wakeup_ns: f64) -> (u64, u64) {
+    let mut s = base(wakeup_ns);
+    s.knobs.rcu_normal_wake_from_gp = true;
+    // Its grace periods are longer: fewer calls fit in the run.
+    fixed_syncer(&mut s, RcuOp::SynchronizeRcu, 20);
+    let r = simulate(&s);
+    (sys_of(&r, "syncer"), r.counter("syncs").unwrap().count)
+}
+
+/// `synchronize_rcu()` through `call_rcu()`: CPU 0's `rcu_core()` at its
+/// tick wakes the GP kthread twice a grace period, to start it (its
+/// callback asks for one) and to clean it up (CPU 0's quiescent state,
+/// noted at its context switch, is the last). CPU 0 is idle then, so
+/// the charge is paid at its next switch, in CPU 0's sys.
+fn from_the_tick_softirq(wakeup_ns: f64) -> (u64, u64) {
+    let mut s = base(wakeup_ns);
+    fixed_syncer(&mut s, RcuOp::SynchronizeRcu, 50);
+    let r = simulate(&s);
+    let gps = r.rcu.as_ref().unwrap().grace_periods;
+    assert_eq!(gps, r.counter("syncs").unwrap().count, "one GP a call");
+    (r.cpus[0].times.sys, 2 * gps)
+}
+
+#[test]
+fn the_rcu_kthreads_and_expedited_wakeups_cost_their_context_as_a_tasks_wakeup_does() {
+    let (task, _) = charge_per_wakeup(from_a_task);
+    let (exp, n) = charge_per_wakeup(from_the_expedited_end);
+    assert_eq!(n, 50);
+    let (request, n) = charge_per_wakeup(from_the_requesting_task);
+    assert_eq!(n, 20);
+    let (tick, n) = charge_per_wakeup(from_the_tick_softirq);
+    assert_eq!(n, 100);
+    assert_eq!(
+        [exp, request, tick],
+        [task; 3],
+        "expedited GP end, a task's GP request, rcu_core()'s GP kthread wakes vs a task"
+    );
 }

@@ -178,6 +178,34 @@ pub fn cmpxchg_fails_line(runs: &[VariantRun]) -> Option<String> {
     (!parts.is_empty()).then(|| format!("cmpxchg failures: {}", parts.join(", ")))
 }
 
+/// The OSQ head-role passes of each mutex that had any, per variant:
+/// `osq passes (within node / across nodes): big_lock [osq] 10477 /
+/// 11945, big_lock [numa-osq] 32954 / 4`; `None` if no OSQ passed its
+/// head role anywhere.
+pub fn osq_passes_line(runs: &[VariantRun]) -> Option<String> {
+    let parts: Vec<String> = runs
+        .iter()
+        .flat_map(|r| {
+            r.result
+                .locks
+                .iter()
+                .filter(|l| l.osq_within_node + l.osq_across_nodes > 0)
+                .map(|l| {
+                    format!(
+                        "{} [{}] {} / {}",
+                        l.name, r.variant, l.osq_within_node, l.osq_across_nodes
+                    )
+                })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "osq passes (within node / across nodes): {}",
+            parts.join(", ")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -477,6 +477,10 @@ fn lock_stat(out: &mut String, runs: &[VariantRun]) {
         out.push_str(&line);
         out.push('\n');
     }
+    if let Some(line) = crate::lock_stat::osq_passes_line(runs) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out.push('\n');
 }
 

@@ -16,6 +16,7 @@ use smpsim_engine::Nanos;
 
 use crate::coherence::Line;
 use crate::costs::CostNs;
+use crate::ids::ObjId;
 use crate::locking::objects::Objects;
 use crate::program::{Pc, Slot};
 use crate::spec::{ObjectKind, Spec};
@@ -33,9 +34,8 @@ pub fn cmpxchg_fails(o: &Objects, spec: &Spec, nr_cpus: u32) -> Vec<u64> {
             }
             let base = o.first_instance(id as u32) as usize;
             let n = if obj.per_cpu { nr_cpus as usize } else { 1 };
-            o.atomics[base..base + n]
-                .iter()
-                .map(|l| l.cmpxchg_fails)
+            (base..base + n)
+                .map(|l| o.cmpxchg_fails_of(l as ObjId))
                 .sum()
         })
         .collect()
@@ -69,7 +69,7 @@ pub(crate) fn try_cmpxchg(
     task: &mut Task,
     slot: Slot,
     done: Pc,
-) {
+) -> bool {
     let expected = task.vars[slot as usize] as u64;
     let (end, ok) = line.try_cmpxchg(cost, c, now, expected);
     if ok {
@@ -80,6 +80,7 @@ pub(crate) fn try_cmpxchg(
     }
     // At least a nanosecond: a loop of failures always moves time on.
     task.batch.push(Mode::Sys, end.max(now + 1) - now);
+    ok
 }
 
 /// The task goes on at `pc`, a fresh op.

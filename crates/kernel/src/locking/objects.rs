@@ -42,6 +42,10 @@ pub struct Objects {
     /// otherwise, and then every atomic uses its own entry of `atomics`.
     // invariant: empty, or one entry per atomic (`check_invariants`).
     atomic_at: Vec<LineAt>,
+    /// Failed `atomic_try_cmpxchg()`s per atomic instance (grown on the
+    /// first failure): the line's own count would also take those of the
+    /// lock or the other atomics a layout puts on the same line.
+    cmpxchg_fails: Vec<u64>,
     /// Shared variables' values.
     pub(super) variables: Vec<i64>,
     /// Instances of sleeping-lock kinds that keep no table of their own
@@ -158,6 +162,20 @@ impl Objects {
             self.atomic_at = (0..self.atomics.len() as u32).map(LineAt::Atomic).collect();
         }
         self.atomic_at[inst as usize] = at;
+    }
+
+    /// A compare-and-exchange on atomic instance `l` failed.
+    pub(crate) fn note_cmpxchg_fail(&mut self, l: ObjId) {
+        let i = l as usize;
+        if self.cmpxchg_fails.len() <= i {
+            self.cmpxchg_fails.resize(self.atomics.len().max(i + 1), 0);
+        }
+        self.cmpxchg_fails[i] += 1;
+    }
+
+    /// Failed compare-and-exchanges on atomic instance `l` so far.
+    pub fn cmpxchg_fails_of(&self, l: ObjId) -> u64 {
+        self.cmpxchg_fails.get(l as usize).copied().unwrap_or(0)
     }
 
     /// The line atomic instance `l` operates on.

@@ -132,7 +132,9 @@ impl<K: LockingEnv> MechanismOp<K> for LockingOp {
                 let p = k.locking_parts();
                 let line = p.locking.objects.atomic_line(l);
                 let task = &mut p.tasks[t as usize];
-                atomic::try_cmpxchg(line, p.cost, c, p.now, task, *slot, *done);
+                if !atomic::try_cmpxchg(line, p.cost, c, p.now, task, *slot, *done) {
+                    p.locking.objects.note_cmpxchg_fail(l);
+                }
                 Flow::Next
             }
             LockingOp::AtomicCmpxchgLoop(r) => {
@@ -140,6 +142,7 @@ impl<K: LockingEnv> MechanismOp<K> for LockingOp {
                 let now = k.now();
                 let p = k.locking_parts();
                 let line = p.locking.objects.atomic_line(l);
+                let mut failed = false;
                 let done = match resume {
                     // The first attempt expects what a read finds.
                     Resume::Cmpxchg(expected) => {
@@ -150,6 +153,7 @@ impl<K: LockingEnv> MechanismOp<K> for LockingOp {
                             // A failed cmpxchg returns the value it found:
                             // the next attempt expects it.
                             p.tasks[t as usize].resume = Resume::Cmpxchg(line.writes());
+                            failed = true;
                         }
                         done
                     }
@@ -160,6 +164,9 @@ impl<K: LockingEnv> MechanismOp<K> for LockingOp {
                         seen
                     }
                 };
+                if failed {
+                    k.locking_parts().locking.objects.note_cmpxchg_fail(l);
+                }
                 // The next attempt (or op) at `done`.
                 k.tasks_mut()[t as usize]
                     .batch

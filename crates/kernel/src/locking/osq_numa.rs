@@ -162,6 +162,29 @@ pub fn passes(o: &Objects, object: u32, n: u32) -> Passes {
     })
 }
 
+/// Head-role passes of each declared object's OSQ, all its instances
+/// (zero for an object that is not a mutex of either OSQ).
+pub fn passes_by_object(o: &Objects, spec: &crate::Spec, nr_cpus: u32) -> Vec<Passes> {
+    spec.objects
+        .iter()
+        .enumerate()
+        .map(|(id, obj)| {
+            let has_osq = match obj.kind {
+                ObjectKind::Mutex { .. } => true,
+                ObjectKind::Sleeping { kind, .. } => {
+                    kind == KIND.handle() || kind == mutex::KIND.handle()
+                }
+                _ => false,
+            };
+            if !has_osq {
+                return Passes::default();
+            }
+            let n = if obj.per_cpu { nr_cpus } else { 1 };
+            passes(o, id as u32, n)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,7 +64,9 @@ pub(crate) trait RcuExp: RcuEnv {
             self.queue_csd(c, Csd::RcuExp, sent, leaf * fanout);
         }
         if self.rcu().exp_remaining == 0 {
-            self.rcu_exp_end();
+            // No CPU to wait for: the worker that would have sent leaf 0's
+            // IPIs, on its first CPU, ends it.
+            self.rcu_exp_end(0);
         }
     }
 
@@ -90,24 +92,34 @@ pub(crate) trait RcuExp: RcuEnv {
             self.rcu_mut().exp_pending[c as usize] = false;
             self.rcu_mut().exp_remaining -= 1;
             if self.rcu().exp_remaining == 0 {
-                self.rcu_exp_end();
+                self.rcu_exp_end(c);
             }
         }
     }
 
-    fn rcu_exp_end(&mut self) {
+    /// The expedited grace period ends with CPU `c`'s quiescent state:
+    /// `rcu_exp_wait_wake()` wakes its waiters (`wake_up_all()` on each
+    /// rcu_node's `exp_wq`, kernel/rcu/tree_exp.h). The worker that does
+    /// it is not a task here (the expedited machinery uses no CPU), so its
+    /// `try_to_wake_up()`s, `cost.wakeup` each as a task's wakeup costs
+    /// the task, are charged to the context whose report ended the grace
+    /// period (the IPI handler, or the switch or tick that reported it),
+    /// which in the kernel wakes that worker.
+    fn rcu_exp_end(&mut self, c: u32) {
         self.rcu_mut().exp_completed += 1;
         if self.metrics().measuring(self.now()) {
             self.rcu_mut().stats.expedited_grace_periods += 1;
         }
         let done = self.rcu().exp_completed;
         let mut waiters = std::mem::take(&mut self.rcu_mut().exp_waiters);
+        let mut woken = 0;
         waiters.retain(|&(target, t, gen)| {
             if target > done {
                 return true;
             }
             let task = self.task(t);
             if task.gen == gen && task.state == TaskState::Sleeping {
+                woken += 1;
                 self.at(
                     self.now() + self.cost().wakeup,
                     Event::Rcu(RcuEvent::Callback {
@@ -119,6 +131,8 @@ pub(crate) trait RcuExp: RcuEnv {
             false
         });
         self.rcu_mut().exp_waiters = waiters;
+        let wakeups = woken * self.cost().wakeup;
+        self.charge_context(c, wakeups);
         if self.rcu().exp_requested || !self.rcu().exp_waiters.is_empty() {
             self.rcu_mut().exp_phase = GpPhase::Starting;
             let kick = self.cost().wakeup + self.cost().context_switch;

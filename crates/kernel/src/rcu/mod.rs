@@ -91,6 +91,10 @@ pub struct Rcu {
     /// `Starting`; `FqsWait`, `Fqs` and `Cleanup` only while it is
     /// `Running`; `WaitRequest` never while it is `Running`.
     kthread: gp_kthread::State,
+    /// An `RcuEvent::WakeGpKthread` is queued and its `try_to_wake_up()`
+    /// already charged: a second `rcu_gp_kthread_wake()` before it runs
+    /// finds the wait queue empty and costs nothing.
+    gp_wake_queued: bool,
     /// The next FQS scan is the first of its grace period: set by
     /// `rcu_gp_init()`, cleared by the first scan.
     fqs_first: bool,
@@ -294,6 +298,7 @@ impl Rcu {
         Rcu {
             gp_kthread: NO_TASK,
             kthread: gp_kthread::State::WaitRequest,
+            gp_wake_queued: false,
             fqs_first: true,
             fqs_at: 0,
             qs_noted: vec![false; nr_cpus],
@@ -351,6 +356,10 @@ pub(crate) trait RcuEnv: CoreEnv + SchedVerbs {
     fn wakeups_issued(&self) -> u64;
     /// Wakes kthread `t` from CPU `from`'s softirq or IRQ context.
     fn wake_kthread(&mut self, t: TaskId, from: u32);
+    /// Charges `d` of kernel time to what CPU `c` is doing now: the
+    /// running task's sys time, or else the CPU's next interrupt or
+    /// context switch (as a hook's time is charged).
+    fn charge_context(&mut self, c: u32, d: Nanos);
     /// Sets CPU `c`'s need_resched (from its own IPI handler).
     fn set_need_resched(&mut self, c: u32);
     /// `raise_softirq(RCU_SOFTIRQ)` on CPU `c`: run in its interrupt.
@@ -382,7 +391,10 @@ pub(crate) trait RcuEvents: RcuEnv {
     /// Routes an RCU event.
     fn on_rcu_event(&mut self, e: RcuEvent) -> smpsim_engine::Handled {
         match e {
-            RcuEvent::WakeGpKthread { from } => self.wake_kthread(self.rcu().gp_kthread, from),
+            RcuEvent::WakeGpKthread { from } => {
+                self.rcu_mut().gp_wake_queued = false;
+                self.wake_kthread(self.rcu().gp_kthread, from)
+            }
             RcuEvent::ExpStart => self.rcu_exp_start(),
             RcuEvent::Core { cpu } => self.rcu_core(cpu),
             RcuEvent::Callback { cb, .. } => self.rcu_callback(cb),

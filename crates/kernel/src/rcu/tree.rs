@@ -112,9 +112,21 @@ pub(crate) trait RcuTree: RcuEnv {
         }
     }
 
-    /// Wakes the GP kthread from CPU `c`'s softirq context, once the
-    /// current event is done.
+    /// `rcu_gp_kthread_wake()` from CPU `c` (a task's op, or its tick's
+    /// softirq or IRQ context): `swake_up_one()` of the sleeping GP
+    /// kthread, done once the current event is. Its `try_to_wake_up()` is
+    /// charged `cost.wakeup` now, to what `c` is doing, as a task's wakeup
+    /// costs the task; nothing if the kthread is not asleep (its own
+    /// reports, `current == gp_kthread`, or a wake already on its way).
     fn wake_gp_kthread(&mut self, c: u32) {
+        let kthread = self.rcu().gp_kthread;
+        let asleep = kthread != NO_TASK && self.task(kthread).state == TaskState::Sleeping;
+        if !asleep || self.rcu().gp_wake_queued {
+            return;
+        }
+        self.rcu_mut().gp_wake_queued = true;
+        let wakeup = self.cost().wakeup;
+        self.charge_context(c, wakeup);
         self.at(self.now(), Event::Rcu(RcuEvent::WakeGpKthread { from: c }));
     }
 

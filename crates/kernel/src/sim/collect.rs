@@ -205,11 +205,20 @@ impl Kernel<'_> {
     fn lock_results(&mut self) -> Vec<crate::result::LockStat> {
         let now = self.lock_line_transfers();
         let fails = self.cmpxchg_fails();
+        let passes = self.osq_passes();
         let mut locks = std::mem::take(&mut self.metrics.locks);
         for (i, l) in locks.iter_mut().enumerate() {
             l.bounces = now[i] - self.metrics.bounce_base.get(i).copied().unwrap_or(0);
             l.cmpxchg_fails =
                 fails[i] - self.metrics.cmpxchg_fails_base.get(i).copied().unwrap_or(0);
+            let (within, across) = self
+                .metrics
+                .osq_passes_base
+                .get(i)
+                .copied()
+                .unwrap_or_default();
+            l.osq_within_node = passes[i].within_node - within;
+            l.osq_across_nodes = passes[i].across_nodes - across;
         }
         locks
     }

@@ -604,6 +604,11 @@ impl<'s> Kernel<'s> {
         crate::locking::atomic::cmpxchg_fails(self.locking.objects(), self.spec, self.nr_cpus())
     }
 
+    /// OSQ head-role passes so far of each object (0 for a non-mutex).
+    fn osq_passes(&self) -> Vec<crate::locking::osq_numa::Passes> {
+        crate::locking::osq_numa::passes_by_object(&self.locking.objects, self.spec, self.nr_cpus())
+    }
+
     /// Starts the CPU's next activity end event.
     pub(crate) fn arm_cpu(&mut self, c: u32, end: Nanos) {
         let cpu = &mut self.cpus[c as usize];
@@ -695,6 +700,11 @@ impl Kernel<'_> {
             Event::Run(RunEvent::WarmupEnd) => {
                 self.metrics.bounce_base = self.lock_line_transfers();
                 self.metrics.cmpxchg_fails_base = self.cmpxchg_fails();
+                self.metrics.osq_passes_base = self
+                    .osq_passes()
+                    .iter()
+                    .map(|p| (p.within_node, p.across_nodes))
+                    .collect();
                 self.warmup_end_times();
                 Handled::Done
             }

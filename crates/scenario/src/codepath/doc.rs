@@ -19,6 +19,7 @@ fn statement_form(op: &str) -> Option<(&'static str, &'static str)> {
             "`for (;;) { ... }` for `count = forever`; `loop(count) { ... }`",
         ),
         "choose" => ("`choose { 3: ... 1: ... }`", ""),
+        "break" => ("`break;`", "`break();`"),
         "set" => ("`var = value;`", "`set(var, value);`"),
         "call" => ("`fn();`", "`call(fn);`"),
         _ => return None,

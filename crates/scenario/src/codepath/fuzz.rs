@@ -47,6 +47,7 @@ const FRAGMENTS: &[&str] = &[
     "loop (3)",
     "loop",
     "choose",
+    "break;",
     "choose {",
     "3:",
     ":",

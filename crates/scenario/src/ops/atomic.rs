@@ -41,12 +41,16 @@ pub(super) fn atomic_try_cmpxchg(
     let old = need(&r.var, op, "var")?;
     let slot = old_slot(e, old, written, obj.object)?;
     let attempt = e.push(Op::Jump(0));
-    if let Some(body) = &r.body {
-        e.block(body.get_ref())?;
-    }
+    let breaks = match &r.body {
+        Some(body) => e.loop_body(body.get_ref())?,
+        None => Vec::new(),
+    };
     e.push(Op::Jump(attempt as u32));
     let done = e.pc();
     e.ops[attempt] = Op::Locking(LockingOp::AtomicTryCmpxchg { obj, slot, done });
+    // A `break` in the body gives up after a failed attempt: past the loop
+    // too, `old` holding what the last attempt found.
+    e.patch_breaks(breaks, done);
     Ok(())
 }
 

@@ -195,9 +195,10 @@ pub(super) fn for_each_cpu(
         var,
         exit: 0,
     }));
-    e.block(need(&r.body, op, "body")?.get_ref())?;
+    let breaks = e.loop_body(need(&r.body, op, "body")?.get_ref())?;
     e.push(Op::Jump(start));
     let end = e.pc();
+    e.patch_breaks(breaks, end);
     e.ops[next] = Op::Cpumask(CpumaskOp::CpumaskNext {
         mask: copy,
         var,

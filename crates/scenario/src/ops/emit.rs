@@ -42,6 +42,19 @@ pub(super) struct Emitter<'c, 'd> {
     pub(super) user_code: bool,
     /// `syscall` bodies the op being emitted is inside.
     pub(super) syscall_depth: u32,
+    /// The bodies the op being emitted is inside that a `break` stops at,
+    /// innermost last: a loop's, or a scope `break` may not leave.
+    pub(super) loops: Vec<Enclosing>,
+}
+
+/// What a `break` finds around it ([`Emitter::loops`]).
+pub(super) enum Enclosing {
+    /// A loop's body: the `break`s to patch to its end.
+    Loop(Vec<usize>),
+    /// A body with work to do on the way out (a `syscall`'s exit, a
+    /// guard's release, a seqcount's retry) or a function's: `break`
+    /// cannot jump out of it: what it is, for the error.
+    Scope(String),
 }
 
 pub(super) fn resolver(
@@ -453,6 +466,33 @@ impl Emitter<'_, '_> {
         ops.iter().try_for_each(|op| self.op(op))
     }
 
+    /// A loop's body; returns the `break`s in it, to patch to the loop's
+    /// end once that is known.
+    pub(super) fn loop_body(&mut self, ops: &[S<RawOp>]) -> DResult<Vec<usize>> {
+        self.loops.push(Enclosing::Loop(Vec::new()));
+        let r = self.block(ops);
+        let Some(Enclosing::Loop(breaks)) = self.loops.pop() else {
+            unreachable!("loop frames are pushed and popped in pairs")
+        };
+        r.map(|()| breaks)
+    }
+
+    /// The body of `what` (`syscall`'s body, function `f`), which a
+    /// `break` cannot leave.
+    pub(super) fn scoped_block(&mut self, ops: &[S<RawOp>], what: String) -> DResult<()> {
+        self.loops.push(Enclosing::Scope(what));
+        let r = self.block(ops);
+        self.loops.pop();
+        r
+    }
+
+    /// Points the jumps `breaks` at `end`.
+    pub(super) fn patch_breaks(&mut self, breaks: Vec<usize>, end: Pc) {
+        for b in breaks {
+            self.patch(b, end);
+        }
+    }
+
     /// Emits one op, as its registry entry says.
     pub(super) fn op(&mut self, op: &S<RawOp>) -> DResult<()> {
         if self.ops.len() > MAX_OPS {
@@ -569,7 +609,8 @@ impl Emitter<'_, '_> {
                 self.taken.insert((lock.object, family));
                 self.taken_forms.insert((lock.object, family, irqsave));
                 self.push(take(lock.clone(), irqsave));
-                self.block(need(&r.body, op, "body")?.get_ref())?;
+                let what = format!("`{}`'s body", def.name);
+                self.scoped_block(need(&r.body, op, "body")?.get_ref(), what)?;
                 self.push(release(lock, irqsave));
             }
         }

@@ -8,7 +8,7 @@ use smpsim_kernel::program::{
 };
 
 use super::def::{Family, OpDef};
-use super::{intern, need, split_top_level, Emitter};
+use super::{intern, need, split_top_level, Emitter, Enclosing};
 use crate::error::{list, DResult, Diag, StrErr};
 use crate::object_type::ObjectType;
 use crate::raw::{RawExpr, RawOp, S};
@@ -75,7 +75,10 @@ pub(super) fn syscall(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DRes
     e.push(Op::SyscallEnter);
     let start = e.ops.len();
     e.syscall_depth += 1;
-    let body = e.block(need(&r.body, op, "body")?.get_ref());
+    let body = e.scoped_block(
+        need(&r.body, op, "body")?.get_ref(),
+        "`syscall`'s body".into(),
+    );
     e.syscall_depth -= 1;
     body?;
     e.check_syscall_balance(op, start)?;
@@ -282,8 +285,9 @@ pub(super) fn repeat(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResu
             ));
         }
         let start = e.pc();
-        e.block(body.get_ref())?;
+        let breaks = e.loop_body(body.get_ref())?;
         e.push(Op::Jump(start));
+        e.patch_breaks(breaks, e.pc());
         return Ok(());
     }
     let n = e.count_expr(count, "loop count")?;
@@ -294,10 +298,32 @@ pub(super) fn repeat(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResu
         0,
     ));
     let target = e.pc();
-    e.block(body.get_ref())?;
+    let breaks = e.loop_body(body.get_ref())?;
     e.push(Op::LoopBack { slot, target });
     e.patch(skip, e.pc());
+    e.patch_breaks(breaks, e.pc());
     Ok(())
+}
+
+/// `break`: a jump past the end of the innermost loop (`loop`, `for`,
+/// `for_each_cpu`, `atomic_try_cmpxchg`'s retries), through `if` and
+/// `choose`, never out of a scope that has work on its way out.
+pub(super) fn break_loop(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult<()> {
+    let at = e.ops.len();
+    match e.loops.last_mut() {
+        Some(Enclosing::Loop(breaks)) => {
+            breaks.push(at);
+            e.push(Op::Jump(0));
+            Ok(())
+        }
+        Some(Enclosing::Scope(what)) => Err(Diag::new(
+            op.span(),
+            format!("`break` would jump out of {what}"),
+        )
+        .help("`break` leaves only the innermost loop around it in the same body: set a variable there and `break` after the body ends, as `if (done) break;`")),
+        None => Err(Diag::new(op.span(), "`break` outside a loop")
+            .help("`break` leaves the innermost `loop`, `for (;;)`, `for_each_cpu` or `atomic_try_cmpxchg` retry loop it is written in")),
+    }
 }
 
 /// `choose`: a weighted jump to one of the bodies, each ending with a jump
@@ -408,7 +434,8 @@ pub(super) fn read_seqcount(e: &mut Emitter<'_, '_>, op: &S<RawOp>, def: &OpDef)
         seq: seq.clone(),
         slot,
     }));
-    e.block(need(&r.body, op, "body")?.get_ref())?;
+    let what = "`read_seqcount`'s body (its retry check)".into();
+    e.scoped_block(need(&r.body, op, "body")?.get_ref(), what)?;
     e.push(Op::Locking(LockingOp::ReadSeqcountRetry {
         seq,
         slot,
@@ -450,7 +477,8 @@ pub(super) fn call(e: &mut Emitter<'_, '_>, op: &S<RawOp>, _: &OpDef) -> DResult
         ));
     }
     e.calls.push(name.get_ref().clone());
-    e.block(body.get_ref())?;
+    let what = format!("function `{}`, into its caller's loop", name.get_ref());
+    e.scoped_block(body.get_ref(), what)?;
     e.calls.pop();
     Ok(())
 }

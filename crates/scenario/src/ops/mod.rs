@@ -30,7 +30,7 @@ mod registry;
 
 pub(crate) use cycles::check_function_cycles;
 use def::OpDef;
-use emit::Emitter;
+use emit::{Emitter, Enclosing};
 
 /// An op's name and fields as its registry entry has them, for the
 /// code-path syntax (`crate::codepath`), which maps call arguments onto
@@ -248,6 +248,7 @@ pub(crate) fn compile(
         masks: HashMap::new(),
         user_code,
         syscall_depth: 0,
+        loops: Vec::new(),
     };
     let vars: &[(S<String>, S<RawExpr>)] = vars.map_or(&[], |v| &v.0);
     e.declare_all(vars, code)?;

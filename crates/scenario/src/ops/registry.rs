@@ -121,6 +121,7 @@ pub(super) static OPS: &[OpDef] = &[
     custom("set", &["var", "value"], &[], lower::set),
     custom("if", &["cond", "then"], &["else"], lower::branch),
     custom("loop", &["count", "body"], &[], lower::repeat),
+    custom("break", &[], &[], lower::break_loop),
     custom("choose", &["options"], &[], lower::choose),
     custom("count", &["counter"], &[], lower::count),
     custom("mark", &["var"], &[], lower::mark),

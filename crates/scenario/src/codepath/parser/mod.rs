@@ -7,6 +7,7 @@
 //!          | "if" "(" VALUE ")" body ("else" body)?
 //!          | "for" "(" ";" ";" ")" body                (loop forever)
 //!          | "choose" "{" (INT ":" stmt*)* "}"
+//!          | "break" ";"                               (leave the innermost loop)
 //!          | IDENT "=" VALUE ";"                       (set)
 //!          | IDENT "(" args? ")" (body | ";")          (an op, or a call of a function)
 //! body    := "{" stmt* "}" | stmt
@@ -272,6 +273,16 @@ impl Parser<'_> {
                     "if" => out.push(self.if_stmt()?),
                     "for" => out.push(self.for_stmt()?),
                     "choose" if next.is('{') => out.push(self.choose()?),
+                    "break" if next.is(';') => {
+                        let kw = self.bump();
+                        self.bump();
+                        out.push(Node {
+                            span: kw.span.clone(),
+                            name: "break".into(),
+                            name_span: kw.span,
+                            fields: Vec::new(),
+                        });
+                    }
                     "else" => return Err(CodeErr::new(t.span, "`else` without an `if` before it")),
                     _ if next.is('=') => out.push(self.assignment()?),
                     _ if next.is('(') => out.push(self.call()?),
