@@ -321,18 +321,8 @@ fn sleeper_option_mistakes_are_located_errors_without_a_result() {
                 "[objects]\nl = {{ type = \"spinlock\", {lock} }}\n[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''spin_guard(l) {{ work(1us); }}'''\n"
             ),
         );
-        let out = d.join("out.json");
-        let o = smpsim()
-            .arg("run")
-            .arg(&p)
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .unwrap();
-        refused(&o, says);
         // Located: file:line:col of the objects entry (line 9 of the file).
-        assert!(stderr(&o).contains("s.toml:9:"), "{what}: {}", stderr(&o));
-        assert!(!out.exists(), "{what}: a refused run wrote its result");
+        common::refused_at(what, &p, common::At::Line(9), says);
     }
     // An atomic has no lock kind, so no sleeper either.
     let p = scenario(

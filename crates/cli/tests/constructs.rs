@@ -4,15 +4,14 @@
 
 mod common;
 
-use common::{dir, refused, scenario, smpsim, stderr};
-
 #[test]
 fn construct_mistakes_are_located_errors_without_a_result() {
-    let d = dir("constructs");
     let task = |code: &str| {
         format!("[[tasks]]\nname = \"t\"\ncount = 1\nvars = {{ n = 4 }}\ncode = '''for (;;) {{ {code} }}'''\n")
     };
-    for (what, rest, bad, says) in [
+    common::refused_snippets(
+        "constructs",
+        &[
         (
             "negative units",
             task("work(10ns, units = 1 - 2);"),
@@ -58,28 +57,5 @@ fn construct_mistakes_are_located_errors_without_a_result() {
             "{ unset",
             "there is no `objects.l.line` to remove",
         ),
-    ] {
-        let p = scenario(&d, "s.toml", &rest);
-        let text = std::fs::read_to_string(&p).unwrap();
-        let (line, col) = text
-            .lines()
-            .enumerate()
-            .find_map(|(i, l)| l.find(bad).map(|c| (i + 1, l[..c].chars().count() + 1)))
-            .unwrap();
-        let out = d.join("out.json");
-        let o = smpsim()
-            .arg("run")
-            .arg(&p)
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .unwrap();
-        refused(&o, says);
-        assert!(
-            stderr(&o).contains(&format!("s.toml:{line}:{col}: error")),
-            "{what}: expected s.toml:{line}:{col} in\n{}",
-            stderr(&o)
-        );
-        assert!(!out.exists(), "{what}: a refused run wrote its result");
-    }
+    ]);
 }

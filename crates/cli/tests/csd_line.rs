@@ -5,8 +5,6 @@
 
 mod common;
 
-use common::smpsim;
-
 const GOOD: &str = r#"[scenario]
 name = "t"
 duration = "1ms"
@@ -56,24 +54,7 @@ fn a_csd_line_that_cannot_be_is_located() {
         ),
     ];
     let dir = common::dir("csd-line");
-    for (name, text, line, want) in cases {
-        assert_ne!(text, GOOD, "{name}: the case changes nothing");
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, &text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = smpsim()
-            .args(["run", path.to_str().unwrap(), "--format", "json", "-o"])
-            .arg(&out_file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:{line}:", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(err.contains(want), "{name}: expected `{want}` in:\n{err}");
-        assert!(!err.contains("panicked"), "{name}: {err}");
-    }
+    common::refused_variants(&dir, GOOD, cases);
 }
 
 fn counter(variant: &serde_json::Value, name: &str) -> u64 {

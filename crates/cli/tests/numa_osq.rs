@@ -7,8 +7,6 @@
 
 mod common;
 
-use common::smpsim;
-
 const GOOD: &str = r#"[scenario]
 name = "t"
 duration = "1ms"
@@ -62,32 +60,8 @@ fn a_numa_osq_where_it_does_not_apply_is_located() {
         ),
     ];
     let dir = common::dir("numa-osq");
-    for (name, text, line, want) in cases {
-        assert_ne!(text, GOOD, "{name}: the case changes nothing");
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, &text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = smpsim()
-            .args(["run", path.to_str().unwrap(), "--format", "json", "-o"])
-            .arg(&out_file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:{line}:", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(err.contains(want), "{name}: expected `{want}` in:\n{err}");
-        assert!(!err.contains("panicked"), "{name}: {err}");
-    }
-    let path = dir.join("good.toml");
-    std::fs::write(&path, GOOD).unwrap();
-    let out = smpsim()
-        .args(["run", path.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    common::refused_variants(&dir, GOOD, cases);
+    common::runs(&dir, "good", GOOD);
 }
 
 fn counter(variant: &serde_json::Value, name: &str) -> u64 {

@@ -121,21 +121,7 @@ fn bad_hooks_are_located_and_exit_2_without_output() {
             "without taking it first",
         ),
     ]);
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, text, line, says) in cases {
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, &text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = run_json(&path, &out_file);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:{line}:", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(err.contains(says), "{name}: expected {says:?} in:\n{err}");
-        assert!(!err.contains("panicked"), "{name}: {err}");
-    }
+    common::refused_variants(&common::dir("hooks"), GOOD, cases);
 }
 
 /// The switch hook's atomic is charged to the switching CPU (sys) and
@@ -580,19 +566,11 @@ fn wakeup_hook_mistakes_are_located_with_their_column() {
             "does not release it",
         ),
     ];
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-ttwu-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-ttwu");
     for (name, text, line, col, says) in cases {
         let path = dir.join(format!("{name}.toml"));
         std::fs::write(&path, &text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = run_json(&path, &out_file);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:{line}:{col}", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(err.contains(says), "{name}: expected {says:?} in:\n{err}");
+        common::refused_at(name, &path, common::At::LineCol(line, col), says);
     }
 }
 
