@@ -163,12 +163,7 @@ fn huge_times_neither_wrap_nor_hang() {
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let var = &v["variants"][0];
         assert_eq!(var["stats"]["simulated_ns"], 2_000_000, "{name}");
-        let woke = var["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "woke")
-            .map_or(0, |c| c["count"].as_u64().unwrap());
+        let woke = common::find_counter(var, "woke").unwrap_or(0);
         assert!(woke <= 1, "{name}: {woke}");
     }
 }

@@ -25,14 +25,7 @@ fn lockref(cpus: u32) -> Vec<(String, u64, u64)> {
         .unwrap()
         .iter()
         .map(|r| {
-            let gets = r["counters"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|c| c["name"] == "gets")
-                .unwrap()["count"]
-                .as_u64()
-                .unwrap();
+            let gets = common::counter(r, "gets");
             let lock = &r["locks"][0];
             assert_eq!(lock["name"], "d_lockref");
             let fails = lock["cmpxchg_fails"].as_u64().unwrap_or(0);

@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::{counter, lock_row};
+
 const GOOD: &str = r#"[scenario]
 name = "t"
 duration = "1ms"
@@ -57,26 +59,8 @@ fn a_csd_line_that_cannot_be_is_located() {
     common::refused_variants(&dir, GOOD, cases);
 }
 
-fn counter(variant: &serde_json::Value, name: &str) -> u64 {
-    variant["counters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no counter {name}"))["count"]
-        .as_u64()
-        .unwrap()
-}
-
 fn bounces(variant: &serde_json::Value, name: &str) -> u64 {
-    variant["locks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no lock_stat row {name}"))["bounces"]
-        .as_u64()
-        .unwrap()
+    lock_row(variant, name)["bounces"].as_u64().unwrap()
 }
 
 /// On the csd's line, each call moves the counter's line to the target

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{repo, smpsim};
+use common::{lock_row, repo, smpsim};
 
 const GOOD: &str = r#"[scenario]
 name = "t"
@@ -82,15 +82,6 @@ fn bad_layout_is_located_and_exits_2_without_output() {
         cases.map(|(name, text, line)| (name, text, line, "")),
     );
     common::runs(&dir, "good", GOOD);
-}
-
-fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    variant["locks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no lock_stat row {name} in {variant}"))
 }
 
 /// On one line, the counter's increments move the lock's line: the lock

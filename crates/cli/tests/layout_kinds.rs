@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{repo, smpsim};
+use common::{counter, lock_row, repo, smpsim};
 
 /// Each lock kind with an atomic beside it, all exercised.
 const GOOD: &str = r#"[scenario]
@@ -86,15 +86,6 @@ fn line_on_a_kind_without_a_line_or_beside_another_lock_is_located() {
     common::refused_variants(&dir, GOOD, cases);
 }
 
-fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    variant["locks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no lock_stat row {name} in {variant}"))
-}
-
 /// Every kind hosts its atomic: the line's transfers are reported in the
 /// lock's row, none in the atomic's.
 #[test]
@@ -140,16 +131,7 @@ fn the_rwsem_layout_example_bounces_the_rwsem_line() {
         "{} vs {apart}",
         bounces(shared, "i_mmap_rwsem")
     );
-    let links = |var: &serde_json::Value| {
-        var["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "links")
-            .unwrap()["count"]
-            .as_u64()
-            .unwrap()
-    };
+    let links = |var: &serde_json::Value| counter(var, "links");
     assert!(
         links(shared) < links(moved),
         "{} vs {}",

@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::{counter, lock_row};
+
 const GOOD: &str = r#"[scenario]
 name = "t"
 duration = "1ms"
@@ -62,26 +64,6 @@ fn a_numa_osq_where_it_does_not_apply_is_located() {
     let dir = common::dir("numa-osq");
     common::refused_variants(&dir, GOOD, cases);
     common::runs(&dir, "good", GOOD);
-}
-
-fn counter(variant: &serde_json::Value, name: &str) -> u64 {
-    variant["counters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no counter {name}"))["count"]
-        .as_u64()
-        .unwrap()
-}
-
-fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    variant["locks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no lock_stat row {name}"))
 }
 
 /// The example: the NUMA-aware OSQ keeps the mutex on a socket, so more

@@ -272,16 +272,7 @@ idle_exit = '''count(idle_out); atomic_dec(nohz_nr_cpus);'''
 set_task_cpu = '''count(moved);'''
 "#;
     let run = |name: &str, text: &str| first_variant(&dir, name, text);
-    let count = |v: &serde_json::Value, name: &str| -> i64 {
-        v["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap()["count"]
-            .as_i64()
-            .unwrap()
-    };
+    let count = |v: &serde_json::Value, name: &str| common::counter(v, name) as i64;
     let v = run("moving", text);
     let nr_cpus = v["nr_cpus"].as_i64().unwrap();
     let (idle_in, idle_out) = (count(&v, "idle_in"), count(&v, "idle_out"));
@@ -337,16 +328,7 @@ sched_tick = '''{hook}'''
     );
     let without = first_variant(&dir, "without", &text("count(ticks); work(1us);"));
     let lock = |v: &serde_json::Value, k: &str| v["locks"][0][k].as_u64().unwrap();
-    let count = |v: &serde_json::Value, name: &str| -> u64 {
-        v["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap()["count"]
-            .as_u64()
-            .unwrap()
-    };
+    let count = common::counter;
     // Every busy CPU ticks once a millisecond, and each tick's hook takes
     // the lock once: the acquisitions are the tasks' and the ticks'.
     let nr_cpus = with["nr_cpus"].as_u64().unwrap();
@@ -499,14 +481,7 @@ update_cfs_group = '''count(shares); atomic_read(tg_load_avg);'''
 "#
         )
     };
-    let count = |v: &serde_json::Value, name: &str| -> u64 {
-        v["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .map_or(0, |c| c["count"].as_u64().unwrap())
-    };
+    let count = |v: &serde_json::Value, name: &str| common::find_counter(v, name).unwrap_or(0);
     let limited = first_variant(&dir, "limited", &text(""));
     let nr_cpus = limited["nr_cpus"].as_u64().unwrap();
     // At most one update per CPU per millisecond (and at least one: every
@@ -616,16 +591,7 @@ try_to_wake_up = '''{hook}'''
     };
     let with = first_variant(&dir, "with", &text("spin_lock(s); spin_unlock(s);"));
     let without = first_variant(&dir, "without", &text("work(10ns);"));
-    let count = |v: &serde_json::Value| -> u64 {
-        v["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "ups")
-            .unwrap()["count"]
-            .as_u64()
-            .unwrap()
-    };
+    let count = |v: &serde_json::Value| common::counter(v, "ups");
     assert!(
         count(&with) * 2 < count(&without),
         "{} vs {}",

@@ -157,6 +157,32 @@ pub fn runs(d: &Path, name: &str, text: &str) {
     assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
 }
 
+/// The count of counter `name` in a result variant (JSON).
+pub fn counter(variant: &serde_json::Value, name: &str) -> u64 {
+    find_counter(variant, name).unwrap_or_else(|| panic!("no counter {name}"))
+}
+
+/// The count of counter `name` in a result variant, `None` when it has
+/// no such counter (one never counted is not listed).
+pub fn find_counter(variant: &serde_json::Value, name: &str) -> Option<u64> {
+    variant["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .map(|c| c["count"].as_u64().unwrap())
+}
+
+/// The lock_stat row of lock `name` in a result variant (JSON).
+pub fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    variant["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no lock_stat row {name} in {variant}"))
+}
+
 /// Runs the shipped scenario `path` for `duration` after `warmup` and
 /// returns its JSON result (exit status 0 asserted).
 pub fn run_example(path: &str, duration: &str, warmup: &str) -> serde_json::Value {
