@@ -244,8 +244,7 @@ fn unknown_variant_and_bad_set_are_errors() {
 
 #[test]
 fn reproduce_json_has_the_contract_fields() {
-    let dir = std::env::temp_dir().join(format!("smpsim-repro-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("repro");
     // A tiny case built from the example, so the test stays fast.
     let text = std::fs::read_to_string(repo("scenarios/examples/mutex-contention.toml")).unwrap()
         + r#"
@@ -396,8 +395,7 @@ fn output_paths_are_written_not_replaced() {
         .file_type()
         .is_char_device());
     // A symlink is refused: it stays a symlink, its target untouched.
-    let dir = std::env::temp_dir().join(format!("smpsim-out-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("out");
     let (target, link) = (dir.join("target.txt"), dir.join("link.txt"));
     std::fs::write(&target, "old").unwrap();
     let _ = std::fs::remove_file(&link);
@@ -473,8 +471,7 @@ fn silently_wrong_inputs_are_refused() {
 /// a broken file that is not a case does not break the others.
 #[test]
 fn reproduce_needs_cases_and_skips_broken_non_cases() {
-    let dir = std::env::temp_dir().join(format!("smpsim-cases-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("cases");
     let list = || {
         smpsim()
             .args(["reproduce", "list", "--scenarios", dir.to_str().unwrap()])
@@ -901,8 +898,7 @@ fn an_interrupted_sweep_keeps_its_points_and_resumes() {
 #[test]
 fn a_signal_while_writing_removes_the_temporary_file() {
     use std::os::unix::process::ExitStatusExt;
-    let dir = std::env::temp_dir().join(format!("smpsim-sigtmp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("sigtmp");
     let scenario = repo("scenarios/examples/mutex-contention.toml");
     for sig in [libc::SIGINT, libc::SIGTERM] {
         let out = dir.join("out.json");

@@ -111,8 +111,7 @@ fn the_false_sharing_example_bounces_the_lock_line() {
 /// a fixed point.
 #[test]
 fn fmt_round_trips_the_example() {
-    let dir = std::env::temp_dir().join(format!("smpsim-layout-fmt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("layout-fmt");
     let fmt = |to: &str, path: &std::path::Path| {
         let out = smpsim()
             .args(["fmt", "--to", to])

@@ -128,8 +128,7 @@ fn bad_hooks_are_located_and_exit_2_without_output() {
 /// bounces its line between CPUs; without the hook neither happens.
 #[test]
 fn a_switch_hook_is_charged_and_contended() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-good-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-good");
     let run = |name: &str, text: &str| first_variant(&dir, name, text);
     let with = run("with", GOOD);
     let without = run(
@@ -157,8 +156,7 @@ fn a_switch_hook_is_charged_and_contended() {
 /// interrupt that ends each sleep, so its time is irq.
 #[test]
 fn an_enqueue_hook_runs_at_each_wakeup_in_the_waking_context() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-enq-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-enq");
     let mut irq = Vec::new();
     for (name, hook) in [
         ("none", ""),
@@ -253,8 +251,7 @@ fn fmt_round_trips_the_example() {
 /// `set_task_cpu` once per migration: none when nothing may move.
 #[test]
 fn idle_and_migration_hooks_run_at_their_events() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-idle-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-idle");
     let text = r#"[scenario]
 name = "t"
 duration = "20ms"
@@ -300,8 +297,7 @@ set_task_cpu = '''count(moved);'''
 /// lasts until it is done (irq time), and every CPU's time adds up.
 #[test]
 fn a_tick_hook_spinlock_is_contended_with_tasks() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-tick-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-tick");
     let text = |hook: &str| {
         format!(
             r#"[scenario]
@@ -371,8 +367,7 @@ sched_tick = '''{hook}'''
 /// cross-CPU call handler.
 #[test]
 fn lockdep_marks_a_tick_hook_lock_as_hardirq() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-lockdep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-lockdep");
     let text = r#"[scenario]
 name = "t"
 duration = "5ms"
@@ -456,8 +451,7 @@ fn fmt_round_trips_the_locks_example() {
 /// tasks of the root group.
 #[test]
 fn group_hooks_run_for_cgroup_tasks_with_the_rate_limit() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-tg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-tg");
     let text = |extra: &str| {
         format!(
             r#"[scenario]
@@ -554,8 +548,7 @@ fn wakeup_hook_mistakes_are_located_with_their_column() {
 /// rise, and every CPU's time still adds up.
 #[test]
 fn a_try_to_wake_up_spinlock_holds_up_the_waker() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-ttwu-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-ttwu-run");
     let text = |hook: &str| {
         format!(
             r#"[scenario]
