@@ -670,14 +670,17 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
             .output()
             .unwrap()
     };
-    let svg = dir.join("s.svg");
-    let out = plot(&["--y", "counter.ops.rate"], &svg);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let s = std::fs::read_to_string(&svg).unwrap();
+    // A plot that is drawn: the file's text.
+    let drawn = |args: &[&str], to: &std::path::Path| {
+        let out = plot(args, to);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(to).unwrap()
+    };
+    let s = drawn(&["--y", "counter.ops.rate"], &dir.join("s.svg"));
     assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
     assert_eq!(s.matches("class=\"series\"").count(), 2, "{s}");
     assert!(s.contains("data-name=\"spin\"") && s.contains("data-name=\"nospin\""));
@@ -715,20 +718,13 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     assert_eq!(bytes, std::fs::read(&png2).unwrap());
     // A latency tail at 16 CPUs: p50 .. max, a curve per variant, bars
     // over the seeds, a log scale.
-    let tail = dir.join("tail.svg");
-    let plot_tail = |extra: &[&str], to: &std::path::Path| {
-        plot(
-            &[&["--kind", "percentiles", "--x", "cpus"], extra].concat(),
-            to,
-        )
-    };
-    let out = plot_tail(&["--y", "histogram.syscall_latency", "--at", "16"], &tail);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    fn tail<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        [&["--kind", "percentiles", "--x", "cpus"][..], extra].concat()
+    }
+    let t = drawn(
+        &tail(&["--y", "histogram.syscall_latency", "--at", "16"]),
+        &dir.join("tail.svg"),
     );
-    let t = std::fs::read_to_string(&tail).unwrap();
     assert_eq!(t.matches("class=\"series\"").count(), 2, "{t}");
     assert_eq!(t.matches("class=\"errorbar\"").count(), 2 * 5);
     for p in [">p50<", ">p90<", ">p99<", ">p99.9<", ">max<"] {
@@ -742,20 +738,13 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
         &["--y", "histogram.nope"][..],
     ] {
         let to = dir.join("bad-tail.svg");
-        let out = plot_tail(bad, &to);
+        let out = plot(&tail(bad), &to);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert!(!to.exists(), "{bad:?}");
     }
     // Where the CPUs' time goes at 16 CPUs: a stacked bar per variant,
     // its five parts adding up to the whole height.
-    let cpu = dir.join("cpu.svg");
-    let out = plot(&["--kind", "cputime", "--at", "16"], &cpu);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c = std::fs::read_to_string(&cpu).unwrap();
+    let c = drawn(&["--kind", "cputime", "--at", "16"], &dir.join("cpu.svg"));
     assert_eq!(c.matches("class=\"series\"").count(), 2, "{c}");
     for part in ["user", "sys", "spin", "irq", "idle"] {
         assert_eq!(
@@ -773,14 +762,7 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     assert!((heights - 2.0 * 340.0).abs() < 1.0, "{heights}");
     // The longest preempt-off section per CPU and window: a panel per
     // variant, a cell per CPU and window (one 30 s window in 20 ms).
-    let heat = dir.join("heat.svg");
-    let out = plot(&["--kind", "heatmap", "--at", "16"], &heat);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let h = std::fs::read_to_string(&heat).unwrap();
+    let h = drawn(&["--kind", "heatmap", "--at", "16"], &dir.join("heat.svg"));
     assert_eq!(h.matches("class=\"series\"").count(), 2, "{h}");
     assert_eq!(h.matches("class=\"cell\"").count(), 2 * 16);
     assert!(
