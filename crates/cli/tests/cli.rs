@@ -54,11 +54,7 @@ fn run_json(args: &[&str], threads: &str) -> String {
         .env("RAYON_NUM_THREADS", threads)
         .output()
         .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -270,11 +266,7 @@ source = "test"
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let row = &v.as_array().unwrap()[0];
     for key in ["case", "metric", "published", "simulated", "pass"] {
@@ -323,11 +315,7 @@ fn mm_checker_catches_the_naive_cpumask_refcount_only() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for e in v.as_array().unwrap() {
         let failing = e["failing"].as_array().unwrap();
@@ -488,11 +476,7 @@ fn reproduce_needs_cases_and_skips_broken_non_cases() {
     .unwrap();
     std::fs::write(dir.join("broken.toml"), "garbage = [").unwrap();
     let out = list();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("slow-mutex"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("skipping"));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -653,11 +637,7 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     cut.push_str(&lines[11][..40]);
     std::fs::write(&part, cut).unwrap();
     let out = sweep(&part);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     assert_eq!(std::fs::read_to_string(&part).unwrap(), full);
     // The plot.
     let plot = |args: &[&str], to: &std::path::Path| {
@@ -673,11 +653,7 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     // A plot that is drawn: the file's text.
     let drawn = |args: &[&str], to: &std::path::Path| {
         let out = plot(args, to);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", common::stderr(&out));
         std::fs::read_to_string(to).unwrap()
     };
     let s = drawn(&["--y", "counter.ops.rate"], &dir.join("s.svg"));
@@ -862,11 +838,7 @@ fn an_interrupted_sweep_keeps_its_points_and_resumes() {
         .map(|s| s.lines().count())
         .unwrap_or(0);
     let out = args(&part).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     assert_eq!(
         std::fs::read_to_string(&part).unwrap(),
         std::fs::read_to_string(&whole).unwrap(),
@@ -946,11 +918,7 @@ fn run_over_seeds_reports_metrics_with_their_spread() {
             ])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", common::stderr(&out));
         String::from_utf8(out.stdout).unwrap()
     };
     let text = run("text");
