@@ -135,8 +135,8 @@ pub fn refused_variants<'a>(
 }
 
 /// Each case `(what, rest, text at the error, says)`, written as `HEADER`
-/// + `rest` in a fresh directory for `test`: it is refused with an error
-/// at the line and column of that text that says `says`.
+/// followed by `rest` in a fresh directory for `test`: it is refused with
+/// an error at the line and column of that text that says `says`.
 pub fn refused_snippets(test: &str, cases: &[(&str, String, &str, &str)]) {
     let d = dir(test);
     for (what, rest, bad, says) in cases {
