@@ -163,12 +163,7 @@ fn huge_times_neither_wrap_nor_hang() {
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let var = &v["variants"][0];
         assert_eq!(var["stats"]["simulated_ns"], 2_000_000, "{name}");
-        let woke = var["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "woke")
-            .map_or(0, |c| c["count"].as_u64().unwrap());
+        let woke = common::find_counter(var, "woke").unwrap_or(0);
         assert!(woke <= 1, "{name}: {woke}");
     }
 }
@@ -321,18 +316,8 @@ fn sleeper_option_mistakes_are_located_errors_without_a_result() {
                 "[objects]\nl = {{ type = \"spinlock\", {lock} }}\n[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''spin_guard(l) {{ work(1us); }}'''\n"
             ),
         );
-        let out = d.join("out.json");
-        let o = smpsim()
-            .arg("run")
-            .arg(&p)
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .unwrap();
-        refused(&o, says);
         // Located: file:line:col of the objects entry (line 9 of the file).
-        assert!(stderr(&o).contains("s.toml:9:"), "{what}: {}", stderr(&o));
-        assert!(!out.exists(), "{what}: a refused run wrote its result");
+        common::refused_at(what, &p, common::At::Line(9), says);
     }
     // An atomic has no lock kind, so no sleeper either.
     let p = scenario(

@@ -45,35 +45,12 @@ fn a_bad_phase_is_located_and_exits_2_without_output() {
         ("phase-a-number", "phase = 4", "string"),
     ];
     let d = dir("cfs-phase");
-    for (name, phase, msg) in cases {
-        let path = d.join(format!("{name}.toml"));
-        std::fs::write(&path, GOOD.replace("phase = \"4ms\"", phase)).unwrap();
-        let out_file = d.join(format!("{name}.json"));
-        let out = smpsim()
-            .args(["run", path.to_str().unwrap(), "--format", "json", "-o"])
-            .arg(&out_file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:10:", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(err.contains(msg), "{name}: expected {msg:?} in:\n{err}");
-        assert!(!err.contains("panicked"), "{name}: {err}");
-    }
-    let path = d.join("good.toml");
-    std::fs::write(&path, GOOD).unwrap();
-    let out = smpsim()
-        .args(["run", path.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::refused_variants(
+        &d,
+        GOOD,
+        cases.map(|(name, phase, says)| (name, GOOD.replace("phase = \"4ms\"", phase), 10, says)),
     );
+    common::runs(&d, "good", GOOD);
 }
 
 #[test]

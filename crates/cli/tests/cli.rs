@@ -54,11 +54,7 @@ fn run_json(args: &[&str], threads: &str) -> String {
         .env("RAYON_NUM_THREADS", threads)
         .output()
         .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -244,8 +240,7 @@ fn unknown_variant_and_bad_set_are_errors() {
 
 #[test]
 fn reproduce_json_has_the_contract_fields() {
-    let dir = std::env::temp_dir().join(format!("smpsim-repro-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("repro");
     // A tiny case built from the example, so the test stays fast.
     let text = std::fs::read_to_string(repo("scenarios/examples/mutex-contention.toml")).unwrap()
         + r#"
@@ -271,11 +266,7 @@ source = "test"
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let row = &v.as_array().unwrap()[0];
     for key in ["case", "metric", "published", "simulated", "pass"] {
@@ -324,11 +315,7 @@ fn mm_checker_catches_the_naive_cpumask_refcount_only() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for e in v.as_array().unwrap() {
         let failing = e["failing"].as_array().unwrap();
@@ -396,8 +383,7 @@ fn output_paths_are_written_not_replaced() {
         .file_type()
         .is_char_device());
     // A symlink is refused: it stays a symlink, its target untouched.
-    let dir = std::env::temp_dir().join(format!("smpsim-out-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("out");
     let (target, link) = (dir.join("target.txt"), dir.join("link.txt"));
     std::fs::write(&target, "old").unwrap();
     let _ = std::fs::remove_file(&link);
@@ -473,8 +459,7 @@ fn silently_wrong_inputs_are_refused() {
 /// a broken file that is not a case does not break the others.
 #[test]
 fn reproduce_needs_cases_and_skips_broken_non_cases() {
-    let dir = std::env::temp_dir().join(format!("smpsim-cases-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("cases");
     let list = || {
         smpsim()
             .args(["reproduce", "list", "--scenarios", dir.to_str().unwrap()])
@@ -491,11 +476,7 @@ fn reproduce_needs_cases_and_skips_broken_non_cases() {
     .unwrap();
     std::fs::write(dir.join("broken.toml"), "garbage = [").unwrap();
     let out = list();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("slow-mutex"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("skipping"));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -656,11 +637,7 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     cut.push_str(&lines[11][..40]);
     std::fs::write(&part, cut).unwrap();
     let out = sweep(&part);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     assert_eq!(std::fs::read_to_string(&part).unwrap(), full);
     // The plot.
     let plot = |args: &[&str], to: &std::path::Path| {
@@ -673,14 +650,13 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
             .output()
             .unwrap()
     };
-    let svg = dir.join("s.svg");
-    let out = plot(&["--y", "counter.ops.rate"], &svg);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let s = std::fs::read_to_string(&svg).unwrap();
+    // A plot that is drawn: the file's text.
+    let drawn = |args: &[&str], to: &std::path::Path| {
+        let out = plot(args, to);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        std::fs::read_to_string(to).unwrap()
+    };
+    let s = drawn(&["--y", "counter.ops.rate"], &dir.join("s.svg"));
     assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
     assert_eq!(s.matches("class=\"series\"").count(), 2, "{s}");
     assert!(s.contains("data-name=\"spin\"") && s.contains("data-name=\"nospin\""));
@@ -718,20 +694,13 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     assert_eq!(bytes, std::fs::read(&png2).unwrap());
     // A latency tail at 16 CPUs: p50 .. max, a curve per variant, bars
     // over the seeds, a log scale.
-    let tail = dir.join("tail.svg");
-    let plot_tail = |extra: &[&str], to: &std::path::Path| {
-        plot(
-            &[&["--kind", "percentiles", "--x", "cpus"], extra].concat(),
-            to,
-        )
-    };
-    let out = plot_tail(&["--y", "histogram.syscall_latency", "--at", "16"], &tail);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    fn tail<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        [&["--kind", "percentiles", "--x", "cpus"][..], extra].concat()
+    }
+    let t = drawn(
+        &tail(&["--y", "histogram.syscall_latency", "--at", "16"]),
+        &dir.join("tail.svg"),
     );
-    let t = std::fs::read_to_string(&tail).unwrap();
     assert_eq!(t.matches("class=\"series\"").count(), 2, "{t}");
     assert_eq!(t.matches("class=\"errorbar\"").count(), 2 * 5);
     for p in [">p50<", ">p90<", ">p99<", ">p99.9<", ">max<"] {
@@ -745,20 +714,13 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
         &["--y", "histogram.nope"][..],
     ] {
         let to = dir.join("bad-tail.svg");
-        let out = plot_tail(bad, &to);
+        let out = plot(&tail(bad), &to);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert!(!to.exists(), "{bad:?}");
     }
     // Where the CPUs' time goes at 16 CPUs: a stacked bar per variant,
     // its five parts adding up to the whole height.
-    let cpu = dir.join("cpu.svg");
-    let out = plot(&["--kind", "cputime", "--at", "16"], &cpu);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c = std::fs::read_to_string(&cpu).unwrap();
+    let c = drawn(&["--kind", "cputime", "--at", "16"], &dir.join("cpu.svg"));
     assert_eq!(c.matches("class=\"series\"").count(), 2, "{c}");
     for part in ["user", "sys", "spin", "irq", "idle"] {
         assert_eq!(
@@ -776,14 +738,7 @@ fn sweep_resumes_to_the_same_file_and_plot_draws_each_variant() {
     assert!((heights - 2.0 * 340.0).abs() < 1.0, "{heights}");
     // The longest preempt-off section per CPU and window: a panel per
     // variant, a cell per CPU and window (one 30 s window in 20 ms).
-    let heat = dir.join("heat.svg");
-    let out = plot(&["--kind", "heatmap", "--at", "16"], &heat);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let h = std::fs::read_to_string(&heat).unwrap();
+    let h = drawn(&["--kind", "heatmap", "--at", "16"], &dir.join("heat.svg"));
     assert_eq!(h.matches("class=\"series\"").count(), 2, "{h}");
     assert_eq!(h.matches("class=\"cell\"").count(), 2 * 16);
     assert!(
@@ -883,11 +838,7 @@ fn an_interrupted_sweep_keeps_its_points_and_resumes() {
         .map(|s| s.lines().count())
         .unwrap_or(0);
     let out = args(&part).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     assert_eq!(
         std::fs::read_to_string(&part).unwrap(),
         std::fs::read_to_string(&whole).unwrap(),
@@ -901,8 +852,7 @@ fn an_interrupted_sweep_keeps_its_points_and_resumes() {
 #[test]
 fn a_signal_while_writing_removes_the_temporary_file() {
     use std::os::unix::process::ExitStatusExt;
-    let dir = std::env::temp_dir().join(format!("smpsim-sigtmp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("sigtmp");
     let scenario = repo("scenarios/examples/mutex-contention.toml");
     for sig in [libc::SIGINT, libc::SIGTERM] {
         let out = dir.join("out.json");
@@ -968,11 +918,7 @@ fn run_over_seeds_reports_metrics_with_their_spread() {
             ])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", common::stderr(&out));
         String::from_utf8(out.stdout).unwrap()
     };
     let text = run("text");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{dir, refused, run_example, scenario, smpsim, stderr};
+use common::{run_example, smpsim, stderr};
 use serde_json::Value;
 
 /// The `gets` done and the failed attempts on `d_lockref` of each
@@ -25,14 +25,7 @@ fn lockref(cpus: u32) -> Vec<(String, u64, u64)> {
         .unwrap()
         .iter()
         .map(|r| {
-            let gets = r["counters"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|c| c["name"] == "gets")
-                .unwrap()["count"]
-                .as_u64()
-                .unwrap();
+            let gets = common::counter(r, "gets");
             let lock = &r["locks"][0];
             assert_eq!(lock["name"], "d_lockref");
             let fails = lock["cmpxchg_fails"].as_u64().unwrap_or(0);
@@ -117,89 +110,68 @@ fn an_rmw_counter_reports_no_cmpxchg_failures() {
 
 #[test]
 fn retry_loop_mistakes_are_located_errors_without_a_result() {
-    let d = dir("cmpxchg-loop");
     let task = |code: &str| {
         format!(
             "[objects]\nx = {{ type = \"atomic\" }}\ny = {{ type = \"atomic\" }}\nm = {{ type = \"mutex\" }}\n[[tasks]]\nname = \"t\"\ncount = 1\ncode = '''for (;;) {{ {code} }}'''\n"
         )
     };
-    for (what, rest, bad, says) in [
-        (
-            "try_cmpxchg on a mutex",
-            task("atomic_read(x, old); atomic_try_cmpxchg(m, old) { cpu_relax(); }"),
-            "m, old)",
-            "`m` is a mutex",
-        ),
-        (
-            "atomic_read into a mutex",
-            task("atomic_read(m, old);"),
-            "m, old)",
-            "`m` is a mutex",
-        ),
-        (
-            "old is an expression",
-            task("atomic_read(x, old); atomic_try_cmpxchg(x, old + 1);"),
-            "old + 1",
-            "`old + 1` is not a variable",
-        ),
-        (
-            "old is a number",
-            task("atomic_read(x, old); atomic_try_cmpxchg(x, 5);"),
-            "5)",
-            "expected a string, not integer `5`",
-        ),
-        (
-            "old never read",
-            task("old = 0; atomic_try_cmpxchg(x, old);"),
-            "old);",
-            "`old` was never read from `x`",
-        ),
-        (
-            "old read from another word",
-            task("atomic_read(y, old); atomic_try_cmpxchg(x, old);"),
-            "old); }",
-            "`old` was never read from `x`",
-        ),
-        (
-            "try_cmpxchg without old",
-            task("atomic_try_cmpxchg(x);"),
-            "atomic_try_cmpxchg(x)",
-            "op `atomic_try_cmpxchg` needs `var`",
-        ),
-        (
-            "cpu_relax with an argument",
-            task("cpu_relax(40ns);"),
-            "40ns",
-            "`cpu_relax` takes no positional arguments",
-        ),
-        (
-            "cpu_relax with a body",
-            task("cpu_relax() { work(1ns); }"),
-            "{ work(1ns)",
-            "expected `;` after `cpu_relax(...)`",
-        ),
-    ] {
-        let p = scenario(&d, "s.toml", &rest);
-        let text = std::fs::read_to_string(&p).unwrap();
-        let (line, col) = text
-            .lines()
-            .enumerate()
-            .find_map(|(i, l)| l.find(bad).map(|c| (i + 1, l[..c].chars().count() + 1)))
-            .unwrap();
-        let out = d.join("out.json");
-        let o = smpsim()
-            .arg("run")
-            .arg(&p)
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .unwrap();
-        refused(&o, says);
-        assert!(
-            stderr(&o).contains(&format!("s.toml:{line}:{col}: error")),
-            "{what}: expected s.toml:{line}:{col} in\n{}",
-            stderr(&o)
-        );
-        assert!(!out.exists(), "{what}: a refused run wrote its result");
-    }
+    common::refused_snippets(
+        "cmpxchg-loop",
+        &[
+            (
+                "try_cmpxchg on a mutex",
+                task("atomic_read(x, old); atomic_try_cmpxchg(m, old) { cpu_relax(); }"),
+                "m, old)",
+                "`m` is a mutex",
+            ),
+            (
+                "atomic_read into a mutex",
+                task("atomic_read(m, old);"),
+                "m, old)",
+                "`m` is a mutex",
+            ),
+            (
+                "old is an expression",
+                task("atomic_read(x, old); atomic_try_cmpxchg(x, old + 1);"),
+                "old + 1",
+                "`old + 1` is not a variable",
+            ),
+            (
+                "old is a number",
+                task("atomic_read(x, old); atomic_try_cmpxchg(x, 5);"),
+                "5)",
+                "expected a string, not integer `5`",
+            ),
+            (
+                "old never read",
+                task("old = 0; atomic_try_cmpxchg(x, old);"),
+                "old);",
+                "`old` was never read from `x`",
+            ),
+            (
+                "old read from another word",
+                task("atomic_read(y, old); atomic_try_cmpxchg(x, old);"),
+                "old); }",
+                "`old` was never read from `x`",
+            ),
+            (
+                "try_cmpxchg without old",
+                task("atomic_try_cmpxchg(x);"),
+                "atomic_try_cmpxchg(x)",
+                "op `atomic_try_cmpxchg` needs `var`",
+            ),
+            (
+                "cpu_relax with an argument",
+                task("cpu_relax(40ns);"),
+                "40ns",
+                "`cpu_relax` takes no positional arguments",
+            ),
+            (
+                "cpu_relax with a body",
+                task("cpu_relax() { work(1ns); }"),
+                "{ work(1ns)",
+                "expected `;` after `cpu_relax(...)`",
+            ),
+        ],
+    );
 }

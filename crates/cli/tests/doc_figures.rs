@@ -357,11 +357,7 @@ fn the_cheap_cases_quoted_figures_are_the_programs() {
         .args(["reproduce", "hotplug-smt", "-q", "--format", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     check_all(Run::Full, &rows, Some(&["hotplug-smt"]));
 }

@@ -40,11 +40,7 @@ fn compare_prints_a_verdict_and_the_dominant_cost() {
             .unwrap()
     };
     let out = run("json");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ratio = v["ratio"].as_f64().unwrap();
     assert_eq!(

@@ -46,11 +46,7 @@ fn host_run_prints_stress_ngs_metrics_brief() {
         .args(["host", "run", "ctxswitch", "--seconds", "0.4"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let at = lines

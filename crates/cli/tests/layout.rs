@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{repo, smpsim};
+use common::{lock_row, repo, smpsim};
 
 const GOOD: &str = r#"[scenario]
 name = "t"
@@ -74,46 +74,14 @@ fn bad_layout_is_located_and_exits_2_without_output() {
             8,
         ),
     ];
-    let dir = std::env::temp_dir().join(format!("smpsim-layout-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, text, line) in cases {
-        assert_ne!(text, GOOD, "{name}: the case changes nothing");
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, &text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = smpsim()
-            .args(["run", path.to_str().unwrap(), "--format", "json", "-o"])
-            .arg(&out_file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:{line}:", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(!err.contains("panicked"), "{name}: {err}");
-    }
-    let path = dir.join("good.toml");
-    std::fs::write(&path, GOOD).unwrap();
-    let out = smpsim()
-        .args(["run", path.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let dir = common::dir("layout");
+    // Any message: the location is the point.
+    common::refused_variants(
+        &dir,
+        GOOD,
+        cases.map(|(name, text, line)| (name, text, line, "")),
     );
-}
-
-fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    variant["locks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no lock_stat row {name} in {variant}"))
+    common::runs(&dir, "good", GOOD);
 }
 
 /// On one line, the counter's increments move the lock's line: the lock
@@ -143,8 +111,7 @@ fn the_false_sharing_example_bounces_the_lock_line() {
 /// a fixed point.
 #[test]
 fn fmt_round_trips_the_example() {
-    let dir = std::env::temp_dir().join(format!("smpsim-layout-fmt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("layout-fmt");
     let fmt = |to: &str, path: &std::path::Path| {
         let out = smpsim()
             .args(["fmt", "--to", to])

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{repo, smpsim};
+use common::{counter, lock_row, repo, smpsim};
 
 /// Each lock kind with an atomic beside it, all exercised.
 const GOOD: &str = r#"[scenario]
@@ -83,33 +83,7 @@ fn line_on_a_kind_without_a_line_or_beside_another_lock_is_located() {
         ),
     ];
     let dir = common::dir("layout-kinds");
-    for (name, text, line, want) in cases {
-        assert_ne!(text, GOOD, "{name}: the case changes nothing");
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, &text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = smpsim()
-            .args(["run", path.to_str().unwrap(), "--format", "json", "-o"])
-            .arg(&out_file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:{line}:", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(err.contains(want), "{name}: expected `{want}` in:\n{err}");
-        assert!(!err.contains("panicked"), "{name}: {err}");
-    }
-}
-
-fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    variant["locks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no lock_stat row {name} in {variant}"))
+    common::refused_variants(&dir, GOOD, cases);
 }
 
 /// Every kind hosts its atomic: the line's transfers are reported in the
@@ -157,16 +131,7 @@ fn the_rwsem_layout_example_bounces_the_rwsem_line() {
         "{} vs {apart}",
         bounces(shared, "i_mmap_rwsem")
     );
-    let links = |var: &serde_json::Value| {
-        var["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "links")
-            .unwrap()["count"]
-            .as_u64()
-            .unwrap()
-    };
+    let links = |var: &serde_json::Value| counter(var, "links");
     assert!(
         links(shared) < links(moved),
         "{} vs {}",

@@ -18,11 +18,7 @@ fn run(scenario: &str, extra: &[&str]) -> String {
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     String::from_utf8(out.stdout).unwrap()
 }
 

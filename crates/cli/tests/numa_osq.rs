@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::smpsim;
+use common::{counter, lock_row};
 
 const GOOD: &str = r#"[scenario]
 name = "t"
@@ -62,52 +62,8 @@ fn a_numa_osq_where_it_does_not_apply_is_located() {
         ),
     ];
     let dir = common::dir("numa-osq");
-    for (name, text, line, want) in cases {
-        assert_ne!(text, GOOD, "{name}: the case changes nothing");
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, &text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = smpsim()
-            .args(["run", path.to_str().unwrap(), "--format", "json", "-o"])
-            .arg(&out_file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:{line}:", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(err.contains(want), "{name}: expected `{want}` in:\n{err}");
-        assert!(!err.contains("panicked"), "{name}: {err}");
-    }
-    let path = dir.join("good.toml");
-    std::fs::write(&path, GOOD).unwrap();
-    let out = smpsim()
-        .args(["run", path.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
-}
-
-fn counter(variant: &serde_json::Value, name: &str) -> u64 {
-    variant["counters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no counter {name}"))["count"]
-        .as_u64()
-        .unwrap()
-}
-
-fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    variant["locks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no lock_stat row {name}"))
+    common::refused_variants(&dir, GOOD, cases);
+    common::runs(&dir, "good", GOOD);
 }
 
 /// The example: the NUMA-aware OSQ keeps the mutex on a socket, so more

@@ -277,11 +277,7 @@ fn csv_without_an_output_goes_to_stdout_and_svg_asks_for_one() {
         .args(["--y", "counter.ops.rate", "--format", "csv"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     let csv = String::from_utf8(out.stdout).unwrap();
     let to_dash = smpsim()
         .arg("plot")

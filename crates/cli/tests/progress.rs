@@ -37,8 +37,7 @@ fn the_bar_is_drawn_on_a_terminal_and_stdout_stays_json() {
         eprintln!("note: no script(1) here to make a pseudo-terminal; test skipped");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("smpsim-pty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("pty");
     let json = dir.join("out.json");
     // stdout to a file, stderr to the pseudo-terminal `script` records.
     let mut cmd = quote(&bin().display().to_string());

@@ -4,37 +4,7 @@
 
 mod common;
 
-use common::{dir, refused, scenario, smpsim, stderr};
-
-/// Runs each `(what, rest of the scenario, text at the error, message)`
-/// and checks the refusal.
-fn refused_at(test: &str, cases: &[(&str, String, &str, &str)]) {
-    let d = dir(test);
-    for (what, rest, bad, says) in cases {
-        let p = scenario(&d, "s.toml", rest);
-        let text = std::fs::read_to_string(&p).unwrap();
-        let (line, col) = text
-            .lines()
-            .enumerate()
-            .find_map(|(i, l)| l.find(bad).map(|c| (i + 1, l[..c].chars().count() + 1)))
-            .unwrap_or_else(|| panic!("{what}: `{bad}` is not in the scenario"));
-        let out = d.join("out.json");
-        let o = smpsim()
-            .arg("run")
-            .arg(&p)
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .unwrap();
-        refused(&o, says);
-        assert!(
-            stderr(&o).contains(&format!("s.toml:{line}:{col}: error")),
-            "{what}: expected s.toml:{line}:{col} in\n{}",
-            stderr(&o)
-        );
-        assert!(!out.exists(), "{what}: a refused run wrote its result");
-    }
-}
+use common::refused_snippets;
 
 fn task(code: &str) -> String {
     format!("[[tasks]]\nname = \"t\"\ncount = 1\nvars = {{ s = 0 }}\ncode = '''for (;;) {{ syscall(u) {{ {code} }} }}'''\n")
@@ -42,7 +12,7 @@ fn task(code: &str) -> String {
 
 #[test]
 fn polled_grace_period_mistakes_are_located_errors_without_a_result() {
-    refused_at(
+    refused_snippets(
         "rcu-poll",
         &[
             (
@@ -76,7 +46,7 @@ fn polled_grace_period_mistakes_are_located_errors_without_a_result() {
 #[test]
 fn kfree_rcu_mistakes_are_located_errors_without_a_result() {
     let kernel = |knob: &str| format!("[kernel]\n{knob}\n{}", task("kfree_rcu(64); work(1us);"));
-    refused_at(
+    refused_snippets(
         "kfree-rcu",
         &[
             (

@@ -18,11 +18,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn ok(out: std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     String::from_utf8(out.stdout).unwrap()
 }
 

@@ -24,11 +24,7 @@ fn json_on(args: &[&str], threads: &str) -> serde_json::Value {
         .env("RAYON_NUM_THREADS", threads)
         .output()
         .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
     let mut v = serde_json::from_slice(&out.stdout).expect("valid JSON");
     strip_wall(&mut v);
     v

@@ -121,29 +121,14 @@ fn bad_hooks_are_located_and_exit_2_without_output() {
             "without taking it first",
         ),
     ]);
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, text, line, says) in cases {
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, &text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = run_json(&path, &out_file);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:{line}:", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(err.contains(says), "{name}: expected {says:?} in:\n{err}");
-        assert!(!err.contains("panicked"), "{name}: {err}");
-    }
+    common::refused_variants(&common::dir("hooks"), GOOD, cases);
 }
 
 /// The switch hook's atomic is charged to the switching CPU (sys) and
 /// bounces its line between CPUs; without the hook neither happens.
 #[test]
 fn a_switch_hook_is_charged_and_contended() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-good-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-good");
     let run = |name: &str, text: &str| first_variant(&dir, name, text);
     let with = run("with", GOOD);
     let without = run(
@@ -171,8 +156,7 @@ fn a_switch_hook_is_charged_and_contended() {
 /// interrupt that ends each sleep, so its time is irq.
 #[test]
 fn an_enqueue_hook_runs_at_each_wakeup_in_the_waking_context() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-enq-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-enq");
     let mut irq = Vec::new();
     for (name, hook) in [
         ("none", ""),
@@ -267,8 +251,7 @@ fn fmt_round_trips_the_example() {
 /// `set_task_cpu` once per migration: none when nothing may move.
 #[test]
 fn idle_and_migration_hooks_run_at_their_events() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-idle-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-idle");
     let text = r#"[scenario]
 name = "t"
 duration = "20ms"
@@ -286,16 +269,7 @@ idle_exit = '''count(idle_out); atomic_dec(nohz_nr_cpus);'''
 set_task_cpu = '''count(moved);'''
 "#;
     let run = |name: &str, text: &str| first_variant(&dir, name, text);
-    let count = |v: &serde_json::Value, name: &str| -> i64 {
-        v["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap()["count"]
-            .as_i64()
-            .unwrap()
-    };
+    let count = |v: &serde_json::Value, name: &str| common::counter(v, name) as i64;
     let v = run("moving", text);
     let nr_cpus = v["nr_cpus"].as_i64().unwrap();
     let (idle_in, idle_out) = (count(&v, "idle_in"), count(&v, "idle_out"));
@@ -323,8 +297,7 @@ set_task_cpu = '''count(moved);'''
 /// lasts until it is done (irq time), and every CPU's time adds up.
 #[test]
 fn a_tick_hook_spinlock_is_contended_with_tasks() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-tick-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-tick");
     let text = |hook: &str| {
         format!(
             r#"[scenario]
@@ -351,16 +324,7 @@ sched_tick = '''{hook}'''
     );
     let without = first_variant(&dir, "without", &text("count(ticks); work(1us);"));
     let lock = |v: &serde_json::Value, k: &str| v["locks"][0][k].as_u64().unwrap();
-    let count = |v: &serde_json::Value, name: &str| -> u64 {
-        v["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap()["count"]
-            .as_u64()
-            .unwrap()
-    };
+    let count = common::counter;
     // Every busy CPU ticks once a millisecond, and each tick's hook takes
     // the lock once: the acquisitions are the tasks' and the ticks'.
     let nr_cpus = with["nr_cpus"].as_u64().unwrap();
@@ -403,8 +367,7 @@ sched_tick = '''{hook}'''
 /// cross-CPU call handler.
 #[test]
 fn lockdep_marks_a_tick_hook_lock_as_hardirq() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-lockdep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-lockdep");
     let text = r#"[scenario]
 name = "t"
 duration = "5ms"
@@ -488,8 +451,7 @@ fn fmt_round_trips_the_locks_example() {
 /// tasks of the root group.
 #[test]
 fn group_hooks_run_for_cgroup_tasks_with_the_rate_limit() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-tg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-tg");
     let text = |extra: &str| {
         format!(
             r#"[scenario]
@@ -513,14 +475,7 @@ update_cfs_group = '''count(shares); atomic_read(tg_load_avg);'''
 "#
         )
     };
-    let count = |v: &serde_json::Value, name: &str| -> u64 {
-        v["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .map_or(0, |c| c["count"].as_u64().unwrap())
-    };
+    let count = |v: &serde_json::Value, name: &str| common::find_counter(v, name).unwrap_or(0);
     let limited = first_variant(&dir, "limited", &text(""));
     let nr_cpus = limited["nr_cpus"].as_u64().unwrap();
     // At most one update per CPU per millisecond (and at least one: every
@@ -580,19 +535,11 @@ fn wakeup_hook_mistakes_are_located_with_their_column() {
             "does not release it",
         ),
     ];
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-ttwu-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-ttwu");
     for (name, text, line, col, says) in cases {
         let path = dir.join(format!("{name}.toml"));
         std::fs::write(&path, &text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = run_json(&path, &out_file);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:{line}:{col}", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(err.contains(says), "{name}: expected {says:?} in:\n{err}");
+        common::refused_at(name, &path, common::At::LineCol(line, col), says);
     }
 }
 
@@ -601,8 +548,7 @@ fn wakeup_hook_mistakes_are_located_with_their_column() {
 /// rise, and every CPU's time still adds up.
 #[test]
 fn a_try_to_wake_up_spinlock_holds_up_the_waker() {
-    let dir = std::env::temp_dir().join(format!("smpsim-hooks-ttwu-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::dir("hooks-ttwu-run");
     let text = |hook: &str| {
         format!(
             r#"[scenario]
@@ -638,16 +584,7 @@ try_to_wake_up = '''{hook}'''
     };
     let with = first_variant(&dir, "with", &text("spin_lock(s); spin_unlock(s);"));
     let without = first_variant(&dir, "without", &text("work(10ns);"));
-    let count = |v: &serde_json::Value| -> u64 {
-        v["counters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "ups")
-            .unwrap()["count"]
-            .as_u64()
-            .unwrap()
-    };
+    let count = |v: &serde_json::Value| common::counter(v, "ups");
     assert!(
         count(&with) * 2 < count(&without),
         "{} vs {}",

@@ -74,7 +74,7 @@ fn four_shards_in_four_processes_merge_to_the_whole_sweep_bytes() {
         &["s3.jsonl", "s1.jsonl", "s4.jsonl", "s2.jsonl"],
         "all.jsonl",
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", common::stderr(&o));
     let merged = std::fs::read(d.join("all.jsonl")).unwrap();
     assert_eq!(
         merged,

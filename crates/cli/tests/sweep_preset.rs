@@ -5,38 +5,55 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
 use common::{dir, refused, repo, smpsim, stderr};
 
-fn getppid1() -> String {
-    repo("scenarios/will-it-scale/getppid1.toml")
-        .to_str()
+/// `smpsim sweep` of will-it-scale's getppid1 with `args`, quietly, to
+/// `r.jsonl` in a fresh directory for `test`: the directory, that result
+/// file and the command's output.
+fn sweep(test: &str, args: &[&str]) -> (PathBuf, PathBuf, Output) {
+    let d = dir(test);
+    let out = d.join("r.jsonl");
+    let o = smpsim()
+        .arg("sweep")
+        .arg(repo("scenarios/will-it-scale/getppid1.toml"))
+        .args(args)
+        .args(["-q", "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (d, out, o)
+}
+
+/// `smpsim plot` of the sweep result `out`'s per-task ops rate, with
+/// `args`.
+fn plot_per_task(out: &Path, args: &[&str]) -> Output {
+    smpsim()
+        .args(["plot", out.to_str().unwrap()])
+        .args(["--y", "counter.ops.rate", "--per-task"])
+        .args(args)
+        .output()
         .unwrap()
-        .to_string()
 }
 
 #[test]
 fn preset_runs_every_point_on_the_named_machine() {
-    let d = dir("sweep-preset");
-    let out = d.join("r.jsonl");
-    let o = smpsim()
-        .args([
-            "sweep",
-            &getppid1(),
+    let (d, out, o) = sweep(
+        "sweep-preset",
+        &[
             "--cpus",
             "1,2",
             "--preset",
             "generic-x86",
-        ])
-        .args(["--variant", "processes", "--set", "scenario.duration=200us"])
-        .args([
+            "--variant",
+            "processes",
+            "--set",
+            "scenario.duration=200us",
             "--set",
             "scenario.warmup=20us",
-            "-q",
-            "-o",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<serde_json::Value> = text
@@ -52,17 +69,7 @@ fn preset_runs_every_point_on_the_named_machine() {
     }
     // The per-task plot divides each rate by its CPU count: at 2 CPUs of
     // independent processes, the same as at 1.
-    let csv = smpsim()
-        .args([
-            "plot",
-            out.to_str().unwrap(),
-            "--y",
-            "counter.ops.rate",
-            "--per-task",
-        ])
-        .args(["--format", "csv"])
-        .output()
-        .unwrap();
+    let csv = plot_per_task(&out, &["--format", "csv"]);
     assert!(csv.status.success(), "{}", stderr(&csv));
     let rows: Vec<f64> = String::from_utf8_lossy(&csv.stdout)
         .lines()
@@ -75,17 +82,7 @@ fn preset_runs_every_point_on_the_named_machine() {
         "{rows:?}"
     );
     let svg = d.join("p.svg");
-    let o = smpsim()
-        .args([
-            "plot",
-            out.to_str().unwrap(),
-            "--y",
-            "counter.ops.rate",
-            "--per-task",
-        ])
-        .args(["-o", svg.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = plot_per_task(&out, &["-o", svg.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let svg = std::fs::read_to_string(svg).unwrap();
     assert!(svg.contains("per task vs CPUs"), "{svg}");
@@ -94,20 +91,10 @@ fn preset_runs_every_point_on_the_named_machine() {
 
 #[test]
 fn an_unknown_preset_is_refused_and_nothing_is_written() {
-    let d = dir("sweep-preset-bad");
-    let out = d.join("r.jsonl");
-    let o = smpsim()
-        .args([
-            "sweep",
-            &getppid1(),
-            "--cpus",
-            "1,2",
-            "--preset",
-            "no-such-box",
-        ])
-        .args(["-q", "-o", out.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let (d, out, o) = sweep(
+        "sweep-preset-bad",
+        &["--cpus", "1,2", "--preset", "no-such-box"],
+    );
     refused(
         &o,
         "--preset no-such-box: unknown machine preset `no-such-box`",
@@ -122,51 +109,31 @@ fn an_unknown_preset_is_refused_and_nothing_is_written() {
 
 #[test]
 fn preset_and_a_set_machine_preset_are_refused_together() {
-    let d = dir("sweep-preset-twice");
-    let out = d.join("r.jsonl");
-    let o = smpsim()
-        .args(["sweep", &getppid1(), "--preset", "generic-x86"])
-        .args([
-            "--set",
-            "machine.preset=x86-16",
-            "-q",
-            "-o",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let (_, out, o) = sweep(
+        "sweep-preset-twice",
+        &["--preset", "generic-x86", "--set", "machine.preset=x86-16"],
+    );
     refused(&o, "both name the machine");
     assert!(!out.exists());
 }
 
 #[test]
 fn per_task_needs_cpus_on_x() {
-    let d = dir("plot-per-task-x");
-    let out = d.join("r.jsonl");
-    let o = smpsim()
-        .args([
-            "sweep",
-            &getppid1(),
+    let (_, out, o) = sweep(
+        "plot-per-task-x",
+        &[
             "--preset",
             "generic-x86",
             "--variant",
             "threads",
-        ])
-        .args([
             "--set",
             "scenario.duration=100us,200us",
             "--set",
             "scenario.warmup=20us",
-        ])
-        .args(["-q", "-o", out.to_str().unwrap()])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = smpsim()
-        .args(["plot", out.to_str().unwrap(), "--x", "scenario.duration"])
-        .args(["--y", "counter.ops.rate", "--per-task", "--format", "csv"])
-        .output()
-        .unwrap();
+    let o = plot_per_task(&out, &["--x", "scenario.duration", "--format", "csv"]);
     refused(
         &o,
         "--per-task divides by the task count: it needs --x cpus",

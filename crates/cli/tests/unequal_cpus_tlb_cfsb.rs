@@ -52,31 +52,14 @@ fn bad_input_is_located_and_exits_2_without_output() {
             12,
         ),
     ];
-    let dir = std::env::temp_dir().join(format!("smpsim-s28-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, text, line) in cases {
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, &text).unwrap();
-        let out_file = dir.join(format!("{name}.json"));
-        let out = smpsim()
-            .args(["run", path.to_str().unwrap(), "--format", "json", "-o"])
-            .arg(&out_file)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert!(!out_file.exists(), "{name}: no result file on bad input");
-        let loc = format!("{}:{line}:", path.display());
-        assert!(err.contains(&loc), "{name}: expected {loc} in:\n{err}");
-        assert!(!err.contains("panicked"), "{name}: {err}");
-    }
-    let path = dir.join("good.toml");
-    std::fs::write(&path, GOOD).unwrap();
-    let out = smpsim()
-        .args(["run", path.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    let dir = common::dir("s28");
+    // Any message: the location is the point.
+    common::refused_variants(
+        &dir,
+        GOOD,
+        cases.map(|(name, text, line)| (name, text, line, "")),
+    );
+    common::runs(&dir, "good", GOOD);
 }
 
 #[test]

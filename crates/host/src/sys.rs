@@ -54,24 +54,9 @@ pub fn possible_cpus() -> usize {
         .unwrap_or(1)
 }
 
-/// Pins the calling thread to one CPU, with a mask sized for any CPU count.
+/// Pins the calling thread to one CPU.
 pub fn pin_to(cpu: u32) -> io::Result<()> {
-    let words = possible_cpus().max(cpu as usize + 1).div_ceil(64);
-    let mut mask = vec![0u64; words];
-    mask[cpu as usize / 64] |= 1 << (cpu % 64);
-    // SAFETY: the kernel reads `words * 8` bytes from a buffer of that size.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_sched_setaffinity,
-            0,
-            words * 8,
-            mask.as_ptr() as *const libc::c_void,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    set_allowed(&[cpu])
 }
 
 /// Makes the calling thread SCHED_FIFO at `prio`.
@@ -195,7 +180,8 @@ pub fn allowed_cpus() -> Vec<u32> {
         .collect()
 }
 
-/// Lets the calling thread run on `cpus`.
+/// Lets the calling thread run on `cpus`, with a mask sized for any CPU
+/// count.
 pub fn set_allowed(cpus: &[u32]) -> io::Result<()> {
     let max = cpus.iter().copied().max().unwrap_or(0) as usize;
     let words = possible_cpus().max(max + 1).div_ceil(64);

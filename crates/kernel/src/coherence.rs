@@ -776,9 +776,24 @@ mod tests {
     use super::*;
     use smpsim_machine::LoadReserve;
 
+    /// generic-x86 with 8 CPUs on one LLC: a transfer costs `same_llc` ns,
+    /// a hit 1 ns, an atomic nothing of its own; `home` at the home; half
+    /// of a transfer is its data leg, and no snoop window.
+    fn flat_machine(same_llc: f64, home: smpsim_machine::Home) -> smpsim_machine::Machine {
+        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
+        m.topology = smpsim_machine::Topology::flat(8);
+        m.costs.line_transfer.same_llc.ns = same_llc;
+        m.costs.line_transfer.local.ns = 1.0;
+        m.costs.atomic = None;
+        m.coherence.home = home;
+        m.coherence.forward_fraction = 0.5;
+        m.coherence.snoop_fraction = 0.0;
+        m
+    }
+
     fn costs() -> CostNs {
         // 2 sockets x 4 cores: same socket 100 ns, cross socket 300 ns.
-        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
+        let mut m = flat_machine(100.0, smpsim_machine::Home::Blocking);
         m.topology = smpsim_machine::Topology {
             sockets: 2,
             numa_nodes_per_socket: 1,
@@ -790,57 +805,37 @@ mod tests {
             core_types: Vec::new(),
             smt_corun: None,
         };
-        m.costs.line_transfer.same_llc.ns = 100.0;
         m.costs.line_transfer.cross_socket.ns = 300.0;
-        m.costs.line_transfer.local.ns = 1.0;
-        m.costs.atomic = None;
-        m.coherence.home = smpsim_machine::Home::Blocking;
-        m.coherence.forward_fraction = 0.5;
-        m.coherence.snoop_fraction = 0.0;
         CostNs::new(&m)
     }
 
     /// The same machine with a pipelined home taking a request every `occ` ns.
     fn pipelined_costs(occ: f64) -> CostNs {
-        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
-        m.topology = smpsim_machine::Topology::flat(8);
-        m.costs.line_transfer.same_llc.ns = 100.0;
-        m.costs.line_transfer.local.ns = 1.0;
-        m.costs.atomic = None;
-        m.coherence.home = smpsim_machine::Home::Pipelined;
+        let mut m = flat_machine(100.0, smpsim_machine::Home::Pipelined);
         m.coherence.occupancy.ns = occ;
         m.coherence.occupancy_per_transfer = 0.0;
-        m.coherence.forward_fraction = 0.5;
-        m.coherence.snoop_fraction = 0.0;
         CostNs::new(&m)
     }
 
     /// The same machine with load-linked / store-conditional atomics whose
     /// load-reserve is `held` or `shared`.
     fn ll_sc_costs(load_reserve: smpsim_machine::LoadReserve) -> CostNs {
-        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
-        m.topology = smpsim_machine::Topology::flat(8);
-        m.costs.line_transfer.same_llc.ns = 300.0;
-        m.costs.line_transfer.local.ns = 1.0;
-        m.costs.atomic = None;
+        let mut m = flat_machine(300.0, smpsim_machine::Home::Blocking);
         m.atomics.kind = smpsim_machine::AtomicKind::LlSc;
         m.atomics.load_reserve = load_reserve;
-        m.coherence.home = smpsim_machine::Home::Blocking;
-        m.coherence.forward_fraction = 0.5;
-        m.coherence.snoop_fraction = 0.0;
         CostNs::new(&m)
     }
 
     fn locked_costs() -> CostNs {
-        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
-        m.topology = smpsim_machine::Topology::flat(8);
-        m.costs.line_transfer.same_llc.ns = 300.0;
-        m.costs.line_transfer.local.ns = 1.0;
-        m.costs.atomic = None;
-        m.coherence.home = smpsim_machine::Home::Blocking;
-        m.coherence.forward_fraction = 0.5;
-        m.coherence.snoop_fraction = 0.0;
-        CostNs::new(&m)
+        CostNs::new(&flat_machine(300.0, smpsim_machine::Home::Blocking))
+    }
+
+    /// A line CPU 0 has just written at 1 us, holding it alone: the line
+    /// and when the write finished.
+    fn held_by_cpu0(c: &CostNs) -> (Line, Nanos) {
+        let mut line = Line::new(8, 0);
+        let t = line.rmw(c, 0, 1_000);
+        (line, t)
     }
 
     /// A write request takes the line from an owner that holds it alone;
@@ -849,17 +844,11 @@ mod tests {
     /// and the request's own time does not move.
     #[test]
     fn the_owner_keeps_writing_until_the_snoop_arrives() {
-        let mut m = smpsim_machine::preset("generic-x86").unwrap().unwrap();
-        m.topology = smpsim_machine::Topology::flat(8);
-        m.costs.line_transfer.same_llc.ns = 100.0;
-        m.costs.line_transfer.local.ns = 1.0;
-        m.costs.atomic = None;
-        m.coherence.home = smpsim_machine::Home::Pipelined;
+        let mut m = flat_machine(100.0, smpsim_machine::Home::Pipelined);
         m.coherence.forward_fraction = 1.0;
         m.coherence.snoop_fraction = 0.5;
         let c = CostNs::new(&m);
-        let mut line = Line::new(8, 0);
-        let t = line.rmw(&c, 0, 1_000);
+        let (mut line, t) = held_by_cpu0(&c);
         assert_eq!(t, 1_001, "CPU 0 holds it alone");
         let taken = line.rmw(&c, 1, t);
         assert_eq!(taken, t + 100, "a whole transfer");
@@ -876,8 +865,7 @@ mod tests {
         // With no snoop time the line leaves at once.
         m.coherence.snoop_fraction = 0.0;
         let c = CostNs::new(&m);
-        let mut line = Line::new(8, 0);
-        let t = line.rmw(&c, 0, 1_000);
+        let (mut line, t) = held_by_cpu0(&c);
         line.rmw(&c, 1, t);
         assert!(line.rmw(&c, 0, t + 10) > t + 100);
     }

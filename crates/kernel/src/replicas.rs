@@ -106,35 +106,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
             }
         }
         for (a, b) in out.locks.iter_mut().zip(&r.locks) {
-            a.acquisitions += b.acquisitions;
-            a.contentions += b.contentions;
-            a.wait_total_ns += b.wait_total_ns;
-            a.wait_min_ns = crate::result::merged_min(
-                a.wait_min_ns,
-                a.wait_max_ns,
-                b.wait_min_ns,
-                b.wait_max_ns,
-            );
-            a.wait_max_ns = a.wait_max_ns.max(b.wait_max_ns);
-            a.hold_total_ns += b.hold_total_ns;
-            a.hold_min_ns = crate::result::merged_min(
-                a.hold_min_ns,
-                a.hold_max_ns,
-                b.hold_min_ns,
-                b.hold_max_ns,
-            );
-            a.hold_max_ns = a.hold_max_ns.max(b.hold_max_ns);
-            a.spin_total_ns += b.spin_total_ns;
-            a.handoffs += b.handoffs;
-            a.con_bounces += b.con_bounces;
-            a.acq_bounces += b.acq_bounces;
-            a.bounces += b.bounces;
-            a.cmpxchg_fails += b.cmpxchg_fails;
-            a.osq_within_node += b.osq_within_node;
-            a.osq_across_nodes += b.osq_across_nodes;
-            if let (Some(ar), Some(br)) = (&mut a.read, &b.read) {
-                ar.merge(br);
-            }
+            a.merge(b);
         }
         for (a, b) in out.cfs_bandwidth.iter_mut().zip(&r.cfs_bandwidth) {
             a.nr_periods += b.nr_periods;

@@ -470,6 +470,65 @@ pub struct LockStat {
     pub read: Option<ReadSide>,
 }
 
+impl LockStat {
+    /// Adds another run's counts (of the same lock class).
+    pub fn merge(&mut self, o: &LockStat) {
+        // Destructured whole, so that a new count does not compile until
+        // it is pooled here (a replica's figure beside pooled totals is a
+        // silent wrong result).
+        let LockStat {
+            name: _,
+            instances: _,
+            acquisitions,
+            contentions,
+            wait_total_ns,
+            wait_min_ns,
+            wait_max_ns,
+            hold_total_ns,
+            hold_min_ns,
+            hold_max_ns,
+            spin_total_ns,
+            handoffs,
+            con_bounces,
+            acq_bounces,
+            bounces,
+            cmpxchg_fails,
+            osq_within_node,
+            osq_across_nodes,
+            read,
+        } = o;
+        self.acquisitions += acquisitions;
+        self.contentions += contentions;
+        pool_times(
+            [
+                &mut self.wait_total_ns,
+                &mut self.wait_min_ns,
+                &mut self.wait_max_ns,
+            ],
+            [*wait_total_ns, *wait_min_ns, *wait_max_ns],
+        );
+        pool_times(
+            [
+                &mut self.hold_total_ns,
+                &mut self.hold_min_ns,
+                &mut self.hold_max_ns,
+            ],
+            [*hold_total_ns, *hold_min_ns, *hold_max_ns],
+        );
+        self.spin_total_ns += spin_total_ns;
+        self.handoffs += handoffs;
+        self.con_bounces += con_bounces;
+        self.acq_bounces += acq_bounces;
+        self.bounces += bounces;
+        self.cmpxchg_fails += cmpxchg_fails;
+        self.osq_within_node += osq_within_node;
+        self.osq_across_nodes += osq_across_nodes;
+        if let (Some(r), Some(or)) = (&mut self.read, read) {
+            r.merge(or);
+        }
+    }
+}
+
 /// The read acquisitions of a reader-writer lock class.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ReadSide {
@@ -491,25 +550,34 @@ impl ReadSide {
     pub fn merge(&mut self, o: &ReadSide) {
         self.acquisitions += o.acquisitions;
         self.contentions += o.contentions;
-        self.wait_total_ns += o.wait_total_ns;
-        self.wait_min_ns = merged_min(
-            self.wait_min_ns,
-            self.wait_max_ns,
-            o.wait_min_ns,
-            o.wait_max_ns,
+        pool_times(
+            [
+                &mut self.wait_total_ns,
+                &mut self.wait_min_ns,
+                &mut self.wait_max_ns,
+            ],
+            [o.wait_total_ns, o.wait_min_ns, o.wait_max_ns],
         );
-        self.wait_max_ns = self.wait_max_ns.max(o.wait_max_ns);
-        self.hold_total_ns += o.hold_total_ns;
-        self.hold_min_ns = merged_min(
-            self.hold_min_ns,
-            self.hold_max_ns,
-            o.hold_min_ns,
-            o.hold_max_ns,
+        pool_times(
+            [
+                &mut self.hold_total_ns,
+                &mut self.hold_min_ns,
+                &mut self.hold_max_ns,
+            ],
+            [o.hold_total_ns, o.hold_min_ns, o.hold_max_ns],
         );
-        self.hold_max_ns = self.hold_max_ns.max(o.hold_max_ns);
         self.con_bounces += o.con_bounces;
         self.acq_bounces += o.acq_bounces;
     }
+}
+
+/// Pools another run's `[total, min, max]` of one time (a wait or a
+/// hold) into `a`'s.
+fn pool_times(a: [&mut Nanos; 3], b: [Nanos; 3]) {
+    let [total, min, max] = a;
+    *total += b[0];
+    *min = merged_min(*min, *max, b[1], b[2]);
+    *max = (*max).max(b[2]);
 }
 
 /// The minimum of two runs' samples, each given as (min, max): a run
@@ -768,6 +836,68 @@ mod tests {
         c.kfree_rcu_bytes_waiting_mean = 40;
         b.add(&c, 2, 1);
         assert_eq!(b.kfree_rcu_bytes_waiting_mean, 20);
+    }
+
+    /// Two runs of one lock class: counts add, the shortest wait and hold
+    /// is the shorter of the runs', the longest the longer; the read side
+    /// pools the same way.
+    #[test]
+    fn pooled_lock_stats_add_counts_and_keep_the_extremes() {
+        let side = ReadSide {
+            acquisitions: 3,
+            contentions: 1,
+            wait_total_ns: 30,
+            wait_min_ns: 5,
+            wait_max_ns: 20,
+            hold_total_ns: 60,
+            hold_min_ns: 10,
+            hold_max_ns: 40,
+            con_bounces: 1,
+            acq_bounces: 2,
+        };
+        let one = LockStat {
+            name: "l".into(),
+            instances: 1,
+            acquisitions: side.acquisitions,
+            contentions: side.contentions,
+            wait_total_ns: side.wait_total_ns,
+            wait_min_ns: side.wait_min_ns,
+            wait_max_ns: side.wait_max_ns,
+            hold_total_ns: side.hold_total_ns,
+            hold_min_ns: side.hold_min_ns,
+            hold_max_ns: side.hold_max_ns,
+            spin_total_ns: 7,
+            handoffs: 1,
+            con_bounces: side.con_bounces,
+            acq_bounces: side.acq_bounces,
+            bounces: 9,
+            cmpxchg_fails: 4,
+            osq_within_node: 3,
+            osq_across_nodes: 1,
+            read: Some(side),
+        };
+        let mut other = one.clone();
+        (other.wait_min_ns, other.wait_max_ns) = (2, 50);
+        (other.hold_min_ns, other.hold_max_ns) = (15, 30);
+        other.read = Some(ReadSide {
+            wait_min_ns: 8,
+            hold_max_ns: 90,
+            ..side
+        });
+        let mut a = one.clone();
+        a.merge(&other);
+        let r = a.read.unwrap();
+        assert_eq!((a.acquisitions, a.contentions, a.handoffs), (6, 2, 2));
+        assert_eq!((a.wait_total_ns, a.wait_min_ns, a.wait_max_ns), (60, 2, 50));
+        assert_eq!(
+            (a.hold_total_ns, a.hold_min_ns, a.hold_max_ns),
+            (120, 10, 40)
+        );
+        assert_eq!((a.spin_total_ns, a.bounces, a.cmpxchg_fails), (14, 18, 8));
+        assert_eq!((a.con_bounces, a.acq_bounces), (2, 4));
+        assert_eq!((a.osq_within_node, a.osq_across_nodes), (6, 2));
+        assert_eq!((r.acquisitions, r.wait_min_ns, r.hold_max_ns), (6, 5, 90));
+        assert_eq!((r.wait_total_ns, r.hold_min_ns, r.acq_bounces), (60, 10, 4));
     }
 
     #[test]

@@ -151,6 +151,34 @@ pub fn lock_op(lock: &ObjRef, mode: LockMode, take: bool) -> Op {
     }
 }
 
+/// `clock_nanosleep()` for a constant `ns`, its lateness not recorded.
+pub fn sleep_for(ns: u64) -> Op {
+    Op::Sleep {
+        dist: Dist::Const(ns),
+        overshoot: None,
+    }
+}
+
+/// A cross-CPU function costing `cost` ns, one unit, with no handler
+/// program.
+pub fn call_func(cost: u64) -> CallFunc {
+    CallFunc {
+        cost: Dist::Const(cost),
+        units: None,
+        handler: None,
+    }
+}
+
+/// `smp_call_function_single(cpu, func, wait)` of a function costing
+/// `cost` ns ([`call_func`]).
+pub fn smp_call_function_single(cpu: Expr, cost: u64, wait: bool) -> Op {
+    Op::Smp(SmpOp::SmpCallFunctionSingle {
+        cpu,
+        func: call_func(cost),
+        wait,
+    })
+}
+
 pub fn counter(spec: &mut Spec, name: &str) -> CounterId {
     spec.counters.push(name.into());
     spec.counters.len() as u32 - 1

@@ -179,15 +179,7 @@ fn a_division_by_zero_is_a_divide_error() {
 fn ops_on_a_cpu_that_does_not_exist_are_reported() {
     for op in [
         Op::Hotplug(HotplugOp::CpuOffline(Expr::Const(9))),
-        Op::Smp(SmpOp::SmpCallFunctionSingle {
-            cpu: Expr::Const(-4),
-            func: CallFunc {
-                cost: Dist::Const(100),
-                units: None,
-                handler: None,
-            },
-            wait: true,
-        }),
+        smp_call_function_single(Expr::Const(-4), 100, true),
     ] {
         let mut s = spec(flat_machine(2), 1_000_000);
         on_cpu0(&mut s, "t", vec![op, Op::Work(Dist::Const(100_000))]);
@@ -206,13 +198,7 @@ fn durations_near_two_to_the_64_do_not_wrap_time() {
             Op::Work(Dist::Const(u64::MAX)),
             Op::Work(Dist::Const(u64::MAX)),
         ],
-        vec![
-            Op::Work(Dist::Const(1_000)),
-            Op::Sleep {
-                dist: Dist::Const(u64::MAX),
-                overshoot: None,
-            },
-        ],
+        vec![Op::Work(Dist::Const(1_000)), sleep_for(u64::MAX)],
     ] {
         let mut s = spec(flat_machine(2), 1_000_000);
         on_cpu0(&mut s, "t", ops);

@@ -24,18 +24,7 @@ fn call_idle_cpu(polling: bool) -> (u64, Spec) {
         vec![0],
         Policy::Normal,
         mm,
-        vec![
-            Op::Smp(SmpOp::SmpCallFunctionSingle {
-                cpu: Expr::Const(1),
-                func: CallFunc {
-                    cost: Dist::Const(US),
-                    units: None,
-                    handler: None,
-                },
-                wait: true,
-            }),
-            Op::Exit,
-        ],
+        vec![smp_call_function_single(Expr::Const(1), US, true), Op::Exit],
     );
     let r = simulate(&s);
     let wall = r.task_groups[0].per_task[0].wall_ns.expect("it exited");

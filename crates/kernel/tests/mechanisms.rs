@@ -31,20 +31,9 @@ fn ipi_to_irqs_off_cpu_is_handled_when_irqs_return() {
             Policy::Normal,
             vec![
                 Op::Mark(0),
-                Op::Smp(SmpOp::SmpCallFunctionSingle {
-                    cpu: Expr::Const(1),
-                    func: CallFunc {
-                        cost: Dist::Const(100),
-                        units: None,
-                        handler: None,
-                    },
-                    wait: true,
-                }),
+                smp_call_function_single(Expr::Const(1), 100, true),
                 Op::RecordSince { hist: h, slot: 0 },
-                Op::Sleep {
-                    dist: Dist::Const(700 * US),
-                    overshoot: None,
-                },
+                sleep_for(700 * US),
             ],
             1,
         );
@@ -75,10 +64,7 @@ fn lockers(spin: bool, owner_sleeps: bool) -> RunResult {
         index: None,
     };
     let hold = if owner_sleeps {
-        Op::Sleep {
-            dist: Dist::Const(200 * US),
-            overshoot: None,
-        }
+        sleep_for(200 * US)
     } else {
         Op::Work(Dist::Exp { mean: 5 * US })
     };
@@ -281,11 +267,7 @@ fn preemptible_csd_wait_lets_rt_task_run() {
             Policy::Normal,
             vec![Op::Smp(SmpOp::SmpCallFunctionMany {
                 cpus: CpuSet::List(vec![Expr::Const(1)]),
-                func: CallFunc {
-                    cost: Dist::Const(200),
-                    units: None,
-                    handler: None,
-                },
+                func: call_func(200),
                 wait: true,
             })],
             0,
@@ -366,10 +348,7 @@ fn call_many_waits_for_every_target_of_the_mm() {
                 wait: true,
             }),
             Op::RecordSince { hist: h, slot: 0 },
-            Op::Sleep {
-                dist: Dist::Const(100 * US),
-                overshoot: None,
-            },
+            sleep_for(100 * US),
         ],
         1,
     );
@@ -433,20 +412,9 @@ fn spinlock_contention_is_preempt_off_and_irqsave_delays_ipis() {
         Policy::Normal,
         vec![
             Op::Mark(0),
-            Op::Smp(SmpOp::SmpCallFunctionSingle {
-                cpu: Expr::Const(1),
-                func: CallFunc {
-                    cost: Dist::Const(100),
-                    units: None,
-                    handler: None,
-                },
-                wait: true,
-            }),
+            smp_call_function_single(Expr::Const(1), 100, true),
             Op::RecordSince { hist: h, slot: 0 },
-            Op::Sleep {
-                dist: Dist::Const(77 * US),
-                overshoot: None,
-            },
+            sleep_for(77 * US),
         ],
         1,
     );
@@ -587,15 +555,7 @@ fn async_call_completion_does_not_end_a_later_spin() {
         vec![1],
         Policy::Normal,
         vec![
-            Op::Smp(SmpOp::SmpCallFunctionSingle {
-                cpu: Expr::Const(2),
-                func: CallFunc {
-                    cost: Dist::Const(300 * US),
-                    units: None,
-                    handler: None,
-                },
-                wait: false,
-            }),
+            smp_call_function_single(Expr::Const(2), 300 * US, false),
             Op::Locking(LockingOp::Lock {
                 lock: lock.clone(),
                 mode: LockMode::Exclusive,
@@ -607,10 +567,7 @@ fn async_call_completion_does_not_end_a_later_spin() {
                 mode: LockMode::Exclusive,
                 irqrestore: false,
             }),
-            Op::Sleep {
-                dist: Dist::Const(500 * US),
-                overshoot: None,
-            },
+            sleep_for(500 * US),
         ],
         0,
     );
@@ -630,15 +587,11 @@ fn a_random_call_target_is_evaluated_once() {
         vec![0],
         Policy::Normal,
         vec![
-            Op::Smp(SmpOp::SmpCallFunctionSingle {
-                cpu: Expr::Uniform(Box::new(minus2), Box::new(Expr::Const(4))),
-                func: CallFunc {
-                    cost: Dist::Const(100),
-                    units: None,
-                    handler: None,
-                },
-                wait: true,
-            }),
+            smp_call_function_single(
+                Expr::Uniform(Box::new(minus2), Box::new(Expr::Const(4))),
+                100,
+                true,
+            ),
             Op::Work(Dist::Const(US)),
         ],
         0,
@@ -660,13 +613,7 @@ fn a_tlb_flush_reaches_a_lazy_cpu() {
             "napper",
             vec![1],
             Policy::Normal,
-            vec![
-                Op::Work(Dist::Const(10 * US)),
-                Op::Sleep {
-                    dist: Dist::Const(MS),
-                    overshoot: None,
-                },
-            ],
+            vec![Op::Work(Dist::Const(10 * US)), sleep_for(MS)],
             0,
         );
         s.task_groups.last_mut().unwrap().mm = 0;
@@ -681,17 +628,10 @@ fn a_tlb_flush_reaches_a_lazy_cpu() {
                         freed_tables,
                         mask: None,
                     },
-                    func: CallFunc {
-                        cost: Dist::Const(500),
-                        units: None,
-                        handler: None,
-                    },
+                    func: call_func(500),
                     wait: true,
                 }),
-                Op::Sleep {
-                    dist: Dist::Const(50 * US),
-                    overshoot: None,
-                },
+                sleep_for(50 * US),
             ],
             0,
         );

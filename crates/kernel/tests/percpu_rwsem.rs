@@ -8,10 +8,7 @@ const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
 
 fn sleep(ns: u64) -> Op {
-    Op::Sleep {
-        dist: Dist::Const(ns),
-        overshoot: None,
-    }
+    sleep_for(ns)
 }
 
 /// A writer on CPU 0 holding the lock 50 ms once; a reader on CPU 1

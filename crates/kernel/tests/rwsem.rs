@@ -86,10 +86,7 @@ fn rwsem_readers_share_writers_exclude_and_readers_are_woken_together() {
             Op::Work(Dist::Const(2 * ms)),
             drop(LockMode::Write),
             Op::SyscallExit,
-            Op::Sleep {
-                dist: Dist::Const(8 * ms),
-                overshoot: None,
-            },
+            sleep_for(8 * ms),
         ],
     );
     let r = simulate(&s);
@@ -257,10 +254,7 @@ fn a_writer_does_not_starve_behind_a_stream_of_readers() {
                 },
                 Op::Work(Dist::Const(10 * US)),
                 op(&lock, LockMode::Write, false),
-                Op::Sleep {
-                    dist: Dist::Const(MS),
-                    overshoot: None,
-                },
+                sleep_for(MS),
             ],
         );
         simulate(&s)
@@ -299,10 +293,7 @@ fn handoff_ends_a_queued_writers_starvation_by_spinners() {
     // CPU 2 takes it first and sleeps holding it, so the victim queues.
     let first_hold = vec![
         op(&lock, LockMode::Write, true),
-        Op::Sleep {
-            dist: Dist::Const(50 * US),
-            overshoot: None,
-        },
+        sleep_for(50 * US),
         Op::Work(Dist::Const(100 * US)),
         op(&lock, LockMode::Write, false),
     ];
@@ -450,10 +441,7 @@ fn seqcount_readers_retry_what_a_writer_overlapped() {
                         seq: seq.clone(),
                         begin: false,
                     }),
-                    Op::Sleep {
-                        dist: Dist::Const(45 * US),
-                        overshoot: None,
-                    },
+                    sleep_for(45 * US),
                 ],
             );
         }

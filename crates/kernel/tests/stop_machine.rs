@@ -19,10 +19,7 @@ fn caller(s: &mut Spec, func: u64, cpu: Option<i64>) {
         Policy::Normal,
         0,
         vec![
-            Op::Sleep {
-                dist: Dist::Const(100 * US),
-                overshoot: None,
-            },
+            sleep_for(100 * US),
             Op::SyscallEnter,
             Op::Mark(0),
             Op::Stop(StopOp::StopMachine {
@@ -128,13 +125,7 @@ fn the_call_waits_for_a_cpu_in_a_preempt_off_or_irq_off_section() {
                 Op::SyscallExit,
             ]);
         }
-        ops.extend([
-            Op::Sleep {
-                dist: Dist::Const(10 * MS),
-                overshoot: None,
-            },
-            Op::Exit,
-        ]);
+        ops.extend([sleep_for(10 * MS), Op::Exit]);
         task_group(&mut s, "holder", vec![3], Policy::Normal, 1, ops);
         caller(&mut s, 5 * US, None);
         run(&s)

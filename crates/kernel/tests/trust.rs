@@ -99,10 +99,7 @@ fn sleeping_with_irqs_disabled_is_reported() {
         Policy::Normal,
         vec![
             Op::Preempt(PreemptOp::LocalIrqDisable),
-            Op::Sleep {
-                dist: Dist::Const(10 * US),
-                overshoot: None,
-            },
+            sleep_for(10 * US),
             Op::Preempt(PreemptOp::LocalIrqEnable),
             Op::Work(Dist::Const(10 * US)),
         ],
@@ -152,13 +149,7 @@ fn sleeping_in_process_context_is_not_reported() {
         "t",
         vec![0],
         Policy::Normal,
-        vec![
-            Op::Sleep {
-                dist: Dist::Const(10 * US),
-                overshoot: None,
-            },
-            Op::Work(Dist::Const(10 * US)),
-        ],
+        vec![sleep_for(10 * US), Op::Work(Dist::Const(10 * US))],
     );
     let r = simulate(&s);
     assert!(
@@ -246,15 +237,7 @@ fn a_cross_cpu_call_to_an_offline_cpu_is_reported() {
         0,
         vec![
             Op::Hotplug(HotplugOp::CpuOffline(Expr::Const(1))),
-            Op::Smp(SmpOp::SmpCallFunctionSingle {
-                cpu: Expr::Const(1),
-                func: CallFunc {
-                    cost: Dist::Const(100),
-                    units: None,
-                    handler: None,
-                },
-                wait: true,
-            }),
+            smp_call_function_single(Expr::Const(1), 100, true),
             Op::Exit,
         ],
     );
@@ -435,13 +418,7 @@ fn group_totals_saturate_and_say_so_instead_of_wrapping() {
         placement,
         Policy::Normal,
         0,
-        vec![
-            Op::Sleep {
-                dist: Dist::Const(999_999_999 * S),
-                overshoot: None,
-            },
-            Op::Exit,
-        ],
+        vec![sleep_for(999_999_999 * S), Op::Exit],
     );
     let r = simulate(&s);
     let g = &r.task_groups[0];

@@ -52,6 +52,137 @@ pub fn refused(o: &Output, want: &str) {
     assert!(e.contains(want), "expected `{want}` in:\n{e}");
 }
 
+/// Where the error of a refused scenario must point.
+#[derive(Clone, Copy, Debug)]
+pub enum At<'a> {
+    /// Some line and column of the file (the error's first line starts
+    /// `file:LINE:COL`).
+    Located,
+    /// This line (`file:line:`).
+    Line(usize),
+    /// This line and column (`file:line:col: error`).
+    LineCol(usize, usize),
+    /// The first place this text stands in the file, as `LineCol`.
+    Text(&'a str),
+}
+
+/// Line and column (from 1, the column in characters) of the first place
+/// `text` stands in the file `path`.
+pub fn position(path: &Path, text: &str) -> (usize, usize) {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| l.find(text).map(|c| (i + 1, l[..c].chars().count() + 1)))
+        .unwrap_or_else(|| panic!("`{text}` is not in {}", path.display()))
+}
+
+/// Runs the bad scenario `path` to a JSON result file beside it and checks
+/// the bad-input rule: exit status 2, an error located `at` in `path` that
+/// says `says` (`""`: any message), no panic, and no result file written.
+/// `what` names the case in failure messages.
+pub fn refused_at(what: &str, path: &Path, at: At, says: &str) {
+    let out_file = path.with_extension("json");
+    let out = smpsim()
+        .args(["run", path.to_str().unwrap(), "--format", "json", "-o"])
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert!(!out_file.exists(), "{what}: a refused run wrote its result");
+    let file = path.display();
+    let expect = |loc: String| assert!(err.contains(&loc), "{what}: expected {loc} in:\n{err}");
+    match at {
+        At::Located => {
+            let loc = format!("{file}:");
+            let located = err
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix(&loc))
+                .is_some_and(|rest| {
+                    let mut it = rest.split(':');
+                    it.next().is_some_and(|l| l.parse::<u32>().is_ok())
+                        && it.next().is_some_and(|c| c.parse::<u32>().is_ok())
+                });
+            assert!(located, "{what}: expected {loc}LINE:COL in:\n{err}");
+        }
+        At::Line(line) => expect(format!("{file}:{line}:")),
+        At::LineCol(line, col) => expect(format!("{file}:{line}:{col}: error")),
+        At::Text(text) => {
+            let (line, col) = position(path, text);
+            expect(format!("{file}:{line}:{col}: error"));
+        }
+    }
+    assert!(err.contains(says), "{what}: expected `{says}` in:\n{err}");
+    assert!(!err.contains("panicked"), "{what}: {err}");
+}
+
+/// Each case `(name, text, line, says)`, a variant of the scenario `good`,
+/// written as `name.toml` in `d`: it differs from `good`, and is refused
+/// with an error at `line` that says `says`.
+pub fn refused_variants<'a>(
+    d: &Path,
+    good: &str,
+    cases: impl IntoIterator<Item = (&'a str, String, usize, &'a str)>,
+) {
+    for (name, text, line, says) in cases {
+        assert_ne!(text, good, "{name}: the case changes nothing");
+        let path = d.join(format!("{name}.toml"));
+        std::fs::write(&path, &text).unwrap();
+        refused_at(name, &path, At::Line(line), says);
+    }
+}
+
+/// Each case `(what, rest, text at the error, says)`, written as `HEADER`
+/// followed by `rest` in a fresh directory for `test`: it is refused with
+/// an error at the line and column of that text that says `says`.
+pub fn refused_snippets(test: &str, cases: &[(&str, String, &str, &str)]) {
+    let d = dir(test);
+    for (what, rest, bad, says) in cases {
+        let p = scenario(&d, "s.toml", rest);
+        refused_at(what, &p, At::Text(bad), says);
+    }
+}
+
+/// Writes `text` as `name.toml` in `d` and runs it to JSON on stdout:
+/// exit status 0 asserted.
+pub fn runs(d: &Path, name: &str, text: &str) {
+    let path = d.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    let out = smpsim()
+        .args(["run", path.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+}
+
+/// The count of counter `name` in a result variant (JSON).
+pub fn counter(variant: &serde_json::Value, name: &str) -> u64 {
+    find_counter(variant, name).unwrap_or_else(|| panic!("no counter {name}"))
+}
+
+/// The count of counter `name` in a result variant, `None` when it has
+/// no such counter (one never counted is not listed).
+pub fn find_counter(variant: &serde_json::Value, name: &str) -> Option<u64> {
+    variant["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .map(|c| c["count"].as_u64().unwrap())
+}
+
+/// The lock_stat row of lock `name` in a result variant (JSON).
+pub fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    variant["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no lock_stat row {name} in {variant}"))
+}
+
 /// Runs the shipped scenario `path` for `duration` after `warmup` and
 /// returns its JSON result (exit status 0 asserted).
 pub fn run_example(path: &str, duration: &str, warmup: &str) -> serde_json::Value {

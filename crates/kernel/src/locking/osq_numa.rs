@@ -124,29 +124,34 @@ impl SleepingLock for NumaOsqMutex {
     }
 }
 
+/// The mutex kind's ops, which every op is delegated to.
+fn plain_ops<'a, K: LockingEnv + 'a>() -> &'a dyn SleepingLockOps<K> {
+    crate::locking::sleeping_ops(mutex::KIND.id)
+}
+
 impl<K: LockingEnv> SleepingLockOps<K> for NumaOsqMutex {
     fn lock(&self, k: &mut K, c: u32, t: TaskId, l: u32, mode: LockMode, step: Option<u8>) -> Flow {
-        <mutex::MutexKind as SleepingLockOps<K>>::lock(&mutex::MutexKind, k, c, t, l, mode, step)
+        plain_ops().lock(k, c, t, l, mode, step)
     }
 
     fn unlock(&self, k: &mut K, c: u32, t: TaskId, l: u32, mode: LockMode) -> Flow {
-        <mutex::MutexKind as SleepingLockOps<K>>::unlock(&mutex::MutexKind, k, c, t, l, mode)
+        plain_ops().unlock(k, c, t, l, mode)
     }
 
     /// The mutex table is shared: when plain mutexes are declared too,
     /// their kind already walks the owner's mutexes.
     fn owner_leaves_cpu(&self, k: &mut K, owner: TaskId) {
         if !k.locking().objects.used_kinds().contains(&mutex::KIND.id) {
-            <mutex::MutexKind as SleepingLockOps<K>>::owner_leaves_cpu(&mutex::MutexKind, k, owner);
+            plain_ops().owner_leaves_cpu(k, owner);
         }
     }
 
     fn spin_need_resched(&self, k: &mut K, c: u32, t: TaskId, l: u32) {
-        <mutex::MutexKind as SleepingLockOps<K>>::spin_need_resched(&mutex::MutexKind, k, c, t, l)
+        plain_ops().spin_need_resched(k, c, t, l)
     }
 
     fn spin_finished(&self, k: &mut K, c: u32, t: TaskId, l: u32) -> bool {
-        <mutex::MutexKind as SleepingLockOps<K>>::spin_finished(&mutex::MutexKind, k, c, t, l)
+        plain_ops().spin_finished(k, c, t, l)
     }
 }
 

@@ -70,6 +70,30 @@ pub(crate) trait SpinningLocks: LockingEnv {
         self.metrics_mut().lock_acquired(at, object, on, waited);
     }
 
+    /// Releases lock `l` held by `holder` (a task, or a hook's holder id)
+    /// on CPU `c` in `mode`, now: ends its lock_stat hold and runs the
+    /// kind's unlock; returns when the releasing store is done. `None`,
+    /// and nothing done, when `holder` does not hold it so.
+    fn release_held(&mut self, c: u32, holder: TaskId, l: u32, mode: LockMode) -> Option<Nanos> {
+        let now = self.now();
+        let lock = &mut self.locking_mut().objects.spinlocks[l as usize];
+        let at = lock
+            .holders
+            .iter()
+            .position(|h| h.0 == holder && h.1 == mode)
+            .filter(|_| lock.imp.holds(holder, mode))?;
+        let (_, _, since) = lock.holders.swap_remove(at);
+        let object = lock.object;
+        self.metrics_mut()
+            .lock_released(now, object, now.saturating_sub(since));
+        let taker = Taker {
+            task: holder,
+            cpu: c,
+            mode,
+        };
+        Some(self.with_lock(l, |imp, env| imp.unlock(env, taker)))
+    }
+
     /// Runs `f` on lock `l`'s implementation with an [`Env`] at the current
     /// time; returns its answer, then acts on what it produced: waiters
     /// granted the lock see it at their time; a timer the lock asked for.
@@ -168,32 +192,13 @@ pub(crate) trait SpinningLocks: LockingEnv {
     /// `_irqrestore` forms.
     fn spin_unlock(&mut self, c: u32, t: TaskId, l: u32, mode: LockMode, irqrestore: bool) -> Flow {
         let now = self.now();
-        let held = self.locking_mut().objects.spinlocks[l as usize]
-            .imp
-            .holds(t, mode);
-        let at = self.locking_mut().objects.spinlocks[l as usize]
-            .holders
-            .iter()
-            .position(|h| h.0 == t && h.1 == mode);
-        match (held, at) {
-            (true, Some(i)) => {
-                let (_, _, since) = self.locking_mut().objects.spinlocks[l as usize]
-                    .holders
-                    .swap_remove(i);
-                let object = self.locking_mut().objects.spinlocks[l as usize].object;
-                self.metrics_mut()
-                    .lock_released(now, object, now.saturating_sub(since));
-                let taker = Taker {
-                    task: t,
-                    cpu: c,
-                    mode,
-                };
-                let released = self.with_lock(l, |imp, env| imp.unlock(env, taker));
+        match self.release_held(c, t, l, mode) {
+            Some(released) => {
                 self.tasks_mut()[t as usize]
                     .batch
                     .push(Mode::Sys, released - now);
             }
-            _ => {
+            None => {
                 // Not ours to release: report it as lockdep would and leave
                 // the lock (and the task's IRQ/preempt state) alone.
                 let name = self.task_name(t);
@@ -362,27 +367,8 @@ pub(crate) trait HookSpinlocks: LockingEnv {
     /// when the releasing store is done.
     fn hook_spin_unlock(&mut self, c: u32, l: u32, mode: LockMode) -> Nanos {
         let now = self.now();
-        let holder = crate::ids::hook_holder(c);
-        let lock = &self.locking().objects.spinlocks[l as usize];
-        let at = lock
-            .holders
-            .iter()
-            .position(|h| h.0 == holder && h.1 == mode);
-        match at.filter(|_| lock.imp.holds(holder, mode)) {
-            Some(i) => {
-                let (_, _, since) = self.locking_mut().objects.spinlocks[l as usize]
-                    .holders
-                    .swap_remove(i);
-                let object = self.locking_mut().objects.spinlocks[l as usize].object;
-                self.metrics_mut()
-                    .lock_released(now, object, now.saturating_sub(since));
-                let taker = Taker {
-                    task: holder,
-                    cpu: c,
-                    mode,
-                };
-                self.with_lock(l, |imp, env| imp.unlock(env, taker))
-            }
+        match self.release_held(c, crate::ids::hook_holder(c), l, mode) {
+            Some(released) => released,
             None => {
                 // Scenario loading pairs every hook unlock with its lock;
                 // kept as the kernel's report all the same.

@@ -606,7 +606,11 @@ impl<'s> Kernel<'s> {
 
     /// OSQ head-role passes so far of each object (0 for a non-mutex).
     fn osq_passes(&self) -> Vec<crate::locking::osq_numa::Passes> {
-        crate::locking::osq_numa::passes_by_object(&self.locking.objects, self.spec, self.nr_cpus())
+        crate::locking::osq_numa::passes_by_object(
+            self.locking.objects(),
+            self.spec,
+            self.nr_cpus(),
+        )
     }
 
     /// Starts the CPU's next activity end event.

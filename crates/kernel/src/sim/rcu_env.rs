@@ -41,7 +41,7 @@ impl RcuEnv for Kernel<'_> {
         crate::kthread::Kthreads::wake_kthread(self, t, from)
     }
     fn charge_context(&mut self, c: u32, d: Nanos) {
-        Kernel::charge_hook(self, c, d)
+        crate::hooks::Hooks::charge_hook(self, c, d)
     }
     fn set_need_resched(&mut self, c: u32) {
         self.cpus[c as usize].need_resched = true;
