@@ -317,7 +317,16 @@ impl Line {
             self.writes -= 1;
             return (done, false);
         }
+        // The failed attempt is still a locked write: the destination is
+        // written back with the value it had (Intel SDM vol. 2A, CMPXCHG:
+        // "the destination operand is written back if the comparison
+        // fails"; "the processor never produces a locked read without also
+        // producing a locked write"), so on the line it is an RFO like any
+        // RMW. But the value is unchanged: it is not counted as a write
+        // that a later compare would miss, as in `try_cmpxchg`.
+        let before = self.writes;
         let failed = self.rmw(cost, cpu, now);
+        self.writes = before;
         // The retry, on the line it now holds alone.
         (self.rmw(cost, cpu, failed), true)
     }
