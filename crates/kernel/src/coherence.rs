@@ -136,10 +136,11 @@ pub struct Line {
     /// LL/SC machines: RMWs queued on the line and not yet done, as
     /// (cpu, when its store-conditional was issued, when it is done).
     reservations: Vec<(u32, Nanos, Nanos)>,
-    /// The owner a write request took the line from, while the request's
-    /// snoop is on its way to it (`coherence.snoop_fraction`): its own
-    /// writes done before the snoop arrives hit.
-    lent: Lent,
+    /// The owners write requests took the line from, while each request's
+    /// snoop is on its way to it (`coherence.snoop_fraction`): their own
+    /// writes done before the snoop arrives hit. One entry a CPU; at most
+    /// one unless [`WINDOW_PER_LENDER`] (kept: no allocation once warm).
+    lent: Vec<Lent>,
     pub rmws: u64,
     /// Writes that changed the value (RMWs, stores, a cmpxchg that
     /// succeeded): what a cmpxchg compares against.
@@ -167,13 +168,13 @@ struct Lent {
     data_at: Nanos,
 }
 
-impl Lent {
-    const NONE: Lent = Lent {
-        cpu: u32::MAX,
-        until: 0,
-        data_at: 0,
-    };
-}
+/// Issue 38, candidate (b), tried and off (docs/contention.md, "tried"):
+/// every owner a write request took the line from keeps its snoop window
+/// until that request's snoop arrives, also once later requests have
+/// taken the line on (a chain of queued RMWs). Off, only the last lender
+/// has one: from 3 threads on a tight loop, the next request replaces it
+/// before the lender's next write is issued.
+const WINDOW_PER_LENDER: bool = false;
 
 /// A CPU polling a line and when the last write reached it.
 #[derive(Clone, Copy, Debug)]
@@ -201,7 +202,7 @@ impl Line {
             at_home: false,
             order: Vec::new(),
             reservations: Vec::new(),
-            lent: Lent::NONE,
+            lent: Vec::new(),
             rmws: 0,
             writes: 0,
             cmpxchg_fails: 0,
@@ -317,7 +318,16 @@ impl Line {
             self.writes -= 1;
             return (done, false);
         }
+        // The failed attempt is still a locked write: the destination is
+        // written back with the value it had (Intel SDM vol. 2A, CMPXCHG:
+        // "the destination operand is written back if the comparison
+        // fails"; "the processor never produces a locked read without also
+        // producing a locked write"), so on the line it is an RFO like any
+        // RMW. But the value is unchanged: it is not counted as a write
+        // that a later compare would miss, as in `try_cmpxchg`.
+        let before = self.writes;
         let failed = self.rmw(cost, cpu, now);
+        self.writes = before;
         // The retry, on the line it now holds alone.
         (self.rmw(cost, cpu, failed), true)
     }
@@ -376,7 +386,7 @@ impl Line {
     /// data leg later, or, `posted`, goes on as soon as the home took it.
     #[cold]
     fn far(&mut self, cost: &CostNs, cpu: u32, now: Nanos, posted: bool) -> Nanos {
-        self.lent = Lent::NONE;
+        self.lent.clear();
         let home = self.home;
         let x = cost.transfer(home, cpu);
         let mut start = now.max(self.free_at);
@@ -462,7 +472,7 @@ impl Line {
     /// With `"held"` the reserving CPU keeps the line until its upgrade:
     /// no reservation is lost.
     fn ll_sc(&mut self, cost: &CostNs, cpu: u32, now: Nanos) -> Nanos {
-        self.lent = Lent::NONE;
+        self.lent.clear();
         self.writes += 1;
         if self.owner == cpu && self.sharer_list.len() == 1 {
             // Held exclusive: the reservation holds, nothing to wait for.
@@ -543,9 +553,11 @@ impl Line {
 
     #[inline(always)]
     fn write(&mut self, cost: &CostNs, cpu: u32, now: Nanos, extra: u64) -> Nanos {
-        if cpu == self.lent.cpu {
-            if let Some(done) = self.write_before_snoop(cost, cpu, now, extra) {
-                return done;
+        if !self.lent.is_empty() {
+            if let Some(i) = self.lent.iter().position(|l| l.cpu == cpu) {
+                if let Some(done) = self.write_before_snoop(cost, i, now, extra) {
+                    return done;
+                }
             }
         }
         let alone = self.held_unique_by(cpu);
@@ -579,7 +591,7 @@ impl Line {
             self.transfers += 1;
             self.keep_only(cpu);
             self.free_at = self.busy_until(cost, start, arrive, x.busy);
-            self.lend(cost, lent, lender, x.whole, start);
+            self.lend(cost, lent, lender, x.whole, now, start);
             arrive + extra
         };
         self.data_at = done;
@@ -592,24 +604,37 @@ impl Line {
     /// at `start`: its snoop reaches the lender `snoop_fraction` of the
     /// transfer later, and the lender's writes until then hit.
     #[inline(always)]
-    fn lend(&mut self, cost: &CostNs, lent: bool, lender: u32, whole: u64, start: Nanos) {
-        self.lent = if lent && cost.snoop_1024 > 0 {
-            Lent {
+    fn lend(
+        &mut self,
+        cost: &CostNs,
+        lent: bool,
+        lender: u32,
+        whole: u64,
+        now: Nanos,
+        start: Nanos,
+    ) {
+        let data_at = self.lent_data_at(lender);
+        if WINDOW_PER_LENDER {
+            // A window whose snoop has arrived is over; the lender's own
+            // is replaced by the new one.
+            self.lent.retain(|l| l.until > now && l.cpu != lender);
+        } else {
+            self.lent.clear();
+        }
+        if lent && cost.snoop_1024 > 0 {
+            self.lent.push(Lent {
                 cpu: lender,
                 until: start + (whole * cost.snoop_1024) / 1024,
-                data_at: self.lent_data_at(lender),
-            }
-        } else {
-            Lent::NONE
-        };
+                data_at,
+            });
+        }
     }
 
     /// When `lender`'s last write is done: the line's until another's.
     fn lent_data_at(&self, lender: u32) -> Nanos {
-        if self.lent.cpu == lender {
-            self.lent.data_at.max(self.data_at)
-        } else {
-            self.data_at
+        match self.lent.iter().find(|l| l.cpu == lender) {
+            Some(l) => l.data_at.max(self.data_at),
+            None => self.data_at,
         }
     }
 
@@ -620,16 +645,17 @@ impl Line {
     fn write_before_snoop(
         &mut self,
         cost: &CostNs,
-        cpu: u32,
+        i: usize,
         now: Nanos,
         extra: u64,
     ) -> Option<Nanos> {
-        let done = now.max(self.lent.data_at) + cost.line_transfer(cpu, cpu) + extra;
-        if done > self.lent.until || !self.pollers.is_empty() {
-            self.lent = Lent::NONE;
+        let l = self.lent[i];
+        let done = now.max(l.data_at) + cost.line_transfer(l.cpu, l.cpu) + extra;
+        if done > l.until || !self.pollers.is_empty() {
+            self.lent.swap_remove(i);
             return None;
         }
-        self.lent.data_at = done;
+        self.lent[i].data_at = done;
         self.writes += 1;
         Some(done)
     }
@@ -710,10 +736,10 @@ impl Line {
         if self.has(cpu) {
             return now + cost.line_transfer(cpu, cpu);
         }
-        if cpu == self.lent.cpu {
+        if let Some(l) = self.lent.iter().find(|l| l.cpu == cpu) {
             // Its copy is still there until the snoop arrives.
-            let seen = now.max(self.lent.data_at) + cost.line_transfer(cpu, cpu);
-            if seen <= self.lent.until {
+            let seen = now.max(l.data_at) + cost.line_transfer(cpu, cpu);
+            if seen <= l.until {
                 return seen;
             }
         }

@@ -119,4 +119,31 @@ mod tests {
         assert!(ok);
         assert_eq!((line.writes(), line.cmpxchg_fails), (old + 2, 1));
     }
+
+    /// A failed `lock cmpxchg` is a locked write on the line (Intel SDM
+    /// vol. 2A, CMPXCHG: the destination is written back when the
+    /// comparison fails), so `Line::cmpxchg` charges it as a
+    /// read-for-ownership; but the value it writes back is the one it
+    /// found: a loop of a failure and its retry changes the value once.
+    #[test]
+    fn a_failed_locked_cmpxchg_fetches_the_line_and_changes_nothing() {
+        let c = costs();
+        let mut line = Line::new(8, 0);
+        let old = line.writes();
+        let t = line.read(&c, 1, 0);
+        // CPU 2 writes the word between CPU 1's read and its attempt.
+        let t = line.rmw(&c, 2, t);
+        let found = line.writes();
+        let (rmws, transfers) = (line.rmws, line.transfers);
+        let (_, ok) = line.cmpxchg(&c, 1, t, old);
+        assert!(ok, "the retry succeeds on the line the failure fetched");
+        assert_eq!(line.cmpxchg_fails, 1);
+        assert_eq!(line.rmws - rmws, 2, "two locked attempts");
+        assert_eq!(
+            line.transfers - transfers,
+            1,
+            "the failed attempt fetched the line for ownership; the retry hits"
+        );
+        assert_eq!(line.writes(), found + 1, "one value change per loop");
+    }
 }
