@@ -174,7 +174,7 @@ struct Lent {
 /// taken the line on (a chain of queued RMWs). Off, only the last lender
 /// has one: from 3 threads on a tight loop, the next request replaces it
 /// before the lender's next write is issued.
-const WINDOW_PER_LENDER: bool = false;
+const WINDOW_PER_LENDER: bool = true;
 
 /// A CPU polling a line and when the last write reached it.
 #[derive(Clone, Copy, Debug)]
