@@ -4,15 +4,17 @@
 //!
 //! Everything that used to take an enum variant and a match arm per type
 //! reads the entry instead: the scenario compiler (the type's name, the
-//! fields it refuses, its ops and their IR) and [`super::build`] (its
-//! instances, its lines' transfers for `lock_stat`). All of it is read when the scenario is compiled or the
-//! objects are built: no op of the hot path goes
+//! fields it refuses, its ops and their IR), [`super::build`] (its
+//! instances, its lines' transfers for `lock_stat`) and RCU (its
+//! callback, [`ObjectTypeOps`]). All of it is read when the scenario is compiled or the
+//! objects are built, or once per callback: no op of the hot path goes
 //! through the table (a type's ops are `Op` variants, run by its
 //! [`crate::mechanism::MechanismOp`] impl).
 
 use crate::locking::objects::Objects;
+use crate::locking::LockingEnv;
 use crate::program::{ObjRef, Op};
-use crate::spec::ObjType;
+use crate::spec::{ObjType, ObjectKind};
 
 /// One registered object type.
 pub struct ObjectTypeInfo {
@@ -31,6 +33,10 @@ pub struct ObjectTypeInfo {
     /// Line transfers so far on the lines of instances `base..base + n`
     /// (`lock_stat`'s bounces).
     pub(crate) line_transfers: fn(o: &Objects, base: usize, n: usize) -> u64,
+    /// Its RCU callback, if one of its ops queues one
+    /// ([`crate::event::RcuCallback::Object`]): run a grace period later
+    /// on the instance it was queued for.
+    pub(crate) rcu_callback: Option<fn(o: &mut Objects, instance: u32)>,
 }
 
 /// One op of a registered type: how a scenario names it and the IR it
@@ -75,6 +81,26 @@ impl std::fmt::Debug for ObjType {
         f.write_str(self.info().name)
     }
 }
+
+/// What the rest of the kernel asks of the registered types.
+pub(crate) trait ObjectTypeOps: LockingEnv {
+    /// The RCU callback an op of `object`'s type queued for `instance`
+    /// ([`ObjectTypeInfo::rcu_callback`]).
+    fn object_rcu_callback(&mut self, object: u32, instance: u32) {
+        let ObjectKind::Registered(t) = self.spec().objects[object as usize].kind else {
+            debug_assert!(
+                false,
+                "an RCU callback of object {object}, not of a registered type"
+            );
+            return;
+        };
+        if let Some(callback) = t.info().rcu_callback {
+            callback(&mut self.locking_mut().objects, instance);
+        }
+    }
+}
+
+impl<K: LockingEnv> ObjectTypeOps for K {}
 
 #[cfg(test)]
 mod tests {

@@ -64,6 +64,7 @@ pub static OBJECT_TYPE: ObjectTypeInfo = ObjectTypeInfo {
     ],
     build,
     line_transfers,
+    rcu_callback: Some(switched),
 };
 
 /// One `struct percpu_ref`.
@@ -201,7 +202,14 @@ impl<K: LockingEnv> MechanismOp<K> for PercpuRefOp {
                     // percpu_ref_switch_lock and the flags: one RMW of the
                     // shared word.
                     let done = p.atomic.rmw(parts.cost, c, now);
-                    k.call_rcu(c, RcuCallback::PercpuRefSwitch { r: l });
+                    let object = p.object;
+                    k.call_rcu(
+                        c,
+                        RcuCallback::Object {
+                            object,
+                            instance: l,
+                        },
+                    );
                     done
                 }
             }
@@ -239,26 +247,22 @@ fn put<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, l: u32) -> smpsim_engine::Na
     done
 }
 
-/// `percpu_ref`'s step RCU calls back into (over any [`LockingEnv`]).
-pub(crate) trait PercpuRefOps: LockingEnv {
-    /// `percpu_ref_switch_to_atomic_rcu()` of instance `l`, a grace period
-    /// after its kill: the per-CPU counts are in the atomic count now, and
-    /// the reference the kill left (the initial one) is dropped.
-    fn percpu_ref_switched(&mut self, l: u32) {
-        let p = instance(&mut self.locking_mut().objects, l);
-        p.switched = true;
-        // percpu_ref_call_confirm_rcu() -> percpu_ref_put(): the initial
-        // reference, unless a put already gave it back.
-        if p.count > 0 {
-            p.count -= 1;
-        }
-        if p.count == 0 {
-            p.released = true;
-        }
+/// `percpu_ref_switch_to_atomic_rcu()` of instance `l` (its type's RCU
+/// callback), a grace period after its kill: the per-CPU counts are in the
+/// atomic count now, and the reference the kill left (the initial one) is
+/// dropped.
+fn switched(o: &mut Objects, l: u32) {
+    let p = instance(o, l);
+    p.switched = true;
+    // percpu_ref_call_confirm_rcu() -> percpu_ref_put(): the initial
+    // reference, unless a put already gave it back.
+    if p.count > 0 {
+        p.count -= 1;
+    }
+    if p.count == 0 {
+        p.released = true;
     }
 }
-
-impl<K: LockingEnv> PercpuRefOps for K {}
 
 #[cfg(test)]
 mod tests {
