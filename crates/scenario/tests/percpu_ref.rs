@@ -61,6 +61,54 @@ fn a_live_percpu_ref_moves_no_line_and_a_killed_one_does() {
     );
 }
 
+/// The fields the type's registry entry refuses are refused at the field,
+/// with the entry's reason; the type's ops are found through the entry.
+#[test]
+fn the_registry_entry_refuses_its_fields_and_names_its_ops() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/percpu-ref.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let decl = r#"ctx_refs = { type = "percpu_ref" }"#;
+    assert!(text.contains(decl));
+    let err = |with: &str| {
+        let text = text.replace(
+            decl,
+            &format!(r#"ctx_refs = {{ type = "percpu_ref", {with} }}"#),
+        );
+        match smpsim_scenario::parse(Path::new("t.toml"), text) {
+            Ok(_) => panic!("`{with}` on a percpu_ref was accepted"),
+            Err(e) => e.message,
+        }
+    };
+    assert_eq!(
+        err("count = 4"),
+        "a `percpu_ref` cannot be an array: it is per-CPU inside already"
+    );
+    assert_eq!(
+        err("per_cpu = true"),
+        "`per_cpu` is not a field of a `percpu_ref` object: it is per-CPU inside already"
+    );
+    assert_eq!(
+        err("spin = true"),
+        "`spin` is not a field of a `percpu_ref` object: nothing spins on it"
+    );
+    // An op of another type on it names the entry's ops.
+    let get = "percpu_ref_get(ctx_refs";
+    assert!(text.contains(get));
+    let text = text.replacen(get, "atomic_inc(ctx_refs", 1);
+    let e = match smpsim_scenario::parse(Path::new("t.toml"), text) {
+        Ok(s) => s.compile(Some("alive"), &[]).err(),
+        Err(e) => Some(e),
+    }
+    .expect("atomic_inc on a percpu_ref");
+    let help = e.help.unwrap_or_default();
+    assert!(
+        help.contains("percpu_ref_get, percpu_ref_put, percpu_ref_kill"),
+        "{}: {help}",
+        e.message
+    );
+}
+
 /// docs/extending.md's worked example lists, file by file, what the
 /// `percpu_ref` object type took: each file it lists exists and names the
 /// type, and every source file of the kernel and scenario crates that
