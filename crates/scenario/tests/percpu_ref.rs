@@ -171,7 +171,7 @@ fn extending_md_lists_the_percpu_ref_files() {
                     .to_string_lossy()
                     .replace('\\', "/");
                 assert!(
-                    !names_it || listed.iter().any(|l| *l == rel),
+                    !names_it || listed.contains(&rel),
                     "{rel} names percpu_ref but docs/extending.md does not list it"
                 );
             }
