@@ -84,9 +84,11 @@ pub enum RcuCallback {
     RcuSync { sem: u32 },
     /// A scenario's `call_rcu()`: its cost is kept with it in the queue.
     Func,
-    /// `percpu_ref_switch_to_atomic_rcu()` of a killed percpu_ref
-    /// (instance `r`).
-    PercpuRefSwitch { r: u32 },
+    /// The RCU callback of a registered object type (its entry's
+    /// `rcu_callback` in `locking::OBJECT_TYPES`, e.g. a killed
+    /// percpu_ref's `percpu_ref_switch_to_atomic_rcu()`) for `instance` of
+    /// declared object `object`.
+    Object { object: u32, instance: u32 },
     /// `rcu_work_rcufn()` of `queue_rcu_work()`: batch `slot` of `cpu`'s
     /// `kfree_rcu()` objects has waited its grace period.
     KfreeRcuWork { cpu: u32, slot: u32 },

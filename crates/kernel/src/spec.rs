@@ -224,9 +224,9 @@ pub enum ObjectKind {
     Seqcount,
     /// A counting semaphore (tokens), for pipe / futex style handoffs.
     Semaphore { initial: u32 },
-    /// `struct percpu_ref`: per-CPU counters, then one atomic count after
-    /// `percpu_ref_kill()` (`locking/percpu_ref.rs`).
-    PercpuRef,
+    /// An object of a type registered in [`crate::locking::OBJECT_TYPES`]
+    /// (`percpu_ref`): the type's own file builds and runs it.
+    Registered(ObjType),
     /// A sleeping lock of a kind in [`crate::locking::SLEEPING_KINDS`] other
     /// than its type's default (`type = "mutex", kind = "rt_mutex"`);
     /// `spin`: it may spin on a running owner.
@@ -244,6 +244,12 @@ pub struct SpinKind(pub(crate) u8);
 /// `SleepingKind::info`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SleepingKind(pub(crate) u8);
+
+/// An object type of [`crate::locking::OBJECT_TYPES`], resolved once,
+/// when the scenario is compiled: its place in the registry
+/// (`ObjType::named`, `ObjType::info`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ObjType(pub(crate) u8);
 
 /// Options of a spinning-lock implementation; each kind says which it takes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

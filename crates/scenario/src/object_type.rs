@@ -2,10 +2,15 @@
 //! named once: the declarations (`objects.rs`) build each from this table,
 //! and the op registry (`ops/registry.rs`) says which ops take which type.
 //!
-//! Adding an object type is one row here, its build arm in `objects.rs`
-//! and its ops in the registry; the kernel side is the type's
-//! implementation (for a sleeping lock, one file and one line in
-//! `SLEEPING_KINDS`, see docs/extending.md).
+//! A lock type is one row here, its build arm in `objects.rs` and its ops
+//! in the registry; the kernel side is the type's implementation (for a
+//! sleeping lock, one file and one line in `SLEEPING_KINDS`, see
+//! docs/extending.md). An object type with ops of its own that is not a
+//! lock (`percpu_ref`) is none of these: the kernel's
+//! `locking::OBJECT_TYPES` describes it whole (name, refused fields, ops),
+//! and it is [`ObjectType::Registered`] here, after the rows.
+
+use smpsim_kernel::ObjType;
 
 /// What an object is, which decides the ops that may take it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,7 +24,8 @@ pub(crate) enum ObjectType {
     PercpuRwsem,
     Seqcount,
     Variable,
-    PercpuRef,
+    /// A type of the kernel's `locking::OBJECT_TYPES`.
+    Registered(ObjType),
 }
 
 /// Every type, by the name a scenario writes.
@@ -33,7 +39,6 @@ const OBJECT_TYPES: &[(&str, ObjectType)] = &[
     ("percpu_rwsem", ObjectType::PercpuRwsem),
     ("seqcount", ObjectType::Seqcount),
     ("variable", ObjectType::Variable),
-    ("percpu_ref", ObjectType::PercpuRef),
 ];
 
 impl ObjectType {
@@ -43,10 +48,14 @@ impl ObjectType {
             .iter()
             .find(|(n, _)| *n == name)
             .map(|&(_, ty)| ty)
+            .or_else(|| ObjType::named(name).map(ObjectType::Registered))
     }
 
     /// The name a scenario writes.
     pub(crate) fn name(self) -> &'static str {
+        if let ObjectType::Registered(t) = self {
+            return t.info().name;
+        }
         OBJECT_TYPES
             .iter()
             .find(|&&(_, ty)| ty == self)
@@ -54,9 +63,12 @@ impl ObjectType {
             .expect("every object type has a row in OBJECT_TYPES")
     }
 
-    /// Every type's name, in table order.
+    /// Every type's name, in table order, the registered ones last.
     pub(crate) fn names() -> impl Iterator<Item = &'static str> {
-        OBJECT_TYPES.iter().map(|&(n, _)| n)
+        OBJECT_TYPES
+            .iter()
+            .map(|&(n, _)| n)
+            .chain(ObjType::all().map(|t| t.info().name))
     }
 }
 

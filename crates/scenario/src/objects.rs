@@ -281,7 +281,6 @@ const MAX_ARRAY: i64 = 1 << 20;
 /// fields an array does not take.
 fn array_len(o: &RawObject, declared: usize, max: u64) -> DResult<u32> {
     let count = o.count.as_ref().expect("an array");
-    let type_name = o.kind.get_ref().as_str();
     let refuse = |f: &Option<S<bool>>, what: &str| match f {
         Some(v) if *v.get_ref() => Err(Diag::new(
             v.span(),
@@ -297,12 +296,6 @@ fn array_len(o: &RawObject, declared: usize, max: u64) -> DResult<u32> {
         return Err(Diag::new(
             l.span(),
             "an object array's elements each have a line of their own; `line` and `stride` do not apply to it (yet)",
-        ));
-    }
-    if type_name == "percpu_ref" {
-        return Err(Diag::new(
-            count.span(),
-            "a `percpu_ref` cannot be an array: it is per-CPU inside already",
         ));
     }
     let n = *count.get_ref();
@@ -399,11 +392,9 @@ fn declared(obj: &S<RawObject>, srcs: &Sources, costs: &MachineCosts) -> DResult
             not_for(&o.spin, "spin", type_name)?;
             (ObjectKind::Seqcount, ObjectType::Seqcount)
         }
-        ObjectType::PercpuRef => {
-            not_for(&o.spin, "spin", type_name)?;
-            // Per-CPU inside already: one counter per CPU of its own.
-            not_for(&o.per_cpu, "per_cpu", type_name)?;
-            (ObjectKind::PercpuRef, ObjectType::PercpuRef)
+        ObjectType::Registered(t) => {
+            refused(o, t)?;
+            (ObjectKind::Registered(t), ty)
         }
         ObjectType::Variable => {
             not_for(&o.spin, "spin", type_name)?;
@@ -412,6 +403,39 @@ fn declared(obj: &S<RawObject>, srcs: &Sources, costs: &MachineCosts) -> DResult
         }
     };
     Ok(Declared::Object(kind, lock_kind))
+}
+
+/// The fields a registered type refuses (its entry's `refuses`), each
+/// with the type's reason.
+fn refused(o: &RawObject, t: smpsim_kernel::ObjType) -> DResult<()> {
+    let info = t.info();
+    for &(field, why) in info.refuses {
+        let Some(span) = given(o, field) else {
+            continue;
+        };
+        let name = info.name;
+        let msg = if field == "count" {
+            format!("a `{name}` cannot be an array: {why}")
+        } else {
+            format!("`{field}` is not a field of a `{name}` object: {why}")
+        };
+        return Err(Diag::new(span, msg));
+    }
+    Ok(())
+}
+
+/// Where field `field` of an `[objects]` entry is written, if it is: the
+/// fields a registered type may refuse (the others are refused by type
+/// in [`check_fields`]).
+fn given(o: &RawObject, field: &str) -> Option<std::ops::Range<usize>> {
+    match field {
+        "per_cpu" => o.per_cpu.as_ref().map(|v| v.span()),
+        "spin" => o.spin.as_ref().map(|v| v.span()),
+        "count" => o.count.as_ref().map(|v| v.span()),
+        "line" => o.line.as_ref().map(|v| v.span()),
+        "stride" => o.stride.as_ref().map(|v| v.span()),
+        _ => None,
+    }
 }
 
 /// `type = "alias"`: another name for an object or one of its instances.
@@ -689,4 +713,24 @@ fn check_aliases(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field a registered type refuses is one [`given`] finds: a
+    /// name it does not know would be refused nowhere.
+    #[test]
+    fn registered_types_refuse_fields_that_exist() {
+        let raw: RawObject = toml::from_str(
+            "type = \"x\"\nper_cpu = true\nspin = true\ncount = 2\nline = \"l\"\nstride = \"line\"",
+        )
+        .unwrap();
+        for t in smpsim_kernel::ObjType::all() {
+            for (field, _) in t.info().refuses {
+                assert!(given(&raw, field).is_some(), "{}: `{field}`", t.info().name);
+            }
+        }
+    }
 }

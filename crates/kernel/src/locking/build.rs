@@ -1,8 +1,9 @@
 //! Builds the object table ([`Objects`]) from a spec, through the
 //! registries: each sleeping kind builds its own instances
 //! ([`super::sleeping::SleepingLock::build`]), a spinning lock its
-//! implementation's ([`super::LOCK_KINDS`]); atomics, variables and
-//! `percpu_ref`s are made here. Sits above the kinds and the table, so
+//! implementation's ([`super::LOCK_KINDS`]), a registered object type
+//! its own ([`super::OBJECT_TYPES`]); atomics and variables are made
+//! here. Sits above the kinds and the table, so
 //! that neither names the other's registry.
 
 use crate::coherence::{Line, LineHome};
@@ -45,7 +46,7 @@ pub fn objects(spec: &Spec, nr_cpus: u32) -> (Objects, Vec<LockStat>) {
                 o.atomics.extend((0..n).map(|i| Line::at(at(i))));
                 base
             }
-            ObjectKind::PercpuRef => super::percpu_ref::build(&mut o, id, n, nr_cpus),
+            ObjectKind::Registered(t) => (t.info().build)(&mut o, id, n, nr_cpus),
             ObjectKind::Variable { initial } => {
                 let base = o.variables.len();
                 o.variables.extend((0..n).map(|_| *initial));
@@ -167,10 +168,7 @@ pub fn line_transfers(o: &Objects, spec: &Spec, nr_cpus: u32) -> Vec<u64> {
                     .iter()
                     .map(|l| l.imp.line_stats().1)
                     .sum(),
-                (None, ObjectKind::PercpuRef) => range
-                    .filter_map(|l| o.percpu_ref(l as u32))
-                    .map(|p| p.line_transfers())
-                    .sum(),
+                (None, ObjectKind::Registered(t)) => (t.info().line_transfers)(o, base, n),
                 (None, ObjectKind::Atomic) => o.atomics[range].iter().map(|l| l.transfers).sum(),
                 _ => 0,
             }

@@ -21,6 +21,7 @@ pub(crate) mod env;
 pub mod lockdep;
 pub mod mcs;
 pub mod mutex;
+pub mod object_type;
 pub mod objects;
 pub mod ops;
 pub mod osq;
@@ -70,6 +71,10 @@ pub static SLEEPING_KINDS: &[sleeping::SleepingKindInfo] = &[
     percpu_rwsem::KIND,
     osq_numa::KIND,
 ];
+
+/// Every object type with ops of its own that is not a lock, each
+/// described whole in its file ([`object_type::ObjectTypeInfo`]).
+pub static OBJECT_TYPES: &[&object_type::ObjectTypeInfo] = &[&percpu_ref::OBJECT_TYPE];
 
 pub(crate) use env::{LockingEnv, LockingParts};
 /// Each sleeping kind's operations over env `K`, by its id (its place in

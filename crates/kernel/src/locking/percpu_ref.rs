@@ -26,14 +26,46 @@
 //! release. Not modelled: `percpu_ref_resurrect()`, `percpu_ref_reinit()`,
 //! `percpu_ref_switch_to_percpu()`, and the callback's sum of every
 //! CPU's counter (assumed: charged nothing; it runs once per kill).
+//!
+//! The type is registered whole by [`OBJECT_TYPE`] (its name, the fields
+//! it refuses, its ops, how it is built) in [`super::OBJECT_TYPES`].
 
 use crate::coherence::Line;
 use crate::event::RcuCallback;
+use crate::locking::object_type::{ObjectOpInfo, ObjectTypeInfo};
 use crate::locking::objects::Objects;
 use crate::locking::LockingEnv;
 use crate::mechanism::{Flow, MechanismOp};
-use crate::program::PercpuRefOp;
+use crate::program::{Op, PercpuRefOp};
 use crate::task::{Mode, Resume, TaskId};
+
+/// `type = "percpu_ref"`: everything the scenario compiler and the
+/// object table need to know of the type.
+pub static OBJECT_TYPE: ObjectTypeInfo = ObjectTypeInfo {
+    name: "percpu_ref",
+    refuses: &[
+        ("spin", "nothing spins on it"),
+        ("per_cpu", "it is per-CPU inside already"),
+        ("count", "it is per-CPU inside already"),
+    ],
+    ops: &[
+        ObjectOpInfo {
+            name: "percpu_ref_get",
+            ir: |r| Op::PercpuRef(PercpuRefOp::Get(r)),
+        },
+        ObjectOpInfo {
+            name: "percpu_ref_put",
+            ir: |r| Op::PercpuRef(PercpuRefOp::Put(r)),
+        },
+        ObjectOpInfo {
+            name: "percpu_ref_kill",
+            ir: |r| Op::PercpuRef(PercpuRefOp::Kill(r)),
+        },
+    ],
+    build,
+    line_transfers,
+    rcu_callback: Some(switched),
+};
 
 /// One `struct percpu_ref`.
 pub struct PercpuRef {
@@ -114,6 +146,14 @@ pub(crate) fn build(o: &mut Objects, object: u32, n: u32, nr_cpus: u32) -> usize
     base
 }
 
+/// Line transfers on the lines of instances `base..base + n`.
+fn line_transfers(o: &Objects, base: usize, n: usize) -> u64 {
+    (base..base + n)
+        .filter_map(|l| o.percpu_ref(l as u32))
+        .map(|p| p.line_transfers())
+        .sum()
+}
+
 fn instance(o: &mut Objects, l: u32) -> &mut PercpuRef {
     &mut o.kind_table::<PercpuRefs>().all[l as usize]
 }
@@ -162,7 +202,14 @@ impl<K: LockingEnv> MechanismOp<K> for PercpuRefOp {
                     // percpu_ref_switch_lock and the flags: one RMW of the
                     // shared word.
                     let done = p.atomic.rmw(parts.cost, c, now);
-                    k.call_rcu(c, RcuCallback::PercpuRefSwitch { r: l });
+                    let object = p.object;
+                    k.call_rcu(
+                        c,
+                        RcuCallback::Object {
+                            object,
+                            instance: l,
+                        },
+                    );
                     done
                 }
             }
@@ -200,26 +247,22 @@ fn put<K: LockingEnv>(k: &mut K, c: u32, t: TaskId, l: u32) -> smpsim_engine::Na
     done
 }
 
-/// `percpu_ref`'s step RCU calls back into (over any [`LockingEnv`]).
-pub(crate) trait PercpuRefOps: LockingEnv {
-    /// `percpu_ref_switch_to_atomic_rcu()` of instance `l`, a grace period
-    /// after its kill: the per-CPU counts are in the atomic count now, and
-    /// the reference the kill left (the initial one) is dropped.
-    fn percpu_ref_switched(&mut self, l: u32) {
-        let p = instance(&mut self.locking_mut().objects, l);
-        p.switched = true;
-        // percpu_ref_call_confirm_rcu() -> percpu_ref_put(): the initial
-        // reference, unless a put already gave it back.
-        if p.count > 0 {
-            p.count -= 1;
-        }
-        if p.count == 0 {
-            p.released = true;
-        }
+/// `percpu_ref_switch_to_atomic_rcu()` of instance `l` (its type's RCU
+/// callback), a grace period after its kill: the per-CPU counts are in the
+/// atomic count now, and the reference the kill left (the initial one) is
+/// dropped.
+fn switched(o: &mut Objects, l: u32) {
+    let p = instance(o, l);
+    p.switched = true;
+    // percpu_ref_call_confirm_rcu() -> percpu_ref_put(): the initial
+    // reference, unless a put already gave it back.
+    if p.count > 0 {
+        p.count -= 1;
+    }
+    if p.count == 0 {
+        p.released = true;
     }
 }
-
-impl<K: LockingEnv> PercpuRefOps for K {}
 
 #[cfg(test)]
 mod tests {
@@ -245,7 +288,7 @@ mod tests {
         let mut s = spec(flat_machine(4), until);
         s.objects.push(ObjectDecl {
             name: "ref".into(),
-            kind: ObjectKind::PercpuRef,
+            kind: ObjectKind::Registered(crate::locking::percpu_ref::OBJECT_TYPE.handle()),
             per_cpu: false,
         });
         let get_put = vec![

@@ -120,7 +120,7 @@ pub fn kind_of(decl: &ObjectKind) -> Option<&'static SleepingKindInfo> {
         ObjectKind::Spinlock { .. }
         | ObjectKind::Atomic
         | ObjectKind::Variable { .. }
-        | ObjectKind::PercpuRef => return None,
+        | ObjectKind::Registered(_) => return None,
     };
     Some(kind(id))
 }

@@ -370,8 +370,9 @@ pub(crate) trait RcuEnv: CoreEnv + SchedVerbs {
     fn queue_csd(&mut self, target: u32, csd: crate::cpu::Csd, at: Nanos, from: u32);
     /// `rcu_sync_func()` of percpu_rw_semaphore `sem`.
     fn rcu_sync_func(&mut self, sem: u32);
-    /// `percpu_ref_switch_to_atomic_rcu()` of percpu_ref `r`.
-    fn percpu_ref_switched(&mut self, r: u32);
+    /// The RCU callback of a registered object type, for `instance` of
+    /// declared object `object` ([`crate::event::RcuCallback::Object`]).
+    fn object_rcu_callback(&mut self, object: u32, instance: u32);
     // The ops' needs (ops.rs).
     /// The task's name, CPU and place in its program, for a report.
     fn where_is(&self, t: TaskId) -> (String, u32, String);

@@ -400,7 +400,7 @@ pub(crate) trait RcuTree: RcuEnv {
                 }
             }
             RcuCallback::RcuSync { sem } => self.rcu_sync_func(sem),
-            RcuCallback::PercpuRefSwitch { r } => self.percpu_ref_switched(r),
+            RcuCallback::Object { object, instance } => self.object_rcu_callback(object, instance),
             RcuCallback::KfreeRcuWork { cpu, slot } => self.kfree_rcu_work_ready(cpu, slot),
             RcuCallback::Func => {}
         }

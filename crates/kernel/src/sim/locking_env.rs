@@ -62,9 +62,6 @@ impl Kernel<'_> {
     pub(crate) fn rcu_sync_func(&mut self, sem: u32) {
         <Self as crate::locking::percpu_rwsem::PercpuRwsemOps>::rcu_sync_func(self, sem)
     }
-    pub(crate) fn percpu_ref_switched(&mut self, r: u32) {
-        <Self as crate::locking::percpu_ref::PercpuRefOps>::percpu_ref_switched(self, r)
-    }
     pub(crate) fn on_lock_event(&mut self, e: crate::event::LockEvent) -> smpsim_engine::Handled {
         <Self as SpinningLocks>::on_lock_event(self, e)
     }

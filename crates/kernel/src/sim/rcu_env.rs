@@ -62,8 +62,10 @@ impl RcuEnv for Kernel<'_> {
     fn rcu_sync_func(&mut self, sem: u32) {
         Kernel::rcu_sync_func(self, sem)
     }
-    fn percpu_ref_switched(&mut self, r: u32) {
-        Kernel::percpu_ref_switched(self, r)
+    fn object_rcu_callback(&mut self, object: u32, instance: u32) {
+        <Self as crate::locking::object_type::ObjectTypeOps>::object_rcu_callback(
+            self, object, instance,
+        )
     }
     fn where_is(&self, t: TaskId) -> (String, u32, String) {
         Kernel::where_is(self, t)

@@ -14,6 +14,7 @@ use Family::{Mutex, PercpuRead, PercpuWrite, Read, RwsemRead, RwsemWrite, Spin, 
 use LockAction::{Guard, Lock, Unlock};
 
 /// One op kind: how it is written and how it is lowered.
+#[derive(Clone)]
 pub(super) struct OpDef {
     /// What `op = "..."` says.
     pub name: &'static str,
@@ -32,6 +33,7 @@ pub(super) type LowerFn = fn(&mut Emitter<'_, '_>, &S<RawOp>, &OpDef) -> DResult
 
 /// How an op is lowered. Families of ops share one lowering, told apart by
 /// the data here.
+#[derive(Clone)]
 pub(super) enum Lower {
     /// Takes no fields and emits this op.
     Fixed(Op),

@@ -380,7 +380,7 @@ impl Emitter<'_, '_> {
         } else {
             "write_once"
         };
-        let def = registry::OPS
+        let def = registry::ops()
             .iter()
             .find(|d| d.name == name)
             .expect("registered");

@@ -45,7 +45,7 @@ pub(crate) struct OpSig {
 
 /// Every registered op, in registry order.
 pub(crate) fn signatures() -> impl Iterator<Item = OpSig> {
-    registry::OPS.iter().map(|d| OpSig {
+    registry::ops().iter().map(|d| OpSig {
         name: d.name,
         required: d.required,
         optional: d.optional,

@@ -1,14 +1,18 @@
 //! The op registry: every op a scenario's code can use, with the fields it
 //! takes and how it is lowered to the kernel's IR.
 //!
-//! Adding an op is one entry in [`OPS`], plus a lowering function in
+//! Adding an op is one entry in [`OPS`] (or, for an op of an object type
+//! the kernel registers, in the type's entry: [`ops`] adds them), plus a lowering function in
 //! `lower.rs` if none of the shared ones ([`Lower`]) fits. What an entry
 //! is (`def.rs`) sits beneath both: the lowering functions never reach
 //! back into the table. The entry is also
 //! what the field checks, the list of ops in errors, and the suggestions
 //! for a lock of the wrong kind are made from.
 
-use smpsim_kernel::program::{CheckOp, HotplugOp, LockingOp, Op, PercpuRefOp, PreemptOp, RcuOp};
+use std::sync::OnceLock;
+
+use smpsim_kernel::program::{CheckOp, HotplugOp, LockingOp, Op, PreemptOp, RcuOp};
+use smpsim_kernel::ObjType;
 
 use super::def::{custom, fixed, lock, object, object_with, on_cpu, LockAction, Lower, OpDef};
 use super::lower;
@@ -189,22 +193,29 @@ pub(super) static OPS: &[OpDef] = &[
         |seq| Op::Locking(LockingOp::WriteSeqcount { seq, begin: false }),
     ),
     custom("read_seqcount", &["obj", "body"], &[], lower::read_seqcount),
-    object("percpu_ref_get", &["obj"], ObjectType::PercpuRef, |r| {
-        Op::PercpuRef(PercpuRefOp::Get(r))
-    }),
-    object("percpu_ref_put", &["obj"], ObjectType::PercpuRef, |r| {
-        Op::PercpuRef(PercpuRefOp::Put(r))
-    }),
-    object("percpu_ref_kill", &["obj"], ObjectType::PercpuRef, |r| {
-        Op::PercpuRef(PercpuRefOp::Kill(r))
-    }),
 ];
+
+/// Every op: [`OPS`], then the ops of each object type the kernel
+/// registers (`locking::OBJECT_TYPES`), as its entry names them. Made
+/// once, when the first scenario is compiled.
+pub(super) fn ops() -> &'static [OpDef] {
+    static ALL: OnceLock<Vec<OpDef>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let registered = ObjType::all().flat_map(|t| {
+            t.info()
+                .ops
+                .iter()
+                .map(move |op| object(op.name, &["obj"], ObjectType::Registered(t), op.ir))
+        });
+        OPS.iter().map(OpDef::clone).chain(registered).collect()
+    })
+}
 
 impl Family {
     /// The ops that take a lock in this family's way, as a message lists
     /// them: "spin_lock, spin_lock_irqsave or spin_guard".
     pub(super) fn takers(self) -> String {
-        or_list(OPS.iter().filter_map(|d| match d.lower {
+        or_list(ops().iter().filter_map(|d| match d.lower {
             Lower::Lock(l) if l.family == self && l.action != Unlock => Some(d.name),
             _ => None,
         }))
@@ -214,7 +225,7 @@ impl Family {
 impl ObjectType {
     /// The ops that take an object of this kind, comma-separated.
     pub(super) fn ops(self) -> String {
-        let ops: Vec<&str> = OPS
+        let ops: Vec<&str> = ops()
             .iter()
             .filter(|d| d.lower.object_kind() == Some(self))
             .map(|d| d.name)
@@ -236,10 +247,10 @@ fn or_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
 /// The op's registry entry, once its fields are checked against it.
 pub(super) fn check_fields(op: &S<RawOp>) -> DResult<&'static OpDef> {
     let kind = op.get_ref().op.get_ref().as_str();
-    let Some(def) = OPS.iter().find(|d| d.name == kind) else {
+    let Some(def) = ops().iter().find(|d| d.name == kind) else {
         return Err(
             Diag::new(op.get_ref().op.span(), format!("unknown op `{kind}`"))
-                .help(format!("ops: {}", list(OPS.iter().map(|d| d.name)))),
+                .help(format!("ops: {}", list(ops().iter().map(|d| d.name)))),
         );
     };
     let name = def.name;
@@ -284,7 +295,7 @@ pub(super) fn check_fields(op: &S<RawOp>) -> DResult<&'static OpDef> {
 /// op or no lock op takes a `kind` object.
 fn counterpart(def: &OpDef, kind: ObjectType) -> Option<String> {
     let want = def.lock_op()?;
-    let ops: Vec<&str> = OPS
+    let ops: Vec<&str> = ops()
         .iter()
         .filter(|d| {
             d.lock_op().is_some_and(|l| {
@@ -341,7 +352,7 @@ mod tests {
     #[test]
     fn every_op_is_in_the_docs_op_table_with_its_fields() {
         let rows = doc_rows();
-        for def in OPS {
+        for def in ops() {
             let Some((_, fields)) = rows
                 .iter()
                 .find(|(names, _)| names.contains(&def.name.into()))
@@ -367,7 +378,7 @@ mod tests {
         for (names, _) in doc_rows() {
             for n in names {
                 assert!(
-                    OPS.iter().any(|d| d.name == n),
+                    ops().iter().any(|d| d.name == n),
                     "docs/scenario-format.md documents op `{n}`, which the registry lacks"
                 );
             }
@@ -376,9 +387,9 @@ mod tests {
 
     #[test]
     fn names_are_unique() {
-        for (i, def) in OPS.iter().enumerate() {
+        for (i, def) in ops().iter().enumerate() {
             assert!(
-                OPS[..i].iter().all(|d| d.name != def.name),
+                ops()[..i].iter().all(|d| d.name != def.name),
                 "op `{}` is registered twice",
                 def.name
             );
@@ -394,7 +405,7 @@ mod tests {
         assert_eq!(ObjectType::Semaphore.ops(), "down, up");
         assert_eq!(Mutex.takers(), "mutex_lock or mutex_guard");
         assert_eq!(Read.takers(), "read_lock, read_lock_irqsave or read_guard");
-        let def = |n: &str| OPS.iter().find(|d| d.name == n).unwrap();
+        let def = |n: &str| ops().iter().find(|d| d.name == n).unwrap();
         assert_eq!(
             counterpart(def("spin_unlock_irqrestore"), ObjectType::Rwlock).as_deref(),
             Some("read_unlock_irqrestore or write_unlock_irqrestore")
