@@ -1001,7 +1001,7 @@ mod tests {
             let mut horizon = 0;
             while !sim.advance(horizon) {
                 let k = sim.kernel();
-                for lock in &k.locking.objects.spinlocks {
+                for lock in k.locking.objects().spinlocks() {
                     assert!(lock.ownership_sound(), "{kind}: {:?}", lock.holders());
                     for h in lock.holders() {
                         if let Some(c) = crate::ids::hook_holder_cpu(h.0) {
