@@ -36,10 +36,15 @@ fn lockref(cpus: u32) -> Vec<(String, u64, u64)> {
 
 /// More CPUs on one lockref: more failed attempts per reference taken
 /// (none on one CPU, where no other CPU writes the word). What the model
-/// gives for `cpu_relax()` after a failed attempt: about the same
-/// failures and throughput (within 10%), since the retry waits at the
-/// line's home behind the other CPUs' requests either way; its direction
-/// is not asserted.
+/// gives for `cpu_relax()` after a failed attempt: about the same gets
+/// (within 10%) while a few CPUs share the line, and fewer once many do
+/// (at 8 CPUs about a third as many: 5,649 against 16,426), because a
+/// CPU that retries at once can still find the word in the window it
+/// keeps after its own write's line left it (docs/contention.md, every
+/// lender's window), and one that pauses first has lost it. That is the
+/// direction of the 2019 commit that took `cpu_relax()` out of the loop
+/// ("lockref: stop doing cpu_relax in the cmpxchg loop"); the size is
+/// the model's. Never more gets with `cpu_relax()`.
 #[test]
 fn more_cpus_on_one_lockref_fail_more_attempts_per_get() {
     let mut last = [-1.0f64; 2];
@@ -61,9 +66,10 @@ fn more_cpus_on_one_lockref_fail_more_attempts_per_get() {
         }
         let ((_, g0, _), (_, g1, _)) = (&runs[0], &runs[1]);
         let ratio = *g1 as f64 / *g0 as f64;
+        let expected = if cpus <= 4 { 0.9..1.1 } else { 0.0..0.9 };
         assert!(
-            (0.9..1.1).contains(&ratio),
-            "{cpus} CPUs: cpu_relax/no_relax gets {ratio:.3}"
+            expected.contains(&ratio),
+            "{cpus} CPUs: cpu_relax/no_relax gets {ratio:.3}, expected in {expected:?}"
         );
     }
     assert!(

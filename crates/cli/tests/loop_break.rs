@@ -122,7 +122,9 @@ fn a_break_in_a_cmpxchg_loop_gives_up_after_the_failed_attempt() {
 
 /// lockref_get() (scenarios/examples/lockref-loop.toml) with the kernel's
 /// limit of 100 failed attempts: no fallback to the spinlock on up to 8
-/// CPUs of one LLC; on 16 (two LLCs) some gets take it.
+/// CPUs of one LLC; on 16 (two LLCs) some gets take it (in the model, the
+/// `cpu_relax()` variant's: 40 of 2,699 gets, where the loop without it
+/// fails ~2.6 times per get and never reaches 100).
 #[test]
 fn lockref_falls_back_to_the_spinlock_only_under_heavy_contention() {
     for (topology, fallbacks_expected) in [
@@ -144,6 +146,7 @@ fn lockref_falls_back_to_the_spinlock_only_under_heavy_contention() {
         let out = cmd.args(["--format", "json"]).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut any = false;
         for r in v["variants"].as_array().unwrap() {
             let fallbacks = counter(r, "fallbacks");
             let lock = r["locks"]
@@ -153,12 +156,12 @@ fn lockref_falls_back_to_the_spinlock_only_under_heavy_contention() {
                 .find(|l| l["name"] == "d_lock")
                 .unwrap();
             assert_eq!(lock["acquisitions"].as_u64().unwrap(), fallbacks);
-            assert_eq!(
-                fallbacks > 0,
-                fallbacks_expected,
-                "{topology:?}: {fallbacks}"
-            );
+            if !fallbacks_expected {
+                assert_eq!(fallbacks, 0, "{topology:?}: {fallbacks}");
+            }
+            any |= fallbacks > 0;
         }
+        assert_eq!(any, fallbacks_expected, "{topology:?}");
     }
 }
 
