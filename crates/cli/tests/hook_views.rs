@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{dir, refused, run_example, scenario, smpsim, stderr};
+use common::{dir, refused_at, run_example, scenario, smpsim, stderr, At};
 use serde_json::Value;
 
 const OBJECTS: &str =
@@ -76,27 +76,7 @@ fn hook_view_mistakes_are_located_errors_without_a_result() {
         ),
     ] {
         let p = scenario(&d, "s.toml", &rest);
-        let text = std::fs::read_to_string(&p).unwrap();
-        let (line, col) = text
-            .lines()
-            .enumerate()
-            .find_map(|(i, l)| l.find(bad).map(|c| (i + 1, l[..c].chars().count() + 1)))
-            .unwrap();
-        let out = d.join("out.json");
-        let o = smpsim()
-            .arg("run")
-            .arg(&p)
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .unwrap();
-        refused(&o, says);
-        assert!(
-            stderr(&o).contains(&format!("s.toml:{line}:{col}: error")),
-            "{what}: expected s.toml:{line}:{col} in\n{}",
-            stderr(&o)
-        );
-        assert!(!out.exists(), "{what}: a result file was written");
+        refused_at(what, &p, At::Text(bad), says);
     }
 }
 

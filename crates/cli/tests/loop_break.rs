@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{dir, refused, scenario, smpsim, stderr};
+use common::{dir, refused_at, scenario, smpsim, stderr, At};
 use serde_json::Value;
 
 fn run(d: &std::path::Path, rest: &str) -> Value {
@@ -219,20 +219,7 @@ fn break_mistakes_are_located_errors_without_a_result() {
             .filter_map(|(i, l)| l.find(bad).map(|c| (i + 1, l[..c].chars().count() + 1)))
             .last()
             .unwrap();
-        let out = d.join("out.json");
-        let o = smpsim()
-            .arg("run")
-            .arg(&p)
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .unwrap();
-        refused(&o, says);
-        assert!(
-            stderr(&o).contains(&format!("s.toml:{line}:{col}: error")),
-            "{what}: expected s.toml:{line}:{col} in\n{}",
-            stderr(&o)
-        );
-        assert!(!out.exists(), "{what}: a refused run wrote its result");
+        // The last place `bad` stands (the break, not the loop it names).
+        refused_at(what, &p, At::LineCol(line, col), says);
     }
 }
