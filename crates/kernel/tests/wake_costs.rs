@@ -50,8 +50,10 @@ fn sys_of(r: &RunResult, prefix: &str) -> u64 {
         .sum()
 }
 
-/// (CPU time the waking context was charged, wakeups it issued).
-fn from_a_task(wakeup_ns: f64) -> (u64, u64) {
+/// A task on CPU 1 sleeping in `down()` on a semaphore, and the waking
+/// context `waker` adds to `up()` it: the run, whose `woken` counter
+/// counts the wakeups.
+fn a_sleeper_woken_by(wakeup_ns: f64, waker: impl FnOnce(&mut Spec, ObjRef)) -> RunResult {
     let mut s = base(wakeup_ns);
     s.objects.push(ObjectDecl {
         name: "sem".into(),
@@ -70,16 +72,23 @@ fn from_a_task(wakeup_ns: f64) -> (u64, u64) {
         Policy::Normal,
         vec![Op::Locking(LockingOp::Down(sem.clone())), Op::Count(woken)],
     );
-    // WAKES up()s 200 us apart, the first once the waiter sleeps, then
-    // exit: the same number of wakeups whatever a wakeup costs.
-    let mut ops = Vec::new();
-    for _ in 0..WAKES {
-        ops.push(Op::Work(Dist::Const(200_000)));
-        ops.push(Op::Locking(LockingOp::Up(sem.clone())));
-    }
-    ops.push(Op::Exit);
-    task_group(&mut s, "waker", vec![0], Policy::Normal, 99, ops);
-    let r = simulate(&s);
+    waker(&mut s, sem);
+    simulate(&s)
+}
+
+/// (CPU time the waking context was charged, wakeups it issued).
+fn from_a_task(wakeup_ns: f64) -> (u64, u64) {
+    let r = a_sleeper_woken_by(wakeup_ns, |s, sem| {
+        // WAKES up()s 200 us apart, the first once the waiter sleeps, then
+        // exit: the same number of wakeups whatever a wakeup costs.
+        let mut ops = Vec::new();
+        for _ in 0..WAKES {
+            ops.push(Op::Work(Dist::Const(200_000)));
+            ops.push(Op::Locking(LockingOp::Up(sem.clone())));
+        }
+        ops.push(Op::Exit);
+        task_group(s, "waker", vec![0], Policy::Normal, 99, ops);
+    });
     (sys_of(&r, "waker"), r.counter("woken").unwrap().count)
 }
 
@@ -87,37 +96,20 @@ fn from_a_task(wakeup_ns: f64) -> (u64, u64) {
 /// at every tick of CPU 0 (busy, so its tick runs): (CPU 0's irq time,
 /// wakeups).
 fn from_a_hook(wakeup_ns: f64) -> (u64, u64) {
-    let mut s = base(wakeup_ns);
-    s.objects.push(ObjectDecl {
-        name: "sem".into(),
-        kind: ObjectKind::Semaphore { initial: 0 },
-        per_cpu: false,
+    let r = a_sleeper_woken_by(wakeup_ns, |s, sem| {
+        forever(
+            s,
+            "busy",
+            vec![0],
+            Policy::Normal,
+            vec![Op::Work(Dist::Const(100_000))],
+        );
+        s.hooks[HookEvent::SchedTick as usize] = Some(Program {
+            ops: vec![Op::Locking(LockingOp::Up(sem))],
+            slots: 0,
+            init: Vec::new(),
+        });
     });
-    let sem = ObjRef {
-        object: s.objects.len() as u32 - 1,
-        index: None,
-    };
-    let woken = counter(&mut s, "woken");
-    forever(
-        &mut s,
-        "waiter",
-        vec![1],
-        Policy::Normal,
-        vec![Op::Locking(LockingOp::Down(sem.clone())), Op::Count(woken)],
-    );
-    forever(
-        &mut s,
-        "busy",
-        vec![0],
-        Policy::Normal,
-        vec![Op::Work(Dist::Const(100_000))],
-    );
-    s.hooks[HookEvent::SchedTick as usize] = Some(Program {
-        ops: vec![Op::Locking(LockingOp::Up(sem))],
-        slots: 0,
-        init: Vec::new(),
-    });
-    let r = simulate(&s);
     (r.cpus[0].times.irq, r.counter("woken").unwrap().count)
 }
 
