@@ -5,21 +5,15 @@
 
 mod common;
 
-use common::{run_example, smpsim, stderr};
-use serde_json::Value;
+use common::{run_example, run_example_with, smpsim, stderr};
 
 /// The `gets` done and the failed attempts on `d_lockref` of each
 /// variant of the lockref example on `cpus` CPUs.
 fn lockref(cpus: u32) -> Vec<(String, u64, u64)> {
-    let out = smpsim()
-        .arg("run")
-        .arg(common::repo("scenarios/examples/lockref-loop.toml"))
-        .args(["--set", &format!("machine.topology.cores_per_llc={cpus}")])
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_example_with(
+        "scenarios/examples/lockref-loop.toml",
+        &["--set", &format!("machine.topology.cores_per_llc={cpus}")],
+    );
     v["variants"]
         .as_array()
         .unwrap()

@@ -6,20 +6,12 @@
 
 mod common;
 
-use common::{repo, smpsim, stderr};
-use serde_json::Value;
+use common::{repo, run_example_with, smpsim, stderr};
 
 /// (variant, within node, across nodes) of the numa-osq example's
 /// `big_lock`.
 fn passes() -> Vec<(String, u64, u64)> {
-    let out = smpsim()
-        .arg("run")
-        .arg(repo("scenarios/examples/numa-osq.toml"))
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_example_with("scenarios/examples/numa-osq.toml", &[]);
     v["variants"]
         .as_array()
         .unwrap()

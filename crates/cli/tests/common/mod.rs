@@ -186,11 +186,24 @@ pub fn lock_row<'a>(variant: &'a serde_json::Value, name: &str) -> &'a serde_jso
 /// Runs the shipped scenario `path` for `duration` after `warmup` and
 /// returns its JSON result (exit status 0 asserted).
 pub fn run_example(path: &str, duration: &str, warmup: &str) -> serde_json::Value {
+    run_example_with(
+        path,
+        &[
+            "--set",
+            &format!("scenario.duration={duration}"),
+            "--set",
+            &format!("scenario.warmup={warmup}"),
+        ],
+    )
+}
+
+/// Runs the shipped scenario `path` with `args` (`--set` overrides, say)
+/// and returns its JSON result (exit status 0 asserted).
+pub fn run_example_with(path: &str, args: &[&str]) -> serde_json::Value {
     let out = smpsim()
         .args(["run"])
         .arg(repo(path))
-        .args(["--set", &format!("scenario.duration={duration}")])
-        .args(["--set", &format!("scenario.warmup={warmup}")])
+        .args(args)
         .args(["--format", "json"])
         .output()
         .unwrap();
