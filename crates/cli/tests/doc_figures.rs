@@ -43,332 +43,68 @@ struct Figure {
     scale: f64,
 }
 
-const fn fig(
-    doc: &'static str,
-    quoted: &'static str,
-    number: &'static str,
-    run: Run,
-    case: &'static str,
-    metric: &'static str,
-    scale: f64,
-) -> Figure {
-    Figure {
-        doc,
-        quoted,
-        number,
-        run,
-        case,
-        metric,
-        scale,
-    }
+/// The registered figures, one a line:
+/// `doc, run, case, metric [* scale], number, quoted`: the doc quotes
+/// `number` in the text `quoted`, and it is the `metric` of `case` in
+/// that `reproduce` run, times `scale` (units, sign) if given.
+macro_rules! figures {
+    ($($doc:expr, $run:ident, $case:literal, $metric:literal $(* $scale:literal)?, $number:literal, $quoted:literal;)*) => {
+        &[$(Figure {
+            doc: $doc,
+            quoted: $quoted,
+            number: $number,
+            run: Run::$run,
+            case: $case,
+            metric: $metric,
+            scale: 1.0 $(* $scale)?,
+        }),*]
+    };
 }
 
 const README: &str = "README.md";
 const MEMBARRIER: &str = "docs/membarrier-percpu.md";
+const IPI_PREEMPT: &str = "docs/ipi-preempt.md";
+const SLOW_MUTEX: &str = "docs/slow-mutex.md";
 
-const FIGURES: &[Figure] = &[
+const FIGURES: &[Figure] = figures! {
     // README, seed reproductions table.
-    fig(
-        README,
-        "| 241.4x (2 s); sentinel max 1.5 ms |",
-        "241.4",
-        Run::Full,
-        "membarrier-percpu",
-        "throughput_ratio",
-        1.0,
-    ),
-    fig(
-        README,
-        "| 241.4x (2 s); sentinel max 1.5 ms |",
-        "1.5",
-        Run::Full,
-        "membarrier-percpu",
-        "sentinel_max_latency_ms_after",
-        1.0,
-    ),
-    fig(
-        README,
-        "| sys 2.743 / 0.458 s,",
-        "2.743",
-        Run::Full,
-        "slow-mutex",
-        "sys_per_reader_s_spin",
-        1.0,
-    ),
-    fig(
-        README,
-        "| sys 2.743 / 0.458 s,",
-        "0.458",
-        Run::Full,
-        "slow-mutex",
-        "sys_per_reader_s_nospin",
-        1.0,
-    ),
-    fig(
-        README,
-        "real 2.744 / 2.746 s, one reader 0.458 s |",
-        "2.744",
-        Run::Full,
-        "slow-mutex",
-        "wall_s_spin",
-        1.0,
-    ),
-    fig(
-        README,
-        "real 2.744 / 2.746 s, one reader 0.458 s |",
-        "2.746",
-        Run::Full,
-        "slow-mutex",
-        "wall_s_nospin",
-        1.0,
-    ),
-    fig(
-        README,
-        "one reader 0.458 s |",
-        "0.458",
-        Run::Full,
-        "slow-mutex",
-        "single_reader_sys_s",
-        1.0,
-    ),
-    fig(
-        README,
-        "| 23,993,332 ns before,",
-        "23,993,332",
-        Run::Full,
-        "ipi-preempt",
-        "p99_max_preempt_off_ns_before",
-        1.0,
-    ),
-    fig(
-        README,
-        "2,136,903 ns after (-91.1%)",
-        "2,136,903",
-        Run::Full,
-        "ipi-preempt",
-        "p99_max_preempt_off_ns_after",
-        1.0,
-    ),
-    fig(
-        README,
-        "2,136,903 ns after (-91.1%)",
-        "91.1",
-        Run::Full,
-        "ipi-preempt",
-        "reduction_pct",
-        1.0,
-    ),
-    fig(
-        README,
-        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
-        "56.8",
-        Run::Full,
-        "hotplug-smt",
-        "smt1_baseline_s",
-        1.0,
-    ),
-    fig(
-        README,
-        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
-        "2.52",
-        Run::Full,
-        "hotplug-smt",
-        "smt1_expedited_s",
-        1.0,
-    ),
-    fig(
-        README,
-        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
-        "28.1",
-        Run::Full,
-        "hotplug-smt",
-        "smt8_baseline_s",
-        1.0,
-    ),
-    fig(
-        README,
-        "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;",
-        "0.64",
-        Run::Full,
-        "hotplug-smt",
-        "smt8_expedited_s",
-        1.0,
-    ),
-    fig(
-        README,
-        "batching: ratio 1.00 / 1.00 |",
-        "1.00",
-        Run::Full,
-        "hotplug-smt",
-        "smt1_batched_ratio",
-        1.0,
-    ),
-    fig(
-        README,
-        "| 4.14M/s and 93.9M/s (22.7x;",
-        "4.14",
-        Run::Full,
-        "lazy-tlb",
-        "switches_per_s_refcount",
-        1e-6,
-    ),
-    fig(
-        README,
-        "| 4.14M/s and 93.9M/s (22.7x;",
-        "93.9",
-        Run::Full,
-        "lazy-tlb",
-        "switches_per_s_shootdown",
-        1e-6,
-    ),
-    fig(
-        README,
-        "| 4.14M/s and 93.9M/s (22.7x;",
-        "22.7",
-        Run::Full,
-        "lazy-tlb",
-        "speedup",
-        1.0,
-    ),
+    README, Full, "membarrier-percpu", "throughput_ratio", "241.4", "| 241.4x (2 s); sentinel max 1.5 ms |";
+    README, Full, "membarrier-percpu", "sentinel_max_latency_ms_after", "1.5", "| 241.4x (2 s); sentinel max 1.5 ms |";
+    README, Full, "slow-mutex", "sys_per_reader_s_spin", "2.743", "| sys 2.743 / 0.458 s,";
+    README, Full, "slow-mutex", "sys_per_reader_s_nospin", "0.458", "| sys 2.743 / 0.458 s,";
+    README, Full, "slow-mutex", "wall_s_spin", "2.744", "real 2.744 / 2.746 s, one reader 0.458 s |";
+    README, Full, "slow-mutex", "wall_s_nospin", "2.746", "real 2.744 / 2.746 s, one reader 0.458 s |";
+    README, Full, "slow-mutex", "single_reader_sys_s", "0.458", "one reader 0.458 s |";
+    README, Full, "ipi-preempt", "p99_max_preempt_off_ns_before", "23,993,332", "| 23,993,332 ns before,";
+    README, Full, "ipi-preempt", "p99_max_preempt_off_ns_after", "2,136,903", "2,136,903 ns after (-91.1%)";
+    README, Full, "ipi-preempt", "reduction_pct", "91.1", "2,136,903 ns after (-91.1%)";
+    README, Full, "hotplug-smt", "smt1_baseline_s", "56.8", "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;";
+    README, Full, "hotplug-smt", "smt1_expedited_s", "2.52", "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;";
+    README, Full, "hotplug-smt", "smt8_baseline_s", "28.1", "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;";
+    README, Full, "hotplug-smt", "smt8_expedited_s", "0.64", "| 56.8 s -> 2.52 s, 28.1 s -> 0.64 s;";
+    README, Full, "hotplug-smt", "smt1_batched_ratio", "1.00", "batching: ratio 1.00 / 1.00 |";
+    README, Full, "lazy-tlb", "switches_per_s_refcount" * 1e-6, "4.14", "| 4.14M/s and 93.9M/s (22.7x;";
+    README, Full, "lazy-tlb", "switches_per_s_shootdown" * 1e-6, "93.9", "| 4.14M/s and 93.9M/s (22.7x;";
+    README, Full, "lazy-tlb", "speedup", "22.7", "| 4.14M/s and 93.9M/s (22.7x;";
     // README, "How to read a band": the quick run's text.
-    fig(
-        README,
-        "membarrier-percpu throughput_ratio: 248.7 [",
-        "248.7",
-        Run::Quick,
-        "membarrier-percpu",
-        "throughput_ratio",
-        1.0,
-    ),
+    README, Quick, "membarrier-percpu", "throughput_ratio", "248.7", "membarrier-percpu throughput_ratio: 248.7 [";
     // docs/membarrier-percpu.md, its result table.
-    fig(
-        MEMBARRIER,
-        "| `throughput_ratio` (after / before) | ~200 | **241.4** |",
-        "241.4",
-        Run::Full,
-        "membarrier-percpu",
-        "throughput_ratio",
-        1.0,
-    ),
-    fig(
-        MEMBARRIER,
-        "| `sentinel_max_latency_ms_after` | <= 50 (test criterion) | 1.5 | 0.004 |",
-        "1.5",
-        Run::Full,
-        "membarrier-percpu",
-        "sentinel_max_latency_ms_after",
-        1.0,
-    ),
-    fig(
-        MEMBARRIER,
-        "full 241.4, quick 248.7",
-        "248.7",
-        Run::Quick,
-        "membarrier-percpu",
-        "throughput_ratio",
-        1.0,
-    ),
-    fig(
-        MEMBARRIER,
-        "full 241.4, quick 248.7",
-        "241.4",
-        Run::Full,
-        "membarrier-percpu",
-        "throughput_ratio",
-        1.0,
-    ),
-    fig(
-        MEMBARRIER,
-        "| 1.5 | 0.004 |",
-        "0.004",
-        Run::Quick,
-        "membarrier-percpu",
-        "sentinel_max_latency_ms_after",
-        1.0,
-    ),
-    fig(
-        MEMBARRIER,
-        "| 0.002 | information |",
-        "0.002",
-        Run::Quick,
-        "membarrier-percpu",
-        "sentinel_max_latency_ms_before",
-        1.0,
-    ),
-    fig(
-        MEMBARRIER,
-        "| (none) | 1.5 | 0.002 |",
-        "1.5",
-        Run::Full,
-        "membarrier-percpu",
-        "sentinel_max_latency_ms_before",
-        1.0,
-    ),
+    MEMBARRIER, Full, "membarrier-percpu", "throughput_ratio", "241.4", "| `throughput_ratio` (after / before) | ~200 | **241.4** |";
+    MEMBARRIER, Full, "membarrier-percpu", "sentinel_max_latency_ms_after", "1.5", "| `sentinel_max_latency_ms_after` | <= 50 (test criterion) | 1.5 | 0.004 |";
+    MEMBARRIER, Quick, "membarrier-percpu", "throughput_ratio", "248.7", "full 241.4, quick 248.7";
+    MEMBARRIER, Full, "membarrier-percpu", "throughput_ratio", "241.4", "full 241.4, quick 248.7";
+    MEMBARRIER, Quick, "membarrier-percpu", "sentinel_max_latency_ms_after", "0.004", "| 1.5 | 0.004 |";
+    MEMBARRIER, Quick, "membarrier-percpu", "sentinel_max_latency_ms_before", "0.002", "| 0.002 | information |";
+    MEMBARRIER, Full, "membarrier-percpu", "sentinel_max_latency_ms_before", "1.5", "| (none) | 1.5 | 0.002 |";
     // docs/ipi-preempt.md, its result table (full and quick columns).
-    fig(
-        "docs/ipi-preempt.md",
-        "| 16,723,307 | 23,993,332 | 1.43 | 18,629,610 |",
-        "23,993,332",
-        Run::Full,
-        "ipi-preempt",
-        "p99_max_preempt_off_ns_before",
-        1.0,
-    ),
-    fig(
-        "docs/ipi-preempt.md",
-        "| 16,723,307 | 23,993,332 | 1.43 | 18,629,610 |",
-        "18,629,610",
-        Run::Quick,
-        "ipi-preempt",
-        "p99_max_preempt_off_ns_before",
-        1.0,
-    ),
-    fig(
-        "docs/ipi-preempt.md",
-        "| 1,556,034 | 2,136,903 | 1.37 | 3,963,932 |",
-        "2,136,903",
-        Run::Full,
-        "ipi-preempt",
-        "p99_max_preempt_off_ns_after",
-        1.0,
-    ),
-    fig(
-        "docs/ipi-preempt.md",
-        "| 1,556,034 | 2,136,903 | 1.37 | 3,963,932 |",
-        "3,963,932",
-        Run::Quick,
-        "ipi-preempt",
-        "p99_max_preempt_off_ns_after",
-        1.0,
-    ),
-    fig(
-        "docs/ipi-preempt.md",
-        "| 90.7 | 91.1 | +0.4 points | 78.7 |",
-        "91.1",
-        Run::Full,
-        "ipi-preempt",
-        "reduction_pct",
-        1.0,
-    ),
-    fig(
-        "docs/ipi-preempt.md",
-        "| 90.7 | 91.1 | +0.4 points | 78.7 |",
-        "78.7",
-        Run::Quick,
-        "ipi-preempt",
-        "reduction_pct",
-        1.0,
-    ),
-    fig(
-        "docs/slow-mutex.md",
-        "| `wall_s_nospin` | ~2.79 | 2.746 |",
-        "2.746",
-        Run::Full,
-        "slow-mutex",
-        "wall_s_nospin",
-        1.0,
-    ),
-];
+    IPI_PREEMPT, Full, "ipi-preempt", "p99_max_preempt_off_ns_before", "23,993,332", "| 16,723,307 | 23,993,332 | 1.43 | 18,629,610 |";
+    IPI_PREEMPT, Quick, "ipi-preempt", "p99_max_preempt_off_ns_before", "18,629,610", "| 16,723,307 | 23,993,332 | 1.43 | 18,629,610 |";
+    IPI_PREEMPT, Full, "ipi-preempt", "p99_max_preempt_off_ns_after", "2,136,903", "| 1,556,034 | 2,136,903 | 1.37 | 3,963,932 |";
+    IPI_PREEMPT, Quick, "ipi-preempt", "p99_max_preempt_off_ns_after", "3,963,932", "| 1,556,034 | 2,136,903 | 1.37 | 3,963,932 |";
+    IPI_PREEMPT, Full, "ipi-preempt", "reduction_pct", "91.1", "| 90.7 | 91.1 | +0.4 points | 78.7 |";
+    IPI_PREEMPT, Quick, "ipi-preempt", "reduction_pct", "78.7", "| 90.7 | 91.1 | +0.4 points | 78.7 |";
+    SLOW_MUTEX, Full, "slow-mutex", "wall_s_nospin", "2.746", "| `wall_s_nospin` | ~2.79 | 2.746 |";
+};
 
 fn doc(path: &str) -> String {
     std::fs::read_to_string(repo(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
