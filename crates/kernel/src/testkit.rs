@@ -159,6 +159,19 @@ pub fn sleep_for(ns: u64) -> Op {
     }
 }
 
+/// `call_rcu()` of a callback costing a constant `func` ns, `lazy` or
+/// not, inside a syscall (a task queues callbacks in the kernel).
+pub fn call_rcu_in_syscall(func: u64, lazy: bool) -> Vec<Op> {
+    vec![
+        Op::SyscallEnter,
+        Op::Rcu(RcuOp::CallRcu {
+            func: Dist::Const(func),
+            lazy,
+        }),
+        Op::SyscallExit,
+    ]
+}
+
 /// A cross-CPU function costing `cost` ns, one unit, with no handler
 /// program.
 pub fn call_func(cost: u64) -> CallFunc {

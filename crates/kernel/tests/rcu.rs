@@ -18,10 +18,7 @@ fn timed(s: &mut Spec, name: &str, cpu: u32, op: Op, pause: u64) {
             Op::Mark(0),
             op,
             Op::RecordSince { hist: h, slot: 0 },
-            Op::Sleep {
-                dist: Dist::Const(pause),
-                overshoot: None,
-            },
+            sleep_for(pause),
         ],
         1,
     );
@@ -43,10 +40,7 @@ fn a_grace_period_waits_for_a_read_side_critical_section() {
             Op::Work(Dist::Const(100 * MS)),
             Op::Preempt(PreemptOp::PreemptEnable),
             Op::SyscallExit,
-            Op::Sleep {
-                dist: Dist::Const(50 * MS),
-                overshoot: None,
-            },
+            sleep_for(50 * MS),
         ],
         0,
     );
@@ -142,10 +136,7 @@ fn rcu_sync_lets_a_closely_following_writer_skip_the_grace_period() {
         },
         Op::Locking(LockingOp::CpusWriteUnlock),
         // Long after: back to GP_IDLE, a grace period again.
-        Op::Sleep {
-            dist: Dist::Const(200 * MS),
-            overshoot: None,
-        },
+        sleep_for(200 * MS),
         Op::Mark(0),
         Op::Locking(LockingOp::CpusWriteLock),
         Op::RecordSince {
@@ -153,10 +144,7 @@ fn rcu_sync_lets_a_closely_following_writer_skip_the_grace_period() {
             slot: 0,
         },
         Op::Locking(LockingOp::CpusWriteUnlock),
-        Op::Sleep {
-            dist: Dist::Const(200 * MS),
-            overshoot: None,
-        },
+        sleep_for(200 * MS),
     ];
     group(&mut s, "writer", vec![0], Policy::Normal, ops, 1);
     let r = simulate(&s);
@@ -183,20 +171,11 @@ fn readers_block_while_a_writer_holds_cpu_hotplug_lock() {
         vec![0],
         Policy::Normal,
         vec![
-            Op::Sleep {
-                dist: Dist::Const(10 * MS),
-                overshoot: None,
-            },
+            sleep_for(10 * MS),
             Op::Locking(LockingOp::CpusWriteLock),
-            Op::Sleep {
-                dist: Dist::Const(50 * MS),
-                overshoot: None,
-            },
+            sleep_for(50 * MS),
             Op::Locking(LockingOp::CpusWriteUnlock),
-            Op::Sleep {
-                dist: Dist::Const(1000 * MS),
-                overshoot: None,
-            },
+            sleep_for(1000 * MS),
         ],
         0,
     );
@@ -224,10 +203,7 @@ fn a_reader_blocked_past_120_s_is_a_hung_task() {
         Policy::Normal,
         vec![
             Op::Locking(LockingOp::CpusWriteLock),
-            Op::Sleep {
-                dist: Dist::Const(130_000 * MS),
-                overshoot: None,
-            },
+            sleep_for(130_000 * MS),
             Op::Locking(LockingOp::CpusWriteUnlock),
             Op::Exit,
         ],
@@ -238,10 +214,7 @@ fn a_reader_blocked_past_120_s_is_a_hung_task() {
         vec![1],
         Policy::Normal,
         vec![
-            Op::Sleep {
-                dist: Dist::Const(1_000 * MS),
-                overshoot: None,
-            },
+            sleep_for(1_000 * MS),
             Op::Locking(LockingOp::CpusReadLock),
             Op::Locking(LockingOp::CpusReadUnlock),
             Op::Exit,
@@ -337,13 +310,7 @@ fn a_busy_gp_kthread_cpu_delays_the_grace_period() {
                 "hog",
                 vec![0],
                 Policy::Fifo(10),
-                vec![
-                    Op::Work(Dist::Const(40 * MS)),
-                    Op::Sleep {
-                        dist: Dist::Const(10 * MS),
-                        overshoot: None,
-                    },
-                ],
+                vec![Op::Work(Dist::Const(40 * MS)), sleep_for(10 * MS)],
                 0,
             );
         }
@@ -404,10 +371,7 @@ fn a_grace_period_ending_under_a_reader_is_reported() {
         let mut s = spec(flat_machine(2), 200 * MS);
         // Longer than a grace period (about 8 ms here).
         let inside = if sleeps {
-            Op::Sleep {
-                dist: Dist::Const(20 * MS),
-                overshoot: None,
-            }
+            sleep_for(20 * MS)
         } else {
             Op::Work(Dist::Const(20 * MS))
         };
@@ -422,10 +386,7 @@ fn a_grace_period_ending_under_a_reader_is_reported() {
                 inside,
                 Op::Rcu(RcuOp::RcuReadUnlock),
                 Op::SyscallExit,
-                Op::Sleep {
-                    dist: Dist::Const(MS),
-                    overshoot: None,
-                },
+                sleep_for(MS),
             ],
             0,
         );
@@ -536,15 +497,11 @@ fn callback_flood(nocbs: bool) -> RunResult {
         "w",
         vec![0, 1, 2, 3],
         Policy::Normal,
-        vec![
-            Op::Work(Dist::Const(20 * US)),
-            Op::SyscallEnter,
-            Op::Rcu(RcuOp::CallRcu {
-                func: Dist::Const(3 * US),
-                lazy: true,
-            }),
-            Op::SyscallExit,
-        ],
+        [
+            vec![Op::Work(Dist::Const(20 * US))],
+            call_rcu_in_syscall(3 * US, true),
+        ]
+        .concat(),
         1,
     );
     simulate(&s)

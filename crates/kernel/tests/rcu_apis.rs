@@ -30,10 +30,7 @@ fn freer(s: &mut Spec, cpus: Vec<u32>, n: i64, bytes: i64, think: u64) {
     ops.push(Op::Work(Dist::Const(think)));
     ops.extend(kfree(bytes));
     ops.push(Op::LoopBack { slot: 1, target: 1 });
-    ops.push(Op::Sleep {
-        dist: Dist::Const(1_000_000 * MS),
-        overshoot: None,
-    });
+    ops.push(sleep_for(1_000_000 * MS));
     group(s, "freer", cpus, Policy::Normal, ops, 2);
 }
 
@@ -170,10 +167,7 @@ fn a_polled_state_is_done_only_after_a_full_grace_period() {
         },
         Op::SyscallExit,
         Op::Count(rounds),
-        Op::Sleep {
-            dist: Dist::Const(3 * MS),
-            overshoot: None,
-        },
+        sleep_for(3 * MS),
     ];
     group(&mut s, "poller", vec![0], Policy::Normal, ops, 2);
     // Other CPUs keep grace periods going with callbacks.
@@ -182,15 +176,11 @@ fn a_polled_state_is_done_only_after_a_full_grace_period() {
         "caller",
         vec![1, 2, 3],
         Policy::Normal,
-        vec![
-            Op::Work(Dist::Exp { mean: 50 * US }),
-            Op::SyscallEnter,
-            Op::Rcu(RcuOp::CallRcu {
-                func: Dist::Const(US),
-                lazy: false,
-            }),
-            Op::SyscallExit,
-        ],
+        [
+            vec![Op::Work(Dist::Exp { mean: 50 * US })],
+            call_rcu_in_syscall(US, false),
+        ]
+        .concat(),
         1,
     );
     let r = simulate(&s);
