@@ -291,7 +291,7 @@ fn two_lines(
         return Err(Diag::new(
             line.span(),
             format!(
-                "two line names put an rwsem's `count` and its `wait_lock` on two lines; a `{type_name}` sits on one line in the model"
+                "two line names put an rwsem's `count` and its `wait_lock` on two lines; `{type_name}` objects sit on one line in the model"
             ),
         )
         .help("give one name: `line = \"NAME\"`"));
