@@ -407,6 +407,11 @@ pub struct Layout {
     /// lock, the rest atomics). Per-CPU objects on a line share it per
     /// CPU: instance i of each on one line.
     pub lines: Vec<Vec<u32>>,
+    /// Rwsems that straddle two lines (`line = ["a", "b"]`): the rwsem,
+    /// and the atomics beside its second line (`wait_lock` and
+    /// `wait_list`'s). Its first line (`count`, `owner`, `osq`) is in
+    /// `lines` like any lock's when atomics share it.
+    pub split: Vec<(u32, Vec<u32>)>,
     /// Per-CPU atomics packed `n` instances to a line: (object, n).
     pub packed: Vec<(u32, u32)>,
     /// Object arrays (`count = N` in `[objects]`): (first element, N),

@@ -11,7 +11,7 @@ use crate::duration::{parse_duration, MachineCosts};
 use crate::error::{list, DResult, Diag, Sources, StrErr};
 use crate::object_type::ObjectType;
 use crate::ops::{split_lockref, ObjEntry};
-use crate::raw::{Entries, RawObject, RawSleeper, S};
+use crate::raw::{Entries, RawLine, RawObject, RawSleeper, S};
 
 /// The declared objects: what the kernel gets, and every name (aliases
 /// too) for compiling code against.
@@ -92,12 +92,30 @@ pub(crate) fn declare(
         out.entries.insert(n.clone(), entry);
     }
     check_aliases(srcs, &out.entries, &out.names)?;
+    let straddling: Vec<u32> = lines
+        .iter()
+        .flat_map(|(_, objs)| objs.iter())
+        .filter(|&&(_, on)| on == OnLine::WaitLock)
+        .map(|&(id, _)| id)
+        .collect();
     for (line, objs) in lines {
         if line.get_ref() == CSD_LINE {
             out.layout.csd_line = Some(csd_line(&line, &objs, &out)?);
             if objs.len() < 2 {
                 continue;
             }
+        }
+        // An rwsem's second line is the line of its `wait_lock`, alone or
+        // with atomics beside it.
+        if let Some(&(sem, _)) = objs.iter().find(|&&(_, on)| on == OnLine::WaitLock) {
+            let beside = objs.iter().map(|&(id, _)| id).filter(|&id| id != sem);
+            out.layout.split.push((sem, beside.collect()));
+            continue;
+        }
+        if objs.len() < 2 && straddling.contains(&objs[0].0) {
+            // The first line of an rwsem on two, with nothing else on it:
+            // the rwsem's own line, as without a layout.
+            continue;
         }
         if objs.len() < 2 {
             return Err(Diag::new(
@@ -112,7 +130,7 @@ pub(crate) fn declare(
         // The host (the object whose `Line` the others use) is the lock,
         // if there is one.
         let mut ids: Vec<u32> = objs.iter().map(|&(id, _)| id).collect();
-        if let Some(at) = objs.iter().position(|&(_, lock)| lock) {
+        if let Some(at) = objs.iter().position(|&(_, on)| on == OnLine::Lock) {
             let host = ids.remove(at);
             ids.insert(0, host);
         }
@@ -129,7 +147,7 @@ const CSD_LINE: &str = "csd_data";
 /// The per-CPU atomic whose instance i is on CPU i's `csd_data` line (the
 /// IPI model then makes its CSD traffic transactions on that line): the
 /// line's objects must be per-CPU, and one an atomic.
-fn csd_line(line: &S<String>, objs: &[(u32, bool)], out: &Objects) -> DResult<u32> {
+fn csd_line(line: &S<String>, objs: &[(u32, OnLine)], out: &Objects) -> DResult<u32> {
     if let Some(&(g, _)) = objs
         .iter()
         .find(|&&(id, _)| !out.decls[id as usize].per_cpu)
@@ -155,8 +173,20 @@ fn csd_line(line: &S<String>, objs: &[(u32, bool)], out: &Objects) -> DResult<u3
 }
 
 /// Each named line: its name where first used, and its objects (id,
-/// whether a lock) in declaration order.
-type NamedLines = Vec<(S<String>, Vec<(u32, bool)>)>;
+/// what of it is there) in declaration order.
+type NamedLines = Vec<(S<String>, Vec<(u32, OnLine)>)>;
+
+/// What of an object a named line holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OnLine {
+    /// An atomic (a field beside a lock).
+    Atomic,
+    /// A lock's word (all of it, or an rwsem's `count`, `owner` and
+    /// `osq` when it straddles two lines).
+    Lock,
+    /// The `wait_lock` and `wait_list` of an rwsem on two lines.
+    WaitLock,
+}
 
 /// An object's `line` and `stride`, checked and recorded.
 fn place(
@@ -206,32 +236,117 @@ fn place(
     let Some(line) = &o.line else {
         return Ok(());
     };
-    let lock = match kind {
-        ObjectKind::Atomic => false,
+    let names = match line.get_ref() {
+        RawLine::One(name) => vec![(
+            S::new(line.span(), name.clone()),
+            on_line(line, kind, type_name)?,
+        )],
+        RawLine::Many(names) => two_lines(line, names, kind, type_name)?,
+    };
+    for (line, on) in names {
+        add_to_line(&line, id, on, per_cpu, lines, out)?;
+    }
+    Ok(())
+}
+
+/// What of an object of `kind` a one-name `line` puts on that line, or
+/// why it cannot be placed.
+fn on_line(line: &S<RawLine>, kind: &ObjectKind, type_name: &str) -> DResult<OnLine> {
+    match kind {
+        ObjectKind::Atomic => Ok(OnLine::Atomic),
         ObjectKind::Spinlock { .. }
         | ObjectKind::Mutex { .. }
         | ObjectKind::Rwsem { .. }
         | ObjectKind::Semaphore { .. }
-        | ObjectKind::Seqcount => true,
-        ObjectKind::Sleeping { kind, .. } if kind.info().id != locking::percpu_rwsem::KIND.id => true,
-        ObjectKind::Sleeping { .. } => {
+        | ObjectKind::Seqcount => Ok(OnLine::Lock),
+        ObjectKind::Sleeping { kind, .. } if kind.info().id != locking::percpu_rwsem::KIND.id => {
+            Ok(OnLine::Lock)
+        }
+        ObjectKind::Sleeping { .. } => Err(Diag::new(
+            line.span(),
+            format!(
+                "a `{type_name}` has no lock word on a shared line in the model: its readers count per CPU and its writer waits for a grace period"
+            ),
+        )
+        .help("put its neighbours (atomics) on a line of their own, or model the word the patch moves as an `atomic` on `line`")),
+        _ => Err(Diag::new(
+            line.span(),
+            format!(
+                "a `{type_name}` cannot be placed on a shared line; locks (spinlock, rwlock, mutex, rt_mutex, rwsem, semaphore, seqcount) and atomics can"
+            ),
+        )),
+    }
+}
+
+/// `line = ["a", "b"]`: an rwsem across two lines, `count`, `owner` and
+/// `osq` on "a", `wait_lock` and `wait_list` on "b" (struct rw_semaphore,
+/// include/linux/rwsem.h, in that order).
+fn two_lines(
+    line: &S<RawLine>,
+    names: &[S<toml::Value>],
+    kind: &ObjectKind,
+    type_name: &str,
+) -> DResult<Vec<(S<String>, OnLine)>> {
+    if !matches!(kind, ObjectKind::Rwsem { .. }) {
+        return Err(Diag::new(
+            line.span(),
+            format!(
+                "two line names put an rwsem's `count` and its `wait_lock` on two lines; `{type_name}` objects sit on one line in the model"
+            ),
+        )
+        .help("give one name: `line = \"NAME\"`"));
+    }
+    if names.len() != 2 {
+        return Err(Diag::new(
+            line.span(),
+            format!(
+                "an rwsem on two lines takes exactly two names, `line = [\"COUNT_LINE\", \"WAIT_LOCK_LINE\"]`; this array has {}",
+                names.len()
+            ),
+        )
+        .help("the first line holds `count`, `owner` and `osq`, the second `wait_lock` and `wait_list`; one name (`line = \"NAME\"`) puts all of it on one line"));
+    }
+    let mut out = Vec::with_capacity(2);
+    for (name, on) in names.iter().zip([OnLine::Lock, OnLine::WaitLock]) {
+        let Some(text) = name.get_ref().as_str() else {
             return Err(Diag::new(
-                line.span(),
+                name.span(),
                 format!(
-                    "a `{type_name}` has no lock word on a shared line in the model: its readers count per CPU and its writer waits for a grace period"
+                    "a line is named by a string; `{}` is {}",
+                    name.get_ref(),
+                    match name.get_ref().type_str() {
+                        t @ ("integer" | "array") => format!("an {t}"),
+                        t => format!("a {t}"),
+                    }
                 ),
+            ));
+        };
+        if out
+            .iter()
+            .any(|(n, _): &(S<String>, OnLine)| n.get_ref() == text)
+        {
+            return Err(Diag::new(
+                name.span(),
+                format!("`{text}` names both of the rwsem's lines; the two names must differ"),
             )
-            .help("put its neighbours (atomics) on a line of their own, or model the word the patch moves as an `atomic` on `line`"))
+            .help("one name (`line = \"NAME\"`) puts the whole rwsem on one line"));
         }
-        _ => {
-            return Err(Diag::new(
-                line.span(),
-                format!(
-                    "a `{type_name}` cannot be placed on a shared line; locks (spinlock, rwlock, mutex, rt_mutex, rwsem, semaphore, seqcount) and atomics can"
-                ),
-            ))
-        }
-    };
+        out.push((S::new(name.span(), text.to_string()), on));
+    }
+    Ok(out)
+}
+
+/// Puts object `id` (`on`: what of it) on the named line `line`, checked
+/// against what the line already holds.
+fn add_to_line(
+    line: &S<String>,
+    id: u32,
+    on: OnLine,
+    per_cpu: bool,
+    lines: &mut NamedLines,
+    out: &Objects,
+) -> DResult<()> {
+    let lock = on != OnLine::Atomic;
     let at = match lines
         .iter()
         .position(|(l, _)| l.get_ref() == line.get_ref())
@@ -257,7 +372,7 @@ fn place(
         }
     }
     if lock {
-        if let Some(&(other, _)) = objs.iter().find(|&&(_, l)| l) {
+        if let Some(&(other, _)) = objs.iter().find(|&&(_, o)| o != OnLine::Atomic) {
             return Err(Diag::new(
                 line.span(),
                 format!(
@@ -268,7 +383,7 @@ fn place(
             ));
         }
     }
-    lines[at].1.push((id, lock));
+    lines[at].1.push((id, on));
     Ok(())
 }
 
@@ -292,9 +407,10 @@ fn array_len(o: &RawObject, declared: usize, max: u64) -> DResult<u32> {
         &o.per_cpu,
         "per-CPU too; declare one array, or one per-CPU object",
     )?;
-    if let Some(l) = o.line.as_ref().or(o.stride.as_ref()) {
+    let line_or_stride = o.line.as_ref().map(|l| l.span());
+    if let Some(span) = line_or_stride.or(o.stride.as_ref().map(|s| s.span())) {
         return Err(Diag::new(
-            l.span(),
+            span,
             "an object array's elements each have a line of their own; `line` and `stride` do not apply to it (yet)",
         ));
     }

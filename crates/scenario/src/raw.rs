@@ -97,6 +97,38 @@ impl<'de> Deserialize<'de> for RawCpus {
     }
 }
 
+/// An object's `line`: one name, or an array (an rwsem across two lines;
+/// its length and elements are checked in `objects.rs`, where they are
+/// located).
+#[derive(Debug)]
+pub(crate) enum RawLine {
+    One(String),
+    Many(Vec<S<toml::Value>>),
+}
+
+impl<'de> Deserialize<'de> for RawLine {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V_;
+        impl<'de> Visitor<'de> for V_ {
+            type Value = RawLine;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a line name, or an array of two line names")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawLine, E> {
+                Ok(RawLine::One(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<RawLine, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = s.next_element()? {
+                    out.push(v);
+                }
+                Ok(RawLine::Many(out))
+            }
+        }
+        d.deserialize_any(V_)
+    }
+}
+
 /// `[hooks]`: event name -> its code as an op array.
 pub(crate) type RawHooks = Entries<S<Vec<S<RawOp>>>>;
 
@@ -203,8 +235,9 @@ pub(crate) struct RawObject {
     pub backoff: Option<S<bool>>,
     /// The `sleeper` option of the lock kinds that take it (`ttas`).
     pub sleeper: Option<S<RawSleeper>>,
-    /// The named cache line the object sits on, with the others naming it.
-    pub line: Option<S<String>>,
+    /// The named cache line the object sits on, with the others naming it
+    /// (two names: an rwsem straddling two lines).
+    pub line: Option<S<RawLine>>,
     /// A per-CPU array's layout: `"line"` (one element per line, the
     /// default) or `"packed"`.
     pub stride: Option<S<String>>,

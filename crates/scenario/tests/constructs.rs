@@ -357,3 +357,47 @@ fn the_unset_example_removes_the_line_and_the_task_group() {
         count(&s, "sections")
     );
 }
+
+// ---- an rwsem across two lines ---------------------------------------
+
+/// `line = ["a", "b"]` on an rwsem: the rwsem hosts line `a` (its
+/// `count`) with the atomic there, and its `wait_lock` line `b` with the
+/// atomic there; a single name keeps it whole on one line.
+#[test]
+fn an_rwsem_on_two_lines_hosts_both() {
+    let text = |line: &str| {
+        format!(
+            r#"[scenario]
+name = "t"
+duration = "1ms"
+[machine]
+preset = "generic-x86"
+[objects]
+sem = {{ type = "rwsem", line = {line} }}
+near_count = {{ type = "atomic", line = "a" }}
+near_wait = {{ type = "atomic", line = "b" }}
+[[tasks]]
+name = "w"
+per_cpu = 1
+code = '''
+    for (;;) {{ down_write(sem); atomic_inc(near_count); atomic_inc(near_wait); up_write(sem); work(1us); }}
+'''
+"#
+        )
+    };
+    let two = scenario(&text(r#"["a", "b"]"#)).compile(None, &[]).unwrap();
+    assert_eq!(two.layout.lines, vec![vec![0, 1]]);
+    assert_eq!(two.layout.split, vec![(0, vec![2])]);
+    smpsim_kernel::simulate(&two);
+    // Alone on both lines: still two lines (the split is the layout).
+    let alone = text(r#"["x", "y"]"#)
+        .replace("line = \"a\" ", "")
+        .replace("line = \"b\" ", "");
+    let alone = scenario(&alone).compile(None, &[]).unwrap();
+    assert!(alone.layout.lines.is_empty());
+    assert_eq!(alone.layout.split, vec![(0, vec![])]);
+    let one = text(r#""a""#).replace(r#"line = "b""#, r#"line = "a""#);
+    let one = scenario(&one).compile(None, &[]).unwrap();
+    assert_eq!(one.layout.lines, vec![vec![0, 1, 2]]);
+    assert!(one.layout.split.is_empty());
+}

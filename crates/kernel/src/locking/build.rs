@@ -77,8 +77,51 @@ pub fn objects(spec: &Spec, nr_cpus: u32) -> (Objects, Vec<LockStat>) {
             ..Default::default()
         });
     }
+    split(&mut o, spec, nr_cpus, &homes);
     place(&mut o, spec, nr_cpus);
     (o, stats)
+}
+
+/// Gives each rwsem that straddles two lines (`line = ["a", "b"]`) its
+/// `wait_lock` line, homed as its first, and points the atomics on that
+/// second line at it.
+fn split(o: &mut Objects, spec: &Spec, nr_cpus: u32, homes: &[u32]) {
+    use crate::locking::rwsem;
+    for (sem, beside) in &spec.layout.split {
+        let sem_decl = &spec.objects[*sem as usize];
+        assert!(
+            matches!(sem_decl.kind, ObjectKind::Rwsem { .. }),
+            "only an rwsem straddles two lines"
+        );
+        let n = if sem_decl.per_cpu { nr_cpus } else { 1 };
+        let base = o.first_instance(*sem);
+        for i in 0..n {
+            let home = if sem_decl.per_cpu {
+                homes[i as usize]
+            } else {
+                0
+            };
+            rwsem::split(
+                o,
+                base + i,
+                LineHome {
+                    nr_cpus: nr_cpus as usize,
+                    home,
+                },
+            );
+        }
+        for &obj in beside {
+            assert_eq!(
+                spec.objects[obj as usize].kind,
+                ObjectKind::Atomic,
+                "only atomics share a line's host"
+            );
+            let abase = o.first_instance(obj);
+            for i in 0..n {
+                o.place_atomic(abase + i, LineAt::Word(rwsem::wait_line_mut, base + i));
+            }
+        }
+    }
 }
 
 /// Points atomics placed on a shared line at that line's one `Line`
@@ -318,6 +361,38 @@ mod tests {
             assert_eq!((line.owner(), line.rmws), (3, 1), "{kind:?}");
         }
         assert!(sleeping_line(crate::locking::percpu_rwsem::KIND.id).is_none());
+    }
+
+    /// An rwsem on two lines: an atomic beside its first line writes
+    /// `count`'s line, one beside its second writes `wait_lock`'s, and
+    /// the two are apart.
+    #[test]
+    fn an_atomic_beside_each_line_of_a_split_rwsem_writes_that_line() {
+        use crate::locking::rwsem;
+        let m = preset_machine("generic-x86");
+        let nr = m.nr_cpus() as u32;
+        let cost = crate::costs::CostNs::new(&m);
+        let mut s = spec(m, 1);
+        s.objects.push(crate::spec::ObjectDecl {
+            name: "sem".into(),
+            kind: ObjectKind::Rwsem {
+                spin: true,
+                reader_spin: false,
+            },
+            per_cpu: false,
+        });
+        let a = atomic(&mut s, "a", false);
+        let b = atomic(&mut s, "b", false);
+        s.layout.lines = vec![vec![0, a]];
+        s.layout.split = vec![(0, vec![b])];
+        let (mut o, _) = objects(&s, nr);
+        o.atomic_line(o.first_instance(a)).rmw(&cost, 3, 0);
+        o.atomic_line(o.first_instance(b)).rmw(&cost, 2, 0);
+        let sem = o.first_instance(0);
+        let count = rwsem::line_mut(&mut o, sem);
+        assert_eq!((count.owner(), count.rmws), (3, 1));
+        let wait = rwsem::wait_line_mut(&mut o, sem);
+        assert_eq!((wait.owner(), wait.rmws), (2, 1));
     }
 
     /// A packed per-CPU array: 16 atomics to a line, instance i on the

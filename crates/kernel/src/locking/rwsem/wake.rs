@@ -1,7 +1,8 @@
 //! Waking an rwsem's waiters: `rwsem_wake()` and `rwsem_mark_wake()`
-//! (kernel/locking/rwsem.c), under `wait_lock`, on the rwsem's line.
+//! (kernel/locking/rwsem.c), under `wait_lock`: on the rwsem's line, or
+//! on `wait_lock`'s when the struct straddles two.
 
-use super::{table, RwsemOps, WakeType, MAX_READERS_WAKEUP};
+use super::{table, table_ref, RwsemOps, WakeType, MAX_READERS_WAKEUP};
 use crate::locking::LockingEnv;
 use crate::program::LockMode;
 use crate::task::*;
@@ -13,14 +14,21 @@ pub(crate) trait RwsemWake: LockingEnv {
     /// starting at `at`; returns when it is done.
     fn rwsem_wake(&mut self, c: u32, s: u32, wake: WakeType, at: Nanos) -> Nanos {
         let p = self.locking_parts();
-        let locked = table(&mut p.locking.objects).all[s as usize]
-            .line
+        let mut locked = table(&mut p.locking.objects).all[s as usize]
+            .wait_lock()
             .rmw(p.cost, c, at);
+        let readers = table_ref(&self.locking().objects).all[s as usize]
+            .readers
+            .len();
         let woken = self.rwsem_mark_wake(c, s, wake);
         let p = self.locking_parts();
-        let unlocked = table(&mut p.locking.objects).all[s as usize]
-            .line
-            .store(p.cost, c, locked);
+        let sem = &mut table(&mut p.locking.objects).all[s as usize];
+        if sem.readers.len() > readers {
+            // rwsem_mark_wake() granted readers: the atomic_long_add() of
+            // their bias to `count`, and `owner`.
+            locked = sem.count_under_wait_lock(p.cost, c, locked);
+        }
+        let unlocked = sem.wait_lock().store(p.cost, c, locked);
         unlocked + woken as u64 * self.cost().wakeup
     }
 
