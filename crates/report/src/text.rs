@@ -123,6 +123,7 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun], opts: &Options) 
     time1(&mut out, runs);
     lock_stat(&mut out, runs);
     switches(&mut out, runs);
+    ttwu_queue(&mut out, runs);
     rcu(&mut out, runs);
     engine(&mut out, runs);
     out
@@ -505,6 +506,21 @@ fn switches(out: &mut String, runs: &[VariantRun]) {
                 m.mms_freed
             );
         }
+    }
+}
+
+/// Remote wakeups queued on a wake list (`[kernel] ttwu_queue`).
+fn ttwu_queue(out: &mut String, runs: &[VariantRun]) {
+    for r in runs {
+        let Some(s) = r.result.ttwu_queue else {
+            continue;
+        };
+        let per_ipi = s.queued as f64 / s.ipis.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "ttwu_queue_wakelist [{}]: {} wakeups queued, {} IPIs ({per_ipi:.2} wakeups an IPI), {} activated by {} sched_ttwu_pending() runs",
+            r.variant, s.queued, s.ipis, s.activated, s.handler_runs
+        );
     }
 }
 
