@@ -515,10 +515,14 @@ fn ttwu_queue(out: &mut String, runs: &[VariantRun]) {
         let Some(s) = r.result.ttwu_queue else {
             continue;
         };
-        let per_ipi = s.queued as f64 / s.ipis.max(1) as f64;
+        // A polling idle target takes a flag write, not an IPI.
+        let per_ipi = match s.ipis {
+            0 => String::new(),
+            n => format!(" ({:.2} wakeups an IPI)", s.queued as f64 / n as f64),
+        };
         let _ = writeln!(
             out,
-            "ttwu_queue_wakelist [{}]: {} wakeups queued, {} IPIs ({per_ipi:.2} wakeups an IPI), {} activated by {} sched_ttwu_pending() runs",
+            "ttwu_queue_wakelist [{}]: {} wakeups queued, {} IPIs sent{per_ipi}, {} activated by {} sched_ttwu_pending() runs",
             r.variant, s.queued, s.ipis, s.activated, s.handler_runs
         );
     }
