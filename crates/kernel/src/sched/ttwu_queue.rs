@@ -55,6 +55,12 @@ impl TtwuQueueState {
 
 /// The wake list's verbs over the scheduler's env.
 pub(crate) trait TtwuQueueing<'s>: SchedEnv<'s> + Scheduler<'s> {
+    /// Whether what happens at `t` is in the measured part of the run
+    /// (past the warm-up, not past the end).
+    fn counted(&self, t: Nanos) -> bool {
+        self.metrics().measuring(t) && self.metrics().in_run(t)
+    }
+
     /// `ttwu_queue_cond()` for a wakeup on CPU `on` of a task placed on
     /// `target`: whether it goes on `target`'s wake list.
     fn ttwu_queue_cond(&self, on: u32, target: u32) -> bool {
@@ -82,7 +88,7 @@ pub(crate) trait TtwuQueueing<'s>: SchedEnv<'s> + Scheduler<'s> {
         let first = cpu.csd_queue.is_empty();
         cpu.csd_queue.push_back(crate::cpu::Csd::Ttwu { task: p });
         let mut cost = added - now;
-        let in_run = self.metrics().in_run(now);
+        let counted = self.counted(now);
         if first {
             // send_call_function_single_ipi(): a polling idle CPU only
             // sees its flag set (set_nr_if_polling()); others take an IPI.
@@ -94,11 +100,11 @@ pub(crate) trait TtwuQueueing<'s>: SchedEnv<'s> + Scheduler<'s> {
             let arrives = now + cost + self.wake_idle_latency(target, on);
             self.cpus_mut()[target as usize].polled_wake |= polled;
             self.at(arrives, Event::Smp(SmpEvent::Ipi { cpu: target }));
-            if in_run && !polled {
+            if counted && !polled {
                 self.sched_mut().ttwu.stats.ipis += 1;
             }
         }
-        if in_run {
+        if counted {
             self.sched_mut().ttwu.stats.queued += 1;
         }
         self.charge_hook(on, cost);
@@ -120,7 +126,7 @@ pub(crate) trait TtwuQueueing<'s>: SchedEnv<'s> + Scheduler<'s> {
             debug_assert_eq!(self.tasks()[p as usize].state, TaskState::Sleeping);
             self.ttwu_do_activate(p, c, c);
         }
-        if self.metrics().in_run(t) {
+        if self.counted(t) {
             let stats = &mut self.sched_mut().ttwu.stats;
             stats.activated += woken.len() as u64;
             stats.handler_runs += 1;
@@ -348,6 +354,24 @@ mod tests {
                 assert!(lock.acquisitions >= q.handler_runs, "{lock:?}");
                 assert_eq!(lock.contentions, 0, "only CPU 4 takes its rq lock");
             }
+        }
+    }
+
+    /// The counts are of the measured part of the run, as the CPU times
+    /// they are set against: a warm-up of half the run halves them.
+    #[test]
+    fn the_counts_leave_out_the_warm_up() {
+        let mut s = fan_in(TtwuQueue::Wakelist, false);
+        let whole = crate::simulate(&s).ttwu_queue.unwrap();
+        s.warmup = s.duration / 2;
+        let half = crate::simulate(&s).ttwu_queue.unwrap();
+        for (w, h) in [
+            (whole.queued, half.queued),
+            (whole.ipis, half.ipis),
+            (whole.activated, half.activated),
+            (whole.handler_runs, half.handler_runs),
+        ] {
+            assert!(h * 10 > w * 4 && h * 10 < w * 6, "{whole:?} vs {half:?}");
         }
     }
 
