@@ -41,6 +41,9 @@ pub enum Csd {
     RcuExp,
     /// `do_shoot_lazy_tlb()` for an mm being freed.
     ShootLazy { mm: u32 },
+    /// A wakee's `p->wake_entry` (`CSD_TYPE_TTWU`), queued by
+    /// `__ttwu_queue_wakelist()`: `sched_ttwu_pending()` activates it.
+    Ttwu { task: TaskId },
 }
 
 /// [`Csd::Sync::handler`] of a call whose function is only a cost.
@@ -250,6 +253,9 @@ pub struct Cpu {
     pub irq_pending: Vec<PendingIrq>,
     /// `call_single_queue`.
     pub csd_queue: VecDeque<Csd>,
+    /// Wakees the handler took off `call_single_queue`, for
+    /// `sched_ttwu_pending()` (`sched/ttwu_queue.rs`).
+    pub ttwu_pending: Vec<TaskId>,
     /// Throttled group runqueues waiting for `__cfsb_csd_unthrottle`.
     pub cfsb_list: Vec<u32>,
     pub rt: RtRq,
@@ -302,6 +308,7 @@ impl Cpu {
             // reserve here cost 608 bytes a CPU: 640 MB at 1,048,576 CPUs).
             irq_pending: Vec::new(),
             csd_queue: VecDeque::new(),
+            ttwu_pending: Vec::new(),
             cfsb_list: Vec::new(),
             rt: RtRq::default(),
             cfs: CfsRq::default(),

@@ -53,6 +53,13 @@
 //! - `idle_exit`: the idle task leaves for a task (`tick_nohz_idle_exit()`
 //!   before `schedule_idle()`): part of that switch, like `sched_switch`.
 //!   Spinlocks allowed.
+//! - `sched_ttwu_pending`: with `[kernel] ttwu_queue` set, in the IPI
+//!   handler of a CPU whose `call_single_queue` held wakees queued by
+//!   `ttwu_queue_wakelist()` (`sched/ttwu_queue.rs`), once per handler,
+//!   before their `ttwu_do_activate()`s: hardirq, IRQs off (charged as
+//!   irq). Spinlocks allowed (the CPU's own `rq->lock`, marked for lockdep
+//!   as taken in hardirq context); such a hook runs after the handler's
+//!   other hardirq work, and the activations after it.
 //! - `update_tg_load_avg`, `update_cfs_group`: per task group (cgroup),
 //!   see `sched/tg_load_avg.rs`.
 //!
@@ -100,6 +107,7 @@ pub fn locks_allowed(ev: usize) -> bool {
         HookEvent::TryToWakeUp,
         HookEvent::EnqueueTaskFair,
         HookEvent::SetTaskCpu,
+        HookEvent::SchedTtwuPending,
     ]
     .iter()
     .any(|e| *e as usize == ev)
@@ -638,18 +646,40 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
         self.hooks_mut().runs[c as usize] = Some(run);
     }
 
-    /// The tick's `sched_tick` hook takes locks: it runs from `t`, after
-    /// the handler's other hardirq work; the handler (and its softirqs, if
-    /// `softirq`) ends when it is done.
-    fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool) {
-        let program = self.hook(HookEvent::SchedTick).expect("a sched_tick hook");
+    /// A handler's hooks take locks: they run from `t`, after the
+    /// handler's other hardirq work: `sched_ttwu_pending` and then its
+    /// `ttwu_activate` of activations (if Some), the tick's `sched_tick`
+    /// (if `tick`); the handler (and its softirqs, if `softirq`) ends when
+    /// they are done.
+    fn start_irq_hook_run(
+        &mut self,
+        c: u32,
+        t: Nanos,
+        ttwu_activate: Option<Nanos>,
+        tick: bool,
+        softirq: bool,
+    ) {
         let mut steps = std::collections::VecDeque::new();
-        steps.push_back(Step::Hook {
-            ev: HookEvent::SchedTick,
-            program,
-            pc: 0,
-            subject: HookSubject::NONE,
-        });
+        if let Some(activate) = ttwu_activate {
+            if let Some(program) = self.hook(HookEvent::SchedTtwuPending) {
+                steps.push_back(Step::Hook {
+                    ev: HookEvent::SchedTtwuPending,
+                    program,
+                    pc: 0,
+                    subject: HookSubject::NONE,
+                });
+            }
+            steps.push_back(Step::Span(activate));
+        }
+        if tick {
+            let program = self.hook(HookEvent::SchedTick).expect("a sched_tick hook");
+            steps.push_back(Step::Hook {
+                ev: HookEvent::SchedTick,
+                program,
+                pc: 0,
+                subject: HookSubject::NONE,
+            });
+        }
         if softirq {
             steps.push_back(Step::Softirq);
         }
@@ -663,6 +693,11 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
         });
         self.install_run(c, run);
         self.drive_hook_run(c);
+    }
+
+    /// Whether the hook at `ev` takes locks.
+    fn hook_takes_locks(&self, ev: HookEvent) -> bool {
+        self.hooks().locking[ev as usize]
     }
 
     /// Whether the tick's `sched_tick` hook takes locks.

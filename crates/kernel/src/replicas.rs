@@ -80,6 +80,9 @@ pub fn merge(mut runs: Vec<RunResult>) -> RunResult {
         if let (Some(a), Some(b)) = (out.capacity.as_mut(), r.capacity) {
             a.add(&b);
         }
+        if let (Some(a), Some(b)) = (out.ttwu_queue.as_mut(), r.ttwu_queue) {
+            a.add(&b);
+        }
         if let (Some(a), Some(b)) = (out.rcu.as_mut(), r.rcu) {
             a.add(
                 &b,

@@ -35,6 +35,9 @@ pub struct RunResult {
     /// Grace periods, in runs that use RCU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rcu: Option<RcuStats>,
+    /// `ttwu_queue_wakelist()`, in runs with `[kernel] ttwu_queue` set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttwu_queue: Option<TtwuQueueStats>,
     /// `cpu.stat` of every bandwidth-limited cgroup.
     pub cfs_bandwidth: Vec<BandwidthStat>,
     pub findings: Vec<Finding>,
@@ -84,6 +87,37 @@ impl MachineStanding {
             contended_error: error,
             text: s.to_string(),
         }
+    }
+}
+
+/// Remote wakeups queued on the wakee CPU's wake list
+/// (`ttwu_queue_wakelist()`), over the measured part of the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TtwuQueueStats {
+    /// Wakeups queued on a wake list (`__ttwu_queue_wakelist()`).
+    pub queued: u64,
+    /// IPIs those sent (`llist_add()` found the queue empty and the
+    /// target was not a polling idle CPU).
+    pub ipis: u64,
+    /// Wakees activated by `sched_ttwu_pending()` on their CPU.
+    pub activated: u64,
+    /// Handler runs of `sched_ttwu_pending()` that activated some.
+    pub handler_runs: u64,
+}
+
+impl TtwuQueueStats {
+    /// Pools another replica's counts into these.
+    pub fn add(&mut self, o: &TtwuQueueStats) {
+        let TtwuQueueStats {
+            queued,
+            ipis,
+            activated,
+            handler_runs,
+        } = *o;
+        self.queued += queued;
+        self.ipis += ipis;
+        self.activated += activated;
+        self.handler_runs += handler_runs;
     }
 }
 

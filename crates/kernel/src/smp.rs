@@ -65,7 +65,15 @@ pub(crate) trait SmpEnv<'s>: CoreEnv + SchedVerbs {
     fn hook(&self, ev: crate::hooks::HookEvent) -> Option<&'s crate::program::Program>;
     fn run_hook(&mut self, c: u32, hook: &crate::program::Program, t: Nanos) -> Nanos;
     fn tick_hook_locks(&self) -> bool;
-    fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool);
+    fn start_irq_hook_run(
+        &mut self,
+        c: u32,
+        t: Nanos,
+        ttwu_activate: Option<Nanos>,
+        tick: bool,
+        softirq: bool,
+    );
+    fn sched_ttwu_pending(&mut self, c: u32, t: Nanos) -> (Nanos, Option<Nanos>);
     fn take_hook_debt(&mut self, c: u32) -> Nanos;
     fn hook_run_waiting(&self, c: u32) -> bool;
     fn drive_hook_run(&mut self, c: u32);
@@ -175,10 +183,13 @@ pub(crate) trait Smp<'s>: SmpEnv<'s> {
         if std::mem::take(&mut self.cpu_mut(c).ipi_pending) {
             t = self.flush_call_function_queue(c, t);
         }
+        // The wakees the flush took (sched/ttwu_queue.rs).
+        let (after, ttwu_run) = self.sched_ttwu_pending(c, t);
+        t = after;
         // Hooks the handler ran (a wakeup's enqueue_task_fair).
         t += self.take_hook_debt(c);
-        if tick_run {
-            self.start_tick_run(c, t, softirq);
+        if tick_run || ttwu_run.is_some() {
+            self.start_irq_hook_run(c, t, ttwu_run, tick_run, softirq);
             return;
         }
         // irq_exit(): the softirqs raised, after the hardirq work.
@@ -235,6 +246,8 @@ pub(crate) trait Smp<'s>: SmpEnv<'s> {
                     t += self.cost().tlb_flush_full;
                     self.shoot_lazy_tlb(c, mm);
                 }
+                // CSD_TYPE_TTWU: sched_ttwu_pending() after the flush.
+                Csd::Ttwu { task } => self.cpu_mut(c).ttwu_pending.push(task),
             }
         }
         if unthrottle {
@@ -252,6 +265,9 @@ pub(crate) trait Smp<'s>: SmpEnv<'s> {
             self.cpu_mut(c).ipi_pending = false;
             let now = self.now();
             self.flush_call_function_queue(c, now);
+            // Its wakees join its runqueue, which hotplug then empties
+            // (a locking sched_ttwu_pending hook is not run here).
+            self.sched_ttwu_pending(c, now);
         }
     }
 

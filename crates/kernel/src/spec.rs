@@ -124,6 +124,8 @@ pub struct Knobs {
     pub kfree_rcu_cost: Nanos,
     /// What freeing one object costs the kworker (`kfree_bulk()`).
     pub kfree_rcu_free_cost: Nanos,
+    /// How a wakeup of a task on another CPU is queued (`ttwu_queue()`).
+    pub ttwu_queue: TtwuQueue,
 }
 
 impl Default for Knobs {
@@ -185,8 +187,26 @@ impl Default for Knobs {
             // assumed: kfree_bulk() -> kmem_cache_free_bulk() per object,
             // about 30 ns (range 10 - 100 ns).
             kfree_rcu_free_cost: 30,
+            ttwu_queue: TtwuQueue::RqLock,
         }
     }
+}
+
+/// `ttwu_queue()` (kernel/sched/core.c): a wakeup enqueues the wakee
+/// from the waking CPU (under the wakee's rq lock, which the scenario's
+/// `try_to_wake_up` hook takes), or `ttwu_queue_wakelist()` queues it on
+/// the wakee CPU's `call_single_queue` and that CPU enqueues it in its IPI
+/// handler (`sched_ttwu_pending()`, the `sched_ttwu_pending` hook).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TtwuQueue {
+    /// Never the wake list (`NO_TTWU_QUEUE`): the waker enqueues.
+    #[default]
+    RqLock,
+    /// Every wakeup of a task whose CPU is another online CPU.
+    Wakelist,
+    /// `ttwu_queue_cond()`'s first test: only when the waking CPU and the
+    /// wakee's CPU share no LLC (`!cpus_share_cache()`).
+    CrossLlc,
 }
 
 /// A kernel object declared by the scenario.
@@ -464,10 +484,11 @@ pub enum HookEvent {
     UpdateTgLoadAvg = 7,
     UpdateCfsGroup = 8,
     TryToWakeUp = 9,
+    SchedTtwuPending = 10,
 }
 
 /// How many [`HookEvent`]s there are.
-pub const HOOK_EVENTS: usize = 10;
+pub const HOOK_EVENTS: usize = 11;
 
 /// Every event by its `[hooks]` name, in index order.
 pub const HOOK_NAMES: [&str; HOOK_EVENTS] = [
@@ -481,6 +502,7 @@ pub const HOOK_NAMES: [&str; HOOK_EVENTS] = [
     "update_tg_load_avg",
     "update_cfs_group",
     "try_to_wake_up",
+    "sched_ttwu_pending",
 ];
 
 /// The event a `[hooks]` key names.

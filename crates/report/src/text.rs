@@ -123,6 +123,7 @@ pub fn runs(scenario: &str, machine: &str, runs: &[VariantRun], opts: &Options) 
     time1(&mut out, runs);
     lock_stat(&mut out, runs);
     switches(&mut out, runs);
+    ttwu_queue(&mut out, runs);
     rcu(&mut out, runs);
     engine(&mut out, runs);
     out
@@ -505,6 +506,25 @@ fn switches(out: &mut String, runs: &[VariantRun]) {
                 m.mms_freed
             );
         }
+    }
+}
+
+/// Remote wakeups queued on a wake list (`[kernel] ttwu_queue`).
+fn ttwu_queue(out: &mut String, runs: &[VariantRun]) {
+    for r in runs {
+        let Some(s) = r.result.ttwu_queue else {
+            continue;
+        };
+        // A polling idle target takes a flag write, not an IPI.
+        let per_ipi = match s.ipis {
+            0 => String::new(),
+            n => format!(" ({:.2} wakeups an IPI)", s.queued as f64 / n as f64),
+        };
+        let _ = writeln!(
+            out,
+            "ttwu_queue_wakelist [{}]: {} wakeups queued, {} IPIs sent{per_ipi}, {} activated by {} sched_ttwu_pending() runs",
+            r.variant, s.queued, s.ipis, s.activated, s.handler_runs
+        );
     }
 }
 

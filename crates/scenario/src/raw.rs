@@ -213,6 +213,7 @@ pub(crate) struct RawKernel {
     pub kfree_drain_jiffies: Option<S<i64>>,
     pub kfree_rcu_cost: Option<S<String>>,
     pub kfree_rcu_free_cost: Option<S<String>>,
+    pub ttwu_queue: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -37,6 +37,10 @@ pub(crate) trait SchedEnv<'s>: CoreEnv {
     fn wake_idle_latency(&self, c: u32, from: u32) -> Nanos;
     /// Queues a cross-CPU call on `target` (`smp.rs`).
     fn queue_csd(&mut self, target: u32, csd: crate::cpu::Csd, at: Nanos, from: u32);
+    /// `llist_add()` (or `llist_del_all()`) by CPU `by` at `at` on CPU
+    /// `owner`'s `call_single_queue` head, a line of the coherence model
+    /// (`ttwu_queue.rs`): when it is done.
+    fn call_single_queue_add(&mut self, owner: u32, by: u32, at: Nanos) -> Nanos;
     /// A CPU event: its activity ends (the core's loop).
     fn on_cpu_event(&mut self, c: u32, gen: u32) -> smpsim_engine::Handled;
     /// A spinning task's spin ends (the interpreter).
@@ -76,6 +80,8 @@ pub(crate) trait SchedEnv<'s>: CoreEnv {
     ) -> Nanos;
     /// A wakeup's hook at `ev` about task `p` on CPU `on`, now (`hooks.rs`).
     fn wake_hook(&mut self, on: u32, ev: HookEvent, p: TaskId);
+    /// Whether the hook at `ev` takes spinlocks (`hooks.rs`).
+    fn hook_takes_locks(&self, ev: HookEvent) -> bool;
     /// Charges `d` of hook time to CPU `c`'s current context.
     fn charge_hook(&mut self, c: u32, d: Nanos);
     /// The hook time CPU `c` owes its next switch.

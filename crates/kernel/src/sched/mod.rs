@@ -14,6 +14,7 @@ pub mod cfs_bandwidth;
 mod env;
 pub(crate) mod preempt;
 pub mod tg_load_avg;
+pub(crate) mod ttwu_queue;
 
 pub(crate) use env::{SchedEnv, SchedParts};
 
@@ -25,6 +26,7 @@ pub(crate) mod prelude {
     pub(crate) use super::cfs_bandwidth::CfsBandwidth;
     pub(crate) use super::env::SchedEnv;
     pub(crate) use super::tg_load_avg::TgLoadAvg;
+    pub(crate) use super::ttwu_queue::TtwuQueueing;
     pub(crate) use super::Scheduler;
 }
 
@@ -80,6 +82,8 @@ pub(crate) struct Sched<'s> {
     /// the hooks' own state, kept here (not in `Kernel`, which keeps to
     /// its core) and changed only by `hooks.rs` through [`Sched::hooks_mut`].
     hooks: crate::hooks::HookState<'s>,
+    /// `ttwu_queue_wakelist()`'s lines and counts (`ttwu_queue.rs`).
+    pub(crate) ttwu: ttwu_queue::TtwuQueueState,
 }
 
 impl<'s> Sched<'s> {
@@ -107,6 +111,7 @@ impl<'s> Sched<'s> {
             booting: false,
             perturb: spec.perturb.as_ref().map(crate::check::Perturber::new),
             hooks: crate::hooks::HookState::new(spec, nr_cpus, nr_group_rqs),
+            ttwu: ttwu_queue::TtwuQueueState::new(spec.knobs.ttwu_queue, nr_cpus),
         }
     }
 
@@ -560,6 +565,22 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
         // try_to_wake_up(), once select_task_rq() has placed the task,
         // before ttwu_queue() (kernel/sched/core.c).
         self.wake_hook(on, crate::hooks::HookEvent::TryToWakeUp, t);
+        // ttwu_queue(): the wakee's CPU enqueues it, or this one does.
+        if !softirq && self.ttwu_queue_cond(on, c) {
+            self.ttwu_queue_wakelist(t, on, c);
+            return;
+        }
+        let from = if softirq && c == waker {
+            FROM_SOFTIRQ
+        } else {
+            waker
+        };
+        self.ttwu_do_activate(t, on, from);
+    }
+
+    /// `ttwu_do_activate()` on CPU `on` of task `t` (on its runqueue by
+    /// now): runnable, enqueued, and `wakeup_preempt()` as from `from`.
+    fn ttwu_do_activate(&mut self, t: TaskId, on: u32, from: u32) {
         self.set_state(t, TaskState::Runnable);
         self.tasks_mut()[t as usize].gen = self.tasks()[t as usize].gen.wrapping_add(1);
         self.enqueue_task(t);
@@ -573,11 +594,7 @@ pub(crate) trait Scheduler<'s>: SchedEnv<'s> {
             let d = self.run_group_hooks(on, t, site, self.now()) - self.now();
             self.charge_hook(on, d);
         }
-        let from = if softirq && c == waker {
-            FROM_SOFTIRQ
-        } else {
-            waker
-        };
+        let c = self.tasks()[t as usize].cpu;
         self.check_preempt_wakeup(c, t, from);
     }
 

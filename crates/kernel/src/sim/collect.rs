@@ -36,6 +36,8 @@ impl Kernel<'_> {
             mm: self.mm.stats(),
             capacity: self.cost.scales_work.then_some(self.sched.capacity_stats()),
             rcu: self.rcu.stats(),
+            ttwu_queue: (spec.knobs.ttwu_queue != crate::spec::TtwuQueue::RqLock)
+                .then_some(self.sched.ttwu.stats),
             perturbations: self
                 .sched
                 .perturb

@@ -152,8 +152,18 @@ impl<'s> SmpEnv<'s> for Kernel<'s> {
     fn tick_hook_locks(&self) -> bool {
         crate::hooks::Hooks::tick_hook_locks(self)
     }
-    fn start_tick_run(&mut self, c: u32, t: Nanos, softirq: bool) {
-        crate::hooks::Hooks::start_tick_run(self, c, t, softirq)
+    fn start_irq_hook_run(
+        &mut self,
+        c: u32,
+        t: Nanos,
+        ttwu_activate: Option<Nanos>,
+        tick: bool,
+        softirq: bool,
+    ) {
+        crate::hooks::Hooks::start_irq_hook_run(self, c, t, ttwu_activate, tick, softirq)
+    }
+    fn sched_ttwu_pending(&mut self, c: u32, t: Nanos) -> (Nanos, Option<Nanos>) {
+        Kernel::sched_ttwu_pending(self, c, t)
     }
     #[inline]
     fn take_hook_debt(&mut self, c: u32) -> Nanos {

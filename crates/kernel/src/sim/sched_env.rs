@@ -45,6 +45,9 @@ impl<'s> SchedEnv<'s> for Kernel<'s> {
     fn queue_csd(&mut self, target: u32, csd: Csd, at: Nanos, from: u32) {
         Kernel::queue_csd(self, target, csd, at, from)
     }
+    fn call_single_queue_add(&mut self, owner: u32, by: u32, at: Nanos) -> Nanos {
+        self.sched.ttwu.lines[owner as usize].rmw_void(&self.cost, by, at)
+    }
     fn on_cpu_event(&mut self, c: u32, gen: u32) -> Handled {
         Kernel::on_cpu_event(self, c, gen)
     }
@@ -93,6 +96,9 @@ impl<'s> SchedEnv<'s> for Kernel<'s> {
     }
     fn wake_hook(&mut self, on: u32, ev: HookEvent, p: TaskId) {
         crate::hooks::Hooks::wake_hook(self, on, ev, p)
+    }
+    fn hook_takes_locks(&self, ev: HookEvent) -> bool {
+        crate::hooks::Hooks::hook_takes_locks(self, ev)
     }
     fn charge_hook(&mut self, c: u32, d: Nanos) {
         crate::hooks::Hooks::charge_hook(self, c, d)
@@ -175,6 +181,9 @@ impl<'s> Kernel<'s> {
     }
     pub(crate) fn migrate_tasks_off(&mut self, c: u32, from: u32) {
         <Self as Balancer>::migrate_tasks_off(self, c, from)
+    }
+    pub(crate) fn sched_ttwu_pending(&mut self, c: u32, t: Nanos) -> (Nanos, Option<Nanos>) {
+        <Self as TtwuQueueing>::sched_ttwu_pending(self, c, t)
     }
     pub(crate) fn on_cfs_event(&mut self, e: crate::event::CfsEvent) -> Handled {
         <Self as CfsBandwidth>::on_cfs_event(self, e)

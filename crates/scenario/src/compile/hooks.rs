@@ -35,6 +35,7 @@ pub(super) const SLEEPING_OPS: &[&str] = &[
 pub(super) fn hooks(
     ctx: &mut Ctx<'_>,
     raw: Option<&S<crate::raw::RawHooks>>,
+    ttwu_queue: smpsim_kernel::TtwuQueue,
 ) -> DResult<[Option<smpsim_kernel::Program>; smpsim_kernel::hooks::HOOK_EVENTS]> {
     use smpsim_kernel::hooks::{allowed_in_hook, hook_event, HOOK_NAMES};
     let mut out: [Option<smpsim_kernel::Program>; smpsim_kernel::hooks::HOOK_EVENTS] =
@@ -50,6 +51,15 @@ pub(super) fn hooks(
             )
             .help(format!("known events: {}", list(HOOK_NAMES))));
         };
+        if ev == smpsim_kernel::hooks::HookEvent::SchedTtwuPending as usize
+            && ttwu_queue == smpsim_kernel::TtwuQueue::RqLock
+        {
+            return Err(Diag::new(
+                name.span(),
+                "hook `sched_ttwu_pending` would never run: no wakeup is queued on a wake list unless `[kernel] ttwu_queue` says so",
+            )
+            .help("set `ttwu_queue = \"wakelist\"` (every remote wakeup) or `\"cross_llc\"` (across LLCs, as ttwu_queue_cond()) in `[kernel]`"));
+        }
         for op in body.get_ref() {
             let n = op.get_ref().op.get_ref().as_str();
             if SLEEPING_OPS.contains(&n) {

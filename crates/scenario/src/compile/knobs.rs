@@ -4,6 +4,7 @@
 use smpsim_engine::Nanos;
 use smpsim_kernel::Knobs;
 use smpsim_kernel::LazyTlb;
+use smpsim_kernel::TtwuQueue;
 
 use super::cpus::cpus;
 use super::durations::Durations;
@@ -108,6 +109,7 @@ pub(super) fn knobs(dur: &Durations<'_>, k: Option<&S<RawKernel>>) -> DResult<Kn
             .asym_cpu_capacity
             .as_ref()
             .map_or(d.asym_cpu_capacity, |v| *v.get_ref()),
+        ttwu_queue: ttwu_queue(&k.ttwu_queue, d.ttwu_queue)?,
         // Set by rcu_callback_knobs(), which needs the machine.
         ..d
     })
@@ -124,6 +126,23 @@ pub(super) fn footprint_lines(v: &Option<S<i64>>, default: u32) -> DResult<u32> 
                 "`migration_footprint_lines` must be between 0 and 16777216 (1 GiB of lines)",
             )),
         },
+    }
+}
+
+/// The `ttwu_queue` knob: how a remote wakeup is queued
+/// ([`TtwuQueue`]).
+pub(super) fn ttwu_queue(v: &Option<S<String>>, default: TtwuQueue) -> DResult<TtwuQueue> {
+    let Some(v) = v else { return Ok(default) };
+    match v.get_ref().as_str() {
+        "rq_lock" => Ok(TtwuQueue::RqLock),
+        "wakelist" => Ok(TtwuQueue::Wakelist),
+        "cross_llc" => Ok(TtwuQueue::CrossLlc),
+        other => Err(Diag::new(
+            v.span(),
+            format!(
+                "unknown ttwu_queue mode `{other}`; expected one of: rq_lock, wakelist, cross_llc"
+            ),
+        )),
     }
 }
 

@@ -310,7 +310,7 @@ fn lower(raw: RawDoc, machine: smpsim_machine::Machine, srcs: &Sources) -> DResu
         nr_cpus: nr as u32,
     };
     let task_groups = task_groups(&mut ctx, raw.tasks.as_ref(), nr, &cgroups, &run.max_tasks)?;
-    let hooks = hooks(&mut ctx, raw.hooks.as_ref())?;
+    let hooks = hooks(&mut ctx, raw.hooks.as_ref(), knobs.ttwu_queue)?;
     Ok(Spec {
         machine,
         knobs,
