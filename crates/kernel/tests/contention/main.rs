@@ -100,6 +100,10 @@ fn global_rules_predict_each_machine_left_out() {
     for (mi, m) in MACHINES.iter().enumerate() {
         eprintln!("  {}{}", m.id, row(&points, &model[g], mi));
     }
+    print_own_best(&points, &model, &grid);
+    if let Ok(kinds) = std::env::var("FIT_CRITERIA") {
+        compare_criteria(&points, &model, &grid, &kinds);
+    }
     let loo = leave_one_out(&points, &model);
     let mut everything = Vec::new();
     let mut per_machine = Vec::new();
@@ -191,6 +195,75 @@ fn global_rules_predict_each_machine_left_out() {
         OVERALL_MEDIAN_BOUND_MET,
         "left-out median x{overall:.2}"
     );
+}
+
+/// Each machine's median factor under a set of rules.
+fn machine_medians(points: &[curves::Point], model: &[f64]) -> Vec<f64> {
+    (0..MACHINES.len())
+        .map(|mi| {
+            let errs: Vec<f64> = points
+                .iter()
+                .zip(model)
+                .filter(|(p, _)| p.machine == mi)
+                .map(|(p, &m)| ln_err(p, m).abs())
+                .collect();
+            median(errs).exp()
+        })
+        .collect()
+}
+
+/// For each machine, the rules of the grid that fit it best alone, and
+/// every machine's median under them: whether any rules of the grid fit
+/// one machine without losing another (docs/contention.md, the i7).
+fn print_own_best(points: &[curves::Point], model: &[Modelled], grid: &[Rules]) {
+    eprintln!("each machine's own best rules; every machine's median under them:");
+    for (mi, m) in MACHINES.iter().enumerate() {
+        let g = best(points, model, |k| k == mi);
+        let meds: Vec<String> = machine_medians(points, &model[g])
+            .iter()
+            .zip(MACHINES)
+            .map(|(v, o)| format!("{} x{v:.2}", o.id))
+            .collect();
+        eprintln!("  {} under {:?}: {}", m.id, grid[g], meds.join(", "));
+    }
+}
+
+/// An experiment (`FIT_CRITERIA=meanabs,median,minimax`): the
+/// leave-one-out table under each way of scoring the fit, on the grid
+/// already simulated. Prints, then panics: the recorded table is the
+/// default criterion's.
+fn compare_criteria(points: &[curves::Point], model: &[Modelled], grid: &[Rules], kinds: &str) {
+    for kind in kinds.split(',') {
+        set_criterion(kind);
+        let g = best(points, model, |_| true);
+        let loo = leave_one_out(points, model);
+        let mut all = Vec::new();
+        let mut row = Vec::new();
+        for (mi, &lg) in loo.iter().enumerate() {
+            let errs: Vec<f64> = points
+                .iter()
+                .zip(&model[lg])
+                .filter(|(p, _)| p.machine == mi)
+                .map(|(p, &m)| ln_err(p, m).abs())
+                .collect();
+            let worst = errs.iter().cloned().fold(0.0, f64::max).exp();
+            all.extend(errs.iter().copied());
+            row.push(format!(
+                "{} x{:.2} (worst x{worst:.2}) under {:?}",
+                MACHINES[mi].id,
+                median(errs).exp(),
+                grid[lg]
+            ));
+        }
+        let beyond = all.iter().filter(|e| e.exp() > 2.5).count();
+        eprintln!(
+            "criterion {kind}: all-six rules {:?}; left out, all points x{:.2}, {beyond} beyond x2.5\n    {}",
+            grid[g],
+            median(all).exp(),
+            row.join("\n    ")
+        );
+    }
+    panic!("FIT_CRITERIA is an experiment: the recorded table is the default criterion's");
 }
 
 /// The generated part of `crates/machine/contention.toml`.
