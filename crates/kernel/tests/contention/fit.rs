@@ -92,22 +92,26 @@ pub fn machine_scores(points: &[Point], model: &[f64]) -> BTreeMap<usize, f64> {
 /// The rules (index into the grid) minimising the mean score of the
 /// machines `keep` accepts (the worst one's under `minimax`).
 pub fn best(points: &[Point], model: &[Modelled], keep: impl Fn(usize) -> bool) -> usize {
-    let worst = criterion() == "minimax";
-    let total = |m: &Modelled| {
-        let kept: Vec<f64> = machine_scores(points, m)
-            .into_iter()
-            .filter(|(k, _)| keep(*k))
-            .map(|(_, s)| s)
-            .collect();
-        if worst {
-            kept.iter().cloned().fold(0.0, f64::max)
-        } else {
-            kept.iter().sum::<f64>() / kept.len() as f64
-        }
-    };
     (0..model.len())
-        .min_by(|&a, &b| total(&model[a]).total_cmp(&total(&model[b])))
+        .min_by(|&a, &b| {
+            score(points, &model[a], &keep).total_cmp(&score(points, &model[b], &keep))
+        })
         .expect("a grid")
+}
+
+/// The fit's score of one set of rules over the machines `keep` accepts:
+/// the mean of their scores (the worst one's under `minimax`).
+pub fn score(points: &[Point], model: &[f64], keep: impl Fn(usize) -> bool) -> f64 {
+    let kept: Vec<f64> = machine_scores(points, model)
+        .into_iter()
+        .filter(|(k, _)| keep(*k))
+        .map(|(_, s)| s)
+        .collect();
+    if criterion() == "minimax" {
+        kept.iter().cloned().fold(0.0, f64::max)
+    } else {
+        kept.iter().sum::<f64>() / kept.len() as f64
+    }
 }
 
 pub fn median(mut v: Vec<f64>) -> f64 {

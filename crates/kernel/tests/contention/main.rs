@@ -119,10 +119,15 @@ fn global_rules_predict_each_machine_left_out() {
             median(errs.clone()).exp(),
             errs.iter().cloned().fold(0.0, f64::max).exp(),
         );
+        // How decided the fit without it is: the others' score of the
+        // rules fitted without it against that of the rules fitted on all.
+        let others = |k: usize| k != mi;
         eprintln!(
-            "left out: {} median x{med:.2} worst x{worst:.2} under {:?}{}",
+            "left out: {} median x{med:.2} worst x{worst:.2} under {:?} (the others' score {:.4}; {:.4} under the rules fitted on all){}",
             MACHINES[mi].id,
             grid[lg],
+            score(&points, &model[lg], others),
+            score(&points, &model[g], others),
             row(&points, &model[lg], mi)
         );
         per_machine.push((mi, errs.len(), med, worst));

@@ -44,7 +44,9 @@ fn transfer_scale(id: &str) -> f64 {
         .split(',')
         .filter_map(|kv| kv.split_once(':'))
         .find(|(k, _)| *k == id)
-        .map_or(1.0, |(_, f)| f.parse().expect("FIT_TRANSFER_SCALE id:factor"))
+        .map_or(1.0, |(_, f)| {
+            f.parse().expect("FIT_TRANSFER_SCALE id:factor")
+        })
 }
 
 /// The model's ns per iteration of one thread with `n` threads per line.
