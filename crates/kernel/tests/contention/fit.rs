@@ -48,33 +48,70 @@ pub fn ln_err(p: &Point, model: f64) -> f64 {
     (model / p.published).ln()
 }
 
-/// Each machine's mean squared ln error under one set of rules.
-pub fn machine_scores(points: &[Point], model: &[f64]) -> BTreeMap<usize, f64> {
-    let mut sums: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
-    for (p, &m) in points.iter().zip(model) {
-        let e = sums.entry(p.machine).or_default();
-        e.0 += ln_err(p, m).powi(2);
-        e.1 += 1;
+/// How the fit scores a set of rules (`FIT_CRITERION`, an experiment's
+/// knob; the shipped fit is the default, `meansq`): per machine, the mean
+/// squared ln error (`meansq`), the mean |ln error| (`meanabs`) or the
+/// median |ln error| (`median`, `minimax`); over machines, their mean,
+/// or the worst machine's (`minimax`).
+fn criterion() -> String {
+    if let Some(c) = CRITERION.lock().unwrap().clone() {
+        return c;
     }
-    sums.into_iter()
-        .map(|(k, (s, n))| (k, s / n as f64))
+    std::env::var("FIT_CRITERION").unwrap_or_else(|_| "meansq".into())
+}
+
+static CRITERION: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Scores the fit by `kind` from now on (`FIT_CRITERIA`: several
+/// criteria compared on one simulated grid).
+pub fn set_criterion(kind: &str) {
+    *CRITERION.lock().unwrap() = Some(kind.into());
+}
+
+/// Each machine's score under one set of rules (`criterion`).
+pub fn machine_scores(points: &[Point], model: &[f64]) -> BTreeMap<usize, f64> {
+    let kind = criterion();
+    let mut errs: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for (p, &m) in points.iter().zip(model) {
+        errs.entry(p.machine).or_default().push(ln_err(p, m));
+    }
+    errs.into_iter()
+        .map(|(k, e)| {
+            let n = e.len() as f64;
+            let s = match kind.as_str() {
+                "meansq" => e.iter().map(|x| x * x).sum::<f64>() / n,
+                "meanabs" => e.iter().map(|x| x.abs()).sum::<f64>() / n,
+                "median" | "minimax" => median(e.iter().map(|x| x.abs()).collect()),
+                other => panic!("FIT_CRITERION {other}: meansq, meanabs, median or minimax"),
+            };
+            (k, s)
+        })
         .collect()
 }
 
 /// The rules (index into the grid) minimising the mean score of the
-/// machines `keep` accepts.
+/// machines `keep` accepts (the worst one's under `minimax`).
 pub fn best(points: &[Point], model: &[Modelled], keep: impl Fn(usize) -> bool) -> usize {
-    let total = |m: &Modelled| {
-        let kept: Vec<f64> = machine_scores(points, m)
-            .into_iter()
-            .filter(|(k, _)| keep(*k))
-            .map(|(_, s)| s)
-            .collect();
-        kept.iter().sum::<f64>() / kept.len() as f64
-    };
     (0..model.len())
-        .min_by(|&a, &b| total(&model[a]).total_cmp(&total(&model[b])))
+        .min_by(|&a, &b| {
+            score(points, &model[a], &keep).total_cmp(&score(points, &model[b], &keep))
+        })
         .expect("a grid")
+}
+
+/// The fit's score of one set of rules over the machines `keep` accepts:
+/// the mean of their scores (the worst one's under `minimax`).
+pub fn score(points: &[Point], model: &[f64], keep: impl Fn(usize) -> bool) -> f64 {
+    let kept: Vec<f64> = machine_scores(points, model)
+        .into_iter()
+        .filter(|(k, _)| keep(*k))
+        .map(|(_, s)| s)
+        .collect();
+    if criterion() == "minimax" {
+        kept.iter().cloned().fold(0.0, f64::max)
+    } else {
+        kept.iter().sum::<f64>() / kept.len() as f64
+    }
 }
 
 pub fn median(mut v: Vec<f64>) -> f64 {

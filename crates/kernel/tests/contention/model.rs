@@ -33,10 +33,41 @@ impl Rules {
     }
 }
 
+/// A sensitivity run's idle transfer: `FIT_TRANSFER_SCALE=id:factor,...`
+/// multiplies the transfers between cores (not the L1 hit, not an SMT
+/// sibling's) of the machines named, e.g. a proxy's matrix taken at
+/// another clock. For "what would this idle input do" experiments only
+/// (docs/contention.md): the recorded table is the run without it.
+fn transfer_scale(id: &str) -> f64 {
+    std::env::var("FIT_TRANSFER_SCALE")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|kv| kv.split_once(':'))
+        .find(|(k, _)| *k == id)
+        .map_or(1.0, |(_, f)| {
+            f.parse().expect("FIT_TRANSFER_SCALE id:factor")
+        })
+}
+
 /// The model's ns per iteration of one thread with `n` threads per line.
 pub fn ns_per_op(m: &Machine, bench: Loop, n: u32, rules: Rules) -> f64 {
     let mut machine = preset_machine(m.preset);
     rules.apply(&mut machine);
+    let scale = transfer_scale(m.id);
+    if scale != 1.0 {
+        let t = &mut machine.costs.line_transfer;
+        for c in [
+            &mut t.same_llc,
+            &mut t.same_node,
+            &mut t.same_socket,
+            &mut t.cross_socket,
+        ] {
+            c.ns *= scale;
+        }
+        for d in &mut t.by_node_distance {
+            d.ns *= scale;
+        }
+    }
     let threads = m.all_threads.unwrap_or(n);
     let groups = i64::from(threads / n);
     let outside = bench.outside();
