@@ -146,6 +146,7 @@ fn hook_cond(c: &Cond) -> bool {
         Cond::Cmp(_, a, b) => hook_expr(a) && hook_expr(b),
         Cond::CpuOnline(e) => hook_expr(e),
         Cond::Not(c) => hook_cond(c),
+        Cond::And(a, b) | Cond::Or(a, b) => hook_cond(a) && hook_cond(b),
         Cond::RcuPollState(_) => false,
     }
 }
@@ -376,6 +377,14 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
                     .is_some_and(|cpu| cpu.online)
             }
             Cond::Not(c2) => !self.hook_cond_holds(c, c2, subject),
+            // Short-circuit, as C's (a `random_cpu()` on the right draws
+            // only when it is evaluated).
+            Cond::And(a, b) => {
+                self.hook_cond_holds(c, a, subject) && self.hook_cond_holds(c, b, subject)
+            }
+            Cond::Or(a, b) => {
+                self.hook_cond_holds(c, a, subject) || self.hook_cond_holds(c, b, subject)
+            }
             Cond::RcuPollState(_) => false,
         }
     }

@@ -585,6 +585,9 @@ impl<'s> crate::Kernel<'s> {
                 self.rcu.poll_state_synchronize_rcu(oldstate)
             }
             Cond::Not(inner) => !self.cond(t, inner),
+            // Short-circuit, as C's.
+            Cond::And(a, b) => self.cond(t, a) && self.cond(t, b),
+            Cond::Or(a, b) => self.cond(t, a) || self.cond(t, b),
         }
     }
 

@@ -128,11 +128,14 @@ impl Cond {
             Cond::RcuPollState(_) => true,
             Cond::Cmp(_, a, b) => a.reads_shared() || b.reads_shared(),
             Cond::Not(c) => c.reads_shared(),
+            Cond::And(a, b) | Cond::Or(a, b) => a.reads_shared() || b.reads_shared(),
         }
     }
 }
 
-/// A condition for `if` ops.
+/// A condition for `if` ops. `&&` and `||` evaluate as C's do, left to
+/// right with short-circuit: the right side is not evaluated when the
+/// left decides (a `uniform()` or `random_cpu()` in it draws nothing).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cond {
     /// `cpu_online(cpu)`.
@@ -143,6 +146,10 @@ pub enum Cond {
     RcuPollState(Expr),
     Cmp(CmpOp, Expr, Expr),
     Not(Box<Cond>),
+    /// `a && b`.
+    And(Box<Cond>, Box<Cond>),
+    /// `a || b`.
+    Or(Box<Cond>, Box<Cond>),
 }
 
 /// A duration drawn from a distribution.
