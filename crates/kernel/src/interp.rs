@@ -522,23 +522,30 @@ impl<'s> crate::Kernel<'s> {
         match fault {
             Fault::Divide { pc, a, b } => self.metrics.divide_error(c, self.now, &name, pc, a, b),
             Fault::BadIndex { object, index } => {
-                use crate::metrics::IndexBound;
-                let bound = match self.spec.layout.array_len(object) {
-                    Some(len) => IndexBound::ArrayLen(len),
-                    None => IndexBound::NrCpuIds(self.nr_cpus()),
-                };
-                // An array is declared as its elements in a row, named
-                // `name[i]`; the finding names the array.
-                let object = &self.spec.objects[object as usize].name;
-                let object = match bound {
-                    IndexBound::ArrayLen(_) => object.strip_suffix("[0]").unwrap_or(object),
-                    IndexBound::NrCpuIds(_) => object,
-                };
-                self.metrics
-                    .bad_index(c, self.now, &name, object, index, bound)
+                let now = self.now;
+                self.report_bad_index(c, now, &name, object, index)
             }
         }
         self.halt();
+    }
+
+    /// `who` (a task, or a hook: `hooks.rs`) on CPU `c` indexed `object`
+    /// with `index`, outside the array or `[0, nr_cpu_ids)`, at `at`:
+    /// the `bad_percpu_index` finding (the caller stops the run).
+    pub(crate) fn report_bad_index(&mut self, c: u32, at: Nanos, who: &str, object: u32, index: i64) {
+        use crate::metrics::IndexBound;
+        let bound = match self.spec.layout.array_len(object) {
+            Some(len) => IndexBound::ArrayLen(len),
+            None => IndexBound::NrCpuIds(self.nr_cpus()),
+        };
+        // An array is declared as its elements in a row, named
+        // `name[i]`; the finding names the array.
+        let object = &self.spec.objects[object as usize].name;
+        let object = match bound {
+            IndexBound::ArrayLen(_) => object.strip_suffix("[0]").unwrap_or(object),
+            IndexBound::NrCpuIds(_) => object,
+        };
+        self.metrics.bad_index(c, at, who, object, index, bound)
     }
 
     /// The task's name, its CPU, and the op it is at, for a finding.
