@@ -147,7 +147,7 @@ fn hook_cond(c: &Cond) -> bool {
         Cond::CpuOnline(e) => hook_expr(e),
         Cond::Not(c) => hook_cond(c),
         Cond::And(a, b) | Cond::Or(a, b) => hook_cond(a) && hook_cond(b),
-        Cond::RcuPollState(_) => false,
+        Cond::RcuPollState(_) | Cond::SpinIsLocked(_) => false,
     }
 }
 
@@ -396,7 +396,7 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
             Cond::Or(a, b) => {
                 self.hook_cond_holds(c, a, subject) || self.hook_cond_holds(c, b, subject)
             }
-            Cond::RcuPollState(_) => false,
+            Cond::RcuPollState(_) | Cond::SpinIsLocked(_) => false,
         }
     }
 

@@ -57,7 +57,9 @@ impl<'s> crate::Kernel<'s> {
         // are fixed for the run).
         // (Or RCU's grace-period sequence, which a polled grace period
         // reads.)
-        let has_variables = self.locking.objects().has_variables() || self.rcu.in_use();
+        let has_variables = self.locking.objects().has_variables()
+            || self.rcu.in_use()
+            || self.reads_lock_words();
         let now = self.now;
         let mut steps = 0u32;
         let mut timeless = false;
@@ -592,10 +594,30 @@ impl<'s> crate::Kernel<'s> {
                 self.rcu.poll_state_synchronize_rcu(oldstate)
             }
             Cond::Not(inner) => !self.cond(t, inner),
-            // Short-circuit, as C's.
+            Cond::SpinIsLocked(r) => {
+                let l = self.instance(t, r);
+                self.spin_is_locked(t, l)
+            }
+            // Short-circuit, as C's: a `spin_is_locked()` on the right
+            // reads its line only when it is evaluated.
             Cond::And(a, b) => self.cond(t, a) && self.cond(t, b),
             Cond::Or(a, b) => self.cond(t, a) || self.cond(t, b),
         }
+    }
+
+    /// `spin_is_locked()` of spinlock instance `l` by task `t`: a read of
+    /// the lock word's line where the task's time has reached (at once: a
+    /// condition that reads a lock word is evaluated with nothing planned
+    /// ahead of it), charged to the task as `atomic_read()`'s is; whether
+    /// the lock is held (by a task or a hook) then.
+    fn spin_is_locked(&mut self, t: TaskId, l: u32) -> bool {
+        let task = &self.tasks[t as usize];
+        let (c, at) = (task.cpu, planned_at(self.now, task));
+        let lock = self.locking.objects_mut().spinlock_mut(l);
+        let held = lock.is_locked();
+        let done = lock.imp.word_mut().read(&self.cost, c, at);
+        self.tasks[t as usize].batch.push(Mode::Sys, done - at);
+        held
     }
 
     /// A spinning task observed what it waited for.

@@ -7,6 +7,7 @@
 //! prim  := "(" cond ")"
 //!        | "cpu_online(" expr ")" | "cpu_curr_shares_mm(" expr ")"
 //!        | "poll_state_synchronize_rcu(" expr ")"
+//!        | "spin_is_locked(" LOCK ("[" expr "]")? ")"    (not in hooks)
 //!        | expr ("==" | "!=" | "<" | "<=" | ">" | ">=") expr
 //! (`!` before a bare comparison is refused: C reads `!x == 1` as
 //! `(!x) == 1`; `not x == 1` is `!(x == 1)`.)
@@ -28,6 +29,7 @@ use std::ops::Range;
 use smpsim_kernel::program::{BinOp, CmpOp, Cond, Expr, ObjRef, Slot};
 
 use crate::error::StrErr;
+use crate::object_type::ObjectType;
 
 /// Names with a built-in meaning; they cannot be variables.
 pub(crate) const RESERVED: &[&str] = &[
@@ -45,6 +47,7 @@ pub(crate) const RESERVED: &[&str] = &[
     "get_state_synchronize_rcu",
     "get_completed_synchronize_rcu",
     "poll_state_synchronize_rcu",
+    "spin_is_locked",
     "task_cpu",
     "prev_mm",
     "next_mm",
@@ -88,9 +91,21 @@ impl HookView {
 /// Looks up a variable's slot; `Err` holds the names that are declared.
 pub(crate) type Resolver<'r> = dyn Fn(&str) -> Result<Slot, Vec<String>> + 'r;
 
-/// Finds a shared `variable` object by name: its id and whether it is
-/// per-CPU; else the names of the declared variables.
-pub(crate) type SharedResolver<'r> = dyn Fn(&str) -> Result<(u32, bool), Vec<String>> + 'r;
+/// A declared object an expression names: a shared `variable` read, or
+/// the spinlock `spin_is_locked()` reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SharedObject {
+    /// Its id (an array's first element).
+    pub id: u32,
+    pub per_cpu: bool,
+    /// An object array's length.
+    pub array: Option<u32>,
+}
+
+/// Finds an object of a type by name; else the names of the declared
+/// objects of that type.
+pub(crate) type SharedResolver<'r> =
+    dyn Fn(&str, ObjectType) -> Result<SharedObject, Vec<String>> + 'r;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
@@ -101,7 +116,8 @@ enum Tok {
 
 fn lex(s: &str) -> Result<Vec<(Tok, Range<usize>)>, StrErr> {
     const SYMS: &[&str] = &[
-        "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "+", "-", "*", "/", "%", "(", ")", ",",
+        "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "+", "-", "*", "/", "%", "(", ")", "[", "]",
+        ",",
     ];
     let mut out = Vec::new();
     let mut i = 0;
@@ -190,7 +206,11 @@ impl Parser<'_, '_> {
                 format!("`{f}(...)` takes a shared variable's name"),
             ));
         };
-        let (object, per_cpu) = (self.shared)(&var).map_err(|known| {
+        let SharedObject {
+            id: object,
+            per_cpu,
+            ..
+        } = (self.shared)(&var, ObjectType::Variable).map_err(|known| {
             StrErr::new(
                 here.clone(),
                 format!(
@@ -358,6 +378,11 @@ impl Parser<'_, '_> {
                 self.expect(")")?;
                 return Ok((Cond::RcuPollState(oldstate), false));
             }
+            Some(Tok::Ident(n)) if n == "spin_is_locked" => {
+                let at = self.here();
+                self.pos += 1;
+                return Ok((self.spin_is_locked(at)?, false));
+            }
             Some(Tok::Sym("(")) => {
                 // Either a parenthesised condition or an expression that
                 // starts with a parenthesis: try the condition first.
@@ -394,6 +419,76 @@ impl Parser<'_, '_> {
         self.pos += 1;
         let rhs = self.expr()?;
         Ok((Cond::Cmp(op, lhs, rhs), true))
+    }
+
+    /// After `spin_is_locked`: `(LOCK)` or `(LOCK[INDEX])`, a spinlock
+    /// (one element of a per-CPU one or of an array).
+    fn spin_is_locked(&mut self, at: Range<usize>) -> Result<Cond, StrErr> {
+        if let Some(v) = self.view {
+            return Err(StrErr::new(
+                at,
+                format!("`spin_is_locked()` is not available in hooks (hook `{}`): only a task's conditions read a lock word", v.event),
+            ));
+        }
+        self.expect("(")?;
+        let here = self.here();
+        let Some(Tok::Ident(name)) = self.peek().cloned() else {
+            return Err(StrErr::new(
+                here,
+                format!("`spin_is_locked(...)` takes a spinlock's name, found {}", self.describe()),
+            ));
+        };
+        let lock = (self.shared)(&name, ObjectType::Spinlock).map_err(|known| {
+            StrErr::new(
+                here.clone(),
+                format!(
+                    "`{name}` is not a spinlock; declared: {} (an object of type \"spinlock\")",
+                    crate::error::list(&known)
+                ),
+            )
+        })?;
+        self.pos += 1;
+        let index = if self.eat("[") {
+            let from = self.here().start;
+            let i = self.expr()?;
+            let to = self.toks[self.pos - 1].1.end;
+            self.expect("]")?;
+            if lock.array.is_none() && !lock.per_cpu {
+                return Err(StrErr::new(
+                    from..to,
+                    format!("`{name}` is one spinlock: write `spin_is_locked({name})`"),
+                ));
+            }
+            // A constant index outside the array (or negative): here; one
+            // computed at run time faults as any index does.
+            if let Some(v) = const_value(&i, None) {
+                let len = lock.array.map_or(i64::MAX, i64::from);
+                if v < 0 || v >= len {
+                    return Err(StrErr::new(
+                        from..to,
+                        format!("index {v} is outside `{name}`"),
+                    ));
+                }
+            }
+            Some(i)
+        } else if let Some(n) = lock.array {
+            return Err(StrErr::new(
+                here,
+                format!("`{name}` is an array of {n} spinlocks: say which one, `{name}[i]`"),
+            ));
+        } else if lock.per_cpu {
+            return Err(StrErr::new(
+                here,
+                format!("`{name}` is per-CPU: say whose, `{name}[this_cpu()]`"),
+            ));
+        } else {
+            None
+        };
+        self.expect(")")?;
+        Ok(Cond::SpinIsLocked(ObjRef {
+            object: lock.id,
+            index,
+        }))
     }
 
     /// At `and` or `or` spelled as a word: the error that names C's
@@ -537,7 +632,7 @@ impl Parser<'_, '_> {
                         at,
                         format!("`{name}` is not a function: write it without parentheses"),
                     )),
-                    ("cpu_online" | "cpu_curr_shares_mm" | "poll_state_synchronize_rcu", _) => Err(StrErr::new(
+                    ("cpu_online" | "cpu_curr_shares_mm" | "poll_state_synchronize_rcu" | "spin_is_locked", _) => Err(StrErr::new(
                         at,
                         format!("`{name}(...)` is a condition, not a number"),
                     )),
@@ -692,7 +787,7 @@ pub(crate) fn is_identifier(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn no_shared(_: &str) -> Result<(u32, bool), Vec<String>> {
+    fn no_shared(_: &str, _: ObjectType) -> Result<SharedObject, Vec<String>> {
         Err(Vec::new())
     }
 
