@@ -92,11 +92,15 @@ fn a_hooks_index_out_of_range_faults_as_a_tasks_does() {
             fault(&format!("hook-{}", &what[..5]), &scenario(&tick_hook(op)));
         // The same text, the hook named where the task is.
         assert_eq!(in_task, format!("BUG: t/0 {says}"), "{what}");
-        assert_eq!(in_hook, format!("BUG: the `sched_tick` hook {says}"), "{what}");
+        assert_eq!(
+            in_hook,
+            format!("BUG: the `sched_tick` hook {says}"),
+            "{what}"
+        );
         // On the CPU that ran it, and the run stops there (2 ms asked).
         assert_eq!((task_cpu, hook_cpu), (1, 1), "{what}");
         for (at, reached) in [(task_at, task_reached), (hook_at, hook_reached)] {
-            assert!(at >= 100_000 && at < 1_100_000, "{what}: at {at}");
+            assert!((100_000..1_100_000).contains(&at), "{what}: at {at}");
             assert!(reached < 2_000_000, "{what}: the run went on to {reached}");
         }
     }

@@ -56,7 +56,10 @@ fn compound_conditions_select_the_branch_c_would() {
     );
     let r = &v["variants"][0];
     for (i, (cond, want)) in cases.iter().enumerate() {
-        let (yes, no) = (counter(r, &format!("yes{i}")), counter(r, &format!("no{i}")));
+        let (yes, no) = (
+            counter(r, &format!("yes{i}")),
+            counter(r, &format!("no{i}")),
+        );
         assert_eq!((yes, no), (*want as u64, !*want as u64), "{cond}");
     }
 }
@@ -134,13 +137,48 @@ fn logical_operator_mistakes_are_refused_where_they_stand() {
     refused_snippets(
         "logical-ops-refused",
         &[
-            ("&& with no right side", task("a == 0 &&"), ") {", "found the end"),
-            ("and as a word", task("a == 0 and b == 1"), "and b", "`and` is not an operator"),
-            ("or as a word", task("a == 0 or b == 1"), "or b", "write `||`"),
-            ("a lone &", task("a == 0 & b == 1"), "& b", "join conditions with `&&`"),
-            ("! before a bare comparison", task("!a == 1"), "!a", "(!x) == 1"),
-            ("|| in a hook with no left side", hook("|| this_cpu() == 0"), "||", "expected a number"),
-            ("or in a hook", hook("this_cpu() == 0 or nr_cpus == 2"), "or nr", "write `||`"),
+            (
+                "&& with no right side",
+                task("a == 0 &&"),
+                ") {",
+                "found the end",
+            ),
+            (
+                "and as a word",
+                task("a == 0 and b == 1"),
+                "and b",
+                "`and` is not an operator",
+            ),
+            (
+                "or as a word",
+                task("a == 0 or b == 1"),
+                "or b",
+                "write `||`",
+            ),
+            (
+                "a lone &",
+                task("a == 0 & b == 1"),
+                "& b",
+                "join conditions with `&&`",
+            ),
+            (
+                "! before a bare comparison",
+                task("!a == 1"),
+                "!a",
+                "(!x) == 1",
+            ),
+            (
+                "|| in a hook with no left side",
+                hook("|| this_cpu() == 0"),
+                "||",
+                "expected a number",
+            ),
+            (
+                "or in a hook",
+                hook("this_cpu() == 0 or nr_cpus == 2"),
+                "or nr",
+                "write `||`",
+            ),
         ],
     );
 }

@@ -74,11 +74,20 @@ fn it_is_a_load_of_the_line_made_only_when_evaluated() {
              count(passes); work(200ns); }}'''\n"
         )
     };
-    let base = run("base", &scenario(&format!("{writer}{}", reader("one == 0"))));
-    let read = run("read", &scenario(&format!("{writer}{}", reader("spin_is_locked(l)"))));
+    let base = run(
+        "base",
+        &scenario(&format!("{writer}{}", reader("one == 0"))),
+    );
+    let read = run(
+        "read",
+        &scenario(&format!("{writer}{}", reader("spin_is_locked(l)"))),
+    );
     let skipped = run(
         "skipped",
-        &scenario(&format!("{writer}{}", reader("!(one == 1 || spin_is_locked(l))"))),
+        &scenario(&format!(
+            "{writer}{}",
+            reader("!(one == 1 || spin_is_locked(l))")
+        )),
     );
     let passes = |r: &Value| counter(r, "passes");
     let bounces = |r: &Value| {
@@ -89,8 +98,18 @@ fn it_is_a_load_of_the_line_made_only_when_evaluated() {
             .find(|l| l["name"] == "l")
             .map_or(0, |l| l["bounces"].as_u64().unwrap_or(0))
     };
-    assert!(passes(&read) < passes(&base), "{} vs {}", passes(&read), passes(&base));
-    assert!(bounces(&read) > bounces(&base), "{} vs {}", bounces(&read), bounces(&base));
+    assert!(
+        passes(&read) < passes(&base),
+        "{} vs {}",
+        passes(&read),
+        passes(&base)
+    );
+    assert!(
+        bounces(&read) > bounces(&base),
+        "{} vs {}",
+        bounces(&read),
+        bounces(&base)
+    );
     assert_eq!(passes(&skipped), passes(&base));
     assert_eq!(bounces(&skipped), bounces(&base));
     assert_eq!(counter(&read, "held"), 0);
@@ -112,13 +131,48 @@ fn spin_is_locked_mistakes_are_refused_where_they_stand() {
     refused_snippets(
         "spin-is-locked-refused",
         &[
-            ("not a spinlock", task("spin_is_locked(w)"), "w)", "`w` is not a spinlock; declared: `l`, `v`"),
-            ("no such object", task("spin_is_locked(m)"), "m)", "`m` is not a spinlock"),
-            ("per-CPU without an index", task("spin_is_locked(v)"), "v)", "`v` is per-CPU: say whose"),
-            ("an index on one lock", task("spin_is_locked(l[0])"), "0]", "`l` is one spinlock"),
-            ("a negative index", task("spin_is_locked(v[-1])"), "-1]", "index -1 is outside `v`"),
-            ("as a number", task("1 + spin_is_locked(l) == 2"), "spin_is_locked", "is a condition, not a number"),
-            ("in a hook", hook, "spin_is_locked", "not available in hooks (hook `sched_tick`)"),
+            (
+                "not a spinlock",
+                task("spin_is_locked(w)"),
+                "w)",
+                "`w` is not a spinlock; declared: `l`, `v`",
+            ),
+            (
+                "no such object",
+                task("spin_is_locked(m)"),
+                "m)",
+                "`m` is not a spinlock",
+            ),
+            (
+                "per-CPU without an index",
+                task("spin_is_locked(v)"),
+                "v)",
+                "`v` is per-CPU: say whose",
+            ),
+            (
+                "an index on one lock",
+                task("spin_is_locked(l[0])"),
+                "0]",
+                "`l` is one spinlock",
+            ),
+            (
+                "a negative index",
+                task("spin_is_locked(v[-1])"),
+                "-1]",
+                "index -1 is outside `v`",
+            ),
+            (
+                "as a number",
+                task("1 + spin_is_locked(l) == 2"),
+                "spin_is_locked",
+                "is a condition, not a number",
+            ),
+            (
+                "in a hook",
+                hook,
+                "spin_is_locked",
+                "not available in hooks (hook `sched_tick`)",
+            ),
         ],
     );
 }

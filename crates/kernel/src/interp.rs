@@ -57,9 +57,8 @@ impl<'s> crate::Kernel<'s> {
         // are fixed for the run).
         // (Or RCU's grace-period sequence, which a polled grace period
         // reads.)
-        let has_variables = self.locking.objects().has_variables()
-            || self.rcu.in_use()
-            || self.reads_lock_words();
+        let has_variables =
+            self.locking.objects().has_variables() || self.rcu.in_use() || self.reads_lock_words();
         let now = self.now;
         let mut steps = 0u32;
         let mut timeless = false;
@@ -534,7 +533,14 @@ impl<'s> crate::Kernel<'s> {
     /// `who` (a task, or a hook: `hooks.rs`) on CPU `c` indexed `object`
     /// with `index`, outside the array or `[0, nr_cpu_ids)`, at `at`:
     /// the `bad_percpu_index` finding (the caller stops the run).
-    pub(crate) fn report_bad_index(&mut self, c: u32, at: Nanos, who: &str, object: u32, index: i64) {
+    pub(crate) fn report_bad_index(
+        &mut self,
+        c: u32,
+        at: Nanos,
+        who: &str,
+        object: u32,
+        index: i64,
+    ) {
         use crate::metrics::IndexBound;
         let bound = match self.spec.layout.array_len(object) {
             Some(len) => IndexBound::ArrayLen(len),

@@ -116,8 +116,8 @@ enum Tok {
 
 fn lex(s: &str) -> Result<Vec<(Tok, Range<usize>)>, StrErr> {
     const SYMS: &[&str] = &[
-        "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "+", "-", "*", "/", "%", "(", ")", "[", "]",
-        ",",
+        "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "+", "-", "*", "/", "%", "(", ")", "[",
+        "]", ",",
     ];
     let mut out = Vec::new();
     let mut i = 0;
@@ -435,7 +435,10 @@ impl Parser<'_, '_> {
         let Some(Tok::Ident(name)) = self.peek().cloned() else {
             return Err(StrErr::new(
                 here,
-                format!("`spin_is_locked(...)` takes a spinlock's name, found {}", self.describe()),
+                format!(
+                    "`spin_is_locked(...)` takes a spinlock's name, found {}",
+                    self.describe()
+                ),
             ));
         };
         let lock = (self.shared)(&name, ObjectType::Spinlock).map_err(|known| {
@@ -876,7 +879,11 @@ mod tests {
             .contains("expected a comparison"));
         let err = c("x == 1 and y == 2").unwrap_err();
         assert_eq!(err.range, 7..10);
-        assert!(err.message.contains("`and` is not an operator"), "{}", err.message);
+        assert!(
+            err.message.contains("`and` is not an operator"),
+            "{}",
+            err.message
+        );
         assert!(err.help.unwrap_or_default().contains("write `&&`"));
     }
 
@@ -927,11 +934,26 @@ mod tests {
         let x1 = || cmp(CmpOp::Eq, Expr::Var(0), Expr::Const(1));
         let y2 = || cmp(CmpOp::Lt, Expr::Var(1), Expr::Const(2));
         let on = || Cond::CpuOnline(Expr::Var(0));
-        assert_eq!(c("x == 1 || y < 2 && cpu_online(x)").unwrap(), or(x1(), and(y2(), on())));
-        assert_eq!(c("x == 1 && y < 2 || cpu_online(x)").unwrap(), or(and(x1(), y2()), on()));
-        assert_eq!(c("(x == 1 || y < 2) && cpu_online(x)").unwrap(), and(or(x1(), y2()), on()));
-        assert_eq!(c("x == 1 && y < 2 && cpu_online(x)").unwrap(), and(and(x1(), y2()), on()));
-        assert_eq!(c("x == 1 || y < 2 || cpu_online(x)").unwrap(), or(or(x1(), y2()), on()));
+        assert_eq!(
+            c("x == 1 || y < 2 && cpu_online(x)").unwrap(),
+            or(x1(), and(y2(), on()))
+        );
+        assert_eq!(
+            c("x == 1 && y < 2 || cpu_online(x)").unwrap(),
+            or(and(x1(), y2()), on())
+        );
+        assert_eq!(
+            c("(x == 1 || y < 2) && cpu_online(x)").unwrap(),
+            and(or(x1(), y2()), on())
+        );
+        assert_eq!(
+            c("x == 1 && y < 2 && cpu_online(x)").unwrap(),
+            and(and(x1(), y2()), on())
+        );
+        assert_eq!(
+            c("x == 1 || y < 2 || cpu_online(x)").unwrap(),
+            or(or(x1(), y2()), on())
+        );
         assert_eq!(c("!cpu_online(x) && x == 1").unwrap(), and(not(on()), x1()));
         assert_eq!(c("!(x == 1 || y < 2)").unwrap(), not(or(x1(), y2())));
         assert_eq!(c("!!cpu_online(x)").unwrap(), not(not(on())));
@@ -941,7 +963,11 @@ mod tests {
         assert_eq!(
             c("x + 1 == 2 && y < 2").unwrap(),
             and(
-                cmp(CmpOp::Eq, bin(BinOp::Add, Expr::Var(0), Expr::Const(1)), Expr::Const(2)),
+                cmp(
+                    CmpOp::Eq,
+                    bin(BinOp::Add, Expr::Var(0), Expr::Const(1)),
+                    Expr::Const(2)
+                ),
                 y2()
             )
         );
