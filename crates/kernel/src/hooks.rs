@@ -154,7 +154,8 @@ fn hook_cond(c: &Cond) -> bool {
         Cond::Cmp(_, a, b) => hook_expr(a) && hook_expr(b),
         Cond::CpuOnline(e) => hook_expr(e),
         Cond::Not(c) => hook_cond(c),
-        Cond::RcuPollState(_) => false,
+        Cond::And(a, b) | Cond::Or(a, b) => hook_cond(a) && hook_cond(b),
+        Cond::RcuPollState(_) | Cond::SpinIsLocked(_) => false,
     }
 }
 
@@ -313,6 +314,13 @@ pub(crate) trait HooksEnv<'s>: SchedVerbs {
     fn lockdep_usage(&mut self, c: u32, class: u32, in_hardirq: bool, site: String);
     /// `irq_exit()`'s softirqs on CPU `c` from `t`: when they end.
     fn rcu_softirq(&mut self, c: u32, t: Nanos) -> Nanos;
+    /// The hook `hook` on CPU `c` indexed `object` with `index`, outside
+    /// its range, at `t`: reported as a task's bad index is (the
+    /// `bad_percpu_index` finding), and the run stops; neither if the
+    /// hook got there after the run's end.
+    fn hook_bad_index(&mut self, c: u32, t: Nanos, hook: &Program, object: u32, index: i64);
+    /// The run was stopped (a fault): a hook goes no further.
+    fn run_halted(&self) -> bool;
 }
 
 /// The hooks' verbs over any [`HooksEnv`]: running a hook straight, and
@@ -343,7 +351,11 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
             pc = match self.hook_jump(c, pc, op, subject) {
                 Some(to) => to,
                 None => {
-                    t = self.hook_op(c, op, t, subject);
+                    t = self.hook_op(c, hook, op, t, subject);
+                    if self.run_halted() {
+                        // A fault in the hook: nothing after it runs.
+                        break;
+                    }
                     pc + 1
                 }
             };
@@ -384,12 +396,27 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
                     .is_some_and(|cpu| cpu.online)
             }
             Cond::Not(c2) => !self.hook_cond_holds(c, c2, subject),
-            Cond::RcuPollState(_) => false,
+            // Short-circuit, as C's (a `random_cpu()` on the right draws
+            // only when it is evaluated).
+            Cond::And(a, b) => {
+                self.hook_cond_holds(c, a, subject) && self.hook_cond_holds(c, b, subject)
+            }
+            Cond::Or(a, b) => {
+                self.hook_cond_holds(c, a, subject) || self.hook_cond_holds(c, b, subject)
+            }
+            Cond::RcuPollState(_) | Cond::SpinIsLocked(_) => false,
         }
     }
 
-    /// One op of a hook that needs no other CPU's state: at `t`.
-    fn hook_op(&mut self, c: u32, op: &Op, mut t: Nanos, subject: HookSubject) -> Nanos {
+    /// One op of `hook` that needs no other CPU's state: at `t`.
+    fn hook_op(
+        &mut self,
+        c: u32,
+        hook: &Program,
+        op: &Op,
+        mut t: Nanos,
+        subject: HookSubject,
+    ) -> Nanos {
         match op {
             Op::Work(d) => {
                 let mut ns = d.sample(self.hook_stream(c));
@@ -403,7 +430,9 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
             Op::Count(counter) if self.metrics().in_run(t) => self.metrics_mut().count(t, *counter),
             Op::Count(_) => {}
             Op::Locking(LockingOp::Up(r)) => {
-                let s = self.hook_instance(c, r, subject);
+                let Some(s) = self.hook_instance(c, hook, r, t, subject) else {
+                    return t;
+                };
                 let (done, woken) = self.hook_semaphore_up(c, s, t);
                 t = done;
                 if let Some(w) = woken {
@@ -414,7 +443,9 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
                 }
             }
             Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
-                let l = self.hook_instance(c, r, subject);
+                let Some(l) = self.hook_instance(c, hook, r, t, subject) else {
+                    return t;
+                };
                 let rmw = matches!(op, Op::Locking(LockingOp::AtomicRmw(_)));
                 t = self.hook_atomic(c, l, rmw, t);
             }
@@ -429,24 +460,32 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
         t
     }
 
-    /// The instance of `r` a hook on CPU `c` names: of a per-CPU object,
-    /// or an element of an object array (an object of its own). An index
-    /// out of range is taken as the nearest end.
-    fn hook_instance(&mut self, c: u32, r: &ObjRef, subject: HookSubject) -> u32 {
+    /// The instance of `r` that `hook` on CPU `c` names at `t`: of a
+    /// per-CPU object, or an element of an object array (an object of its
+    /// own). An index out of range faults as in a task's code (the
+    /// `bad_percpu_index` finding; the run stops): None.
+    fn hook_instance(
+        &mut self,
+        c: u32,
+        hook: &Program,
+        r: &ObjRef,
+        t: Nanos,
+        subject: HookSubject,
+    ) -> Option<u32> {
         let Some(e) = &r.index else {
-            return self.first_instance(r.object);
+            return Some(self.first_instance(r.object));
         };
         let i = self.hook_eval(c, e, subject);
-        match self.spec().layout.array_len(r.object) {
-            Some(len) => {
-                let i = i.clamp(0, len as i64 - 1) as u32;
-                self.first_instance(r.object + i)
-            }
-            None => {
-                let i = i.clamp(0, self.nr_cpus() as i64 - 1) as u32;
-                self.first_instance(r.object) + i
-            }
+        let array = self.spec().layout.array_len(r.object);
+        let len = array.unwrap_or(self.nr_cpus());
+        if i < 0 || i >= len as i64 {
+            self.hook_bad_index(c, t, hook, r.object, i);
+            return None;
         }
+        Some(match array {
+            Some(_) => self.first_instance(r.object + i as u32),
+            None => self.first_instance(r.object) + i as u32,
+        })
     }
 
     /// Charges `d` of hook time to what CPU `c` is doing now.
@@ -789,7 +828,11 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
                 Op::Locking(LockingOp::Lock { lock, mode, .. }) => (lock, *mode, true),
                 Op::Locking(LockingOp::Unlock { lock, mode, .. }) => (lock, *mode, false),
                 _ => {
-                    run.t = self.hook_op(c, op, run.t, subject);
+                    run.t = self.hook_op(c, program, op, run.t, subject);
+                    if self.run_halted() {
+                        run.steps.clear();
+                        break;
+                    }
                     continue;
                 }
             };
@@ -800,7 +843,11 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
                 self.park_hook_run(c, run, at);
                 return None;
             }
-            let l = self.hook_instance(c, lock, subject);
+            let Some(l) = self.hook_instance(c, program, lock, run.t, subject) else {
+                // A fault: the run stops, and the hook with it.
+                run.steps.clear();
+                break;
+            };
             if !take {
                 run.t = self.hook_spin_unlock(c, l, mode);
                 continue;

@@ -57,7 +57,8 @@ impl<'s> crate::Kernel<'s> {
         // are fixed for the run).
         // (Or RCU's grace-period sequence, which a polled grace period
         // reads.)
-        let has_variables = self.locking.objects().has_variables() || self.rcu.in_use();
+        let has_variables =
+            self.locking.objects().has_variables() || self.rcu.in_use() || self.reads_lock_words();
         let now = self.now;
         let mut steps = 0u32;
         let mut timeless = false;
@@ -522,23 +523,37 @@ impl<'s> crate::Kernel<'s> {
         match fault {
             Fault::Divide { pc, a, b } => self.metrics.divide_error(c, self.now, &name, pc, a, b),
             Fault::BadIndex { object, index } => {
-                use crate::metrics::IndexBound;
-                let bound = match self.spec.layout.array_len(object) {
-                    Some(len) => IndexBound::ArrayLen(len),
-                    None => IndexBound::NrCpuIds(self.nr_cpus()),
-                };
-                // An array is declared as its elements in a row, named
-                // `name[i]`; the finding names the array.
-                let object = &self.spec.objects[object as usize].name;
-                let object = match bound {
-                    IndexBound::ArrayLen(_) => object.strip_suffix("[0]").unwrap_or(object),
-                    IndexBound::NrCpuIds(_) => object,
-                };
-                self.metrics
-                    .bad_index(c, self.now, &name, object, index, bound)
+                let now = self.now;
+                self.report_bad_index(c, now, &name, object, index)
             }
         }
         self.halt();
+    }
+
+    /// `who` (a task, or a hook: `hooks.rs`) on CPU `c` indexed `object`
+    /// with `index`, outside the array or `[0, nr_cpu_ids)`, at `at`:
+    /// the `bad_percpu_index` finding (the caller stops the run).
+    pub(crate) fn report_bad_index(
+        &mut self,
+        c: u32,
+        at: Nanos,
+        who: &str,
+        object: u32,
+        index: i64,
+    ) {
+        use crate::metrics::IndexBound;
+        let bound = match self.spec.layout.array_len(object) {
+            Some(len) => IndexBound::ArrayLen(len),
+            None => IndexBound::NrCpuIds(self.nr_cpus()),
+        };
+        // An array is declared as its elements in a row, named
+        // `name[i]`; the finding names the array.
+        let object = &self.spec.objects[object as usize].name;
+        let object = match bound {
+            IndexBound::ArrayLen(_) => object.strip_suffix("[0]").unwrap_or(object),
+            IndexBound::NrCpuIds(_) => object,
+        };
+        self.metrics.bad_index(c, at, who, object, index, bound)
     }
 
     /// The task's name, its CPU, and the op it is at, for a finding.
@@ -585,7 +600,30 @@ impl<'s> crate::Kernel<'s> {
                 self.rcu.poll_state_synchronize_rcu(oldstate)
             }
             Cond::Not(inner) => !self.cond(t, inner),
+            Cond::SpinIsLocked(r) => {
+                let l = self.instance(t, r);
+                self.spin_is_locked(t, l)
+            }
+            // Short-circuit, as C's: a `spin_is_locked()` on the right
+            // reads its line only when it is evaluated.
+            Cond::And(a, b) => self.cond(t, a) && self.cond(t, b),
+            Cond::Or(a, b) => self.cond(t, a) || self.cond(t, b),
         }
+    }
+
+    /// `spin_is_locked()` of spinlock instance `l` by task `t`: a read of
+    /// the lock word's line where the task's time has reached (at once: a
+    /// condition that reads a lock word is evaluated with nothing planned
+    /// ahead of it), charged to the task as `atomic_read()`'s is; whether
+    /// the lock is held (by a task or a hook) then.
+    fn spin_is_locked(&mut self, t: TaskId, l: u32) -> bool {
+        let task = &self.tasks[t as usize];
+        let (c, at) = (task.cpu, planned_at(self.now, task));
+        let lock = self.locking.objects_mut().spinlock_mut(l);
+        let held = lock.is_locked();
+        let done = lock.imp.word_mut().read(&self.cost, c, at);
+        self.tasks[t as usize].batch.push(Mode::Sys, done - at);
+        held
     }
 
     /// A spinning task observed what it waited for.

@@ -125,14 +125,28 @@ impl Cond {
     pub fn reads_shared(&self) -> bool {
         match self {
             Cond::CpuOnline(e) => e.reads_shared(),
-            Cond::RcuPollState(_) => true,
+            Cond::RcuPollState(_) | Cond::SpinIsLocked(_) => true,
             Cond::Cmp(_, a, b) => a.reads_shared() || b.reads_shared(),
             Cond::Not(c) => c.reads_shared(),
+            Cond::And(a, b) | Cond::Or(a, b) => a.reads_shared() || b.reads_shared(),
+        }
+    }
+
+    /// Whether evaluating it reads a lock's word (`spin_is_locked()`): a
+    /// load of its line, at the time the task has reached.
+    pub fn reads_lock_word(&self) -> bool {
+        match self {
+            Cond::SpinIsLocked(_) => true,
+            Cond::Not(c) => c.reads_lock_word(),
+            Cond::And(a, b) | Cond::Or(a, b) => a.reads_lock_word() || b.reads_lock_word(),
+            Cond::CpuOnline(_) | Cond::RcuPollState(_) | Cond::Cmp(..) => false,
         }
     }
 }
 
-/// A condition for `if` ops.
+/// A condition for `if` ops. `&&` and `||` evaluate as C's do, left to
+/// right with short-circuit: the right side is not evaluated when the
+/// left decides (a `uniform()` or `random_cpu()` in it draws nothing).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cond {
     /// `cpu_online(cpu)`.
@@ -141,8 +155,17 @@ pub enum Cond {
     /// grace period has passed since the `get_state_synchronize_rcu()`
     /// that returned `oldstate` (`rcu/poll.rs`).
     RcuPollState(Expr),
+    /// `spin_is_locked(lock)` (include/linux/spinlock.h ->
+    /// `arch_spin_is_locked()`; a qspinlock's is `atomic_read(&lock->val)`):
+    /// a read of the lock word's line, charged as `atomic_read()`'s load
+    /// is, and whether the spinlock is held when the read is made.
+    SpinIsLocked(ObjRef),
     Cmp(CmpOp, Expr, Expr),
     Not(Box<Cond>),
+    /// `a && b`.
+    And(Box<Cond>, Box<Cond>),
+    /// `a || b`.
+    Or(Box<Cond>, Box<Cond>),
 }
 
 /// A duration drawn from a distribution.

@@ -1,10 +1,16 @@
 //! Integer expressions and conditions, written as strings in scenarios.
 //!
 //! ```text
-//! cond  := "not" cond | "!" cond | "(" cond ")"
+//! cond  := and ("||" and)*                  (C's precedence: `!`, then
+//! and   := unary ("&&" unary)*               comparisons, `&&`, `||`;
+//! unary := "!" unary | "not" unary | prim     evaluated with short-circuit)
+//! prim  := "(" cond ")"
 //!        | "cpu_online(" expr ")" | "cpu_curr_shares_mm(" expr ")"
 //!        | "poll_state_synchronize_rcu(" expr ")"
+//!        | "spin_is_locked(" LOCK ("[" expr "]")? ")"    (not in hooks)
 //!        | expr ("==" | "!=" | "<" | "<=" | ">" | ">=") expr
+//! (`!` before a bare comparison is refused: C reads `!x == 1` as
+//! `(!x) == 1`; `not x == 1` is `!(x == 1)`.)
 //! (`cpu_curr_shares_mm(c)` is shorthand for `cpu_curr_mm(c) == current_mm`.)
 //! expr  := term (("+" | "-") term)*
 //! term  := unary (("*" | "/" | "%") unary)*
@@ -23,6 +29,7 @@ use std::ops::Range;
 use smpsim_kernel::program::{BinOp, CmpOp, Cond, Expr, ObjRef, Slot};
 
 use crate::error::StrErr;
+use crate::object_type::ObjectType;
 
 /// Names with a built-in meaning; they cannot be variables.
 pub(crate) const RESERVED: &[&str] = &[
@@ -40,6 +47,7 @@ pub(crate) const RESERVED: &[&str] = &[
     "get_state_synchronize_rcu",
     "get_completed_synchronize_rcu",
     "poll_state_synchronize_rcu",
+    "spin_is_locked",
     "task_cpu",
     "prev_mm",
     "next_mm",
@@ -83,9 +91,21 @@ impl HookView {
 /// Looks up a variable's slot; `Err` holds the names that are declared.
 pub(crate) type Resolver<'r> = dyn Fn(&str) -> Result<Slot, Vec<String>> + 'r;
 
-/// Finds a shared `variable` object by name: its id and whether it is
-/// per-CPU; else the names of the declared variables.
-pub(crate) type SharedResolver<'r> = dyn Fn(&str) -> Result<(u32, bool), Vec<String>> + 'r;
+/// A declared object an expression names: a shared `variable` read, or
+/// the spinlock `spin_is_locked()` reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SharedObject {
+    /// Its id (an array's first element).
+    pub id: u32,
+    pub per_cpu: bool,
+    /// An object array's length.
+    pub array: Option<u32>,
+}
+
+/// Finds an object of a type by name; else the names of the declared
+/// objects of that type.
+pub(crate) type SharedResolver<'r> =
+    dyn Fn(&str, ObjectType) -> Result<SharedObject, Vec<String>> + 'r;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
@@ -96,7 +116,8 @@ enum Tok {
 
 fn lex(s: &str) -> Result<Vec<(Tok, Range<usize>)>, StrErr> {
     const SYMS: &[&str] = &[
-        "==", "!=", "<=", ">=", "<", ">", "!", "+", "-", "*", "/", "%", "(", ")", ",",
+        "==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "+", "-", "*", "/", "%", "(", ")", "[",
+        "]", ",",
     ];
     let mut out = Vec::new();
     let mut i = 0;
@@ -128,11 +149,10 @@ fn lex(s: &str) -> Result<Vec<(Tok, Range<usize>)>, StrErr> {
             let ch = s[i..].chars().next().unwrap_or('?');
             let err = StrErr::new(i..i + ch.len_utf8(), format!("unexpected character `{ch}`"));
             return Err(match ch {
-                // C's logical operators: a condition is one comparison.
-                '&' | '|' => err.help(
-                    "conditions have no `&&` or `||`: nest `if` ops for `and` \
-                     (`if (a == 0) { if (x == 1) { ... } }`), or use two `if`s for `or`",
-                ),
+                // C's bitwise operators: numbers have none here.
+                '&' | '|' => err.help(format!(
+                    "there is no bitwise `{ch}`; join conditions with `{ch}{ch}`"
+                )),
                 _ => err,
             });
         }
@@ -186,7 +206,11 @@ impl Parser<'_, '_> {
                 format!("`{f}(...)` takes a shared variable's name"),
             ));
         };
-        let (object, per_cpu) = (self.shared)(&var).map_err(|known| {
+        let SharedObject {
+            id: object,
+            per_cpu,
+            ..
+        } = (self.shared)(&var, ObjectType::Variable).map_err(|known| {
             StrErr::new(
                 here.clone(),
                 format!(
@@ -269,38 +293,95 @@ impl Parser<'_, '_> {
 
     fn cond(&mut self) -> Result<Cond, StrErr> {
         self.enter()?;
-        let r = self.cond_inner();
+        let r = self.or_cond();
         self.depth -= 1;
         r
     }
 
-    fn cond_inner(&mut self) -> Result<Cond, StrErr> {
-        if self.eat("!") {
-            return Ok(Cond::Not(Box::new(self.cond()?)));
+    /// `a || b || ...`: the loosest, as in C.
+    fn or_cond(&mut self) -> Result<Cond, StrErr> {
+        let mut lhs = self.and_cond()?;
+        while self.eat("||") {
+            let rhs = self.and_cond()?;
+            lhs = Cond::Or(Box::new(lhs), Box::new(rhs));
         }
-        match self.peek().cloned() {
-            Some(Tok::Ident(n)) if n == "not" => {
-                self.pos += 1;
-                return Ok(Cond::Not(Box::new(self.cond()?)));
+        Ok(lhs)
+    }
+
+    /// `a && b && ...`: binds tighter than `||`, looser than comparisons.
+    fn and_cond(&mut self) -> Result<Cond, StrErr> {
+        let mut lhs = self.unary_cond()?.0;
+        while self.eat("&&") {
+            let rhs = self.unary_cond()?.0;
+            lhs = Cond::And(Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    /// `!c`, `not c`, or a single condition; with whether it is a bare
+    /// comparison (`x == 1`, not in parentheses).
+    fn unary_cond(&mut self) -> Result<(Cond, bool), StrErr> {
+        self.enter()?;
+        let r = self.unary_cond_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_cond_inner(&mut self) -> Result<(Cond, bool), StrErr> {
+        let at = self.here();
+        if self.eat("!") {
+            // C's `!` binds tighter than a comparison: `!x == 1` is
+            // `(!x) == 1` there, and numbers have no `!` here; refuse it
+            // rather than read it as `!(x == 1)`.
+            let (c, bare) = self.unary_cond()?;
+            if bare {
+                let end = self.toks[self.pos - 1].1.end;
+                return Err(StrErr::new(
+                    at.start..end,
+                    "`!` applies to the condition right after it, as in C, where `!x == 1` is `(!x) == 1`: put the comparison in parentheses",
+                )
+                .help("write `!(x == 1)`, or the opposite comparison (`x != 1`; `x == 0` for C's `!x`)"));
             }
+            return Ok((Cond::Not(Box::new(c)), false));
+        }
+        if matches!(self.peek(), Some(Tok::Ident(n)) if n == "not") {
+            // The word binds as `!` to one condition, a bare comparison
+            // too: `not x == 1 && y` is `!(x == 1) && y`.
+            self.pos += 1;
+            let (c, _) = self.unary_cond()?;
+            return Ok((Cond::Not(Box::new(c)), false));
+        }
+        self.primary_cond()
+    }
+
+    fn primary_cond(&mut self) -> Result<(Cond, bool), StrErr> {
+        match self.peek().cloned() {
             Some(Tok::Ident(n)) if n == "cpu_online" || n == "cpu_curr_shares_mm" => {
                 self.pos += 1;
                 self.expect("(")?;
                 let e = self.expr()?;
                 self.expect(")")?;
-                return Ok(if n == "cpu_online" {
-                    Cond::CpuOnline(e)
-                } else {
-                    // cpu_rq(cpu)->curr->mm == current->mm
-                    Cond::Cmp(CmpOp::Eq, Expr::CpuCurrMm(Box::new(e)), Expr::CurrentMm)
-                });
+                return Ok((
+                    if n == "cpu_online" {
+                        Cond::CpuOnline(e)
+                    } else {
+                        // cpu_rq(cpu)->curr->mm == current->mm
+                        Cond::Cmp(CmpOp::Eq, Expr::CpuCurrMm(Box::new(e)), Expr::CurrentMm)
+                    },
+                    false,
+                ));
             }
             Some(Tok::Ident(n)) if n == "poll_state_synchronize_rcu" => {
                 self.pos += 1;
                 self.expect("(")?;
                 let oldstate = self.expr()?;
                 self.expect(")")?;
-                return Ok(Cond::RcuPollState(oldstate));
+                return Ok((Cond::RcuPollState(oldstate), false));
+            }
+            Some(Tok::Ident(n)) if n == "spin_is_locked" => {
+                let at = self.here();
+                self.pos += 1;
+                return Ok((self.spin_is_locked(at)?, false));
             }
             Some(Tok::Sym("(")) => {
                 // Either a parenthesised condition or an expression that
@@ -311,7 +392,7 @@ impl Parser<'_, '_> {
                     if self.eat(")")
                         && !matches!(self.peek(), Some(Tok::Sym(s)) if cmp_op(s).is_some() || bin_op(s).is_some())
                     {
-                        return Ok(c);
+                        return Ok((c, false));
                     }
                 }
                 self.pos = save;
@@ -324,13 +405,8 @@ impl Parser<'_, '_> {
             _ => None,
         };
         let Some(op) = op else {
-            if let Some(Tok::Ident(w)) = self.peek() {
-                if w == "and" || w == "or" {
-                    return Err(StrErr::new(
-                        self.here(),
-                        format!("`{w}` is not supported in conditions; nest `if` ops instead"),
-                    ));
-                }
+            if let Some(err) = self.word_operator() {
+                return Err(err);
             }
             return Err(StrErr::new(
                 self.here(),
@@ -342,7 +418,100 @@ impl Parser<'_, '_> {
         };
         self.pos += 1;
         let rhs = self.expr()?;
-        Ok(Cond::Cmp(op, lhs, rhs))
+        Ok((Cond::Cmp(op, lhs, rhs), true))
+    }
+
+    /// After `spin_is_locked`: `(LOCK)` or `(LOCK[INDEX])`, a spinlock
+    /// (one element of a per-CPU one or of an array).
+    fn spin_is_locked(&mut self, at: Range<usize>) -> Result<Cond, StrErr> {
+        if let Some(v) = self.view {
+            return Err(StrErr::new(
+                at,
+                format!("`spin_is_locked()` is not available in hooks (hook `{}`): only a task's conditions read a lock word", v.event),
+            ));
+        }
+        self.expect("(")?;
+        let here = self.here();
+        let Some(Tok::Ident(name)) = self.peek().cloned() else {
+            return Err(StrErr::new(
+                here,
+                format!(
+                    "`spin_is_locked(...)` takes a spinlock's name, found {}",
+                    self.describe()
+                ),
+            ));
+        };
+        let lock = (self.shared)(&name, ObjectType::Spinlock).map_err(|known| {
+            StrErr::new(
+                here.clone(),
+                format!(
+                    "`{name}` is not a spinlock; declared: {} (an object of type \"spinlock\")",
+                    crate::error::list(&known)
+                ),
+            )
+        })?;
+        self.pos += 1;
+        let index = if self.eat("[") {
+            let from = self.here().start;
+            let i = self.expr()?;
+            let to = self.toks[self.pos - 1].1.end;
+            self.expect("]")?;
+            if lock.array.is_none() && !lock.per_cpu {
+                return Err(StrErr::new(
+                    from..to,
+                    format!("`{name}` is one spinlock: write `spin_is_locked({name})`"),
+                ));
+            }
+            // A constant index outside the array (or negative): here; one
+            // computed at run time faults as any index does.
+            if let Some(v) = const_value(&i, None) {
+                let len = lock.array.map_or(i64::MAX, i64::from);
+                if v < 0 || v >= len {
+                    return Err(StrErr::new(
+                        from..to,
+                        format!("index {v} is outside `{name}`"),
+                    ));
+                }
+            }
+            Some(i)
+        } else if let Some(n) = lock.array {
+            return Err(StrErr::new(
+                here,
+                format!("`{name}` is an array of {n} spinlocks: say which one, `{name}[i]`"),
+            ));
+        } else if lock.per_cpu {
+            return Err(StrErr::new(
+                here,
+                format!("`{name}` is per-CPU: say whose, `{name}[this_cpu()]`"),
+            ));
+        } else {
+            None
+        };
+        self.expect(")")?;
+        Ok(Cond::SpinIsLocked(ObjRef {
+            object: lock.id,
+            index,
+        }))
+    }
+
+    /// At `and` or `or` spelled as a word: the error that names C's
+    /// spelling.
+    fn word_operator(&self) -> Option<StrErr> {
+        let Some(Tok::Ident(w)) = self.peek() else {
+            return None;
+        };
+        let c = match w.as_str() {
+            "and" => "&&",
+            "or" => "||",
+            _ => return None,
+        };
+        Some(
+            StrErr::new(
+                self.here(),
+                format!("`{w}` is not an operator: conditions are joined with C's `&&` and `||`"),
+            )
+            .help(format!("write `{c}`: `x == 0 {c} y == 1`")),
+        )
     }
 
     fn expr(&mut self) -> Result<Expr, StrErr> {
@@ -466,7 +635,7 @@ impl Parser<'_, '_> {
                         at,
                         format!("`{name}` is not a function: write it without parentheses"),
                     )),
-                    ("cpu_online" | "cpu_curr_shares_mm" | "poll_state_synchronize_rcu", _) => Err(StrErr::new(
+                    ("cpu_online" | "cpu_curr_shares_mm" | "poll_state_synchronize_rcu" | "spin_is_locked", _) => Err(StrErr::new(
                         at,
                         format!("`{name}(...)` is a condition, not a number"),
                     )),
@@ -563,13 +732,8 @@ fn parse_with<T>(
         view,
     };
     let v = f(&mut p)?;
-    if let Some(Tok::Ident(w)) = p.peek() {
-        if w == "and" || w == "or" {
-            return Err(StrErr::new(
-                p.here(),
-                format!("`{w}` is not supported in conditions; nest `if` ops instead"),
-            ));
-        }
+    if let Some(err) = p.word_operator() {
+        return Err(err);
     }
     if p.pos < p.toks.len() {
         // `2us` where a count is expected lexes as `2` then `us`: name the
@@ -626,7 +790,7 @@ pub(crate) fn is_identifier(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn no_shared(_: &str) -> Result<(u32, bool), Vec<String>> {
+    fn no_shared(_: &str, _: ObjectType) -> Result<SharedObject, Vec<String>> {
         Err(Vec::new())
     }
 
@@ -713,10 +877,14 @@ mod tests {
             .unwrap_err()
             .message
             .contains("expected a comparison"));
-        assert!(c("x == 1 and y == 2")
-            .unwrap_err()
-            .message
-            .contains("not supported"));
+        let err = c("x == 1 and y == 2").unwrap_err();
+        assert_eq!(err.range, 7..10);
+        assert!(
+            err.message.contains("`and` is not an operator"),
+            "{}",
+            err.message
+        );
+        assert!(err.help.unwrap_or_default().contains("write `&&`"));
     }
 
     #[test]
@@ -739,15 +907,94 @@ mod tests {
         assert!(e("").is_err());
     }
 
-    /// C's `&&` and `||` are not in the grammar: the error says what to
-    /// write instead.
+    fn c(s: &str) -> Result<Cond, StrErr> {
+        parse_cond(s, &vars, &no_shared, None)
+    }
+
+    fn cmp(op: CmpOp, a: Expr, b: Expr) -> Cond {
+        Cond::Cmp(op, a, b)
+    }
+
+    fn and(a: Cond, b: Cond) -> Cond {
+        Cond::And(Box::new(a), Box::new(b))
+    }
+
+    fn or(a: Cond, b: Cond) -> Cond {
+        Cond::Or(Box::new(a), Box::new(b))
+    }
+
+    fn not(a: Cond) -> Cond {
+        Cond::Not(Box::new(a))
+    }
+
+    /// C's precedence: `!` over comparisons over `&&` over `||`, each
+    /// binary one grouping from the left; parentheses override.
     #[test]
-    fn logical_operators_get_a_hint() {
-        for text in ["x == 0 && x == 1", "x == 0 || x == 1"] {
-            let err = parse_cond(text, &vars, &no_shared, None).unwrap_err();
-            assert_eq!(err.range, 7..8, "{text}");
-            let help = err.help.unwrap_or_default();
-            assert!(help.contains("nest `if` ops"), "{text}: {help}");
-        }
+    fn logical_operators_take_cs_precedence() {
+        let x1 = || cmp(CmpOp::Eq, Expr::Var(0), Expr::Const(1));
+        let y2 = || cmp(CmpOp::Lt, Expr::Var(1), Expr::Const(2));
+        let on = || Cond::CpuOnline(Expr::Var(0));
+        assert_eq!(
+            c("x == 1 || y < 2 && cpu_online(x)").unwrap(),
+            or(x1(), and(y2(), on()))
+        );
+        assert_eq!(
+            c("x == 1 && y < 2 || cpu_online(x)").unwrap(),
+            or(and(x1(), y2()), on())
+        );
+        assert_eq!(
+            c("(x == 1 || y < 2) && cpu_online(x)").unwrap(),
+            and(or(x1(), y2()), on())
+        );
+        assert_eq!(
+            c("x == 1 && y < 2 && cpu_online(x)").unwrap(),
+            and(and(x1(), y2()), on())
+        );
+        assert_eq!(
+            c("x == 1 || y < 2 || cpu_online(x)").unwrap(),
+            or(or(x1(), y2()), on())
+        );
+        assert_eq!(c("!cpu_online(x) && x == 1").unwrap(), and(not(on()), x1()));
+        assert_eq!(c("!(x == 1 || y < 2)").unwrap(), not(or(x1(), y2())));
+        assert_eq!(c("!!cpu_online(x)").unwrap(), not(not(on())));
+        // The word `not` takes one condition, a bare comparison too.
+        assert_eq!(c("not x == 1 && y < 2").unwrap(), and(not(x1()), y2()));
+        // Arithmetic binds tighter than the comparison, as before.
+        assert_eq!(
+            c("x + 1 == 2 && y < 2").unwrap(),
+            and(
+                cmp(
+                    CmpOp::Eq,
+                    bin(BinOp::Add, Expr::Var(0), Expr::Const(1)),
+                    Expr::Const(2)
+                ),
+                y2()
+            )
+        );
+    }
+
+    /// `and`/`or` as words, a lone `&` or `|`, an operand missing, and
+    /// `!` before a bare comparison (C would read `!x == 1` as
+    /// `(!x) == 1`): each a located error saying what to write.
+    #[test]
+    fn logical_operator_mistakes_are_located() {
+        let err = c("x == 0 or y == 1").unwrap_err();
+        assert_eq!(err.range, 7..9);
+        assert!(err.help.unwrap_or_default().contains("write `||`"));
+        let err = c("x == 0 & y == 1").unwrap_err();
+        assert_eq!(err.range, 7..8);
+        assert!(err.help.unwrap_or_default().contains("`&&`"));
+        let err = c("x == 0 | y == 1").unwrap_err();
+        assert!(err.help.unwrap_or_default().contains("`||`"));
+        let err = c("x == 0 &&").unwrap_err();
+        assert_eq!(err.range, 9..9);
+        assert!(err.message.contains("found the end"), "{}", err.message);
+        let err = c("x == 0 || && y == 1").unwrap_err();
+        assert_eq!(err.range, 10..12);
+        let err = c("!x == 1").unwrap_err();
+        assert_eq!(err.range, 0..7);
+        assert!(err.message.contains("(!x) == 1"), "{}", err.message);
+        assert!(err.help.unwrap_or_default().contains("!(x == 1)"));
+        assert!(c("y < 2 && !x == 1").is_err());
     }
 }

@@ -133,6 +133,12 @@ impl Objects {
         &self.spinlocks
     }
 
+    /// Spinning-lock instance `l`, to read its word.
+    #[inline]
+    pub(crate) fn spinlock_mut(&mut self, l: ObjId) -> &mut LockInstance {
+        &mut self.spinlocks[l as usize]
+    }
+
     /// Whether the scenario has shared variables at all.
     #[inline]
     pub(crate) fn has_variables(&self) -> bool {

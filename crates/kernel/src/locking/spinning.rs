@@ -37,6 +37,12 @@ impl LockInstance {
         &self.holders
     }
 
+    /// Whether it is held (`spin_is_locked()`): by a task or a hook, in
+    /// any mode.
+    pub fn is_locked(&self) -> bool {
+        !self.holders.is_empty() || self.imp.owner().is_some()
+    }
+
     /// Ownership is sound: an exclusive or write holder holds alone, and
     /// the implementation agrees with the holders recorded here.
     pub fn ownership_sound(&self) -> bool {

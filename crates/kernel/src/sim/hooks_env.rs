@@ -57,4 +57,21 @@ impl<'s> HooksEnv<'s> for Kernel<'s> {
     fn rcu_softirq(&mut self, c: u32, t: Nanos) -> Nanos {
         Kernel::rcu_softirq(self, c, t)
     }
+    fn hook_bad_index(&mut self, c: u32, t: Nanos, hook: &crate::Program, object: u32, index: i64) {
+        if self.metrics.in_run(t) {
+            // The hook is named by its event, where a task is by its name.
+            let event = self
+                .spec
+                .hooks
+                .iter()
+                .position(|h| h.as_ref().is_some_and(|p| std::ptr::eq(p, hook)))
+                .map_or("?", |ev| crate::hooks::HOOK_NAMES[ev]);
+            let who = format!("the `{event}` hook");
+            Kernel::report_bad_index(self, c, t, &who, object, index);
+            Kernel::halt(self);
+        }
+    }
+    fn run_halted(&self) -> bool {
+        Kernel::halted(self)
+    }
 }

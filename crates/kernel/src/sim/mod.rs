@@ -88,6 +88,9 @@ struct RunCtl {
     /// folded: that event, delivered first when the run goes on, is
     /// counted as folded.
     fold_at_horizon: bool,
+    /// A task's condition reads a lock word (`spin_is_locked()`): it is
+    /// evaluated at its own time, as a read of a shared variable is.
+    reads_lock_words: bool,
     /// The per-CPU random streams of hooks and handlers; each task has its
     /// own in its `rng` (`streams.rs`).
     cpu_streams: streams::CpuStreams,
@@ -171,6 +174,16 @@ impl<'s> Kernel<'s> {
                 ending: false,
                 halted: false,
                 fold_at_horizon: false,
+                reads_lock_words: spec.task_groups.iter().any(|g| {
+                    g.program.ops.iter().any(|op| match op {
+                        crate::program::Op::JumpUnless(c, _)
+                        | crate::program::Op::Check(crate::program::CheckOp::Assert {
+                            cond: c,
+                            ..
+                        }) => c.reads_lock_word(),
+                        _ => false,
+                    })
+                }),
                 cpu_streams: streams::CpuStreams::new(
                     spec.seed,
                     nr_cpus,
@@ -285,6 +298,12 @@ impl<'s> Kernel<'s> {
     /// (a task looping without time, a wild per-CPU index).
     pub(crate) fn halt(&mut self) {
         self.run.halted = true;
+    }
+
+    /// Whether a task's condition reads a lock word (`spin_is_locked()`).
+    #[inline]
+    pub(crate) fn reads_lock_words(&self) -> bool {
+        self.run.reads_lock_words
     }
 
     /// Whether the run was halted ([`Self::halt`]).

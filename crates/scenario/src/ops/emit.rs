@@ -9,7 +9,7 @@ use smpsim_kernel::program::{Cond, Dist, Expr, LockingOp, ObjRef, ObjectId, Op, 
 
 use crate::duration::parse_dist;
 use crate::error::{list, DResult, Diag, StrErr};
-use crate::expr::{const_value, is_identifier, parse_cond, parse_expr, RESERVED};
+use crate::expr::{const_value, is_identifier, parse_cond, parse_expr, SharedObject, RESERVED};
 use crate::object_type::ObjectType;
 use crate::raw::{RawExpr, RawOp, S};
 
@@ -76,26 +76,21 @@ pub(super) fn resolver(
 /// The shared variables of `objects`, for `read_once()` and friends.
 pub(super) fn shared_resolver(
     objects: &HashMap<String, ObjEntry>,
-) -> impl Fn(&str) -> Result<(ObjectId, bool), Vec<String>> + '_ {
-    move |name| match objects.get(name) {
+) -> impl Fn(&str, ObjectType) -> Result<SharedObject, Vec<String>> + '_ {
+    move |name, want| match objects.get(name) {
+        // A `variable` is one, or one per CPU (no arrays of them).
         Some(&ObjEntry::Lock {
             id,
             per_cpu,
-            array: None,
-            kind: ObjectType::Variable,
-        }) => Ok((id, per_cpu)),
+            array,
+            kind,
+        }) if kind == want && (array.is_none() || kind != ObjectType::Variable) => {
+            Ok(SharedObject { id, per_cpu, array })
+        }
         _ => {
             let mut names: Vec<String> = objects
                 .iter()
-                .filter(|(_, e)| {
-                    matches!(
-                        e,
-                        ObjEntry::Lock {
-                            kind: ObjectType::Variable,
-                            ..
-                        }
-                    )
-                })
+                .filter(|(_, e)| matches!(e, ObjEntry::Lock { kind, .. } if *kind == want))
                 .map(|(n, _)| n.clone())
                 .collect();
             names.sort();
