@@ -144,7 +144,15 @@ fn hook_expr(e: &Expr) -> bool {
         | Expr::PrevActiveMm => true,
         Expr::Bin(_, a, b) => hook_expr(a) && hook_expr(b),
         Expr::Hash(x) => hook_expr(x),
-        _ => false,
+        // A task's own state, or what a hook does not model reading.
+        Expr::Var(_)
+        | Expr::TaskIndex
+        | Expr::GroupSize
+        | Expr::Uniform(..)
+        | Expr::CpuCurrMm(_)
+        | Expr::CurrentMm
+        | Expr::ReadOnce(_)
+        | Expr::RcuGetState => false,
     }
 }
 
@@ -196,6 +204,15 @@ impl HookSubject {
             ..Self::NONE
         }
     }
+}
+
+/// Where a hook is, for a fault it hits there: its program, the op it is
+/// at and the time it has reached.
+#[derive(Clone, Copy)]
+pub(crate) struct HookAt<'p> {
+    pub(crate) hook: &'p Program,
+    pub(crate) pc: usize,
+    pub(crate) t: Nanos,
 }
 
 /// The hooks' run-time state.
@@ -319,6 +336,11 @@ pub(crate) trait HooksEnv<'s>: SchedVerbs {
     /// `bad_percpu_index` finding), and the run stops; neither if the
     /// hook got there after the run's end.
     fn hook_bad_index(&mut self, c: u32, t: Nanos, hook: &Program, object: u32, index: i64);
+    /// The hook on CPU `c` computed `a / b` (or `%`) by zero, or
+    /// `i64::MIN / -1`, `at` its op: reported as a task's is (the
+    /// `divide_error` finding), and the run stops; neither if the hook got
+    /// there after the run's end or the run has stopped already.
+    fn hook_divide_error(&mut self, c: u32, at: HookAt<'_>, a: i64, b: i64);
     /// The run was stopped (a fault): a hook goes no further.
     fn run_halted(&self) -> bool;
 }
@@ -348,37 +370,53 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
     ) -> Nanos {
         let mut pc = 0;
         while let Some(op) = hook.ops.get(pc) {
-            pc = match self.hook_jump(c, pc, op, subject) {
+            let at = HookAt { hook, pc, t };
+            pc = match self.hook_jump(c, op, at, subject) {
                 Some(to) => to,
                 None => {
-                    t = self.hook_op(c, hook, op, t, subject);
-                    if self.run_halted() {
-                        // A fault in the hook: nothing after it runs.
-                        break;
-                    }
+                    t = self.hook_op(c, op, at, subject);
                     pc + 1
                 }
             };
+            if self.run_halted() {
+                // A fault in the hook: nothing after it runs.
+                break;
+            }
         }
         t
     }
 
-    /// Where a hook's `if` at `pc` goes on (None: `op` is no jump). Jumps
-    /// in a hook only go forward (scenario loading).
-    fn hook_jump(&mut self, c: u32, pc: usize, op: &Op, subject: HookSubject) -> Option<usize> {
+    /// Where a hook's `if` `at` its op goes on (None: `op` is no jump).
+    /// Jumps in a hook only go forward (scenario loading).
+    fn hook_jump(
+        &mut self,
+        c: u32,
+        op: &Op,
+        at: HookAt<'_>,
+        subject: HookSubject,
+    ) -> Option<usize> {
         match op {
             Op::Jump(to) => Some(*to as usize),
-            Op::JumpUnless(cond, _) if self.hook_cond_holds(c, cond, subject) => Some(pc + 1),
+            Op::JumpUnless(cond, _) if self.hook_cond_holds(c, cond, at, subject) => {
+                Some(at.pc + 1)
+            }
             Op::JumpUnless(_, to) => Some(*to as usize),
             _ => None,
         }
     }
 
     /// An `if`'s condition in a hook on CPU `c`.
-    fn hook_cond_holds(&mut self, c: u32, cond: &Cond, subject: HookSubject) -> bool {
+    fn hook_cond_holds(
+        &mut self,
+        c: u32,
+        cond: &Cond,
+        at: HookAt<'_>,
+        subject: HookSubject,
+    ) -> bool {
         match cond {
             Cond::Cmp(op, a, b) => {
-                let (a, b) = (self.hook_eval(c, a, subject), self.hook_eval(c, b, subject));
+                let a = self.hook_eval(c, a, at, subject);
+                let b = self.hook_eval(c, b, at, subject);
                 match op {
                     CmpOp::Eq => a == b,
                     CmpOp::Ne => a != b,
@@ -389,34 +427,29 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
                 }
             }
             Cond::CpuOnline(e) => {
-                let cpu = self.hook_eval(c, e, subject);
+                let cpu = self.hook_eval(c, e, at, subject);
                 usize::try_from(cpu)
                     .ok()
                     .and_then(|i| self.cpus().get(i))
                     .is_some_and(|cpu| cpu.online)
             }
-            Cond::Not(c2) => !self.hook_cond_holds(c, c2, subject),
+            Cond::Not(c2) => !self.hook_cond_holds(c, c2, at, subject),
             // Short-circuit, as C's (a `random_cpu()` on the right draws
             // only when it is evaluated).
             Cond::And(a, b) => {
-                self.hook_cond_holds(c, a, subject) && self.hook_cond_holds(c, b, subject)
+                self.hook_cond_holds(c, a, at, subject) && self.hook_cond_holds(c, b, at, subject)
             }
             Cond::Or(a, b) => {
-                self.hook_cond_holds(c, a, subject) || self.hook_cond_holds(c, b, subject)
+                self.hook_cond_holds(c, a, at, subject) || self.hook_cond_holds(c, b, at, subject)
             }
             Cond::RcuPollState(_) | Cond::SpinIsLocked(_) => false,
         }
     }
 
-    /// One op of `hook` that needs no other CPU's state: at `t`.
-    fn hook_op(
-        &mut self,
-        c: u32,
-        hook: &Program,
-        op: &Op,
-        mut t: Nanos,
-        subject: HookSubject,
-    ) -> Nanos {
+    /// One op of a hook that needs no other CPU's state, `at` it: when it
+    /// is done.
+    fn hook_op(&mut self, c: u32, op: &Op, at: HookAt<'_>, subject: HookSubject) -> Nanos {
+        let mut t = at.t;
         match op {
             Op::Work(d) => {
                 let mut ns = d.sample(self.hook_stream(c));
@@ -430,7 +463,7 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
             Op::Count(counter) if self.metrics().in_run(t) => self.metrics_mut().count(t, *counter),
             Op::Count(_) => {}
             Op::Locking(LockingOp::Up(r)) => {
-                let Some(s) = self.hook_instance(c, hook, r, t, subject) else {
+                let Some(s) = self.hook_instance(c, r, at, subject) else {
                     return t;
                 };
                 let (done, woken) = self.hook_semaphore_up(c, s, t);
@@ -443,7 +476,7 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
                 }
             }
             Op::Locking(LockingOp::AtomicRmw(r)) | Op::Locking(LockingOp::AtomicRead(r)) => {
-                let Some(l) = self.hook_instance(c, hook, r, t, subject) else {
+                let Some(l) = self.hook_instance(c, r, at, subject) else {
                     return t;
                 };
                 let rmw = matches!(op, Op::Locking(LockingOp::AtomicRmw(_)));
@@ -460,26 +493,29 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
         t
     }
 
-    /// The instance of `r` that `hook` on CPU `c` names at `t`: of a
+    /// The instance of `r` that a hook on CPU `c` names `at` its op: of a
     /// per-CPU object, or an element of an object array (an object of its
-    /// own). An index out of range faults as in a task's code (the
-    /// `bad_percpu_index` finding; the run stops): None.
+    /// own). An index out of range, or one that divides by zero, faults as
+    /// in a task's code (the `bad_percpu_index` or `divide_error` finding;
+    /// the run stops): None.
     fn hook_instance(
         &mut self,
         c: u32,
-        hook: &Program,
         r: &ObjRef,
-        t: Nanos,
+        at: HookAt<'_>,
         subject: HookSubject,
     ) -> Option<u32> {
         let Some(e) = &r.index else {
             return Some(self.first_instance(r.object));
         };
-        let i = self.hook_eval(c, e, subject);
+        let i = self.hook_eval(c, e, at, subject);
+        if self.run_halted() {
+            return None;
+        }
         let array = self.spec().layout.array_len(r.object);
         let len = array.unwrap_or(self.nr_cpus());
         if i < 0 || i >= len as i64 {
-            self.hook_bad_index(c, t, hook, r.object, i);
+            self.hook_bad_index(c, at.t, at.hook, r.object, i);
             return None;
         }
         Some(match array {
@@ -510,7 +546,10 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
         std::mem::take(&mut cpu.hook_debt) + idle_left
     }
 
-    fn hook_eval(&mut self, c: u32, e: &Expr, subject: HookSubject) -> i64 {
+    /// The value of `e` in a hook on CPU `c`, `at` its op. A division by
+    /// zero faults as in a task's code (the `divide_error` finding; the
+    /// run stops): 0, and the caller goes no further.
+    fn hook_eval(&mut self, c: u32, e: &Expr, at: HookAt<'_>, subject: HookSubject) -> i64 {
         match e {
             Expr::Const(v) => *v,
             Expr::ThisCpu => c as i64,
@@ -519,23 +558,42 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
             Expr::PrevMm => subject.prev_mm,
             Expr::NextMm => subject.next_mm,
             Expr::PrevActiveMm => subject.prev_active_mm,
-            Expr::Hash(x) => crate::program::hash_64_32(self.hook_eval(c, x, subject)),
+            Expr::Hash(x) => crate::program::hash_64_32(self.hook_eval(c, x, at, subject)),
             Expr::NrCpus => self.nr_cpus() as i64,
             Expr::RandomCpu => {
                 let n = self.cpus().len() as u64;
                 self.hook_stream(c).below(n) as i64
             }
             Expr::Bin(op, a, b) => {
-                let (a, b) = (self.hook_eval(c, a, subject), self.hook_eval(c, b, subject));
+                let a = self.hook_eval(c, a, at, subject);
+                let b = self.hook_eval(c, b, at, subject);
                 match op {
                     BinOp::Add => a.wrapping_add(b),
                     BinOp::Sub => a.wrapping_sub(b),
                     BinOp::Mul => a.wrapping_mul(b),
-                    BinOp::Div => a.checked_div(b).unwrap_or(0),
-                    BinOp::Rem => a.checked_rem(b).unwrap_or(0),
+                    BinOp::Div | BinOp::Rem => {
+                        let q = if *op == BinOp::Div {
+                            a.checked_div(b)
+                        } else {
+                            a.checked_rem(b)
+                        };
+                        q.unwrap_or_else(|| {
+                            self.hook_divide_error(c, at, a, b);
+                            0
+                        })
+                    }
                 }
             }
-            _ => 0,
+            // What needs a task of its own or a lock word: scenario
+            // loading refuses each in a hook ([`allowed_in_hook`]).
+            Expr::Var(_)
+            | Expr::TaskIndex
+            | Expr::GroupSize
+            | Expr::Uniform(..)
+            | Expr::CpuCurrMm(_)
+            | Expr::CurrentMm
+            | Expr::ReadOnce(_)
+            | Expr::RcuGetState => unreachable!("{e:?} in a hook: refused at scenario loading"),
         }
     }
 
@@ -819,8 +877,18 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
                 run.steps.pop_front();
                 continue;
             };
-            if let Some(to) = self.hook_jump(c, *pc, op, subject) {
+            let at = HookAt {
+                hook: program,
+                pc: *pc,
+                t: run.t,
+            };
+            if let Some(to) = self.hook_jump(c, op, at, subject) {
                 *pc = to;
+                if self.run_halted() {
+                    // A fault in the `if`: the run stops, and the hook.
+                    run.steps.clear();
+                    break;
+                }
                 continue;
             }
             *pc += 1;
@@ -828,7 +896,7 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
                 Op::Locking(LockingOp::Lock { lock, mode, .. }) => (lock, *mode, true),
                 Op::Locking(LockingOp::Unlock { lock, mode, .. }) => (lock, *mode, false),
                 _ => {
-                    run.t = self.hook_op(c, program, op, run.t, subject);
+                    run.t = self.hook_op(c, op, at, subject);
                     if self.run_halted() {
                         run.steps.clear();
                         break;
@@ -843,7 +911,7 @@ pub(crate) trait Hooks<'s>: HooksEnv<'s> {
                 self.park_hook_run(c, run, at);
                 return None;
             }
-            let Some(l) = self.hook_instance(c, program, lock, run.t, subject) else {
+            let Some(l) = self.hook_instance(c, lock, at, subject) else {
                 // A fault: the run stops, and the hook with it.
                 run.steps.clear();
                 break;

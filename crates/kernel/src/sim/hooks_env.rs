@@ -5,7 +5,7 @@
 use smpsim_engine::Nanos;
 
 use super::Kernel;
-use crate::hooks::{HookState, HooksEnv};
+use crate::hooks::{HookAt, HookState, HooksEnv};
 use crate::program::LockMode;
 use crate::task::TaskId;
 
@@ -59,19 +59,32 @@ impl<'s> HooksEnv<'s> for Kernel<'s> {
     }
     fn hook_bad_index(&mut self, c: u32, t: Nanos, hook: &crate::Program, object: u32, index: i64) {
         if self.metrics.in_run(t) {
-            // The hook is named by its event, where a task is by its name.
-            let event = self
-                .spec
-                .hooks
-                .iter()
-                .position(|h| h.as_ref().is_some_and(|p| std::ptr::eq(p, hook)))
-                .map_or("?", |ev| crate::hooks::HOOK_NAMES[ev]);
-            let who = format!("the `{event}` hook");
+            let who = hook_name(self, hook);
             Kernel::report_bad_index(self, c, t, &who, object, index);
+            Kernel::halt(self);
+        }
+    }
+    fn hook_divide_error(&mut self, c: u32, at: HookAt<'_>, a: i64, b: i64) {
+        // Once: an expression's other operand may divide by zero too.
+        if self.metrics.in_run(at.t) && !Kernel::halted(self) {
+            let who = hook_name(self, at.hook);
+            self.metrics.divide_error(c, at.t, &who, at.pc as u32, a, b);
             Kernel::halt(self);
         }
     }
     fn run_halted(&self) -> bool {
         Kernel::halted(self)
     }
+}
+
+/// A hook as a finding names it, where a task's names the task: by its
+/// event, "the `sched_tick` hook".
+fn hook_name(k: &Kernel<'_>, hook: &crate::Program) -> String {
+    let event = k
+        .spec
+        .hooks
+        .iter()
+        .position(|h| h.as_ref().is_some_and(|p| std::ptr::eq(p, hook)))
+        .map_or("?", |ev| crate::hooks::HOOK_NAMES[ev]);
+    format!("the `{event}` hook")
 }
