@@ -101,7 +101,7 @@ fn a_hooks_division_by_zero_faults_as_a_tasks_does() {
         // On the CPU that ran it, and the run stops there (2 ms asked).
         assert_eq!((task_cpu, hook_cpu), (1, 1), "{what}");
         for (at, reached) in [(task_at, task_reached), (hook_at, hook_reached)] {
-            assert!(at >= 100_000 && at < 1_100_000, "{what}: at {at}");
+            assert!((100_000..1_100_000).contains(&at), "{what}: at {at}");
             assert!(reached < 2_000_000, "{what}: the run went on to {reached}");
         }
         // The hook's fault is at its own time: after its 1 us of work.
