@@ -60,6 +60,9 @@ pub(crate) const RESERVED: &[&str] = &[
 
 const MAX_DEPTH: usize = 64;
 
+/// What a hook's expressions may use, for the refusals of the rest.
+pub(crate) const HOOK_SEES: &str = "its expressions see only numbers, `+ - * / %`, `nr_cpus`, `this_cpu()`, `random_cpu()`, `hash(x)`, and as its event allows `task_cpu()`, `prev_mm()`, `next_mm()`, `prev_active_mm()`; its conditions compare these or test `cpu_online(CPU)`";
+
 /// What a hook's code may see of its event: `task_cpu()` (the wakee's or
 /// the moved task's CPU, `task_cpu(p)`) at the events about another
 /// task, `prev_mm()`/`next_mm()` (`prev->mm`, `next->mm`) at a switch.
@@ -171,6 +174,19 @@ struct Parser<'a, 'r> {
 }
 
 impl Parser<'_, '_> {
+    /// Refuses `what` (written at `at`) in a hook: a hook has no task of
+    /// its own, so a task's state, its random stream and shared reads are
+    /// not there to evaluate (`smpsim_kernel::hooks::allowed_in_hook`).
+    fn task_only(&self, what: &str, at: Range<usize>) -> Result<(), StrErr> {
+        match self.view {
+            Some(v) => Err(StrErr::new(
+                at,
+                format!("`{what}` cannot be evaluated in a hook (hook `{}`): a hook runs in atomic context with no task of its own; {HOOK_SEES}", v.event),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// After `task_cpu(`, `prev_mm(` or `next_mm(`: the `)`, and whether
     /// the hook being compiled (if any) sees it.
     fn hook_view(&mut self, name: &str, at: Range<usize>) -> Result<Expr, StrErr> {
@@ -357,6 +373,9 @@ impl Parser<'_, '_> {
     fn primary_cond(&mut self) -> Result<(Cond, bool), StrErr> {
         match self.peek().cloned() {
             Some(Tok::Ident(n)) if n == "cpu_online" || n == "cpu_curr_shares_mm" => {
+                if n == "cpu_curr_shares_mm" {
+                    self.task_only("cpu_curr_shares_mm()", self.here())?;
+                }
                 self.pos += 1;
                 self.expect("(")?;
                 let e = self.expr()?;
@@ -372,6 +391,7 @@ impl Parser<'_, '_> {
                 ));
             }
             Some(Tok::Ident(n)) if n == "poll_state_synchronize_rcu" => {
+                self.task_only("poll_state_synchronize_rcu()", self.here())?;
                 self.pos += 1;
                 self.expect("(")?;
                 let oldstate = self.expr()?;
@@ -580,10 +600,16 @@ impl Parser<'_, '_> {
                 let call = self.peek() == Some(&Tok::Sym("("));
                 match (name.as_str(), call) {
                     ("nr_cpus", false) => Ok(Expr::NrCpus),
-                    ("task_index", false) => Ok(Expr::TaskIndex),
-                    ("group_size", false) => Ok(Expr::GroupSize),
-                    ("current_mm", false) => Ok(Expr::CurrentMm),
+                    ("task_index" | "group_size" | "current_mm", false) => {
+                        self.task_only(&name, at)?;
+                        Ok(match name.as_str() {
+                            "task_index" => Expr::TaskIndex,
+                            "group_size" => Expr::GroupSize,
+                            _ => Expr::CurrentMm,
+                        })
+                    }
                     ("cpu_curr_mm", true) => {
+                        self.task_only("cpu_curr_mm()", at)?;
                         self.pos += 1;
                         let cpu = self.expr()?;
                         self.expect(")")?;
@@ -596,6 +622,9 @@ impl Parser<'_, '_> {
                         Ok(Expr::Hash(Box::new(x)))
                     }
                     ("get_state_synchronize_rcu" | "get_completed_synchronize_rcu", true) => {
+                        if name == "get_state_synchronize_rcu" {
+                            self.task_only("get_state_synchronize_rcu()", at.clone())?;
+                        }
                         self.pos += 1;
                         self.expect(")")?;
                         Ok(if name == "get_state_synchronize_rcu" {
@@ -614,10 +643,12 @@ impl Parser<'_, '_> {
                         self.hook_view(&name, at)
                     }
                     ("read_once" | "this_cpu_read" | "per_cpu", true) => {
+                        self.task_only(&format!("{name}()"), at.clone())?;
                         self.pos += 1;
                         self.shared_read(&name, at)
                     }
                     ("uniform", true) => {
+                        self.task_only("uniform()", at)?;
                         self.pos += 1;
                         let lo = self.expr()?;
                         self.expect(",")?;
