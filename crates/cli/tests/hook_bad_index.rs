@@ -6,9 +6,6 @@
 
 mod common;
 
-use common::{dir, smpsim, stderr};
-use serde_json::Value;
-
 /// Two CPUs, 2 ms, a per-CPU spinlock, a per-CPU atomic and a 64-element
 /// array of spinlocks, then `rest`.
 fn scenario(rest: &str) -> String {
@@ -24,30 +21,7 @@ fn scenario(rest: &str) -> String {
 /// The one `bad_percpu_index` finding of a run: (message, CPU, time),
 /// and how far the run got.
 fn fault(name: &str, text: &str) -> (String, u64, u64, u64) {
-    let d = dir(&format!("hook-bad-index-{name}"));
-    let p = d.join("s.toml");
-    std::fs::write(&p, text).unwrap();
-    let out = smpsim()
-        .args(["run", p.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let r = &v["variants"][0];
-    let f: Vec<&Value> = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["detector"] == "bad_percpu_index")
-        .collect();
-    assert_eq!(f.len(), 1, "{name}: {:?}", r["findings"]);
-    let simulated = r["stats"]["simulated_ns"].as_u64().unwrap_or(u64::MAX);
-    (
-        f[0]["message"].as_str().unwrap().to_string(),
-        f[0]["cpu"].as_u64().unwrap(),
-        f[0]["time_ns"].as_u64().unwrap(),
-        simulated,
-    )
+    common::the_finding(&format!("hook-bad-index-{name}"), "bad_percpu_index", text)
 }
 
 /// A task that indexes `obj` with `index` on its first pass, pinned to

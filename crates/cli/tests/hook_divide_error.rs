@@ -6,9 +6,6 @@
 
 mod common;
 
-use common::{dir, smpsim, stderr};
-use serde_json::Value;
-
 /// Two CPUs, 2 ms, a per-CPU spinlock and a per-CPU atomic, then `rest`.
 fn scenario(rest: &str) -> String {
     format!(
@@ -22,30 +19,7 @@ fn scenario(rest: &str) -> String {
 /// The one `divide_error` finding of a run: (message, CPU, time), and
 /// how far the run got.
 fn fault(name: &str, text: &str) -> (String, u64, u64, u64) {
-    let d = dir(&format!("hook-divide-error-{name}"));
-    let p = d.join("s.toml");
-    std::fs::write(&p, text).unwrap();
-    let out = smpsim()
-        .args(["run", p.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let r = &v["variants"][0];
-    let f: Vec<&Value> = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["detector"] == "divide_error")
-        .collect();
-    assert_eq!(f.len(), 1, "{name}: {:?}", r["findings"]);
-    let simulated = r["stats"]["simulated_ns"].as_u64().unwrap_or(u64::MAX);
-    (
-        f[0]["message"].as_str().unwrap().to_string(),
-        f[0]["cpu"].as_u64().unwrap(),
-        f[0]["time_ns"].as_u64().unwrap(),
-        simulated,
-    )
+    common::the_finding(&format!("hook-divide-error-{name}"), "divide_error", text)
 }
 
 /// A task pinned to CPU 1 (the task `t/0`) that runs `op` once, after

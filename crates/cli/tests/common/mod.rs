@@ -240,3 +240,34 @@ pub fn reproduce_in(d: &Path, extra: &[&str], threads: Option<&str>) -> String {
     assert!(out.status.success(), "{}", stderr(&out));
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Runs `text` (a scenario) to JSON in a fresh directory named for
+/// `test`, expecting exit 0 and exactly one finding of `detector`:
+/// returns its (message, CPU, time) and how far the run got
+/// (`simulated_ns`).
+pub fn the_finding(test: &str, detector: &str, text: &str) -> (String, u64, u64, u64) {
+    let d = dir(test);
+    let p = d.join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    let out = smpsim()
+        .args(["run", p.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{test}: {}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["variants"][0];
+    let f: Vec<&serde_json::Value> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["detector"] == detector)
+        .collect();
+    assert_eq!(f.len(), 1, "{test}: {:?}", r["findings"]);
+    let simulated = r["stats"]["simulated_ns"].as_u64().unwrap_or(u64::MAX);
+    (
+        f[0]["message"].as_str().unwrap().to_string(),
+        f[0]["cpu"].as_u64().unwrap(),
+        f[0]["time_ns"].as_u64().unwrap(),
+        simulated,
+    )
+}
